@@ -1,0 +1,60 @@
+"""Command-line interface: ``dpgnn data ...``, ``dpgnn epsilon ...``, ``dpgnn reproduce``, ``dpgnn report``."""
+
+from __future__ import annotations
+
+import logging
+from typing import List, Optional
+
+import typer
+
+from dpgnn.data.cli import app as data_app
+from dpgnn.privacy.cli import app as epsilon_app
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="dpgnn: reproduce five differentially private GNN papers (figures, tables, privacy accounting).",
+)
+app.add_typer(data_app, name="data", help="Datasets of the five papers: list, fetch, locate.")
+app.add_typer(epsilon_app, name="epsilon", help="Privacy calculators: epsilon of a mechanism/training run.")
+
+
+@app.command()
+def reproduce(
+    papers: Optional[List[str]] = typer.Argument(None, help="Paper series to run (default: all), e.g. lpgcn."),
+    profile: str = typer.Option("smoke", help="smoke (minutes on a CPU) or paper (the papers' settings)."),
+    device: str = typer.Option("auto", help="auto (cuda when present, else cpu), cpu or cuda."),
+    jobs: int = typer.Option(1, min=1, help="Notebooks executed in parallel (separate processes)."),
+    force: bool = typer.Option(False, help="Recompute everything instead of resuming from stored results."),
+    timeout: int = typer.Option(0, min=0, help="Per-notebook timeout in seconds (0 = none)."),
+) -> None:
+    """Execute the notebook series with papermill and write the manifest and the report."""
+    from dpgnn.runner import reproduce as _reproduce
+
+    manifest = _reproduce(papers or None, profile=profile, device=device, jobs=jobs, force=force,
+                          timeout=timeout or None)
+    failed = manifest[manifest["status"] == "failed"]
+    if len(failed):
+        typer.echo(f"{len(failed)} notebook(s) failed; see the manifest and papermill_runs/{profile}/", err=True)
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def report(
+    profile: str = typer.Option("smoke", help="Which profile's results to compare with the papers."),
+    papers: Optional[List[str]] = typer.Argument(None, help="Restrict to these papers."),
+) -> None:
+    """Build results/<profile>/report.csv (+ .md, .html) and print a per-paper summary."""
+    from dpgnn.report import build_report, summarize
+
+    rep = build_report(profile, papers=papers or None)
+    typer.echo(summarize(rep))
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    app()
+
+
+if __name__ == "__main__":
+    main()

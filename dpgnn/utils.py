@@ -1,0 +1,84 @@
+"""Small shared helpers: devices, seeds, generators, hashing, versions, repository paths."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+log = logging.getLogger("dpgnn")
+
+#: Repository root (the folder holding ``pyproject.toml``); paths in notebooks are resolved from here,
+#: never from the working directory. ``DPGNN_HOME`` overrides it (e.g. for an installed, non-editable copy).
+ROOT = Path(os.environ.get("DPGNN_HOME", Path(__file__).resolve().parent.parent))
+
+
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
+    """Return the torch device for ``device``: ``"auto"`` picks CUDA when present, else CPU (and logs it)."""
+    if isinstance(device, torch.device):
+        return device
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a string such as 'auto', 'cpu' or 'cuda', got {device!r}")
+    if device == "auto":
+        chosen = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        log.info("device=auto resolved to %s", chosen)
+        return chosen
+    chosen = torch.device(device)
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} requested but CUDA is not available; use device='auto' or 'cpu'")
+    return chosen
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch (CPU and CUDA). A seed of 0 is a seed."""
+    if seed is None or isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int (0 is a valid seed), got {seed!r}")
+    random.seed(int(seed))
+    np.random.seed(int(seed) % 2**32)
+    torch.manual_seed(int(seed))
+
+
+def make_generator(seed: int | torch.Generator | None, device: str | torch.device = "cpu") -> torch.Generator:
+    """A ``torch.Generator`` from a seed (``None`` = fresh nondeterministic seed); generators pass through."""
+    if isinstance(seed, torch.Generator):
+        return seed
+    gen = torch.Generator(device=torch.device(device))
+    if seed is None:
+        gen.seed()
+    else:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"seed must be an int, a torch.Generator or None, got {seed!r}")
+        gen.manual_seed(int(seed))
+    return gen
+
+
+def stable_seed(*parts: Any) -> int:
+    """A deterministic 31-bit seed derived from arbitrary JSON-able parts (e.g. ``("cora", "pgc", 1.0, run)``)."""
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """Short, order-independent hash of a JSON-able configuration (identifies a sweep cell)."""
+    blob = json.dumps(config, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:12]
+
+
+def versions() -> str:
+    """Versions of the libraries results depend on, as one compact string stored with every result row."""
+    import importlib.metadata as md
+
+    out = []
+    for pkg in ("dpgnn", "torch", "torch-geometric", "opacus", "autodp"):
+        try:
+            out.append(f"{pkg}={md.version(pkg)}")
+        except md.PackageNotFoundError:
+            out.append(f"{pkg}=?")
+    return ";".join(out)
