@@ -1,0 +1,43 @@
+"""Datasets of the five papers: a hashed registry with an offline mirror, loaders, transforms, splits, CSBM.
+
+Typical use (notebooks and methods call exactly this)::
+
+    from dpgnn.data import load_dataset
+    data = load_dataset("cora")                      # Planetoid Cora with its public split
+    data = load_dataset("twitch", variant="lpgcn")   # the split/preprocessing of that paper
+
+Raw files come from ``$DPGNN_DATA_MIRROR`` (sha256-verified), the cache (``$DPGNN_DATA_DIR`` or ``<repo>/data``)
+or the canonical URL; what cannot be obtained raises :class:`DatasetUnavailable` with one clear message.
+"""
+
+from dpgnn.data.download import ChecksumError, DatasetUnavailable, RawFile
+from dpgnn.data.registry import (
+    DatasetSpec,
+    Variant,
+    dataset_available,
+    describe,
+    get_spec,
+    list_datasets,
+    load_dataset,
+    normalize_name,
+    register,
+)
+from dpgnn.data import datasets as _datasets  # noqa: F401  (registers every dataset)
+from dpgnn.data.synthetic import csbm
+from dpgnn.data.transforms import (
+    filter_classes,
+    minmax_normalize,
+    private_public_split,
+    random_node_split,
+    remove_isolated_nodes,
+    seed_from_name,
+    split_edges,
+    subgraph_nodes,
+)
+
+__all__ = [
+    "load_dataset", "list_datasets", "dataset_available", "get_spec", "describe", "register", "normalize_name",
+    "DatasetSpec", "Variant", "RawFile", "DatasetUnavailable", "ChecksumError",
+    "minmax_normalize", "random_node_split", "split_edges", "seed_from_name", "csbm",
+    "filter_classes", "private_public_split", "remove_isolated_nodes", "subgraph_nodes",
+]

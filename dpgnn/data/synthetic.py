@@ -1,0 +1,92 @@
+"""Synthetic graphs for tests and smoke runs: a contextual stochastic block model (CSBM)."""
+
+from __future__ import annotations
+
+import torch
+from torch_geometric.data import Data
+
+from dpgnn.data.transforms import random_node_split, undirected_edges
+from dpgnn.utils import make_generator
+
+__all__ = ["csbm"]
+
+
+def _sample_pairs(pool_a: torch.Tensor, pool_b: torch.Tensor | None, count: int,
+                  gen: torch.Generator) -> torch.Tensor:
+    """``count`` random node pairs, first end from ``pool_a``, second from ``pool_b`` (same pool if None)."""
+    a = pool_a[torch.randint(pool_a.numel(), (count,), generator=gen)]
+    pb = pool_a if pool_b is None else pool_b
+    b = pb[torch.randint(pb.numel(), (count,), generator=gen)]
+    return torch.stack([a, b])
+
+
+def csbm(num_nodes: int = 200, num_classes: int = 3, num_features: int = 32, avg_degree: float = 5.0,
+         homophily: float = 0.8, feature_sparsity: float = 0.9, feature_signal: float = 1.0,
+         seed: int = 0) -> Data:
+    """Contextual stochastic block model with controllable homophily, degree and feature sparsity.
+
+    * labels: balanced classes (node ``i`` has class ``i % C`` before a seeded shuffle);
+    * edges: ``round(avg_degree * n / 2)`` undirected edges, a ``homophily`` fraction of them drawn between two
+      random nodes of the same class and the rest between nodes of different classes (duplicates and self-loops
+      removed, so the realised degree can be slightly lower); ``edge_index`` holds both directions;
+    * features in [0, 1], a ``feature_sparsity`` fraction of zeros: each class owns a random "prototype" set of
+      columns; entry ``(i, j)`` is non-zero with probability ``(1 - sparsity) * (1 + s)`` on the columns of its
+      class's prototype and ``(1 - sparsity) * (1 - s)`` elsewhere (``s = feature_signal`` scaled so that the
+      overall density stays ``1 - sparsity``), with uniform(0, 1] values;
+    * random 50/25/25 train/val/test masks.
+
+    Deterministic given ``seed`` (a ``torch.Generator`` drives everything).
+    """
+    if num_nodes < 2 * num_classes:
+        raise ValueError("num_nodes must be at least 2 * num_classes")
+    if not 0.0 <= homophily <= 1.0 or not 0.0 <= feature_sparsity <= 1.0:
+        raise ValueError("homophily and feature_sparsity must lie in [0, 1]")
+    if num_classes < 2 and homophily < 1.0:
+        raise ValueError("a single class cannot have inter-class edges; use homophily=1.0")
+    gen = make_generator(seed)
+    y = torch.arange(num_nodes) % num_classes
+    y = y[torch.randperm(num_nodes, generator=gen)]
+
+    m = int(round(avg_degree * num_nodes / 2))
+    m_intra = int(round(homophily * m))
+    chunks = []
+    per_class = torch.bincount(y, minlength=num_classes).double()
+    if m_intra:
+        # choose the class of each intra edge proportional to its number of node pairs
+        w = per_class * (per_class - 1)
+        cls = torch.multinomial(w / w.sum(), m_intra, replacement=True, generator=gen)
+        for c in range(num_classes):
+            k = int((cls == c).sum())
+            if k:
+                chunks.append(_sample_pairs((y == c).nonzero().view(-1), None, k, gen))
+    m_inter = m - m_intra
+    if m_inter:
+        a = torch.randint(num_nodes, (m_inter,), generator=gen)
+        # second end: uniform among nodes of another class
+        off = torch.randint(1, num_classes, (m_inter,), generator=gen)
+        target_cls = (y[a] + off) % num_classes
+        b = torch.empty_like(a)
+        for c in range(num_classes):
+            sel = target_cls == c
+            pool = (y == c).nonzero().view(-1)
+            b[sel] = pool[torch.randint(pool.numel(), (int(sel.sum()),), generator=gen)]
+        chunks.append(torch.stack([a, b]))
+    ei = torch.cat(chunks, dim=1) if chunks else torch.empty(2, 0, dtype=torch.long)
+    edge_index = undirected_edges(ei, num_nodes)
+
+    density = 1.0 - feature_sparsity
+    proto_frac = 0.5
+    proto = torch.rand(num_classes, num_features, generator=gen) < proto_frac
+    s = max(0.0, min(float(feature_signal), 1.0))
+    p_on, p_off = density * (1 + s), density * (1 - s)
+    # keep probabilities in [0, 1]; move excess mass to the other group to preserve the overall density
+    if p_on > 1.0:
+        p_off = min(1.0, p_off + (p_on - 1.0) * proto_frac / (1 - proto_frac))
+        p_on = 1.0
+    probs = torch.where(proto[y], torch.tensor(p_on), torch.tensor(p_off))
+    nz = torch.rand(num_nodes, num_features, generator=gen) < probs
+    vals = 1.0 - torch.rand(num_nodes, num_features, generator=gen)  # (0, 1]
+    x = (vals * nz).to(torch.float32)
+
+    data = Data(x=x, y=y.long(), edge_index=edge_index, num_nodes=num_nodes)
+    return random_node_split(data, 0.5, 0.25, 0.25, seed=int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))

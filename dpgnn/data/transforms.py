@@ -1,0 +1,247 @@
+"""Graph transforms and splits. None of them mutates its input: each returns a new :class:`Data`.
+
+Randomness always comes from an explicit ``torch.Generator`` seeded with the given seed (0 is a seed).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Data
+from torch_geometric.utils import coalesce, negative_sampling, remove_self_loops, to_undirected
+
+from dpgnn.utils import make_generator
+
+__all__ = [
+    "seed_from_name", "minmax_normalize", "random_node_split", "split_edges", "undirected_edges",
+    "subgraph_nodes", "filter_classes", "remove_isolated_nodes", "drop_self_loops", "relabel_classes",
+    "per_class_split", "private_public_split", "index_to_mask",
+]
+
+
+def seed_from_name(s: str) -> int:
+    """The seed convention of the LPGCN code: ``sum(ord(c) for c in s)`` (e.g. ``"musae"`` -> 541)."""
+    return sum(ord(c) for c in s)
+
+
+def _copy(data: Data) -> Data:
+    """Shallow copy with fresh attribute storage (tensors are shared but never modified in place here)."""
+    return copy.copy(data)
+
+
+def index_to_mask(index: Tensor, size: int) -> Tensor:
+    mask = torch.zeros(size, dtype=torch.bool)
+    mask[index] = True
+    return mask
+
+
+def undirected_edges(edge_index: Tensor, num_nodes: int, self_loops: bool = False) -> Tensor:
+    """Both directions of every edge, sorted, without duplicates (and without self-loops unless asked)."""
+    ei = edge_index.to(torch.long)
+    if not self_loops:
+        ei, _ = remove_self_loops(ei)
+    return to_undirected(ei, num_nodes=num_nodes)
+
+
+def minmax_normalize(data: Data, drop_constant: bool = False) -> Data:
+    """Scale every feature column to [0, 1] with its min and max over all nodes.
+
+    Zero-range (constant) columns become 0, or are removed when ``drop_constant`` (LPGNN, spec 2.2 step 2).
+    """
+    x = data.x.to(torch.float32)
+    lo = x.min(dim=0).values
+    hi = x.max(dim=0).values
+    rng = hi - lo
+    const = rng == 0
+    out_x = (x - lo) / torch.where(const, torch.ones_like(rng), rng)
+    out_x[:, const] = 0.0
+    if drop_constant:
+        out_x = out_x[:, ~const]
+    out = _copy(data)
+    out.x = out_x.contiguous()
+    return out
+
+
+def random_node_split(data: Data, train: float = 0.5, val: float = 0.25, test: float = 0.25, *,
+                      seed: int | torch.Generator, among: Tensor | None = None) -> Data:
+    """Random train/val/test masks over the nodes (or over the nodes with ``among[i]`` True).
+
+    Sizes: ``n_val = round(val * n)``, ``n_test = round(test * n)`` and the training set gets the rest when
+    ``train + val + test == 1`` (PyG's ``"train_rest"``), else ``round(train * n)``. Nodes outside ``among``
+    are in no mask. A permutation is drawn with ``torch.Generator(seed)``: deterministic given the seed.
+    """
+    if min(train, val, test) < 0 or train + val + test > 1 + 1e-9:
+        raise ValueError(f"fractions must be >= 0 and sum to <= 1, got {train}, {val}, {test}")
+    n = data.num_nodes
+    pool = torch.arange(n) if among is None else among.to(torch.bool).nonzero().view(-1)
+    gen = make_generator(seed)
+    perm = pool[torch.randperm(pool.numel(), generator=gen)]
+    m = pool.numel()
+    n_val, n_test = int(round(val * m)), int(round(test * m))
+    n_train = m - n_val - n_test if abs(train + val + test - 1) < 1e-9 else int(round(train * m))
+    out = _copy(data)
+    out.train_mask = index_to_mask(perm[:n_train], n)
+    out.val_mask = index_to_mask(perm[n_train:n_train + n_val], n)
+    out.test_mask = index_to_mask(perm[n_train + n_val:n_train + n_val + n_test], n)
+    return out
+
+
+def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int | torch.Generator) -> Data:
+    """LPGCN link-prediction split (spec 1.2): upper-triangle undirected edges split train/val/test.
+
+    ``n_val = floor(val * m)``, ``n_test = floor(test * m)`` of the ``m`` undirected edges (after a permutation
+    drawn with ``torch.Generator(seed)``); the training edges are re-symmetrised into ``train_pos_edge_index``;
+    ``val/test_pos_edge_index`` hold one direction per edge; ``val/test_neg_edge_index`` are as many negatives
+    from :func:`torch_geometric.utils.negative_sampling` on the full graph, drawn after seeding torch's global
+    RNG from the same generator (and restoring it), so the whole split is deterministic given ``seed``.
+    """
+    gen = make_generator(seed)
+    n = data.num_nodes
+    row, col = data.edge_index
+    keep = row < col
+    row, col = row[keep], col[keep]
+    ei = coalesce(torch.stack([row, col]), num_nodes=n)
+    row, col = ei
+    m = row.numel()
+    n_val, n_test = int(val * m), int(test * m)
+    perm = torch.randperm(m, generator=gen)
+    row, col = row[perm], col[perm]
+    out = _copy(data)
+    out.val_pos_edge_index = torch.stack([row[:n_val], col[:n_val]])
+    out.test_pos_edge_index = torch.stack([row[n_val:n_val + n_test], col[n_val:n_val + n_test]])
+    train = torch.stack([row[n_val + n_test:], col[n_val + n_test:]])
+    out.train_pos_edge_index = to_undirected(train, num_nodes=n)
+    neg_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
+    state = torch.random.get_rng_state()
+    try:
+        torch.manual_seed(neg_seed)
+        neg = negative_sampling(undirected_edges(data.edge_index, n, self_loops=True), num_nodes=n,
+                                num_neg_samples=n_val + n_test, force_undirected=False)
+    finally:
+        torch.random.set_rng_state(state)
+    if neg.size(1) < n_val + n_test:
+        raise RuntimeError(f"negative_sampling returned {neg.size(1)} < {n_val + n_test} negatives (graph too dense)")
+    out.val_neg_edge_index = neg[:, :n_val]
+    out.test_neg_edge_index = neg[:, n_val:n_val + n_test]
+    return out
+
+
+def subgraph_nodes(data: Data, keep: Tensor) -> Data:
+    """Induced subgraph on the nodes where ``keep`` (bool mask) is True; node-level tensors are sliced.
+
+    Node-level attributes are those whose first dimension equals ``num_nodes`` (x, y, masks, ...).
+    """
+    keep = keep.to(torch.bool)
+    n = data.num_nodes
+    new_id = torch.full((n,), -1, dtype=torch.long)
+    new_id[keep] = torch.arange(int(keep.sum()))
+    out = Data()
+    for key, value in data.items():
+        if key == "edge_index":
+            r, c = value
+            m = keep[r] & keep[c]
+            out.edge_index = torch.stack([new_id[r[m]], new_id[c[m]]])
+        elif key == "num_nodes":
+            continue
+        elif isinstance(value, Tensor) and value.dim() > 0 and value.size(0) == n:
+            out[key] = value[keep]
+        else:
+            out[key] = value
+    out.num_nodes = int(keep.sum())
+    return out
+
+
+def relabel_classes(data: Data) -> Data:
+    """Map the labels present (``y >= 0``) to 0..C-1 in increasing order; negative labels stay -1."""
+    y = data.y
+    lab = y >= 0
+    classes = torch.unique(y[lab])
+    new = torch.full_like(y, -1)
+    new[lab] = torch.searchsorted(classes, y[lab])
+    out = _copy(data)
+    out.y = new
+    return out
+
+
+def filter_classes(data: Data, min_count: int = 0, top_k: int | None = None) -> Data:
+    """Keep the nodes whose class has at least ``min_count`` nodes (and/or is among the ``top_k`` largest),
+    drop unlabelled nodes (y < 0), take the induced subgraph and relabel the kept classes 0..C-1.
+    """
+    y = data.y
+    lab = y >= 0
+    counts = torch.bincount(y[lab])
+    ok = counts >= max(min_count, 1)
+    if top_k is not None:
+        order = torch.argsort(counts, descending=True, stable=True)[:top_k]
+        top = torch.zeros_like(ok)
+        top[order] = True
+        ok &= top
+    keep = lab.clone()
+    keep[lab] = ok[y[lab]]
+    return relabel_classes(subgraph_nodes(data, keep))
+
+
+def drop_self_loops(data: Data) -> Data:
+    out = _copy(data)
+    out.edge_index, _ = remove_self_loops(data.edge_index)
+    return out
+
+
+def remove_isolated_nodes(data: Data) -> Data:
+    """Drop nodes without any (non-self-loop) edge; induced subgraph of the rest."""
+    ei, _ = remove_self_loops(data.edge_index)
+    deg = torch.zeros(data.num_nodes, dtype=torch.long)
+    deg.scatter_add_(0, ei.reshape(-1), torch.ones(ei.numel(), dtype=torch.long))
+    return subgraph_nodes(data, deg > 0)
+
+
+def per_class_split(y: Tensor, per_class: int, *, generator: torch.Generator,
+                    among: Tensor | None = None) -> Tensor:
+    """Indices of ``per_class`` random nodes of each class (fewer when a class is smaller)."""
+    pool = torch.ones_like(y, dtype=torch.bool) if among is None else among.clone()
+    picked = []
+    for c in torch.unique(y[pool & (y >= 0)]).tolist():
+        idx = (pool & (y == c)).nonzero().view(-1)
+        picked.append(idx[torch.randperm(idx.numel(), generator=generator)[:per_class]])
+    return torch.cat(picked).sort().values if picked else torch.empty(0, dtype=torch.long)
+
+
+def private_public_split(data: Data, *, seed: int | torch.Generator, private_per_class: int | None = None,
+                         num_private: int | None = None, num_public_train: int | None = None,
+                         num_public_test: int | None = None, public_test_share: float | None = None) -> Data:
+    """PrivGNN's private/public node partition (spec 5.1), as masks on one graph.
+
+    Private nodes: ``private_per_class`` random nodes per class, or ``num_private`` random nodes. Public nodes:
+    ``num_public_train`` + ``num_public_test`` random remaining nodes, or (when those are ``None``) all the
+    remaining nodes with a ``public_test_share`` of them as public test. Sets ``private_mask``,
+    ``public_train_mask`` and ``public_test_mask``; the private graph and the public graph are the induced
+    subgraphs on ``private_mask`` and ``public_train_mask | public_test_mask`` (they share no edges).
+    """
+    gen = make_generator(seed)
+    n = data.num_nodes
+    labelled = data.y >= 0 if data.y.dim() == 1 else torch.ones(n, dtype=torch.bool)
+    if private_per_class is not None:
+        priv = per_class_split(data.y, private_per_class, generator=gen, among=labelled)
+    elif num_private is not None:
+        pool = labelled.nonzero().view(-1)
+        priv = pool[torch.randperm(pool.numel(), generator=gen)[:num_private]]
+    else:
+        raise ValueError("give private_per_class or num_private")
+    rest = labelled & ~index_to_mask(priv, n)
+    pool = rest.nonzero().view(-1)
+    pool = pool[torch.randperm(pool.numel(), generator=gen)]
+    if num_public_train is not None and num_public_test is not None:
+        if num_public_train + num_public_test > pool.numel():
+            raise ValueError(f"asked for {num_public_train}+{num_public_test} public nodes, only {pool.numel()} left")
+        tr, te = pool[:num_public_train], pool[num_public_train:num_public_train + num_public_test]
+    else:
+        share = 0.5 if public_test_share is None else public_test_share
+        n_te = int(round(share * pool.numel()))
+        tr, te = pool[n_te:], pool[:n_te]
+    out = _copy(data)
+    out.private_mask = index_to_mask(priv, n)
+    out.public_train_mask = index_to_mask(tr, n)
+    out.public_test_mask = index_to_mask(te, n)
+    return out
