@@ -52,7 +52,7 @@ class EarlyStopping:
     def step(self, value: float) -> bool:
         """Record one monitored value; return True when it is an improvement."""
         self._steps += 1
-        if value - self.min_delta < self.best:  # False for NaN
+        if value + self.min_delta < self.best:  # False for NaN
             self.best, self.wait, self.best_step = float(value), 0, self._steps
             return True
         self.wait += 1
