@@ -207,6 +207,7 @@ def fetch(dataset: str, files: Iterable[RawFile], raw_dir: Path, download: bool 
     """
     out: dict[str, Path] = {}
     missing: list[tuple[RawFile, str]] = []
+    offline: str | None = None  # after one network failure, do not try (and wait for) the other files
     for raw in files:
         mp = _mirror_path(raw)
         if mp is not None and mp.is_file():
@@ -224,11 +225,17 @@ def fetch(dataset: str, files: Iterable[RawFile], raw_dir: Path, download: bool 
         if allow_missing:
             # unions over "what is present" never trigger downloads of the rest
             continue
+        if offline is not None:
+            missing.append((raw, f"not downloaded: {offline}"))
+            continue
         try:
             log.info("downloading %s -> %s", raw.url, cp)
             DOWNLOADER(raw.url, cp)
         except (urllib.error.URLError, OSError, socket.timeout, ValueError) as exc:
             missing.append((raw, f"download failed: {exc}"))
+            if isinstance(exc, (urllib.error.URLError, socket.timeout, ConnectionError)) and not isinstance(
+                    exc, urllib.error.HTTPError):
+                offline = f"an earlier download failed ({exc})"
             continue
         try:
             digest = verify(cp, raw, raw_dir)

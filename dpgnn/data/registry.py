@@ -80,13 +80,15 @@ class DatasetSpec:
     require_variant: bool = False
     partial_ok: bool = False
     group: str = ""
+    default_variant: str | None = None
+    raw_folder: str | None = None  # shared raw cache folder (e.g. all Facebook100 entries use "facebook100")
 
     @property
     def url(self) -> str:
         return self.raw_files[0].url if self.raw_files else ""
 
     def raw_dir(self, root: str | Path | None = None) -> Path:
-        return data_root(root) / self.name / "raw"
+        return data_root(root) / (self.raw_folder or self.name) / "raw"
 
     def processed_dir(self, root: str | Path | None = None) -> Path:
         return data_root(root) / self.name / "processed"
@@ -131,6 +133,8 @@ def all_specs() -> list[DatasetSpec]:
 
 
 def _resolve_variant(spec: DatasetSpec, variant: str | None) -> Variant | None:
+    if variant is None and spec.default_variant is not None:
+        variant = spec.default_variant
     if variant is None:
         if spec.require_variant:
             raise ValueError(
@@ -235,7 +239,7 @@ def dataset_available(name: str, variant: str | None = None, *, root: str | Path
     spec = get_spec(name)
     if not spec.public:
         return False
-    if variant is None and spec.require_variant:
+    if variant is None and spec.require_variant and spec.default_variant is None:
         return any(dataset_available(name, v, root=root) for v in spec.variants)
     v = _resolve_variant(spec, variant)
     if v is not None and v.redirect is not None:

@@ -1,0 +1,22 @@
+"""Helpers to read members of zip archives in place (no extraction into the cache)."""
+
+from __future__ import annotations
+
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator
+
+
+def find_member(zf: zipfile.ZipFile, suffix: str) -> str:
+    """The unique member whose path ends with ``suffix`` (e.g. ``"raw/edge.csv.gz"``)."""
+    hits = [m for m in zf.namelist() if m == suffix or m.endswith("/" + suffix)]
+    if len(hits) != 1:
+        raise FileNotFoundError(f"{zf.filename}: expected one member ending with {suffix!r}, found {hits}")
+    return hits[0]
+
+
+@contextmanager
+def open_member(path: Path, suffix: str) -> Iterator[IO[bytes]]:
+    with zipfile.ZipFile(path) as zf, zf.open(find_member(zf, suffix)) as fh:
+        yield fh
