@@ -1,0 +1,126 @@
+"""Plotting helpers: figures are drawn only from result frames and saved as PNG + PDF (embedded fonts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.rcParams["pdf.fonttype"] = 42  # embed TrueType fonts in PDFs
+matplotlib.rcParams["ps.fonttype"] = 42
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from dpgnn.utils import ROOT  # noqa: E402
+
+#: One colour per method across every figure of the project.
+PALETTE = {"lm": "#1f77b4", "pm": "#2ca02c", "pgc": "#ff7f0e", "raw": "#7f7f7f", "paper": "#000000"}
+LABELS = {"lm": "LM", "pm": "PM", "pgc": "PGC", "raw": "RAW"}
+
+
+def figures_dir(profile: str, paper: str, root: Path | None = None) -> Path:
+    return Path(root or ROOT / "figures") / profile / paper
+
+
+def savefig(fig: plt.Figure, name: str, *, paper: str, profile: str, root: Path | None = None) -> list[Path]:
+    """Save ``fig`` as ``figures/<profile>/<paper>/<name>.{png,pdf}`` and return the paths."""
+    out = figures_dir(profile, paper, root)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{name}.png", out / f"{name}.pdf"]
+    fig.savefig(paths[0], dpi=150, bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight")
+    return paths
+
+
+def _panels(n: int, ncols: int | None, size: float = 3.2) -> tuple[plt.Figure, np.ndarray]:
+    ncols = ncols or min(n, 5)
+    nrows = int(np.ceil(n / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols, size * 0.85 * nrows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
+def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None, err: str | None = None,
+          order: Sequence[str] | None = None, col_order: Sequence[str] | None = None, ncols: int | None = None,
+          xlabel: str | None = None, ylabel: str | None = None, logx: bool = False, logy: bool = False,
+          reference: pd.DataFrame | None = None, title: str | None = None) -> plt.Figure:
+    """Line plot of ``y`` vs ``x`` per ``hue`` (one panel per ``col``), error bars from column ``err``.
+
+    ``reference`` (same columns) is drawn as open markers labelled "paper" so paper values sit beside ours.
+    """
+    if df.empty:
+        raise ValueError("nothing to plot: the result frame is empty")
+    cols = list(col_order or (sorted(df[col].unique()) if col else [None]))
+    fig, axes = _panels(len(cols), ncols)
+    hues = list(order or sorted(df[hue].unique()))
+    for ax, c in zip(axes.flat, cols):
+        sub = df if c is None else df[df[col] == c]
+        for h in hues:
+            s = sub[sub[hue] == h].sort_values(x)
+            if s.empty:
+                continue
+            colour = PALETTE.get(str(h))
+            ax.errorbar(s[x], s[y], yerr=s[err] if err else None, marker="o", ms=3, capsize=2, lw=1.2,
+                        color=colour, label=LABELS.get(str(h), str(h)))
+            if reference is not None and len(reference):
+                r = reference[(reference[hue] == h) & ((reference[col] == c) if col else True)]
+                if len(r):
+                    ax.plot(r[x], r[y], ls="none", marker="D", mfc="none", ms=6, color=colour,
+                            label=f"{LABELS.get(str(h), h)} (paper)")
+        if c is not None:
+            ax.set_title(str(c))
+        ax.set_xlabel(xlabel or x)
+        ax.set_ylabel(ylabel or y)
+        if logx:
+            ax.set_xscale("log")
+        if logy:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def bands(df: pd.DataFrame, *, x: str, low: str, high: str, hue: str, col: str | None = None,
+          order: Sequence[str] | None = None, col_order: Sequence[str] | None = None, ncols: int | None = None,
+          xlabel: str | None = None, ylabel: str | None = None, logy: bool = True,
+          title: str | None = None) -> plt.Figure:
+    """Shaded band between ``low`` and ``high`` per ``hue`` (a line where they coincide), e.g. min/max variance."""
+    if df.empty:
+        raise ValueError("nothing to plot: the result frame is empty")
+    cols = list(col_order or (sorted(df[col].unique()) if col else [None]))
+    fig, axes = _panels(len(cols), ncols, size=3.6)
+    hues = list(order or sorted(df[hue].unique()))
+    hatches = {"pm": "//", "pgc": "..", "lm": ""}
+    for ax, c in zip(axes.flat, cols):
+        sub = df if c is None else df[df[col] == c]
+        for h in hues:
+            s = sub[sub[hue] == h].sort_values(x)
+            if s.empty:
+                continue
+            colour = PALETTE.get(str(h))
+            label = LABELS.get(str(h), str(h))
+            if np.allclose(s[low], s[high]):
+                ax.plot(s[x], s[low], color=colour, lw=1.5, label=label)
+            else:
+                ax.fill_between(s[x], s[low], s[high], color=colour, alpha=0.25, hatch=hatches.get(str(h), ""),
+                                label=label)
+                ax.plot(s[x], s[low], color=colour, lw=0.8)
+                ax.plot(s[x], s[high], color=colour, lw=0.8)
+        if c is not None:
+            ax.set_title(str(c))
+        ax.set_xlabel(xlabel or x)
+        ax.set_ylabel(ylabel or "")
+        if logy:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

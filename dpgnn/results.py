@@ -1,0 +1,134 @@
+"""Tidy, append-only results store: one row per run and metric, kept per profile and paper.
+
+Layout: ``results/<profile>/<paper>/<artifact>.csv`` (+ ``skipped.csv`` for datasets that could not run).
+Rows are appended and flushed as soon as a run finishes, so a killed batch loses at most the run in flight;
+:func:`dpgnn.sweep.run_grid` diffs a grid against the stored ``config_hash`` values and runs only what is missing.
+Smoke and paper profiles live in different folders, so a smoke run never overwrites paper results.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from dpgnn.utils import ROOT, versions
+
+#: Columns every row has (others, e.g. ``epochs``, may follow). ``ledger`` is a JSON privacy ledger:
+#: level, neighbouring relation, mechanism, noise, sampling rate, steps, epsilon, delta, accountant.
+CORE_COLUMNS = ["paper", "artifact", "profile", "dataset", "method", "setting", "metric", "value", "run", "seed",
+                "level", "epsilon", "delta", "config_hash", "ledger", "versions", "timestamp"]
+
+PROFILES = ("smoke", "paper", "test")
+
+
+def results_dir(profile: str, paper: str, root: Path | None = None) -> Path:
+    if not profile or "/" in profile:
+        raise ValueError(f"profile must be a plain name such as 'smoke' or 'paper', got {profile!r}")
+    return Path(root or ROOT / "results") / profile / paper
+
+
+class ResultStore:
+    """Append-only CSV store for one (profile, paper). Safe to reopen: existing rows are kept."""
+
+    def __init__(self, paper: str, profile: str, root: Path | str | None = None):
+        self.paper = paper
+        self.profile = profile
+        self.dir = results_dir(profile, paper, Path(root) if root else None)
+        self._versions = versions()
+
+    # -- paths -------------------------------------------------------------------------------------------
+    def path(self, artifact: str) -> Path:
+        if not artifact or "/" in artifact:
+            raise ValueError(f"artifact must be a plain name such as 'table2', got {artifact!r}")
+        return self.dir / f"{artifact}.csv"
+
+    def artifacts(self) -> list[str]:
+        if not self.dir.exists():
+            return []
+        return sorted(p.stem for p in self.dir.glob("*.csv") if p.stem != "skipped")
+
+    # -- reading -----------------------------------------------------------------------------------------
+    def load(self, artifact: str | None = None) -> pd.DataFrame:
+        """All rows of one artifact (or of every artifact); empty frame with the core columns if none."""
+        paths = [self.path(artifact)] if artifact else [self.path(a) for a in self.artifacts()]
+        frames = [pd.read_csv(p, dtype={"setting": str, "dataset": str, "method": str, "config_hash": str})
+                  for p in paths if p.exists() and p.stat().st_size > 0]
+        if not frames:
+            return pd.DataFrame(columns=CORE_COLUMNS)
+        return pd.concat(frames, ignore_index=True)
+
+    def done(self, artifact: str) -> set[str]:
+        """Config hashes already stored for ``artifact``."""
+        df = self.load(artifact)
+        return set(df["config_hash"].astype(str)) if len(df) else set()
+
+    # -- writing -----------------------------------------------------------------------------------------
+    def append(self, artifact: str, rows: Iterable[dict[str, Any]]) -> None:
+        """Append rows (dicts) to ``artifact``; fills paper/artifact/profile/versions/timestamp; fsyncs."""
+        rows = [dict(r) for r in rows]
+        if not rows:
+            return
+        now = time.strftime("%Y-%m-%dT%H:%M:%S")
+        for r in rows:
+            r.setdefault("paper", self.paper)
+            r.setdefault("artifact", artifact)
+            r.setdefault("profile", self.profile)
+            r.setdefault("versions", self._versions)
+            r.setdefault("timestamp", now)
+            if isinstance(r.get("ledger"), (dict, list)):
+                r["ledger"] = json.dumps(r["ledger"], sort_keys=True, default=str)
+        path = self.path(artifact)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        existing_header = None
+        if path.exists() and path.stat().st_size > 0:
+            with open(path, newline="") as f:
+                existing_header = next(csv.reader(f), None)
+        extra = sorted({k for r in rows for k in r} - set(CORE_COLUMNS))
+        fields = existing_header or (CORE_COLUMNS + extra)
+        new_cols = [k for k in CORE_COLUMNS + extra if k not in fields]
+        if new_cols:  # a later run brought new columns: rewrite once with the wider header
+            old = self.load(artifact)
+            fields = list(fields) + new_cols
+            tmp = path.with_suffix(".tmp")
+            old.reindex(columns=fields).to_csv(tmp, index=False)
+            os.replace(tmp, path)
+        with open(path, "a", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=fields, extrasaction="raise")
+            if f.tell() == 0:
+                writer.writeheader()
+            for r in rows:
+                writer.writerow({k: r.get(k, "") for k in fields})
+            f.flush()
+            os.fsync(f.fileno())
+
+    def clear(self, artifact: str) -> None:
+        """Delete one artifact's rows (used by ``force=True``)."""
+        p = self.path(artifact)
+        if p.exists():
+            p.unlink()
+
+    # -- datasets that could not run ---------------------------------------------------------------------
+    def record_skip(self, dataset: str, reason: str, artifact: str = "*") -> None:
+        """Remember that ``dataset`` was not run (e.g. raw files unavailable); the report shows it as not_run."""
+        path = self.dir / "skipped.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        prev = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["artifact", "dataset", "reason"])
+        prev = prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]
+        row = pd.DataFrame([{"artifact": artifact, "dataset": dataset, "reason": reason.strip().splitlines()[0]}])
+        pd.concat([prev, row], ignore_index=True).to_csv(path, index=False)
+
+    def clear_skip(self, dataset: str, artifact: str = "*") -> None:
+        path = self.dir / "skipped.csv"
+        if path.exists():
+            prev = pd.read_csv(path)
+            prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))].to_csv(path, index=False)
+
+    def skipped(self) -> pd.DataFrame:
+        path = self.dir / "skipped.csv"
+        return pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["artifact", "dataset", "reason"])
