@@ -1,0 +1,139 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpgnn.reference import load_reference, papers
+from dpgnn.report import bootstrap_ci_halfwidth, build_report, compare, counts, spread
+from dpgnn.results import ResultStore
+from dpgnn.sweep import grid, run_grid
+from dpgnn.utils import config_hash
+
+
+def test_store_append_load_and_resume(tmp_path):
+    store = ResultStore("lpgcn", "test", root=tmp_path)
+    assert store.load("table2").empty
+    store.append("table2", [dict(dataset="cora", method="pgc", setting="eps=1", metric="micro_f1", value=57.0,
+                                 config_hash="abc", ledger={"epsilon": 1.0})])
+    df = store.load("table2")
+    assert len(df) == 1 and df.loc[0, "profile"] == "test" and df.loc[0, "paper"] == "lpgcn"
+    assert json.loads(df.loc[0, "ledger"]) == {"epsilon": 1.0}
+    assert "torch=" in df.loc[0, "versions"]
+    # a new column later widens the header without losing old rows
+    store.append("table2", [dict(dataset="cora", method="lm", setting="eps=1", metric="micro_f1", value=50.0,
+                                 config_hash="def", epochs=12)])
+    df = store.load("table2")
+    assert len(df) == 2 and df["epochs"].isna().sum() == 1
+    assert store.done("table2") == {"abc", "def"}
+    # profiles are separate folders
+    assert ResultStore("lpgcn", "paper", root=tmp_path).load("table2").empty
+
+
+def test_store_rejects_bad_names(tmp_path):
+    with pytest.raises(ValueError, match="profile"):
+        ResultStore("lpgcn", "a/b", root=tmp_path)
+    with pytest.raises(ValueError, match="artifact"):
+        ResultStore("lpgcn", "test", root=tmp_path).path("x/y")
+
+
+def test_run_grid_only_runs_missing_cells(tmp_path):
+    store = ResultStore("demo", "test", root=tmp_path)
+    calls = []
+
+    def fn(cell):
+        calls.append(cell)
+        return [dict(metric="m1", value=cell["x"] * 2), dict(metric="m2", value=cell["x"] * 3)]
+
+    cells = grid(x=[1, 2, 3], run=[0])
+    out = run_grid(store, "art", cells[:2], fn)
+    assert len(calls) == 2 and len(out) == 4
+    out = run_grid(store, "art", cells, fn)  # resumes: only x=3 runs
+    assert len(calls) == 3 and len(out) == 6
+    assert set(out["config_hash"]) == {config_hash(c) for c in cells}
+    run_grid(store, "art", cells, fn, force=True)
+    assert len(calls) == 6
+
+
+def test_run_grid_keeps_finished_cells_when_a_cell_fails(tmp_path):
+    store = ResultStore("demo", "test", root=tmp_path)
+
+    def fn(cell):
+        if cell["x"] == 2:
+            raise RuntimeError("boom")
+        return dict(metric="m", value=1.0)
+
+    with pytest.raises(RuntimeError, match="boom"):
+        run_grid(store, "art", grid(x=[1, 2, 3]), fn)
+    assert store.load("art")["x"].tolist() == [1]
+
+
+def test_grid_rejects_duplicates_and_empty_axes(tmp_path):
+    with pytest.raises(ValueError, match="empty"):
+        grid(x=[])
+    store = ResultStore("demo", "test", root=tmp_path)
+    with pytest.raises(ValueError, match="duplicate"):
+        run_grid(store, "art", [{"x": 1}, {"x": 1}], lambda c: {"value": 0})
+
+
+def test_spread_conventions():
+    v = [1.0, 2.0, 3.0, 4.0]
+    assert spread(v, "std_ddof0") == pytest.approx(np.std(v))
+    assert spread(v, "std") == pytest.approx(np.std(v, ddof=1))
+    # bootstrap CI half-width of the mean shrinks like 1/sqrt(n) and is near 1.96*sd/sqrt(n)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=400)
+    assert bootstrap_ci_halfwidth(x) == pytest.approx(1.96 * x.std() / 20, rel=0.15)
+    with pytest.raises(ValueError, match="spread_kind"):
+        spread(v, "iqr")
+
+
+def test_compare_status_and_tolerance():
+    ref = pd.DataFrame([
+        dict(paper="p", artifact="t", dataset="d", method="m", setting="s", metric="acc", value=50.0, spread=0.5,
+             spread_kind="std_ddof0", tolerance=2.0, approx=False, source="Table 1"),
+        dict(paper="p", artifact="t", dataset="d", method="m2", setting="s", metric="acc", value=50.0, spread=3.0,
+             spread_kind="std_ddof0", tolerance=2.0, approx=False, source="Table 1"),
+        dict(paper="p", artifact="t", dataset="e", method="m", setting="s", metric="acc", value=50.0, spread=None,
+             spread_kind="none", tolerance=2.0, approx=True, source="Fig 1"),
+    ])
+    ours = pd.DataFrame([
+        dict(paper="p", artifact="t", dataset="d", method="m", setting="s", metric="acc", value=v)
+        for v in (52.5, 53.5)] + [  # mean 53.0: 3 points off, tolerance max(2, 1.0) = 2 -> outside
+        dict(paper="p", artifact="t", dataset="d", method="m2", setting="s", metric="acc", value=55.0)])  # tol 6
+    skipped = pd.DataFrame([dict(artifact="*", dataset="e", reason="raw files missing")])
+    rep = compare(ref, ours, profile="test", skipped=skipped).set_index("method", append=True)
+    rows = rep.reset_index().set_index(["dataset", "method"])
+    assert rows.loc[("d", "m"), "status"] == "outside" and rows.loc[("d", "m"), "n_runs"] == 2
+    assert rows.loc[("d", "m"), "ours_spread"] == pytest.approx(0.5)
+    assert rows.loc[("d", "m2"), "status"] == "within" and rows.loc[("d", "m2"), "tolerance"] == 6.0
+    assert rows.loc[("e", "m"), "status"] == "not_run" and "raw files missing" in rows.loc[("e", "m"), "note"]
+    c = counts(rep.reset_index())
+    assert c[["within", "outside", "not_run"]].sum().tolist() == [1, 1, 1]
+
+
+def test_reference_data_is_well_formed():
+    assert "lpgcn" in papers()
+    ref = load_reference("lpgcn")
+    assert not ref.duplicated(["artifact", "dataset", "method", "setting", "metric"]).any()
+    assert ref["source"].str.len().min() > 20
+    t2 = load_reference("lpgcn", "table2")
+    # Table 2: 5 datasets x (3 mechanisms x 3 eps + RAW) x 2 tasks
+    assert len(t2) == 5 * 10 * 2
+    assert t2.query("dataset == 'cora' and method == 'pgc' and setting == 'eps=5' and metric == 'micro_f1'")[
+        "value"].item() == 80.2
+    with pytest.raises(ValueError, match="available"):
+        load_reference("lpgcn", "table99")
+    with pytest.raises(ValueError, match="no reference data"):
+        load_reference("nopaper")
+
+
+def test_build_report_writes_files(tmp_path):
+    rep = build_report("test", papers=["lpgcn"], root=tmp_path)
+    assert (rep["status"] == "not_run").all()
+    for ext in ("csv", "md", "html"):
+        assert (tmp_path / "test" / f"report.{ext}").exists()
+    cols = pd.read_csv(tmp_path / "test" / "report.csv").columns
+    for c in ["paper", "artifact", "dataset", "method", "setting", "metric", "paper_value", "paper_spread",
+              "ours_value", "ours_spread", "n_runs", "profile", "status"]:
+        assert c in cols
