@@ -1,14 +1,41 @@
 """Differential privacy for dpgnn: mechanisms, privacy events, accountants, calibration (pure math, no graphs).
 
-- :mod:`dpgnn.privacy.mechanisms` -- noise mechanisms (LDP feature mechanisms, label RR, Gaussian) and their registry.
-- :mod:`dpgnn.privacy.analytic`   -- exact (ε, δ) profile of the Gaussian mechanism (Balle & Wang 2018).
+- :mod:`dpgnn.privacy.mechanisms`  -- noise mechanisms (LDP feature mechanisms, label RR, Gaussian) + registry.
+- :mod:`dpgnn.privacy.events`      -- immutable privacy events (Gaussian, Laplace, sampled, composed).
+- :mod:`dpgnn.privacy.rdp`         -- RDP curves and the RDP -> (epsilon, delta) conversion (pure math).
+- :mod:`dpgnn.privacy.analytic`    -- exact (epsilon, delta) profile of the Gaussian mechanism (Balle & Wang 2018).
+- :mod:`dpgnn.privacy.accountant`  -- immutable accountants (rdp, exact_gaussian, autodp, autodp_rdp_acct).
+- :mod:`dpgnn.privacy.calibration` -- conservative calibration (epsilon(value) <= target, asserted).
+- :mod:`dpgnn.privacy.cli`         -- ``dpgnn epsilon ...`` calculators.
 """
 
+from dpgnn.privacy.accountant import (
+    Accountant,
+    AutodpAccountant,
+    AutodpRdpAcctAccountant,
+    ExactGaussianAccountant,
+    RdpAccountant,
+    available_accountants,
+    epsilon,
+    event_rdp,
+    get_accountant,
+    register_accountant,
+)
 from dpgnn.privacy.analytic import (
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
     gaussian_delta,
     gaussian_epsilon,
+)
+from dpgnn.privacy.calibration import Calibration, calibrate, calibrate_noise_multiplier, dpsgd_event
+from dpgnn.privacy.events import (
+    ComposedEvent,
+    Event,
+    GaussianEvent,
+    LaplaceEvent,
+    PoissonSampledEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
 )
 from dpgnn.privacy.mechanisms import (
     AnalyticGaussianMechanism,
@@ -24,6 +51,7 @@ from dpgnn.privacy.mechanisms import (
 )
 
 __all__ = [
+    # mechanisms
     "Mechanism",
     "LaplaceMechanism",
     "PiecewiseMechanism",
@@ -34,6 +62,30 @@ __all__ = [
     "get_mechanism",
     "register_mechanism",
     "available_mechanisms",
+    # events
+    "Event",
+    "GaussianEvent",
+    "LaplaceEvent",
+    "PoissonSampledEvent",
+    "SampledWithoutReplacementEvent",
+    "SelfComposedEvent",
+    "ComposedEvent",
+    # accounting
+    "Accountant",
+    "RdpAccountant",
+    "ExactGaussianAccountant",
+    "AutodpAccountant",
+    "AutodpRdpAcctAccountant",
+    "get_accountant",
+    "register_accountant",
+    "available_accountants",
+    "epsilon",
+    "event_rdp",
+    "Calibration",
+    "calibrate",
+    "calibrate_noise_multiplier",
+    "dpsgd_event",
+    # Gaussian profile
     "gaussian_delta",
     "gaussian_epsilon",
     "analytic_gaussian_sigma",

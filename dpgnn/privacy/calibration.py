@@ -1,0 +1,159 @@
+"""Conservative calibration: the parameter value (noise multiplier, scale, …) whose ε is at most a target.
+
+One generic root finder, :func:`calibrate`, over any monotone one-parameter family of events, and the DP-SGD
+convenience :func:`calibrate_noise_multiplier`. The returned value always satisfies ``ε(value) ≤ target``
+(asserted; opacus issue #346 was a calibration that overshot), and its ε is within ``rtol`` (default 0.1 %) of the
+target unless the bracket end is reached.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Optional
+
+from dpgnn.privacy._validation import (
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_positive_finite,
+    check_sample_rate,
+)
+from dpgnn.privacy.accountant import epsilon as _epsilon
+from dpgnn.privacy.accountant import get_accountant
+from dpgnn.privacy.events import (
+    Event,
+    GaussianEvent,
+    PoissonSampledEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
+)
+
+__all__ = ["Calibration", "calibrate", "calibrate_noise_multiplier", "dpsgd_event"]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Result of a calibration: the parameter ``value`` and the ``epsilon`` it achieves (≤ ``target_epsilon``)."""
+
+    value: float
+    epsilon: float
+    target_epsilon: float
+    delta: float
+    accountant: str
+    event: Event = field(repr=False)
+    evaluations: int = 0
+
+    def ledger(self) -> Dict[str, Any]:
+        return {"value": self.value, "epsilon": self.epsilon, "target_epsilon": self.target_epsilon,
+                "delta": self.delta, "accountant": self.accountant, "event": self.event.to_dict()}
+
+
+def calibrate(
+    make_event: Callable[[float], Event],
+    target_epsilon: float,
+    delta: float,
+    *,
+    lower: float,
+    upper: float,
+    accountant: str = "rdp",
+    rtol: float = 1e-3,
+    max_evaluations: int = 200,
+) -> Calibration:
+    """Find the parameter ``v ∈ [lower, upper]`` of ``make_event(v)`` with ``ε ≤ target_epsilon``, closest to it.
+
+    ε must be monotone in ``v``. If it decreases (a noise parameter), the smallest feasible ``v`` is returned;
+    if it increases (e.g. a number of steps or a sampling rate), the largest. Bisection (geometric when
+    ``lower > 0``) stops when the feasible end's ε is within ``rtol`` of the target (relative), or when the
+    bracket cannot shrink further. Raises ``ValueError`` if no ``v`` in the bracket reaches the target.
+    """
+    if not callable(make_event):
+        raise TypeError("make_event must be a callable float -> Event")
+    target = check_epsilon(target_epsilon, "target_epsilon")
+    d = check_delta(delta)
+    lo = float(lower)
+    hi = float(upper)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"need finite lower < upper, got lower={lower}, upper={upper}")
+    rtol = check_positive_finite(rtol, "rtol")
+    acc_name = accountant if isinstance(accountant, str) else type(accountant).__name__
+    get_accountant(accountant)  # validate the name early
+    n_eval = 0
+
+    def eps_of(v: float) -> float:
+        nonlocal n_eval
+        n_eval += 1
+        if n_eval > max_evaluations:
+            raise RuntimeError(f"calibration did not converge in {max_evaluations} evaluations")
+        ev = make_event(v)
+        if not isinstance(ev, Event):
+            raise TypeError(f"make_event({v}) must return an Event, got {ev!r}")
+        return _epsilon(ev, d, accountant)
+
+    e_lo, e_hi = eps_of(lo), eps_of(hi)
+    decreasing = e_lo >= e_hi
+    feasible, infeasible = (hi, lo) if decreasing else (lo, hi)
+    e_feasible, e_infeasible = (e_hi, e_lo) if decreasing else (e_lo, e_hi)
+    if e_feasible > target:
+        raise ValueError(
+            f"target_epsilon={target} is not reachable in [lower, upper] = [{lo}, {hi}]: the best value "
+            f"{feasible} gives epsilon={e_feasible:.6g}; widen the bracket"
+        )
+    if e_infeasible <= target:
+        # the whole bracket is feasible: the end that is furthest in the "cheap" direction
+        value, eps_value = infeasible, e_infeasible
+    else:
+        geometric = lo > 0
+        value, eps_value = feasible, e_feasible
+        while eps_value < target * (1.0 - rtol):
+            mid = math.sqrt(feasible * infeasible) if geometric else 0.5 * (feasible + infeasible)
+            if mid in (feasible, infeasible):
+                break
+            e_mid = eps_of(mid)
+            if e_mid <= target:
+                feasible, value, eps_value = mid, mid, e_mid
+            else:
+                infeasible = mid
+            if abs(feasible - infeasible) <= 1e-13 * max(abs(feasible), abs(infeasible)):
+                break
+    assert eps_value <= target, (eps_value, target)
+    return Calibration(value=value, epsilon=eps_value, target_epsilon=target, delta=d, accountant=acc_name,
+                       event=make_event(value), evaluations=n_eval)
+
+
+def dpsgd_event(noise_multiplier: float, sample_rate: float, steps: int, sampling: str = "poisson") -> Event:
+    """The event of ``steps`` DP-SGD steps: a sampled sensitivity-1 Gaussian, self-composed.
+
+    ``sampling="poisson"`` (add/remove neighbouring) or ``"uniform"`` (fixed-size batches without replacement,
+    replace-one neighbouring). ``sample_rate = 1`` is full-batch (no sampling event).
+    """
+    z = check_positive_finite(noise_multiplier, "noise_multiplier")
+    q = check_sample_rate(sample_rate)
+    t = check_count(steps, "steps")
+    if sampling not in ("poisson", "uniform"):
+        raise ValueError(f"sampling must be 'poisson' or 'uniform', got {sampling!r}")
+    base: Event = GaussianEvent(z)
+    if q < 1.0:
+        base = PoissonSampledEvent(q, base) if sampling == "poisson" else SampledWithoutReplacementEvent(q, base)
+    return SelfComposedEvent(base, t) if t > 1 else base
+
+
+def calibrate_noise_multiplier(
+    target_epsilon: float,
+    delta: float,
+    *,
+    sample_rate: float = 1.0,
+    steps: int = 1,
+    sampling: str = "poisson",
+    accountant: str = "rdp",
+    lower: float = 0.05,
+    upper: float = 500.0,
+    rtol: float = 1e-3,
+) -> Calibration:
+    """Smallest noise multiplier of ``steps`` sampled Gaussian steps (see :func:`dpsgd_event`) with ε ≤ target."""
+    check_sample_rate(sample_rate)
+    check_count(steps, "steps")
+    if sampling not in ("poisson", "uniform"):
+        raise ValueError(f"sampling must be 'poisson' or 'uniform', got {sampling!r}")
+    return calibrate(lambda z: dpsgd_event(z, sample_rate, steps, sampling), target_epsilon, delta,
+                     lower=lower, upper=upper, accountant=accountant, rtol=rtol)
