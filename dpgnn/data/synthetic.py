@@ -31,8 +31,8 @@ def csbm(num_nodes: int = 200, num_classes: int = 3, num_features: int = 32, avg
       removed, so the realised degree can be slightly lower); ``edge_index`` holds both directions;
     * features in [0, 1], a ``feature_sparsity`` fraction of zeros: each class owns a random "prototype" set of
       columns; entry ``(i, j)`` is non-zero with probability ``(1 - sparsity) * (1 + s)`` on the columns of its
-      class's prototype and ``(1 - sparsity) * (1 - s)`` elsewhere (``s = feature_signal`` scaled so that the
-      overall density stays ``1 - sparsity``), with uniform(0, 1] values;
+      class's prototype (half of the columns) and elsewhere with the probability that keeps every row's expected
+      density at ``1 - sparsity`` (``s = feature_signal`` in [0, 1]; 0 = uninformative), values uniform in (0, 1];
     * random 50/25/25 train/val/test masks.
 
     Deterministic given ``seed`` (a ``torch.Generator`` drives everything).
@@ -75,14 +75,16 @@ def csbm(num_nodes: int = 200, num_classes: int = 3, num_features: int = 32, avg
     edge_index = undirected_edges(ei, num_nodes)
 
     density = 1.0 - feature_sparsity
-    proto_frac = 0.5
-    proto = torch.rand(num_classes, num_features, generator=gen) < proto_frac
+    d = num_features
+    k = min(max(int(round(0.5 * d)), 1), max(d - 1, 1))  # prototype columns per class
+    proto = torch.zeros(num_classes, d, dtype=torch.bool)
+    for c in range(num_classes):
+        proto[c, torch.randperm(d, generator=gen)[:k]] = True
     s = max(0.0, min(float(feature_signal), 1.0))
-    p_on, p_off = density * (1 + s), density * (1 - s)
-    # keep probabilities in [0, 1]; move excess mass to the other group to preserve the overall density
-    if p_on > 1.0:
-        p_off = min(1.0, p_off + (p_on - 1.0) * proto_frac / (1 - proto_frac))
-        p_on = 1.0
+    p_on = min(1.0, density * (1 + s))
+    # the off-prototype probability keeps each row's expected density exactly 1 - sparsity
+    p_off = (density * d - k * p_on) / (d - k) if d > k else 0.0
+    p_off = min(max(p_off, 0.0), 1.0)
     probs = torch.where(proto[y], torch.tensor(p_on), torch.tensor(p_off))
     nz = torch.rand(num_nodes, num_features, generator=gen) < probs
     vals = 1.0 - torch.rand(num_nodes, num_features, generator=gen)  # (0, 1]

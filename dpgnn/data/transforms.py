@@ -6,6 +6,7 @@ Randomness always comes from an explicit ``torch.Generator`` seeded with the giv
 from __future__ import annotations
 
 import copy
+import random
 
 import torch
 from torch import Tensor
@@ -51,14 +52,16 @@ def minmax_normalize(data: Data, drop_constant: bool = False) -> Data:
     Zero-range (constant) columns become 0, or are removed when ``drop_constant`` (LPGNN, spec 2.2 step 2).
     """
     x = data.x.to(torch.float32)
-    lo = x.min(dim=0).values
-    hi = x.max(dim=0).values
+    lo, hi = torch.aminmax(x, dim=0)
     rng = hi - lo
     const = rng == 0
-    out_x = (x - lo) / torch.where(const, torch.ones_like(rng), rng)
-    out_x[:, const] = 0.0
-    if drop_constant:
-        out_x = out_x[:, ~const]
+    if drop_constant and bool(const.any()):
+        keep = ~const
+        out_x = x[:, keep]  # a new tensor: the input is never written
+        out_x.sub_(lo[keep]).div_(rng[keep])
+    else:
+        out_x = x - lo  # a new tensor
+        out_x.div_(torch.where(const, torch.ones_like(rng), rng))  # constant columns are exactly 0 here
     out = _copy(data)
     out.x = out_x.contiguous()
     return out
@@ -94,8 +97,8 @@ def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int 
     ``n_val = floor(val * m)``, ``n_test = floor(test * m)`` of the ``m`` undirected edges (after a permutation
     drawn with ``torch.Generator(seed)``); the training edges are re-symmetrised into ``train_pos_edge_index``;
     ``val/test_pos_edge_index`` hold one direction per edge; ``val/test_neg_edge_index`` are as many negatives
-    from :func:`torch_geometric.utils.negative_sampling` on the full graph, drawn after seeding torch's global
-    RNG from the same generator (and restoring it), so the whole split is deterministic given ``seed``.
+    from :func:`torch_geometric.utils.negative_sampling` on the full graph, drawn after seeding torch's and Python's
+    global RNGs from the same generator (and restoring them), so the whole split is deterministic given ``seed``.
     """
     gen = make_generator(seed)
     n = data.num_nodes
@@ -114,13 +117,17 @@ def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int 
     train = torch.stack([row[n_val + n_test:], col[n_val + n_test:]])
     out.train_pos_edge_index = to_undirected(train, num_nodes=n)
     neg_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
-    state = torch.random.get_rng_state()
+    # PyG's negative_sampling draws from Python's `random` (and torch's global RNG): seed both from the
+    # generator for the call, then restore the caller's RNG states
+    t_state, py_state = torch.random.get_rng_state(), random.getstate()
     try:
         torch.manual_seed(neg_seed)
+        random.seed(neg_seed)
         neg = negative_sampling(undirected_edges(data.edge_index, n, self_loops=True), num_nodes=n,
                                 num_neg_samples=n_val + n_test, force_undirected=False)
     finally:
-        torch.random.set_rng_state(state)
+        torch.random.set_rng_state(t_state)
+        random.setstate(py_state)
     if neg.size(1) < n_val + n_test:
         raise RuntimeError(f"negative_sampling returned {neg.size(1)} < {n_val + n_test} negatives (graph too dense)")
     out.val_neg_edge_index = neg[:, :n_val]

@@ -41,8 +41,8 @@ def sparse_rows_to_dense(node: np.ndarray, feat: np.ndarray, value: np.ndarray |
     df = df.drop_duplicates(subset=["n", "f"], keep="first")
     d = int(df["f"].max()) + 1 if d is None else d
     x = torch.zeros(n, d, dtype=torch.float32)
-    x[torch.from_numpy(df["n"].to_numpy()), torch.from_numpy(df["f"].to_numpy())] = torch.from_numpy(
-        df["v"].to_numpy().astype(np.float32))
+    x[torch.tensor(df["n"].to_numpy(np.int64)), torch.tensor(df["f"].to_numpy(np.int64))] = torch.tensor(
+        df["v"].to_numpy(np.float32))
     return x
 
 

@@ -21,7 +21,7 @@ from dpgnn.data.transforms import index_to_mask, undirected_edges
 
 def _csv(zip_path: Path, suffix: str, dtype) -> np.ndarray:
     with open_member(zip_path, suffix) as fh:
-        return pd.read_csv(fh, compression="gzip", header=None, dtype=dtype).to_numpy()
+        return np.array(pd.read_csv(fh, compression="gzip", header=None, dtype=dtype).to_numpy(), copy=True)
 
 
 def read_ogbn(zip_path: Path, name: str, split: str) -> Data:
