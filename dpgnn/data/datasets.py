@@ -1,7 +1,8 @@
 """Registrations: every dataset of the five papers, with canonical URLs, sha256 and paper variants.
 
 sha256 values of mirrored files come from the offline mirror's MANIFEST (byte-for-byte copies of the public
-files unless noted); ``()`` = public hash unknown (recorded on first download, then enforced).
+files unless noted); ``()`` = public hash unknown (recorded on first download, then enforced). Every raw file also
+has a mirror path (``RawFile.mirror``): the place a mirror that adds the file later must use.
 """
 
 from __future__ import annotations
@@ -90,11 +91,9 @@ PLANETOID_SHA256 = {
 
 def _planetoid_files(prefix: str) -> tuple[RawFile, ...]:
     hashes = PLANETOID_SHA256[prefix]
-    mirrored = prefix in ("cora", "citeseer")
     return tuple(
         RawFile(name=f"ind.{prefix}.{part}", url=PLANETOID_URL.format(prefix=prefix, part=part),
-                sha256=(hashes[part],) if part in hashes else (),
-                mirror=f"planetoid/ind.{prefix}.{part}" if mirrored else None)
+                sha256=(hashes[part],) if part in hashes else (), mirror=f"planetoid/ind.{prefix}.{part}")
         for part in PARTS
     )
 
@@ -163,9 +162,9 @@ Statistics: 19,717 nodes, 44,324 undirected edges, 500 TF-IDF features, 3 classe
 KC_URL = "https://raw.githubusercontent.com/benedekrozemberczki/karateclub/master/dataset/node_level/{name}/{file}"
 
 
-def _kc(name: str, file: str, sha: str | None, mirrored: bool = True) -> RawFile:
+def _kc(name: str, file: str, sha: str | None) -> RawFile:
     return RawFile(name=file, url=KC_URL.format(name=name, file=file), sha256=(sha,) if sha else (),
-                   mirror=f"karateclub/{name}/{file}" if mirrored else None)
+                   mirror=f"karateclub/{name}/{file}")
 
 
 def _read_kc(paths: dict[str, Path]) -> Data:
@@ -230,7 +229,7 @@ Statistics: 7,624 nodes, 27,806 undirected edges, 7,842 features, 18 classes; LP
     papers=("lpgnn",),
     raw_files=(
         _kc("lastfm", "edges.csv", "4a6f555d2ccbbbaf1aa4f46b10b0e612aa515730a513d3e1ac951e1e4dcd733c"),
-        _kc("lastfm", "features.csv", None, mirrored=False),
+        _kc("lastfm", "features.csv", None),
         _kc("lastfm", "target.csv", "91f19215f6eca8321feec038bd32900cf13fd4f7e041a9976cf202807c72ac16"),
     ),
     loader=_read_kc,
@@ -346,14 +345,13 @@ FB100_SHA256 = {
     "Wisconsin87": "9e1bc77dd1486cf1b41a1aa38c80a41510c944085d8b8b84ac50f724f9c84e86",
 }
 #: statistics stated by the mirror's MANIFEST / Traud et al. (2012) (nodes, undirected edges)
-FB100_STATS = {"Caltech36": (769, None), "Cornell5": (18660, None), "Wisconsin87": (23842, 835952),
-               "UIllinois20": (30809, 1264421)}
+FB100_STATS = {"Caltech36": (769, None), "Cornell5": (18660, None), "Wisconsin87": (23842, 835952)}
 
 
 def _fb100_file(name: str) -> RawFile:
     sha = FB100_SHA256.get(name)
     return RawFile(name=f"{name}.mat", url=FB100_URL.format(name=name), sha256=(sha,) if sha else (),
-                   mirror=f"facebook100/{name}.mat" if sha else None)
+                   mirror=f"facebook100/{name}.mat")
 
 
 FB100_FILES = tuple(_fb100_file(u) for u in UNIVERSITIES)
@@ -482,7 +480,7 @@ place; OGB sales-ranking split as masks.
 Statistics: 2,449,029 nodes, 61,859,140 undirected edges, 100 features, 47 classes. ProGAP's "amazon" keeps
 classes >= 100,000 nodes (1,790,731 nodes, 10 classes); PrivGNN's "Amazon2M" uses all 47 classes.""",
     papers=("progap", "privgnn"),
-    raw_files=(RawFile("products.zip", OGB_URL.format(name="products")),),
+    raw_files=(RawFile("products.zip", OGB_URL.format(name="products"), mirror="ogb/products.zip"),),
     loader=lambda p: read_ogbn(p["products.zip"], "products", "sales_ranking"),
     stats={"nodes": 2449029, "edges": 61859140, "features": 100, "classes": 47},
     note="Too large to mirror here.",
@@ -510,7 +508,7 @@ Source: Hu et al., "Open Graph Benchmark", NeurIPS 2020. Official zip, read in p
 (train <= 2017: 90,941; valid 2018: 29,799; test >= 2019: 48,603); edges made undirected.
 Statistics: 169,343 nodes, 1,166,243 directed citations, 128 features, 40 classes.""",
     papers=("drw", "privgnn"),
-    raw_files=(RawFile("arxiv.zip", OGB_URL.format(name="arxiv")),),
+    raw_files=(RawFile("arxiv.zip", OGB_URL.format(name="arxiv"), mirror="ogb/arxiv.zip"),),
     loader=lambda p: read_ogbn(p["arxiv.zip"], "arxiv", "time"),
     stats={"nodes": 169343, "edges": None, "features": 128, "classes": 40},
     note="Too large to mirror here.",
@@ -535,10 +533,10 @@ files PyG's ``Flickr`` downloads. Own split 50/25/25 (role.json).
 Statistics: 89,250 nodes, 449,878 undirected edges, 500 features, 7 classes.""",
     papers=("lpgcn", "drw"),
     raw_files=(
-        RawFile("adj_full.npz", GDRIVE.format(id="1crmsTbd1-2sEXsGwa2IKnIB7Zd3TmUsy")),
-        RawFile("feats.npy", GDRIVE.format(id="1join-XdvX3anJU_MLVtick7MgeAQiWIZ")),
-        RawFile("class_map.json", GDRIVE.format(id="1uxIkbtg5drHTsKt-PAsZZ4_yJmgFmle9")),
-        RawFile("role.json", GDRIVE.format(id="1htXCtuktuCW8TR8KiKfrFDAxUgekQoV7")),
+        RawFile("adj_full.npz", GDRIVE.format(id="1crmsTbd1-2sEXsGwa2IKnIB7Zd3TmUsy"), mirror="flickr/adj_full.npz"),
+        RawFile("feats.npy", GDRIVE.format(id="1join-XdvX3anJU_MLVtick7MgeAQiWIZ"), mirror="flickr/feats.npy"),
+        RawFile("class_map.json", GDRIVE.format(id="1uxIkbtg5drHTsKt-PAsZZ4_yJmgFmle9"), mirror="flickr/class_map.json"),
+        RawFile("role.json", GDRIVE.format(id="1htXCtuktuCW8TR8KiKfrFDAxUgekQoV7"), mirror="flickr/role.json"),
     ),
     loader=read_flickr,
     stats={"nodes": 89250, "edges": 449878, "features": 500, "classes": 7},
@@ -558,7 +556,7 @@ reddit.zip as PyG's ``Reddit`` downloads it. Own split (node_types).
 Statistics: 232,965 nodes, 57,307,946 undirected edges (114,615,892 directed), 602 features, 41 classes.
 GAP/ProGAP keep the 8 classes with >= 10,000 nodes (116,713 nodes, 46,233,380 directed edges).""",
     papers=("progap", "drw", "privgnn"),
-    raw_files=(RawFile("reddit.zip", "https://data.dgl.ai/dataset/reddit.zip"),),
+    raw_files=(RawFile("reddit.zip", "https://data.dgl.ai/dataset/reddit.zip", mirror="reddit/reddit.zip"),),
     loader=read_reddit,
     stats={"nodes": 232965, "edges": 57307946, "features": 602, "classes": 41},
     note="Too large to mirror here.",
@@ -581,7 +579,7 @@ returned as one disjoint union with masks and ``graph_id``; ``y`` is float (N x 
 Statistics (PyG): 56,944 nodes in 24 graphs, 50 features, 121 labels. DRW's table lists 14,755 nodes /
 9,716 train nodes (the GraphSAINT-format PPI of its code).""",
     papers=("drw",),
-    raw_files=(RawFile("ppi.zip", "https://data.dgl.ai/dataset/ppi.zip"),),
+    raw_files=(RawFile("ppi.zip", "https://data.dgl.ai/dataset/ppi.zip", mirror="ppi/ppi.zip"),),
     loader=read_ppi,
     stats={"nodes": 56944, "edges": None, "features": 50, "classes": 121},
     note="Too large to mirror here; DRW's PPI (14,755 nodes) is the GraphSAINT subset, not PyG's 56,944 nodes.",
@@ -603,7 +601,7 @@ Source: Weber et al., "Anti-Money Laundering in Bitcoin: Experimenting with Grap
 Financial Forensics", KDD workshop 2019 (Kaggle); files as PyG's ``EllipticBitcoinDataset`` downloads them.
 Statistics: 203,769 nodes, 234,355 edges, 166 features (time step included, as LPGCN), 2 classes.""",
     papers=("lpgcn",),
-    raw_files=tuple(RawFile(f"{f}.zip", ELLIPTIC_URL.format(file=f)) for f in
+    raw_files=tuple(RawFile(f"{f}.zip", ELLIPTIC_URL.format(file=f), mirror=f"elliptic/{f}.zip") for f in
                     ("elliptic_txs_features.csv", "elliptic_txs_edgelist.csv", "elliptic_txs_classes.csv")),
     loader=read_elliptic,
     stats={"nodes": 203769, "edges": 234355, "features": 166, "classes": 2},

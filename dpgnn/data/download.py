@@ -157,13 +157,14 @@ def urlretrieve(url: str, dest: Path, timeout: float = CONNECT_TIMEOUT) -> None:
     Network failures surface as ``urllib.error.URLError``/``OSError``; callers turn them into
     :class:`DatasetUnavailable`.
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     req = urllib.request.Request(url, headers={"User-Agent": "dpgnn-data/0.1"})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp, open(part, "wb") as out:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            dest.parent.mkdir(parents=True, exist_ok=True)  # only once the server answered
+            out = open(part, "wb")
             total = resp.headers.get("Content-Length")
-            with _progress(int(total) if total else None, dest.name) as bar:
+            with out, _progress(int(total) if total else None, dest.name) as bar:
                 while True:
                     block = resp.read(1 << 16)
                     if not block:
@@ -212,6 +213,8 @@ def fetch(dataset: str, files: Iterable[RawFile], raw_dir: Path, download: bool 
         mp = _mirror_path(raw)
         if mp is not None and mp.is_file():
             verify(mp, raw)
+            if not raw.sha256:
+                log.warning("%s: no published sha256 to check the mirror copy %s against", raw.name, mp)
             out[raw.name] = mp
             continue
         cp = _cache_path(raw, raw_dir)

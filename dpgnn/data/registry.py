@@ -2,7 +2,7 @@
 
 ``load_dataset(name, variant)`` = fetch raw files (mirror / cache / download, sha256-verified) -> parse with the
 spec's loader (cached as ``<root>/<dataset>/processed/base-v<N>.pt``) -> apply the variant's paper-specific
-preprocessing (cached as ``<variant>[-<options hash>]-v<N>.pt``).
+preprocessing (cached as ``<variant>[-<hash of the effective options>]-v<N>.pt``).
 """
 
 from __future__ import annotations
@@ -220,12 +220,13 @@ def load_dataset(name: str, variant: str | None = None, *, root: str | Path | No
     if unknown:
         raise TypeError(f"variant {v.name!r} of {spec.name!r} has no option(s) {sorted(unknown)}; "
                         f"valid: {sorted(v.options)}")
-    path = _processed_path(spec, v.name, options, root)
+    effective = {**v.options, **options}
+    path = _processed_path(spec, v.name, effective, root)
     if path.is_file() and not spec.partial_ok:
         return _torch_load(path)
     base = _load_base(spec, root, download)
     assert v.build is not None
-    data = v.build(base, **{**v.options, **options})
+    data = v.build(base, **effective)
     if not spec.partial_ok:
         _torch_save(data, path)
     return data
@@ -244,7 +245,7 @@ def dataset_available(name: str, variant: str | None = None, *, root: str | Path
     v = _resolve_variant(spec, variant)
     if v is not None and v.redirect is not None:
         return dataset_available(v.redirect[0], v.redirect[1], root=root)
-    if _processed_path(spec, v.name if v else None, {}, root).is_file():
+    if v is not None and _processed_path(spec, v.name, dict(v.options), root).is_file():
         return True
     if _processed_path(spec, None, {}, root).is_file():
         return True

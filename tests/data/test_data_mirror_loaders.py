@@ -157,3 +157,32 @@ def test_processed_cache_makes_second_load_fast(tmp_data_dir, no_network):
     assert list((tmp_data_dir / "cora" / "processed").glob("base-v*.pt"))
     assert t2 - t1 < t1 - t0
     assert no_network.calls == []
+
+
+@needs_mirror("facebook100/Caltech36.mat", "facebook100/Reed98.mat")
+def test_fb100_union_of_present_universities(tmp_path, monkeypatch, no_network):
+    import shutil
+
+    from dpgnn_data_testutils import MIRROR
+
+    mirror = tmp_path / "mirror" / "facebook100"
+    mirror.mkdir(parents=True)
+    for name in ("Caltech36", "Reed98"):
+        shutil.copy(f"{MIRROR}/facebook100/{name}.mat", mirror / f"{name}.mat")
+    monkeypatch.setenv("DPGNN_DATA_MIRROR", str(tmp_path / "mirror"))
+    monkeypatch.setenv("DPGNN_DATA_DIR", str(tmp_path / "cache"))
+    cal, reed = load_dataset("fb100-caltech36"), load_dataset("fb100-reed98")
+    u = load_dataset("fb100-present")
+    assert u.num_nodes == cal.num_nodes + reed.num_nodes
+    assert u.edge_index.size(1) == cal.edge_index.size(1) + reed.edge_index.size(1)
+    assert sorted(u.university.unique().tolist()) == [14, 51]  # indices of Caltech36 and Reed98
+    # no edge crosses universities (disjoint union)
+    assert bool((u.university[u.edge_index[0]] == u.university[u.edge_index[1]]).all())
+    # three one-hot attributes (status, gender, major): at most 3 ones per node
+    assert int(u.x.sum(1).max()) <= 3
+    p = load_dataset("fb100-present", variant="progap", min_class_size=150)
+    assert bool((torch.bincount(p.y) >= 150).all())
+    # the strict FB-100 needs all 100 universities
+    with pytest.raises(DatasetUnavailable):
+        load_dataset("fb100")
+    assert no_network.calls  # tried (and failed) to download the first missing university
