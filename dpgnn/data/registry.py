@@ -24,7 +24,7 @@ from dpgnn.utils import config_hash
 log = logging.getLogger("dpgnn.data")
 
 #: Bump when a loader/variant changes its output, so stale processed caches are not reused.
-PROCESS_VERSION = 1
+PROCESS_VERSION = 2
 
 PAPERS = ("lpgcn", "lpgnn", "progap", "drw", "privgnn")
 

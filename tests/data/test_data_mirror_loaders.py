@@ -66,9 +66,11 @@ def test_planetoid_equals_pyg(mirror_env, name):
 @needs_mirror(*TWITCH)
 def test_twitch_lpgcn(mirror_env):
     d = load_dataset("twitch")
-    assert stats(d) == (7126, 35324, 3170, 2)
+    assert stats(d) == (7126, 35324, 2545, 2)  # 2,545 occurring feature ids (LPGCN Table 1)
     _check_basic(d)
     assert set(d.x.unique().tolist()) <= {0.0, 1.0}
+    assert bool((d.x != 0).any(0).all())  # no empty column
+    assert int(d.feature_ids.max()) == 3169 and bool((d.feature_ids.diff() > 0).all())
     assert not hasattr(d, "train_mask") or d.train_mask is None
     v = load_dataset("twitch", variant="lpgcn")
     sizes = [int(v[m].sum()) for m in ("train_mask", "val_mask", "test_mask")]
