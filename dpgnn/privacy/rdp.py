@@ -142,6 +142,11 @@ def _log_binom_row(n: int) -> np.ndarray:
     return lf[n] - lf[: n + 1] - lf[n::-1]
 
 
+def _rounding_margin(n_terms: int) -> float:
+    """Bound on the relative rounding error of a pairwise float64 sum of ``n_terms`` computed terms."""
+    return (math.log2(max(n_terms, 2)) + 4.0) * np.finfo(float).eps
+
+
 def interpolate_integer_cgf(orders: np.ndarray, cgf_at_int: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """RDP at ``orders`` from a CGF ``K(n) = (n−1)ε(n)`` known at integers ``n ≥ 2`` (chord bound, K(1) = 0)."""
     a = np.asarray(orders, dtype=float)
@@ -164,10 +169,11 @@ def interpolate_integer_cgf(orders: np.ndarray, cgf_at_int: Callable[[np.ndarray
 def _log_a_gaussian_int(q: float, z: float, alpha: int) -> float:
     k = np.arange(alpha + 1, dtype=float)
     terms = _log_binom_row(alpha) + k * math.log(q) + (alpha - k) * math.log1p(-q) + (k * k - k) / (2 * z * z)
-    return float(logsumexp(terms))
+    # positive terms: relative rounding error ≤ (log2(n) + 4)·eps; add it so the value is never below the truth
+    return float(logsumexp(terms)) + _rounding_margin(len(terms))
 
 
-def _log_a_gaussian_frac(q: float, z: float, alpha: float, chunk: int = 1024, max_terms: int = 1 << 22) -> float:
+def _log_a_gaussian_frac(q: float, z: float, alpha: float, chunk: int = 256, max_terms: int = 1 << 22) -> float:
     """log A_α for fractional α as the sum of two series; the first omitted terms bound the remainders."""
     s2 = z * z
     z0 = s2 * math.log(1.0 / q - 1.0) + 0.5
@@ -190,12 +196,26 @@ def _log_a_gaussian_frac(q: float, z: float, alpha: float, chunk: int = 1024, ma
         chunk = min(2 * chunk, 1 << 16)
         all_l = np.concatenate(logs)
         top = float(np.max(all_l))
-        # both series: once past α the signs alternate; stop when the tail terms are negligible and decreasing
-        tail_ok = start > alpha + 2 and max(l0[-1], l1[-1]) < top - 38.0 and l0[-1] <= l0[-2] and l1[-1] <= l1[-2]
-        if tail_ok or start >= max_terms:
+        # Past α both series alternate in sign with decreasing terms, so the first omitted term bounds each
+        # remainder (it is added below). Stop once that bound is negligible against A − 1 (the RDP scale) or
+        # against A itself.
+        if start > alpha + 2 and l0[-1] <= l0[-2] and l1[-1] <= l1[-2]:
+            tail = math.exp(l0[-1] - top) + math.exp(l1[-1] - top)
+            partial = float(np.sum(np.concatenate(signs) * np.exp(all_l - top)))
+            if partial > 0:
+                log_a = top + math.log(partial)
+                log_excess = log_a if log_a > 30 else math.log(abs(math.expm1(log_a)) + 1e-300)
+            else:
+                log_excess = math.inf
+            if tail < math.exp(-38.0) or (tail > 0 and math.log(tail) + top <= math.log(1e-9) + log_excess):
+                break
+        if start >= max_terms:
             break
     all_s = np.concatenate(signs)
-    total = float(np.sum(all_s * np.exp(all_l - top)))
+    mags = np.exp(all_l - top)
+    total = float(np.sum(all_s * mags))
+    # floating-point error of the signed (pairwise) sum, added so that the value is never below the truth
+    total += _rounding_margin(len(mags)) * float(np.sum(mags))
     # alternating-series remainder bound: add the magnitude of the first omitted term of each series
     i_next = float(start)
     j_next = alpha - i_next
@@ -247,7 +267,7 @@ def _cgf_mix_over_p0_laplace(q: float, b: float, alpha: int) -> float:
     """log E_{P0}[((1−q) + q P1/P0)^α] for integer α (finite binomial sum)."""
     j = np.arange(alpha + 1, dtype=float)
     terms = _log_binom_row(alpha) + j * math.log(q) + (alpha - j) * math.log1p(-q) + _laplace_cgf(b, j)
-    return float(logsumexp(terms))
+    return float(logsumexp(terms)) + _rounding_margin(len(terms))
 
 
 def _cgf_laplace_mixture_quad(q: float, b: float, e: float) -> float:
