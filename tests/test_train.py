@@ -179,3 +179,28 @@ def test_link_predictor_is_reproducible():
         out.append(train_link_predictor(model, data, lr=0.01, weight_decay=0.0, max_epochs=30, min_epochs=10,
                                         device="cpu", seed=0))
     assert out[0]["history"] == out[1]["history"] and out[0]["test_auc"] == out[1]["test_auc"]
+
+
+class _NoSharing(GCN):
+    train_mode_is_eval = False
+
+
+@pytest.mark.parametrize("case", [dict(max_epochs=200, patience=5), dict(max_epochs=15, patience=50),
+                                  dict(max_epochs=200, patience=5, restore_best=True)])
+def test_shared_forward_path_gives_identical_results(case):
+    """A dropout-free GCN reads its validation loss off the next training forward; nothing may change."""
+    data = csbm(num_nodes=120, num_classes=3, num_features=10, avg_degree=4, homophily=0.7,
+                feature_sparsity=0.5, seed=4)
+    out = []
+    for cls in (GCN, _NoSharing):
+        seed_everything(3)
+        model = cls(10, 8, 3, dropout=0.0)
+        assert model.train_mode_is_eval is (cls is GCN)
+        out.append(train_node_classifier(model, data, lr=0.05, weight_decay=0.0, min_epochs=5, device="cpu",
+                                         **case))
+    a, b = out
+    for key in ("history", "epochs", "stop_epoch", "best_epoch", "best_val_loss", "test_f1", "val_f1"):
+        assert a[key] == b[key], key
+    assert len(a["history"]["val_loss"]) == len(a["history"]["train_loss"]) == a["epochs"]
+    assert (a["stop_epoch"] is None) == ("patience" in case and case["patience"] == 50)
+    assert not GCN(3, 4, 2, dropout=0.5).train_mode_is_eval

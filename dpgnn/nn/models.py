@@ -41,6 +41,11 @@ class GCN(nn.Module):
         self.conv1 = GCNConv(in_channels, hidden_channels, cached=cached)
         self.conv2 = GCNConv(hidden_channels, out_channels, cached=cached)
 
+    @property
+    def train_mode_is_eval(self) -> bool:
+        """True when training-mode outputs equal eval-mode outputs (no dropout); lets loops share forwards."""
+        return self.dropout == 0.0
+
     def reset_parameters(self) -> None:
         self.conv1.reset_parameters()
         self.conv2.reset_parameters()
