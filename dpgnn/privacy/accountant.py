@@ -192,11 +192,35 @@ def _event_rdp(event: Event, a: np.ndarray) -> np.ndarray:
     raise NotImplementedError(repr(event))  # pragma: no cover - guarded by _supported_rdp
 
 
+def _pure_epsilon(event: Event) -> float:
+    """Pure-DP ε of ``event`` by basic composition (``inf`` when any part is not pure, e.g. Gaussian).
+
+    Laplace: ``1/b``; sampled with rate q: ``log(1 + q(e^ε − 1))`` (Balle, Barthe & Gaboardi 2018: Poisson with
+    add/remove, and sampling without replacement with replace-one).
+    """
+    if isinstance(event, LaplaceEvent):
+        return 1.0 / event.scale
+    if isinstance(event, GaussianEvent):
+        return math.inf
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+        inner = _pure_epsilon(event.event)
+        if math.isinf(inner):
+            return math.inf
+        return math.log1p(event.sample_rate * math.expm1(inner)) if inner < 700 else inner + math.log(event.sample_rate)
+    if isinstance(event, SelfComposedEvent):
+        return event.count * _pure_epsilon(event.event)
+    if isinstance(event, ComposedEvent):
+        return float(sum(_pure_epsilon(e) for e in event.events))
+    return math.inf  # pragma: no cover - guarded by supports()
+
+
 class RdpAccountant(Accountant):
     """Rényi-DP accountant over a wide grid of orders (immutable: :meth:`compose` returns a new accountant).
 
     ``orders=None`` uses :data:`dpgnn.privacy.rdp.DEFAULT_ORDERS` (1.01 … 1e5). The conversion to (ε, δ) is the
-    tight one of Balle et al. 2020 / Canonne, Kamath & Steinke 2020, minimised over the grid.
+    tight one of Balle et al. 2020 / Canonne, Kamath & Steinke 2020, minimised over the grid. The accountant also
+    tracks the pure-DP ε of the composition (finite only without Gaussian events) and reports the smaller of the
+    two; then the returned order is ``inf``.
     """
 
     name = "rdp"
@@ -205,6 +229,7 @@ class RdpAccountant(Accountant):
         super().__init__()
         self.orders = _rdp.check_orders(orders)
         self._rdp = np.zeros(len(self.orders))
+        self._pure = 0.0
 
     @property
     def rdp(self) -> np.ndarray:
@@ -223,6 +248,7 @@ class RdpAccountant(Accountant):
         Accountant.__init__(new)
         new.orders = self.orders
         new._rdp = self._rdp + n * _event_rdp(event, self.orders)
+        new._pure = self._pure + n * _pure_epsilon(event)
         new._ledger = self._ledger + ((event, n),)
         return new
 
@@ -230,7 +256,10 @@ class RdpAccountant(Accountant):
         d = check_delta(delta)
         if not self._ledger:
             return 0.0, None
-        return _rdp.rdp_to_epsilon(self.orders, self._rdp, d)
+        eps, order = _rdp.rdp_to_epsilon(self.orders, self._rdp, d)
+        if self._pure < eps:
+            return self._pure, math.inf
+        return eps, order
 
 
 # ------------------------------------------------------------------------------------------------------------

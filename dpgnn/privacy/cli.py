@@ -95,7 +95,12 @@ def report(command: str, event: Event, delta: float, accountant: str, as_json: b
         typer.echo(json.dumps(payload))
     else:
         args = ", ".join(f"{k}={v}" for k, v in inputs.items())
-        at = f" (optimal RDP order {order:g})" if order is not None and math.isfinite(order) else ""
+        if order is None:
+            at = ""
+        elif math.isinf(order):
+            at = " (pure-DP basic composition is tighter)"
+        else:
+            at = f" (optimal RDP order {order:g})"
         typer.echo(f"{command}: epsilon = {eps:.6g} at delta = {d:g} [{args}; accountant={accountant}{at}]")
     return payload
 

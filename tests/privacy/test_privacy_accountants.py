@@ -237,8 +237,14 @@ def test_monotonicity_laplace():
     assert all(a > b for a, b in zip(e_b, e_b[1:])), e_b
     e_n = [epsilon(SelfComposedEvent(PoissonSampledEvent(0.3, LaplaceEvent(5.0)), n), 1e-4) for n in (1, 10, 100)]
     assert all(a < b for a, b in zip(e_n, e_n[1:])), e_n
-    # a single unsampled Laplace: RDP is capped by pure 1/b-DP, so epsilon ≤ 1/b
-    assert epsilon(LaplaceEvent(2.0), 1e-5) <= 0.5 + 1e-12
+    # a single unsampled Laplace is pure 1/b-DP: the accountant never reports more than basic composition
+    eps, order = get_accountant("rdp").compose(LaplaceEvent(2.0)).get_epsilon_and_order(1e-9)
+    assert eps == pytest.approx(0.5) and order == math.inf
+    pure_sampled = 3 * math.log1p(0.1 * math.expm1(2.0))
+    assert epsilon(SelfComposedEvent(PoissonSampledEvent(0.1, LaplaceEvent(0.5)), 3), 1e-9) <= pure_sampled + 1e-12
+    # with many compositions RDP beats basic composition
+    eps_many, order_many = get_accountant("rdp").compose(LaplaceEvent(10.0), 1000).get_epsilon_and_order(1e-5)
+    assert eps_many < 100 * 0.9 and math.isfinite(order_many)
 
 
 def test_event_rdp_composes_additively():
