@@ -68,7 +68,7 @@ def load_manifest(profile: str, root: Path | None = None) -> pd.DataFrame:
 
 
 def execute_notebook(nb: Path, out: Path, log: Path, parameters: dict, *, cwd: Path,
-                     timeout: int | None = None) -> tuple[str, str]:
+                     timeout: int | None = None, threads: int | None = None) -> tuple[str, str]:
     """Run one notebook with papermill in a subprocess; returns (status, error message)."""
     import yaml
 
@@ -76,6 +76,9 @@ def execute_notebook(nb: Path, out: Path, log: Path, parameters: dict, *, cwd: P
     cmd = [sys.executable, "-m", "papermill", str(nb), str(out), "-k", "python3", "--cwd", str(cwd),
            "-y", yaml.safe_dump(parameters), "--log-output", "--no-progress-bar"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg", "DPGNN_HOME": str(cwd)}
+    if threads:  # parallel notebooks share the cores instead of oversubscribing them
+        env.setdefault("OMP_NUM_THREADS", str(threads))
+        env.setdefault("MKL_NUM_THREADS", str(threads))
     with open(log, "w") as fh:
         try:
             proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=cwd, timeout=timeout)
@@ -134,7 +137,7 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
         record({**base, "status": "running", "duration_s": "", "started": started, "error": ""})
         t0 = time.perf_counter()
         status, error = execute_notebook(nb, out, log, {"profile": profile, "device": device, "force": force},
-                                         cwd=root, timeout=timeout)
+                                         cwd=root, timeout=timeout, threads=max(1, (os.cpu_count() or 1) // jobs))
         row = {**base, "status": status, "duration_s": f"{time.perf_counter() - t0:.1f}", "started": started,
                "error": error}
         record(row)

@@ -1,0 +1,77 @@
+"""Run profiles per paper series: ``smoke`` (minutes on a 2-core CPU) and ``paper`` (the papers' settings).
+
+Notebooks take ``profile`` as a parameter and call :func:`settings`, which returns the profile's values with any
+non-``None`` notebook overrides applied (e.g. ``datasets=["cora"]``). Keeping the numbers here, not in the
+notebooks' parameter cells, means the parameters cell holds no derived values and papermill overrides stay small.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LPGCN_DATASETS = ["citeseer", "cora", "elliptic", "flickr", "twitch"]
+
+PROFILES: dict[str, dict[str, dict[str, Any]]] = {
+    "lpgcn": {
+        "smoke": {
+            "datasets": ["cora", "citeseer", "twitch"],       # Fig. 2-5, Table 3
+            "table2_datasets": ["cora"],                       # Table 2 (training runs)
+            "variance_epsilons": [1.0 + 0.25 * i for i in range(17)],  # Fig. 1/4/5: eps in [1, 5]
+            "mae_epsilons": [1.0, 3.0, 5.0, 7.0, 9.0],
+            "table2_epsilons": [1.0, 5.0, 9.0],
+            "methods": ["lm", "pm", "pgc", "raw"],
+            "runs": 2,
+            "nc_max_epochs": 100, "nc_min_epochs": 10, "nc_patience": 20,
+            "lp_max_epochs": 100, "lp_min_epochs": 20, "lp_check_every": 10, "lp_patience": 10,
+            "seed": 12345,
+        },
+        "paper": {
+            "datasets": _LPGCN_DATASETS,
+            "table2_datasets": _LPGCN_DATASETS,
+            "variance_epsilons": [1.0 + 0.1 * i for i in range(41)],
+            "mae_epsilons": [1.0, 3.0, 5.0, 7.0, 9.0],
+            "table2_epsilons": [1.0, 5.0, 9.0],
+            "methods": ["lm", "pm", "pgc", "raw"],
+            "runs": 10,
+            "nc_max_epochs": 500, "nc_min_epochs": 10, "nc_patience": 20,
+            "lp_max_epochs": 500, "lp_min_epochs": 100, "lp_check_every": 10, "lp_patience": 10,
+            "seed": 12345,
+        },
+    },
+}
+
+
+class Settings(dict):
+    """A dict whose keys are also attributes (``cfg.runs``); read-only after creation."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"no setting {name!r}; available: {sorted(self)}") from None
+
+    def __setitem__(self, key, value):  # pragma: no cover - defensive
+        raise TypeError("settings are read-only; pass overrides to dpgnn.profiles.settings()")
+
+
+def settings(paper: str, profile: str, **overrides: Any) -> Settings:
+    """The ``profile`` settings of ``paper`` with the non-``None`` ``overrides`` applied.
+
+    Unknown papers, profiles or override keys raise ``ValueError`` listing the valid choices.
+    """
+    if paper not in PROFILES:
+        raise ValueError(f"unknown paper {paper!r}; valid: {sorted(PROFILES)}")
+    if profile not in PROFILES[paper]:
+        raise ValueError(f"unknown profile {profile!r} for {paper}; valid: {sorted(PROFILES[paper])}")
+    base = dict(PROFILES[paper][profile])
+    unknown = sorted(k for k, v in overrides.items() if v is not None and k not in base)
+    if unknown:
+        raise ValueError(f"unknown setting(s) {unknown} for {paper}; valid: {sorted(base)}")
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    if isinstance(base.get("runs"), int) and base["runs"] < 1:
+        raise ValueError(f"runs must be >= 1, got {base['runs']}")
+    base["paper"], base["profile"] = paper, profile
+    return Settings(base)
+
+
+__all__ = ["PROFILES", "Settings", "settings"]
