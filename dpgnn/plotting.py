@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dpgnn.utils import ROOT  # noqa: E402
+from dpgnn.utils import output_root  # noqa: E402
 
 #: One colour per method across every figure of the project.
 PALETTE = {"lm": "#1f77b4", "pm": "#2ca02c", "pgc": "#ff7f0e", "raw": "#7f7f7f", "paper": "#000000"}
@@ -21,7 +21,7 @@ LABELS = {"lm": "LM", "pm": "PM", "pgc": "PGC", "raw": "RAW"}
 
 
 def figures_dir(profile: str, paper: str, root: Path | None = None) -> Path:
-    return Path(root or ROOT / "figures") / profile / paper
+    return Path(root or output_root() / "figures") / profile / paper
 
 
 def savefig(fig: plt.Figure, name: str, *, paper: str, profile: str, root: Path | None = None) -> list[Path]:

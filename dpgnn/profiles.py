@@ -25,6 +25,15 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
             "lp_max_epochs": 100, "lp_min_epochs": 20, "lp_check_every": 10, "lp_patience": 10,
             "seed": 12345,
         },
+        # "test": the smallest end-to-end execution, used by the test suite to run every notebook with papermill
+        "test": {
+            "datasets": ["cora"], "table2_datasets": ["cora"],
+            "variance_epsilons": [1.0, 3.0, 5.0], "mae_epsilons": [1.0, 9.0], "table2_epsilons": [1.0],
+            "methods": ["pgc", "raw"], "runs": 1,
+            "nc_max_epochs": 5, "nc_min_epochs": 1, "nc_patience": 2,
+            "lp_max_epochs": 10, "lp_min_epochs": 2, "lp_check_every": 5, "lp_patience": 1,
+            "seed": 0,
+        },
         "paper": {
             "datasets": _LPGCN_DATASETS,
             "table2_datasets": _LPGCN_DATASETS,

@@ -18,7 +18,7 @@ import pandas as pd
 
 from dpgnn.reference import load_reference, papers as reference_papers
 from dpgnn.results import ResultStore, results_dir
-from dpgnn.utils import ROOT
+from dpgnn.utils import output_root
 
 KEY = ["paper", "artifact", "dataset", "method", "setting", "metric"]
 REPORT_COLUMNS = KEY + ["paper_value", "paper_spread", "ours_value", "ours_spread", "n_runs", "profile", "status",
@@ -92,7 +92,7 @@ def paper_vs_ours(paper: str, artifact: str, profile: str, *, root: Path | None 
 def build_report(profile: str, papers: list[str] | None = None, *, root: Path | None = None,
                  write: bool = True) -> pd.DataFrame:
     """Compare every paper's reference data with ``results/<profile>/`` and write report.csv/.md/.html."""
-    root = Path(root or ROOT / "results")
+    root = Path(root or output_root() / "results")
     names = papers or reference_papers()
     unknown = sorted(set(names) - set(reference_papers()))
     if unknown:

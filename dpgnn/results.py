@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from dpgnn.utils import ROOT, versions
+from dpgnn.utils import output_root, versions
 
 #: Columns every row has (others, e.g. ``epochs``, may follow). ``ledger`` is a JSON privacy ledger:
 #: level, neighbouring relation, mechanism, noise, sampling rate, steps, epsilon, delta, accountant.
@@ -30,7 +30,7 @@ PROFILES = ("smoke", "paper", "test")
 def results_dir(profile: str, paper: str, root: Path | None = None) -> Path:
     if not profile or "/" in profile:
         raise ValueError(f"profile must be a plain name such as 'smoke' or 'paper', got {profile!r}")
-    return Path(root or ROOT / "results") / profile / paper
+    return Path(root or output_root() / "results") / profile / paper
 
 
 class ResultStore:

@@ -160,5 +160,5 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
     if report:
         from dpgnn.report import build_report
 
-        build_report(profile, root=root / "results")
+        build_report(profile)
     return load_manifest(profile, root)

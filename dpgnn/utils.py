@@ -20,6 +20,11 @@ log = logging.getLogger("dpgnn")
 ROOT = Path(os.environ.get("DPGNN_HOME", Path(__file__).resolve().parent.parent))
 
 
+def output_root() -> Path:
+    """Where ``results/`` and ``figures/`` live: the repository root, or ``$DPGNN_OUTPUT_ROOT`` (tests use a tmp dir)."""
+    return Path(os.environ.get("DPGNN_OUTPUT_ROOT") or ROOT)
+
+
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
     """Return the torch device for ``device``: ``"auto"`` picks CUDA when present, else CPU (and logs it)."""
     if isinstance(device, torch.device):
