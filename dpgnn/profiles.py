@@ -63,16 +63,34 @@ class Settings(dict):
         raise TypeError("settings are read-only; pass overrides to dpgnn.profiles.settings()")
 
 
+def _profiles(paper: str) -> dict[str, dict[str, Any]]:
+    """Profiles of ``paper``: from :data:`PROFILES`, else the ``PROFILES`` dict of ``dpgnn.series.<paper>``."""
+    if paper in PROFILES:
+        return PROFILES[paper]
+    import importlib
+    import pkgutil
+
+    import dpgnn.series as series
+
+    names = sorted(set(PROFILES) | {m.name for m in pkgutil.iter_modules(series.__path__)})
+    if paper not in names:
+        raise ValueError(f"unknown paper {paper!r}; valid: {names}")
+    profiles = getattr(importlib.import_module(f"dpgnn.series.{paper}"), "PROFILES", None)
+    if not profiles:
+        raise ValueError(f"dpgnn.series.{paper} defines no PROFILES")
+    return profiles
+
+
 def settings(paper: str, profile: str, **overrides: Any) -> Settings:
     """The ``profile`` settings of ``paper`` with the non-``None`` ``overrides`` applied.
 
+    Profiles come from :data:`PROFILES` or, for a series that keeps its own, ``dpgnn.series.<paper>.PROFILES``.
     Unknown papers, profiles or override keys raise ``ValueError`` listing the valid choices.
     """
-    if paper not in PROFILES:
-        raise ValueError(f"unknown paper {paper!r}; valid: {sorted(PROFILES)}")
-    if profile not in PROFILES[paper]:
-        raise ValueError(f"unknown profile {profile!r} for {paper}; valid: {sorted(PROFILES[paper])}")
-    base = dict(PROFILES[paper][profile])
+    profiles = _profiles(paper)
+    if profile not in profiles:
+        raise ValueError(f"unknown profile {profile!r} for {paper}; valid: {sorted(profiles)}")
+    base = dict(profiles[profile])
     unknown = sorted(k for k, v in overrides.items() if v is not None and k not in base)
     if unknown:
         raise ValueError(f"unknown setting(s) {unknown} for {paper}; valid: {sorted(base)}")

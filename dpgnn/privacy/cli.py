@@ -159,3 +159,18 @@ def laplace(
         event = SelfComposedEvent(base, n) if n > 1 else base
         report("laplace", event, delta, accountant, as_json,
                inputs={"scale": b, "sample_rate": q, "count": n}, neighbouring="add/remove one record")
+
+
+# Paper-specific calculators live in their own modules ``dpgnn/privacy/cli_<paper>.py``, each exposing
+# ``register(app)`` that adds its subcommands (e.g. ``dpgnn epsilon privgnn``); one module per paper keeps them apart.
+def _register_paper_commands() -> None:
+    import importlib
+    import pkgutil
+
+    import dpgnn.privacy as pkg
+
+    for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name.startswith("cli_")):
+        importlib.import_module(f"dpgnn.privacy.{mod}").register(app)
+
+
+_register_paper_commands()
