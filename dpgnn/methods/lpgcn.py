@@ -85,10 +85,7 @@ TABLE1_NUM_FEATURES = {"citeseer": 3703, "cora": 1433, "elliptic": 166, "flickr"
 #: How each dataset is loaded for this paper (name, variant) -- spec 1.2.
 _LOAD = {"cora": ("cora", "lpgcn"), "citeseer": ("citeseer", "lpgcn"), "twitch": ("twitch", "lpgcn"),
          "elliptic": ("elliptic", "lpgcn"), "flickr": ("flickr", None)}
-#: Datasets whose LPGCN copy has no never-observed feature columns. The Karate Club Twitch-ENGB file indexes
-#: features 0..3169, but only 2,545 of them occur in ENGB; the authors' Twitch has exactly 2,545 features (Table 1)
-#: and x̄ = 0.008 (Table 3) only holds over those columns (over all 3,170 it is 0.0065).
-_DROP_EMPTY_COLUMNS = {"twitch"}
+
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -143,19 +140,18 @@ def _epsilon(method: str, epsilon: float | None) -> float:
 # ---------------------------------------------------------------------------------------------------------------
 # Data and perturbation
 # ---------------------------------------------------------------------------------------------------------------
-def prepare(dataset_name: str, *, drop_empty_columns: bool | None = None, root=None) -> Data:
+def prepare(dataset_name: str, *, drop_empty_columns: bool = False, root=None) -> Data:
     """Load a dataset as the paper uses it and min-max normalise its features to [0, 1] (α = 0, Δ = 1).
 
-    Zero-range columns are kept and set to 0 (the paper's m counts them). ``drop_empty_columns`` (default: only for
-    Twitch, see ``_DROP_EMPTY_COLUMNS``) first removes feature columns that are zero for every node, i.e. feature
-    ids never observed in that dataset. Raises :class:`dpgnn.data.DatasetUnavailable` when the files are missing.
+    Zero-range columns are kept and set to 0 (the paper's m counts them; Cora has one). ``drop_empty_columns``
+    first removes feature columns that are zero for every node. (Twitch needs no such step: the loader pivots the
+    Karate Club file like the authors' code, giving Table 1's 2,545 columns and Table 3's x̄ = 0.008.)
+    Raises :class:`dpgnn.data.DatasetUnavailable` when the files are missing.
     """
     key = _dataset_key(dataset_name)
     name, variant = _LOAD[key]
     kwargs = {} if root is None else {"root": root}
     data = load_dataset(name, variant=variant, **kwargs)
-    if drop_empty_columns is None:
-        drop_empty_columns = key in _DROP_EMPTY_COLUMNS
     if drop_empty_columns:
         data = copy.copy(data)
         data.x = data.x[:, (data.x != 0).any(dim=0)]
@@ -229,7 +225,10 @@ def _mae_seed(seed: int, dataset: str, method: str, eps: float) -> int:
 
 def _base_row(dataset: str, method: str, eps: float, num_features: int, seed: int, artifact: str) -> dict[str, Any]:
     return {"paper": PAPER, "artifact": artifact, "dataset": dataset, "method": method,
-            **privacy_ledger(method, None if method == "raw" else eps, num_features), "seed": seed}
+            **privacy_ledger(method, None if method == "raw" else eps, num_features), "seed": seed,
+            "config_hash": config_hash({"artifact": artifact, "dataset": dataset, "method": method, "epsilon": eps,
+                                        "seed": seed}),
+            "versions": versions()}
 
 
 def mae_vs_epsilon(data: Data, dataset_name: str, epsilons: Iterable[float] = EPSILONS_MAE,
@@ -238,12 +237,13 @@ def mae_vs_epsilon(data: Data, dataset_name: str, epsilons: Iterable[float] = EP
     key = _label(dataset_name)
     rows = []
     for method in map(_method_key, methods):
-        for eps in epsilons:
-            e = _epsilon(method, None if method == "raw" else eps)
-            mae = gc_mae(data, method, None if method == "raw" else e, _mae_seed(seed, key, method, e))
+        # RAW has no ε: one row with epsilon = inf (its MAE is 0 by construction)
+        for eps in ([None] if method == "raw" else epsilons):
+            e = _epsilon(method, eps)
+            mae = gc_mae(data, method, eps if eps is None else e, _mae_seed(seed, key, method, e))
             row = _base_row(key, method, e, data.num_features, seed, "fig2")
-            row.update(epsilon=float(eps) if method == "raw" else e, metric="mae", value=float(mae.mean()),
-                       spread=float(mae.std(unbiased=False)), num_nodes=int(mae.numel()))
+            row.update(metric="mae", value=float(mae.mean()), spread=float(mae.std(unbiased=False)),
+                       num_nodes=int(mae.numel()))
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -271,7 +271,7 @@ def mae_vs_degree(data: Data, dataset_name: str, epsilon: float = 1.0,
         grouped = frame.groupby("degree")["mae"].agg(["mean", lambda s: s.std(ddof=0), "size"])
         grouped.columns = ["value", "spread", "count"]
         base = _base_row(key, method, e, data.num_features, seed, "fig3")
-        base.update(epsilon=float(epsilon) if method == "raw" else e, metric="mae", d_max=d_max)
+        base.update(metric="mae", d_max=d_max)
         for degree, g in grouped.iterrows():
             rows.append({**base, "degree": int(degree), "value": float(g["value"]), "spread": float(g["spread"]),
                          "count": int(g["count"])})

@@ -108,6 +108,9 @@ def test_mae_tables(graph):
     assert set(df["metric"]) == {"mae"} and (df["spread"] > 0).all()
     assert (df["epsilon_node_total"] == df["epsilon"] * graph.num_features).all()
     pd.testing.assert_frame_equal(df, L.mae_vs_epsilon(graph, "synthetic", [1, 5], seed=0))
+    raw = L.mae_vs_epsilon(graph, "synthetic", [1, 5], methods=("raw",), seed=0)
+    assert len(raw) == 1 and raw["value"].item() == 0.0 and raw["epsilon"].item() == math.inf
+    assert raw["level"].item() == "none"
     # Fig. 3 uses the same draw at that epsilon: the node-weighted mean over degrees equals the nodes' mean
     deg_df = L.mae_vs_degree(graph, "synthetic", epsilon=1.0, seed=0, quantile=1.0)
     deg = torch.bincount(graph.edge_index[0], minlength=graph.num_nodes)
