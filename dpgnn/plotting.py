@@ -35,7 +35,7 @@ def savefig(fig: plt.Figure, name: str, *, paper: str, profile: str, root: Path 
 
 
 def _panels(n: int, ncols: int | None, size: float = 3.2) -> tuple[plt.Figure, np.ndarray]:
-    ncols = ncols or min(n, 5)
+    ncols = min(n, ncols or 5)
     nrows = int(np.ceil(n / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols, size * 0.85 * nrows), squeeze=False)
     for ax in axes.flat[n:]:
