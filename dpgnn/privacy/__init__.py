@@ -37,6 +37,7 @@ from dpgnn.privacy.events import (
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
 )
+from dpgnn.privacy.multibit import MultiBitMechanism, optimal_m  # noqa: F401  (registers "multibit")
 from dpgnn.privacy.mechanisms import (
     AnalyticGaussianMechanism,
     GaussianMechanism,
