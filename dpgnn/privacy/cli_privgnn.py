@@ -1,0 +1,130 @@
+"""``dpgnn epsilon privgnn`` and ``dpgnn epsilon pate``: the PrivGNN paper's two calculators.
+
+::
+
+    dpgnn epsilon privgnn --lam 0.4 --queries 1000 --gamma 0.3 --delta 1e-3 --json
+    dpgnn epsilon pate    --lam 0.4 --queries 1000 --delta 4e-4 [--votes counts.csv] --json
+
+``privgnn`` prints the accountant's ε (default: the authors' autodp ``anaRDPacct``), with the paper's Theorem 7
+closed form and the valid order-2 bound beside it. ``pate`` prints the moments accountant's ε: data-dependent
+when ``--votes`` gives the teachers' vote counts (a ``.npy`` or ``.csv`` matrix, one row per answered query, one
+column per class), always with the data-independent bound.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import numpy as np
+import typer
+
+from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite, check_sample_rate
+from dpgnn.privacy.cli import CliInputError, option_check, option_errors
+from dpgnn.privacy.pate import (
+    PRIVGNN_ACCOUNTANT,
+    order2_epsilon,
+    pate_epsilon,
+    privgnn_epsilon,
+    privgnn_event,
+    theorem7_epsilon,
+)
+
+__all__ = ["register", "read_votes"]
+
+
+def _emit(payload: Dict[str, Any], as_json: bool, text: str) -> None:
+    if as_json:
+        typer.echo(json.dumps(payload))
+    else:
+        typer.echo(text)
+
+
+def read_votes(path: str) -> np.ndarray:
+    """A vote-count matrix ``[queries, classes]`` from a ``.npy`` file or a comma-separated text file."""
+    p = Path(path)
+    if not p.is_file():
+        raise CliInputError(f"--votes: no such file {path!r}")
+    try:
+        arr = np.load(p) if p.suffix == ".npy" else np.loadtxt(p, delimiter=",", ndmin=2)
+    except Exception as err:  # noqa: BLE001 - any parse failure is a user input error
+        raise CliInputError(f"--votes: cannot read {path!r} as a vote-count matrix ({err})") from None
+    arr = np.asarray(arr, dtype=float)
+    if arr.ndim != 2 or arr.shape[1] < 2:
+        raise CliInputError(f"--votes: expected a [queries, classes >= 2] matrix, got shape {arr.shape}")
+    if not np.isfinite(arr).all() or (arr < 0).any() or not np.equal(np.round(arr), arr).all():
+        raise CliInputError("--votes: counts must be non-negative integers")
+    return arr
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``privgnn`` and ``pate`` subcommands to ``dpgnn epsilon``."""
+
+    @app.command("privgnn")
+    def privgnn(
+        lam: float = typer.Option(..., "--lam", help="lambda = 1/b, inverse Laplace scale on the posterior, > 0."),
+        queries: int = typer.Option(..., "--queries", help="Answered queries |Q|, an integer >= 1."),
+        gamma: float = typer.Option(..., "--gamma", help="Poisson sampling rate of the private nodes, in (0, 1]."),
+        delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
+        accountant: str = typer.Option(PRIVGNN_ACCOUNTANT, "--accountant",
+                                       help="autodp_rdp_acct (the authors', default), rdp (exact RDP, tight "
+                                            "conversion) or autodp."),
+        as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
+    ) -> None:
+        """Epsilon of PrivGNN: |Q| Poisson(gamma)-subsampled Laplace(1/lambda) label queries (add/remove one node)."""
+        with option_errors():
+            lam_ = option_check("--lam", check_positive_finite, lam)
+            n = option_check("--queries", check_count, queries)
+            g = option_check("--gamma", check_sample_rate, gamma)
+            d = option_check("--delta", check_delta, delta)
+            try:
+                eps = privgnn_epsilon(lam_, n, g, d, accountant)
+            except ValueError as err:
+                raise CliInputError(f"--accountant: {err}") from None
+            payload = {"command": "privgnn", "epsilon": eps, "delta": d, "lam": lam_, "queries": n, "gamma": g,
+                       "accountant": accountant, "epsilon_theorem7": theorem7_epsilon(lam_, n, g, d),
+                       "epsilon_order2_bound": order2_epsilon(lam_, n, g, d),
+                       "neighbouring": "add/remove one private node", "event": privgnn_event(lam_, n, g).to_dict()}
+            _emit(payload, as_json,
+                  f"privgnn: epsilon = {eps:.6g} at delta = {d:g} [lam={lam_:g}, queries={n}, gamma={g:g}; "
+                  f"accountant={accountant}] (paper Theorem 7 closed form: {payload['epsilon_theorem7']:.6g}; "
+                  f"order-2 bound: {payload['epsilon_order2_bound']:.6g})")
+
+    @app.command("pate")
+    def pate(
+        lam: float = typer.Option(..., "--lam", help="lambda = 1/b, inverse Laplace scale on each vote count, > 0."),
+        queries: int = typer.Option(..., "--queries", help="Answered queries |Q|, an integer >= 1."),
+        delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
+        votes: Optional[str] = typer.Option(None, "--votes",
+                                            help="Vote counts [queries, classes] (.npy or .csv) for the "
+                                                 "data-dependent epsilon."),
+        moments: int = typer.Option(8, "--moments", help="Highest moment order l, an integer >= 1."),
+        as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
+    ) -> None:
+        """Epsilon of PATE (moments accountant, Papernot et al. 2017): |Q| noisy-argmax answers over teacher votes."""
+        with option_errors():
+            lam_ = option_check("--lam", check_positive_finite, lam)
+            n = option_check("--queries", check_count, queries)
+            d = option_check("--delta", check_delta, delta)
+            m = option_check("--moments", check_count, moments)
+            counts = None
+            if votes is not None:
+                counts = read_votes(votes)
+                if counts.shape[0] != n:
+                    raise CliInputError(f"--votes has {counts.shape[0]} rows but --queries is {n}; one row per "
+                                        "answered query")
+            res = pate_epsilon(lam_, n, d, counts, moments=m)
+            payload = {"command": "pate", "epsilon": res.epsilon, "delta": d, "lam": lam_, "queries": n,
+                       "moments": m, "data_dependent": res.data_dependent,
+                       "epsilon_data_independent": res.epsilon_data_independent, "order": res.order,
+                       "order_data_independent": res.order_data_independent, "votes": votes,
+                       "accountant": "pate_moments (Papernot et al. 2017)",
+                       "neighbouring": "replace one private record (changes one teacher's vote)"}
+            kind = "data-dependent" if res.data_dependent else "data-independent"
+            _emit(payload, as_json,
+                  f"pate: epsilon = {res.epsilon:.6g} ({kind}, moment order {res.order}) at delta = {d:g} "
+                  f"[lam={lam_:g}, queries={n}]; data-independent bound {res.epsilon_data_independent:.6g}")
+            if not math.isfinite(res.epsilon):  # pragma: no cover - defensive
+                raise CliInputError("epsilon is not finite")
