@@ -24,29 +24,32 @@ Calibration (``target_epsilon``) is conservative: the returned noise satisfies `
 from __future__ import annotations
 
 import copy
-import functools
 import math
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-import numpy as np
 import torch
 import torch.nn.functional as F
-from scipy.special import gammaln, logsumexp
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
-from dpgnn.nn.progap import MLP, StageModel, batchnorm_to_groupnorm
-from dpgnn.privacy import (
-    ComposedEvent,
-    Event,
-    GaussianEvent,
-    PoissonSampledEvent,
-    SelfComposedEvent,
-    calibrate,
-    epsilon as event_epsilon,
+from dpgnn.nn.progap import MLP, StageModel
+from dpgnn.privacy.progap import (  # noqa: F401  (re-exported: the method's accounting)
+    DEFAULT_ACCOUNTANT,
+    LEVELS,
+    _delta,
+    _int,
+    _level,
+    _pos,
+    calibrate_noise,
+    default_delta,
+    privacy_event,
+    privacy_ledger,
+    stage_steps,
+    theorem41_epsilon,
+    theorem42_epsilon,
 )
 from dpgnn.utils import make_generator, resolve_device, stable_seed
 
@@ -56,212 +59,7 @@ __all__ = [
     "train_progap", "train_stage", "DPSettings", "accuracy",
 ]
 
-LEVELS = ("none", "edge", "node")
 PAPER = "progap"
-
-#: accountant used by default per level (the authors' choices, spec 3.3 / 3.4)
-DEFAULT_ACCOUNTANT = {"edge": "exact_gaussian", "node": "autodp"}
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# validation helpers
-# ---------------------------------------------------------------------------------------------------------------
-def _int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _pos(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
-
-
-def _delta(value: Any) -> float:
-    v = float(value) if isinstance(value, (int, float, np.floating)) and not isinstance(value, bool) else math.nan
-    if not 0.0 < v < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {value!r}")
-    return v
-
-
-def _level(level: str) -> str:
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
-    return level
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# privacy: δ rule, events, paper bounds, calibration
-# ---------------------------------------------------------------------------------------------------------------
-def default_delta(count: int) -> float:
-    """The authors' δ rule: ``10^-(number of decimal digits of count)`` (count = directed edges at edge level,
-    training nodes at node level; spec 3.3 / 3.4), so that δ < 1/count."""
-    n = _int(count, "count", 1)
-    return 10.0 ** (-len(str(n)))
-
-
-def stage_steps(train_nodes: int, batch_size: int, epochs: int) -> tuple[float, int]:
-    """``(sample_rate, steps)`` of one DP-SGD stage: rate ``min(1, B/N)``, ``epochs · max(1, ⌊N/B⌋)`` steps."""
-    n = _int(train_nodes, "train_nodes", 1)
-    b = _int(batch_size, "batch_size", 1)
-    e = _int(epochs, "epochs", 1)
-    return min(1.0, b / n), e * max(1, n // b)
-
-
-def privacy_event(level: str, noise: float, *, aggregations: int, dpsgd_runs: int = 0, train_nodes: int = 1,
-                  batch_size: int = 1, epochs: int = 1) -> Event | None:
-    """The privacy event of a ProGAP/GAP run in units of sensitivity (``None`` when it has no cost).
-
-    ``aggregations`` NAP queries (Gaussian, noise multiplier ``noise``) plus, at node level, ``dpsgd_runs``
-    DP-SGD runs (Poisson-sampled Gaussian, same multiplier) of ``stage_steps(train_nodes, batch_size, epochs)``.
-    """
-    _level(level)
-    k = _int(aggregations, "aggregations", 0)
-    runs = _int(dpsgd_runs, "dpsgd_runs", 0)
-    z = _pos(noise, "noise")
-    parts: list[Event] = []
-    if k:
-        parts.append(SelfComposedEvent(GaussianEvent(z), k) if k > 1 else GaussianEvent(z))
-    if level == "node" and runs:
-        q, t = stage_steps(train_nodes, batch_size, epochs)
-        step: Event = PoissonSampledEvent(q, GaussianEvent(z)) if q < 1 else GaussianEvent(z)
-        parts.append(SelfComposedEvent(step, t * runs) if t * runs > 1 else step)
-    if level == "edge" and runs:
-        raise ValueError("dpsgd_runs must be 0 at edge level (training on cached aggregates is post-processing)")
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else ComposedEvent(parts)
-
-
-def theorem41_epsilon(sigma: float, depth: int, delta: float) -> float:
-    """Paper Theorem 4.1 (edge level, RDP + classic conversion): ``ε = K/(2σ²) + √(2K log(1/δ))/σ``."""
-    s, k, d = _pos(sigma, "sigma"), _int(depth, "depth", 0), _delta(delta)
-    return 0.0 if k == 0 else k / (2 * s * s) + math.sqrt(2 * k * math.log(1 / d)) / s
-
-
-def theorem42_epsilon(noise_multiplier: float, depth: int, sample_rate: float, steps: int, delta: float, *,
-                      dpsgd_runs: int | None = None, max_order: int = 256) -> float:
-    """Paper Theorem 4.2 (node level): ``min_α [(K+1)·T·ε_SGM(α) + Kα/(2z²) + log(1/δ)/(α−1)]`` over integer
-    ``α ∈ [2, max_order]``, with ``σ_GP = z·C``, ``σ_AP = z·√D`` (so ``C²/σ_GP² = D/σ_AP² = 1/z²``) and ``ε_SGM``
-    the Zhu & Wang (2019) upper bound for the Poisson-subsampled Gaussian (the sum printed in Eq. 11)."""
-    z = _pos(noise_multiplier, "noise_multiplier")
-    k = _int(depth, "depth", 0)
-    q = float(sample_rate)
-    if not 0.0 < q <= 1.0:
-        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
-    t = _int(steps, "steps", 1)
-    d = _delta(delta)
-    runs = k + 1 if dpsgd_runs is None else _int(dpsgd_runs, "dpsgd_runs", 0)
-    best = math.inf
-    for a in range(2, _int(max_order, "max_order", 2) + 1):
-        if q < 1.0:
-            l = np.arange(3, a + 1)
-            log_binom = gammaln(a + 1) - gammaln(l + 1) - gammaln(a - l + 1)
-            terms = [(a - 1) * math.log1p(-q) + math.log(a * q - q + 1),
-                     math.log(a * (a - 1) / 2) + 2 * math.log(q) + (a - 2) * math.log1p(-q) + 1 / z ** 2]
-            terms += list(log_binom + (a - l) * math.log1p(-q) + l * math.log(q) + (l - 1) * l / (2 * z ** 2))
-            sgm = float(logsumexp(terms)) / (a - 1)
-        else:
-            sgm = a / (2 * z ** 2)
-        eps = runs * t * sgm + k * a / (2 * z ** 2) + math.log(1 / d) / (a - 1)
-        best = min(best, eps)
-    return best
-
-
-@functools.lru_cache(maxsize=4096)
-def _calibrate_cached(level: str, target: float, delta: float, aggregations: int, dpsgd_runs: int,
-                      train_nodes: int, batch_size: int, epochs: int, accountant: str, rtol: float, lower: float,
-                      upper: float):
-    def make(v: float) -> Event:
-        return privacy_event(level, v, aggregations=aggregations, dpsgd_runs=dpsgd_runs, train_nodes=train_nodes,
-                             batch_size=batch_size, epochs=epochs)
-    return calibrate(make, target, delta, lower=lower, upper=upper, accountant=accountant, rtol=rtol)
-
-
-def calibrate_noise(level: str, target_epsilon: float, delta: float, *, aggregations: int, dpsgd_runs: int = 0,
-                    train_nodes: int = 1, batch_size: int = 1, epochs: int = 1, accountant: str | None = None,
-                    rtol: float = 1e-4, lower: float = 0.05, upper: float = 2000.0):
-    """Smallest noise multiplier with ``ε ≤ target_epsilon`` (a :class:`dpgnn.privacy.Calibration`; cached)."""
-    _level(level)
-    if level == "none":
-        raise ValueError("level='none' has no noise to calibrate")
-    if privacy_event(level, 1.0, aggregations=aggregations, dpsgd_runs=dpsgd_runs, train_nodes=train_nodes,
-                     batch_size=batch_size, epochs=epochs) is None:
-        raise ValueError("this run touches no private data (no aggregation and no DP-SGD run): nothing to calibrate")
-    eps = _pos(target_epsilon, "target_epsilon")
-    acc = accountant or DEFAULT_ACCOUNTANT[level]
-    cal = _calibrate_cached(level, eps, _delta(delta), int(aggregations), int(dpsgd_runs), int(train_nodes),
-                            int(batch_size), int(epochs), acc, float(rtol), float(lower), float(upper))
-    assert cal.epsilon <= eps
-    return cal
-
-
-def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise: float | None = None,
-                   target_epsilon: float | None = None, aggregations: int | None = None,
-                   dpsgd_runs: int | None = None, train_nodes: int = 1, batch_size: int = 1, epochs: int = 1,
-                   max_degree: int | None = None, clip: float = 1.0, accountant: str | None = None,
-                   method: str = "progap") -> dict[str, Any]:
-    """Noise and ε of a ProGAP-style run, with the paper's bound beside the numerical accountant.
-
-    Give either ``noise`` (the multiplier ``z``/``σ``) or ``target_epsilon`` (then calibrated). ``aggregations``
-    defaults to ``depth`` and ``dpsgd_runs`` to ``depth + 1`` at node level (GAP: 2). The returned dict holds
-    ``epsilon`` (numerical accountant, the one results are reported with), ``epsilon_paper_bound`` (Theorem
-    4.1/4.2; ProGAP only), ``accountant``, the NAP noise std ``sigma_nap``, the DP-SGD noise std ``sigma_sgd``, the
-    sampling rate and steps.
-    """
-    _level(level)
-    k = _int(depth, "depth", 0)
-    aggs = k if aggregations is None else _int(aggregations, "aggregations", 0)
-    if level == "none":
-        return {"level": "none", "neighbouring": "none (no privacy)", "mechanism": "none", "epsilon": math.inf,
-                "delta": 0.0, "accountant": "none", "noise_multiplier": 0.0, "sigma_nap": 0.0, "depth": k}
-    if delta is None:
-        raise ValueError("delta is required for a private run (see default_delta)")
-    d = _delta(delta)
-    runs = (k + 1 if dpsgd_runs is None else _int(dpsgd_runs, "dpsgd_runs", 0)) if level == "node" else 0
-    if level == "node":
-        dd = _int(max_degree, "max_degree", 1) if max_degree is not None else None
-        if dd is None and aggs:
-            raise ValueError("max_degree is required at node level (degree bound D)")
-    kw = dict(aggregations=aggs, dpsgd_runs=runs, train_nodes=train_nodes, batch_size=batch_size, epochs=epochs)
-    acc = accountant or DEFAULT_ACCOUNTANT[level]
-    if (noise is None) == (target_epsilon is None):
-        raise ValueError("give exactly one of noise (the noise multiplier) and target_epsilon")
-    if privacy_event(level, 1.0, **kw) is None:  # nothing private is touched (e.g. an edge-level MLP)
-        z, eps, cal_info = 0.0, 0.0, None
-    elif target_epsilon is not None:
-        cal = calibrate_noise(level, target_epsilon, d, accountant=acc, **kw)
-        z, eps, cal_info = cal.value, cal.epsilon, cal.target_epsilon
-    else:
-        z = _pos(noise, "noise")
-        eps, cal_info = event_epsilon(privacy_event(level, z, **kw), d, acc), None
-    out: dict[str, Any] = {
-        "level": level, "method": method, "depth": k, "aggregations": aggs, "delta": d, "noise_multiplier": z,
-        "epsilon": eps, "target_epsilon": cal_info, "accountant": acc if z > 0 else "none (no private data used)",
-    }
-    if level == "edge":
-        out.update(neighbouring="edge-level: add/remove one edge", sigma_nap=z, sensitivity_nap=1.0,
-                   mechanism=f"{aggs} x NAP Gaussian (sensitivity 1)")
-        if method == "progap" and z > 0:
-            out["epsilon_paper_bound"] = theorem41_epsilon(z, aggs, d)
-            out["paper_bound"] = "Theorem 4.1"
-    else:
-        q, t = stage_steps(train_nodes, batch_size, epochs)
-        dd = max_degree if max_degree is not None else 0
-        out.update(neighbouring="node-level: add/remove one node with its edges (in-degree <= D)",
-                   sigma_nap=z * math.sqrt(dd), sensitivity_nap=math.sqrt(dd), max_degree=max_degree,
-                   sigma_sgd=z * clip, clip=clip, sample_rate=q, steps_per_run=t, dpsgd_runs=runs,
-                   batch_size=batch_size, train_nodes=train_nodes, epochs=epochs,
-                   mechanism=f"{aggs} x NAP Gaussian (sensitivity sqrt(D)) + {runs} x DP-Adam (Poisson sampling)")
-        if method == "progap" and z > 0 and runs == aggs + 1:
-            out["epsilon_paper_bound"] = theorem42_epsilon(z, aggs, q, t, d)
-            out["paper_bound"] = "Theorem 4.2"
-    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------

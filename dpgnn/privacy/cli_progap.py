@@ -1,0 +1,106 @@
+"""``dpgnn epsilon progap``: ε of a ProGAP run (edge or node level), or the noise calibrated to a target ε.
+
+::
+
+    dpgnn epsilon progap --level edge --sigma S --depth K --delta D --json
+    dpgnn epsilon progap --level node --noise-multiplier Z --depth K --max-degree D --batch-size B \\
+        --train-nodes N --epochs-per-stage E --delta D --json
+    dpgnn epsilon progap --level edge --target-epsilon 1 --depth 2 --delta 1e-7 --json   # calibrate σ
+
+The JSON object holds ``epsilon`` (the numerical accountant: ``exact_gaussian`` at edge level, ``autodp`` at
+node level, as the authors; ``--accountant`` overrides), ``epsilon_paper_bound`` (Theorem 4.1 / 4.2) and, when
+calibrating, the calibrated ``sigma`` (edge) or ``noise_multiplier`` (node) with ``epsilon ≤ target_epsilon``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
+from dpgnn.privacy.cli import CliInputError, option_check, option_errors
+from dpgnn.privacy.progap import privacy_event, privacy_ledger
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``progap`` to ``dpgnn epsilon``."""
+
+    @app.command("progap")
+    def progap(
+        level: str = typer.Option(..., "--level", help="edge or node."),
+        depth: int = typer.Option(..., "--depth", "-k", help="Depth K (number of NAP queries), an integer >= 1."),
+        delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
+        sigma: Optional[float] = typer.Option(None, "--sigma", help="Edge level: NAP noise std sigma (> 0)."),
+        noise_multiplier: Optional[float] = typer.Option(
+            None, "--noise-multiplier", "-z", help="Node level: shared noise multiplier z (> 0)."),
+        target_epsilon: Optional[float] = typer.Option(
+            None, "--target-epsilon", help="Calibrate the noise to this epsilon (> 0) instead of giving it."),
+        max_degree: Optional[int] = typer.Option(None, "--max-degree", help="Node level: degree bound D, >= 1."),
+        batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Node level: expected batch size B."),
+        train_nodes: Optional[int] = typer.Option(None, "--train-nodes", help="Node level: training nodes N."),
+        epochs: Optional[int] = typer.Option(None, "--epochs-per-stage", help="Node level: epochs per stage E."),
+        accountant: Optional[str] = typer.Option(
+            None, "--accountant", help="Override the accountant (default exact_gaussian / autodp; also rdp)."),
+        as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
+    ) -> None:
+        """Epsilon of ProGAP: K NAP Gaussians (edge) or K Gaussians + K+1 DP-SGD runs (node)."""
+        with option_errors():
+            if level not in ("edge", "node"):
+                raise CliInputError(f"--level must be 'edge' or 'node', got {level!r}")
+            k = option_check("--depth", check_count, depth)
+            d = option_check("--delta", check_delta, delta)
+            noise_opt, noise = ("--sigma", sigma) if level == "edge" else ("--noise-multiplier", noise_multiplier)
+            other = "--noise-multiplier" if level == "edge" else "--sigma"
+            if (noise_multiplier if level == "edge" else sigma) is not None:
+                raise CliInputError(f"{other} does not apply to --level {level}; use {noise_opt}")
+            if (noise is None) == (target_epsilon is None):
+                raise CliInputError(f"give exactly one of {noise_opt} and --target-epsilon")
+            if noise is not None:
+                option_check(noise_opt, check_positive_finite, noise)
+            if target_epsilon is not None:
+                option_check("--target-epsilon", check_positive_finite, target_epsilon)
+            node_inputs = {}
+            if level == "node":
+                for opt, val in (("--max-degree", max_degree), ("--batch-size", batch_size),
+                                 ("--train-nodes", train_nodes), ("--epochs-per-stage", epochs)):
+                    if val is None:
+                        raise CliInputError(f"{opt} is required with --level node (an integer >= 1)")
+                    node_inputs[opt] = option_check(opt, check_count, val)
+                if node_inputs["--batch-size"] > node_inputs["--train-nodes"]:
+                    raise CliInputError(f"--batch-size must be <= --train-nodes ({node_inputs['--train-nodes']}), "
+                                        f"got {node_inputs['--batch-size']}")
+            else:
+                for opt, val in (("--max-degree", max_degree), ("--batch-size", batch_size),
+                                 ("--train-nodes", train_nodes), ("--epochs-per-stage", epochs)):
+                    if val is not None:
+                        raise CliInputError(f"{opt} applies to --level node only")
+            kw = {}
+            if level == "node":
+                kw = dict(max_degree=node_inputs["--max-degree"], batch_size=node_inputs["--batch-size"],
+                          train_nodes=node_inputs["--train-nodes"], epochs=node_inputs["--epochs-per-stage"])
+            led = privacy_ledger(level, depth=k, delta=d, noise=noise, target_epsilon=target_epsilon,
+                                 accountant=accountant, **kw)
+            z = led["noise_multiplier"]
+            event = privacy_event(level, z, aggregations=k, dpsgd_runs=k + 1 if level == "node" else 0,
+                                  **{key: kw[key] for key in ("train_nodes", "batch_size", "epochs") if key in kw})
+            payload = {"command": "progap", "level": level, "epsilon": led["epsilon"], "delta": d, "depth": k,
+                       ("sigma" if level == "edge" else "noise_multiplier"): z,
+                       "target_epsilon": target_epsilon, "calibrated": target_epsilon is not None,
+                       "epsilon_paper_bound": led.get("epsilon_paper_bound"), "paper_bound": led.get("paper_bound"),
+                       "accountant": led["accountant"], "neighbouring": led["neighbouring"],
+                       "sigma_nap": led["sigma_nap"], **kw, "event": event.to_dict()}
+            if level == "node":
+                payload.update(sample_rate=led["sample_rate"], steps_per_stage=led["steps_per_run"],
+                               sigma_sgd=led["sigma_sgd"])
+        if as_json:
+            typer.echo(json.dumps(payload))
+        else:
+            name = "sigma" if level == "edge" else "noise multiplier"
+            how = f"calibrated to {target_epsilon:g}" if target_epsilon is not None else "given"
+            typer.echo(f"progap ({level} level, K={k}): epsilon = {led['epsilon']:.6g} at delta = {d:g} "
+                       f"[{led['accountant']}]; {name} = {z:.6g} ({how}); paper {led.get('paper_bound')}: "
+                       f"epsilon <= {led.get('epsilon_paper_bound'):.6g}")

@@ -1,0 +1,85 @@
+"""``dpgnn epsilon progap``: JSON output, calibration (ε ≤ target), spec tables, bad inputs exit 2 naming the option."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from dpgnn.cli import app
+from dpgnn.privacy import ComposedEvent, GaussianEvent, PoissonSampledEvent, SelfComposedEvent, epsilon
+from dpgnn.privacy.analytic import gaussian_epsilon
+
+runner = CliRunner()
+
+
+def _run(*args):
+    res = runner.invoke(app, ["epsilon", "progap", *map(str, args)])
+    return res
+
+
+def _json(*args):
+    res = _run(*args, "--json")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_edge_epsilon_matches_independent_gaussian_profile():
+    out = _json("--level", "edge", "--sigma", 6.617, "--depth", 2, "--delta", 1e-7)
+    # K Gaussians of std sigma = one Gaussian of std sigma/sqrt(K) (Balle-Wang exact profile)
+    assert out["epsilon"] == pytest.approx(gaussian_epsilon(6.617 / math.sqrt(2), 1e-7), rel=1e-9)
+    assert out["epsilon"] == pytest.approx(1.0, abs=1e-3)  # spec 3.3 table, K=2, eps=1
+    assert out["epsilon_paper_bound"] == pytest.approx(1.236, abs=1e-3)  # spec: Theorem 4.1 at that sigma
+    assert out["sigma"] == 6.617 and out["accountant"] == "exact_gaussian"
+
+
+@pytest.mark.parametrize("k,eps,expected", [(1, 0.25, 17.343), (3, 1.0, 8.104), (5, 4.0, 2.902)])
+def test_edge_calibration_reproduces_spec_sigma(k, eps, expected):
+    out = _json("--level", "edge", "--target-epsilon", eps, "--depth", k, "--delta", 1e-7)
+    assert out["calibrated"] and out["epsilon"] <= eps
+    assert out["sigma"] == pytest.approx(expected, rel=5e-4)  # 3 significant digits (and more)
+
+
+def test_node_epsilon_and_calibration():
+    common = ("--level", "node", "--depth", 1, "--max-degree", 100, "--batch-size", 256, "--train-nodes", 19804,
+              "--epochs-per-stage", 5, "--delta", 1e-5)
+    cal = _json(*common, "--target-epsilon", 8)
+    assert cal["epsilon"] <= 8 and cal["noise_multiplier"] == pytest.approx(0.773, abs=2e-3)  # spec 3.4
+    given = _json(*common, "--noise-multiplier", cal["noise_multiplier"])
+    assert given["epsilon"] == pytest.approx(cal["epsilon"], rel=1e-9)
+    # the same event built by hand, through the independent RDP accountant
+    q, steps = 256 / 19804, 5 * (19804 // 256)
+    z = cal["noise_multiplier"]
+    ev = ComposedEvent([GaussianEvent(z), SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(z)), 2 * steps)])
+    assert epsilon(ev, 1e-5, "rdp") == pytest.approx(given["epsilon"], rel=0.05)
+    assert given["epsilon_paper_bound"] >= given["epsilon"]
+    assert given["sample_rate"] == pytest.approx(q) and given["steps_per_stage"] == steps
+    assert given["sigma_nap"] == pytest.approx(10 * z)
+
+
+def test_text_output():
+    res = _run("--level", "edge", "--sigma", 4, "--depth", 1, "--delta", 1e-6)
+    assert res.exit_code == 0 and "epsilon =" in res.stdout and "Theorem 4.1" in res.stdout
+
+
+@pytest.mark.parametrize("args,option", [
+    (("--level", "graph", "--sigma", 1, "--depth", 1, "--delta", 1e-5), "--level"),
+    (("--level", "edge", "--sigma", -1, "--depth", 1, "--delta", 1e-5), "--sigma"),
+    (("--level", "edge", "--sigma", 1, "--depth", 0, "--delta", 1e-5), "--depth"),
+    (("--level", "edge", "--sigma", 1, "--depth", 1, "--delta", 2), "--delta"),
+    (("--level", "edge", "--depth", 1, "--delta", 1e-5), "--target-epsilon"),
+    (("--level", "edge", "--sigma", 1, "--target-epsilon", 1, "--depth", 1, "--delta", 1e-5), "exactly one"),
+    (("--level", "edge", "--noise-multiplier", 1, "--depth", 1, "--delta", 1e-5), "--noise-multiplier"),
+    (("--level", "edge", "--sigma", 1, "--depth", 1, "--delta", 1e-5, "--max-degree", 3), "--max-degree"),
+    (("--level", "node", "--noise-multiplier", 1, "--depth", 1, "--delta", 1e-5), "--max-degree"),
+    (("--level", "node", "--noise-multiplier", 1, "--depth", 1, "--delta", 1e-5, "--max-degree", 5,
+      "--batch-size", 500, "--train-nodes", 100, "--epochs-per-stage", 1), "--batch-size"),
+    (("--level", "edge", "--target-epsilon", 0, "--depth", 1, "--delta", 1e-5), "--target-epsilon"),
+])
+def test_bad_inputs_exit_2_and_name_the_option(args, option):
+    res = _run(*args, "--json")
+    assert res.exit_code == 2
+    assert option in res.output
+    assert not res.stdout.strip().startswith("{")
