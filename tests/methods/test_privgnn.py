@@ -1,0 +1,201 @@
+"""PrivGNN method pieces: subsampling, KNN, induced subgraphs, batched teachers == sequential SAGE, labels, errors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch_geometric.data import Data
+
+from dpgnn.methods import privgnn as P
+from dpgnn.nn.privgnn import SAGE, BatchedSAGETeachers, train_batched_teachers
+from dpgnn.utils import make_generator
+
+
+def _toy(n_priv=60, n_pub=50, d=6, c=3, seed=0) -> P.PrivGNNData:
+    g = torch.Generator().manual_seed(seed)
+    n = n_priv + n_pub
+    y = torch.randint(0, c, (n,), generator=g)
+    x = torch.randn(n, d, generator=g) + 2.0 * torch.nn.functional.one_hot(y, d).float()
+    src = torch.randint(0, n, (400,), generator=g)
+    dst = torch.randint(0, n, (400,), generator=g)
+    keep = src != dst
+    ei = torch.stack([torch.cat([src[keep], dst[keep]]), torch.cat([dst[keep], src[keep]])])
+    priv = torch.zeros(n, dtype=torch.bool)
+    priv[:n_priv] = True
+    tr = torch.zeros(n, dtype=torch.bool)
+    tr[n_priv:n_priv + n_pub // 2] = True
+    te = ~priv & ~tr
+    data = Data(x=x, y=y, edge_index=ei, num_nodes=n, private_mask=priv, public_train_mask=tr, public_test_mask=te)
+    return P.prepare_from_data(data, "toy", order_seed=1)
+
+
+def test_split_graphs_share_no_edges_and_queries_are_a_prefix():
+    pd_ = _toy()
+    assert pd_.num_private == 60 and pd_.x_pub.size(0) == 50
+    assert int(pd_.edge_priv.max()) < 60 and int(pd_.edge_pub.max()) < 50
+    q10, q20 = P.query_nodes(pd_, 10), P.query_nodes(pd_, 20)
+    assert torch.equal(q20[:10], q10)
+    assert set(q20.tolist()) <= set(pd_.pub_train.tolist())
+    with pytest.raises(ValueError, match=r"larger than the public train set \(25 nodes\)"):
+        P.query_nodes(pd_, 26)
+
+
+def test_poisson_and_fixed_subsample():
+    g = make_generator(0)
+    sizes = torch.tensor([P.poisson_subsample(1000, 0.3, g).numel() for _ in range(200)], dtype=torch.float)
+    assert abs(sizes.mean().item() - 300) < 5 and sizes.std().item() > 5  # Binomial(1000, 0.3): sd ≈ 14.5
+    fixed = P.poisson_subsample(1000, 0.3, g, "fixed")
+    assert fixed.numel() == 300 and fixed.unique().numel() == 300
+    with pytest.raises(ValueError, match=r"gamma .* must lie in \(0, 1\]"):
+        P.poisson_subsample(10, 1.5, g)
+    with pytest.raises(ValueError, match=r"gamma"):
+        P.poisson_subsample(10, 0.0, g)
+    with pytest.raises(ValueError, match="sampling"):
+        P.poisson_subsample(10, 0.5, g, "bernoulli")
+
+
+def test_knn_selects_nearest_by_euclidean_distance():
+    xq = torch.zeros(2)
+    cand = torch.tensor([3, 5, 8, 9])
+    xc = torch.tensor([[3.0, 0.0], [0.5, 0.5], [0.0, -1.0], [10.0, 10.0]])
+    assert P.knn_select(xq, xc, cand, 2).tolist() == [5, 8]
+    assert P.knn_select(xq, xc, cand, 10).tolist() == [3, 5, 8, 9]  # fewer candidates than K: all of them
+    # brute force on random data
+    g = torch.Generator().manual_seed(3)
+    xc = torch.randn(50, 4, generator=g)
+    xq = torch.randn(4, generator=g)
+    cand = torch.arange(100, 150)
+    got = P.knn_select(xq, xc, cand, 7)
+    dist = ((xc - xq) ** 2).sum(1)
+    expected = cand[dist.argsort()[:7]].sort().values
+    assert torch.equal(got, expected)
+
+
+def test_induced_subgraph_relabels_to_positions():
+    ei = torch.tensor([[0, 1, 2, 3, 4, 2], [1, 0, 3, 2, 0, 4]])
+    nodes = torch.tensor([4, 2, 0])  # positions: 4->0, 2->1, 0->2
+    sub = P.induced_subgraph(ei, nodes, 5)
+    pairs = {tuple(p) for p in sub.t().tolist()}
+    assert pairs == {(0, 2), (1, 0)}  # edges 4->0 and 2->4 survive; 0-1, 2-3 do not
+
+
+def test_check_k_and_bad_inputs():
+    pd_ = _toy()
+    with pytest.raises(ValueError, match=r"K=19 is larger than the subsample: .* K must lie in \[1, 18\]"):
+        P.teacher_subgraphs(pd_, P.query_nodes(pd_, 2), k=19, gamma=0.3, seed=0)
+    with pytest.raises(ValueError, match="K must be an integer"):
+        P.check_k(0, 100, 0.5)
+    with pytest.raises(ValueError, match="lam"):
+        P.noisy_argmax(torch.ones(2, 3) / 3, 0.0, make_generator(0))
+    with pytest.raises(ValueError, match="lam"):
+        P.noisy_argmax(torch.ones(2, 3) / 3, -0.5, make_generator(0))
+    with pytest.raises(ValueError, match="num_queries"):
+        P.teacher_posteriors(pd_, 0, k=5, gamma=0.3, seed=0, device="cpu")
+    with pytest.raises(ValueError, match="kind"):
+        P.pate_votes(pd_, 5, kind="knn", num_teachers=3, seed=0, device="cpu")
+
+
+def test_teacher_node_sets_use_knn_within_their_subsample():
+    pd_ = _toy()
+    q = P.query_nodes(pd_, 4)
+    sets = P.teacher_subgraphs(pd_, q, k=5, gamma=0.5, seed=7)
+    again = P.teacher_subgraphs(pd_, q[:2], k=5, gamma=0.5, seed=7)
+    assert all(torch.equal(a, b) for a, b in zip(sets[:2], again))  # prefix property
+    for i, (v, s) in enumerate(zip(q.tolist(), sets)):
+        cand = P.poisson_subsample(pd_.num_private, 0.5, make_generator(__import__("dpgnn.utils").utils.stable_seed(
+            7, "subsample", i)))
+        assert set(s.tolist()) <= set(cand.tolist()) and s.numel() == min(5, cand.numel())
+        d_in = ((pd_.x_priv[s] - pd_.x_pub[v]) ** 2).sum(1).max()
+        rest = torch.tensor(sorted(set(cand.tolist()) - set(s.tolist())))
+        if rest.numel():
+            assert d_in <= ((pd_.x_priv[rest] - pd_.x_pub[v]) ** 2).sum(1).min() + 1e-9
+    knnrem = P.teacher_subgraphs(pd_, q, k=None, gamma=0.5, seed=7, knn=False)
+    assert all(r.numel() >= s.numel() for r, s in zip(knnrem, sets))
+
+
+def test_batched_teachers_equal_sequential_sage_without_dropout():
+    """Stacked training (padding, masked BatchNorm, one Adam) == each teacher trained alone as a PyG SAGE.
+
+    The first layer's bias sits right before BatchNorm, so its exact gradient is 0 and its float gradient is
+    rounding noise that Adam magnifies to ±lr steps of arbitrary sign in *any* implementation; it is frozen in both
+    models here so the comparison tests the algorithm, not the rounding."""
+    torch.manual_seed(0)
+    pd_ = _toy()
+    sets = [torch.arange(0, 12), torch.arange(20, 29), torch.tensor([1, 5, 40, 41, 42, 50, 55])]
+    seeds = [11, 12, 13]
+    batched = BatchedSAGETeachers(3, pd_.num_features, 8, pd_.num_classes, dropout=0.0,
+                                  generators=[make_generator(s) for s in seeds])
+    init = {k: v.clone() for k, v in batched.state_dict().items()}
+    batched.b1.requires_grad_(False)
+    xx, mask, y, src, dst, inv = P._stack(pd_, sets, torch.device("cpu"))
+    train_batched_teachers(batched, xx, mask, y, src, dst, inv, epochs=15, lr=0.01)
+    q = P.query_nodes(pd_, 3)
+    got = batched.predict_nodes(pd_.x_pub, pd_.agg_pub, q, pd_.csr_ptr, pd_.csr_idx)
+    for b, nodes in enumerate(sets):
+        m = SAGE(pd_.num_features, 8, pd_.num_classes, dropout=0.0)
+        single = BatchedSAGETeachers(1, pd_.num_features, 8, pd_.num_classes, dropout=0.0)
+        single.load_state_dict({k: v[b:b + 1].clone() for k, v in init.items()})
+        with torch.no_grad():  # copy the initial weights into the PyG model
+            m.conv1.lin_r.weight.copy_(single.w1[0, :pd_.num_features].t())
+            m.conv1.lin_l.weight.copy_(single.w1[0, pd_.num_features:].t())
+            m.conv1.lin_l.bias.copy_(single.b1[0])
+            m.conv2.lin_r.weight.copy_(single.w2[0, :8].t())
+            m.conv2.lin_l.weight.copy_(single.w2[0, 8:].t())
+            m.conv2.lin_l.bias.copy_(single.b2[0])
+        ei = P.induced_subgraph(pd_.edge_priv, nodes, pd_.num_private)
+        m.conv1.lin_l.bias.requires_grad_(False)
+        opt = torch.optim.Adam([p for p in m.parameters() if p.requires_grad], lr=0.01)
+        m.train()
+        for _ in range(15):
+            opt.zero_grad()
+            loss = torch.nn.functional.nll_loss(m(pd_.x_priv[nodes], ei), pd_.y_priv[nodes])
+            loss.backward()
+            opt.step()
+        m.eval()
+        with torch.no_grad():
+            ref = m(pd_.x_pub, pd_.edge_pub)[q[b]]
+        assert torch.allclose(got[b], ref, atol=1e-4), (b, got[b], ref)
+
+
+def test_teacher_posteriors_prefix_and_probabilities():
+    pd_ = _toy()
+    a = P.teacher_posteriors(pd_, 6, k=8, gamma=0.5, seed=3, epochs=5, device="cpu", batch_size=4)
+    b = P.teacher_posteriors(pd_, 3, k=8, gamma=0.5, seed=3, epochs=5, device="cpu", batch_size=4)
+    assert a.posteriors.shape == (6, pd_.num_classes)
+    assert torch.allclose(a.posteriors.sum(1), torch.ones(6), atol=1e-5)
+    assert (a.sizes <= 8).all()
+    # dropout masks differ between batchings, so only the shapes/ranges are compared for the prefix
+    assert b.posteriors.shape == (3, pd_.num_classes) and (b.posteriors >= 0).all()
+
+
+def test_noisy_argmax_limits_and_b4():
+    post = torch.tensor([[0.7, 0.2, 0.1]] * 2000)
+    quiet = P.noisy_argmax(post, 1e4, make_generator(0))
+    assert (quiet == 0).all()
+    loud = P.noisy_argmax(post, 1e-3, make_generator(0))
+    frac = torch.bincount(loud, minlength=3).float() / 2000
+    assert (frac - 1 / 3).abs().max() < 0.05  # noise dominates: nearly uniform
+    code = P.noisy_argmax(post, 1.0, make_generator(0), noise_on="log_softmax")
+    paper = P.noisy_argmax(post, 1.0, make_generator(0))
+    assert (code == 0).float().mean() > (paper == 0).float().mean()
+    soft = P.b4_soft_labels(torch.tensor([0, 2, 1]), 3, 0.5, make_generator(1))
+    assert torch.allclose(soft.sum(1), torch.ones(3)) and (soft >= 0).all()
+
+
+def test_end_to_end_student_and_baselines_run():
+    pd_ = _toy()
+    out = P.teacher_posteriors(pd_, 10, k=10, gamma=0.5, seed=0, epochs=10, device="cpu")
+    labels = P.noisy_argmax(out.posteriors, 1.0, make_generator(0))
+    res = P.train_student(pd_, P.query_nodes(pd_, 10), labels, seed=0, epochs=5, device="cpu")
+    assert 0.0 <= res["accuracy"] <= 1.0
+    for fn in (P.baseline_b1, P.baseline_b2, P.baseline_b3):
+        assert 0.0 <= fn(pd_, seed=0, epochs=5, device="cpu")["accuracy"] <= 1.0
+    counts = P.pate_votes(pd_, 10, kind="gnn", num_teachers=4, seed=0, epochs=5, device="cpu")
+    assert counts.shape == (10, pd_.num_classes) and (counts.sum(1) == 4).all()
+    counts_m = P.pate_votes(pd_, 10, kind="mlp", num_teachers=4, seed=0, epochs=5, device="cpu")
+    assert (counts_m.sum(1) == 4).all()
+    led = P.privacy_ledger("privgnn", lam=0.4, queries=1000, gamma=0.3, delta=1e-3)
+    assert abs(led["epsilon"] - 19.81) <= 0.01 and led["noise_scale"] == 2.5
+    assert math.isinf(P.privacy_ledger("b1")["epsilon"])
