@@ -155,7 +155,7 @@ def _calibrate_cached(level: str, target: float, delta: float, aggregations: int
 
 def calibrate_noise(level: str, target_epsilon: float, delta: float, *, aggregations: int, dpsgd_runs: int = 0,
                     train_nodes: int = 1, batch_size: int = 1, epochs: int = 1, accountant: str | None = None,
-                    rtol: float = 1e-4, lower: float = 0.05, upper: float = 2000.0):
+                    rtol: float = 1e-3, lower: float = 0.05, upper: float = 2000.0):
     """Smallest noise multiplier with ``ε ≤ target_epsilon`` (a :class:`dpgnn.privacy.Calibration`; cached)."""
     _level(level)
     if level == "none":
@@ -175,7 +175,7 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
                    target_epsilon: float | None = None, aggregations: int | None = None,
                    dpsgd_runs: int | None = None, train_nodes: int = 1, batch_size: int = 1, epochs: int = 1,
                    max_degree: int | None = None, clip: float = 1.0, accountant: str | None = None,
-                   method: str = "progap") -> dict[str, Any]:
+                   method: str = "progap", rtol: float = 1e-3) -> dict[str, Any]:
     """Noise and ε of a ProGAP-style run, with the paper's bound beside the numerical accountant.
 
     Give either ``noise`` (the multiplier ``z``/``σ``) or ``target_epsilon`` (then calibrated). ``aggregations``
@@ -205,7 +205,7 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
     if privacy_event(level, 1.0, **kw) is None:  # nothing private is touched (e.g. an edge-level MLP)
         z, eps, cal_info = 0.0, 0.0, None
     elif target_epsilon is not None:
-        cal = calibrate_noise(level, target_epsilon, d, accountant=acc, **kw)
+        cal = calibrate_noise(level, target_epsilon, d, accountant=acc, rtol=rtol, **kw)
         z, eps, cal_info = cal.value, cal.epsilon, cal.target_epsilon
     else:
         z = _pos(noise, "noise")

@@ -294,3 +294,23 @@ def test_bad_privacy_inputs():
         pg.bound_degree(torch.zeros(2, 1, dtype=torch.long), 3, 0)
     with pytest.raises(ValueError, match="num_nodes"):
         pg.bound_degree(torch.tensor([[0], [5]]), 3, 2)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# series: hyper-parameter selection by mean validation accuracy (spec 3.5)
+# ---------------------------------------------------------------------------------------------------------------
+def test_select_best_uses_mean_validation_accuracy():
+    import pandas as pd
+
+    from dpgnn.series.progap import select_best
+
+    rows = []
+    # config lr=0.01: val 70, 70 / test 50, 52; config lr=0.05: val 90, 40 (mean 65) / test 99, 99
+    for lr, vals, tests in ((0.01, (70, 70), (50, 52)), (0.05, (90, 40), (99, 99))):
+        for run, (v, t) in enumerate(zip(vals, tests)):
+            base = {"dataset": "d", "method": "progap", "level": "edge", "setting": "edge eps=1", "depth": 2,
+                    "base_layers": 1, "lr": lr, "epochs": 10, "run": run, "config_hash": f"{lr}{run}"}
+            rows += [{**base, "metric": "val_acc", "value": v}, {**base, "metric": "accuracy", "value": t}]
+    sel = select_best(pd.DataFrame(rows))
+    assert sorted(sel["value"]) == [50, 52] and set(sel["lr"]) == {0.01}
+    assert sel["config_hash"].nunique() == 2
