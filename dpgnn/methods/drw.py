@@ -1,0 +1,549 @@
+"""DRW -- Ayle, Schuchardt & Günnemann (?), "Training Differentially Private Graph Neural Networks with Random Walk
+Sampling" (arXiv 2301.00738); spec section 4. Baseline FDP: Daigavane et al. (arXiv 2111.15521).
+
+Privacy notion (paper Sec. 4.1): feature-level DP, neighbouring graphs share the structure and differ in ONE node's
+feature row (replace-one). DRW trains on disjoint subgraphs (:mod:`dpgnn.data.random_walks`): one node's features
+enter at most one per-subgraph gradient, so after clipping each to norm ``C`` the batch sum has replace-one
+sensitivity ``2C``; Gaussian noise ``σ = z · 2C`` is added (``z`` = noise multiplier). A batch is ``B`` subgraphs
+drawn uniformly without replacement, and a node's subgraph is in it with probability at most ``q = B / m_min``.
+Accounting: ``T`` compositions of the uniformly subsampled (replace-one) Gaussian, autodp's amplification bound as
+in the authors' code (:class:`dpgnn.privacy.SampledWithoutReplacementEvent`, accountant ``"autodp"``). Training
+runs until the next step would exceed the target ε (8 in Table 1) and records test F1 at every integer ε (Fig. 2).
+
+Per-subgraph gradients are exact for any depth: the loss of each subgraph (on its root) is differentiated on that
+subgraph alone with ``torch.func.vmap(grad(...))`` over padded dense subgraphs (the authors' per-row gradients are
+only exact for one layer; spec 4.4 [BUG?]).
+
+Clipping (spec 4.4, the paper's "clip norm percentage"): ``C = clip_fraction · ‖g0‖`` where ``g0`` holds the
+per-tensor gradient norms of single-root losses averaged over up to 10 roots of a first batch; per-tensor thresholds
+``C_j = C·√softmax(g0)_j`` (Σ C_j² = C²). This calibration looks at the data without privacy (as the authors' code);
+``clip_norm=`` gives a data-independent absolute C split evenly over tensors instead.
+
+Methods (Table 1 rows): ``gcn`` (non-DP, RW sampler), ``mlp`` (non-DP, uniform sampler), ``fdp``, ``drw``, ``drw-d``
+(DRW re-generated every ``resample_every`` steps) and ``drw-r`` (2 walks per root).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.func import functional_call, grad, vmap
+from torch_geometric.utils import remove_self_loops, subgraph
+
+from dpgnn.data import load_dataset
+from dpgnn.data.random_walks import (
+    SAMPLERS,
+    Subgraphs,
+    csr,
+    disjoint_random_walks,
+    random_walk_batch,
+    sampler_bound,
+    uniform_batch,
+)
+from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
+from dpgnn.nn.drw import build_model
+from dpgnn.privacy import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent, get_accountant
+from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
+from dpgnn.utils import resolve_device, seed_everything, stable_seed, versions
+
+__all__ = [
+    "PAPER", "DATASETS", "METHODS", "DP_METHODS", "ARCHS", "DELTA", "NUM_TRAIN", "SEEDS", "TARGET_EPSILON",
+    "batch_size", "DRWData", "prepare", "normalized_adjacency", "dense_subgraph_inputs", "per_subgraph_grads",
+    "clip_thresholds", "clip_and_noise", "drw_event", "drw_epsilon", "Schedule", "epsilon_schedule", "f1_micro",
+    "train_dp", "train_nondp", "run",
+]
+
+PAPER = "drw"
+DATASETS = ("cora", "citeseer", "ppi", "pubmed", "flickr", "arxiv", "reddit")
+METHODS = ("gcn", "mlp", "fdp", "drw", "drw-d", "drw-r")
+DP_METHODS = ("fdp", "drw", "drw-d", "drw-r")
+#: Table 1 architectures: setting label -> (layers, hidden width)
+ARCHS = {"1-layer": (1, 256), "2x256": (2, 256), "2x512": (2, 512)}
+#: δ per dataset (paper Table 3 / spec 4.2)
+DELTA = {"cora": 1e-5, "citeseer": 1e-5, "ppi": 1e-5, "pubmed": 1e-6, "flickr": 1e-6, "arxiv": 1e-7, "reddit": 1e-7}
+#: training nodes (paper Table 3)
+NUM_TRAIN = {"cora": 140, "citeseer": 120, "ppi": 9716, "pubmed": 60, "flickr": 44625, "arxiv": 90941,
+             "reddit": 153932}
+INDUCTIVE = {"ppi", "flickr", "arxiv", "reddit"}
+SEEDS = (1234, 2345, 3456)
+TARGET_EPSILON = 8.0
+#: batch sizes ("number of roots", paper Table 4), depth 1 / depth 2
+_B_DRW = {"cora": (70, 46), "citeseer": (60, 40), "ppi": (2000, 2000), "pubmed": (30, 20), "flickr": (10000, 10000),
+          "arxiv": (20000, 20000), "reddit": (30000, 30000)}
+_B_DRWR = {"cora": (46, 28), "citeseer": (40, 24), "ppi": (2000, 1800), "pubmed": (20, 12), "flickr": (10000, 8000),
+           "arxiv": (20000, 18000), "reddit": (30000, 30000)}
+_LOAD = {"arxiv": "ogbn-arxiv"}
+
+
+def batch_size(dataset: str, method: str, num_layers: int) -> int:
+    """Paper Table 4: roots per batch (DRW-R has its own row; FDP uses the DRW row, spec 7.4 [AMBIG])."""
+    key = _dataset_key(dataset)
+    if num_layers not in (1, 2):
+        raise ValueError(f"num_layers must be 1 or 2 (Table 4), got {num_layers!r}")
+    table = _B_DRWR if _method_key(method) == "drw-r" else _B_DRW
+    return table[key][num_layers - 1]
+
+
+def _dataset_key(name: str) -> str:
+    key = str(name).strip().lower()
+    if key == "ogbn-arxiv":
+        key = "arxiv"
+    if key not in DATASETS:
+        raise ValueError(f"unknown DRW dataset {name!r}; valid names: {list(DATASETS)}")
+    return key
+
+
+def _method_key(method: str) -> str:
+    key = str(method).strip().lower()
+    if key not in METHODS:
+        raise ValueError(f"unknown DRW method {method!r}; valid methods: {list(METHODS)}")
+    return key
+
+
+def _positive(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _int(value: Any, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass
+class DRWData:
+    """A dataset as the DRW code uses it (spec 4.2)."""
+
+    name: str
+    x: Tensor                      # standardised with training-node statistics
+    y: Tensor                      # [N] classes or [N, C] multi-label {0, 1}
+    num_classes: int
+    multilabel: bool
+    train: np.ndarray
+    val: Tensor
+    test: Tensor
+    edge_index: Tensor             # full graph, no self-loops (evaluation)
+    train_edge_index: Tensor       # training graph (= full graph when transductive; induced on train nodes else)
+    adj_full: Tensor = field(repr=False)  # sparse Â of the full graph
+    inductive: bool = False
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.x.shape[0])
+
+    @property
+    def num_train(self) -> int:
+        return int(len(self.train))
+
+
+def normalized_adjacency(edge_index: Tensor, num_nodes: int) -> Tensor:
+    """Sparse (CSR) ``D^{-1/2}(A+I)D^{-1/2}``."""
+    loops = torch.arange(num_nodes)
+    ei = torch.cat([edge_index, torch.stack([loops, loops])], dim=1)
+    w = torch.ones(ei.shape[1])
+    deg = torch.zeros(num_nodes).index_add_(0, ei[0], w)
+    dinv = deg.pow(-0.5)
+    w = dinv[ei[0]] * w * dinv[ei[1]]
+    return torch.sparse_coo_tensor(ei, w, (num_nodes, num_nodes)).coalesce().to_sparse_csr()
+
+
+def prepare(name: str, data=None) -> DRWData:
+    """Load ``name`` (variant ``drw``), drop self-loops, z-score features with training-node statistics."""
+    key = _dataset_key(name) if data is None else str(name).lower()
+    if data is None:
+        data = load_dataset(_LOAD.get(key, key), variant="drw")
+    n = int(data.num_nodes)
+    ei, _ = remove_self_loops(data.edge_index.long())
+    train = torch.nonzero(data.train_mask).view(-1)
+    x = data.x.to(torch.float32)
+    mu = x[train].mean(0)
+    sd = x[train].std(0, unbiased=False)
+    sd = torch.where(sd > 0, sd, torch.ones_like(sd))
+    x = (x - mu) / sd
+    y = data.y
+    multilabel = y.dim() == 2
+    num_classes = int(y.shape[1]) if multilabel else int(y.max()) + 1
+    inductive = key in INDUCTIVE
+    train_ei = subgraph(train, ei, num_nodes=n)[0] if inductive else ei
+    return DRWData(name=key, x=x, y=y.float() if multilabel else y.long(), num_classes=num_classes,
+                   multilabel=multilabel, train=train.numpy(), val=torch.nonzero(data.val_mask).view(-1),
+                   test=torch.nonzero(data.test_mask).view(-1), edge_index=ei, train_edge_index=train_ei,
+                   adj_full=normalized_adjacency(ei, n), inductive=inductive)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Per-subgraph gradients, clipping, noise
+# ---------------------------------------------------------------------------------------------------------------
+def dense_subgraph_inputs(x: Tensor, subs: Subgraphs, index: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """Padded features [B, S, F] and per-subgraph ``D^{-1/2}(A+I)D^{-1/2}`` [B, S, S] (padding rows/cols zero)."""
+    nodes = subs.nodes if index is None else subs.nodes[index]
+    adj = subs.adj if index is None else subs.adj[index]
+    mask = nodes >= 0
+    xb = x[nodes.clamp(min=0)] * mask.unsqueeze(-1).to(x.dtype)
+    a = adj.to(x.dtype) + torch.diag_embed(mask.to(x.dtype))
+    deg = a.sum(-1)
+    dinv = torch.where(deg > 0, deg.pow(-0.5), torch.zeros_like(deg))
+    return xb, dinv.unsqueeze(-1) * a * dinv.unsqueeze(-2)
+
+
+def _loss(out: Tensor, y: Tensor, multilabel: bool) -> Tensor:
+    if multilabel:
+        return F.binary_cross_entropy_with_logits(out, y)
+    return F.cross_entropy(out, y)
+
+
+def per_subgraph_grads(model: nn.Module, xb: Tensor, ab: Tensor, yb: Tensor, multilabel: bool = False
+                       ) -> dict[str, Tensor]:
+    """Gradient of each subgraph's root loss w.r.t. every parameter, computed on that subgraph alone:
+    ``{name: [B, *param.shape]}`` (exact for any depth; vectorised with ``torch.func.vmap``)."""
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss_one(p, x, a, y):
+        out = functional_call(model, p, (x, a))[0:1]
+        return _loss(out, y.unsqueeze(0), multilabel)
+
+    return vmap(grad(loss_one), in_dims=(None, 0, 0, 0))(params, xb, ab, yb)
+
+
+def clip_thresholds(grads: dict[str, Tensor] | None, *, clip_fraction: float | None = None,
+                    clip_norm: float | None = None, names: list[str] | None = None) -> dict[str, float]:
+    """Per-tensor thresholds ``C_j`` with ``Σ C_j² = C²``.
+
+    ``clip_fraction`` (the paper's clip-norm percentage; spec 4.4): ``g0_j`` = mean over the given per-sample
+    gradients of their tensor-``j`` norms, ``C = clip_fraction·‖g0‖``, ``C_j = C·√softmax(g0)_j``.
+    ``clip_norm``: an absolute ``C`` split evenly, ``C_j = C/√J`` (needs ``names``).
+    """
+    if (clip_fraction is None) == (clip_norm is None):
+        raise ValueError("pass exactly one of clip_fraction (authors' calibration) or clip_norm (absolute C)")
+    if clip_norm is not None:
+        c = _positive(clip_norm, "clip_norm")
+        if not names:
+            raise ValueError("clip_norm needs the parameter names")
+        return {k: c / math.sqrt(len(names)) for k in names}
+    frac = _positive(clip_fraction, "clip_fraction")
+    if not grads:
+        raise ValueError("clip_fraction needs per-sample gradients to calibrate on")
+    keys = list(grads)
+    g0 = torch.stack([grads[k].flatten(1).norm(dim=1).mean() for k in keys]).double()
+    c = frac * float(g0.norm())
+    if not c > 0:
+        raise ValueError("the calibration gradients are all zero; use clip_norm")
+    w = torch.softmax(g0, 0)
+    return {k: c * float(w[i].sqrt()) for i, k in enumerate(keys)}
+
+
+def clip_and_noise(grads: dict[str, Tensor], thresholds: dict[str, float], noise_std: float,
+                   generator: torch.Generator | None = None) -> dict[str, Tensor]:
+    """Σ_i clip_j(g_ij) + N(0, noise_std²) per coordinate (clip_j scales tensor j of sample i to norm ≤ C_j)."""
+    if not (math.isfinite(noise_std) and noise_std >= 0):
+        raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}")
+    out = {}
+    for k, g in grads.items():
+        norms = g.flatten(1).norm(dim=1)
+        factor = (thresholds[k] / (norms + 1e-12)).clamp(max=1.0)
+        s = torch.einsum("b,b...->...", factor, g)
+        if noise_std > 0:
+            s = s + noise_std * torch.randn(s.shape, generator=generator, dtype=s.dtype, device="cpu").to(s.device)
+        out[k] = s
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Accounting
+# ---------------------------------------------------------------------------------------------------------------
+def drw_event(noise_multiplier: float, sample_rate: float, steps: int):
+    """``steps`` compositions of a Gaussian (``z`` relative to the replace-one sensitivity 2C) on a uniform
+    without-replacement subsample with rate ``q`` (q = 1: no sampling)."""
+    z = _positive(noise_multiplier, "noise_multiplier")
+    t = _int(steps, "steps", 1)
+    base = GaussianEvent(z)
+    if sample_rate < 1.0:
+        base = SampledWithoutReplacementEvent(sample_rate, base)
+    return SelfComposedEvent(base, t) if t > 1 else base
+
+
+def drw_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float,
+                accountant: str = "autodp") -> float:
+    """ε of :func:`drw_event` (``steps=0``: 0)."""
+    if steps == 0:
+        return 0.0
+    return get_accountant(accountant).compose(drw_event(noise_multiplier, sample_rate, steps)).get_epsilon(delta)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How long to train: ``steps`` = most steps with ε ≤ target; ``checkpoints`` = (k, last step with ε ≤ k, ε)."""
+
+    steps: int
+    epsilon: float
+    checkpoints: tuple[tuple[int, int, float], ...]
+
+
+def _schedule(eps_of: Callable[[int], float], target: float, max_steps: int = 10_000_000) -> Schedule:
+    memo: dict[int, float] = {0: 0.0}
+
+    def e(t: int) -> float:
+        if t not in memo:
+            memo[t] = eps_of(t)
+        return memo[t]
+
+    def last_below(level: float, lo: int, hi: int | None) -> int:
+        if hi is None:  # find an upper end by doubling
+            hi = max(lo, 1)
+            while e(hi) <= level:
+                lo, hi = hi, hi * 2
+                if hi > max_steps:
+                    raise ValueError(f"ε stays below {level} for {max_steps} steps; the noise is too large")
+        while hi - lo > 1:  # invariant: e(lo) <= level < e(hi)
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if e(mid) <= level else (lo, mid)
+        return lo
+
+    total = last_below(target, 0, None)
+    cps = []
+    for k in range(1, int(math.floor(target)) + 1):
+        t = total if e(total) <= k else last_below(float(k), 0, total + 1)
+        cps.append((k, t, e(t)))
+    return Schedule(total, e(total), tuple(cps))
+
+
+@lru_cache(maxsize=None)
+def epsilon_schedule(noise_multiplier: float, sample_rate: float, delta: float, target: float = TARGET_EPSILON,
+                     accountant: str = "autodp") -> Schedule:
+    """:class:`Schedule` of DRW training (ε monotone in steps, so bisection is exact)."""
+    _positive(target, "target")
+    return _schedule(lambda t: drw_epsilon(noise_multiplier, sample_rate, t, delta, accountant), target)
+
+
+@lru_cache(maxsize=None)
+def fdp_schedule(noise_multiplier: float, num_train: int, batch: int, affected: int, delta: float,
+                 target: float = TARGET_EPSILON, variant: str = "paper") -> Schedule:
+    """:class:`Schedule` of FDP training (paper: multi-order tight conversion; authors: α = 10, classic)."""
+    kw = {} if variant == "paper" else {"orders": [10.0], "conversion": "classic"}
+    return _schedule(lambda t: fdp_epsilon(t, noise_multiplier, num_train, batch, affected, delta, **kw)[0], target)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------------------------------------------
+def f1_micro(out: Tensor, y: Tensor, multilabel: bool) -> float:
+    """F1-micro (= accuracy for single-label; multi-label: threshold the logits at 0, i.e. sigmoid 0.5)."""
+    if not multilabel:
+        return float((out.argmax(-1) == y).float().mean()) if len(y) else float("nan")
+    pred = out > 0
+    t = y > 0.5
+    tp = float((pred & t).sum())
+    fp = float((pred & ~t).sum())
+    fn = float((~pred & t).sum())
+    return 2 * tp / max(2 * tp + fp + fn, 1.0)
+
+
+@torch.no_grad()
+def _evaluate(model: nn.Module, d: DRWData, x: Tensor, adj: Tensor, idx: list[Tensor]) -> list[float]:
+    model.eval()
+    out = model(x, adj)
+    model.train()
+    return [f1_micro(out[i], d.y[i], d.multilabel) for i in idx]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------------------------------------------
+def _make(d: DRWData, kind: str, num_layers: int, hidden: int, device) -> nn.Module:
+    return build_model(kind, d.x.shape[1], d.num_classes, num_layers, hidden).to(device)
+
+
+def _sample_subgraphs(d: DRWData, method: str, num_layers: int, rng: np.random.Generator, fdp_degree: int,
+                      fdp_variant: str, seed: int) -> Subgraphs:
+    if method == "fdp":
+        bounded = bound_degree(d.train_edge_index, d.num_nodes, fdp_degree, seed=seed)
+        return neighbourhoods(bounded, d.num_nodes, d.train, num_layers, fdp_degree, fdp_variant)
+    return disjoint_random_walks(d.train_edge_index, d.num_nodes, d.train, num_layers, SAMPLERS[method][0],
+                                 seed=rng, sampler=method)
+
+
+def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256, lr: float = 0.1,
+             clip_fraction: float | None = 0.1, clip_norm: float | None = None, noise_multiplier: float = 4.0,
+             batch: int | None = None, delta: float | None = None, target_epsilon: float = TARGET_EPSILON,
+             seed: int = 1234, resample_every: int = 10, eval_every: int = 1, max_steps: int | None = None,
+             accountant: str = "autodp", fdp_degree: int = 4, fdp_variant: str = "paper",
+             device: str = "auto") -> dict[str, Any]:
+    """DP training (DRW, DRW-D, DRW-R or FDP) until ε would exceed ``target_epsilon`` (or ``max_steps``).
+
+    Returns test/val F1 of the best-validation model, the privacy ledger and ``checkpoints``: for every integer
+    ``k ≤ target`` the step where ε last stays ≤ k and the test F1 of the best-validation model up to then.
+    """
+    method = _method_key(method)
+    if method not in DP_METHODS:
+        raise ValueError(f"train_dp runs the DP methods {list(DP_METHODS)}; use train_nondp for {method!r}")
+    L = _int(num_layers, "num_layers", 1)
+    z = _positive(noise_multiplier, "noise_multiplier")
+    lr = _positive(lr, "lr")
+    _positive(target_epsilon, "target_epsilon")
+    _int(resample_every, "resample_every", 1)
+    _int(eval_every, "eval_every", 1)
+    if fdp_variant not in FDP_VARIANTS:
+        raise ValueError(f"fdp_variant must be one of {FDP_VARIANTS}, got {fdp_variant!r}")
+    dev = resolve_device(device)
+    delta = DELTA.get(d.name, 1e-5) if delta is None else float(delta)
+    B = batch if batch is not None else batch_size(d.name, method, L)
+    B = _int(B, "batch", 1)
+    N = d.num_train
+    t0 = time.perf_counter()
+    seed_everything(seed)
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(stable_seed("drw-noise", seed))
+    if method == "fdp":
+        K = max_affected(fdp_degree, L)
+        if B > N:
+            raise ValueError(f"batch must be in [1, num_train={N}], got {B}")
+        q = B / N
+        sched = fdp_schedule(z, N, B, K, delta, float(target_epsilon), fdp_variant)
+        sens_factor = 2.0 * K
+    else:
+        K = 1
+        q = sampler_bound(method, B, N, L)
+        sched = epsilon_schedule(z, q, delta, float(target_epsilon), accountant)
+        sens_factor = 2.0
+    T = sched.steps if max_steps is None else min(sched.steps, _int(max_steps, "max_steps", 0))
+    subs = _sample_subgraphs(d, method, L, rng, fdp_degree, fdp_variant, seed)
+    if subs.num_subgraphs < B:
+        raise RuntimeError(f"only {subs.num_subgraphs} subgraphs for a batch of {B}")  # excluded by the q bound
+    model = _make(d, "gcn", L, hidden, dev)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    x, adj = d.x.to(dev), d.adj_full.to(dev)
+    y = d.y.to(dev)
+    val, test = d.val.to(dev), d.test.to(dev)
+    names = [k for k, _ in model.named_parameters()]
+
+    def batch_inputs(s: Subgraphs):
+        idx = torch.as_tensor(rng.choice(s.num_subgraphs, size=B, replace=False))
+        xb, ab = dense_subgraph_inputs(x, Subgraphs(s.nodes.to(dev), s.adj.to(dev)), idx.to(dev))
+        return xb, ab, y[s.nodes[idx, 0].to(dev)]
+
+    if clip_norm is not None:
+        thr = clip_thresholds(None, clip_norm=clip_norm, names=names)
+    else:
+        xb, ab, yb = batch_inputs(subs)
+        g = per_subgraph_grads(model, xb[:10], ab[:10], yb[:10], d.multilabel)
+        thr = clip_thresholds(g, clip_fraction=clip_fraction)
+    C = math.sqrt(sum(c * c for c in thr.values()))
+    sigma = z * sens_factor * C
+    best = {"val": -1.0, "test": float("nan"), "step": 0}
+    cps = {t: k for k, t, _ in sched.checkpoints}
+    cp_rows = []
+
+    def record(step: int) -> None:
+        v, te = _evaluate(model, d, x, adj, [val, test])
+        if v > best["val"]:
+            best.update(val=v, test=te, step=step)
+        if step in cps or step == T:
+            for k, t, e in sched.checkpoints:
+                if t == step or (step == T and t > T):
+                    cp_rows.append({"checkpoint": k, "steps": step, "epsilon": e if t == step else math.nan,
+                                    "test_f1": best["test"], "val_f1": best["val"], "test_f1_current": te})
+
+    record(0)
+    for step in range(1, T + 1):
+        if method == "drw-d" and step > 1 and (step - 1) % resample_every == 0:
+            subs = _sample_subgraphs(d, method, L, rng, fdp_degree, fdp_variant, seed)
+        xb, ab, yb = batch_inputs(subs)
+        g = per_subgraph_grads(model, xb, ab, yb, d.multilabel)
+        noisy = clip_and_noise(g, thr, sigma, gen)
+        for k, p in model.named_parameters():
+            p.grad = noisy[k] / B
+        opt.step()
+        if step % eval_every == 0 or step == T or step in cps:
+            record(step)
+    if method == "fdp":
+        kw = {} if fdp_variant == "paper" else {"orders": [10.0], "conversion": "classic"}
+        eps = fdp_epsilon(T, z, N, B, K, delta, **kw)[0]
+        acc_name = f"fdp-hypergeometric-rdp ({fdp_variant})"
+        event = FdpSampledGaussianEvent(z, N, B, K).to_dict()
+    else:
+        eps = drw_epsilon(z, q, T, delta, accountant)
+        acc_name = accountant
+        event = drw_event(z, q, max(T, 1)).to_dict()
+    ledger = {"level": "feature", "neighbouring": "replace one node's features", "mechanism": "gaussian",
+              "noise_multiplier": z, "sigma": sigma, "clip_total": C, "sensitivity": sens_factor * C,
+              "sampling_rate": q, "sampling": "uniform without replacement", "batch": B, "steps": T,
+              "epsilon": eps, "delta": delta, "accountant": acc_name, "event": event,
+              "max_affected": K, "clip_calibration": "data-dependent (not private)" if clip_norm is None else "fixed"}
+    return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
+            "val_f1": best["val"], "best_step": best["step"], "steps": T, "epsilon": eps, "delta": delta,
+            "sampling_rate": q, "level": "feature", "ledger": ledger, "checkpoints": cp_rows,
+            "num_subgraphs": subs.num_subgraphs, "seconds": time.perf_counter() - t0, "versions": versions()}
+
+
+def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256, lr: float = 0.01,
+                batch: int | None = None, max_steps: int = 1000, patience: int = 30, grad_clip: float = 5.0,
+                seed: int = 1234, device: str = "auto") -> dict[str, Any]:
+    """Non-DP baselines: ``gcn`` on RW batches (induced on the visited nodes, loss on their training nodes) and
+    ``mlp`` on uniform batches; Adam, global gradient-norm clip 5, early stopping on validation F1."""
+    method = _method_key(method)
+    if method not in ("gcn", "mlp"):
+        raise ValueError(f"train_nondp runs 'gcn' or 'mlp', got {method!r}")
+    L = _int(num_layers, "num_layers", 1)
+    _int(max_steps, "max_steps", 1)
+    _int(patience, "patience", 1)
+    dev = resolve_device(device)
+    B = _int(batch if batch is not None else batch_size(d.name, "drw", L), "batch", 1)
+    t0 = time.perf_counter()
+    seed_everything(seed)
+    rng = np.random.default_rng(seed)
+    model = _make(d, method, L, hidden, dev)
+    opt = torch.optim.Adam(model.parameters(), lr=_positive(lr, "lr"))
+    x, adj, y = d.x.to(dev), d.adj_full.to(dev), d.y.to(dev)
+    ptr, col = csr(d.train_edge_index, d.num_nodes)
+    best = {"val": -1.0, "test": float("nan"), "step": 0}
+    bad = 0
+    step = 0
+    for step in range(1, max_steps + 1):
+        if method == "gcn":
+            nodes, loss_nodes = random_walk_batch(ptr, col, d.train, B, L, rng)
+            nodes_t = torch.as_tensor(nodes)
+            sub_ei = subgraph(nodes_t, d.train_edge_index, relabel_nodes=True, num_nodes=d.num_nodes)[0]
+            a = normalized_adjacency(sub_ei, len(nodes)).to(dev)
+            pos = torch.as_tensor(np.searchsorted(nodes, loss_nodes), device=dev)
+            out = model(x[nodes_t.to(dev)], a)[pos]
+            target = y[torch.as_tensor(loss_nodes, device=dev)]
+        else:
+            idx = torch.as_tensor(uniform_batch(d.train, B, rng), device=dev)
+            out, target = model(x[idx]), y[idx]
+        opt.zero_grad()
+        _loss(out, target, d.multilabel).backward()
+        nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        opt.step()
+        v, te = _evaluate(model, d, x, adj if method == "gcn" else None, [d.val.to(dev), d.test.to(dev)])
+        if v > best["val"]:
+            best.update(val=v, test=te, step=step)
+            bad = 0
+        else:
+            bad += 1
+            if bad >= patience:
+                break
+    ledger = {"level": "none", "epsilon": math.inf}
+    return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
+            "val_f1": best["val"], "best_step": best["step"], "steps": step, "epsilon": math.inf, "delta": 0.0,
+            "level": "none", "ledger": ledger, "checkpoints": [], "seconds": time.perf_counter() - t0,
+            "versions": versions()}
+
+
+def run(d: DRWData, method: str, **kwargs: Any) -> dict[str, Any]:
+    """Dispatch to :func:`train_nondp` (``gcn``, ``mlp``) or :func:`train_dp` (the DP methods)."""
+    method = _method_key(method)
+    return (train_nondp if method in ("gcn", "mlp") else train_dp)(d, method, **kwargs)

@@ -1,0 +1,121 @@
+"""``dpgnn epsilon drw`` and ``dpgnn epsilon fdp``: privacy of the DRW paper's training runs (spec 4.3, 4.4, 4.7).
+
+::
+
+    dpgnn epsilon drw --noise-multiplier Z --batch-size B --train-nodes N --walk-length L [--restarts R]
+                      --steps T --delta D [--accountant autodp] [--json]
+    dpgnn epsilon fdp --noise-multiplier Z --batch-size B --train-nodes N --max-degree D --layers L
+                      --steps T --delta D [--variant paper|authors] [--json]
+
+``drw``: q = B / ⌈N / (1 + R·L)⌉ (R walks of length L per root: 1 = DRW/DRW-D, 2 = the paper's DRW-R), then T
+compositions of the Gaussian (z relative to the replace-one sensitivity 2C) on a uniform subsample without
+replacement; ``--accountant autodp`` (default) follows the authors' code. ``fdp``: the multi-term hypergeometric RDP
+accountant of Daigavane et al. with K = (D^(L+1) − 1)/(D − 1) affected roots (``--variant authors``: the DRW
+code's single order α = 10 with the classic conversion).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Dict
+
+import typer
+
+from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
+from dpgnn.privacy.cli import ACCOUNTANT, JSON, CliInputError, option_check, option_errors, report
+from dpgnn.privacy.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
+from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
+
+__all__ = ["register"]
+
+
+def _nonneg_int(value: Any, option: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CliInputError(f"{option} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def drw_cmd(
+    noise_multiplier: float = typer.Option(..., "--noise-multiplier", "-z",
+                                           help="Noise std / replace-one sensitivity (2C), > 0."),
+    batch_size: int = typer.Option(..., "--batch-size", "-b", help="Subgraphs (roots) per batch B, >= 1."),
+    train_nodes: int = typer.Option(..., "--train-nodes", "-n", help="Training nodes N (the root pool), >= 1."),
+    walk_length: int = typer.Option(..., "--walk-length", "-l", help="Walk length L (= GNN layers), >= 0."),
+    restarts: int = typer.Option(1, "--restarts", "-r", help="Walks per root R: 1 = DRW, 2 = DRW-R; >= 1."),
+    steps: int = typer.Option(..., "--steps", "-t", help="Training steps T, >= 1."),
+    delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
+    accountant: str = typer.Option("autodp", "--accountant",
+                                   help="Accountant (autodp = the authors'; rdp = dpgnn's RDP accountant)."),
+    as_json: bool = JSON,
+) -> None:
+    """Epsilon of DRW / DRW-D / DRW-R training: q = B / ceil(N / (1 + R*L)), T sampled Gaussian steps."""
+    with option_errors():
+        z = option_check("--noise-multiplier", check_positive_finite, noise_multiplier)
+        b = option_check("--batch-size", check_count, batch_size)
+        n = option_check("--train-nodes", check_count, train_nodes)
+        L = _nonneg_int(walk_length, "--walk-length")
+        r = option_check("--restarts", check_count, restarts)
+        t = option_check("--steps", check_count, steps)
+        option_check("--delta", check_delta, delta)
+        m_min = -(-n // (1 + r * L))
+        if b > m_min:
+            raise CliInputError(f"--batch-size must be in [1, m_min={m_min}] where m_min = ceil(N / (1 + R*L)) "
+                                f"for --train-nodes {n}, --walk-length {L}, --restarts {r}; got {b}")
+        q = b / m_min
+        base = GaussianEvent(z) if q >= 1.0 else SampledWithoutReplacementEvent(q, GaussianEvent(z))
+        event = SelfComposedEvent(base, t) if t > 1 else base
+        report("drw", event, delta, accountant, as_json,
+               inputs={"noise_multiplier": z, "batch_size": b, "train_nodes": n, "walk_length": L, "restarts": r,
+                       "min_subgraphs": m_min, "sample_rate": q, "steps": t},
+               neighbouring="replace one node's features (uniform sampling without replacement)")
+
+
+def fdp_cmd(
+    noise_multiplier: float = typer.Option(..., "--noise-multiplier", "-z",
+                                           help="Noise std / batch sensitivity (2KC), > 0."),
+    batch_size: int = typer.Option(..., "--batch-size", "-b", help="Roots per batch B, in [1, N]."),
+    train_nodes: int = typer.Option(..., "--train-nodes", "-n", help="Training nodes N, >= 1."),
+    max_degree: int = typer.Option(..., "--max-degree", "-d", help="Degree bound D, >= 1."),
+    layers: int = typer.Option(..., "--layers", "-l", help="GNN layers (hops) L, >= 0."),
+    steps: int = typer.Option(..., "--steps", "-t", help="Training steps T, >= 1."),
+    delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
+    variant: str = typer.Option("paper", "--variant",
+                                help="paper (orders 1.1-256, tight conversion) or authors (DRW code: alpha=10, "
+                                     "classic conversion)."),
+    as_json: bool = JSON,
+) -> None:
+    """Epsilon of the FDP baseline: hypergeometric multi-term RDP with K = (D^(L+1)-1)/(D-1) affected roots."""
+    with option_errors():
+        z = option_check("--noise-multiplier", check_positive_finite, noise_multiplier)
+        b = option_check("--batch-size", check_count, batch_size)
+        n = option_check("--train-nodes", check_count, train_nodes)
+        dmax = option_check("--max-degree", check_count, max_degree)
+        L = _nonneg_int(layers, "--layers")
+        t = option_check("--steps", check_count, steps)
+        d = option_check("--delta", check_delta, delta)
+        if b > n:
+            raise CliInputError(f"--batch-size must be in [1, --train-nodes={n}], got {b}")
+        if variant not in ("paper", "authors"):
+            raise CliInputError(f"--variant must be 'paper' or 'authors', got {variant!r}")
+        k = max_affected(dmax, L)
+        kw: Dict[str, Any] = {} if variant == "paper" else {"orders": [10.0], "conversion": "classic"}
+        eps, order = fdp_epsilon(t, z, n, b, k, d, **kw)
+        payload = {"command": "fdp", "epsilon": eps, "delta": d, "noise_multiplier": z, "batch_size": b,
+                   "train_nodes": n, "max_degree": dmax, "layers": L, "max_affected": k, "sample_rate": b / n,
+                   "steps": t, "variant": variant, "accountant": "fdp-hypergeometric-rdp",
+                   "order": None if math.isnan(order) else order,
+                   "neighbouring": "replace one node's features (uniform sampling without replacement)",
+                   "event": {"event": "self_composed", "count": t,
+                             "inner": FdpSampledGaussianEvent(z, n, b, k).to_dict()}}
+        if as_json:
+            typer.echo(json.dumps(payload))
+        else:
+            typer.echo(f"fdp: epsilon = {eps:.6g} at delta = {d:g} [noise_multiplier={z}, batch_size={b}, "
+                       f"train_nodes={n}, max_degree={dmax}, layers={L}, K={k}, steps={t}; variant={variant}, "
+                       f"optimal RDP order {order:g}]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("drw")(drw_cmd)
+    app.command("fdp")(fdp_cmd)

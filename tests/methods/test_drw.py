@@ -1,0 +1,213 @@
+"""DRW method: exact per-subgraph gradients, clipping/noise variance, accountant, schedules, training, errors."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import norm
+
+from dpgnn.data import csbm
+from dpgnn.data.random_walks import disjoint_random_walks
+from dpgnn.methods import drw as D
+from dpgnn.methods.fdp import bound_degree, neighbourhoods
+from dpgnn.nn.drw import DRWGCN, DRWMLP, build_model
+from dpgnn.privacy import epsilon
+from dpgnn.privacy.fdp import max_affected
+
+
+@pytest.fixture(scope="module")
+def data():
+    g = csbm(num_nodes=240, num_classes=3, num_features=12, avg_degree=4, homophily=0.9, feature_sparsity=0.3,
+             seed=1)
+    return D.prepare("toy", g)
+
+
+def _gaussian_eps(mu_sigma: float, delta: float) -> float:
+    """Independent exact Gaussian profile (Balle & Wang 2018), solved for epsilon by bisection."""
+    s = mu_sigma
+
+    def dlt(e):
+        return norm.cdf(1 / (2 * s) - e * s) - math.exp(e) * norm.cdf(-1 / (2 * s) - e * s)
+
+    lo, hi = 0.0, 100.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if dlt(mid) <= delta else (mid, hi)
+    return hi
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# per-subgraph gradients
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("layers,restarts", [(1, 1), (2, 1), (2, 2), (3, 1)])
+def test_per_subgraph_grads_equal_autograd_on_each_subgraph(data, layers, restarts):
+    torch.manual_seed(0)
+    subs = disjoint_random_walks(data.train_edge_index, data.num_nodes, data.train, layers, restarts, seed=2)
+    model = DRWGCN(data.x.shape[1], data.num_classes, layers, hidden=8).double()
+    x = data.x.double()
+    idx = torch.arange(min(12, subs.num_subgraphs))
+    xb, ab = D.dense_subgraph_inputs(x, subs, idx)
+    yb = data.y[subs.roots[idx]]
+    g = D.per_subgraph_grads(model, xb, ab, yb)
+    for j, i in enumerate(idx.tolist()):
+        ns = subs.nodes[i][subs.mask[i]]
+        a = subs.adj[i][: len(ns), : len(ns)].double() + torch.eye(len(ns), dtype=torch.float64)
+        dinv = a.sum(1).pow(-0.5)
+        a = dinv[:, None] * a * dinv[None, :]
+        model.zero_grad()
+        out = model(x[ns], a)
+        torch.nn.functional.cross_entropy(out[0:1], data.y[ns[0]].view(1)).backward()
+        for name, p in model.named_parameters():
+            torch.testing.assert_close(g[name][j], p.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_models_and_multilabel_grads():
+    m = build_model("mlp", 5, 3, 2, 4)
+    assert isinstance(m, DRWMLP)
+    out = m(torch.randn(7, 5))
+    torch.testing.assert_close(out.norm(dim=1), torch.ones(7))
+    gcn = DRWGCN(5, 4, 2, 6)
+    xb, ab = torch.randn(3, 4, 5), torch.eye(4).expand(3, 4, 4).clone()
+    yb = torch.randint(0, 2, (3, 4)).float()
+    g = D.per_subgraph_grads(gcn, xb, ab, yb, multilabel=True)
+    assert g["lins.0.weight"].shape == (3, 6, 5)
+    with pytest.raises(ValueError, match="num_layers"):
+        DRWGCN(5, 3, 0)
+    with pytest.raises(ValueError, match="kind"):
+        build_model("gat", 5, 3)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# clipping and noise
+# ---------------------------------------------------------------------------------------------------------------
+def test_clipping_bounds_every_tensor_and_thresholds_sum_to_c():
+    torch.manual_seed(0)
+    grads = {"w": 5 * torch.randn(6, 4, 3), "b": 0.01 * torch.randn(6, 3)}
+    thr = D.clip_thresholds(grads, clip_fraction=0.1)
+    g0 = torch.tensor([grads[k].flatten(1).norm(dim=1).mean() for k in grads])
+    assert math.sqrt(sum(c * c for c in thr.values())) == pytest.approx(0.1 * float(g0.norm()), rel=1e-6)
+    out = D.clip_and_noise(grads, thr, 0.0)
+    for k, g in grads.items():
+        norms = g.flatten(1).norm(dim=1)
+        clipped = g * (thr[k] / norms).clamp(max=1).view(-1, *[1] * (g.dim() - 1))
+        torch.testing.assert_close(out[k], clipped.sum(0))
+        assert float(clipped.flatten(1).norm(dim=1).max()) <= thr[k] * (1 + 1e-6)
+    even = D.clip_thresholds(None, clip_norm=2.0, names=["a", "b", "c", "d"])
+    assert all(v == pytest.approx(1.0) for v in even.values())
+
+
+def test_noised_update_has_the_specified_variance():
+    sigma = 3.0
+    grads = {"w": torch.zeros(5, 200, 100), "b": torch.ones(5, 100) * 1e6}
+    thr = {"w": 1.0, "b": 0.5}
+    out = D.clip_and_noise(grads, thr, sigma, torch.Generator().manual_seed(0))
+    w = out["w"].flatten()
+    assert abs(float(w.mean())) < 0.1 and float(w.var()) == pytest.approx(sigma ** 2, rel=0.03)
+    # b: every sample clipped to norm 0.5 along the all-ones direction -> mean 5 * 0.5 / sqrt(100) per coordinate
+    assert float(out["b"].mean()) == pytest.approx(0.25, abs=3 * sigma / 10)
+    with pytest.raises(ValueError, match="noise_std"):
+        D.clip_and_noise(grads, thr, -1.0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# accounting
+# ---------------------------------------------------------------------------------------------------------------
+def test_full_batch_epsilon_equals_independent_gaussian_profile():
+    for z, t in [(4.0, 44), (1.0, 3), (8.0, 200)]:
+        ours = D.drw_epsilon(z, 1.0, t, 1e-5)
+        assert ours == pytest.approx(_gaussian_eps(z / math.sqrt(t), 1e-5), rel=1e-4)
+
+
+def test_sampled_epsilon_agrees_with_second_accountant_and_is_monotone():
+    q = 2000 / 3239
+    for z, t in [(2.0, 50), (4.0, 400), (8.0, 2000)]:
+        a = D.drw_epsilon(z, q, t, 1e-5, "autodp")
+        r = D.drw_epsilon(z, q, t, 1e-5, "rdp")
+        assert a == pytest.approx(r, rel=0.2)
+    eps_t = [D.drw_epsilon(2.0, q, t, 1e-5) for t in (1, 10, 100, 1000)]
+    assert all(x < y for x, y in zip(eps_t, eps_t[1:]))
+    eps_z = [D.drw_epsilon(z, q, 100, 1e-5) for z in (1.0, 2.0, 4.0, 8.0)]
+    assert all(x > y for x, y in zip(eps_z, eps_z[1:]))
+
+
+def test_schedule_stops_before_the_target_and_checkpoints_are_exact():
+    s = D.epsilon_schedule(4.0, 1.0, 1e-5, 8.0)
+    assert s.epsilon <= 8.0 < D.drw_epsilon(4.0, 1.0, s.steps + 1, 1e-5)
+    for k, t, e in s.checkpoints:
+        assert e <= k and (t == s.steps or D.drw_epsilon(4.0, 1.0, t + 1, 1e-5) > k)
+    assert [c[0] for c in s.checkpoints] == list(range(1, 9))
+    f = D.fdp_schedule(4.0, 140, 70, 5, 1e-5, 8.0)
+    assert f.steps > 0 and f.epsilon <= 8.0
+
+
+def test_event_and_zero_noise_errors():
+    ev = D.drw_event(2.0, 0.5, 10)
+    assert epsilon(ev, 1e-5, "autodp") == D.drw_epsilon(2.0, 0.5, 10, 1e-5)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        D.drw_event(0.0, 0.5, 10)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# FDP graph side
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("deg,depth", [(2, 1), (4, 2)])
+def test_fdp_degree_bound_and_neighbourhoods(data, deg, depth):
+    b = bound_degree(data.train_edge_index, data.num_nodes, deg, seed=0)
+    counts = np.bincount(b[0], minlength=data.num_nodes)
+    assert counts.max() <= deg
+    pairs = {(int(u), int(v)) for u, v in b.T}
+    assert all((v, u) in pairs for u, v in pairs)
+    orig = {(int(u), int(v)) for u, v in data.train_edge_index.t()}
+    assert pairs <= orig
+    subs = neighbourhoods(b, data.num_nodes, data.train, depth, deg)
+    k = max_affected(deg, depth)
+    assert subs.max_size == k
+    # a node lies in at most K neighbourhoods: the sensitivity bound of FDP
+    occ = np.bincount(subs.nodes[subs.mask].numpy(), minlength=data.num_nodes)
+    assert occ.max() <= k
+    path = neighbourhoods(b, data.num_nodes, data.train, depth, deg, variant="authors")
+    assert path.max_size == depth + 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# training
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("method,z", [("drw", 2.0), ("drw-d", 2.0), ("drw-r", 2.0), ("fdp", 1.0)])
+def test_dp_training_runs_to_the_target(data, method, z):
+    r = D.train_dp(data, method, num_layers=2, hidden=8, batch=10, noise_multiplier=z, lr=0.1,
+                   clip_fraction=0.1, delta=1e-5, target_epsilon=3.0, seed=0, resample_every=2, device="cpu",
+                   fdp_degree=2, max_steps=None)
+    assert 0 < r["epsilon"] <= 3.0 and r["steps"] > 0
+    assert 0.0 <= r["test_f1"] <= 1.0
+    led = r["ledger"]
+    assert led["sigma"] > 0 and led["steps"] == r["steps"] and led["epsilon"] == r["epsilon"]
+    assert [c["checkpoint"] for c in r["checkpoints"]] == [1, 2, 3]
+    again = D.train_dp(data, method, num_layers=2, hidden=8, batch=10, noise_multiplier=z, lr=0.1,
+                       clip_fraction=0.1, delta=1e-5, target_epsilon=3.0, seed=0, resample_every=2, device="cpu",
+                       fdp_degree=2)
+    assert again["test_f1"] == r["test_f1"], "seeded runs repeat"
+
+
+def test_nondp_training_learns(data):
+    for m in ("gcn", "mlp"):
+        r = D.train_nondp(data, m, num_layers=1, batch=30, max_steps=30, patience=20, seed=0, device="cpu")
+        assert r["test_f1"] > 0.5 and r["epsilon"] == math.inf and r["level"] == "none"
+
+
+def test_bad_inputs_give_clear_errors(data):
+    with pytest.raises(ValueError, match="valid methods"):
+        D.run(data, "gap")
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        D.train_dp(data, "drw", noise_multiplier=0.0, batch=5)
+    with pytest.raises(ValueError, match="batch_size must be in"):
+        D.train_dp(data, "drw", batch=10_000)
+    with pytest.raises(ValueError, match="train_nondp"):
+        D.train_dp(data, "gcn")
+    with pytest.raises(ValueError, match="exactly one"):
+        D.clip_thresholds(None)
+    with pytest.raises(ValueError, match="valid names"):
+        D.batch_size("karate", "drw", 1)
+    with pytest.raises(ValueError, match="fdp_variant"):
+        D.train_dp(data, "fdp", batch=5, fdp_variant="x")
+    assert D.batch_size("cora", "drw-r", 2) == 28 and D.batch_size("reddit", "drw", 1) == 30000
