@@ -1,5 +1,5 @@
-"""DRW -- Ayle, Schuchardt & Günnemann (?), "Training Differentially Private Graph Neural Networks with Random Walk
-Sampling" (arXiv 2301.00738); spec section 4. Baseline FDP: Daigavane et al. (arXiv 2111.15521).
+"""DRW -- Ayle et al., "Training Differentially Private Graph Neural Networks with Random Walk Sampling"
+(arXiv 2301.00738); spec section 4. Baseline FDP: Daigavane et al. (arXiv 2111.15521).
 
 Privacy notion (paper Sec. 4.1): feature-level DP, neighbouring graphs share the structure and differ in ONE node's
 feature row (replace-one). DRW trains on disjoint subgraphs (:mod:`dpgnn.data.random_walks`): one node's features

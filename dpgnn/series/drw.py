@@ -1,0 +1,274 @@
+"""DRW series ("Training DP GNNs with Random Walk Sampling"): Table 1, Fig. 2 and the sampling-bound figure.
+
+``run_table1`` runs the resumable grid (every method × architecture × DP hyper-parameters × seed) into the
+``grid`` artifact and derives ``table1`` (best mean validation F1 over seeds per dataset/method/architecture, the
+selected configuration's per-seed test F1 in %) and ``fig2`` (test F1 of the best-validation model at every integer
+ε of the selected DP runs). ``run_bound`` is pure accounting from the paper's Tables 3-4 (no data needed).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from dpgnn import plotting
+from dpgnn.data.random_walks import sampler_bound
+from dpgnn.methods import drw
+from dpgnn.privacy.fdp import fdp_epsilon, max_affected
+from dpgnn.profiles import Settings
+from dpgnn.reference import load_reference
+from dpgnn.report import paper_vs_ours
+from dpgnn.results import ResultStore
+from dpgnn.series import load_or_skip
+from dpgnn.sweep import run_grid
+
+PAPER = "drw"
+_DP_GRID = {"lrs": [0.01, 0.1, 0.2], "clip_fractions": [0.001, 0.01, 0.1], "noise_multipliers": [1.0, 2.0, 4.0, 8.0]}
+
+PROFILES: dict[str, dict[str, Any]] = {
+    # smoke: both offline datasets, every Table-1 method, the 1-layer architecture, one DP configuration
+    "smoke": {"datasets": ["cora", "citeseer"], "methods": list(drw.METHODS), "archs": ["1-layer"],
+              "seeds": [1234], "lrs": [0.1], "clip_fractions": [0.1], "noise_multipliers": [4.0],
+              "target_epsilon": 8.0, "nondp_max_steps": 100, "patience": 30, "eval_every": 2,
+              "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
+              "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 4.0]},
+    # test: the smallest end-to-end execution (tests/test_notebooks.py)
+    "test": {"datasets": ["cora"], "methods": ["gcn", "mlp", "drw", "fdp"], "archs": ["1-layer"], "seeds": [1234],
+             "lrs": [0.1], "clip_fractions": [0.1], "noise_multipliers": [1.0], "target_epsilon": 8.0,
+             "nondp_max_steps": 10, "patience": 5, "eval_every": 1, "resample_every": 10, "fdp_degree": 4,
+             "fdp_variant": "paper", "bound_datasets": ["cora", "reddit"], "bound_noises": [4.0]},
+    # paper: spec 4.6 grid, 3 seeds, target eps = 8, every dataset whose files exist
+    "paper": {"datasets": list(drw.DATASETS), "methods": list(drw.METHODS), "archs": list(drw.ARCHS),
+              "seeds": list(drw.SEEDS), **_DP_GRID, "target_epsilon": 8.0, "nondp_max_steps": 1000, "patience": 30,
+              "eval_every": 1, "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
+              "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 2.0, 4.0, 8.0]},
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Table 1 and Fig. 2
+# ---------------------------------------------------------------------------------------------------------------
+def table1_cells(cfg: Settings, datasets: list[str]) -> list[dict[str, Any]]:
+    """One cell per (dataset, method, architecture, [lr, clip, z,] seed)."""
+    cells = []
+    for name in datasets:
+        for method in cfg.methods:
+            for arch in cfg.archs:
+                layers, hidden = drw.ARCHS[arch]
+                base = {"dataset": name, "method": method, "setting": arch, "num_layers": layers, "hidden": hidden}
+                if method in drw.DP_METHODS:
+                    for lr in cfg.lrs:
+                        for clip in cfg.clip_fractions:
+                            for z in cfg.noise_multipliers:
+                                for seed in cfg.seeds:
+                                    cells.append({**base, "lr": lr, "clip_fraction": clip, "noise_multiplier": z,
+                                                  "seed": seed, "target_epsilon": cfg.target_epsilon,
+                                                  "eval_every": cfg.eval_every, "resample_every": cfg.resample_every,
+                                                  "fdp_degree": cfg.fdp_degree, "fdp_variant": cfg.fdp_variant})
+                else:
+                    for seed in cfg.seeds:
+                        cells.append({**base, "lr": 0.01, "seed": seed, "max_steps": cfg.nondp_max_steps,
+                                      "patience": cfg.patience})
+    return cells
+
+
+def _rows(cell: dict[str, Any], res: dict[str, Any]) -> list[dict[str, Any]]:
+    common = {"level": res["level"], "epsilon": res["epsilon"], "delta": res["delta"], "ledger": res["ledger"],
+              "steps": res["steps"], "seconds": round(res["seconds"], 3)}
+    out = [{**common, "metric": "test_f1", "value": 100 * res["test_f1"]},
+           {**common, "metric": "val_f1", "value": 100 * res["val_f1"]}]
+    for c in res["checkpoints"]:
+        out.append({**common, "metric": "test_f1_at_eps", "value": 100 * c["test_f1"], "checkpoint": c["checkpoint"],
+                    "epsilon": c["epsilon"], "steps": c["steps"]})
+    return out
+
+
+def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
+    """Run the missing grid cells, then derive ``table1`` and ``fig2``; returns the ``table1`` rows."""
+    cache: dict[str, Any] = {}
+
+    def load(name: str):
+        if name not in cache:
+            cache[name] = drw.prepare(name)
+        return cache[name]
+
+    names = [n for n in cfg.datasets if load_or_skip(store, n, load, artifact="table1") is not None]
+
+    def run(cell):
+        kw = {k: cell[k] for k in ("num_layers", "hidden", "lr", "seed")}
+        if cell["method"] in drw.DP_METHODS:
+            kw.update({k: cell[k] for k in ("clip_fraction", "noise_multiplier", "target_epsilon", "eval_every",
+                                            "resample_every", "fdp_degree", "fdp_variant")})
+        else:
+            kw.update(max_steps=cell["max_steps"], patience=cell["patience"])
+        return _rows(cell, drw.run(load(cell["dataset"]), cell["method"], device=device, **kw))
+
+    cells = table1_cells(cfg, names)
+    if cells:
+        run_grid(store, "grid", cells, run, desc="DRW Table 1 grid", force=force)
+    return select(store, names)
+
+
+_HP = ["lr", "clip_fraction", "noise_multiplier"]
+
+
+def select(store: ResultStore, datasets: list[str]) -> pd.DataFrame:
+    """Best mean validation F1 over seeds per (dataset, method, setting); writes ``table1`` and ``fig2``."""
+    grid = store.load("grid")
+    store.clear("table1")
+    store.clear("fig2")
+    if grid.empty:
+        return store.load("table1")
+    grid = grid[grid["dataset"].isin(datasets)].copy()
+    for c in _HP:
+        if c not in grid:
+            grid[c] = float("nan")
+    grid[_HP] = grid[_HP].fillna(-1.0)
+    keys = ["dataset", "method", "setting"]
+    val = grid[grid["metric"] == "val_f1"].groupby(keys + _HP)["value"].mean().reset_index()
+    best = val.loc[val.groupby(keys)["value"].idxmax()].drop(columns="value")
+    chosen = grid.merge(best, on=keys + _HP)
+    t1 = chosen[chosen["metric"] == "test_f1"].assign(metric="f1_micro")
+    drop = ["paper", "artifact", "profile", "timestamp", "config_hash"]
+    store.append("table1", t1.drop(columns=[c for c in drop if c in t1]).to_dict("records"))
+    # Fig. 2: per dataset and DP method, the best-validation architecture; "drw-best" = best DRW sampler
+    cp = chosen[chosen["metric"] == "test_f1_at_eps"]
+    if len(cp):
+        vsel = chosen[(chosen["metric"] == "val_f1") & chosen["method"].isin(drw.DP_METHODS)]
+        arch = vsel.groupby(["dataset", "method", "setting"])["value"].mean().reset_index()
+        top = arch.loc[arch.groupby(["dataset", "method"])["value"].idxmax()]
+        rows = [cp.merge(top[["dataset", "method", "setting"]], on=["dataset", "method", "setting"])]
+        drws = top[top["method"].str.startswith("drw")]
+        if len(drws):
+            b = drws.loc[drws.groupby("dataset")["value"].idxmax()][["dataset", "method", "setting"]]
+            rows.append(cp.merge(b, on=["dataset", "method", "setting"]).assign(
+                sampler=lambda d: d["method"], method="drw-best"))
+        fig2 = pd.concat(rows, ignore_index=True)
+        fig2["epsilon"] = fig2["checkpoint"].astype(float)
+        store.append("fig2", fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records"))
+    return store.load("table1")
+
+
+def table1_side_by_side(profile: str) -> pd.DataFrame:
+    """Table 1 as in the paper: ours (mean ± std over seeds) beside the paper, difference and status."""
+    rep = paper_vs_ours(PAPER, "table1", profile)
+    rep["ours"] = [("—" if pd.isna(v) else f"{v:.1f}" + ("" if pd.isna(s) else f" ± {s:.1f}"))
+                   for v, s in zip(rep["ours_value"], rep["ours_spread"])]
+    rep["paper"] = rep["paper_value"].map(lambda v: f"{v:.1f}")
+    rep["diff"] = rep["diff"].round(1)
+    order = {m: i for i, m in enumerate(drw.METHODS)}
+    rep = rep.assign(_m=rep["method"].map(order)).sort_values(["dataset", "_m", "setting"])
+    return rep[["dataset", "method", "setting", "paper", "ours", "diff", "n_runs", "status", "note"]]
+
+
+def plot_table1(store: ResultStore):
+    """Table 1 as a figure: mean test F1 per method and architecture, paper values as ◇."""
+    df = store.load("table1")
+    if df.empty:
+        raise ValueError("no Table 1 results stored yet")
+    order = list(drw.ARCHS)
+    agg = df.groupby(["dataset", "method", "setting"])["value"].agg(value="mean", spread="std").reset_index()
+    agg["arch"] = agg["setting"].map(order.index)
+    ref = load_reference(PAPER, "table1")
+    ref = ref[ref["dataset"].isin(agg["dataset"].unique()) & ref["setting"].isin(agg["setting"].unique())]
+    ref = ref.assign(arch=ref["setting"].map(order.index))
+    fig = plotting.lines(agg, x="arch", y="value", err="spread", hue="method", col="dataset",
+                         order=list(drw.METHODS), xlabel="architecture (0 = 1 layer, 1 = 2×256, 2 = 2×512)",
+                         ylabel="test F1-micro %", reference=ref,
+                         title="Table 1: ours (mean ± std over seeds) vs paper (◇); DP rows at ε = 8")
+    return fig
+
+
+def plot_fig2(store: ResultStore):
+    """Fig. 2: test F1 at integer ε checkpoints, best DRW sampler vs FDP (all DP methods drawn thin)."""
+    df = store.load("fig2")
+    if df.empty:
+        raise ValueError("no Fig. 2 results stored yet")
+    agg = df.groupby(["dataset", "method", "epsilon"])["value"].agg(value="mean", spread="std").reset_index()
+    return plotting.lines(agg, x="epsilon", y="value", err="spread", hue="method", col="dataset",
+                          order=["drw-best", "fdp", "drw", "drw-d", "drw-r"], xlabel="ε", ylabel="test F1-micro %",
+                          title="Fig. 2: test F1 at ε checkpoints (best-validation model so far)")
+
+
+def fig2_side_by_side(profile: str, store: ResultStore) -> pd.DataFrame:
+    """Our Fig. 2 values per ε beside the paper's only printed point, Table 1 at ε = 8 (Fig. 2 is not printed)."""
+    df = store.load("fig2")
+    if df.empty:
+        return df
+    wide = df.groupby(["dataset", "method", "setting", "checkpoint"])["value"].mean().unstack("checkpoint")
+    wide.columns = [f"ours ε≤{int(c)}" for c in wide.columns]
+    rep = paper_vs_ours(PAPER, "table1", profile)[["dataset", "method", "setting", "paper_value"]]
+    return wide.reset_index().merge(rep.rename(columns={"paper_value": "paper Table 1 (ε=8)"}),
+                                    on=["dataset", "method", "setting"], how="left")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sampling-probability bound and ε per step (a figure none of the papers has)
+# ---------------------------------------------------------------------------------------------------------------
+def run_bound(cfg: Settings, store: ResultStore) -> pd.DataFrame:
+    """q and the ε of ONE step per sampler, dataset, depth and noise, from the paper's Tables 3-4 (pure math)."""
+    rows = []
+    for name in cfg.bound_datasets:
+        n, delta = drw.NUM_TRAIN[name], drw.DELTA[name]
+        for layers in (1, 2):
+            for sampler in ("drw", "drw-r", "fdp"):
+                b = drw.batch_size(name, sampler, layers)
+                if sampler == "fdp":
+                    k = max_affected(cfg.fdp_degree, layers)
+                    q = b / n
+                else:
+                    k, q = 1, sampler_bound(sampler, b, n, layers)
+                for z in cfg.bound_noises:
+                    if sampler == "fdp":
+                        eps1 = fdp_epsilon(1, z, n, b, k, delta)[0]
+                    else:
+                        eps1 = drw.drw_epsilon(z, q, 1, delta)
+                    base = {"dataset": name, "method": sampler, "setting": f"L={layers}", "num_layers": layers,
+                            "num_train": n, "batch": b, "max_affected": k, "noise_multiplier": z, "delta": delta,
+                            "level": "feature", "ledger": {"level": "feature", "sampling_rate": q,
+                                                           "noise_multiplier": z, "delta": delta, "steps": 1,
+                                                           "accountant": "autodp" if k == 1 else "fdp-hypergeometric"}}
+                    rows.append({**base, "metric": "q", "value": q, "epsilon": eps1})
+                    rows.append({**base, "metric": "eps_one_step", "value": eps1, "epsilon": eps1})
+    store.clear("bound")
+    store.append("bound", rows)
+    return store.load("bound")
+
+
+def plot_bound(store: ResultStore):
+    df = store.load("bound")
+    if df.empty:
+        raise ValueError("no bound rows stored yet")
+    q = df[df["metric"] == "q"].drop_duplicates(["dataset", "method", "setting"])
+    q = q.assign(panel="q bound, " + q["setting"])
+    e = df[df["metric"] == "eps_one_step"]
+    e = e.assign(panel="ε of one step, " + e["setting"] + ", z=" + e["noise_multiplier"].map(lambda v: f"{v:g}"))
+    both = pd.concat([q, e], ignore_index=True)
+    return plotting.lines(both, x="num_train", y="value", hue="method", col="panel", logx=True,
+                          order=["drw", "drw-r", "fdp"], xlabel="training nodes N (log)", ylabel="value", ncols=4,
+                          title="Sampling-probability bound q = B/⌈N/(1+R·L)⌉ (FDP: B/N) and ε per step "
+                                "(paper's B, δ)")
+
+
+def bound_side_by_side(store: ResultStore, profile: str) -> pd.DataFrame:
+    """Per dataset: q of DRW (1 layer) and ε of one step beside the paper's Table 1 gain of DRW over FDP."""
+    df = store.load("bound")
+    sub = df[(df["metric"] == "q") & (df["num_layers"] == 1)].drop_duplicates(["dataset", "method"])
+    q = sub.pivot(index="dataset", columns="method", values="value").add_prefix("q ")
+    e = df[(df["metric"] == "eps_one_step") & (df["num_layers"] == 1)]
+    zmax = e["noise_multiplier"].max()
+    e = e[e["noise_multiplier"] == zmax].pivot(index="dataset", columns="method", values="value")
+    e = e.add_prefix(f"ε/step z={zmax:g} ")
+    ref = load_reference(PAPER, "table1")
+    ref = ref[ref["setting"] == "1-layer"].pivot(index="dataset", columns="method", values="value")
+    gain = (ref["drw"] - ref["fdp"]).rename("paper: DRW − FDP (1 layer, F1 pts)")
+    out = q.join(e).join(gain, how="left").reset_index()
+    out["num_train"] = out["dataset"].map(drw.NUM_TRAIN)
+    ours = paper_vs_ours(PAPER, "table1", profile)
+    ours = ours[ours["setting"] == "1-layer"].pivot(index="dataset", columns="method", values="ours_value")
+    if {"drw", "fdp"} <= set(ours.columns):
+        out = out.merge((ours["drw"] - ours["fdp"]).rename("ours: DRW − FDP").reset_index(), on="dataset",
+                        how="left")
+    return out.sort_values("num_train")
