@@ -17,7 +17,6 @@ from typing import Any, Dict, Optional
 
 import typer
 
-from dpgnn.privacy.cli import CliInputError, option_errors
 from dpgnn.privacy.multibit import optimal_m
 
 FEATURE_MECHANISMS = ("mbm", "1bm", "lpm", "agm")
@@ -27,7 +26,7 @@ AGM_DELTA = 1e-10
 def _budget(value: float, option: str) -> float:
     v = float(value)
     if math.isnan(v) or v <= 0:
-        raise CliInputError(f"{option} must be > 0 (use inf for no perturbation), got {value}")
+        raise ValueError(f"{option} must be > 0 (use inf for no perturbation), got {value}")
     return v
 
 
@@ -37,18 +36,18 @@ def lpgnn_budget(feature_epsilon: float, label_epsilon: float, num_features: int
     ex = _budget(feature_epsilon, "--feature-epsilon")
     ey = _budget(label_epsilon, "--label-epsilon")
     if mechanism not in FEATURE_MECHANISMS:
-        raise CliInputError(f"--mechanism must be one of {list(FEATURE_MECHANISMS)}, got {mechanism!r}")
+        raise ValueError(f"--mechanism must be one of {list(FEATURE_MECHANISMS)}, got {mechanism!r}")
     if isinstance(num_features, bool) or int(num_features) != num_features or num_features < 1:
-        raise CliInputError(f"--num-features must be an integer >= 1, got {num_features}")
+        raise ValueError(f"--num-features must be an integer >= 1, got {num_features}")
     d = int(num_features)
     out: Dict[str, Any] = {"feature_epsilon": ex, "label_epsilon": ey, "num_features": d, "mechanism": mechanism}
     if m is not None and mechanism != "mbm":
-        raise CliInputError("--m applies to the multi-bit mechanism (mbm) only")
+        raise ValueError("--m applies to the multi-bit mechanism (mbm) only")
     if math.isfinite(ex):
         if mechanism == "mbm":
             mm = optimal_m(ex, d) if m is None else int(m)
             if not 1 <= mm <= d:
-                raise CliInputError(f"--m must be an integer in [1, d] = [1, {d}], got {m}")
+                raise ValueError(f"--m must be an integer in [1, d] = [1, {d}], got {m}")
         else:
             mm = d if mechanism == "1bm" else None
         out["m"] = mm
@@ -66,6 +65,8 @@ def _js(v: Any) -> Any:
 
 
 def register(app: typer.Typer) -> None:
+    from dpgnn.privacy.cli import option_errors  # imported here: cli imports this module
+
     @app.command("lpgnn")
     def lpgnn(
         feature_epsilon: float = typer.Option(..., "--feature-epsilon", "-x",
