@@ -1,0 +1,295 @@
+"""LPGNN series ("Locally Private Graph Neural Networks", CCS 2021): figures A, D, E and tables B, C, F of spec 2.9.
+
+Every training cell (dataset, feature method, ε_x, ε_y, K_x, K_y, backbone, label method, repeats, epochs, seed)
+runs once into the shared artifact ``runs`` (resumable: :func:`dpgnn.sweep.run_grid`), whatever notebook asks for
+it; each artifact (``fig_a``, ``table_b``, ...) is then a labelled view of those rows (method, setting), so a cell
+shared by two artifacts (e.g. SAGE at ε_x = 1, ε_y = 1 in Fig. A, Table B, Fig. D/E and Table F) trains once.
+KProp steps and lr / weight decay / dropout are the authors' published selections (``steps="published"``,
+:data:`dpgnn.methods.lpgnn.BEST_STEPS`); :func:`dpgnn.methods.lpgnn.tune` redoes the selection on noisy
+validation data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+from dpgnn import plotting
+from dpgnn.methods import lpgnn
+from dpgnn.profiles import Settings
+from dpgnn.reference import load_reference
+from dpgnn.report import paper_vs_ours, spread
+from dpgnn.results import ResultStore
+from dpgnn.series import load_or_skip
+from dpgnn.sweep import run_grid
+from dpgnn.utils import config_hash
+
+PAPER = "lpgnn"
+INF = math.inf
+_ALL = ["cora", "facebook", "pubmed", "lastfm"]
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "smoke": {
+        "datasets": ["cora"], "repeats": 2, "epochs": 100, "seed": 12345,
+        "backbones": ["sage"], "fig_a_eps_x": [0.01, 1.0, INF], "fig_a_eps_y": [1.0, INF],
+        "table_b_eps_x": [0.01, 1.0, INF], "replacements": ["rnd", "one", "ohd"],
+        "table_c_eps_x": [0.1, 1.0], "table_c_methods": ["1bm", "lpm", "agm", "mbm"],
+        "fig_d_eps_x": [1.0], "fig_e_eps_y": [1.0], "k_values": [0, 4, 16],
+        "table_f_eps_y": [1.0, 2.0],
+    },
+    "test": {
+        "datasets": ["cora"], "repeats": 1, "epochs": 5, "seed": 0,
+        "backbones": ["sage"], "fig_a_eps_x": [1.0], "fig_a_eps_y": [1.0],
+        "table_b_eps_x": [1.0], "replacements": ["one"],
+        "table_c_eps_x": [1.0], "table_c_methods": ["mbm"],
+        "fig_d_eps_x": [1.0], "fig_e_eps_y": [1.0], "k_values": [0, 2],
+        "table_f_eps_y": [1.0],
+    },
+    "paper": {
+        "datasets": _ALL, "repeats": 10, "epochs": 500, "seed": 12345,
+        "backbones": ["gcn", "gat", "sage"], "fig_a_eps_x": [0.01, 0.1, 1.0, 2.0, 3.0, INF],
+        "fig_a_eps_y": [1.0, 2.0, 3.0, INF],
+        "table_b_eps_x": [0.01, 0.1, 1.0, INF], "replacements": ["rnd", "one", "ohd"],
+        "table_c_eps_x": [0.01, 0.1, 1.0, 2.0], "table_c_methods": ["1bm", "lpm", "agm", "mbm"],
+        "fig_d_eps_x": [0.01, 0.1, 1.0], "fig_e_eps_y": [0.5, 1.0, 2.0], "k_values": [0, 2, 4, 8, 16],
+        "table_f_eps_y": [0.5, 1.0, 2.0],
+    },
+}
+ARTIFACTS = ("fig_a", "table_b", "table_c", "fig_d", "fig_e", "table_f")
+
+
+def _fmt(e: float) -> str:
+    return "inf" if math.isinf(e) else f"{e:g}"
+
+
+def setting(eps_x: float, eps_y: float, *, k_x: int | None = None, k_y: int | None = None) -> str:
+    """The ``setting`` key shared by result rows and reference rows, e.g. ``eps_x=1,eps_y=inf,k_x=4``."""
+    s = f"eps_x={_fmt(eps_x)},eps_y={_fmt(eps_y)}"
+    if k_x is not None:
+        s += f",k_x={k_x}"
+    if k_y is not None:
+        s += f",k_y={k_y}"
+    return s
+
+
+def _cell(cfg: Settings, dataset: str, method: str, ex: float, ey: float, *, k_x: int | None = None,
+          k_y: int | None = None, backbone: str = "sage", label_method: str = "drop") -> dict[str, Any]:
+    """A fully determined training cell; unspecified steps are the published ones (K_y = 0 without Drop)."""
+    pub = lpgnn.steps_for(dataset, INF if method in lpgnn.REPLACEMENTS else ex, ey)
+    kx = pub[0] if k_x is None else k_x
+    ky = (pub[1] if k_y is None else k_y) if label_method == "drop" else 0
+    if method in lpgnn.FEATURE_METHODS and math.isinf(ex):
+        method = "raw"
+    return {"dataset": dataset, "method": method, "eps_x": float(ex), "eps_y": float(ey), "k_x": int(kx),
+            "k_y": int(ky), "backbone": backbone, "label_method": label_method, "repeats": int(cfg.repeats),
+            "epochs": int(cfg.epochs), "seed": int(cfg.seed)}
+
+
+_LEDGER = ("level", "neighbouring", "mechanism", "eps_x", "eps_y", "epsilon", "delta", "m", "feature_epsilon",
+           "accountant")
+_KEEP = ("run", "value", "metric", "level", "epsilon", "delta", "val_acc_noisy", "train_acc_noisy",
+         "val_loss_noisy", "best_epoch", "max_acc", "lr", "weight_decay", "dropout", "train_time_s",
+         "perturb_time_s", "m")
+
+
+def _entries(cfg: Settings, artifact: str, dataset: str) -> list[tuple[dict[str, Any], str, str]]:
+    """(cell, method label, setting) of every reported point of ``artifact`` for one dataset."""
+    out = []
+    if artifact == "fig_a":
+        for bb in cfg.backbones:
+            for ex in cfg.fig_a_eps_x:
+                for ey in cfg.fig_a_eps_y:
+                    out.append((_cell(cfg, dataset, "mbm", ex, ey, backbone=bb), bb, setting(ex, ey)))
+    elif artifact == "table_b":
+        for ex in cfg.table_b_eps_x:
+            out.append((_cell(cfg, dataset, "mbm", ex, 1.0), "lpgnn", setting(ex, 1.0)))
+        for rep in cfg.replacements:
+            out.append((_cell(cfg, dataset, rep, INF, 1.0), rep, setting(INF, 1.0)))
+    elif artifact == "table_c":
+        for meth in cfg.table_c_methods:
+            for ex in cfg.table_c_eps_x:
+                out.append((_cell(cfg, dataset, meth, ex, INF), meth, setting(ex, INF)))
+    elif artifact == "fig_d":
+        for ex in cfg.fig_d_eps_x:
+            for k in cfg.k_values:
+                out.append((_cell(cfg, dataset, "mbm", ex, 1.0, k_x=k), "sage", setting(ex, 1.0, k_x=k)))
+    elif artifact == "fig_e":
+        for ey in cfg.fig_e_eps_y:
+            for k in cfg.k_values:
+                out.append((_cell(cfg, dataset, "mbm", 1.0, ey, k_y=k), "sage", setting(1.0, ey, k_y=k)))
+    elif artifact == "table_f":
+        for ey in cfg.table_f_eps_y:
+            for lm in lpgnn.LABEL_METHODS:
+                out.append((_cell(cfg, dataset, "mbm", 1.0, ey, label_method=lm), lm, setting(1.0, ey)))
+    else:
+        raise ValueError(f"unknown LPGNN artifact {artifact!r}; valid: {list(ARTIFACTS)}")
+    return out
+
+
+def _run_fn(cache: dict[str, Any], device: str):
+    def fn(cell: dict[str, Any]) -> list[dict[str, Any]]:
+        data = cache[cell["dataset"]]
+        rows = lpgnn.run_cell(data, cell["dataset"], method=cell["method"], eps_x=cell["eps_x"],
+                              eps_y=cell["eps_y"], k_x=cell["k_x"], k_y=cell["k_y"], backbone=cell["backbone"],
+                              label_method=cell["label_method"], repeats=cell["repeats"], epochs=cell["epochs"],
+                              seed=cell["seed"], device=device)
+        out = []
+        for r in rows:
+            row = {k: r[k] for k in _KEEP if k in r}
+            row["ledger"] = {k: r.get(k) for k in _LEDGER}
+            out.append(row)
+        return out
+    return fn
+
+
+def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str = "auto",
+        force: bool = False) -> dict[str, pd.DataFrame]:
+    """Train every missing cell of ``artifacts`` (into ``runs``) and rebuild the artifacts' labelled rows."""
+    for a in artifacts:
+        if a not in ARTIFACTS:
+            raise ValueError(f"unknown LPGNN artifact {a!r}; valid: {list(ARTIFACTS)}")
+    cache: dict[str, Any] = {}
+
+    def load(name: str):
+        if name not in cache:
+            cache[name] = lpgnn.prepare(name)
+        return cache[name]
+
+    entries: dict[str, list] = {a: [] for a in artifacts}
+    for name in cfg.datasets:
+        ok = True
+        for a in artifacts:
+            if load_or_skip(store, name, load, artifact=a) is None:
+                ok = False
+        if ok:
+            for a in artifacts:
+                entries[a] += _entries(cfg, a, name)
+    cells, seen = [], set()
+    for a in artifacts:
+        for cell, _, _ in entries[a]:
+            h = config_hash(cell)
+            if h not in seen:
+                seen.add(h)
+                cells.append(cell)
+    if force and cells:  # recompute only this notebook's cells, keep the other notebooks' runs
+        old = store.load("runs")
+        if len(old):
+            keep = old[~old["config_hash"].astype(str).isin(seen)]
+            store.clear("runs")
+            if len(keep):
+                store.append("runs", keep.to_dict("records"))
+    runs = run_grid(store, "runs", cells, _run_fn(cache, device), desc="LPGNN cells") if cells else store.load("runs")
+    by_hash = {h: g for h, g in runs.groupby(runs["config_hash"].astype(str))} if len(runs) else {}
+    out = {}
+    for a in artifacts:
+        rows = []
+        for cell, method, sett in entries[a]:
+            g = by_hash.get(config_hash(cell))
+            if g is None:
+                continue
+            for r in g.to_dict("records"):
+                rows.append({**r, "artifact": a, "method": method, "setting": sett, "feature_method": cell["method"],
+                             "paper": PAPER})
+        store.clear(a)
+        if rows:
+            store.append(a, rows)
+        out[a] = store.load(a)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# tables and figures (from stored rows only)
+# ---------------------------------------------------------------------------------------------------------------
+def side_by_side(artifact: str, profile: str) -> pd.DataFrame:
+    """``ours ± CI`` beside ``paper ± CI`` with the difference and status per reported cell of ``artifact``."""
+    rep = paper_vs_ours(PAPER, artifact, profile)
+
+    def fmt(v, s):
+        return "—" if pd.isna(v) else (f"{v:.1f}" if pd.isna(s) else f"{v:.1f} ± {s:.1f}")
+
+    rep["ours"] = [fmt(v, s) for v, s in zip(rep["ours_value"], rep["ours_spread"])]
+    rep["paper"] = [fmt(v, s) for v, s in zip(rep["paper_value"], rep["paper_spread"])]
+    rep["diff"] = rep["diff"].round(1)
+    return rep[["dataset", "method", "setting", "paper", "ours", "diff", "n_runs", "approx", "status"]]
+
+
+def _summary(df: pd.DataFrame) -> pd.DataFrame:
+    g = df.groupby(["dataset", "method", "setting"])["value"]
+    out = g.agg(value="mean").reset_index()
+    out["spread"] = [spread(v, "ci95_bootstrap") for _, v in g]
+    parts = out["setting"].str.split(",")
+    for i, key in enumerate(("eps_x", "eps_y")):
+        out[key] = [float(p[i].split("=")[1]) for p in parts]
+    for key in ("k_x", "k_y"):
+        out[key] = [next((int(x.split("=")[1]) for x in p if x.startswith(key + "=")), None) for p in parts]
+    return out
+
+
+def _ref(artifact: str) -> pd.DataFrame:
+    ref = load_reference(PAPER, artifact)
+    return _summary(ref.assign(value=ref["value"])).drop(columns="spread") if len(ref) else ref
+
+
+def _position(values: list[float]) -> dict[float, int]:
+    return {v: i for i, v in enumerate(sorted(set(values)))}
+
+
+def plot_fig_a(store: ResultStore):
+    """Fig. A: accuracy vs ε_x (positions 0.01, 0.1, 1, 2, 3, ∞), one line per ε_y, a panel per backbone × dataset."""
+    df = _summary(store.load("fig_a"))
+    ref = _ref("fig_a")
+    pos = _position(list(df["eps_x"]) + list(ref["eps_x"]))
+    for d in (df, ref):
+        d["x"] = d["eps_x"].map(pos)
+        d["hue"] = "ε_y=" + d["eps_y"].map(_fmt)
+        d["panel"] = d["method"] + " — " + d["dataset"]
+    ref = ref[ref["panel"].isin(df["panel"].unique())]
+    ticks = ", ".join(f"{i}: {_fmt(v)}" for v, i in pos.items())
+    return plotting.lines(df, x="x", y="value", err="spread", hue="hue", col="panel", reference=ref,
+                          xlabel=f"ε_x position ({ticks})", ylabel="test accuracy %",
+                          title="Fig. A: accuracy vs ε_x (lines: ours ± 95% CI; ◇ paper, SAGE)")
+
+
+def plot_k(store: ResultStore, artifact: str):
+    """Fig. D (accuracy vs K_x, one line per ε_x) or Fig. E (accuracy vs K_y, one line per ε_y)."""
+    key, hue = ("k_x", "eps_x") if artifact == "fig_d" else ("k_y", "eps_y")
+    df = _summary(store.load(artifact))
+    ref = _ref(artifact)
+    for d in (df, ref):
+        d["hue"] = f"{hue}=" + d[hue].map(_fmt)
+    ref = ref[ref["dataset"].isin(df["dataset"].unique())]
+    name = "Fig. D: effect of K_x (ε_y = 1)" if artifact == "fig_d" else "Fig. E: effect of K_y (ε_x = 1)"
+    return plotting.lines(df, x=key, y="value", err="spread", hue="hue", col="dataset", reference=ref,
+                          xlabel=key, ylabel="test accuracy %", title=f"{name}; ◇ paper")
+
+
+def plot_table(store: ResultStore, artifact: str):
+    """Tables B, C, F as figures: accuracy per method vs ε (ours ± CI, paper ◇)."""
+    df = _summary(store.load(artifact))
+    ref = _ref(artifact)
+    x = "eps_y" if artifact == "table_f" else "eps_x"
+    pos = _position(list(df[x]) + list(ref[x]))
+    for d in (df, ref):
+        d["x"] = d[x].map(pos)
+    ref = ref[ref["dataset"].isin(df["dataset"].unique())]
+    ticks = ", ".join(f"{i}: {_fmt(v)}" for v, i in pos.items())
+    return plotting.lines(df, x="x", y="value", err="spread", hue="method", col="dataset", reference=ref,
+                          xlabel=f"{x} position ({ticks})", ylabel="test accuracy %",
+                          title=f"{artifact}: ours (± 95% CI) vs paper (◇)")
+
+
+def ledger_summary(store: ResultStore, artifact: str) -> pd.DataFrame:
+    """The distinct privacy statements behind an artifact's rows (ε_x, ε_y, per-node ε, δ, mechanisms)."""
+    df = store.load(artifact)
+    if df.empty:
+        return df
+    led = pd.DataFrame([json.loads(s) for s in df["ledger"]])
+    cols = [c for c in ("mechanism", "eps_x", "eps_y", "epsilon", "delta", "m", "level") if c in led]
+    return led[cols].drop_duplicates().reset_index(drop=True)
+
+
+__all__ = ["PAPER", "PROFILES", "ARTIFACTS", "setting", "run", "side_by_side", "plot_fig_a", "plot_k",
+           "plot_table", "ledger_summary"]
