@@ -91,7 +91,7 @@ DATASETS: dict[str, DatasetInfo] = {
     # K unstated for Credit [AMBIG]; 750 as Amazon (repo config default) -- γ|V†| = 3,000 allows it
     "credit": DatasetInfo(("credit", "privgnn"), 2, 750, 0.3, 1e-4, 1e-3, None, 20, True),
     # clearly labelled stand-in for the missing Facebook100 UIUC graph (same PrivGNN preprocessing)
-    "fb100-cornell5 (stand-in for facebook)": DatasetInfo(("fb100-cornell5", "privgnn"), 0, 3000, 0.3, 1e-4, 1e-3,
+    "fb100-cornell5 (stand-in for facebook)": DatasetInfo(("fb100-cornell5", "privgnn"), 0, 1000, 0.3, 1e-4, 1e-3,
                                                           3.0e-5, 20, True, standin_for="facebook"),
 }
 
