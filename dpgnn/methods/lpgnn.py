@@ -370,7 +370,8 @@ def _nll(q: Tensor, target: Tensor) -> Tensor:
 
 def train_batched(data: Data, features: BatchedFeatures, noisy: Tensor, *, backbone: str, seeds: Sequence[int],
                   lr: float, weight_decay: float, dropout: float, k_y: int, label_method: str, eps_y: float,
-                  epochs: int = 500, device: str = "auto", kprop_adj: Tensor | None = None) -> dict[str, Any]:
+                  epochs: int = 500, device: str = "auto", kprop_adj: Tensor | None = None,
+                  threads: int | None = 1) -> dict[str, Any]:
     """Train ``R = len(seeds)`` runs at once (batched weights, one Adam) with Drop and noisy model selection.
 
     ``noisy`` is ``(N, R)`` (``-1`` = unlabelled). Each epoch: one full-batch Adam step on the Drop loss of the
@@ -379,8 +380,21 @@ def train_batched(data: Data, features: BatchedFeatures, noisy: Tensor, *, backb
     fed to the selection rule of :func:`selection_step` -- all on the device, no host synchronisation inside the
     loop. The first layer (KProp + aggregation + SELU) comes before any dropout, so the evaluation of the weights
     after epoch ``e`` reuses the first layer of epoch ``e + 1``'s training forward (same numbers, one KProp less).
+
+    ``threads``: torch intra-op threads on the CPU during training (restored afterwards; ``None`` = leave as is).
+    The sparse products here are small and latency-bound: with several threads on a shared 2-core machine they
+    ran 10-20× slower than with one (measured), so the default is 1.
     """
     dev = resolve_device(device)
+    if threads is not None and dev.type == "cpu":
+        before = torch.get_num_threads()
+        torch.set_num_threads(int(threads))
+        try:
+            return train_batched(data, features, noisy, backbone=backbone, seeds=seeds, lr=lr,
+                                 weight_decay=weight_decay, dropout=dropout, k_y=k_y, label_method=label_method,
+                                 eps_y=eps_y, epochs=epochs, device=dev, kprop_adj=kprop_adj, threads=None)
+        finally:
+            torch.set_num_threads(before)
     lm = _choice(label_method, LABEL_METHODS, "label_method")
     n = data.num_nodes
     c = int(data.num_classes)
@@ -500,12 +514,14 @@ def _chunk_size(draws: list[dict[str, Any]], n: int, d: int, backbone: str, e: i
 def run_cell(data: Data, dataset: str, *, method: str = "mbm", eps_x: float = 1.0, eps_y: float = 1.0,
              k_x: int | None = None, k_y: int | None = None, backbone: str = "sage", label_method: str = "drop",
              repeats: int = 10, seed: int = GLOBAL_SEED, epochs: int = 500, m: int | None = None,
-             hparams: Mapping[str, float] | None = None, device: str = "auto") -> list[dict[str, Any]]:
+             hparams: Mapping[str, float] | None = None, device: str = "auto", threads: int | None = 1
+             ) -> list[dict[str, Any]]:
     """Run one grid cell: ``repeats`` fresh perturbations of features and labels, batched training, one row each.
 
     ``k_x``/``k_y`` default to the published steps (:func:`steps_for`; ``k_y`` is forced to 0 for ``ce``/``fc``);
     ``hparams`` to the published lr / weight decay / dropout (:func:`hparams_for`). Metric: clean test accuracy
-    in % at the epoch chosen by the noisy-validation rule. Each row carries the privacy ledger.
+    in % at the epoch chosen by the noisy-validation rule. Each row carries the privacy ledger. ``threads``: see
+    :func:`train_batched`.
     """
     key = _dataset(dataset)
     meth, ex = _check_features(method, eps_x)
@@ -553,7 +569,7 @@ def run_cell(data: Data, dataset: str, *, method: str = "mbm", eps_x: float = 1.
         res = train_batched(data, feats, torch.stack(noisy[start:start + chunk], dim=1), backbone=bb,
                             seeds=seeds[start:start + chunk], lr=hp["lr"], weight_decay=hp["weight_decay"],
                             dropout=hp["dropout"], k_y=ky, label_method=lm, eps_y=ey, epochs=epochs, device=device,
-                            kprop_adj=adj)
+                            kprop_adj=adj, threads=threads)
         for k, v in res.items():
             results.setdefault(k, []).extend(v if isinstance(v, list) else [v] * len(part))
     config = {"dataset": key, "method": meth, "eps_x": ex, "eps_y": ey, "k_x": kx, "k_y": ky, "backbone": bb,
