@@ -53,7 +53,12 @@ def _check_num_features(d: Any) -> int:
 
 
 class MultiBitMechanism(Mechanism):
-    """Multi-bit encoder + rectifier of LPGNN (Algorithm 1); see the module docstring for formulas and guarantee.
+    """Multi-bit encoder + rectifier of LPGNN (Algorithm 1); the module docstring has the formulas.
+
+    - Neighbouring relation: LDP — any two feature vectors ``x, x' ∈ [low, high]^d`` of one node.
+    - Sensitivity: each of the ``m`` sampled coordinates is one randomised bit with budget ``ε/m`` (the sampled
+      set does not depend on ``x``), so every output's probability ratio is at most ``e^ε``.
+    - Guarantee: ε-LDP per node for the whole feature vector (the paper's Theorem 1).
 
     Args:
         epsilon: the node's whole feature budget ε > 0 (finite).
