@@ -207,7 +207,7 @@ class BatchedFeatures:
         bc = torch.cat([cl + i * d for i, cl in enumerate(cols)])
         bv = torch.cat([v.to(torch.float32) for v in vals])
         sp = SparseOp.from_entries(br, bc, bv, (n * r, r * d))
-        off = torch.stack([torch.as_tensor(o, dtype=torch.float32).expand(d) for o in offsets])
+        off = torch.stack([torch.as_tensor(o, dtype=torch.float32, device=bv.device).expand(d) for o in offsets])
         off = None if bool((off == 0).all()) else off
         return cls(num_nodes=n, num_features=d, repeats=r, adj=adj, steps=steps, sparse=sp, offset=off)
 
@@ -219,7 +219,8 @@ class BatchedFeatures:
         out = cls(num_nodes=num_nodes, num_features=num_features, repeats=repeats, adj=adj, steps=steps,
                   sparse=SparseOp.from_entries(rows, cols, vals.to(torch.float32), (num_nodes, num_features)))
         out.is_shared = True
-        out.offset = None if float(offset) == 0 else torch.full((repeats, num_features), float(offset))
+        out.offset = None if float(offset) == 0 else torch.full((repeats, num_features), float(offset),
+                                                                device=rows.device)
         return out
 
     is_shared = False
@@ -232,7 +233,7 @@ class BatchedFeatures:
         if self.is_shared:
             out = (self.sparse @ weight.permute(1, 0, 2).reshape(d, r * k)).reshape(self.n, r, k)
             if self.offset is not None:
-                out = out + torch.einsum("rd,rdk->rk", self.offset.to(weight.device), weight).unsqueeze(0)
+                out = out + torch.einsum("rd,rdk->rk", self.offset, weight).unsqueeze(0)
             return kprop(out, self.adj, self.steps) if self.steps else out
         # gather rows of W at the non-zero columns and add them up per (node, repeat): O(nnz · k)
         msg = weight.reshape(r * d, k).index_select(0, self._cols) * self._vals
