@@ -50,13 +50,25 @@ def test_node_epsilon_and_calibration():
     given = _json(*common, "--noise-multiplier", cal["noise_multiplier"])
     assert given["epsilon"] == pytest.approx(cal["epsilon"], rel=1e-9)
     # the same event built by hand, through the independent RDP accountant
-    q, steps = 256 / 19804, 5 * (19804 // 256)
+    q, steps = 256 / 19804, 5 * 19804 // 256  # the authors' count (386) >= the 5 * (19804 // 256) = 385 trained
     z = cal["noise_multiplier"]
     ev = ComposedEvent([GaussianEvent(z), SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(z)), 2 * steps)])
     assert epsilon(ev, 1e-5, "rdp") == pytest.approx(given["epsilon"], rel=0.05)
     assert given["epsilon_paper_bound"] >= given["epsilon"]
     assert given["sample_rate"] == pytest.approx(q) and given["steps_per_stage"] == steps
     assert given["sigma_nap"] == pytest.approx(10 * z)
+
+
+@pytest.mark.parametrize("epochs,depth,expected", [(5, 2, 0.982), (10, 1, 0.833), (10, 3, 1.236)])
+def test_node_calibration_reproduces_spec_z_to_three_digits(epochs, depth, expected):
+    # spec 3.4 reference z (N_train = 19,804, B = 256, delta = 1e-5, eps = 8); with the trained step count
+    # (E * floor(N/B)) these come out 0.1% lower (0.981, 0.832, 1.236): the accountant counts floor(E*N/B) steps
+    from dpgnn.privacy import progap as pg
+
+    assert pg.accounted_steps(19804, 256, epochs) == epochs * 19804 // 256 > pg.stage_steps(19804, 256, epochs)[1]
+    cal = pg.calibrate_noise("node", 8.0, 1e-5, aggregations=depth, dpsgd_runs=depth + 1, train_nodes=19804,
+                             batch_size=256, epochs=epochs, accountant="autodp", rtol=1e-5)
+    assert cal.epsilon <= 8.0 and round(cal.value, 3) == expected
 
 
 def test_text_output():
