@@ -34,6 +34,31 @@ def savefig(fig: plt.Figure, name: str, *, paper: str, profile: str, root: Path 
     return paths
 
 
+def _colours(hues: Sequence) -> dict[str, str]:
+    """One colour per hue for the whole figure: the project palette where it has one, else the next colour of the
+    tab10 cycle (so a method keeps its colour in every panel, whichever methods a panel happens to have)."""
+    cycle = [c for c in plt.get_cmap("tab10").colors if matplotlib.colors.to_hex(c) not in PALETTE.values()]
+    out, i = {}, 0
+    for h in hues:
+        if str(h) in PALETTE:
+            out[str(h)] = PALETTE[str(h)]
+        else:
+            out[str(h)] = matplotlib.colors.to_hex(cycle[i % len(cycle)])
+            i += 1
+    return out
+
+
+def _legend(fig: plt.Figure, axes: np.ndarray, fontsize: int) -> None:
+    """One legend for the figure, right of the panels, with every label drawn in any panel (each once)."""
+    seen: dict[str, object] = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, handle)
+    if seen:
+        fig.legend(list(seen.values()), list(seen), fontsize=fontsize, loc="center left", bbox_to_anchor=(1.0, 0.5),
+                   frameon=False)
+
+
 def _panels(n: int, ncols: int | None, size: float = 3.2) -> tuple[plt.Figure, np.ndarray]:
     ncols = min(n, ncols or 5)
     nrows = int(np.ceil(n / ncols))
@@ -56,13 +81,14 @@ def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None,
     cols = list(col_order or (sorted(df[col].unique()) if col else [None]))
     fig, axes = _panels(len(cols), ncols)
     hues = list(order or sorted(df[hue].unique()))
+    colours = _colours(hues)
     for ax, c in zip(axes.flat, cols):
         sub = df if c is None else df[df[col] == c]
         for h in hues:
             s = sub[sub[hue] == h].sort_values(x)
             if s.empty:
                 continue
-            colour = PALETTE.get(str(h))
+            colour = colours[str(h)]
             ax.errorbar(s[x], s[y], yerr=s[err] if err else None, marker="o", ms=3, capsize=2, lw=1.2,
                         color=colour, label=LABELS.get(str(h), str(h)))
             if reference is not None and len(reference):
@@ -79,10 +105,10 @@ def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None,
         if logy:
             ax.set_yscale("log")
         ax.grid(alpha=0.3)
-    axes.flat[0].legend(fontsize=7)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    _legend(fig, axes, 7)
     return fig
 
 
@@ -97,13 +123,14 @@ def bands(df: pd.DataFrame, *, x: str, low: str, high: str, hue: str, col: str |
     fig, axes = _panels(len(cols), ncols, size=3.6)
     hues = list(order or sorted(df[hue].unique()))
     hatches = {"pm": "//", "pgc": "..", "lm": ""}
+    colours = _colours(hues)
     for ax, c in zip(axes.flat, cols):
         sub = df if c is None else df[df[col] == c]
         for h in hues:
             s = sub[sub[hue] == h].sort_values(x)
             if s.empty:
                 continue
-            colour = PALETTE.get(str(h))
+            colour = colours[str(h)]
             label = LABELS.get(str(h), str(h))
             if np.allclose(s[low], s[high]):
                 ax.plot(s[x], s[low], color=colour, lw=1.5, label=label)
@@ -119,8 +146,8 @@ def bands(df: pd.DataFrame, *, x: str, low: str, high: str, hue: str, col: str |
         if logy:
             ax.set_yscale("log")
         ax.grid(alpha=0.3)
-    axes.flat[0].legend(fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    _legend(fig, axes, 8)
     return fig

@@ -1,0 +1,38 @@
+"""Plot helpers: one colour per method across panels, one figure legend with every label."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import pandas as pd  # noqa: E402
+
+from dpgnn import plotting  # noqa: E402
+
+
+def _frame():
+    rows = []
+    for panel, methods in (("a", ["m2", "m3"]), ("b", ["m1", "m2", "m3", "lm"])):
+        for m in methods:
+            for x in (1, 2):
+                rows.append({"panel": panel, "method": m, "x": x, "y": x * (1 + len(m))})
+    return pd.DataFrame(rows)
+
+
+def test_lines_keep_each_method_colour_across_panels_and_legend_has_all_labels():
+    fig = plotting.lines(_frame(), x="x", y="y", hue="method", col="panel")
+    colours = {}
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            label = line.get_label()
+            if not label.startswith("_"):
+                colours.setdefault(label, set()).add(matplotlib.colors.to_hex(line.get_color()))
+    # error-bar containers label their data line; collect from the containers too
+    for ax in fig.axes:
+        for cont in ax.containers:
+            colours.setdefault(cont.get_label(), set()).add(matplotlib.colors.to_hex(cont.lines[0].get_color()))
+    assert colours and all(len(v) == 1 for v in colours.values()), colours
+    assert colours["LM"] == {plotting.PALETTE["lm"]}  # the project palette wins where it has the method
+    assert len({next(iter(v)) for v in colours.values()}) == len(colours)  # distinct methods, distinct colours
+    (legend,) = fig.legends
+    assert sorted(t.get_text() for t in legend.get_texts()) == ["LM", "m1", "m2", "m3"]
