@@ -83,6 +83,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--batch", type=int, default=0, help="teachers per batch (0 = all queries at once)")
+    ap.add_argument("--out", default=None, help="also write the rows as a JSON list to this file")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -109,6 +110,9 @@ def main() -> None:
                "fraction_of_limit": flops / t_bat / 1e9 / limit, "peak_memory_mib": peak}
         out.append(row)
         print(json.dumps(row))
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(out, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -221,7 +221,9 @@ def train_batched_teachers(model: BatchedSAGETeachers, xx: Tensor, mask: Tensor,
     BatchNorm statistics use all real nodes (``mask``), as a full-graph forward does."""
     if epochs < 1:
         raise ValueError(f"epochs must be >= 1, got {epochs}")
-    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    # the fused kernel (CPU and CUDA) does Adam's element-wise update in one pass over the stacked [B, 2d, h]
+    # weights: the same update as the default loop, ~2x faster end to end at small K where the update is half the work
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
     lm = mask if loss_mask is None else loss_mask
     n = lm.sum(1).clamp(min=1.0)
     soft = y.dim() == 3
