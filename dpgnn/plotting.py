@@ -71,10 +71,12 @@ def _panels(n: int, ncols: int | None, size: float = 3.2) -> tuple[plt.Figure, n
 def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None, err: str | None = None,
           order: Sequence[str] | None = None, col_order: Sequence[str] | None = None, ncols: int | None = None,
           xlabel: str | None = None, ylabel: str | None = None, logx: bool = False, logy: bool = False,
-          reference: pd.DataFrame | None = None, title: str | None = None) -> plt.Figure:
+          reference: pd.DataFrame | None = None, title: str | None = None,
+          xticks: dict[float, str] | None = None) -> plt.Figure:
     """Line plot of ``y`` vs ``x`` per ``hue`` (one panel per ``col``), error bars from column ``err``.
 
     ``reference`` (same columns) is drawn as open markers labelled "paper" so paper values sit beside ours.
+    ``xticks`` maps x positions to tick labels (for categorical axes such as ε ∈ {0.01, 0.1, 1, ∞} drawn at 0..3).
     """
     if df.empty:
         raise ValueError("nothing to plot: the result frame is empty")
@@ -100,6 +102,8 @@ def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None,
             ax.set_title(str(c))
         ax.set_xlabel(xlabel or x)
         ax.set_ylabel(ylabel or y)
+        if xticks:
+            ax.set_xticks(list(xticks), list(xticks.values()))
         if logx:
             ax.set_xscale("log")
         if logy:

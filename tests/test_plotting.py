@@ -36,3 +36,9 @@ def test_lines_keep_each_method_colour_across_panels_and_legend_has_all_labels()
     assert len({next(iter(v)) for v in colours.values()}) == len(colours)  # distinct methods, distinct colours
     (legend,) = fig.legends
     assert sorted(t.get_text() for t in legend.get_texts()) == ["LM", "m1", "m2", "m3"]
+
+
+def test_lines_categorical_ticks():
+    fig = plotting.lines(_frame(), x="x", y="y", hue="method", col="panel", xticks={1: "0.01", 2: "∞"})
+    for ax in fig.axes:
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["0.01", "∞"]

@@ -175,7 +175,7 @@ def plot_table1(store: ResultStore):
     ref = ref[ref["dataset"].isin(agg["dataset"].unique()) & ref["setting"].isin(agg["setting"].unique())]
     ref = ref.assign(arch=ref["setting"].map(order.index))
     fig = plotting.lines(agg, x="arch", y="value", err="spread", hue="method", col="dataset",
-                         order=list(drw.METHODS), xlabel="architecture (0 = 1 layer, 1 = 2×256, 2 = 2×512)",
+                         order=list(drw.METHODS), xlabel="architecture", xticks=dict(enumerate(order)),
                          ylabel="test F1-micro %", reference=ref,
                          title="Table 1: ours (mean ± std over seeds) vs paper (◇); DP rows at ε = 8")
     return fig

@@ -249,9 +249,8 @@ def plot_fig_a(store: ResultStore):
         d["hue"] = "ε_y=" + d["eps_y"].map(_fmt)
         d["panel"] = d["method"] + " — " + d["dataset"]
     ref = ref[ref["panel"].isin(df["panel"].unique())]
-    ticks = ", ".join(f"{i}: {_fmt(v)}" for v, i in pos.items())
     return plotting.lines(df, x="x", y="value", err="spread", hue="hue", col="panel", reference=ref,
-                          xlabel=f"ε_x position ({ticks})", ylabel="test accuracy %",
+                          xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()}, xlabel="ε_x", ylabel="test accuracy %",
                           title="Fig. A: accuracy vs ε_x (lines: ours ± 95% CI; ◇ paper, SAGE)")
 
 
@@ -277,9 +276,9 @@ def plot_table(store: ResultStore, artifact: str):
     for d in (df, ref):
         d["x"] = d[x].map(pos)
     ref = ref[ref["dataset"].isin(df["dataset"].unique())]
-    ticks = ", ".join(f"{i}: {_fmt(v)}" for v, i in pos.items())
     return plotting.lines(df, x="x", y="value", err="spread", hue="method", col="dataset", reference=ref,
-                          xlabel=f"{x} position ({ticks})", ylabel="test accuracy %",
+                          xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()}, xlabel=x.replace("eps", "ε"),
+                          ylabel="test accuracy %",
                           title=f"{artifact}: ours (± 95% CI) vs paper (◇)")
 
 
