@@ -4,6 +4,9 @@ Layout: ``results/<profile>/<paper>/<artifact>.csv`` (+ ``skipped.csv`` for data
 Rows are appended and flushed as soon as a run finishes, so a killed batch loses at most the run in flight;
 :func:`dpgnn.sweep.run_grid` diffs a grid against the stored ``config_hash`` values and runs only what is missing.
 Smoke and paper profiles live in different folders, so a smoke run never overwrites paper results.
+:meth:`ResultStore.compact` moves an artifact's rows into ``<artifact>.csv.gz`` (large grids with repetitive
+ledgers shrink ~20x); reads see the archive and the live ``.csv`` together, and new rows still go to the plain
+``.csv``, so an interrupted append can only ever lose the run in flight.
 """
 
 from __future__ import annotations
@@ -48,17 +51,28 @@ class ResultStore:
             raise ValueError(f"artifact must be a plain name such as 'table2', got {artifact!r}")
         return self.dir / f"{artifact}.csv"
 
+    def archive_path(self, artifact: str) -> Path:
+        """The compressed archive of ``artifact``'s older rows (see :meth:`compact`)."""
+        return self.path(artifact).with_suffix(".csv.gz")
+
     def artifacts(self) -> list[str]:
         if not self.dir.exists():
             return []
-        return sorted(p.stem for p in self.dir.glob("*.csv") if p.stem != "skipped")
+        names = {p.name.removesuffix(".gz").removesuffix(".csv") for p in self.dir.glob("*.csv*")
+                 if p.name.endswith((".csv", ".csv.gz"))}
+        return sorted(names - {"skipped"})
 
     # -- reading -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _read(paths: Iterable[Path]) -> list[pd.DataFrame]:
+        return [pd.read_csv(p, dtype={"setting": str, "dataset": str, "method": str, "config_hash": str})
+                for p in paths if p.exists() and p.stat().st_size > 0]
+
     def load(self, artifact: str | None = None) -> pd.DataFrame:
-        """All rows of one artifact (or of every artifact); empty frame with the core columns if none."""
-        paths = [self.path(artifact)] if artifact else [self.path(a) for a in self.artifacts()]
-        frames = [pd.read_csv(p, dtype={"setting": str, "dataset": str, "method": str, "config_hash": str})
-                  for p in paths if p.exists() and p.stat().st_size > 0]
+        """All rows of one artifact (or of every artifact), archive first; empty frame with the core columns if
+        none."""
+        names = [artifact] if artifact else self.artifacts()
+        frames = self._read(p for a in names for p in (self.archive_path(a), self.path(a)))
         if not frames:
             return pd.DataFrame(columns=CORE_COLUMNS)
         return pd.concat(frames, ignore_index=True)
@@ -92,8 +106,8 @@ class ResultStore:
         extra = sorted({k for r in rows for k in r} - set(CORE_COLUMNS))
         fields = existing_header or (CORE_COLUMNS + extra)
         new_cols = [k for k in CORE_COLUMNS + extra if k not in fields]
-        if new_cols:  # a later run brought new columns: rewrite once with the wider header
-            old = self.load(artifact)
+        if new_cols:  # a later run brought new columns: rewrite the live file once with the wider header
+            old = pd.concat(self._read([path]), ignore_index=True)
             fields = list(fields) + new_cols
             tmp = path.with_suffix(".tmp")
             old.reindex(columns=fields).to_csv(tmp, index=False)
@@ -108,10 +122,24 @@ class ResultStore:
             os.fsync(f.fileno())
 
     def clear(self, artifact: str) -> None:
-        """Delete one artifact's rows (used by ``force=True``)."""
-        p = self.path(artifact)
-        if p.exists():
-            p.unlink()
+        """Delete one artifact's rows, archive included (used by ``force=True``)."""
+        for p in (self.path(artifact), self.archive_path(artifact)):
+            if p.exists():
+                p.unlink()
+
+    def compact(self, artifact: str) -> Path:
+        """Move every row of ``artifact`` into its gzip archive (atomic replace) and empty the live ``.csv``.
+        Rows, columns and values are unchanged: ``load`` returns the same frame before and after."""
+        df = self.load(artifact)
+        if df.empty:
+            raise ValueError(f"artifact {artifact!r} has no rows to compact")
+        arc = self.archive_path(artifact)
+        tmp = arc.with_name(arc.name + ".tmp")
+        df.to_csv(tmp, index=False, compression={"method": "gzip", "mtime": 0})
+        os.replace(tmp, arc)
+        if self.path(artifact).exists():
+            self.path(artifact).unlink()
+        return arc
 
     # -- datasets that could not run ---------------------------------------------------------------------
     def record_skip(self, dataset: str, reason: str, artifact: str = "*") -> None:

@@ -30,6 +30,33 @@ def test_store_append_load_and_resume(tmp_path):
     assert ResultStore("lpgcn", "paper", root=tmp_path).load("table2").empty
 
 
+def test_compact_archives_rows_and_appends_continue(tmp_path):
+    store = ResultStore("drw", "test", root=tmp_path)
+    rows = [dict(dataset="cora", method="drw", setting="1-layer", metric="f1", value=float(i), config_hash=f"h{i}",
+                 ledger={"epsilon": 8.0, "event": {"count": i}}) for i in range(50)]
+    store.append("grid", rows)
+    before = store.load("grid")
+    arc = store.compact("grid")
+    assert arc.name == "grid.csv.gz" and not store.path("grid").exists()
+    assert arc.stat().st_size < 0.5 * len(before.to_csv(index=False))
+    pd.testing.assert_frame_equal(store.load("grid"), before)
+    assert store.artifacts() == ["grid"] and store.done("grid") == {f"h{i}" for i in range(50)}
+    # new rows go to the live csv (a wider header there does not duplicate the archived rows)
+    store.append("grid", [dict(dataset="cora", method="drw", setting="1-layer", metric="f1", value=1.0,
+                               config_hash="new", seconds=3.0)])
+    store.append("grid", [dict(dataset="cora", method="drw", setting="1-layer", metric="f1", value=2.0,
+                               config_hash="new2", seconds=4.0, steps=9)])
+    df = store.load("grid")
+    assert len(df) == 52 and df["config_hash"].is_unique and df["steps"].notna().sum() == 1
+    # compacting again folds the live rows in; clear removes both files
+    store.compact("grid")
+    assert len(store.load("grid")) == 52 and not store.path("grid").exists()
+    store.clear("grid")
+    assert store.load("grid").empty and store.artifacts() == []
+    with pytest.raises(ValueError, match="no rows"):
+        store.compact("grid")
+
+
 def test_store_rejects_bad_names(tmp_path):
     with pytest.raises(ValueError, match="profile"):
         ResultStore("lpgcn", "a/b", root=tmp_path)
