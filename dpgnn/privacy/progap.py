@@ -24,8 +24,8 @@ from dpgnn.privacy.accountant import epsilon as event_epsilon
 from dpgnn.privacy.calibration import calibrate
 from dpgnn.privacy.events import ComposedEvent, Event, GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 
-__all__ = ["LEVELS", "DEFAULT_ACCOUNTANT", "default_delta", "stage_steps", "accounted_steps", "privacy_event", "theorem41_epsilon",
-           "theorem42_epsilon", "calibrate_noise", "privacy_ledger"]
+__all__ = ["LEVELS", "DEFAULT_ACCOUNTANT", "DEFAULT_RTOL", "default_delta", "stage_steps", "accounted_steps",
+           "privacy_event", "theorem41_epsilon", "theorem42_epsilon", "calibrate_noise", "privacy_ledger"]
 
 LEVELS = ("none", "edge", "node")
 
@@ -92,7 +92,7 @@ def accounted_steps(train_nodes: int, batch_size: int, epochs: int) -> int:
     the ``E·⌊N/B⌋`` steps :func:`stage_steps` trains, so counting them over-states ε by a hair, never under-states
     it (e.g. N = 19,804, B = 256, E = 5: 386 accounted for 385 trained). This count reproduces the spec's reference
     noise multipliers to 3 digits; the trained count gives 0.1% smaller ones."""
-    q, trained = stage_steps(train_nodes, batch_size, epochs)
+    _, trained = stage_steps(train_nodes, batch_size, epochs)
     return max(trained, int(epochs) * int(train_nodes) // int(batch_size))
 
 
