@@ -11,6 +11,7 @@ ledgers shrink ~20x); reads see the archive and the live ``.csv`` together, and 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -34,6 +35,30 @@ def results_dir(profile: str, paper: str, root: Path | None = None) -> Path:
     if not profile or "/" in profile:
         raise ValueError(f"profile must be a plain name such as 'smoke' or 'paper', got {profile!r}")
     return Path(root or output_root() / "results") / profile / paper
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """Hold an exclusive advisory lock on ``<path>.lock`` (POSIX), so that processes appending to the same store
+    (sharded grids, parallel notebooks) never interleave rows or race on a header rewrite."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: appends are still flushed row blocks, just not serialised across processes
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def _replace_csv(df: pd.DataFrame, path: Path) -> None:
+    """Write ``df`` to ``path`` atomically (a reader sees the old file or the new one, never a partial one)."""
+    tmp = path.with_name(path.name + ".tmp")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, path)
 
 
 class ResultStore:
@@ -99,6 +124,10 @@ class ResultStore:
                 r["ledger"] = json.dumps(r["ledger"], sort_keys=True, default=str)
         path = self.path(artifact)
         path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path):
+            self._append_locked(path, rows)
+
+    def _append_locked(self, path: Path, rows: list[dict[str, Any]]) -> None:
         existing_header = None
         if path.exists() and path.stat().st_size > 0:
             with open(path, newline="") as f:
@@ -146,16 +175,19 @@ class ResultStore:
         """Remember that ``dataset`` was not run (e.g. raw files unavailable); the report shows it as not_run."""
         path = self.dir / "skipped.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
-        prev = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["artifact", "dataset", "reason"])
-        prev = prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]
-        row = pd.DataFrame([{"artifact": artifact, "dataset": dataset, "reason": reason.strip().splitlines()[0]}])
-        pd.concat([prev, row], ignore_index=True).to_csv(path, index=False)
+        with _locked(path):
+            prev = self.skipped()
+            prev = prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]
+            row = pd.DataFrame([{"artifact": artifact, "dataset": dataset,
+                                 "reason": reason.strip().splitlines()[0]}])
+            _replace_csv(pd.concat([prev, row], ignore_index=True), path)
 
     def clear_skip(self, dataset: str, artifact: str = "*") -> None:
         path = self.dir / "skipped.csv"
         if path.exists():
-            prev = pd.read_csv(path)
-            prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))].to_csv(path, index=False)
+            with _locked(path):
+                prev = self.skipped()
+                _replace_csv(prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))], path)
 
     def skipped(self) -> pd.DataFrame:
         path = self.dir / "skipped.csv"

@@ -95,6 +95,47 @@ def test_run_grid_keeps_finished_cells_when_a_cell_fails(tmp_path):
     assert store.load("art")["x"].tolist() == [1]
 
 
+def test_run_grid_reuses_cells_stored_under_another_artifact(tmp_path):
+    store = ResultStore("demo", "test", root=tmp_path)
+    calls = []
+
+    def fn(cell):
+        calls.append(cell["x"])
+        return [dict(metric="m", value=cell["x"] * 2.0)]
+
+    run_grid(store, "table", grid(x=[1, 2], run=[0]), fn)
+    out = run_grid(store, "sweep", grid(x=[1, 2, 3], run=[0]), fn, reuse=["table", "missing"])
+    assert calls == [1, 2, 3]  # x=1 and x=2 copied from "table", only x=3 trained
+    assert sorted(out["value"]) == [2.0, 4.0, 6.0] and set(out["artifact"]) == {"sweep"}
+    assert set(out["config_hash"]) == {config_hash(c) for c in grid(x=[1, 2, 3], run=[0])}
+    run_grid(store, "sweep", grid(x=[1, 2, 3], run=[0]), fn, reuse=["table"], force=True)
+    assert calls == [1, 2, 3, 3]  # force reruns what this artifact had; donors still count
+
+
+def _append_many(root, tag, n):
+    store = ResultStore("demo", "test", root=root)
+    for i in range(n):
+        row = dict(dataset="d", method=tag, metric="m", value=float(i), config_hash=f"{tag}{i}")
+        if i % 10 == 0:
+            row[f"extra_{tag}_{i}"] = 1  # a new column: the live file is rewritten with a wider header
+        store.append("art", [row, dict(row, metric="m2")])
+
+
+def test_concurrent_appends_from_processes_lose_no_rows(tmp_path):
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_append_many, args=(tmp_path, t, 60)) for t in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    assert all(p.exitcode == 0 for p in procs)
+    df = ResultStore("demo", "test", root=tmp_path).load("art")
+    assert len(df) == 240 and df.groupby("method").size().to_dict() == {"a": 120, "b": 120}
+    assert set(df["config_hash"]) == {f"{t}{i}" for t in "ab" for i in range(60)}
+
+
 def test_grid_rejects_duplicates_and_empty_axes(tmp_path):
     with pytest.raises(ValueError, match="empty"):
         grid(x=[])

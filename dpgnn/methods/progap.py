@@ -179,11 +179,12 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
     best_val, best_state = -1.0, copy.deepcopy(model.state_dict())
     if dp is None:
         opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+        x_train, y_train = [x[train_idx] for x in xs], y[train_idx]  # full batch: gathered once per stage
         for epoch in range(epochs):
             model.train()
             opt.zero_grad()
-            out = model(*[x[train_idx] for x in xs])
-            F.cross_entropy(out, y[train_idx]).backward()
+            out = model(*x_train)
+            F.cross_entropy(out, y_train).backward()
             opt.step()
             acc = _evaluate(model, xs, y, {"train": masks["train"], "val": masks["val"]})
             history.append({"stage": stage, "epoch": epoch + 1, "train_acc": acc["train"], "val_acc": acc["val"]})

@@ -195,13 +195,19 @@ def _method_cells(cfg: Settings, name: str, method: str, level: str, eps: float,
     return cells
 
 
+#: Table 2, Fig. 2 and Fig. 4 share cells (ProGAP/GAP at edge ε=1 and node ε=8 are Table 2 cells and Fig. 2
+#: points; Fig. 4's (budget, K) runs are Fig. 2's): a cell stored under one of these is copied, not trained again.
+SHARED_RUNS = ("table2_runs", "fig2_runs", "fig4_runs")
+
+
 def _run(cfg: Settings, store: ResultStore, artifact: str, cells: list[dict], cache: dict, device: str,
          force: bool, desc: str) -> pd.DataFrame:
     load = _loader(cfg, cache)
     if not cells:
         return store.load(artifact)
+    reuse = () if force else [a for a in SHARED_RUNS if a != artifact] if artifact in SHARED_RUNS else ()
     return run_grid(store, artifact, cells, lambda c: run_cell(load(c["dataset"]), c, device=device), desc=desc,
-                    force=force)
+                    force=force, reuse=reuse)
 
 
 _CONFIG_KEYS = ("depth", "base_layers", "lr", "epochs", "batch_size", "max_degree")
