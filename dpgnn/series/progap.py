@@ -20,6 +20,7 @@ import pandas as pd
 
 from dpgnn import plotting
 from dpgnn.data import DatasetUnavailable, dataset_available, load_dataset
+from dpgnn.methods import dp_gnn as dp_gnn_method
 from dpgnn.methods import gap as gap_method
 from dpgnn.methods import progap as pg
 from dpgnn.methods import progap_baselines as bl
@@ -83,9 +84,9 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 TABLE2_METHODS = {"none": ["graphsage", "gap", "progap"], "edge": ["mlp", "edgerand", "gap", "progap"],
-                  "node": ["dp-mlp", "gap", "progap"]}
+                  "node": ["dp-mlp", "dp-gnn", "gap", "progap"]}
 TABLE2_EPS = {"none": math.inf, "edge": 1.0, "node": 8.0}
-ORDER = ["mlp", "dp-mlp", "graphsage", "edgerand", "gap", "progap", "progap-layerwise"]
+ORDER = ["mlp", "dp-mlp", "graphsage", "edgerand", "dp-gnn", "gap", "progap", "progap-layerwise"]
 
 
 def setting(level: str, eps: float) -> str:
@@ -146,6 +147,13 @@ def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[s
     elif method in ("mlp", "dp-mlp"):
         res = bl.train_mlp(data, level=level, epsilon=eps if level == "node" else None, lr=cell["lr"], epochs=e,
                            batch_size=int(cell.get("batch_size", 256)), seed=seed, device=device)
+    elif method == "dp-gnn":
+        if level != "node":
+            raise ValueError(f"dp-gnn is a node-level method, got level {level!r}")
+        res = dp_gnn_method.train_dp_gnn(data, dp_gnn_method.DPGNNConfig(
+            epsilon=eps, lr=cell["lr"], epochs=e, batch_size=int(cell.get("batch_size", 256)),
+            max_degree=int(cell.get("max_degree", 100)), base_layers=int(cell["base_layers"])), seed=seed,
+            device=device)
     elif method == "graphsage":
         res = bl.train_sage(data, layers=int(cell["depth"]), lr=cell["lr"], epochs=e, seed=seed, device=device)
     elif method == "edgerand":
@@ -176,6 +184,8 @@ def _method_cells(cfg: Settings, name: str, method: str, level: str, eps: float,
         depth_grid, layers = depths or cfg.gap_hops, [1]
     elif method in ("graphsage", "edgerand"):
         depth_grid, layers = cfg.sage_layers, [2]
+    elif method == "dp-gnn":  # one message-passing layer by construction; 2-layer base MLP as the GAP repo
+        depth_grid, layers = [1], [2]
     else:
         depth_grid, layers = depths or cfg.depths, cfg.base_layers
     if method == "dp-mlp":
@@ -208,6 +218,58 @@ def _run(cfg: Settings, store: ResultStore, artifact: str, cells: list[dict], ca
     reuse = () if force else [a for a in SHARED_RUNS if a != artifact] if artifact in SHARED_RUNS else ()
     return run_grid(store, artifact, cells, lambda c: run_cell(load(c["dataset"]), c, device=device), desc=desc,
                     force=force, reuse=reuse)
+
+
+def _table2_cells(cfg: Settings, names: list[str]) -> list[dict]:
+    return [c for name in names for level, methods in TABLE2_METHODS.items()
+            for method in methods + ["progap-layerwise"]
+            for c in _method_cells(cfg, name, method, level, TABLE2_EPS[level])]
+
+
+def _fig2_cells(cfg: Settings, names: list[str]) -> list[dict]:
+    cells = []
+    for name in names:
+        for method in ("progap", "gap"):
+            for level, grid_ in (("edge", cfg.edge_epsilons), ("node", cfg.node_epsilons)):
+                for eps in grid_:
+                    cells += _method_cells(cfg, name, method, level, eps, runs=cfg.sweep_runs)
+            if method == "progap":
+                cells += _method_cells(cfg, name, method, "none", math.inf, runs=cfg.sweep_runs)
+    return cells
+
+
+def _fig4_cells(cfg: Settings, names: list[str]) -> list[dict]:
+    return [c for name in names for level, budgets in (("edge", cfg.fig4_edge_budgets),
+                                                       ("node", cfg.fig4_node_budgets))
+            for eps in budgets for k in cfg.fig4_depths
+            for c in _method_cells(cfg, name, "progap", level, eps, depths=[k], runs=cfg.sweep_runs)]
+
+
+_GRIDS = {"table2_runs": _table2_cells, "fig2_runs": _fig2_cells, "fig4_runs": _fig4_cells}
+
+
+def coverage(cfg: Settings, store: ResultStore, artifact: str = "table2_runs") -> pd.DataFrame:
+    """How much of ``cfg``'s grid for ``artifact`` is stored, per (dataset, method, level, setting): hyper-parameter
+    configurations with at least one run, and runs, each against the grid's count. Pass the full profile (no
+    overrides) to see how far a reduced run is from the paper's grid: selection only ever covers what is stored."""
+    if artifact not in _GRIDS:
+        raise ValueError(f"artifact must be one of {sorted(_GRIDS)}, got {artifact!r}")
+    names = [n for n in list(cfg.datasets) + list(cfg.standins)
+             if n in cfg.standins or n in set(store.load(artifact).get("dataset", pd.Series(dtype=str)))]
+    grid_ = _GRIDS[artifact](cfg, names)
+    if not grid_:
+        return pd.DataFrame()
+    done = store.done(artifact)
+    cells = pd.DataFrame(grid_).assign(stored=[config_hash(c) in done for c in grid_])
+    cells["setting"] = [setting(lv, e) for lv, e in zip(cells["level"], cells["epsilon"])]
+    keys = [k for k in _CONFIG_KEYS if k in cells.columns]
+    cells["config"] = ["|".join(map(str, r)) for r in cells[keys].itertuples(index=False)]
+    g = cells.groupby(["dataset", "method", "level", "setting"])
+    out = pd.DataFrame({
+        "configs_stored": g.apply(lambda d: d.loc[d["stored"], "config"].nunique(), include_groups=False),
+        "configs_in_grid": g["config"].nunique(),
+        "runs_stored": g["stored"].sum(), "runs_in_grid": g.size()}).reset_index()
+    return out
 
 
 _CONFIG_KEYS = ("depth", "base_layers", "lr", "epochs", "batch_size", "max_degree")
@@ -313,12 +375,7 @@ def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force
     names = available(cfg, store, "table2", cache)
     for n in set(cfg.datasets) - set(names):
         store.record_skip(n, "dataset unavailable offline (see table2)", artifact="layerwise")
-    cells = []
-    for name in names:
-        for level, methods in TABLE2_METHODS.items():
-            for method in methods + ["progap-layerwise"]:
-                cells += _method_cells(cfg, name, method, level, TABLE2_EPS[level])
-    runs = _run(cfg, store, "table2_runs", cells, cache, device, force, "Table 2 runs")
+    runs = _run(cfg, store, "table2_runs", _table2_cells(cfg, names), cache, device, force, "Table 2 runs")
     if runs.empty:
         return runs
     prog = runs[~runs["method"].isin(["progap-layerwise"])]
@@ -357,14 +414,7 @@ def side_by_side(profile: str, artifact: str = "table2") -> pd.DataFrame:
 def run_fig2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
     cache: dict[str, Any] = {}
     names = available(cfg, store, "fig2", cache)
-    cells = []
-    for name in names:
-        for method in ("progap", "gap"):
-            for level, grid_ in (("edge", cfg.edge_epsilons), ("node", cfg.node_epsilons)):
-                for eps in grid_:
-                    cells += _method_cells(cfg, name, method, level, eps, runs=cfg.sweep_runs)
-            cells += _method_cells(cfg, name, method, "none", math.inf, runs=cfg.sweep_runs) if method == "progap" else []
-    runs = _run(cfg, store, "fig2_runs", cells, cache, device, force, "Fig. 2 runs")
+    runs = _run(cfg, store, "fig2_runs", _fig2_cells(cfg, names), cache, device, force, "Fig. 2 runs")
     return _store_selected(store, "fig2", runs) if len(runs) else runs
 
 
@@ -431,13 +481,7 @@ def stage_jumps(store: ResultStore) -> pd.DataFrame:
 def run_fig4(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
     cache: dict[str, Any] = {}
     names = available(cfg, store, "fig4", cache)
-    cells = []
-    for name in names:
-        for level, budgets in (("edge", cfg.fig4_edge_budgets), ("node", cfg.fig4_node_budgets)):
-            for eps in budgets:
-                for k in cfg.fig4_depths:
-                    cells += _method_cells(cfg, name, "progap", level, eps, depths=[k], runs=cfg.sweep_runs)
-    runs = _run(cfg, store, "fig4_runs", cells, cache, device, force, "Fig. 4 runs")
+    runs = _run(cfg, store, "fig4_runs", _fig4_cells(cfg, names), cache, device, force, "Fig. 4 runs")
     if runs.empty:
         return runs
     runs = runs.copy()
@@ -464,6 +508,6 @@ def depth_tradeoff(store: ResultStore) -> pd.DataFrame:
     return m
 
 
-__all__ = ["PROFILES", "run_calibration", "calibration_table", "plot_calibration", "run_table2", "side_by_side",
+__all__ = ["PROFILES", "coverage", "run_calibration", "calibration_table", "plot_calibration", "run_table2", "side_by_side",
            "run_fig2", "plot_fig2", "claim_progap_ge_gap", "run_fig3", "plot_fig3", "stage_jumps", "run_fig4",
            "plot_fig4", "depth_tradeoff", "select_best", "summary", "run_cell", "paper_vs_ours"]

@@ -314,3 +314,40 @@ def test_select_best_uses_mean_validation_accuracy():
     sel = select_best(pd.DataFrame(rows))
     assert sorted(sel["value"]) == [50, 52] and set(sel["lr"]) == {0.01}
     assert sel["config_hash"].nunique() == 2
+
+
+def test_table2_fig2_fig4_share_runs_and_coverage_counts_them(tmp_path, monkeypatch):
+    from dpgnn.profiles import settings
+    from dpgnn.results import ResultStore
+    from dpgnn.series import progap as series
+
+    trained = []
+
+    def fake_run_cell(data, cell, *, device="auto"):
+        trained.append((cell["method"], cell["level"], cell["epsilon"], cell["depth"]))
+        acc = 50.0 + cell["depth"] + (cell["method"] == "progap")
+        return [{"metric": "val_acc", "value": acc, "setting": series.setting(cell["level"], cell["epsilon"])},
+                {"metric": "accuracy", "value": acc, "setting": series.setting(cell["level"], cell["epsilon"])}]
+
+    monkeypatch.setattr(series, "available", lambda cfg, store, artifact, cache: ["toy"])
+    monkeypatch.setattr(series, "run_cell", fake_run_cell)
+    monkeypatch.setattr(series, "_loader", lambda cfg, cache: (lambda name: None))
+    cfg = settings("progap", "test", datasets=[], standins={"toy": 1}, node_settings={"toy": [8, 2]})
+    store = ResultStore("progap", "test", root=tmp_path)
+    series.run_table2(cfg, store, device="cpu")
+    n_table2 = len(trained)
+    assert n_table2 == 14  # 3 + 4 + 4 methods, plus layer-wise at each level, one config and run each
+    series.run_fig2(cfg, store, device="cpu")
+    assert len(trained) == n_table2  # ProGAP/GAP at edge eps=1, node eps=8 and non-private: all copied
+    assert set(store.load("fig2_runs")["artifact"]) == {"fig2_runs"}
+    series.run_fig4(cfg, store, device="cpu")
+    assert trained[n_table2:] == [("progap", "edge", 1.0, 2), ("progap", "node", 8.0, 2)]  # K=1 copied
+    cov = series.coverage(cfg, store, "fig4_runs")
+    assert cov["runs_stored"].tolist() == cov["runs_in_grid"].tolist() == [2, 2]
+    wider = settings("progap", "test", datasets=[], standins={"toy": 1}, node_settings={"toy": [8, 2]},
+                     lrs=[0.01, 0.05], runs=2)
+    cov = series.coverage(wider, store, "table2_runs").set_index(["method", "level"])
+    assert cov.loc[("progap", "edge"), ["configs_stored", "configs_in_grid", "runs_stored", "runs_in_grid"]
+                   ].tolist() == [1, 2, 1, 4]
+    with pytest.raises(ValueError, match="artifact"):
+        series.coverage(cfg, store, "fig3")
