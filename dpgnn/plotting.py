@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.rcParams["pdf.fonttype"] = 42  # embed TrueType fonts in PDFs
 matplotlib.rcParams["ps.fonttype"] = 42
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -37,13 +38,18 @@ def savefig(fig: plt.Figure, name: str, *, paper: str, profile: str, root: Path 
 def _colours(hues: Sequence) -> dict[str, str]:
     """One colour per hue for the whole figure: the project palette where it has one, else the next colour of the
     tab10 cycle (so a method keeps its colour in every panel, whichever methods a panel happens to have)."""
-    cycle = [c for c in plt.get_cmap("tab10").colors if matplotlib.colors.to_hex(c) not in PALETTE.values()]
+    used = set(PALETTE.values())
+    cycle = []
+    for c in list(plt.get_cmap("tab10").colors) + list(plt.get_cmap("Dark2").colors):
+        c = matplotlib.colors.to_hex(c)
+        if c not in used and c not in cycle:
+            cycle.append(c)  # 13 distinct colours before a repeat
     out, i = {}, 0
     for h in hues:
         if str(h) in PALETTE:
             out[str(h)] = PALETTE[str(h)]
         else:
-            out[str(h)] = matplotlib.colors.to_hex(cycle[i % len(cycle)])
+            out[str(h)] = cycle[i % len(cycle)]
             i += 1
     return out
 
@@ -72,11 +78,13 @@ def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None,
           order: Sequence[str] | None = None, col_order: Sequence[str] | None = None, ncols: int | None = None,
           xlabel: str | None = None, ylabel: str | None = None, logx: bool = False, logy: bool = False,
           reference: pd.DataFrame | None = None, title: str | None = None,
-          xticks: dict[float, str] | None = None) -> plt.Figure:
+          xticks: dict[float, str] | None = None, connect: bool = True) -> plt.Figure:
     """Line plot of ``y`` vs ``x`` per ``hue`` (one panel per ``col``), error bars from column ``err``.
 
     ``reference`` (same columns) is drawn as open markers labelled "paper" so paper values sit beside ours.
     ``xticks`` maps x positions to tick labels (for categorical axes such as ε ∈ {0.01, 0.1, 1, ∞} drawn at 0..3).
+    With ``logx`` the ticks sit at the data's x values, labelled plainly (0.25, 1, 4). ``connect=False`` draws
+    markers only (a table's cells, where a line between settings would suggest an order that is not there).
     """
     if df.empty:
         raise ValueError("nothing to plot: the result frame is empty")
@@ -91,8 +99,8 @@ def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None,
             if s.empty:
                 continue
             colour = colours[str(h)]
-            ax.errorbar(s[x], s[y], yerr=s[err] if err else None, marker="o", ms=3, capsize=2, lw=1.2,
-                        color=colour, label=LABELS.get(str(h), str(h)))
+            ax.errorbar(s[x], s[y], yerr=s[err] if err else None, marker="o", ms=3 if connect else 5, capsize=2,
+                        lw=1.2, ls="-" if connect else "none", color=colour, label=LABELS.get(str(h), str(h)))
             if reference is not None and len(reference):
                 r = reference[(reference[hue] == h) & ((reference[col] == c) if col else True)]
                 if len(r):
@@ -106,6 +114,10 @@ def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None,
             ax.set_xticks(list(xticks), list(xticks.values()))
         if logx:
             ax.set_xscale("log")
+            if not xticks:
+                ticks = sorted(pd.to_numeric(sub[x], errors="coerce").dropna().unique())
+                ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+                ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         if logy:
             ax.set_yscale("log")
         ax.grid(alpha=0.3)

@@ -42,3 +42,18 @@ def test_lines_categorical_ticks():
     fig = plotting.lines(_frame(), x="x", y="y", hue="method", col="panel", xticks={1: "0.01", 2: "∞"})
     for ax in fig.axes:
         assert [t.get_text() for t in ax.get_xticklabels()] == ["0.01", "∞"]
+
+
+def test_up_to_thirteen_unpaletted_methods_get_distinct_colours():
+    colours = plotting._colours([f"m{i}" for i in range(13)] + ["lm"])
+    assert len(set(colours.values())) == 14 and colours["lm"] == plotting.PALETTE["lm"]
+    assert not set(colours[f"m{i}"] for i in range(13)) & set(plotting.PALETTE.values())
+
+
+def test_log_axis_ticks_are_the_data_values_and_markers_only_when_not_connected():
+    df = pd.DataFrame({"x": [0.25, 1.0, 4.0, 0.25, 1.0, 4.0], "y": [1, 2, 3, 2, 3, 4], "method": ["a"] * 3 + ["b"] * 3})
+    fig = plotting.lines(df, x="x", y="y", hue="method", logx=True, connect=False)
+    (ax,) = [a for a in fig.axes if a.get_visible()]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.25", "1", "4"]
+    assert not any(t.get_text() for t in ax.get_xticklabels(minor=True))
+    assert all(c.lines[0].get_linestyle() == "None" for c in ax.containers)
