@@ -37,6 +37,7 @@ from torch_geometric.utils import to_torch_csr_tensor
 from dpgnn.methods.progap import ProGAPResult, _int, _masks, _pos, accuracy, bound_degree, default_delta
 from dpgnn.nn.progap import ACTIVATIONS, MLP
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
+from dpgnn.privacy.progap import accounted_steps, stage_steps
 from dpgnn.utils import make_generator, resolve_device, stable_seed
 
 __all__ = ["DPGNNConfig", "DPGNNModel", "neighbour_table", "per_root_gradients", "calibrate_fdp_noise",
@@ -125,12 +126,6 @@ def neighbour_table(edge_index: Tensor, num_nodes: int, max_degree: int) -> tupl
     return table, table < num_nodes
 
 
-def _steps(train_nodes: int, batch_size: int, epochs: int) -> tuple[int, int]:
-    """(steps trained ``E·⌊N/B⌋``, steps accounted ``⌊E·N/B⌋`` ≥ trained)."""
-    n, b, e = train_nodes, min(batch_size, train_nodes), epochs
-    return e * max(1, n // b), max(1, (e * n) // b)
-
-
 def calibrate_fdp_noise(target_epsilon: float, delta: float, *, steps: int, train_nodes: int, batch_size: int,
                         affected: int, rtol: float = 1e-3) -> float:
     """The smallest noise multiplier z (geometric bisection) with multi-term ε(z) ≤ ``target_epsilon``; ε is
@@ -164,7 +159,8 @@ def dp_gnn_ledger(*, train_nodes: int, batch_size: int, epochs: int, max_degree:
     n, b = _int(train_nodes, "train_nodes", 1), _int(batch_size, "batch_size", 1)
     b = min(b, n)
     k = max_affected(_int(max_degree, "max_degree", 1), 1)
-    trained, accounted = _steps(n, b, _int(epochs, "epochs", 1))
+    _, trained = stage_steps(n, b, epochs)  # E·⌊N/B⌋ trained; ⌊E·N/B⌋ ≥ trained accounted, as for ProGAP
+    accounted = accounted_steps(n, b, epochs)
     if (target_epsilon is None) == (noise is None):
         raise ValueError("give exactly one of target_epsilon and noise")
     z = calibrate_fdp_noise(target_epsilon, delta, steps=accounted, train_nodes=n, batch_size=b, affected=k) \
