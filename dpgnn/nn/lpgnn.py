@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 import torch
@@ -39,20 +40,28 @@ class _SparseProduct(torch.autograd.Function):
     @staticmethod
     def forward(ctx, z: Tensor, a: Tensor, a_t: Tensor) -> Tensor:
         ctx.a_t = a_t
-        return torch.sparse.mm(a, z)
+        return a @ z
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        return torch.sparse.mm(ctx.a_t, grad), None, None
+        return ctx.a_t @ grad, None, None
 
 
 class SparseOp:
-    """A constant sparse matrix (coalesced COO) and its transpose; ``op @ z`` is differentiable in ``z``."""
+    """A constant sparse matrix and its transpose; ``op @ z`` is differentiable in ``z``.
+
+    ``coo`` (coalesced) holds the entries for callers that gather by index; products use CSR copies, which on
+    one CPU thread are 1.25× (320 columns) to 4× (40 columns) faster than COO for the Facebook adjacency
+    (342k entries), with the same sums.
+    """
 
     def __init__(self, coo: Tensor) -> None:
         self.coo = coo.coalesce()
-        self.coo_t = self.coo.t().coalesce()
         self.shape = tuple(self.coo.shape)
+        with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta state"
+            warnings.filterwarnings("ignore", message="Sparse CSR tensor support", category=UserWarning)
+            self.csr = self.coo.to_sparse_csr()
+            self.csr_t = self.coo.t().coalesce().to_sparse_csr()
 
     @classmethod
     def from_entries(cls, rows: Tensor, cols: Tensor, vals: Tensor, shape: tuple[int, int]) -> "SparseOp":
@@ -60,12 +69,13 @@ class SparseOp:
 
     def __matmul__(self, z: Tensor) -> Tensor:
         if z.requires_grad:
-            return _SparseProduct.apply(z, self.coo, self.coo_t)
-        return torch.sparse.mm(self.coo, z)
+            return _SparseProduct.apply(z, self.csr, self.csr_t)
+        return self.csr @ z
 
     def to(self, device) -> "SparseOp":
         out = object.__new__(SparseOp)
-        out.coo, out.coo_t, out.shape = self.coo.to(device), self.coo_t.to(device), self.shape
+        out.coo, out.shape = self.coo.to(device), self.shape
+        out.csr, out.csr_t = self.csr.to(device), self.csr_t.to(device)
         return out
 
     def to_dense(self) -> Tensor:
