@@ -148,11 +148,17 @@ def _run_fn(cache: dict[str, Any], device: str):
 
 
 def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str = "auto",
-        force: bool = False) -> dict[str, pd.DataFrame]:
-    """Train every missing cell of ``artifacts`` (into ``runs``) and rebuild the artifacts' labelled rows."""
+        force: bool = False, train: bool = True) -> dict[str, pd.DataFrame]:
+    """Train every missing cell of ``artifacts`` (into ``runs``) and rebuild the artifacts' labelled rows.
+
+    ``train=False`` trains nothing: the artifacts are rebuilt from the cells already stored, and missing cells are
+    left out (their reference rows then show as ``not_run``) -- e.g. to look at a partly finished paper profile.
+    """
     for a in artifacts:
         if a not in ARTIFACTS:
             raise ValueError(f"unknown LPGNN artifact {a!r}; valid: {list(ARTIFACTS)}")
+    if force and not train:
+        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
     cache: dict[str, Any] = {}
 
     def load(name: str):
@@ -183,7 +189,10 @@ def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str 
             store.clear("runs")
             if len(keep):
                 store.append("runs", keep.to_dict("records"))
-    runs = run_grid(store, "runs", cells, _run_fn(cache, device), desc="LPGNN cells") if cells else store.load("runs")
+    if train and cells:
+        runs = run_grid(store, "runs", cells, _run_fn(cache, device), desc="LPGNN cells")
+    else:
+        runs = store.load("runs")
     by_hash = {h: g for h, g in runs.groupby(runs["config_hash"].astype(str))} if len(runs) else {}
     out = {}
     for a in artifacts:
