@@ -62,6 +62,45 @@ def test_per_subgraph_grads_equal_autograd_on_each_subgraph(data, layers, restar
             torch.testing.assert_close(g[name][j], p.grad, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("kind,layers,restarts,multilabel", [
+    ("gcn", 1, 1, False), ("gcn", 2, 1, False), ("gcn", 2, 2, False), ("gcn", 3, 1, False),
+    ("mlp", 2, 1, False), ("gcn", 2, 1, True)])
+def test_ghost_clipped_sum_equals_clipping_the_per_subgraph_grads(data, kind, layers, restarts, multilabel):
+    torch.manual_seed(1)
+    subs = disjoint_random_walks(data.train_edge_index, data.num_nodes, data.train, layers, restarts, seed=3)
+    model = build_model(kind, data.x.shape[1], data.num_classes, layers, hidden=8).double()
+    idx = torch.arange(min(12, subs.num_subgraphs))
+    xb, ab = D.dense_subgraph_inputs(data.x.double(), subs, idx)
+    yb = data.y[subs.roots[idx]]
+    if multilabel:
+        yb = torch.nn.functional.one_hot(yb, data.num_classes).double()
+    g = D.per_subgraph_grads(model, xb, ab, yb, multilabel)
+    # thresholds at the median per-subgraph norm: about half of the subgraphs are clipped in every tensor
+    thr = {k: float(v.flatten(1).norm(dim=1).median()) for k, v in g.items()}
+    assert all(0 < int((v.flatten(1).norm(dim=1) > thr[k]).sum()) < len(idx) for k, v in g.items())
+    want = D.clip_and_noise(g, thr, 0.0)
+    got = D.clipped_grad_sum(model, xb, ab, yb, thr, multilabel)
+    assert list(got) == list(want)
+    for k in want:
+        torch.testing.assert_close(got[k], want[k], rtol=1e-9, atol=1e-12)
+    # the same noise on top of the same sums
+    a = D.add_noise(got, 2.0, torch.Generator().manual_seed(5))
+    b = D.clip_and_noise(g, thr, 2.0, torch.Generator().manual_seed(5))
+    for k in want:
+        torch.testing.assert_close(a[k], b[k], rtol=1e-9, atol=1e-9)
+
+
+def test_train_dp_ghost_and_vmap_paths_agree(data):
+    kw = dict(num_layers=2, hidden=16, batch=10, lr=0.1, clip_fraction=0.1, noise_multiplier=4.0, seed=7, max_steps=15,
+              device="cpu")
+    ghost = D.train_dp(data, "drw", **kw)
+    vm = D.train_dp(data, "drw", per_sample="vmap", **kw)
+    assert ghost["steps"] == vm["steps"] == 15 and ghost["epsilon"] == vm["epsilon"]
+    assert ghost["best_step"] == vm["best_step"] and ghost["test_f1"] == pytest.approx(vm["test_f1"], abs=1e-9)
+    with pytest.raises(ValueError, match="per_sample"):
+        D.train_dp(data, "drw", per_sample="loop", **kw)
+
+
 def test_models_and_multilabel_grads():
     m = build_model("mlp", 5, 3, 2, 4)
     assert isinstance(m, DRWMLP)
