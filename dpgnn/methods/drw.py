@@ -50,7 +50,7 @@ from dpgnn.data.random_walks import (
     uniform_batch,
 )
 from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
-from dpgnn.nn.drw import build_model
+from dpgnn.nn.drw import SplitFeatures, build_model
 from dpgnn.privacy import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent, get_accountant
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
 from dpgnn.utils import resolve_device, seed_everything, stable_seed, versions
@@ -60,7 +60,7 @@ __all__ = [
     "batch_size", "DRWData", "prepare", "normalized_adjacency", "dense_subgraph_inputs", "per_subgraph_grads",
     "clipped_grad_sum", "add_noise",
     "clip_thresholds", "clip_and_noise", "drw_event", "drw_epsilon", "Schedule", "epsilon_schedule", "f1_micro",
-    "train_dp", "train_nondp", "run",
+    "eval_features", "train_dp", "train_nondp", "run",
 ]
 
 PAPER = "drw"
@@ -404,8 +404,17 @@ def f1_micro(out: Tensor, y: Tensor, multilabel: bool) -> float:
     return 2 * tp / max(2 * tp + fp + fn, 1.0)
 
 
+def eval_features(x: Tensor, max_density: float = 0.2) -> Tensor | SplitFeatures:
+    """The full-graph features for evaluation: :class:`SplitFeatures` when at most ``max_density`` of the entries
+    differ from their column's most frequent value (bag-of-words; the product with the first layer is then sparse),
+    else ``x`` itself."""
+    split = SplitFeatures(x)
+    return split if split.density <= max_density else x
+
+
 @torch.no_grad()
-def _evaluate(model: nn.Module, d: DRWData, x: Tensor, adj: Tensor, idx: list[Tensor]) -> list[float]:
+def _evaluate(model: nn.Module, d: DRWData, x: Tensor | SplitFeatures, adj: Tensor, idx: list[Tensor]
+              ) -> list[float]:
     model.eval()
     out = model(x, adj)
     model.train()
@@ -484,6 +493,7 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
     model = _make(d, "gcn", L, hidden, dev)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     x, adj = d.x.to(dev), d.adj_full.to(dev)
+    x_eval = eval_features(x)
     y = d.y.to(dev)
     val, test = d.val.to(dev), d.test.to(dev)
     names = [k for k, _ in model.named_parameters()]
@@ -506,7 +516,7 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
     cp_rows = []
 
     def record(step: int) -> None:
-        v, te = _evaluate(model, d, x, adj, [val, test])
+        v, te = _evaluate(model, d, x_eval, adj, [val, test])
         if v > best["val"]:
             best.update(val=v, test=te, step=step)
         if step in cps or step == T:
@@ -568,6 +578,7 @@ def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 2
     model = _make(d, method, L, hidden, dev)
     opt = torch.optim.Adam(model.parameters(), lr=_positive(lr, "lr"))
     x, adj, y = d.x.to(dev), d.adj_full.to(dev), d.y.to(dev)
+    x_eval = eval_features(x)
     ptr, col = csr(d.train_edge_index, d.num_nodes)
     best = {"val": -1.0, "test": float("nan"), "step": 0}
     bad = 0
@@ -588,7 +599,7 @@ def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 2
         _loss(out, target, d.multilabel).backward()
         nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
-        v, te = _evaluate(model, d, x, adj if method == "gcn" else None, [d.val.to(dev), d.test.to(dev)])
+        v, te = _evaluate(model, d, x_eval, adj if method == "gcn" else None, [d.val.to(dev), d.test.to(dev)])
         if v > best["val"]:
             best.update(val=v, test=te, step=step)
             bad = 0

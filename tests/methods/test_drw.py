@@ -11,7 +11,7 @@ from dpgnn.data import csbm
 from dpgnn.data.random_walks import disjoint_random_walks
 from dpgnn.methods import drw as D
 from dpgnn.methods.fdp import bound_degree, neighbourhoods
-from dpgnn.nn.drw import DRWGCN, DRWMLP, build_model
+from dpgnn.nn.drw import DRWGCN, DRWMLP, SplitFeatures, build_model
 from dpgnn.privacy import epsilon
 from dpgnn.privacy.fdp import max_affected
 
@@ -101,7 +101,23 @@ def test_train_dp_ghost_and_vmap_paths_agree(data):
         D.train_dp(data, "drw", per_sample="loop", **kw)
 
 
+@pytest.mark.parametrize("kind,layers", [("gcn", 1), ("gcn", 2), ("mlp", 2)])
+def test_split_features_give_the_same_full_graph_outputs(data, kind, layers):
+    # standardised bag-of-words: dense, but "word absent" is one value per column
+    words = (torch.rand(data.num_nodes, 40, generator=torch.Generator().manual_seed(0)) < 0.05).double()
+    x = (words - words.mean(0)) / words.std(0).clamp(min=1e-3)
+    split = SplitFeatures(x)
+    assert 0 < split.density < 0.1 and float((x != 0).double().mean()) > 0.9
+    torch.testing.assert_close(split.matmul(torch.eye(x.shape[1], dtype=x.dtype)), x)
+    model = build_model(kind, x.shape[1], data.num_classes, layers, hidden=8).double()
+    adj = data.adj_full.double() if kind == "gcn" else None
+    torch.testing.assert_close(model(split, adj), model(x, adj), rtol=1e-10, atol=1e-12)
+    assert isinstance(D.eval_features(x), SplitFeatures)
+    assert D.eval_features(data.x) is data.x  # continuous features: 70% of entries off the column mode
+
+
 def test_models_and_multilabel_grads():
+    torch.manual_seed(0)  # with 4 hidden ReLUs an input can switch them all off (zero logits stay zero)
     m = build_model("mlp", 5, 3, 2, 4)
     assert isinstance(m, DRWMLP)
     out = m(torch.randn(7, 5))
