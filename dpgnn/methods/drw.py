@@ -274,7 +274,8 @@ def clip_and_noise(grads: dict[str, Tensor], thresholds: dict[str, float], noise
 
 
 def clipped_grad_sum(model: nn.Module, xb: Tensor, ab: Tensor, yb: Tensor, thresholds: dict[str, float],
-                     multilabel: bool = False) -> dict[str, Tensor]:
+                     multilabel: bool = False, *, split: SplitFeatures | None = None,
+                     nodes: Tensor | None = None) -> dict[str, Tensor]:
     """``Σ_i clip_j(∇_j ℓ_i)`` for the GCN / MLP of :mod:`dpgnn.nn.drw` without forming per-subgraph gradients.
 
     Equal to ``clip_and_noise(per_subgraph_grads(...), thresholds, 0)`` (tested), but exact by linear algebra
@@ -284,14 +285,25 @@ def clipped_grad_sum(model: nn.Module, xb: Tensor, ab: Tensor, yb: Tensor, thres
     its norm² is ``Σ (g_i g_iᵀ) ⊙ (a_i a_iᵀ)`` (two ``S × S`` Gram matrices), its bias gradient ``Σ_s g_i[s]``;
     the clipped sum is one product ``(c ⊙ g)ᵀ a`` over all rows. Per step this costs about one extra forward
     instead of ``B`` stored ``d_out × d_in`` gradients (the first layer's are ``3703 × 512`` on CiteSeer).
+
+    ``split`` (the full feature matrix as :class:`SplitFeatures`) with ``nodes`` (``[B, S]`` node ids of ``xb``'s
+    rows, ``-1`` = padding) makes the first layer sparse too: ``X_i Wᵀ`` is gathered from ``x Wᵀ`` (computed over
+    the sparse rest), ``a_i a_iᵀ = Â_i X_i X_iᵀ Â_iᵀ`` comes from the ``S × S`` Gram matrices of ``xb``, and the
+    weight sum ``Σ_i (Â_iᵀ c_i g_i)ᵀ X_i`` is ``xᵀ V`` with ``V`` the rows of all subgraphs added up per node.
     """
     lins = list(model.lins)
     h = xb
     inputs, outputs = [], []
     for i, lin in enumerate(lins):
-        a = torch.bmm(ab, h) if model.propagate else h
-        z = a @ lin.weight.T + lin.bias
-        inputs.append(a.detach())
+        if i == 0 and split is not None:
+            mask = (nodes >= 0).unsqueeze(-1).to(xb.dtype)
+            xw = split.matmul(lin.weight.detach().T)[nodes.clamp(min=0)] * mask
+            z = ((torch.bmm(ab, xw) if model.propagate else xw) + lin.bias.detach()).requires_grad_()
+            inputs.append(None)
+        else:
+            a = torch.bmm(ab, h) if model.propagate else h
+            z = a @ lin.weight.T + lin.bias
+            inputs.append(a.detach())
         outputs.append(z)
         h = F.relu(z) if i < len(lins) - 1 else z
     out = F.normalize(h, dim=-1) if model.normalize_logits else h
@@ -305,11 +317,24 @@ def clipped_grad_sum(model: nn.Module, xb: Tensor, ab: Tensor, yb: Tensor, thres
     names = [k for k, _ in model.named_parameters()]
     for i, (a, g) in enumerate(zip(inputs, grads)):
         kw, kb = names[2 * i], names[2 * i + 1]
-        sq = (torch.bmm(g, g.transpose(1, 2)) * torch.bmm(a, a.transpose(1, 2))).sum((1, 2))
+        if a is None:  # first layer over split features
+            gram = torch.bmm(xb, xb.transpose(1, 2))
+            aa = torch.bmm(torch.bmm(ab, gram), ab.transpose(1, 2)) if model.propagate else gram
+        else:
+            aa = torch.bmm(a, a.transpose(1, 2))
+        sq = (torch.bmm(g, g.transpose(1, 2)) * aa).sum((1, 2))
         cw = _clip_factor(sq.clamp(min=0).sqrt(), thresholds[kw])
         gb = g.sum(1)
         cb = _clip_factor(gb.norm(dim=1), thresholds[kb])
-        sums[kw] = (g * cw[:, None, None]).flatten(0, 1).T @ a.flatten(0, 1)
+        if a is None:
+            u = g * cw[:, None, None]
+            u = torch.bmm(ab.transpose(1, 2), u) if model.propagate else u
+            valid = (nodes >= 0).flatten()
+            v = torch.zeros(split.shape[0], u.shape[-1], dtype=u.dtype, device=u.device)
+            v.index_add_(0, nodes.flatten()[valid], u.flatten(0, 1)[valid])
+            sums[kw] = split.tmatmul(v).T
+        else:
+            sums[kw] = (g * cw[:, None, None]).flatten(0, 1).T @ a.flatten(0, 1)
         sums[kb] = cb @ gb
     return sums
 
@@ -501,12 +526,12 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
     def batch_inputs(s: Subgraphs):
         idx = torch.as_tensor(rng.choice(s.num_subgraphs, size=B, replace=False))
         xb, ab = dense_subgraph_inputs(x, Subgraphs(s.nodes.to(dev), s.adj.to(dev)), idx.to(dev))
-        return xb, ab, y[s.nodes[idx, 0].to(dev)]
+        return xb, ab, y[s.nodes[idx, 0].to(dev)], s.nodes[idx].to(dev)
 
     if clip_norm is not None:
         thr = clip_thresholds(None, clip_norm=clip_norm, names=names)
     else:
-        xb, ab, yb = batch_inputs(subs)
+        xb, ab, yb, _ = batch_inputs(subs)
         g = per_subgraph_grads(model, xb[:10], ab[:10], yb[:10], d.multilabel)
         thr = clip_thresholds(g, clip_fraction=clip_fraction)
     C = math.sqrt(sum(c * c for c in thr.values()))
@@ -529,9 +554,11 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
     for step in range(1, T + 1):
         if method == "drw-d" and step > 1 and (step - 1) % resample_every == 0:
             subs = _sample_subgraphs(d, method, L, rng, fdp_degree, fdp_variant, seed)
-        xb, ab, yb = batch_inputs(subs)
+        xb, ab, yb, nodes = batch_inputs(subs)
         if per_sample == "ghost":
-            noisy = add_noise(clipped_grad_sum(model, xb, ab, yb, thr, d.multilabel), sigma, gen)
+            split = x_eval if isinstance(x_eval, SplitFeatures) else None
+            noisy = add_noise(clipped_grad_sum(model, xb, ab, yb, thr, d.multilabel, split=split, nodes=nodes),
+                              sigma, gen)
         else:
             noisy = clip_and_noise(per_subgraph_grads(model, xb, ab, yb, d.multilabel), thr, sigma, gen)
         for k, p in model.named_parameters():

@@ -41,6 +41,14 @@ class SplitFeatures:
         """``x @ w`` for ``w`` of shape ``(d, k)``."""
         return self.rest @ w + self.base @ w
 
+    def tmatmul(self, v: Tensor) -> Tensor:
+        """``xᵀ @ v`` for ``v`` of shape ``(N, k)``."""
+        if not hasattr(self, "_rest_t"):
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Sparse CSR tensor support", category=UserWarning)
+                self._rest_t = self.rest.to_sparse_coo().t().coalesce().to_sparse_csr()
+        return self._rest_t @ v + torch.outer(self.base, v.sum(0))
+
 
 class _Stack(nn.Module):
     propagate = True

@@ -1,5 +1,6 @@
 """DRW method: exact per-subgraph gradients, clipping/noise variance, accountant, schedules, training, errors."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -83,6 +84,11 @@ def test_ghost_clipped_sum_equals_clipping_the_per_subgraph_grads(data, kind, la
     assert list(got) == list(want)
     for k in want:
         torch.testing.assert_close(got[k], want[k], rtol=1e-9, atol=1e-12)
+    # first layer over split features (x Wᵀ gathered, Gram matrices of xb, xᵀ V for the weight sum)
+    sp = D.clipped_grad_sum(model, xb, ab, yb, thr, multilabel, split=SplitFeatures(data.x.double()),
+                            nodes=subs.nodes[idx])
+    for k in want:
+        torch.testing.assert_close(sp[k], want[k], rtol=1e-9, atol=1e-12)
     # the same noise on top of the same sums
     a = D.add_noise(got, 2.0, torch.Generator().manual_seed(5))
     b = D.clip_and_noise(g, thr, 2.0, torch.Generator().manual_seed(5))
@@ -90,7 +96,12 @@ def test_ghost_clipped_sum_equals_clipping_the_per_subgraph_grads(data, kind, la
         torch.testing.assert_close(a[k], b[k], rtol=1e-9, atol=1e-9)
 
 
-def test_train_dp_ghost_and_vmap_paths_agree(data):
+@pytest.mark.parametrize("bag_of_words", [False, True])
+def test_train_dp_ghost_and_vmap_paths_agree(data, bag_of_words):
+    if bag_of_words:  # standardised sparse words: evaluation and the first layer go through SplitFeatures
+        words = (torch.rand(data.num_nodes, 40, generator=torch.Generator().manual_seed(0)) < 0.05).float()
+        data = dataclasses.replace(data, x=(words - words.mean(0)) / words.std(0).clamp(min=1e-3))
+        assert isinstance(D.eval_features(data.x), SplitFeatures)
     kw = dict(num_layers=2, hidden=16, batch=10, lr=0.1, clip_fraction=0.1, noise_multiplier=4.0, seed=7, max_steps=15,
               device="cpu")
     ghost = D.train_dp(data, "drw", **kw)
