@@ -38,8 +38,16 @@ class SplitFeatures:
         self.shape = tuple(x.shape)
 
     def matmul(self, w: Tensor) -> Tensor:
-        """``x @ w`` for ``w`` of shape ``(d, k)``."""
-        return self.rest @ w + self.base @ w
+        """``x @ w`` for ``w`` of shape ``(d, k)``. The last product is kept while ``w`` is unchanged (same storage,
+        shape and version counter): DP training evaluates the weights after step ``t`` and starts step ``t + 1``
+        from the same weights. Products that need gradients are never reused."""
+        key = (w.data_ptr(), tuple(w.shape), w.stride(), w._version, w.dtype, w.device)
+        if not w.requires_grad and getattr(self, "_memo", (None,))[0] == key:
+            return self._memo[1]
+        out = self.rest @ w + self.base @ w
+        if not w.requires_grad:
+            self._memo = (key, out)
+        return out
 
     def tmatmul(self, v: Tensor) -> Tensor:
         """``xᵀ @ v`` for ``v`` of shape ``(N, k)``."""

@@ -124,7 +124,13 @@ def test_split_features_give_the_same_full_graph_outputs(data, kind, layers):
     adj = data.adj_full.double() if kind == "gcn" else None
     torch.testing.assert_close(model(split, adj), model(x, adj), rtol=1e-10, atol=1e-12)
     assert isinstance(D.eval_features(x), SplitFeatures)
-    assert D.eval_features(data.x) is data.x  # continuous features: 70% of entries off the column mode
+    assert D.eval_features(data.x) is data.x
+    # the last product is reused only while the weights are unchanged
+    w = torch.randn(x.shape[1], 3, dtype=x.dtype)
+    first = split.matmul(w)
+    assert split.matmul(w) is first
+    w.add_(1.0)
+    torch.testing.assert_close(split.matmul(w), x @ w)  # continuous features: 70% of entries off the column mode
 
 
 def test_models_and_multilabel_grads():
