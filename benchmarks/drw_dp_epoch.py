@@ -53,8 +53,7 @@ def main() -> None:
         xb, ab = drw.dense_subgraph_inputs(d.x, subs, idx)
         inputs.append((xb, ab, d.y[subs.roots[idx]], subs.nodes[idx]))
 
-    split = drw.eval_features(d.x)
-    split = split if isinstance(split, drw.SplitFeatures) else None
+    split = drw.split_features(d.x)
 
     def dp_epoch():
         for xb, ab, yb, nodes in inputs:

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import random
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,11 @@ def versions() -> str:
         except md.PackageNotFoundError:
             out.append(f"{pkg}=?")
     return ";".join(out)
+
+
+def to_csr(t: torch.Tensor) -> torch.Tensor:
+    """``t`` (dense or sparse COO) as a sparse CSR tensor, without torch's one-time "CSR support is in beta"
+    warning (CSR products are the fast sparse path on the CPU; the warning is noise in every notebook)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support", category=UserWarning)
+        return t.to_sparse_csr()

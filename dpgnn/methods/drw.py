@@ -53,14 +53,14 @@ from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
 from dpgnn.nn.drw import SplitFeatures, build_model
 from dpgnn.privacy import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent, get_accountant
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
-from dpgnn.utils import resolve_device, seed_everything, stable_seed, versions
+from dpgnn.utils import resolve_device, seed_everything, stable_seed, to_csr, versions
 
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "DP_METHODS", "ARCHS", "DELTA", "NUM_TRAIN", "SEEDS", "TARGET_EPSILON",
     "batch_size", "DRWData", "prepare", "normalized_adjacency", "dense_subgraph_inputs", "per_subgraph_grads",
     "clipped_grad_sum", "add_noise",
     "clip_thresholds", "clip_and_noise", "drw_event", "drw_epsilon", "Schedule", "epsilon_schedule", "f1_micro",
-    "eval_features", "train_dp", "train_nondp", "run",
+    "split_features", "eval_features", "train_dp", "train_nondp", "run",
 ]
 
 PAPER = "drw"
@@ -159,7 +159,7 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int) -> Tensor:
     deg = torch.zeros(num_nodes).index_add_(0, ei[0], w)
     dinv = deg.pow(-0.5)
     w = dinv[ei[0]] * w * dinv[ei[1]]
-    return torch.sparse_coo_tensor(ei, w, (num_nodes, num_nodes)).coalesce().to_sparse_csr()
+    return to_csr(torch.sparse_coo_tensor(ei, w, (num_nodes, num_nodes)).coalesce())
 
 
 def prepare(name: str, data=None) -> DRWData:
@@ -429,12 +429,17 @@ def f1_micro(out: Tensor, y: Tensor, multilabel: bool) -> float:
     return 2 * tp / max(2 * tp + fp + fn, 1.0)
 
 
-def eval_features(x: Tensor, max_density: float = 0.2) -> Tensor | SplitFeatures:
-    """The full-graph features for evaluation: :class:`SplitFeatures` when at most ``max_density`` of the entries
-    differ from their column's most frequent value (bag-of-words; the product with the first layer is then sparse),
-    else ``x`` itself."""
+def split_features(x: Tensor, max_density: float = 0.2) -> SplitFeatures | None:
+    """``x`` as :class:`SplitFeatures` when at most ``max_density`` of its entries differ from their column's most
+    frequent value (bag-of-words: the products with the first layer are then sparse), else ``None``."""
     split = SplitFeatures(x)
-    return split if split.density <= max_density else x
+    return split if split.density <= max_density else None
+
+
+def eval_features(x: Tensor, max_density: float = 0.2) -> Tensor | SplitFeatures:
+    """The full-graph features for evaluation: :func:`split_features` when it applies, else ``x`` itself."""
+    split = split_features(x, max_density)
+    return x if split is None else split
 
 
 @torch.no_grad()
@@ -518,7 +523,8 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
     model = _make(d, "gcn", L, hidden, dev)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     x, adj = d.x.to(dev), d.adj_full.to(dev)
-    x_eval = eval_features(x)
+    split = split_features(x)  # used by the evaluation and, with ghost clipping, by the first layer
+    x_eval = x if split is None else split
     y = d.y.to(dev)
     val, test = d.val.to(dev), d.test.to(dev)
     names = [k for k, _ in model.named_parameters()]
@@ -556,7 +562,6 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
             subs = _sample_subgraphs(d, method, L, rng, fdp_degree, fdp_variant, seed)
         xb, ab, yb, nodes = batch_inputs(subs)
         if per_sample == "ghost":
-            split = x_eval if isinstance(x_eval, SplitFeatures) else None
             noisy = add_noise(clipped_grad_sum(model, xb, ab, yb, thr, d.multilabel, split=split, nodes=nodes),
                               sigma, gen)
         else:

@@ -51,7 +51,7 @@ from dpgnn.privacy.progap import (  # noqa: F401  (re-exported: the method's acc
     theorem41_epsilon,
     theorem42_epsilon,
 )
-from dpgnn.utils import make_generator, resolve_device, stable_seed
+from dpgnn.utils import make_generator, resolve_device, stable_seed, to_csr
 
 __all__ = [
     "LEVELS", "ProGAPConfig", "ProGAPResult", "NAP", "bound_degree", "default_delta", "privacy_event",
@@ -119,11 +119,8 @@ class NAP:
         self.num_nodes = _int(num_nodes, "num_nodes", 1)
         dev = torch.device(device)
         src, dst = edge_index[0].to(dev), edge_index[1].to(dev)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # torch's "sparse CSR is beta" notices
-            self.adj = torch.sparse_coo_tensor(torch.stack([dst, src]), torch.ones(src.numel(), device=dev),
-                                               (self.num_nodes, self.num_nodes),
-                                               check_invariants=False).coalesce().to_sparse_csr()
+        self.adj = to_csr(torch.sparse_coo_tensor(torch.stack([dst, src]), torch.ones(src.numel(), device=dev),
+                                                  (self.num_nodes, self.num_nodes), check_invariants=False).coalesce())
         self.generator = generator
         self.queries = 0
 

@@ -10,11 +10,11 @@ The MLP is the same without propagation. Both are plain ``nn.Module``s whose ``f
 
 from __future__ import annotations
 
-import warnings
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from dpgnn.utils import to_csr
 
 __all__ = ["DRWGCN", "DRWMLP", "SplitFeatures", "build_model"]
 
@@ -32,17 +32,17 @@ class SplitFeatures:
         self.base = x.mode(dim=0).values
         rest = x - self.base
         self.density = float((rest != 0).float().mean()) if x.numel() else 0.0
-        with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta state"
-            warnings.filterwarnings("ignore", message="Sparse CSR tensor support", category=UserWarning)
-            self.rest = rest.to_sparse_csr()
+        self.rest = to_csr(rest)
+        self.rest_t = to_csr(rest.t())
         self.shape = tuple(x.shape)
+        self._memo: tuple | None = None
 
     def matmul(self, w: Tensor) -> Tensor:
         """``x @ w`` for ``w`` of shape ``(d, k)``. The last product is kept while ``w`` is unchanged (same storage,
         shape and version counter): DP training evaluates the weights after step ``t`` and starts step ``t + 1``
         from the same weights. Products that need gradients are never reused."""
         key = (w.data_ptr(), tuple(w.shape), w.stride(), w._version, w.dtype, w.device)
-        if not w.requires_grad and getattr(self, "_memo", (None,))[0] == key:
+        if not w.requires_grad and self._memo is not None and self._memo[0] == key:
             return self._memo[1]
         out = self.rest @ w + self.base @ w
         if not w.requires_grad:
@@ -51,11 +51,7 @@ class SplitFeatures:
 
     def tmatmul(self, v: Tensor) -> Tensor:
         """``xᵀ @ v`` for ``v`` of shape ``(N, k)``."""
-        if not hasattr(self, "_rest_t"):
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="Sparse CSR tensor support", category=UserWarning)
-                self._rest_t = self.rest.to_sparse_coo().t().coalesce().to_sparse_csr()
-        return self._rest_t @ v + torch.outer(self.base, v.sum(0))
+        return self.rest_t @ v + torch.outer(self.base, v.sum(0))
 
 
 class _Stack(nn.Module):

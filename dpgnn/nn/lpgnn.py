@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Sequence
 
 import torch
@@ -22,6 +21,8 @@ from torch import Tensor, nn
 from torch_geometric.nn import GATConv, GCNConv, SAGEConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import softmax as edge_softmax
+
+from dpgnn.utils import to_csr
 
 __all__ = ["SparseOp", "normalized_adjacency", "mean_adjacency", "kprop", "KProp", "Backbone", "BatchedBackbone",
            "BatchedFeatures", "BACKBONES", "HIDDEN", "GAT_HEADS"]
@@ -58,10 +59,8 @@ class SparseOp:
     def __init__(self, coo: Tensor) -> None:
         self.coo = coo.coalesce()
         self.shape = tuple(self.coo.shape)
-        with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta state"
-            warnings.filterwarnings("ignore", message="Sparse CSR tensor support", category=UserWarning)
-            self.csr = self.coo.to_sparse_csr()
-            self.csr_t = self.coo.t().coalesce().to_sparse_csr()
+        self.csr = to_csr(self.coo)
+        self.csr_t = to_csr(self.coo.t().coalesce())
 
     @classmethod
     def from_entries(cls, rows: Tensor, cols: Tensor, vals: Tensor, shape: tuple[int, int]) -> "SparseOp":
