@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from dpgnn.data.cli import app as data_app
-from dpgnn.privacy.cli import app as epsilon_app
+from dpgnn.privacy.cli import app as epsilon_app, option_errors
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -31,8 +31,9 @@ def reproduce(
     """Execute the notebook series with papermill and write the manifest and the report."""
     from dpgnn.runner import reproduce as _reproduce
 
-    manifest = _reproduce(papers or None, profile=profile, device=device, jobs=jobs, force=force,
-                          timeout=timeout or None)
+    with option_errors():  # an unknown paper or profile: one line and exit status 2, no traceback
+        manifest = _reproduce(papers or None, profile=profile, device=device, jobs=jobs, force=force,
+                              timeout=timeout or None)
     failed = manifest[manifest["status"] == "failed"]
     if len(failed):
         typer.echo(f"{len(failed)} notebook(s) failed; see the manifest and papermill_runs/{profile}/", err=True)
@@ -47,7 +48,8 @@ def report(
     """Build results/<profile>/report.csv (+ .md, .html) and print a per-paper summary."""
     from dpgnn.report import build_report, summarize
 
-    rep = build_report(profile, papers=papers or None)
+    with option_errors():
+        rep = build_report(profile, papers=papers or None)
     typer.echo(summarize(rep))
 
 
