@@ -29,11 +29,12 @@ def reproduce(
     timeout: int = typer.Option(0, min=0, help="Per-notebook timeout in seconds (0 = none)."),
 ) -> None:
     """Execute the notebook series with papermill and write the manifest and the report."""
-    from dpgnn.runner import reproduce as _reproduce
+    from dpgnn.runner import plan, reproduce as _reproduce
 
-    with option_errors():  # an unknown paper or profile: one line and exit status 2, no traceback
-        manifest = _reproduce(papers or None, profile=profile, device=device, jobs=jobs, force=force,
-                              timeout=timeout or None)
+    with option_errors():  # an unknown paper or profile: one line and exit status 2, before any work
+        plan(papers or None, profile=profile, jobs=jobs)
+    manifest = _reproduce(papers or None, profile=profile, device=device, jobs=jobs, force=force,
+                          timeout=timeout or None)
     failed = manifest[manifest["status"] == "failed"]
     if len(failed):
         typer.echo(f"{len(failed)} notebook(s) failed; see the manifest and papermill_runs/{profile}/", err=True)
@@ -46,10 +47,11 @@ def report(
     papers: Optional[List[str]] = typer.Argument(None, help="Restrict to these papers."),
 ) -> None:
     """Build results/<profile>/report.csv (+ .md, .html) and print a per-paper summary."""
-    from dpgnn.report import build_report, summarize
+    from dpgnn.report import build_report, check_papers, summarize
 
     with option_errors():
-        rep = build_report(profile, papers=papers or None)
+        check_papers(papers or None)
+    rep = build_report(profile, papers=papers or None)
     typer.echo(summarize(rep))
 
 

@@ -89,14 +89,20 @@ def paper_vs_ours(paper: str, artifact: str, profile: str, *, root: Path | None 
     return compare(load_reference(paper, artifact), store.load(artifact), profile=profile, skipped=store.skipped())
 
 
+def check_papers(papers: list[str] | None = None) -> list[str]:
+    """``papers`` (default: every paper with reference data); a ``ValueError`` naming any without reference data."""
+    names = list(papers or reference_papers())
+    unknown = sorted(set(names) - set(reference_papers()))
+    if unknown:
+        raise ValueError(f"no reference data for {unknown}; known papers: {reference_papers()}")
+    return names
+
+
 def build_report(profile: str, papers: list[str] | None = None, *, root: Path | None = None,
                  write: bool = True) -> pd.DataFrame:
     """Compare every paper's reference data with ``results/<profile>/`` and write report.csv/.md/.html."""
     root = Path(root or output_root() / "results")
-    names = papers or reference_papers()
-    unknown = sorted(set(names) - set(reference_papers()))
-    if unknown:
-        raise ValueError(f"no reference data for {unknown}; known papers: {reference_papers()}")
+    names = check_papers(papers)
     frames = []
     for paper in names:
         store = ResultStore(paper, profile, root=root)

@@ -91,10 +91,10 @@ def execute_notebook(nb: Path, out: Path, log: Path, parameters: dict, *, cwd: P
     return "failed", (errs[-1] if errs else (text[-1] if text else f"exit code {proc.returncode}"))[:500]
 
 
-def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device: str = "auto", jobs: int = 1,
-              force: bool = False, timeout: int | None = None, root: Path | None = None,
-              report: bool = True) -> pd.DataFrame:
-    """Execute the notebooks of ``papers`` (default: all) for ``profile``; returns the manifest."""
+def plan(papers: list[str] | None = None, *, profile: str = "smoke", jobs: int = 1,
+         root: Path | None = None) -> list[tuple[str, Path]]:
+    """The notebooks :func:`reproduce` would execute; a ``ValueError`` for an unknown paper or profile, or bad
+    ``jobs`` (the CLI checks its input with this before any work starts)."""
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     if jobs < 1:
@@ -103,6 +103,15 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
     todo = discover(papers, root)
     if not todo:
         raise ValueError(f"no notebooks found under {notebooks_dir(root)}")
+    return todo
+
+
+def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device: str = "auto", jobs: int = 1,
+              force: bool = False, timeout: int | None = None, root: Path | None = None,
+              report: bool = True) -> pd.DataFrame:
+    """Execute the notebooks of ``papers`` (default: all) for ``profile``; returns the manifest."""
+    root = Path(root or ROOT)
+    todo = plan(papers, profile=profile, jobs=jobs, root=root)
     runs = root / "papermill_runs" / profile
     runs.mkdir(parents=True, exist_ok=True)
     manifest = load_manifest(profile, root)

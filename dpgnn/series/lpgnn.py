@@ -19,6 +19,7 @@ import pandas as pd
 
 from dpgnn import plotting
 from dpgnn.methods import lpgnn
+from dpgnn.nn.lpgnn import BACKBONES
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours, spread
@@ -248,12 +249,6 @@ def _position(values: list[float]) -> dict[float, int]:
     return {v: i for i, v in enumerate(sorted(set(values)))}
 
 
-def _order_key(column: str):
-    """Sort key for datasets (the paper's order) and backbones (GCN, GAT, SAGE)."""
-    rank = {d: i for i, d in enumerate(_ALL)} if column == "dataset" else {"gcn": 0, "gat": 1, "sage": 2}
-    return lambda v: rank.get(v, len(rank))
-
-
 def plot_fig_a(store: ResultStore):
     """Fig. A: accuracy vs ε_x (positions 0.01, 0.1, 1, 2, 3, ∞), one line per ε_y, a panel per backbone × dataset."""
     df = _summary(store.load("fig_a"))
@@ -264,10 +259,13 @@ def plot_fig_a(store: ResultStore):
         d["hue"] = "ε_y=" + d["eps_y"].map(_fmt)
         d["panel"] = d["dataset"] + " — " + d["method"]
     ref = ref[ref["panel"].isin(df["panel"].unique())]
-    panels = df.drop_duplicates("panel")  # a row per dataset, a column per backbone
-    order = panels.sort_values(["dataset", "method"], key=lambda c: c.map(_order_key(c.name)))["panel"]
+    panels = df.drop_duplicates("panel")  # a row per dataset (the paper's order), a column per backbone
+    rank = {v: i for i, v in enumerate(_ALL + list(BACKBONES))}
+    rows = sorted(panels[["dataset", "method", "panel"]].itertuples(index=False),
+                  key=lambda r: (rank.get(r.dataset, len(rank)), rank.get(r.method, len(rank))))
+    order = [r.panel for r in rows]
     return plotting.lines(df, x="x", y="value", err="spread", hue="hue", col="panel", reference=ref,
-                          col_order=list(order), ncols=panels["method"].nunique(),
+                          col_order=order, ncols=panels["method"].nunique(),
                           xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()}, xlabel="ε_x", ylabel="test accuracy %",
                           title="Fig. A: accuracy vs ε_x (lines: ours ± 95% CI; ◇ paper, SAGE)")
 
