@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -77,12 +78,41 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(blob).hexdigest()[:12]
 
 
+@functools.lru_cache(maxsize=None)
+def code_version() -> str:
+    """The version of the code that runs: the package version and, in a git checkout, its commit
+    (``0.1.0+g366f4d1a2b3c``), with ``.dirty`` when files under ``dpgnn/`` differ from that commit.
+
+    Stored with every result row (inside :func:`versions`) and every manifest row, so that results computed by
+    other code can be told apart from current ones.
+    """
+    import importlib.metadata as md
+    import subprocess
+
+    try:
+        base = md.version("dpgnn")
+    except md.PackageNotFoundError:
+        base = "?"
+    src = Path(__file__).resolve().parent.parent
+    if not (src / ".git").exists():
+        return base
+    try:
+        commit = subprocess.run(["git", "-C", str(src), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                                text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no", "--",
+                                "dpgnn"], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return base
+    return f"{base}+g{commit}" + (".dirty" if dirty else "")
+
+
 def versions() -> str:
-    """Versions of the libraries results depend on, as one compact string stored with every result row."""
+    """Versions of the code and the libraries results depend on, as one compact string stored with every result
+    row (``dpgnn=`` is :func:`code_version`, so it names the commit)."""
     import importlib.metadata as md
 
-    out = []
-    for pkg in ("dpgnn", "torch", "torch-geometric", "opacus", "autodp"):
+    out = [f"dpgnn={code_version()}"]
+    for pkg in ("torch", "torch-geometric", "opacus", "autodp"):
         try:
             out.append(f"{pkg}={md.version(pkg)}")
         except md.PackageNotFoundError:
