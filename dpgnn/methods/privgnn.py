@@ -39,6 +39,7 @@ from torch_geometric.data import Data
 
 from dpgnn.data import load_dataset
 from dpgnn.nn.privgnn import MLP, SAGE, BatchedSAGETeachers, mean_neighbours, train_batched_teachers
+from dpgnn.privacy.guarantee import AS_PUBLISHED, SOUND, non_private, statement
 from dpgnn.privacy.pate import (
     PRIVGNN_ACCOUNTANT,
     check_lam,
@@ -47,6 +48,7 @@ from dpgnn.privacy.pate import (
     privgnn_event,
     vote_counts,
 )
+from dpgnn.privacy.privgnn import statement_as_published as privgnn_statement
 from dpgnn.utils import make_generator, resolve_device, stable_seed
 
 __all__ = [
@@ -620,23 +622,35 @@ def pate_labels(counts: Tensor, lam: float, generator: torch.Generator) -> Tenso
 # privacy ledgers
 # ---------------------------------------------------------------------------------------------------------------
 def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None = None, gamma: float | None = None,
-                   delta: float | None = None, counts: np.ndarray | None = None) -> dict[str, Any]:
+                   delta: float | None = None, counts: np.ndarray | None = None, num_classes: int | None = None,
+                   delta_sound: float | None = None) -> dict[str, Any]:
     """The privacy statement of one run (flat, for a tidy row). PrivGNN/KNNRem/SingleGNN share PrivGNN's
-    accounting (paper Sec. 5.5); PATE-M/G use the moments accountant (data-dependent when ``counts`` are given);
-    B1/B2/B3 are non-private; B4 touches the public labels (not a private mechanism of G†: ε = ∞ w.r.t. the
-    ground truth it reads)."""
+    accounting (paper Sec. 5.5): ``epsilon`` is the paper's (``guarantee = as_published``), ``epsilon_sound`` the
+    algorithm's (:mod:`dpgnn.privacy.privgnn`, exact per-query ε₀ for ``num_classes``, at ``delta_sound``,
+    default ``delta``). PATE-M/G use the moments accountant (data-dependent when ``counts`` are given; noisy argmax
+    of vote counts, whose sensitivity argument holds: sound). B1/B2/B3 are non-private; B4 touches the public
+    labels (not a private mechanism of G†: ε = ∞ w.r.t. the ground truth it reads)."""
     if method in ("privgnn", "knnrem", "singlegnn"):
         eps = privgnn_epsilon(lam, queries, gamma, delta)
-        return {"level": "node", "neighbouring": "add/remove one private node", "mechanism": "laplace",
+        return {"level": "node", "mechanism": "laplace",
                 "noise_scale": 1.0 / lam, "sample_rate": gamma, "steps": queries, "epsilon": eps, "delta": delta,
-                "accountant": PRIVGNN_ACCOUNTANT, "event": privgnn_event(lam, queries, gamma).to_dict()}
+                "accountant": PRIVGNN_ACCOUNTANT, "event": privgnn_event(lam, queries, gamma).to_dict(),
+                **privgnn_statement(lam, queries, gamma, delta, num_classes, delta_sound=delta_sound)}
     if method in ("pate_g", "pate_m"):
         res = pate_epsilon(lam, queries, delta, counts)
-        return {"level": "node", "neighbouring": "replace one private node", "mechanism": "laplace on vote counts",
+        return {"level": "node", "mechanism": "laplace on vote counts",
                 "noise_scale": 1.0 / lam, "sample_rate": 1.0, "steps": queries, "epsilon": res.epsilon,
                 "epsilon_data_independent": res.epsilon_data_independent, "delta": delta,
-                "accountant": "pate_moments" + ("_data_dependent" if res.data_dependent else "")}
+                "accountant": "pate_moments" + ("_data_dependent" if res.data_dependent else ""),
+                **statement(AS_PUBLISHED if res.data_dependent else SOUND,
+                            "replace one private node (changes one teacher's vote)",
+                            accounted=f"{queries} noisy-argmax answers over teacher vote counts, Laplace(1/lambda)"
+                                      " per count (PATE moments accountant, Papernot et al. 2017"
+                                      + (", data-dependent)" if res.data_dependent else ", data-independent)"),
+                            issues=["the data-dependent epsilon is computed from the private vote counts and is "
+                                    "itself not released privately (epsilon_data_independent is the sound bound)"]
+                            if res.data_dependent else ())}
     if method in ("b1", "b2", "b3", "mlp", "b4"):
-        return {"level": "none", "neighbouring": "none (non-private)", "mechanism": "none", "epsilon": math.inf,
-                "delta": 0.0, "accountant": "none"}
+        return {"level": "none", "mechanism": "none", "epsilon": math.inf,
+                "delta": 0.0, "accountant": "none", **non_private()}
     raise ValueError(f"unknown method {method!r}")
