@@ -161,15 +161,17 @@ def sound_epsilon(lam: float, queries: int, gamma: float, delta: float, num_clas
 
 def statement_as_published(lam: float, queries: int, gamma: float, delta: float,
                            num_classes: Optional[int] = None, *, accountant: str = PRIVGNN_ACCOUNTANT,
-                           delta_sound: Optional[float] = None) -> dict[str, Any]:
+                           delta_sound: Optional[float] = None, not_covered: Sequence[str] = ()
+                           ) -> dict[str, Any]:
     """Guarantee fields of a PrivGNN row reported with the paper's ε, with the sound ε beside it (at
     ``delta_sound``, default ``delta``: the δ the paper states, where its tables need a larger one to reproduce).
 
     PrivGNN selects nothing on private labels (teachers are any function of their private subgraph, which the
-    per-query ε covers; the student trains on public nodes and noisy pseudo-labels), so ``not_covered`` is empty.
+    per-query ε covers; the student trains on public nodes and noisy pseudo-labels), so ``not_covered`` is empty
+    unless the caller names a step (e.g. Credit's feature standardisation over all nodes).
     """
     return statement(
-        AS_PUBLISHED, NEIGHBOURING,
+        AS_PUBLISHED, NEIGHBOURING, not_covered=not_covered,
         accounted=f"{queries} Poisson({gamma:g})-subsampled Laplace(1/lambda={1 / lam:g}) queries, L1 sensitivity 1 "
                   f"(paper Sec. 5.5 / Theorem 7; accountant {accountant})",
         issues=["the posterior's L1 sensitivity is 2, not 1: noisy argmax is eps0(C)-DP per query, see "

@@ -234,10 +234,12 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
                     if art is None:
                         continue
                     led = P.privacy_ledger("privgnn", lam=lam, queries=q, gamma=gamma, delta=info.delta_reproducing,
-                                           num_classes=pd_.num_classes, delta_sound=info.delta_stated)
+                                           num_classes=pd_.num_classes, delta_sound=info.delta_stated,
+                                           standardized=pd_.standardized)
                     if noise == "log_softmax":  # the L1-sensitivity-1 argument fails for log-probabilities
                         led = {**led, "epsilon": math.inf, "epsilon_sound": math.inf, "issues": [],
-                               "guarantee": "sound", "accounted": "nothing: noise on log-softmax (authors' code) "
+                               "guarantee": "as_published" if led["not_covered"] else "sound",
+                               "accounted": "nothing: noise on log-softmax (authors' code) "
                                "has unbounded sensitivity, epsilon = inf",
                                "note": "noise on log-softmax (authors' code): "
                                "unbounded sensitivity, the accountant's epsilon does not apply"}
@@ -290,7 +292,7 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
                 labels = P.pate_labels(counts, lam, make_generator(stable_seed(seed, "pate-noise", kind, lam)))
                 acc = student(labels, main_q, ("pate", kind, lam))
                 led = P.privacy_ledger(f"pate_{kind[0]}", lam=lam, queries=main_q, delta=delta,
-                                       counts=counts.numpy())
+                                       counts=counts.numpy(), standardized=pd_.standardized)
                 rows.append(_acc_row("table5", dataset, f"pate_{kind[0]}", f"lam={lam:g}", acc, run, seed, led,
                                      lam=lam, queries=main_q, pate_teachers=n_t, **common))
     return rows
