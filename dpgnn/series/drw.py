@@ -17,6 +17,7 @@ from dpgnn import plotting
 from dpgnn.data.random_walks import sampler_bound
 from dpgnn.methods import drw
 from dpgnn.privacy.fdp import fdp_epsilon, max_affected
+from dpgnn.privacy.guarantee import SOUND, statement
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
@@ -25,6 +26,9 @@ from dpgnn.series import load_or_skip
 from dpgnn.sweep import run_grid
 
 PAPER = "drw"
+#: the sampling-bound rows are pure accounting of one step (no data is trained on): the bound is the statement
+_BOUND_STATEMENT = statement(SOUND, "replace one node's features (feature-level, graph public)",
+                             accounted="one subsampled Gaussian step at the sampler's inclusion bound q")
 _DP_GRID = {"lrs": [0.01, 0.1, 0.2], "clip_fractions": [0.001, 0.01, 0.1], "noise_multipliers": [1.0, 2.0, 4.0, 8.0]}
 
 #: the sound mode's one configuration, fixed in advance (no selection on private data): raw features, absolute
@@ -281,7 +285,8 @@ def run_bound(cfg: Settings, store: ResultStore) -> pd.DataFrame:
                             "num_train": n, "batch": b, "max_affected": k, "noise_multiplier": z, "delta": delta,
                             "level": "feature", "ledger": {"level": "feature", "sampling_rate": q,
                                                            "noise_multiplier": z, "delta": delta, "steps": 1,
-                                                           "accountant": "autodp" if k == 1 else "fdp-hypergeometric"}}
+                                                           "accountant": "autodp" if k == 1 else "fdp-hypergeometric",
+                                                           **_BOUND_STATEMENT}}
                     rows.append({**base, "metric": "q", "value": q, "epsilon": eps1})
                     rows.append({**base, "metric": "eps_one_step", "value": eps1, "epsilon": eps1})
     store.clear("bound")
