@@ -648,8 +648,8 @@ def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None
                 "noise_scale": 1.0 / lam, "sample_rate": 1.0, "steps": queries, "epsilon": res.epsilon,
                 "epsilon_data_independent": res.epsilon_data_independent, "delta": delta,
                 "accountant": "pate_moments" + ("_data_dependent" if res.data_dependent else ""),
-                **statement(AS_PUBLISHED if res.data_dependent or nc else SOUND, not_covered=nc,
-                            "replace one private node (changes one teacher's vote)",
+                **statement(AS_PUBLISHED if res.data_dependent or nc else SOUND,
+                            "replace one private node (changes one teacher's vote)", not_covered=nc,
                             accounted=f"{queries} noisy-argmax answers over teacher vote counts, Laplace(1/lambda)"
                                       " per count (PATE moments accountant, Papernot et al. 2017"
                                       + (", data-dependent)" if res.data_dependent else ", data-independent)"),
