@@ -187,7 +187,7 @@ def privacy_ledger(method: str, epsilon: float | None, num_features: int) -> dic
         "level": "feature-ldp",
         # the input range [α, β] = [0, 1] comes from per-column min-max over all nodes' raw features, computed by
         # whoever prepares the data, not by each user: a preprocessing statistic outside the LDP guarantee
-        **statement(AS_PUBLISHED, "LDP: any two feature vectors of one node (per-feature budget)",
+        **statement(AS_PUBLISHED, "one node's feature vector (LDP: any two vectors, per-feature budget)",
                     accounted=f"each of the {int(num_features)} features perturbed once by {MECHANISMS[key]} with "
                               "epsilon (basic composition for the node total)",
                     not_covered=[PREPROCESSING]),
