@@ -37,7 +37,7 @@ from dpgnn.nn import GCN, VGAEEncoder
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
 from dpgnn.train import train_link_predictor, train_node_classifier
-from dpgnn.utils import config_hash, make_generator, seed_everything, stable_seed, versions
+from dpgnn.utils import check_features, config_hash, make_generator, seed_everything, stable_seed, versions
 
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "MECHANISMS", "HPARAMS", "HIDDEN_CODE", "HIDDEN_PAPER", "VGAE_HIDDEN", "VGAE_OUT",
@@ -169,6 +169,7 @@ def perturb_features(x: Tensor, method: str, epsilon: float | None, generator: t
     """
     key = _method_key(method)
     eps = _epsilon(key, epsilon)
+    check_features(x, "x (node features)")
     if key == "raw":
         return x
     mech = get_mechanism(MECHANISMS[key], epsilon=eps, low=0.0, high=1.0)

@@ -38,7 +38,7 @@ from dpgnn.nn.lpgnn import (BACKBONES, Backbone, BatchedBackbone, BatchedFeature
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
 from dpgnn.privacy.multibit import optimal_m
-from dpgnn.utils import config_hash, make_generator, resolve_device, stable_seed, versions
+from dpgnn.utils import check_features, config_hash, make_generator, resolve_device, stable_seed, versions
 
 __all__ = [
     "PAPER", "DATASETS", "FEATURE_METHODS", "REPLACEMENTS", "LABEL_METHODS", "EPS_X", "EPS_Y", "STEPS", "HPARAMS",
@@ -200,7 +200,7 @@ def draw_features(data: Data, method: str, eps_x: float, *, m: int | None = None
     * ``rnd`` / ``one`` / ``ohd`` -- U[0,1) noise / all ones / one-hot degree clamped at ``d − 1``.
     """
     meth, eps = _check_features(method, eps_x)
-    x = data.x
+    x = check_features(data.x, "data.x (node features)")
     n, d = x.shape
     gen = make_generator(generator)
     if m is not None and meth != "mbm":

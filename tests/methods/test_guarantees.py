@@ -161,6 +161,11 @@ def test_nan_features_are_refused(graph, raw):
     priv.public_test_mask = torch.arange(n) >= 3 * n // 4
     with pytest.raises(ValueError, match="NaN or infinite"):
         P.prepare_from_data(priv, "toy")
+    for method in ("raw", "lm"):  # LPGCN: the raw features too (the mechanisms refuse NaN on their own)
+        with pytest.raises(ValueError, match="NaN"):
+            lpgcn.perturb_features(bad.x, method, None if method == "raw" else 1.0, 0)
+    with pytest.raises(ValueError, match="NaN"):
+        lpgnn.draw_features(bad, "raw", math.inf)
 
 
 # ---------------------------------------------------------------------------------------------------------------
