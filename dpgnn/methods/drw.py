@@ -75,7 +75,8 @@ from dpgnn.utils import check_features, resolve_device, seed_everything, stable_
 
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "DP_METHODS", "ARCHS", "DELTA", "NUM_TRAIN", "SEEDS", "TARGET_EPSILON",
-    "batch_size", "DRWData", "SCALINGS", "scale_features", "guarantee_fields", "prepare", "normalized_adjacency", "dense_subgraph_inputs", "per_subgraph_grads",
+    "batch_size", "DRWData", "SCALINGS", "scale_features", "guarantee_fields", "prepare", "normalized_adjacency",
+    "dense_subgraph_inputs", "per_subgraph_grads",
     "clipped_grad_sum", "add_noise",
     "clip_thresholds", "clip_and_noise", "drw_event", "drw_epsilon", "Schedule", "epsilon_schedule", "f1_micro",
     "split_features", "eval_features", "train_dp", "train_nondp", "run",
@@ -204,8 +205,8 @@ def guarantee_fields(*, scaling: str, clip_norm: float | None, select: str, meth
     """Guarantee fields of one DP run (module docstring, "What the code guarantees")."""
     nc = ([PREPROCESSING] if scaling != "none" else []) + ([CLIPPING] if clip_norm is None else []) \
         + ([MODEL_SELECTION] if select != "last" else [])
-    acc = ("T batches of B disjoint subgraphs drawn uniformly without replacement, per-subgraph clipped gradient sum + Gaussian "
-           "noise z*2C (sensitivity 2C: one node's features in one subgraph)" if method != "fdp" else
+    acc = ("T batches of B disjoint subgraphs drawn uniformly without replacement, per-subgraph clipped gradient "
+           "sum + Gaussian noise z*2C (sensitivity 2C: one node's features in one subgraph)" if method != "fdp" else
            "T uniform batches of B roots, per-root clipped gradients + Gaussian noise z*2KC (one node's features "
            "in at most K subgraphs)")
     return statement(AS_PUBLISHED if nc else SOUND, "replace one node's features (feature-level, graph public)",

@@ -8,9 +8,9 @@
 ``privgnn`` prints the accountant's ε (default: the authors' autodp ``anaRDPacct``), with the paper's Theorem 7
 closed form and the valid order-2 bound beside it, and ``epsilon_sound``: the guarantee of the algorithm as run
 (noisy argmax on a probability vector has L1 sensitivity 2, not the paper's 1; per-query ε₀ exact for
-``--num-classes C``, else ``2λ``; :mod:`dpgnn.privacy.privgnn`). ``pate`` prints the moments accountant's ε: data-dependent
-when ``--votes`` gives the teachers' vote counts (a ``.npy`` or ``.csv`` matrix, one row per answered query, one
-column per class), always with the data-independent bound.
+``--num-classes C``, else ``2λ``; :mod:`dpgnn.privacy.privgnn`). ``pate`` prints the moments accountant's ε:
+data-dependent when ``--votes`` gives the teachers' vote counts (a ``.npy`` or ``.csv`` matrix, one row per
+answered query, one column per class), always with the data-independent bound.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ import numpy as np
 
 from dpgnn.privacy._validation import check_count, check_delta, check_sample_rate
 from dpgnn.privacy.guarantee import AS_PUBLISHED, SOUND, statement
-from dpgnn.privacy.pate import PRIVGNN_ACCOUNTANT, check_lam, privgnn_epsilon
+from dpgnn.privacy.pate import PRIVGNN_ACCOUNTANT, check_lam
 from dpgnn.privacy.rdp import rdp_to_epsilon
 
 __all__ = ["NEIGHBOURING", "check_num_classes", "noisy_argmax_distribution", "query_epsilon_exact",
