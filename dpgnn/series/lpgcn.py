@@ -24,9 +24,11 @@ from dpgnn.sweep import grid, run_grid
 PAPER = "lpgcn"
 LEDGER_KEYS = ("level", "neighbouring", "mechanism", "epsilon", "epsilon_node_total", "delta", "sensitivity",
                "accountant", "guarantee", "not_covered", "accounted")
-#: analytic rows (a mechanism's variance at ε): no data is read, the statement is the mechanism's own
+#: analytic rows (a mechanism's variance at ε, at a feature value or a dataset's mean x̄): nothing is released
+#: privately, the statement is the mechanism's own
 _ANALYTIC = statement(SOUND, "LDP: any two values of one feature",
-                      accounted="analytic variance of the epsilon-LDP mechanism (no data is used)")
+                      accounted="analytic variance of the epsilon-LDP mechanism at a given feature value "
+                                "(no private release)")
 _DROP = ("history", "paper", "artifact", "config_hash", "versions")
 
 
