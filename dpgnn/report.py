@@ -146,7 +146,7 @@ def summarize(rep: pd.DataFrame) -> str:
         for r in g.itertuples(index=False):
             lines.append(f"  {r.artifact:<10} within {r.within:>3}  outside {r.outside:>3}  not_run {r.not_run:>3}")
     prof = rep["profile"].iloc[0]
-    lines.append(f"written: results/{prof}/report.csv (.md, .html)")
+    lines.append(f"written: results/{prof}/report.csv (.md, .html) and the site results/{prof}/site/index.html")
     return "\n".join(lines)
 
 

@@ -90,6 +90,13 @@ def test_site_pages_and_links(site):
     assert 'href="../notebooks/lpgcn/01_variance.html"' in table3  # the executed notebook behind Table 3
 
 
+def test_build_report_writes_the_site(tmp_path):
+    rep = build_report("test", papers=["lpgcn"], root=tmp_path)
+    index = (tmp_path / "test" / "site" / "index.html").read_text()
+    assert "lpgcn/index.html" in index
+    assert (tmp_path / "test" / "site" / "lpgcn" / f"{rep['artifact'].iloc[0]}.html").exists()
+
+
 def test_artifact_page_lists_misses_with_notes(site):
     out, rep = site
     miss = rep[rep["status"] != "within"].iloc[0]
