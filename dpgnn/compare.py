@@ -18,6 +18,10 @@ unit. ε is the value in each row's ledger: where the ledger carries a ``guarant
 ``as_published``) it is kept in the ``guarantee`` column, otherwise the column reads ``as accounted in the ledger``
 (the paper's accountant as reproduced).
 
+Beside the stored paper-profile rows, :func:`run_edge_level` runs GAP and ProGAP at edge level on Cora (and
+CiteSeer in the paper profile), which their paper does not use, so that the edge-level row has the Planetoid graphs
+too (small runs in the smoke profile, labelled as ours).
+
 Datasets shared by at least two series: Cora and CiteSeer (LPGCN, LPGNN, DRW); Facebook page-page (LPGNN
 ``facebook``); a Facebook100 university (ProGAP ``fb100-wisconsin87``); Amazon Computers (PrivGNN ``amazon``).
 """
@@ -36,7 +40,8 @@ import pandas as pd
 from dpgnn.results import results_dir
 from dpgnn.utils import ROOT
 
-__all__ = ["UNITS", "SOURCES", "load_comparison", "best_method", "plot_accuracy_vs_epsilon", "plot_best_method"]
+__all__ = ["UNITS", "SOURCES", "EDGE_LEVEL", "load_comparison", "run_edge_level", "best_method",
+           "plot_accuracy_vs_epsilon", "plot_best_method"]
 
 UNITS = {
     "ldp-feature-entry": "local DP, ε per feature entry (LPGCN)",
@@ -86,53 +91,95 @@ def _pareto(g: pd.DataFrame) -> pd.DataFrame:
     return g.loc[keep]
 
 
+def _summarise(df: pd.DataFrame, paper: str, metric: str, unit: str | None, scale: float, prefix: str,
+               keep: set[str]) -> pd.DataFrame | None:
+    df = df[(df["metric"] == metric) & df["dataset"].isin(keep)]
+    df = df[~df["method"].map(lambda m: (paper, m) in EXCLUDE)]
+    if df.empty:
+        return None
+    df = df.assign(value=df["value"].astype(float) * scale, epsilon=df["epsilon"].astype(float).round(2),
+                   paper=paper, guarantee=df["ledger"].map(_guarantee) if "ledger" in df else "")
+    df["private"] = np.isfinite(df["epsilon"]) & (df["level"].astype(str) != "none")
+    # an infinite ε at a private level (e.g. LPGNN with raw features but noisy labels) is neither a private
+    # point nor the non-private reference
+    df = df[df["private"] | (df["level"].astype(str) == "none")]
+    if unit:
+        df["unit"] = unit
+    else:  # the source's own levels; its non-private rows serve as the reference line of each level
+        levels = sorted(set(df.loc[df["private"], "level"].astype(str)))
+        df = pd.concat([df[df["private"]].assign(unit=df["level"].astype(str))]
+                       + [df[~df["private"]].assign(unit=lv) for lv in levels], ignore_index=True)
+    df["method"] = prefix + df["method"].astype(str)
+    g = (df.groupby(["unit", "dataset", "paper", "method", "setting", "epsilon", "private", "guarantee"])
+         ["value"].agg(["mean", "std", "size"]).reset_index())
+    if paper == "lpgnn":
+        g = _pareto(g)
+        g["method"] = g["method"] + " (best split)"
+    return g.rename(columns={"mean": "score", "std": "score_std", "size": "runs"})
+
+
 def load_comparison(profile: str = "paper", root: Path | None = None,
-                    datasets: Iterable[str] = tuple(DATASETS)) -> pd.DataFrame:
+                    datasets: Iterable[str] = tuple(DATASETS), extra: pd.DataFrame | None = None) -> pd.DataFrame:
     """Mean and std of the test score (in %) per (unit, dataset, method, ε) from ``results/<profile>/``.
 
     ``root`` defaults to the repository's committed ``results/``. LPGNN's grid is reduced to its front: the
     ``(ε_x, ε_y)`` splits that score better than every split with a smaller total (label
-    ``LPGNN <backbone> (best split)``). Non-private rows (ε = ∞) are kept with unit
-    of their source, for reference lines.
+    ``LPGNN <backbone> (best split)``). Non-private rows (level ``none``) are kept as reference lines. ``extra``:
+    result rows of our own runs (:func:`run_edge_level`), labelled ``<method> (this project, <profile>)``, unit =
+    their level.
     """
     root = Path(root or ROOT / "results")
     keep = set(datasets)
     frames = []
     for paper, artifact, metric, unit, scale, prefix in SOURCES:
         path = results_dir(profile, paper, root) / f"{artifact}.csv"
-        if not path.exists():
-            continue
-        df = pd.read_csv(path, low_memory=False)
-        df = df[(df["metric"] == metric) & df["dataset"].isin(keep)]
-        df = df[~df["method"].map(lambda m: (paper, m) in EXCLUDE)]
-        if df.empty:
-            continue
-        df = df.assign(value=df["value"].astype(float) * scale, epsilon=df["epsilon"].astype(float).round(2),
-                       paper=paper, guarantee=df["ledger"].map(_guarantee) if "ledger" in df else "")
-        df["private"] = np.isfinite(df["epsilon"]) & (df["level"].astype(str) != "none")
-        # an infinite ε at a private level (e.g. LPGNN with raw features but noisy labels) is neither a private
-        # point nor the non-private reference
-        df = df[df["private"] | (df["level"].astype(str) == "none")]
-        if unit:
-            df["unit"] = unit
-        else:  # the source's own levels; its non-private rows serve as the reference line of each level
-            levels = sorted(set(df.loc[df["private"], "level"].astype(str)))
-            df = pd.concat([df[df["private"]].assign(unit=df["level"].astype(str))]
-                           + [df[~df["private"]].assign(unit=lv) for lv in levels], ignore_index=True)
-        df["method"] = prefix + df["method"].astype(str)
-        g = (df.groupby(["unit", "dataset", "paper", "method", "setting", "epsilon", "private", "guarantee"])
-             ["value"].agg(["mean", "std", "size"]).reset_index())
-        if paper == "lpgnn":
-            g = _pareto(g)
-            g["method"] = g["method"] + " (best split)"
-        frames.append(g.rename(columns={"mean": "score", "std": "score_std", "size": "runs"}))
+        if path.exists():
+            frames.append(_summarise(pd.read_csv(path, low_memory=False), paper, metric, unit, scale, prefix, keep))
+    if extra is not None and len(extra):
+        g = _summarise(extra, "compare", "accuracy", None, 1.0, "", keep)
+        if g is not None:
+            prof = ", ".join(sorted(set(extra["profile"].astype(str)))) if "profile" in extra else ""
+            g["method"] = g["method"] + f" (this project{', ' + prof if prof else ''})"
+            frames.append(g)
+    frames = [f for f in frames if f is not None]
     if not frames:
-        return pd.DataFrame(columns=["unit", "dataset", "paper", "method", "setting", "epsilon", "private",
-                                     "guarantee", "score", "score_std", "runs"])
+        return pd.DataFrame(columns=["unit", "dataset", "paper", "method", "epsilon", "private", "guarantee",
+                                     "score", "score_std", "runs"])
     out = pd.concat(frames, ignore_index=True)
     out = out.groupby(["unit", "dataset", "paper", "method", "epsilon", "private", "guarantee"], as_index=False).agg(
         score=("score", "max"), score_std=("score_std", "first"), runs=("runs", "sum"))
     return out.sort_values(["unit", "dataset", "method", "epsilon"]).reset_index(drop=True)
+
+
+#: Our own small runs: GAP and ProGAP at edge level on Cora/CiteSeer (which their paper does not use), per profile.
+EDGE_LEVEL = {
+    "test": {"datasets": ("cora",), "methods": ("progap", "gap"), "epsilons": (1.0,), "epochs": 5, "runs": 1},
+    "smoke": {"datasets": ("cora",), "methods": ("progap", "gap"), "epsilons": (1.0, 4.0), "epochs": 30, "runs": 1},
+    "paper": {"datasets": ("cora", "citeseer"), "methods": ("progap", "gap"), "epsilons": (0.25, 0.5, 1.0, 2.0, 4.0),
+              "epochs": 100, "runs": 3},
+}
+
+
+def run_edge_level(profile: str, *, device: str = "auto", force: bool = False, root: Path | None = None,
+                   seed: int = 0) -> pd.DataFrame:
+    """Run (resumably) :data:`EDGE_LEVEL` [profile]: GAP/ProGAP edge-level on the Planetoid graphs, depth 2,
+    through :func:`dpgnn.series.progap.run_cell` (ledger: ProGAP's accountant); stored as
+    ``results/<profile>/compare/edge_level.csv``. Returns the stored rows."""
+    from dpgnn.data import load_dataset
+    from dpgnn.results import ResultStore
+    from dpgnn.series import progap as progap_series
+    from dpgnn.sweep import run_grid
+
+    if profile not in EDGE_LEVEL:
+        raise ValueError(f"unknown profile {profile!r}; valid: {sorted(EDGE_LEVEL)}")
+    cfg = EDGE_LEVEL[profile]
+    cells = [dict(dataset=ds, method=m, level="edge", epsilon=float(e), depth=2, lr=0.01, base_layers=1,
+                  epochs=cfg["epochs"], seed=seed, run=r)
+             for ds in cfg["datasets"] for m in cfg["methods"] for e in cfg["epsilons"] for r in range(cfg["runs"])]
+    data = {ds: load_dataset(ds) for ds in cfg["datasets"]}
+    store = ResultStore("compare", profile, root=root)
+    return run_grid(store, "edge_level", cells,
+                    lambda c: progap_series.run_cell(data[c["dataset"]], c, device=device), force=force)
 
 
 def best_method(comp: pd.DataFrame, budgets: Iterable[float] = (0.5, 1, 2, 4, 8, 16, 32)) -> pd.DataFrame:

@@ -64,3 +64,21 @@ def test_figures(root):
     assert compare.plot_best_method(compare.best_method(comp)).axes
     with pytest.raises(ValueError, match="no private"):
         compare.plot_accuracy_vs_epsilon(comp[~comp["private"]])
+
+
+def test_extra_rows_are_labelled_as_ours(root):
+    extra = pd.DataFrame([dict(paper="compare", artifact="edge_level", profile="smoke", dataset="cora", method="gap",
+                               level="edge", epsilon=1.0, metric="accuracy", value=41.0, setting="edge eps=1",
+                               ledger="{}"),
+                          dict(paper="compare", artifact="edge_level", profile="smoke", dataset="cora", method="gap",
+                               level="edge", epsilon=1.0, metric="val_acc", value=40.0, setting="edge eps=1",
+                               ledger="{}")])
+    comp = compare.load_comparison("paper", root=root, extra=extra)
+    ours = comp[comp["paper"] == "compare"]
+    assert list(ours["method"]) == ["gap (this project, smoke)"] and ours["unit"].item() == "edge"
+    assert ours["score"].item() == 41.0  # test accuracy only
+
+
+def test_run_edge_level_unknown_profile():
+    with pytest.raises(ValueError, match="profile"):
+        compare.run_edge_level("nope")
