@@ -114,8 +114,8 @@ def test_teacher_votes_and_query_cost():
     assert v["pate_epsilon"] < v["pate_epsilon_data_independent"]
     v1 = teach.teacher_votes(lam=5.0, num_teachers=100, agreement=0.9, num_classes=4, queries=100, seed=0)
     assert v1["privgnn_accuracy"] > 0.9 > v["privgnn_accuracy"]  # little noise: the argmax of the vote share
-    q = teach.query_cost(lam=0.1, max_queries=100, gamma=0.3, delta=1e-4, points=3)
-    assert list(q["queries"]) == [1, 10, 100]
+    q = teach.query_cost(lam=0.1, max_queries=100, gamma=0.3, delta=1e-4, points=2)
+    assert list(q["queries"]) == [1, 100]
     assert np.all(np.diff(q["privgnn_rdp"]) > 0)
     assert np.all(q["privgnn_rdp"] <= q["privgnn_authors"] + 1e-9)
 
