@@ -129,7 +129,10 @@ def _node_settings(cfg: Settings, name: str) -> tuple[int, int]:
 # one run
 # ---------------------------------------------------------------------------------------------------------------
 def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[str, Any]]:
-    """Run one cell (dataset, method, level, epsilon, hyper-parameters, run) -> rows for val and test accuracy (%)."""
+    """Run one cell (dataset, method, level, epsilon, hyper-parameters, run) -> rows for val and test accuracy (%).
+
+    An optional ``edge_relation`` key (``"directed"``, the default and the paper's, or ``"undirected"``: the sound
+    edge-level option, sensitivity √2) reaches ProGAP and GAP; cells without it keep their config hash."""
     method, level, eps = cell["method"], cell["level"], float(cell["epsilon"])
     seed = int(cell["seed"]) * 1000 + int(cell["run"])
     e = int(cell["epochs"])
@@ -137,13 +140,13 @@ def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[s
         res = pg.train_progap(data, pg.ProGAPConfig(
             level=level, depth=int(cell["depth"]), epsilon=eps if level != "none" else 1.0, lr=cell["lr"],
             base_layers=int(cell["base_layers"]), epochs=e, batch_size=int(cell.get("batch_size", 256)),
-            max_degree=int(cell.get("max_degree", 100)), layerwise=method == "progap-layerwise"),
-            seed=seed, device=device)
+            max_degree=int(cell.get("max_degree", 100)), layerwise=method == "progap-layerwise",
+            edge_relation=cell.get("edge_relation", "directed")), seed=seed, device=device)
     elif method == "gap":
         res = gap_method.train_gap(data, gap_method.GAPConfig(
             level=level, hops=int(cell["depth"]), epsilon=eps if level != "none" else 1.0, lr=cell["lr"], epochs=e,
-            batch_size=int(cell.get("batch_size", 256)), max_degree=int(cell.get("max_degree", 100))),
-            seed=seed, device=device)
+            batch_size=int(cell.get("batch_size", 256)), max_degree=int(cell.get("max_degree", 100)),
+            edge_relation=cell.get("edge_relation", "directed")), seed=seed, device=device)
     elif method in ("mlp", "dp-mlp"):
         res = bl.train_mlp(data, level=level, epsilon=eps if level == "node" else None, lr=cell["lr"], epochs=e,
                            batch_size=int(cell.get("batch_size", 256)), seed=seed, device=device)

@@ -117,6 +117,11 @@ def test_undirected_edge_sensitivity_is_sqrt2(graph):
     g = gap.train_gap(graph, gap.GAPConfig(level="edge", hops=1, epsilon=4.0, epochs=2, edge_relation="undirected"),
                       device="cpu")
     assert g.ledger["guarantee"] == "sound"
+    from dpgnn.series import progap as series  # the series' cells pass the option through
+
+    row = series.run_cell(graph, dict(method="progap", level="edge", epsilon=4.0, depth=1, lr=0.01, base_layers=1,
+                                      epochs=1, seed=0, run=0, edge_relation="undirected"), device="cpu")[0]
+    assert row["ledger"]["guarantee"] == "sound" and row["ledger"]["edge_relation"] == "undirected"
 
 
 def test_node_level_own_row_is_not_within_sqrt_d():
