@@ -54,6 +54,11 @@ class CellSpec:
     cells: Callable[[Any], list[dict[str, Any]]]
     run: Callable[[Any, dict[str, Any], str], list[dict[str, Any]]]
     share: tuple[str, ...] = ()
+    #: ``available(cfg, dataset) -> bool``: a cheap check (file existence) the engine makes before submitting a
+    #: dataset's cells; None: the first cell that runs finds out (``DatasetUnavailable``)
+    available: Callable[[Any, str], bool] | None = None
+    #: the artifact under which an unavailable dataset is recorded ``not_run`` (default: ``name``)
+    skip_as: str | None = None
 
 
 def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:

@@ -308,7 +308,7 @@ def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", for
 
 
 #: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the ε tables are pure computation
-CELLS = {"accuracy": CellSpec(PAPER, "accuracy", "accuracy", accuracy_cells, run_cell)}
+CELLS = {"accuracy": CellSpec(PAPER, "accuracy", "accuracy", accuracy_cells, run_cell, skip_as="*")}
 
 
 def accuracy_side_by_side(store: ResultStore, artifacts: list[str] | None = None) -> pd.DataFrame:
