@@ -83,6 +83,8 @@ class _Target:
     staged: set[str] = field(default_factory=set)
     staging: ResultStore | None = None
     durations: dict[str, tuple[float, str]] = field(default_factory=dict)
+    computed: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -333,8 +335,8 @@ def run_specs(pairs: list[tuple[CellSpec, Any]], profile: str, *, workers: int |
         print(msg)
     out = _summary(targets, per_spec, stale)
     out["copied"] = [copied.get((p, s), 0) for p, s in zip(out["paper"], out["store"])]
-    out["failed"] = counts["failed"]
-    out["computed"] = counts["computed"]
+    out["computed"] = [len(set(h) & targets[(sp.paper, sp.store)].computed) for sp, _, h, _ in per_spec]
+    out["failed"] = [len(set(h) & targets[(sp.paper, sp.store)].failed) for sp, _, h, _ in per_spec]
     out["skipped"] = [", ".join(sorted(n for (p, n) in skipped if p == paper)) for paper in out["paper"]]
     return out
 
@@ -354,12 +356,14 @@ def _store_result(task: _Task, res: dict[str, Any]) -> None:
                 t.staging.append(t.artifact, cell_rows(res["rows"], task.cell, h, seconds=res["seconds"],
                                                        device=res["device"]))
                 t.staged.add(h)
+                t.computed.add(h)
             _maybe_swap(t)
         elif h not in t.done and h not in t.written:  # one writer: a cell's rows are appended once
             t.store.append(t.artifact, cell_rows(res["rows"], task.cell, h, seconds=res["seconds"],
                                                  device=res["device"]))
             t.written.add(h)
             t.done.add(h)
+            t.computed.add(h)
 
 
 def _drive(tasks: dict[str, _Task], targets, skipped, counts, failures, *, workers, threads, workers_per_gpu,
@@ -397,6 +401,8 @@ def _drive(tasks: dict[str, _Task], targets, skipped, counts, failures, *, worke
                 res = fut.result()
             except Exception as exc:  # a failing cell: reported, the others go on (its old rows, if any, stay)
                 counts["failed"] += 1
+                for t, h in task.targets:
+                    t.failed.add(h)
                 failures.append(f"failed: {task.paper} cell {task.cell}: {type(exc).__name__}: {exc}"
                                 + (" (recomputation not swapped in: the old rows stay)"
                                    if any(h in t.redo for t, h in task.targets) else ""))
