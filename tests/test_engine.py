@@ -63,7 +63,12 @@ def test_rows_identical_to_the_sequential_run(client, tmp_path, monkeypatch):
     series.run_estimation_error(cfg, seq)
     series.run_table2(cfg, seq, device="cpu")
     monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path / "dask"))
-    out = engine.compute(["lpgcn"], profile="test", client=client, device="cpu", progress=False)
+    from dask.distributed import get_task_stream
+    with get_task_stream(client) as ts:
+        out = engine.compute(["lpgcn"], profile="test", client=client, device="cpu", progress=False)
+    for t in sorted(ts.data, key=lambda t: t["startstops"][0]["start"]):
+        print("TS", t["worker"][-5:], t["key"][-12:])
+    print("TS", ResultStore("lpgcn", "test").load("table2")[["config_hash", "task", "method", "value"]])
     assert out["missing"].sum() == 0 and out["computed"].sum() == len(series.table2_cells(cfg)) + 3
     par = ResultStore("lpgcn", "test")
     for art in ("fig2", "fig3", "table2"):
