@@ -221,8 +221,17 @@ def local_cluster(workers: int, threads_per_worker: int = 1):
 
     t = str(threads_per_worker)
     return LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
-                        silence_logs=logging.ERROR,
-                        env={"OMP_NUM_THREADS": t, "MKL_NUM_THREADS": t, "OPENBLAS_NUM_THREADS": t})
+                        silence_logs=logging.ERROR, env=worker_env(threads_per_worker))
+
+
+def worker_env(threads: int) -> dict[str, str]:
+    """Environment of a worker process: thread pools of ``threads`` and MKL's conditional numerical
+    reproducibility (``MKL_CBWR=AUTO,STRICT``, unless set): without it MKL's results depend on memory alignment,
+    so the same cell could differ in the last bits between two processes (and a training run amplifies that).
+    Set ``MKL_CBWR=AUTO,STRICT`` for a sequential run too when comparing it bit for bit."""
+    t = str(int(threads))
+    return {"OMP_NUM_THREADS": t, "MKL_NUM_THREADS": t, "OPENBLAS_NUM_THREADS": t,
+            "MKL_CBWR": os.environ.get("MKL_CBWR", "AUTO,STRICT")}
 
 
 def slurm_cluster(**kwargs):
@@ -235,7 +244,7 @@ def slurm_cluster(**kwargs):
     cores = int(kwargs.pop("cores", 4))
     opts = {"cores": cores, "processes": 1, "memory": kwargs.pop("memory", "16GB"),
             "walltime": kwargs.pop("walltime", "04:00:00"),
-            "job_script_prologue": [f"export OMP_NUM_THREADS={cores} MKL_NUM_THREADS={cores}"]
+            "job_script_prologue": ["export " + " ".join(f"{k}={v}" for k, v in worker_env(cores).items())]
             + list(kwargs.pop("job_script_prologue", []))}
     opts.update(kwargs)
     return SLURMCluster(**opts)
@@ -339,6 +348,21 @@ def run_specs(pairs: list[tuple[CellSpec, Any]], profile: str, *, workers: int |
     out["failed"] = [len(set(h) & targets[(sp.paper, sp.store)].failed) for sp, _, h, _ in per_spec]
     out["skipped"] = [", ".join(sorted(n for (p, n) in skipped if p == paper)) for paper in out["paper"]]
     return out
+
+
+#: columns that differ between two computations of the same cell by design (wall times, when, where, code)
+_VOLATILE = ("timestamp", "versions", "cell_seconds", "cell_device", "device")
+
+
+def comparable(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without its wall-time / timestamp / device / version columns (``*_s``, ``*seconds``, ``*_per_s``),
+    rows in a canonical order: two computations of the same cells compare equal with ``pandas.testing``."""
+    drop = [c for c in df.columns if c in _VOLATILE or c.endswith(("_s", "seconds", "_per_s", "_per_second"))]
+    df = df.drop(columns=drop)
+    df = df.astype({c: str for c in df.columns if df[c].dtype == object})
+    keys = [c for c in ("config_hash", "metric", "run", "checkpoint", "epoch_total", "stage", "epoch", "degree",
+                        "artifact", "method", "setting") if c in df.columns]
+    return df[sorted(df.columns)].sort_values(keys or sorted(df.columns), kind="stable").reset_index(drop=True)
 
 
 def _maybe_swap(t: _Target) -> None:
@@ -470,5 +494,5 @@ def _lines(summary: pd.DataFrame, stale: str, force: bool) -> list[str]:
     return out
 
 
-__all__ = ["PAPERS", "compute", "run_specs", "select", "specs", "execute", "cluster_size", "local_cluster",
+__all__ = ["PAPERS", "compute", "comparable", "run_specs", "select", "specs", "execute", "cluster_size", "local_cluster",
            "slurm_cluster"]
