@@ -219,7 +219,6 @@ def local_cluster(workers: int, threads_per_worker: int = 1):
 
     from dask.distributed import LocalCluster
 
-    t = str(threads_per_worker)
     return LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
                         silence_logs=logging.ERROR, env=worker_env(threads_per_worker))
 
