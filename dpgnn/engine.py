@@ -28,6 +28,7 @@ import importlib
 import math
 import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -225,9 +226,9 @@ def local_cluster(workers: int, threads_per_worker: int = 1):
 
 def worker_env(threads: int) -> dict[str, str]:
     """Environment of a worker process: thread pools of ``threads`` and MKL's conditional numerical
-    reproducibility (``MKL_CBWR=AUTO,STRICT``, unless set): without it MKL's results depend on memory alignment,
-    so the same cell could differ in the last bits between two processes (and a training run amplifies that).
-    Set ``MKL_CBWR=AUTO,STRICT`` for a sequential run too when comparing it bit for bit."""
+    reproducibility (``MKL_CBWR=AUTO,STRICT``, unless set): without it MKL's results may depend on memory
+    alignment, so the same cell could differ in the last bits between two processes (and a training run amplifies
+    that). Set it for a sequential run too when comparing the two bit for bit."""
     t = str(int(threads))
     return {"OMP_NUM_THREADS": t, "MKL_NUM_THREADS": t, "OPENBLAS_NUM_THREADS": t,
             "MKL_CBWR": os.environ.get("MKL_CBWR", "AUTO,STRICT")}
@@ -307,6 +308,9 @@ def run_specs(pairs: list[tuple[CellSpec, Any]], profile: str, *, workers: int |
     # availability (cheap checks), then one task per distinct cell of a share group
     skipped: dict[tuple[str, str], str] = {}
     tasks: dict[str, _Task] = {}
+    # a key per cell and per invocation: a scheduler that still holds a previous driver's result for the same
+    # cell (e.g. before a --force, or computed by other code) never hands it back as this run's
+    token = uuid.uuid4().hex[:8]
     for spec, cfg, hashes, cells in per_spec:
         t = targets[(spec.paper, spec.store)]
         for h in hashes:
@@ -322,7 +326,7 @@ def run_specs(pairs: list[tuple[CellSpec, Any]], profile: str, *, workers: int |
                 continue
             if h in t.done and h not in t.redo:
                 continue
-            key = f"dpgnn-{profile}-{spec.paper}-{_group(spec)}-{h}"
+            key = f"dpgnn-{profile}-{spec.paper}-{_group(spec)}-{h}-{token}"
             if key not in tasks:
                 tasks[key] = _Task(key, spec.paper, cell, spec, dict(cfg))
             if all(tt is not t for tt, _ in tasks[key].targets):
@@ -368,6 +372,7 @@ def _maybe_swap(t: _Target) -> None:
     if t.staging is not None and t.redo and t.redo <= t.staged:
         swap_in(t.store, t.artifact, t.staging, t.redo)
         t.done |= t.redo
+        t.stale -= t.redo
         t.redo = set()
         t.staging = None
 
