@@ -128,12 +128,37 @@ def _plan(pairs: list[tuple[CellSpec, Any]], profile: str, *, force: bool, stale
 
 
 def _durations(df: pd.DataFrame) -> dict[str, tuple[float, str]]:
-    """Per stored config hash: its cell's wall time (s) and device, where recorded."""
-    if df.empty or "cell_seconds" not in df.columns:
+    """Per stored config hash: its cell's wall time (s) and device. Rows stored before ``cell_seconds`` existed
+    fall back to the run time the series recorded (``seconds`` / ``duration_s`` per run, or LPGNN's
+    ``train_time_s`` summed over a cell's repeats), device ``?``."""
+    if df.empty:
         return {}
-    d = df.dropna(subset=["cell_seconds"]).drop_duplicates("config_hash")
-    dev = d["cell_device"].astype(str) if "cell_device" in d.columns else pd.Series("?", index=d.index)
-    return {str(h): (float(s), v) for h, s, v in zip(d["config_hash"], d["cell_seconds"], dev)}
+    out: dict[str, tuple[float, str]] = {}
+    h = df["config_hash"].astype(str)
+    for col in ("seconds", "duration_s"):
+        if col in df.columns:
+            d = df.assign(_h=h).dropna(subset=[col]).drop_duplicates("_h")
+            out.update({k: (float(v), "?") for k, v in zip(d["_h"], d[col])})
+            break
+    else:
+        if "train_time_s" in df.columns and "metric" in df.columns:
+            first = df.assign(_h=h).dropna(subset=["train_time_s"])
+            first = first[first["metric"] == first["metric"].iloc[0]] if len(first) else first
+            out.update({k: (float(v), "?") for k, v in first.groupby("_h")["train_time_s"].sum().items()})
+    if "cell_seconds" in df.columns:
+        d = df.assign(_h=h).dropna(subset=["cell_seconds"]).drop_duplicates("_h")
+        dev = d["cell_device"].astype(str) if "cell_device" in d.columns else pd.Series("?", index=d.index)
+        out.update({k: (float(v), dv) for k, v, dv in zip(d["_h"], d["cell_seconds"], dev)})
+    return out
+
+
+def _unavailable(t: _Target, spec: CellSpec, cfg: Any, cells: dict[str, dict]) -> set[str]:
+    """Hashes whose dataset is recorded ``not_run`` in the store or fails the spec's cheap availability check."""
+    sk = t.store.skipped()
+    names = set(sk.loc[sk["artifact"].isin([spec.skip_as or spec.name, "*"]), "dataset"].astype(str))
+    bad = {n for n in {str(c.get("dataset")) for c in cells.values()}
+           if n in names or (spec.available is not None and not spec.available(cfg, n))}
+    return {h for h, c in cells.items() if str(c.get("dataset")) in bad}
 
 
 def _fmt_seconds(s: float) -> str:
@@ -463,22 +488,24 @@ def _drive(tasks: dict[str, _Task], targets, skipped, counts, failures, *, worke
 # ---------------------------------------------------------------------------------------------------------------
 def _summary(targets, per_spec, stale: str) -> pd.DataFrame:
     rows = []
-    for spec, _, hashes, _ in per_spec:
+    for spec, cfg, hashes, cells in per_spec:
         t = targets[(spec.paper, spec.store)]
         hs = set(hashes)
         stored = hs & t.done
         old = stored & t.stale
         redo = hs & t.redo
-        missing = (hs - t.done) | redo
+        unavailable = _unavailable(t, spec, cfg, cells) - stored
+        missing = ((hs - t.done) | redo) - unavailable
         secs = [t.durations[h][0] for h in stored if h in t.durations]
         per_cell = sum(secs) / len(secs) if secs else math.nan
         devices = sorted({t.durations[h][1] for h in stored if h in t.durations})
         rows.append({"paper": spec.paper, "artifact": spec.name, "store": spec.store, "cells": len(hs),
                      "stored": len(stored), "from_other_code": len(old), "missing": len(missing),
+                     "unavailable": len(unavailable),
                      "sec_per_cell": per_cell, "est_seconds": per_cell * len(missing) if missing else 0.0,
                      "devices": ",".join(devices)})
     return pd.DataFrame(rows, columns=["paper", "artifact", "store", "cells", "stored", "from_other_code",
-                                       "missing", "sec_per_cell", "est_seconds", "devices"])
+                                       "missing", "unavailable", "sec_per_cell", "est_seconds", "devices"])
 
 
 def _lines(summary: pd.DataFrame, stale: str, force: bool) -> list[str]:
@@ -490,6 +517,8 @@ def _lines(summary: pd.DataFrame, stale: str, force: bool) -> list[str]:
                      + ("(--stale rerun: recomputing them)" if stale == "rerun" else
                         "(kept; --stale rerun recomputes them)"))
         line += f"; {r.missing} to compute" + (" (--force: all)" if force else "")
+        if r.unavailable:
+            line += f" ({r.unavailable} more whose dataset is unavailable here: not_run)"
         if r.missing:
             line += f", est. {_fmt_seconds(r.est_seconds)}"
             if r.sec_per_cell == r.sec_per_cell:
