@@ -103,7 +103,7 @@ def _group(spec: CellSpec) -> str:
     return "+".join(sorted(set(spec.share) | {spec.store})) if spec.share else spec.store
 
 
-def _plan(pairs: list[tuple[CellSpec, Any]], profile: str, *, force: bool, stale: str, quiet: bool = False):
+def _plan(pairs: list[tuple[CellSpec, Any]], profile: str, *, force: bool, stale: str):
     targets: dict[tuple[str, str], _Target] = {}
     per_spec: list[tuple[CellSpec, Any, list[str], dict[str, dict]]] = []
     for spec, cfg in pairs:
