@@ -116,8 +116,7 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
             out["fig7_eps"].append(_eps_row("fig7_eps", ds, "privgnn", f"Q={q},lam=0.4", eps, epsilon=eps,
                                             delta=info.delta_reproducing, queries=q, lam=0.4, gamma=info.gamma))
     for art, rows in out.items():
-        store.clear(art)
-        store.append(art, rows)
+        store.replace(art, rows)
     return {art: store.load(art) for art in out}
 
 
