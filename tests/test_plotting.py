@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import pandas as pd  # noqa: E402
-
-from dpgnn import plotting  # noqa: E402
+from dpgnn import plotting
 
 
 def _frame():
