@@ -164,3 +164,18 @@ def test_interrupting_reproduce_stops_every_child_and_records_it(tmp_path, sig=s
     (tmp_path / "block").unlink()
     manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=tmp_path, report=False)
     assert manifest["status"].tolist() == ["ok"]
+
+
+def test_echo_streams_cells_logs_and_throttled_progress():
+    from dpgnn.runner import _Echo
+
+    lines: list[str] = []
+    echo = _Echo("lpgcn/03", 12, lines.append, every=3600)
+    for line in ["Executing Cell 7---------------------------------------", "some output",
+                 "Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]", "Table 2 runs:  50%|#####     | 7/14 [00:10<00:10]",
+                 "INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8", "not_run: flickr -- no files",
+                 "Table 2 runs: 100%|##########| 14/14 [00:20<00:00]"]:
+        echo(line + "\n")
+    assert lines == ["[lpgcn/03] cell 7/12", "[lpgcn/03] Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]",
+                     "[lpgcn/03] INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8",
+                     "[lpgcn/03] not_run: flickr -- no files", "[lpgcn/03] Table 2 runs: 100%|##########| 14/14 [00:20<00:00]"]
