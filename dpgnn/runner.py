@@ -3,9 +3,10 @@
 ``dpgnn reproduce [PAPER ...] --profile smoke|test|paper --device auto --jobs N [--notebook lpgcn/03] [-p key=value]``
 
 - Notebooks are ``notebooks/<paper>/NN_<what>.ipynb``; each is executed by ``python -m papermill`` in its own
-  process and session (papermill is not thread-safe with working directories) with the parameters ``profile``,
-  ``device`` and ``force`` injected (plus ``-p key=value`` parameters, to the notebooks that declare them), the
-  kernel ``python3`` and the repository root as working directory. Matplotlib's backend is left to the kernel, so
+  process and session (papermill is not thread-safe with working directories); ``--jobs N`` runs N series side by
+  side, each series' notebooks in order (later notebooks reuse the grids earlier ones stored). The parameters
+  ``profile``, ``device`` and ``force`` are injected (plus ``-p key=value`` parameters, to the notebooks that
+  declare them); the kernel is ``python3`` and the working directory the repository root. Matplotlib's backend is left to the kernel, so
   executed notebooks hold their figures inline (they are also saved as PNG + PDF under ``figures/``).
 - Executed notebooks and logs go to ``papermill_runs/<profile>/<paper>/``. Progress is streamed to the terminal
   while a notebook runs: which cell executes, the sweeps' progress lines and ``dpgnn`` log lines (e.g. how many grid
@@ -426,26 +427,37 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
         for sig in (signal.SIGTERM, signal.SIGINT):
             handlers[sig] = signal.signal(sig, interrupt)
     bar = tqdm(total=len(todo), desc=f"reproduce ({profile})", unit="notebook", mininterval=1.0)
+
+    def safe_one(p: str, nb: Path) -> None:
+        try:
+            row = one(p, nb)
+        except Exception as exc:  # never lose the other notebooks
+            row = {"paper": p, "notebook": nb.name, "profile": profile, "status": "failed", "ended": _now(),
+                   "error": f"{type(exc).__name__}: {exc}", "code_version": version, "code_sha256": digest_code}
+            record(row)
+        if not row:  # not started: the batch was interrupted first
+            return
+        dur = f" {row.get('duration_s')}s" if row.get("duration_s") not in ("", "0", None) else ""
+        with lock:
+            tqdm.write(f"[{row['status']:>11}] {p}/{nb.name}{dur} {row.get('error', '')}".rstrip())
+            bar.update(1)
+
+    def chain(items: list[tuple[str, Path]]) -> None:
+        for p, nb in items:
+            safe_one(p, nb)
+
+    # a series' notebooks run in order (later ones reuse the grids earlier ones stored, and two processes never
+    # compute the same missing cells); --jobs runs different series side by side
+    chains: dict[str, list[tuple[str, Path]]] = {}
+    for p, nb in todo:
+        chains.setdefault(p, []).append((p, nb))
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(one, p, nb): (p, nb) for p, nb in todo}
-            pending = set(futures)
+            pending = {pool.submit(chain, items) for items in chains.values()}
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    p, nb = futures[fut]
-                    try:
-                        row = fut.result()
-                    except Exception as exc:  # never lose the other notebooks
-                        row = {"paper": p, "notebook": nb.name, "profile": profile, "status": "failed",
-                               "ended": _now(), "error": f"{type(exc).__name__}: {exc}", "code_version": version,
-                               "code_sha256": digest_code}
-                        record(row)
-                    if not row:  # not started: the batch was interrupted first
-                        continue
-                    dur = f" {row.get('duration_s')}s" if row.get("duration_s") not in ("", "0", None) else ""
-                    tqdm.write(f"[{row['status']:>11}] {p}/{nb.name}{dur} {row.get('error', '')}".rstrip())
-                    bar.update(1)
+                    fut.result()
     finally:
         bar.close()
         for sig, h in handlers.items():
