@@ -273,6 +273,8 @@ def execute_notebook(nb: Path, out: Path, log: Path, parameters: dict, *, cwd: P
                                 env=env, cwd=cwd, start_new_session=True, text=True, errors="replace")
         with _RUNNING_LOCK:
             _RUNNING[proc.pid] = proc
+        if stopping is not None and stopping.is_set():  # interrupted between the check above and the start
+            threading.Thread(target=_terminate, args=(proc,), daemon=True).start()
         timer = None
         if timeout:
             def expire():
