@@ -31,12 +31,13 @@ def figures_dir(profile: str, paper: str, root: Path | None = None) -> Path:
 
 def savefig(fig: plt.Figure, name: str, *, paper: str, profile: str, root: Path | None = None) -> list[Path]:
     """Save ``fig`` as ``figures/<profile>/<paper>/<name>.{png,pdf}`` and return the paths (the figure stays open, so
-    a notebook still shows it inline)."""
+    a notebook still shows it inline). The files carry no creation date: redrawing an unchanged figure rewrites
+    identical bytes (``git status`` stays clean)."""
     out = figures_dir(profile, paper, root)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png", out / f"{name}.pdf"]
     fig.savefig(paths[0], dpi=150, bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight", metadata={"CreationDate": None})  # same figure, same bytes
     return paths
 
 
