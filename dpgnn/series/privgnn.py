@@ -39,7 +39,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
         "eps_lambdas": LAMS, "fig7_queries": [10, 100, 200, 300, 500, 1000], "delta_cells": 6,
         "datasets": ["credit", "amazon"], "full_datasets": ["credit"], "lambdas": [0.2, 1.0], "queries": [200],
-        "main_queries": 200, "k": 100, "table1_k": [], "gamma": 0.3, "teacher_epochs": 30, "student_epochs": 20,
+        "main_queries": 200, "k": 100, "table1_k": [], "gamma": 0.3, "teacher_epochs": 20, "student_epochs": 15,
         "runs": 1,
         "pate_teachers": 10, "noise_variants": ["posterior", "log_softmax"], "baselines": ["b1", "b2", "b3", "mlp",
                                                                                           "b4"],
