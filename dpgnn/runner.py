@@ -453,9 +453,22 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
     chains: dict[str, list[tuple[str, Path]]] = {}
     for p, nb in todo:
         chains.setdefault(p, []).append((p, nb))
+
+    def cost(items: list[tuple[str, Path]]) -> tuple[float, int]:
+        """Longest series first (their last recorded durations, else their number of notebooks), so that the
+        workers finish close together."""
+        seconds = 0.0
+        for p, nb in items:
+            prev = previous(p, nb.name) or {}
+            try:
+                seconds += float(prev.get("duration_s") or 0) if prev.get("status") == "ok" else 0.0
+            except ValueError:
+                pass
+        return seconds, len(items)
+
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            pending = {pool.submit(chain, items) for items in chains.values()}
+            pending = {pool.submit(chain, items) for items in sorted(chains.values(), key=cost, reverse=True)}
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for fut in done:
