@@ -142,9 +142,9 @@ _HP = ["lr", "clip_fraction", "noise_multiplier"]
 def select(store: ResultStore, datasets: list[str]) -> pd.DataFrame:
     """Best mean validation F1 over seeds per (dataset, method, setting); writes ``table1`` and ``fig2``."""
     grid = store.load("grid")
-    store.clear("table1")
-    store.clear("fig2")
     if grid.empty:
+        store.replace("table1", [])
+        store.replace("fig2", [])
         return store.load("table1")
     grid = grid[grid["dataset"].isin(datasets)].copy()
     for c in _HP:
@@ -157,9 +157,10 @@ def select(store: ResultStore, datasets: list[str]) -> pd.DataFrame:
     chosen = grid.merge(best, on=keys + _HP)
     t1 = chosen[chosen["metric"] == "test_f1"].assign(metric="f1_micro")
     drop = ["paper", "artifact", "profile", "timestamp", "config_hash"]
-    store.append("table1", t1.drop(columns=[c for c in drop if c in t1]).to_dict("records"))
+    store.replace("table1", t1.drop(columns=[c for c in drop if c in t1]).to_dict("records"))
     # Fig. 2: per dataset and DP method, the best-validation architecture; "drw-best" = best DRW sampler
     cp = chosen[chosen["metric"] == "test_f1_at_eps"]
+    fig2_rows: list[dict] = []
     if len(cp):
         vsel = chosen[(chosen["metric"] == "val_f1") & chosen["method"].isin(drw.DP_METHODS)]
         arch = vsel.groupby(["dataset", "method", "setting"])["value"].mean().reset_index()
@@ -172,7 +173,8 @@ def select(store: ResultStore, datasets: list[str]) -> pd.DataFrame:
                 sampler=lambda d: d["method"], method="drw-best"))
         fig2 = pd.concat(rows, ignore_index=True)
         fig2["epsilon"] = fig2["checkpoint"].astype(float)
-        store.append("fig2", fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records"))
+        fig2_rows = fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records")
+    store.replace("fig2", fig2_rows)
     return store.load("table1")
 
 
@@ -305,8 +307,7 @@ def run_bound(cfg: Settings, store: ResultStore) -> pd.DataFrame:
                                                            **_BOUND_STATEMENT}}
                     rows.append({**base, "metric": "q", "value": q, "epsilon": eps1})
                     rows.append({**base, "metric": "eps_one_step", "value": eps1, "epsilon": eps1})
-    store.clear("bound")
-    store.append("bound", rows)
+    store.replace("bound", rows)
     return store.load("bound")
 
 
