@@ -115,6 +115,12 @@ def reproduce(
                                     "the notebooks that declare it; repeatable."),
     stale: Stale = typer.Option("rerun", help="A notebook whose last successful run came from other code (another dpgnn "
                                    "commit or uncommitted changes): rerun it, or keep its outputs (status 'stale')."),
+    cells: bool = typer.Option(True, "--cells/--no-cells", help="First compute the missing grid cells on Dask (as "
+                               "`dpgnn run`), so the notebooks only read and draw; skipped with --notebook or -p."),
+    workers: Optional[int] = typer.Option(None, min=1, help="Dask worker processes for the grid cells (default: "
+                                          "sized to the machine)."),
+    scheduler: Optional[str] = typer.Option(None, help="Compute the grid cells on a running Dask cluster, e.g. "
+                                            "tcp://host:8786."),
 ) -> None:
     """Execute the notebook series with papermill and write the manifest and the report.
 
@@ -130,7 +136,8 @@ def reproduce(
         plan(papers or None, profile=profile, jobs=jobs, notebooks=notebook, parameters=parameters, device=device,
              stale=stale)
     manifest = _reproduce(papers or None, profile=profile, device=device, jobs=jobs, force=force,
-                          timeout=timeout or None, notebooks=notebook, parameters=parameters, stale=stale)
+                          timeout=timeout or None, notebooks=notebook, parameters=parameters, stale=stale,
+                          cells=cells, workers=workers, scheduler=scheduler)
     failed = manifest[manifest["status"] == "failed"]
     if len(failed):
         typer.echo(f"{len(failed)} notebook(s) failed; see the manifest and papermill_runs/{profile}/", err=True)

@@ -18,6 +18,11 @@
 - Interrupting (SIGTERM, SIGINT/Ctrl-C) stops every running notebook -- papermill, its kernel and their children
   -- records them as ``interrupted`` with the time, and exits with status 128 + signal number; the next run
   executes them again (their finished sweep cells are stored and are not recomputed).
+- Grid cells first: for the five paper series, ``reproduce`` first computes every missing grid cell of the
+  profile on Dask (:func:`dpgnn.engine.compute`, as ``dpgnn run`` does: a ``LocalCluster`` sized to the machine,
+  or ``scheduler``), so the notebooks that follow only read the stored rows and draw. With ``--notebook`` or
+  ``-p`` parameters (which may change a notebook's grid) or ``cells=False``, the notebooks compute their own missing
+  cells, one after another, through the same cell functions.
 - Resuming: a notebook whose last run succeeded with the same notebook file, the same parameters and the same code
   (a digest of the ``dpgnn`` package's source; the manifest also shows :func:`dpgnn.utils.code_version`) is skipped
   (status ``cached``). A notebook whose last successful run came from *other* code is said so in the terminal and,
@@ -337,14 +342,22 @@ def plan(papers: list[str] | None = None, *, profile: str = "smoke", jobs: int =
 def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device: str = "auto", jobs: int = 1,
               force: bool = False, timeout: int | None = None, root: Path | None = None, report: bool = True,
               notebooks: list[str] | None = None, parameters: dict[str, Any] | None = None,
-              stale: str = "rerun") -> pd.DataFrame:
+              stale: str = "rerun", cells: bool = True, workers: int | None = None,
+              scheduler: str | None = None) -> pd.DataFrame:
     """Execute the notebooks of ``papers`` (default: all; ``notebooks`` picks some) for ``profile``; returns the
     manifest. ``parameters`` go to the notebooks that declare them. SIGTERM/SIGINT stop the running notebooks,
-    mark them ``interrupted`` and raise ``SystemExit(128 + signal)`` (see the module docstring)."""
+    mark them ``interrupted`` and raise ``SystemExit(128 + signal)`` (see the module docstring).
+
+    ``cells`` (default): first compute the paper series' missing grid cells on Dask (``workers`` local processes,
+    default sized to the machine, or the cluster at ``scheduler``); the notebooks then only read and draw."""
     root = Path(root or ROOT)
     parameters = dict(parameters or {})
     todo = plan(papers, profile=profile, jobs=jobs, root=root, notebooks=notebooks, parameters=parameters,
                 device=device, stale=stale)
+    if cells and not notebooks and not parameters:
+        if compute_cells([p for p, _ in todo], profile=profile, device=device, force=force, workers=workers,
+                         scheduler=scheduler):
+            force = False  # the cells were recomputed on Dask; the notebooks must not train them a second time
     runs = root / "papermill_runs" / profile
     runs.mkdir(parents=True, exist_ok=True)
     manifest = load_manifest(profile, root)
@@ -486,6 +499,44 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
 
         build_report(profile)
     return load_manifest(profile, root)
+
+
+def compute_cells(papers: list[str], *, profile: str, device: str = "auto", force: bool = False,
+                  workers: int | None = None, scheduler: str | None = None) -> bool:
+    """Compute the missing grid cells of those of ``papers`` that have cells (:data:`dpgnn.engine.PAPERS`) on Dask;
+    returns whether any paper had cells. SIGTERM/SIGINT stop it cleanly (the Dask workers are closed; the cells
+    finished so far are stored) and raise ``SystemExit(128 + signal)``."""
+    from dpgnn import engine
+
+    chosen = [p for p in dict.fromkeys(papers) if p in engine.PAPERS]
+    if not chosen:
+        return False
+    received: list[int] = []
+
+    def interrupt(signum, frame):
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            handlers[sig] = signal.signal(sig, interrupt)
+    tqdm.write(f"[reproduce] grid cells of {', '.join(chosen)} ({profile}) on Dask")
+    try:
+        summary = engine.compute(chosen, profile=profile, device=device, force=force, workers=workers,
+                                 scheduler=scheduler)
+    except KeyboardInterrupt:
+        sig = received[0] if received else signal.SIGINT
+        tqdm.write("[reproduce] interrupted while computing grid cells; the finished cells are stored and the next "
+                   "run computes only the missing ones")
+        raise SystemExit(128 + sig) from None
+    finally:
+        for sig, h in handlers.items():
+            signal.signal(sig, h)
+    failed = int(summary["failed"].sum()) if "failed" in summary else 0
+    if failed:
+        tqdm.write(f"[reproduce] {failed} grid cell(s) failed on Dask; the notebooks retry them one by one")
+    return True
 
 
 def _cell_count(nb: Path) -> int:

@@ -179,3 +179,53 @@ def test_echo_streams_cells_logs_and_throttled_progress():
     assert lines == ["[lpgcn/03] cell 7/12", "[lpgcn/03] Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]",
                      "[lpgcn/03] INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8",
                      "[lpgcn/03] not_run: flickr -- no files", "[lpgcn/03] Table 2 runs: 100%|##########| 14/14 [00:20<00:00]"]
+
+
+def _fake_compute(calls, *, interrupt=False):
+    import pandas as pd
+
+    def compute(papers, **kw):
+        calls.append((list(papers), kw))
+        if interrupt:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler interrupts this sleep
+        return pd.DataFrame({"failed": [0]})
+    return compute
+
+
+def test_reproduce_computes_grid_cells_on_dask_first(tmp_path, monkeypatch):
+    """`reproduce` = the paper series' grid cells on Dask, then the notebooks (which then only read); not with
+    --notebook / -p, whose grids the engine does not know; a recomputation (force) is not repeated by the
+    notebooks."""
+    from dpgnn import engine, runner
+
+    calls, executed = [], []
+    monkeypatch.setattr(engine, "compute", _fake_compute(calls))
+    monkeypatch.setattr(runner, "execute_notebook",
+                        lambda nb, out, log, params, **kw: (executed.append(params), ("ok", ""))[1])
+    for paper in ("lpgcn", "alpha"):
+        (tmp_path / "notebooks" / paper).mkdir(parents=True)
+        nbformat.write(_notebook("pass", "\nruns: int = 1  # runs"), tmp_path / "notebooks" / paper / "01_x.ipynb")
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
+    reproduce(None, profile="test", device="cpu", root=tmp_path, report=False, force=True, workers=2)
+    assert [c[0] for c in calls] == [["lpgcn"]]  # only paper series have grid cells
+    assert calls[0][1]["force"] is True and calls[0][1]["workers"] == 2 and calls[0][1]["profile"] == "test"
+    assert [p["force"] for p in executed] == [False, False]
+    reproduce(None, profile="test", device="cpu", root=tmp_path, report=False, notebooks=["lpgcn/01"])
+    reproduce(None, profile="test", device="cpu", root=tmp_path, report=False, parameters={"runs": 2}, force=True)
+    reproduce(None, profile="test", device="cpu", root=tmp_path, report=False, cells=False, force=True)
+    assert len(calls) == 1
+    assert executed[-1]["force"] is True
+
+
+def test_sigterm_while_computing_cells_exits_cleanly(monkeypatch):
+    from dpgnn import engine, runner
+
+    calls = []
+    monkeypatch.setattr(engine, "compute", _fake_compute(calls, interrupt=True))
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as exc:
+        runner.compute_cells(["drw", "learn"], profile="test")
+    assert exc.value.code == 128 + signal.SIGTERM
+    assert [c[0] for c in calls] == [["drw"]]
+    assert signal.getsignal(signal.SIGTERM) is before  # the caller's handler is back
