@@ -92,3 +92,18 @@ def test_mounted_under_root_cli():
                                    "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["epsilon"] == pytest.approx(epsilon(dpsgd_event(1.0, 0.01, 100), 1e-5))
+
+
+def test_pld_accountant_via_cli():
+    res = _invoke(["dpsgd", "-z", "0.6", "-q", "0.001", "-t", "10", "--delta", "1e-5", "--accountant", "pld",
+                   "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["accountant"] == "pld" and 0.33 <= out["epsilon"] <= 0.336
+    assert out["epsilon"] == epsilon(dpsgd_event(0.6, 0.001, 10), 1e-5, "pld")
+    res = _invoke(["laplace", "-b", "2.5", "-q", "0.3", "-n", "100", "--delta", "1e-4", "--accountant", "pld"])
+    assert res.exit_code == 0 and "accountant=pld" in res.stdout
+    # PLD has no sampling without replacement: a usage error naming the alternative, no number
+    res = _invoke(["dpsgd", "-z", "1", "-q", "0.01", "-t", "10", "--delta", "1e-5", "--sampling", "uniform",
+                   "--accountant", "pld"])
+    assert res.exit_code == 2 and "without replacement" in res.output and "epsilon =" not in res.output
