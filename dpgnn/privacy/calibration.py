@@ -15,8 +15,10 @@ widening step by step; the bracket ends of the caller are evaluated only if the 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 from dpgnn.privacy._validation import (
     check_count,
@@ -114,7 +116,13 @@ def calibrate(
         return cache[v]
 
     if isinstance(acc, PldAccountant):
-        lo, hi = _pld_bracket(make_event, eps_of, target, d, lo, hi, rtol)
+        start = None
+        if acc.value_discretization_interval < PLD_SEARCH_INTERVAL:
+            # a cheap coarse search first (pessimistic too), then bracket the fine answer around it
+            coarse = calibrate(make_event, target, d, lower=lo, upper=hi, rtol=max(rtol, 1e-2),
+                               accountant=PldAccountant(PLD_SEARCH_INTERVAL), max_evaluations=max_evaluations)
+            start = coarse.value if coarse.target_reached else None
+        lo, hi = _pld_bracket(make_event, eps_of, target, d, lo, hi, rtol, start=start)
 
     e_lo, e_hi = eps_of(lo), eps_of(hi)
     decreasing = e_lo >= e_hi
@@ -149,8 +157,13 @@ def calibrate(
                        event=make_event(value), evaluations=n_eval, target_reached=reached)
 
 
+#: PLD discretisation of the first, coarse search (cheap; pessimistic like every PLD here); the answer is then
+#: bracketed and bisected with the caller's (finer) accountant
+PLD_SEARCH_INTERVAL = 1e-2
+
+
 def _pld_bracket(make_event: Callable[[float], Event], eps_of: Callable[[float], float], target: float,
-                 delta: float, lo: float, hi: float, rtol: float) -> tuple:
+                 delta: float, lo: float, hi: float, rtol: float, start: Optional[float] = None) -> tuple:
     """A sub-bracket of ``[lo, hi]`` around the PLD answer, found from the (cheap) RDP calibration.
 
     Returns ``(lo, hi)`` unchanged when RDP does not support the family or cannot reach the target. Otherwise the
@@ -160,19 +173,24 @@ def _pld_bracket(make_event: Callable[[float], Event], eps_of: Callable[[float],
     """
     from dpgnn.privacy.accountant import RdpAccountant
 
-    try:
-        if not RdpAccountant().supports(make_event(hi)):
-            return lo, hi
-        rd = calibrate(make_event, target, delta, lower=lo, upper=hi, accountant="rdp", rtol=rtol)
-    except ValueError:
+    if not RdpAccountant().supports(make_event(hi)):
         return lo, hi
-    if not rd.target_reached:
-        return lo, hi
-    e_lo_rdp = _epsilon(make_event(lo), delta, "rdp")
-    decreasing = e_lo_rdp > rd.epsilon  # ε falls as the value grows (a noise parameter)
-    v = rd.value
-    # ensure v is PLD-feasible (PLD ≤ RDP up to its pessimistic rounding); else step toward the feasible side
     factor = 1.5
+    if start is None:
+        try:
+            # integer orders only: fast (finite binomial sums), and the hint need not be tight
+            rd = calibrate(make_event, target, delta, lower=lo, upper=hi, rtol=max(rtol, 1e-2),
+                           accountant=RdpAccountant(orders=np.arange(2, 257)))
+        except ValueError:
+            return lo, hi
+        if not rd.target_reached:
+            return lo, hi
+        v = rd.value
+    else:  # a coarse PLD answer: the fine one is close
+        v, factor = float(start), 1.1
+    hint_acc = RdpAccountant(orders=np.arange(2, 257))
+    decreasing = _epsilon(make_event(lo), delta, hint_acc) > _epsilon(make_event(hi), delta, hint_acc)
+    # ensure v is feasible (PLD ≤ RDP up to its pessimistic rounding); else step toward the feasible side
     while eps_of(v) > target:
         w = min(hi, v * factor) if decreasing else max(lo, v / factor)
         if w == v:
