@@ -5,8 +5,9 @@ Commands::
     dpgnn epsilon dpsgd   --noise-multiplier Z --sample-rate Q --steps T --delta D [--sampling poisson|uniform]
     dpgnn epsilon laplace --scale B --sample-rate Q --count N --delta D
 
-Both accept ``--accountant`` (``rdp`` default; ``autodp``, ``autodp_rdp_acct``) and ``--json`` (exactly one JSON
-object on stdout). Invalid input exits with status 2 and a message naming the option and its valid range; no
+Both accept ``--accountant`` (``rdp`` default; ``pld`` = tight privacy-loss-distribution accounting with
+``dp_accounting``, pessimistic, Poisson sampling only; ``autodp``, ``autodp_rdp_acct``) and ``--json`` (exactly one
+JSON object on stdout). Invalid input exits with status 2 and a message naming the option and its valid range; no
 number is printed.
 
 Adding a calculator (e.g. ``privgnn``, ``pate``, ``drw``, ``fdp``, ``progap``): build the event from validated
