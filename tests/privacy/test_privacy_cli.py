@@ -107,3 +107,20 @@ def test_pld_accountant_via_cli():
     res = _invoke(["dpsgd", "-z", "1", "-q", "0.01", "-t", "10", "--delta", "1e-5", "--sampling", "uniform",
                    "--accountant", "pld"])
     assert res.exit_code == 2 and "without replacement" in res.output and "epsilon =" not in res.output
+
+
+def test_dpsgd_target_epsilon_calibrates_and_flags_unreachable_targets():
+    from dpgnn.privacy import calibrate_noise_multiplier
+
+    res = _invoke(["dpsgd", "--target-epsilon", "2", "-q", "0.01", "-t", "100", "--delta", "1e-5", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    cal = calibrate_noise_multiplier(2.0, 1e-5, sample_rate=0.01, steps=100)
+    assert out["noise_multiplier"] == cal.value and out["epsilon"] <= 2.0 and out["target_reached"] is True
+    res = _invoke(["dpsgd", "--target-epsilon", "1e6", "-q", "0.01", "-t", "100", "--delta", "1e-5", "--json"])
+    assert res.exit_code == 0
+    out = json.loads(res.stdout)
+    assert out["target_reached"] is False and out["epsilon"] < 1e6
+    assert "cannot be reached" in res.stderr and f"{out['epsilon']:.6g}" in res.stderr
+    res = _invoke(["dpsgd", "-z", "1", "--target-epsilon", "1", "-q", "0.01", "-t", "100", "--delta", "1e-5"])
+    assert res.exit_code == 2 and "exactly one" in res.output
