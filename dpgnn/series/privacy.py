@@ -40,8 +40,8 @@ PAPER = "privacy"
 PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
         "delta": 1e-5,
-        "dpsgd": [[0.001, 10], [0.01, 1000]],               # [sample rate q, steps T] (Poisson)
-        "dpsgd_uniform": [[0.01, 1000]],                    # sampling without replacement (DRW/FDP style)
+        "dpsgd": [[0.001, 10]],                             # [sample rate q, steps T] (Poisson)
+        "dpsgd_uniform": [[0.01, 100]],                     # sampling without replacement (DRW/FDP style)
         "targets": [1.0],
         "accountants": ["rdp", "autodp", "pld"],
         "dataset": "fb100-caltech36", "min_class_size": 50,
