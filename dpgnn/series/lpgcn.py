@@ -13,6 +13,7 @@ import pandas as pd
 
 from dpgnn import plotting
 from dpgnn.methods import lpgcn
+from dpgnn.privacy.guarantee import SOUND, non_private, statement
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
@@ -22,7 +23,12 @@ from dpgnn.sweep import grid, run_grid
 
 PAPER = "lpgcn"
 LEDGER_KEYS = ("level", "neighbouring", "mechanism", "epsilon", "epsilon_node_total", "delta", "sensitivity",
-               "accountant")
+               "accountant", "guarantee", "not_covered", "accounted")
+#: analytic rows (a mechanism's variance at ε, at a feature value or a dataset's mean x̄): nothing is released
+#: privately, the statement is the mechanism's own
+_ANALYTIC = statement(SOUND, "LDP: any two values of one feature",
+                      accounted="analytic variance of the epsilon-LDP mechanism at a given feature value "
+                                "(no private release)")
 _DROP = ("history", "paper", "artifact", "config_hash", "versions")
 
 
@@ -34,7 +40,8 @@ def _tidy(row: dict[str, Any]) -> dict[str, Any]:
     """Pack the flat privacy statement of a method row into the ``ledger`` column."""
     out = {k: v for k, v in row.items() if k not in _DROP}
     out["ledger"] = {k: row[k] for k in LEDGER_KEYS if k in row}
-    for k in ("neighbouring", "mechanism", "epsilon_node_total", "sensitivity", "accountant"):
+    for k in ("neighbouring", "mechanism", "epsilon_node_total", "sensitivity", "accountant", "guarantee",
+              "not_covered", "accounted"):
         out.pop(k, None)
     return out
 
@@ -60,7 +67,8 @@ def run_variance(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
             continue
         xbar_rows.append({"dataset": name, "method": "data", "setting": "normalised [0,1]", "metric": "mean_feature",
                           "value": lpgcn.mean_feature(data), "num_features": data.num_features,
-                          "level": "none", "ledger": {"level": "none"}})
+                          "level": "none", "ledger": {"level": "none",
+                                                      **non_private("nothing (a statistic of the raw data)")}})
     eps = cfg.variance_epsilons
     fig1 = lpgcn.variance_table(eps, "range")
     fig4 = lpgcn.variance_table(eps, 0.0)
@@ -73,7 +81,8 @@ def run_variance(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
     out = {"table3": pd.DataFrame(xbar_rows)}
     for name, df in (("fig1", fig1), ("fig4", fig4), ("fig5", fig5)):
         df = df.assign(dataset=df["label"].fillna("analytic") if "label" in df else "analytic", metric="variance",
-                       setting=[_setting(e) for e in df["epsilon"]], level="feature-ldp", delta=0.0)
+                       setting=[_setting(e) for e in df["epsilon"]], level="feature-ldp", delta=0.0,
+                       ledger=[{"level": "feature-ldp", **_ANALYTIC}] * len(df))
         out[name] = df
     for name, df in out.items():  # pure computation: always recomputed, replaced whole
         store.clear(name)

@@ -91,7 +91,7 @@ def _cell(cfg: Settings, dataset: str, method: str, ex: float, ey: float, *, k_x
             "epochs": int(cfg.epochs), "seed": int(cfg.seed)}
 
 
-_LEDGER = ("level", "neighbouring", "mechanism", "eps_x", "eps_y", "epsilon", "delta", "m", "feature_epsilon",
+_LEDGER = ("level", "guarantee", "not_covered", "accounted", "neighbouring", "mechanism", "eps_x", "eps_y", "epsilon", "delta", "m", "feature_epsilon",
            "accountant")
 _KEEP = ("run", "value", "metric", "level", "epsilon", "delta", "val_acc_noisy", "train_acc_noisy",
          "val_loss_noisy", "best_epoch", "max_acc", "lr", "weight_decay", "dropout", "train_time_s",
