@@ -28,7 +28,8 @@ from dpgnn.data import load_dataset
 from dpgnn.methods import progap as pg
 from dpgnn.methods import progap_baselines as bl
 from dpgnn.privacy import calibrate_noise_multiplier, dpsgd_event, epsilon
-from dpgnn.privacy.progap import calibrate_noise, default_delta
+from dpgnn.privacy.guarantee import SOUND, statement
+from dpgnn.privacy.progap import calibrate_noise, default_delta, guarantee_statement
 from dpgnn.profiles import Settings
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
@@ -79,6 +80,14 @@ ISSUE_EXAMPLE = {"noise_multiplier": 0.6, "sample_rate": 0.001, "steps": 10, "de
 # ---------------------------------------------------------------------------------------------------------------
 # σ at equal ε
 # ---------------------------------------------------------------------------------------------------------------
+def _dpsgd_statement(sampling: str, q: float, steps: int) -> dict[str, Any]:
+    """Guarantee fields of a pure DP-SGD accounting row (sensitivity-1 steps: clipping at a fixed norm assumed)."""
+    neighbouring = "add/remove one record" if sampling == "poisson" else "replace one record"
+    how = "Poisson" if sampling == "poisson" else "without replacement (fixed batch size)"
+    return statement(SOUND, neighbouring, accounted=f"{steps} Gaussian steps of L2 sensitivity 1 (per-example clipping "
+                                                    f"at a fixed norm) on a subsample at rate {q:g}, {how}")
+
+
 def _sigma_row(setting: str, method: str, accountant: str, target: float, delta: float, value: float, eps: float,
                ledger: dict[str, Any]) -> dict[str, Any]:
     return {"dataset": "analytic", "method": method, "setting": setting, "metric": "noise_multiplier",
@@ -110,14 +119,16 @@ def run_sigma(cfg: Settings, store: ResultStore, *, train_nodes: int = 500) -> p
                     cal = calibrate_noise_multiplier(target, d, sample_rate=q, steps=int(t), sampling=sampling,
                                                      accountant=acc)
                     rows.append(_sigma_row(setting, f"dp-sgd ({sampling})", acc, target, d, cal.value, cal.epsilon,
-                                           cal.ledger()))
+                                           {**cal.ledger(), **_dpsgd_statement(sampling, q, int(t))}))
     counts = _node_counts(cfg, train_nodes)
     setting = f"ProGAP node K={cfg.depth},E={cfg.epochs},N={train_nodes},B={cfg.batch_size}"
     d_node = default_delta(train_nodes)
     for target in cfg.node_epsilons:
         for acc in cfg.accountants:
             cal = calibrate_noise("node", target, d_node, accountant=acc, **counts)
-            rows.append(_sigma_row(setting, "progap", acc, target, d_node, cal.value, cal.epsilon, cal.ledger()))
+            led = {**cal.ledger(), **guarantee_statement("node", aggregations=counts["aggregations"],
+                                                         dpsgd_runs=counts["dpsgd_runs"])}
+            rows.append(_sigma_row(setting, "progap", acc, target, d_node, cal.value, cal.epsilon, led))
     store.clear("sigma")
     store.append("sigma", rows)
     return store.load("sigma")
