@@ -8,6 +8,7 @@ selected configuration's per-seed test F1 in %) and ``fig2`` (test F1 of the bes
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -23,7 +24,8 @@ from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import run_grid
+from dpgnn.sweep import CellSpec, run_grid
+from dpgnn.utils import resolve_device
 
 PAPER = "drw"
 #: the sampling-bound rows are pure accounting of one step (no data is trained on): the bound is the statement
@@ -59,8 +61,9 @@ PROFILES: dict[str, dict[str, Any]] = {
 # ---------------------------------------------------------------------------------------------------------------
 # Table 1 and Fig. 2
 # ---------------------------------------------------------------------------------------------------------------
-def table1_cells(cfg: Settings, datasets: list[str]) -> list[dict[str, Any]]:
+def table1_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """One cell per (dataset, method, architecture, [lr, clip, z,] seed)."""
+    datasets = cfg.datasets if datasets is None else datasets
     cells = []
     for name in datasets:
         for method in cfg.methods:
@@ -94,30 +97,43 @@ def _rows(cell: dict[str, Any], res: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
-    """Run the missing grid cells, then derive ``table1`` and ``fig2``; returns the ``table1`` rows."""
-    cache: dict[str, Any] = {}
+@functools.lru_cache(maxsize=8)
+def _data(name: str):
+    """The prepared dataset, loaded once per process (a notebook's kernel or a Dask worker) and reused by every
+    cell that runs there."""
+    return drw.prepare(name)
 
-    def load(name: str):
-        if name not in cache:
-            cache[name] = drw.prepare(name)
-        return cache[name]
 
-    names = [n for n in cfg.datasets if load_or_skip(store, n, load, artifact="table1") is not None]
+def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One grid cell: test/val F1 and the ε-checkpoint rows of one training run."""
+    kw = {k: cell[k] for k in ("num_layers", "hidden", "lr", "seed")}
+    if cell["method"] in drw.DP_METHODS:
+        kw.update({k: cell[k] for k in ("clip_fraction", "noise_multiplier", "target_epsilon", "eval_every",
+                                        "resample_every", "fdp_degree", "fdp_variant")})
+    else:
+        kw.update(max_steps=cell["max_steps"], patience=cell["patience"])
+    return _rows(cell, drw.run(_data(cell["dataset"]), cell["method"], device=device, **kw))
 
-    def run(cell):
-        kw = {k: cell[k] for k in ("num_layers", "hidden", "lr", "seed")}
-        if cell["method"] in drw.DP_METHODS:
-            kw.update({k: cell[k] for k in ("clip_fraction", "noise_multiplier", "target_epsilon", "eval_every",
-                                            "resample_every", "fdp_degree", "fdp_variant")})
-        else:
-            kw.update(max_steps=cell["max_steps"], patience=cell["patience"])
-        return _rows(cell, drw.run(load(cell["dataset"]), cell["method"], device=device, **kw))
 
+def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
+               train: bool = True) -> pd.DataFrame:
+    """Run the missing grid cells, then derive ``table1`` and ``fig2``; returns the ``table1`` rows.
+
+    ``train=False`` trains nothing: ``table1`` and ``fig2`` are selected from the grid cells already stored."""
+    if force and not train:
+        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    if not train:
+        return select(store, list(cfg.datasets))
+    names = [n for n in cfg.datasets if load_or_skip(store, n, _data, artifact="table1") is not None]
     cells = table1_cells(cfg, names)
     if cells:
-        run_grid(store, "grid", cells, run, desc="DRW Table 1 grid", force=force)
+        run_grid(store, "grid", cells, functools.partial(run_cell, cfg, device=device), desc="DRW Table 1 grid",
+                 force=force, device=str(resolve_device(device)))
     return select(store, names)
+
+
+#: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the sampling bound is pure computation
+CELLS = {"table1": CellSpec(PAPER, "table1", "grid", table1_cells, run_cell)}
 
 
 _HP = ["lr", "clip_fraction", "noise_multiplier"]

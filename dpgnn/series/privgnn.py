@@ -8,6 +8,7 @@ on the datasets available offline. ``run_*`` store tidy rows under ``results/<pr
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -30,8 +31,8 @@ from dpgnn.reference import load_reference
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import run_grid
-from dpgnn.utils import make_generator, stable_seed
+from dpgnn.sweep import CellSpec, run_grid
+from dpgnn.utils import make_generator, resolve_device, stable_seed
 
 PAPER = "privgnn"
 LAMS = list(P.LAMBDAS)
@@ -298,28 +299,49 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
     return rows
 
 
-def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
-    """All accuracy rows, one resumable cell per (dataset, run); unavailable datasets are recorded as not_run."""
+@functools.lru_cache(maxsize=8)
+def _data(name: str) -> P.PrivGNNData:
+    """The prepared dataset, loaded once per process (a notebook's kernel or a Dask worker) and reused by every
+    cell that runs there."""
+    return P.prepare(name)
+
+
+def accuracy_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+    """One cell per (dataset, run): its teachers are trained once and reused across λ and |Q| inside the cell."""
+    names = cfg.datasets if datasets is None else datasets
+    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma,
+             "queries": list(cfg.queries), "lambdas": list(cfg.lambdas), "teacher_epochs": cfg.teacher_epochs,
+             "student_epochs": cfg.student_epochs, "table1_k": list(cfg.table1_k),
+             "baselines": list(cfg.baselines), "pate": cfg.pate, "noise_variants": list(cfg.noise_variants),
+             "full": n in cfg.full_datasets}
+            for n in names for r in range(cfg.runs)]
+
+
+def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """Every accuracy row of one (dataset, run) cell (see :func:`_accuracy_cell`)."""
+    return _accuracy_cell(cfg, _data(cell["dataset"]), cell["dataset"], cell["run"], device)
+
+
+def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
+                 train: bool = True) -> pd.DataFrame:
+    """All accuracy rows, one resumable cell per (dataset, run); unavailable datasets are recorded as not_run.
+
+    ``train=False`` trains nothing and returns the stored rows (e.g. after ``dpgnn run``)."""
+    if force and not train:
+        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    if not train:
+        return store.load("accuracy")
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    cache: dict[str, P.PrivGNNData] = {}
-
-    def load(name):
-        if name not in cache:
-            cache[name] = P.prepare(name)
-        return cache[name]
-
-    names = [n for n in cfg.datasets if load_or_skip(store, n, load) is not None]
-    cells = [{"dataset": n, "run": r, "seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma,
-              "queries": list(cfg.queries), "lambdas": list(cfg.lambdas), "teacher_epochs": cfg.teacher_epochs,
-              "student_epochs": cfg.student_epochs, "table1_k": list(cfg.table1_k),
-              "baselines": list(cfg.baselines), "pate": cfg.pate, "noise_variants": list(cfg.noise_variants),
-              "full": n in cfg.full_datasets}
-             for n in names for r in range(cfg.runs)]
+    names = [n for n in cfg.datasets if load_or_skip(store, n, _data) is not None]
+    cells = accuracy_cells(cfg, names)
     if not cells:
         return store.load("accuracy")
-    return run_grid(store, "accuracy", cells,
-                    lambda c: _accuracy_cell(cfg, load(c["dataset"]), c["dataset"], c["run"], device),
-                    desc="PrivGNN accuracy", force=force)
+    return run_grid(store, "accuracy", cells, functools.partial(run_cell, cfg, device=device),
+                    desc="PrivGNN accuracy", force=force, device=str(resolve_device(device)))
+
+
+#: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the ε tables are pure computation
+CELLS = {"accuracy": CellSpec(PAPER, "accuracy", "accuracy", accuracy_cells, run_cell, skip_as="*")}
 
 
 def accuracy_side_by_side(store: ResultStore, artifacts: list[str] | None = None) -> pd.DataFrame:
