@@ -8,6 +8,8 @@
   authors' code, not in the paper; spec 3.2) and a head MLP producing logits.
 - :func:`batchnorm_to_groupnorm`: replaces every ``BatchNorm1d`` by ``GroupNorm`` with ONE group (the authors'
   opacus fixer): per-sample normalisation, so per-sample gradients stay those of independent samples.
+- :func:`clipped_grad_sum`: the DP-SGD step's ``Σ_i clip_C(∇ℓ_i)`` of a :class:`StageModel` by ghost norms, without
+  materialising per-sample gradients (equal to opacus' per-sample clipping, tested).
 
 Every module here takes tensors of independent rows (no message passing): the graph only enters through the
 cached, already privatised aggregates, which is what makes DP-SGD through opacus valid (spec 3.4).
@@ -21,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["MLP", "StageModel", "SAGEClassifier", "batchnorm_to_groupnorm", "ACTIVATIONS"]
+__all__ = ["MLP", "StageModel", "SAGEClassifier", "batchnorm_to_groupnorm", "clipped_grad_sum", "ACTIVATIONS"]
 
 ACTIVATIONS = {"selu": nn.SELU, "relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU}
 
@@ -128,6 +130,112 @@ def batchnorm_to_groupnorm(module: nn.Module) -> nn.Module:
         else:
             batchnorm_to_groupnorm(child)
     return module
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ghost clipping: per-sample gradient norms of independent rows without per-sample gradients
+# ---------------------------------------------------------------------------------------------------------------
+def _trainable(module: nn.Module) -> bool:
+    return any(p.requires_grad for p in module.parameters(recurse=False))
+
+
+def _ghost_walk(module: nn.Module, x: Tensor, records: list[tuple[str, nn.Module, Tensor, Tensor]]) -> Tensor:
+    """``module(x)``, each trainable ``Linear`` / ``GroupNorm`` recording its input (``Linear``) or normalised input
+    (``GroupNorm``) and its output for :func:`clipped_grad_sum`; parameter-free and frozen modules run as they are."""
+    if isinstance(module, MLP):
+        for layer in module.layers:
+            x = _ghost_walk(layer, x, records)
+        return x
+    if isinstance(module, nn.Sequential):
+        for child in module:
+            x = _ghost_walk(child, x, records)
+        return x
+    if not _trainable(module):
+        if any(p.requires_grad for p in module.parameters()):
+            raise ValueError(f"ghost clipping cannot walk {type(module).__name__}: use per_sample='opacus'")
+        return module(x)  # activation, dropout, or frozen
+    if isinstance(module, nn.Linear):
+        if x.dim() != 2:
+            raise ValueError("ghost clipping needs one row per sample ([B, d] inputs)")
+        out = F.linear(x, module.weight, module.bias)
+        kind, stored = "linear", x
+    elif isinstance(module, nn.GroupNorm) and module.affine:
+        stored = F.group_norm(x, module.num_groups, None, None, module.eps)
+        out = torch.addcmul(module.bias, stored, module.weight)
+        kind = "groupnorm"
+    else:
+        raise ValueError(f"ghost clipping supports trainable Linear and GroupNorm layers, not "
+                         f"{type(module).__name__} (BatchNorm mixes samples: see batchnorm_to_groupnorm; other "
+                         f"layers: per_sample='opacus')")
+    records.append((kind, module, stored, out))
+    return out
+
+
+def clipped_grad_sum(model: StageModel, xs: Sequence[Tensor], y: Tensor, max_norm: float,
+                     params: Sequence[nn.Parameter] | None = None) -> tuple[list[Tensor], Tensor]:
+    """``Σ_i c_i ∇_θ ℓ_i`` with ``c_i = min(1, C / (‖∇_θ ℓ_i‖ + 10⁻⁶))`` (opacus' flat per-sample clipping, the
+    same formula), ``ℓ_i`` the cross-entropy of row ``i``, for every trainable parameter of ``model``.
+
+    Rows are independent samples here (MLPs, one-group GroupNorm and the row-wise L2 normalisation act on each
+    row alone; the graph only enters through the cached aggregates ``xs``), so with one backward pass of
+    ``Σ_i ℓ_i`` the output gradient ``g_i`` of a layer is sample ``i``'s own and the per-sample gradients are
+    exact products (Goodfellow 2015; the "ghost clipping" of Li et al. 2022, here with one row per sample):
+
+    - ``Linear`` ``z = a Wᵀ + b``: ``∇_W ℓ_i = g_i a_iᵀ`` with ``‖g_i a_iᵀ‖ = ‖g_i‖·‖a_i‖``; ``∇_b ℓ_i = g_i``;
+      the clipped weight sum is one product ``(c ⊙ g)ᵀ a``.
+    - ``GroupNorm`` ``z = x̂ ⊙ γ + β``: ``∇_γ ℓ_i = g_i ⊙ x̂_i``, ``∇_β ℓ_i = g_i``.
+
+    One forward and one backward of the batch (no parameter gradients) plus a few ``B × d`` products, instead of
+    opacus' hooks materialising ``B`` gradients per parameter; the row-shaped gradients (biases, GroupNorm) are
+    clipped and summed in one concatenated ``B × Σd`` block. Returns the sums in the order of ``params`` (default:
+    the trainable parameters of ``model``) and the per-sample gradient norms ``‖∇_θ ℓ_i‖``.
+    """
+    if not isinstance(model, StageModel):
+        raise ValueError(f"ghost clipping needs a StageModel, got {type(model).__name__}")
+    if len(xs) != len(model.bases):
+        raise ValueError(f"stage {model.stage} expects {len(model.bases)} inputs, got {len(xs)}")
+    params = [p for p in model.parameters() if p.requires_grad] if params is None else list(params)
+    records: list[tuple[str, nn.Module, Tensor, Tensor]] = []
+    h = torch.cat([_ghost_walk(base, x, records) for base, x in zip(model.bases, xs)], dim=-1)
+    if model.normalize_jk:
+        h = F.normalize(h, p=2.0, dim=-1)
+    logits = _ghost_walk(model.head, h, records)
+    if not records:
+        raise ValueError("the model has no trainable parameters")
+    # autograd computes only what the outputs need: no parameter gradients, no input gradients
+    grads = torch.autograd.grad(F.cross_entropy(logits, y, reduction="sum"), [r[3] for r in records])
+    with torch.no_grad():
+        rows: list[tuple[nn.Parameter, Tensor]] = []  # per-sample gradients that are rows: [B, numel]
+        outer: list[tuple[nn.Parameter, Tensor, Tensor]] = []  # Linear weights: (W, a, g)
+        for (kind, module, stored, _), g in zip(records, grads):
+            if module.weight.requires_grad:
+                if kind == "linear":
+                    outer.append((module.weight, stored, g))
+                else:
+                    rows.append((module.weight, g * stored))
+            if module.bias is not None and module.bias.requires_grad:
+                rows.append((module.bias, g))
+        sq = torch.zeros(y.numel(), dtype=logits.dtype, device=logits.device)
+        if rows:
+            block = torch.cat([u for _, u in rows], dim=1)
+            sq += (block * block).sum(1)
+        if outer:
+            prod = torch.stack([torch.linalg.vector_norm(a, dim=1) * torch.linalg.vector_norm(g, dim=1)
+                                for _, a, g in outer])
+            sq += (prod * prod).sum(0)
+        norms = sq.sqrt()
+        c = (max_norm / (norms + 1e-6)).clamp(max=1.0)
+        sums: dict[int, Tensor] = {}
+        if rows:
+            for (p, _), v in zip(rows, torch.split(c @ block, [u.size(1) for _, u in rows])):
+                sums[id(p)] = v
+        cc = c.unsqueeze(1)
+        for p, a, g in outer:
+            sums[id(p)] = torch.mm((g * cc).T, a)
+    missing = [i for i, p in enumerate(params) if id(p) not in sums]
+    if missing:
+        raise ValueError(f"parameters {missing} are not reached by the forward pass of a StageModel")
+    return [sums[id(p)].view_as(p) for p in params], norms
 
 
 class SAGEClassifier(nn.Module):
