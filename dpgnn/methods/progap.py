@@ -360,6 +360,8 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
     rounding (see :func:`train_stage`); not part of the configuration.
     """
     t0 = time.perf_counter()
+    if per_sample not in PER_SAMPLE:
+        raise ValueError(f"per_sample must be one of {PER_SAMPLE}, got {per_sample!r}")
     dev = resolve_device(device)
     masks = _masks(data, dev)
     n_train = int(masks["train"].sum())
