@@ -12,7 +12,8 @@
   by ghost norms, without materialising per-sample gradients (equal to opacus' per-sample clipping, tested).
 
 Every module here takes tensors of independent rows (no message passing): the graph only enters through the
-cached, already privatised aggregates, which is what makes DP-SGD through opacus valid (spec 3.4).
+cached, already privatised aggregates, which is what makes per-sample clipping (opacus, or the exact ghost norms
+of :class:`GhostClipper`) valid DP-SGD (spec 3.4).
 """
 
 from __future__ import annotations
