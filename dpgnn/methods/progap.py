@@ -250,6 +250,7 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
                 for p, g in zip(params, flat.split(sizes)):
                     p.grad = g.view_as(p)
             else:
+                gsm.train()
                 opt.zero_grad(set_to_none=True)
                 if batch.numel() == 0:  # an empty Poisson batch: zero per-sample gradients, the step is pure noise
                     for p in params:

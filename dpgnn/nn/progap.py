@@ -24,7 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["MLP", "StageModel", "SAGEClassifier", "batchnorm_to_groupnorm", "GhostClipper", "clipped_grad_sum", "ACTIVATIONS"]
+__all__ = ["MLP", "StageModel", "SAGEClassifier", "batchnorm_to_groupnorm", "GhostClipper", "clipped_grad_sum",
+           "ACTIVATIONS"]
 
 ACTIVATIONS = {"selu": nn.SELU, "relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU}
 
