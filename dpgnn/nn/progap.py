@@ -164,7 +164,8 @@ class GhostClipper:
     clipped and summed in one concatenated ``B × Σd`` block. The model's structure is read once here (trainable
     ``Linear`` and affine ``GroupNorm`` layers; parameter-free or frozen modules such as activations and dropout
     run as they are; anything else is refused), so a stage's steps reuse it; parameters must not be frozen or
-    unfrozen afterwards. ``params`` (default: the trainable parameters of ``model``) fixes the output order.
+    unfrozen afterwards. ``params`` (default: the trainable parameters of ``model``; those of the optimizer) are the
+    parameters clipped together, in the output order.
     """
 
     def __init__(self, model: StageModel, params: Sequence[nn.Parameter] | None = None) -> None:
@@ -174,8 +175,8 @@ class GhostClipper:
         self.params = [p for p in model.parameters() if p.requires_grad] if params is None else list(params)
         self.bases = [self._plan(base) for base in model.bases]
         self.head = self._plan(model.head)
-        reached = {id(m.weight) for kind, m in self._recorded() if m.weight.requires_grad}
-        reached |= {id(m.bias) for kind, m in self._recorded() if m.bias is not None and m.bias.requires_grad}
+        self._ids = {id(p) for p in self.params}
+        reached = {id(p) for _, m in self._recorded() for p in m.parameters()}
         missing = [i for i, p in enumerate(self.params) if id(p) not in reached]
         if missing or not self.params:
             raise ValueError(f"parameters {missing} are not trainable parameters of the model's Linear / GroupNorm "
@@ -233,12 +234,12 @@ class GhostClipper:
             rows: list[tuple[nn.Parameter, Tensor]] = []  # per-sample gradients that are rows: [B, numel]
             outer: list[tuple[nn.Parameter, Tensor, Tensor]] = []  # Linear weights: (W, a, g)
             for (kind, m, stored, _), g in zip(records, grads):
-                if m.weight.requires_grad:
+                if id(m.weight) in self._ids:
                     if kind == "linear":
                         outer.append((m.weight, stored, g))
                     else:
                         rows.append((m.weight, g * stored))
-                if m.bias is not None and m.bias.requires_grad:
+                if m.bias is not None and id(m.bias) in self._ids:
                     rows.append((m.bias, g))
             sq = torch.zeros(y.numel(), dtype=logits.dtype, device=logits.device)
             if rows:

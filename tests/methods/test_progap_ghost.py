@@ -147,3 +147,18 @@ def test_node_level_run_is_the_same_with_either_path(data):
     b = pg.train_progap(data, cfg, seed=0, device="cpu", per_sample="opacus")
     assert a.ledger == b.ledger and a.queries == b.queries == 2
     assert a.stage_val_acc == b.stage_val_acc and a.test_acc == b.test_acc
+
+
+def test_ghost_clips_over_the_given_parameters_only():
+    torch.manual_seed(2)
+    model = _stage([5, 4], 8, 1, 1, dtype=torch.float64)
+    xs = [torch.randn(12, 5, dtype=torch.float64), torch.randn(12, 4, dtype=torch.float64)]
+    y = torch.randint(0, 3, (12,))
+    head = list(model.head.parameters())
+    sums, norms = GhostClipper(model, head)(xs, y, 0.1)
+    model.bases.requires_grad_(False)  # opacus clips over the parameters that require gradients
+    ref, ref_norms = _opacus_clipped_sum(model, xs, y, 0.1)
+    torch.testing.assert_close(norms, ref_norms)
+    assert len(sums) == len(ref) == len(head)
+    for s, r in zip(sums, ref):
+        torch.testing.assert_close(s, r)
