@@ -298,7 +298,7 @@ def backfill_file(path: Path | str, paper: str) -> int:
             raise BackfillError(f"{path}: a row has no ledger (method {row.get('method')!r})")
         try:
             out = {**led, **guarantee_fields_for(paper, row, led)}
-        except BackfillError as e:
+        except ValueError as e:  # BackfillError, or a builder refusing the stored configuration
             raise BackfillError(f"{path}: row method={row.get('method')!r} dataset={row.get('dataset')!r}: {e}") \
                 from None
         check_ledger(out)
