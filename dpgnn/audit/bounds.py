@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats
 
 __all__ = ["clopper_pearson", "epsilon_from_rates", "epsilon_lower_bound", "epsilon_lower_bounds", "EpsilonBound",
-           "one_run_p_value", "one_run_epsilon_lower_bound"]
+           "threshold_audit", "one_run_p_value", "one_run_epsilon_lower_bound", "one_run_guess_audit"]
 
 
 def _count(value: Any, name: str) -> int:
@@ -166,6 +166,37 @@ def epsilon_lower_bounds(tp: np.ndarray, n_in: int, fp: np.ndarray, n_out: int, 
     return np.maximum(ln_ratio(low(tp, n_in), high(fp, n_out)), ln_ratio(low(tn, n_out), high(fn, n_in)))
 
 
+def _counts_at(stat_in: np.ndarray, stat_out: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Number of trials with statistic ≥ t, per threshold t, on each side."""
+    s_in, s_out = np.sort(stat_in), np.sort(stat_out)
+    tp = s_in.size - np.searchsorted(s_in, thresholds, side="left")
+    fp = s_out.size - np.searchsorted(s_out, thresholds, side="left")
+    return tp, fp
+
+
+def threshold_audit(stat_in: np.ndarray, stat_out: np.ndarray, *, delta: float = 0.0, alpha: float = 0.05,
+                    max_thresholds: int = 512) -> tuple[float, EpsilonBound]:
+    """The distinguishing test "statistic ≥ t" between trials on the in and the out input, honestly measured.
+
+    The first half of each side's trials chooses ``t`` (the largest vectorised bound over at most
+    ``max_thresholds`` candidates); the second half measures that one test (:func:`epsilon_lower_bound`), so the
+    confidence level is not spent on the choice. Returns ``(t, bound)``.
+    """
+    stat_in, stat_out = np.asarray(stat_in, dtype=float), np.asarray(stat_out, dtype=float)
+    if stat_in.size < 2 or stat_out.size < 2:
+        raise ValueError("need at least 2 trials per side (half choose the test, half measure it)")
+    h_in, h_out = stat_in.size // 2, stat_out.size // 2
+    sel_in, sel_out, ev_in, ev_out = stat_in[:h_in], stat_out[:h_out], stat_in[h_in:], stat_out[h_out:]
+    pooled = np.unique(np.concatenate([sel_in, sel_out]))
+    if pooled.size > max_thresholds:
+        pooled = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, max_thresholds)))
+    tp, fp = _counts_at(sel_in, sel_out, pooled)
+    lbs = epsilon_lower_bounds(tp, sel_in.size, fp, sel_out.size, delta=delta, alpha=alpha)
+    t = float(pooled[int(np.argmax(lbs))])
+    tp_e, fp_e = (int(v[0]) for v in _counts_at(ev_in, ev_out, np.array([t])))
+    return t, epsilon_lower_bound(tp_e, ev_in.size - tp_e, fp_e, ev_out.size - fp_e, delta=delta, alpha=alpha)
+
+
 def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) -> float:
     """P[≥ v correct of r guesses] under the null hypothesis that training is (ε, δ)-DP (Steinke et al. 2023).
 
@@ -206,3 +237,29 @@ def one_run_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float = 0.0, a
         else:
             hi = mid
     return lo
+
+
+def one_run_guess_audit(scores: np.ndarray, included: np.ndarray, *, guesses: tuple[int, ...] | list[int],
+                        delta: float = 0.0, alpha: float = 0.05) -> dict[str, Any]:
+    """One-run audit from canary membership scores (higher = more likely included).
+
+    For each ``k`` in ``guesses`` the auditor guesses the ``k`` highest-scoring canaries "in" and the ``k`` lowest
+    "out" (``r = 2k`` guesses); each candidate is tested at level ``alpha/len(guesses)`` (Bonferroni), so the
+    largest of the bounds holds with confidence ≥ 1 − alpha. Returns the best bound with its ``k``, ``r``, ``v``.
+    """
+    s = np.asarray(scores, dtype=float)
+    inc = np.asarray(included, dtype=bool)
+    if s.shape != inc.shape or s.ndim != 1:
+        raise ValueError("scores and included must be vectors of the same length (one entry per canary)")
+    m = s.size
+    ks = sorted({int(k) for k in guesses})
+    if not ks or ks[0] < 1 or 2 * ks[-1] > m:
+        raise ValueError(f"guesses must be integers in [1, m/2] = [1, {m // 2}], got {guesses!r}")
+    order = np.argsort(-s, kind="stable")
+    best = {"epsilon_lb": 0.0, "k": ks[0], "r": 0, "v": 0, "m": m}
+    for k in ks:
+        v = int(inc[order[:k]].sum() + (~inc[order[m - k:]]).sum())
+        lb = one_run_epsilon_lower_bound(m, 2 * k, v, delta=delta, alpha=alpha / len(ks))
+        if lb > best["epsilon_lb"] or best["r"] == 0:
+            best = {"epsilon_lb": lb, "k": k, "r": 2 * k, "v": v, "m": m}
+    return best

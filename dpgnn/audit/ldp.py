@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from dpgnn.audit.bounds import epsilon_lower_bound, epsilon_lower_bounds
+from dpgnn.audit.bounds import threshold_audit
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.mechanisms import LaplaceMechanism
 from dpgnn.utils import make_generator, stable_seed
@@ -131,30 +131,13 @@ def sample_reports(name: str, epsilon: float, trials: int, seed: int) -> tuple[n
     return stats[0], stats[1], float(getattr(mech, "delta", 0.0))
 
 
-def _counts_at(stat_in: np.ndarray, stat_out: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Number of trials with statistic ≥ t, per threshold t, on each side."""
-    s_in, s_out = np.sort(stat_in), np.sort(stat_out)
-    tp = s_in.size - np.searchsorted(s_in, thresholds, side="left")
-    fp = s_out.size - np.searchsorted(s_out, thresholds, side="left")
-    return tp, fp
-
-
 def audit_mechanism(name: str, epsilon: float, *, trials: int, seed: int = 0, alpha: float = 0.05,
                     max_thresholds: int = 512) -> dict[str, Any]:
     """Audit one mechanism at one claimed ε: ``trials`` reports per input, half to choose the test, half to
     measure it. Returns a flat row: ``epsilon`` (claimed), ``epsilon_lb`` (lower bound, confidence 1 − alpha),
     ``epsilon_point`` (plug-in), the chosen threshold and counts, ``violation`` (lower bound above the claim)."""
     s_in, s_out, delta = sample_reports(name, epsilon, trials, seed)
-    half = trials // 2
-    sel_in, sel_out, ev_in, ev_out = s_in[:half], s_out[:half], s_in[half:], s_out[half:]
-    pooled = np.unique(np.concatenate([sel_in, sel_out]))
-    if pooled.size > max_thresholds:
-        pooled = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, max_thresholds)))
-    tp, fp = _counts_at(sel_in, sel_out, pooled)
-    lbs = epsilon_lower_bounds(tp, sel_in.size, fp, sel_out.size, delta=delta, alpha=alpha)
-    t = float(pooled[int(np.argmax(lbs))])
-    tp_e, fp_e = (int(v[0]) for v in _counts_at(ev_in, ev_out, np.array([t])))
-    b = epsilon_lower_bound(tp_e, ev_in.size - tp_e, fp_e, ev_out.size - fp_e, delta=delta, alpha=alpha)
+    t, b = threshold_audit(s_in, s_out, delta=delta, alpha=alpha, max_thresholds=max_thresholds)
     label, unit, _ = {**MECHANISMS, **BROKEN}[name]
     return {"mechanism": name, "label": label, "unit": unit, "epsilon": float(epsilon), "delta": delta,
             "epsilon_lb": b.epsilon_lb, "epsilon_point": b.epsilon_point, "threshold": t, "tpr": b.tpr,
