@@ -1,7 +1,7 @@
 """Canary audits of central DP: node-level DP-SGD (one training run) and edge-level aggregate perturbation.
 
-**Node level, DP-SGD** (:func:`audit_dpsgd_one_run`). ``m`` canary nodes — isolated nodes with random features
-and random labels, the hardest examples for a model to fit without memorising them — are appended to a small
+**Node level, DP-SGD** (:func:`audit_dpsgd_one_run`). ``m`` canary nodes — isolated nodes with out-of-distribution
+features and random labels, the hardest examples for a model to fit without memorising them — are appended to a small
 graph and each is put into the training set independently with probability 1/2 (:func:`insert_canaries`). One
 DP-MLP (the node-level DP-Adam stage that ProGAP, GAP and the DP-MLP baseline share:
 :func:`dpgnn.methods.progap.train_stage` with Poisson sampling, per-sample clipping and opacus' noise, the noise
@@ -37,12 +37,13 @@ from dpgnn.utils import make_generator, stable_seed
 __all__ = ["insert_canaries", "audit_dpsgd_one_run", "audit_edge_aggregation"]
 
 
-def insert_canaries(data: Data, num_canaries: int, *, seed: int, num_classes: int | None = None
-                    ) -> tuple[Data, torch.Tensor, torch.Tensor]:
+def insert_canaries(data: Data, num_canaries: int, *, seed: int, num_classes: int | None = None,
+                    feature_scale: float = 4.0) -> tuple[Data, torch.Tensor, torch.Tensor]:
     """``data`` with ``num_canaries`` canary nodes appended; returns ``(new_data, canary_index, included)``.
 
-    Canaries are isolated nodes (no edges) with features drawn uniformly from the box spanned by the real
-    features and labels drawn uniformly from the classes. Each is in the training mask independently with
+    Canaries are isolated nodes (no edges) with dense out-of-distribution features ``feature_scale · N(0, I)``
+    (input-space canaries in the sense of Jagielski et al. 2020 and Nasr et al. 2021: points a model can only fit by
+    memorising them) and labels drawn uniformly from the classes. Each is in the training mask independently with
     probability 1/2 (``included``); canaries are never in the validation or test masks. The input is not modified.
     """
     if isinstance(num_canaries, bool) or not isinstance(num_canaries, int) or num_canaries < 2:
@@ -53,8 +54,9 @@ def insert_canaries(data: Data, num_canaries: int, *, seed: int, num_classes: in
     gen = make_generator(stable_seed("canaries", seed))
     n, d = data.x.shape
     c = int(num_classes if num_classes is not None else int(data.y.max()) + 1)
-    lo, hi = data.x.min(0).values.float(), data.x.max(0).values.float()
-    xc = lo + (hi - lo) * torch.rand(num_canaries, d, generator=gen)
+    if not (isinstance(feature_scale, (int, float)) and math.isfinite(feature_scale) and feature_scale > 0):
+        raise ValueError(f"feature_scale must be a finite number > 0, got {feature_scale!r}")
+    xc = float(feature_scale) * torch.randn(num_canaries, d, generator=gen)
     yc = torch.randint(0, c, (num_canaries,), generator=gen)
     included = torch.rand(num_canaries, generator=gen) < 0.5
     false = torch.zeros(num_canaries, dtype=torch.bool)

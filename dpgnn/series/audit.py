@@ -35,7 +35,7 @@ _LDP = list(ldp.MECHANISMS) + list(ldp.BROKEN)
 
 PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
-        "ldp_mechanisms": _LDP, "ldp_epsilons": _EPS, "ldp_trials": 200_000,
+        "ldp_mechanisms": _LDP, "ldp_epsilons": _EPS, "ldp_trials": 100_000,
         "edge_epsilons": [1.0, 4.0, 8.0], "edge_hops": [2], "edge_trials": 1500,
         "node_epsilons": [1.0, 8.0, math.inf], "node_canaries": 200, "node_graph_nodes": 600, "node_epochs": 20,
         "mia_datasets": ["amazon"], "mia_queries": 100, "mia_k": 50, "mia_lambda": 1.0, "mia_teacher_epochs": 10,
