@@ -8,8 +8,8 @@ rate FNR,
 
 so ``ε ≥ ln((TPR − δ)/FPR)`` and ``ε ≥ ln((TNR − δ)/FNR)``. Rates measured from finitely many trials only give
 this bound with a confidence level: :func:`epsilon_lower_bound` plugs a **lower** Clopper–Pearson bound on
-TPR (TNR) and an **upper** bound on FPR (FNR), each one-sided at ``alpha/2`` (union bound: the joint statement
-holds with probability ≥ 1 − alpha), so the reported ε is a lower bound with confidence ≥ 1 − alpha.
+TPR (TNR) and an **upper** bound on FPR (FNR), each one-sided at ``alpha/4`` (union bound over the four rates: the
+joint statement holds with probability ≥ 1 − alpha), so the reported ε is a lower bound with confidence ≥ 1 − alpha.
 
 :func:`one_run_epsilon_lower_bound` is the audit of Steinke, Nasr & Jagielski (NeurIPS 2023, "Privacy auditing
 with one (1) training run", Theorem 3.1 / Proposition 5.2 with the δ term of their Algorithm): ``m`` canaries are

@@ -38,8 +38,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "ldp_mechanisms": _LDP, "ldp_epsilons": _EPS, "ldp_trials": 100_000,
         "edge_epsilons": [1.0, 4.0, 8.0], "edge_hops": [2], "edge_trials": 1500,
         "node_epsilons": [1.0, 8.0, math.inf], "node_canaries": 200, "node_graph_nodes": 600, "node_epochs": 20,
-        "mia_datasets": ["amazon"], "mia_queries": 100, "mia_k": 50, "mia_lambda": 1.0, "mia_teacher_epochs": 10,
-        "mia_student_epochs": 30, "mia_runs": 1,
+        "mia_datasets": ["amazon"], "mia_queries": 100, "mia_k": 50, "mia_lambda": 1.0, "mia_teacher_epochs": 5,
+        "mia_student_epochs": 15, "mia_runs": 1,
         "alpha": 0.05, "seed": 12345,
     },
     # "test": the smallest end-to-end execution (tests/test_notebooks.py)
