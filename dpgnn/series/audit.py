@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from dpgnn import plotting
-from dpgnn.audit import canary, ldp, mia
+from dpgnn.audit import argmax, canary, ldp, mia
 from dpgnn.data.synthetic import csbm
 from dpgnn.methods import privgnn as P
 from dpgnn.profiles import Settings
@@ -38,6 +38,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "ldp_mechanisms": _LDP, "ldp_epsilons": _EPS, "ldp_trials": 100_000,
         "edge_epsilons": [1.0, 4.0, 8.0], "edge_hops": [2], "edge_trials": 1500,
         "node_epsilons": [1.0, 8.0, math.inf], "node_canaries": 200, "node_graph_nodes": 600, "node_epochs": 20,
+        "query_lambdas": [0.5, 1.0, 2.0], "query_classes": 10, "query_trials": 100_000,
         "mia_datasets": ["amazon"], "mia_queries": 100, "mia_k": 50, "mia_lambda": 1.0, "mia_teacher_epochs": 5,
         "mia_student_epochs": 15, "mia_runs": 1,
         "alpha": 0.05, "seed": 12345,
@@ -47,6 +48,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "ldp_mechanisms": ["pgc", "broken_laplace"], "ldp_epsilons": [1.0], "ldp_trials": 20_000,
         "edge_epsilons": [4.0], "edge_hops": [1], "edge_trials": 100,
         "node_epsilons": [8.0], "node_canaries": 20, "node_graph_nodes": 100, "node_epochs": 2,
+        "query_lambdas": [1.0], "query_classes": 10, "query_trials": 20_000,
         "mia_datasets": ["credit"], "mia_queries": 20, "mia_k": 20, "mia_lambda": 1.0, "mia_teacher_epochs": 2,
         "mia_student_epochs": 3, "mia_runs": 1,
         "alpha": 0.05, "seed": 0,
@@ -55,6 +57,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "ldp_mechanisms": _LDP, "ldp_epsilons": _EPS, "ldp_trials": 2_000_000,
         "edge_epsilons": _EPS, "edge_hops": [1, 2, 4], "edge_trials": 10_000,
         "node_epsilons": _EPS + [math.inf], "node_canaries": 1000, "node_graph_nodes": 2000, "node_epochs": 50,
+        "query_lambdas": [0.1, 0.2, 0.4, 0.8, 1.0, 2.0], "query_classes": 10, "query_trials": 2_000_000,
         # Fig. 4: λ = 1 (App. C), |Q| = 1000 and the main-result K (spec 5.1), 200 epochs, 3 runs
         "mia_datasets": ["amazon", "credit"], "mia_queries": 1000, "mia_k": None, "mia_lambda": 1.0,
         "mia_teacher_epochs": 200, "mia_student_epochs": 200, "mia_runs": 3,
@@ -62,7 +65,9 @@ PROFILES: dict[str, dict[str, Any]] = {
     },
 }
 
-UNITS = {"ldp": "LDP (one node's feature / vector / label)", "edge": "edge-level DP", "node": "node-level DP"}
+UNITS = {"ldp": "LDP (one node's feature / vector / label)", "edge": "edge-level DP", "node": "node-level DP",
+         "query": "PrivGNN: one query (node level, per step)"}
+ARTIFACTS = ("ldp", "edge", "node", "query")
 
 
 def _setting(eps: float) -> str:
@@ -135,7 +140,28 @@ def run_node(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.Da
     return run_grid(store, "node", cells, cell, desc="node audits (DP-SGD one run)", force=force)
 
 
-def audit_table(store: ResultStore, artifacts: tuple[str, ...] = ("ldp", "edge", "node")) -> pd.DataFrame:
+def run_query(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+    """Audit of one PrivGNN query (noisy argmax of a teacher posterior) against the accountant's per-query λ, with
+    the noise on posteriors (the paper) and on log-softmax (the authors' code)."""
+
+    def cell(c):
+        r = argmax.audit_noisy_argmax(c["lam"], num_classes=c["classes"], trials=c["trials"], seed=c["seed"],
+                                      noise_on=c["noise_on"], alpha=c["alpha"])
+        name = "privgnn noisy argmax" + (" (log-softmax, authors' code)" if c["noise_on"] == "log_softmax" else "")
+        return {"dataset": f"worst-case posteriors, c={c['classes']}", "method": name, "setting": f"lam={c['lam']:g}",
+                "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0, "level": "node",
+                "epsilon": float(c["lam"]), "delta": 0.0, "epsilon_point": r["epsilon_point"], "tpr": r["tpr"],
+                "fpr": r["fpr"], "epsilon_if_l1_sensitivity_2": r["epsilon_if_l1_sensitivity_2"],
+                "ledger": {"level": "node", "neighbouring": "add/remove one private node (one query, no subsampling)",
+                           "mechanism": f"Laplace(1/lam) on {c['noise_on']}, argmax", "epsilon": float(c["lam"]),
+                           "delta": 0.0, "accountant": "PrivGNN base event: Laplace, L1 sensitivity 1"}}
+
+    cells = grid(lam=[float(v) for v in cfg.query_lambdas], noise_on=["posterior", "log_softmax"],
+                 classes=[cfg.query_classes], trials=[cfg.query_trials], alpha=[cfg.alpha], seed=[cfg.seed])
+    return run_grid(store, "query", cells, cell, desc="PrivGNN query audits", force=force)
+
+
+def audit_table(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS) -> pd.DataFrame:
     """Accounted ε beside audited ε for every stored cell: ``tight`` (lower bound ≥ 0.7 × accounted) and
     ``flagged`` (lower bound above the accounted ε: the mechanism or its accounting is broken)."""
     frames = []
@@ -158,7 +184,7 @@ def audit_table(store: ResultStore, artifacts: tuple[str, ...] = ("ldp", "edge",
     return out.sort_values(["unit", "method", "claimed"]).reset_index(drop=True)
 
 
-def audit_side_by_side(store: ResultStore, artifacts: tuple[str, ...] = ("ldp", "edge", "node")) -> pd.DataFrame:
+def audit_side_by_side(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS) -> pd.DataFrame:
     """One row per method: the claim (accounted ε) beside the audit, summarised — what the notebooks show last."""
     t = audit_table(store, artifacts)
     if t.empty:
@@ -169,7 +195,7 @@ def audit_side_by_side(store: ResultStore, artifacts: tuple[str, ...] = ("ldp", 
             .reset_index())
 
 
-def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = ("ldp", "edge", "node")):
+def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS):
     """The figure none of the papers has: accounted ε (x) against the audited lower bound (y) per privacy unit,
     the diagonal y = x marking where a correct mechanism's audit must stay below."""
     t = audit_table(store, artifacts)
