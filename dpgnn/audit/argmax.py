@@ -23,7 +23,26 @@ from dpgnn.audit.bounds import epsilon_lower_bound
 from dpgnn.methods.privgnn import noisy_argmax
 from dpgnn.utils import make_generator, stable_seed
 
-__all__ = ["audit_noisy_argmax"]
+__all__ = ["audit_noisy_argmax", "exact_label_probabilities", "exact_epsilon"]
+
+
+def exact_label_probabilities(lam: float, num_classes: int) -> tuple[float, float]:
+    """``P(label 0 | posterior e_0)`` and ``P(label 0 | e_1)`` of ``argmax(p + Lap(1/λ)^c)`` by numerical
+    integration (scipy): ``∫ f(n) F(1+n)^{c−1} dn`` and ``∫ f(n) F(n)^{c−2} F(n−1) dn`` (f, F: Laplace pdf/cdf)."""
+    from scipy import integrate, stats
+
+    lap = stats.laplace(scale=1.0 / float(lam))
+    c = int(num_classes)
+    a = integrate.quad(lambda n: lap.pdf(n) * lap.cdf(1.0 + n) ** (c - 1), -math.inf, math.inf, limit=200)[0]
+    b = integrate.quad(lambda n: lap.pdf(n) * lap.cdf(n) ** (c - 2) * lap.cdf(n - 1.0), -math.inf, math.inf,
+                       limit=200)[0]
+    return a, b
+
+
+def exact_epsilon(lam: float, num_classes: int) -> float:
+    """The ε that the test "label = 0" (or its complement) proves for the pair (e_0, e_1), without sampling error."""
+    a, b = exact_label_probabilities(lam, num_classes)
+    return max(math.log(a / b), math.log((1.0 - b) / (1.0 - a)))
 
 
 def audit_noisy_argmax(lam: float, *, num_classes: int, trials: int, seed: int, noise_on: str = "posterior",

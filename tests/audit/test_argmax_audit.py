@@ -4,7 +4,7 @@ against the accountant's per-query λ (L1 sensitivity 1) and against 2λ (L1 sen
 
 import pytest
 
-from dpgnn.audit.argmax import audit_noisy_argmax
+from dpgnn.audit.argmax import audit_noisy_argmax, exact_epsilon, exact_label_probabilities
 
 
 def test_log_softmax_noise_is_flagged():
@@ -31,3 +31,14 @@ def test_input_checks():
         audit_noisy_argmax(1.0, num_classes=1, trials=10, seed=0)
     with pytest.raises(ValueError):
         audit_noisy_argmax(1.0, num_classes=3, trials=0, seed=0)
+
+
+def test_exact_values_confirm_the_finding():
+    """Numerical integration: at 10 classes the per-query ε of the pair (e0, e1) exceeds λ (≈ 1.137 at λ = 1,
+    ≈ 0.111 at λ = 0.1); at 2 classes it stays below λ; the audit's bound never exceeds the exact value."""
+    a, b = exact_label_probabilities(1.0, 10)
+    assert a == pytest.approx(0.25734, abs=1e-4) and b == pytest.approx(0.08252, abs=1e-4)
+    assert exact_epsilon(1.0, 10) == pytest.approx(1.1374, abs=1e-3)
+    assert exact_epsilon(0.1, 10) > 0.1 and exact_epsilon(1.0, 2) < 1.0
+    r = audit_noisy_argmax(1.0, num_classes=10, trials=100_000, seed=1)
+    assert r["epsilon_lb"] <= exact_epsilon(1.0, 10)
