@@ -189,12 +189,14 @@ def audit_table(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS) -> p
 
 
 def audit_side_by_side(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS) -> pd.DataFrame:
-    """One row per method: the claim (accounted ε) beside the audit, summarised — what the notebooks show last."""
+    """One row per method: the claim (accounted ε) beside the audit, summarised — what the notebooks show last.
+    ``ratio`` = audited / accounted (0 for the non-private control, whose accounted ε is ∞)."""
     t = audit_table(store, artifacts)
     if t.empty:
         return t
     return (t.groupby(["unit", "method"], sort=False)
-            .agg(cells=("claimed", "size"), max_ratio=("ratio", "max"), min_ratio=("ratio", "min"),
+            .agg(cells=("claimed", "size"), max_audited=("audited_lb", "max"), max_ratio=("ratio", "max"),
+                 min_ratio=("ratio", "min"),
                  tight_cells=("tight", "sum"), flagged_cells=("flagged", "sum"))
             .reset_index())
 
