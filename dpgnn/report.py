@@ -100,7 +100,8 @@ def check_papers(papers: list[str] | None = None) -> list[str]:
 
 def build_report(profile: str, papers: list[str] | None = None, *, root: Path | None = None,
                  write: bool = True) -> pd.DataFrame:
-    """Compare every paper's reference data with ``results/<profile>/`` and write report.csv/.md/.html."""
+    """Compare every paper's reference data with ``results/<profile>/`` and write report.csv/.md/.html and the
+    static site ``results/<profile>/site/`` (:mod:`dpgnn.site`)."""
     root = Path(root or output_root() / "results")
     names = check_papers(papers)
     frames = []
@@ -114,6 +115,9 @@ def build_report(profile: str, papers: list[str] | None = None, *, root: Path | 
         rep.to_csv(outdir / "report.csv", index=False, float_format="%.4g")
         (outdir / "report.md").write_text(to_markdown(rep, profile))
         (outdir / "report.html").write_text(to_html(rep, profile))
+        from dpgnn.site import build_site
+
+        build_site(rep, profile, results_root=root)  # results/<profile>/site/: summary, artifact pages, notebooks
     return rep
 
 
@@ -142,7 +146,7 @@ def summarize(rep: pd.DataFrame) -> str:
         for r in g.itertuples(index=False):
             lines.append(f"  {r.artifact:<10} within {r.within:>3}  outside {r.outside:>3}  not_run {r.not_run:>3}")
     prof = rep["profile"].iloc[0]
-    lines.append(f"written: results/{prof}/report.csv (.md, .html)")
+    lines.append(f"written: results/{prof}/report.csv (.md, .html) and the site results/{prof}/site/index.html")
     return "\n".join(lines)
 
 
