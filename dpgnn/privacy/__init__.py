@@ -4,7 +4,7 @@
 - :mod:`dpgnn.privacy.events`      -- immutable privacy events (Gaussian, Laplace, sampled, composed).
 - :mod:`dpgnn.privacy.rdp`         -- RDP curves and the RDP -> (epsilon, delta) conversion (pure math).
 - :mod:`dpgnn.privacy.analytic`    -- exact (epsilon, delta) profile of the Gaussian mechanism (Balle & Wang 2018).
-- :mod:`dpgnn.privacy.accountant`  -- immutable accountants (rdp, exact_gaussian, autodp, autodp_rdp_acct).
+- :mod:`dpgnn.privacy.accountant`  -- immutable accountants (rdp, exact_gaussian, autodp, autodp_rdp_acct, pld).
 - :mod:`dpgnn.privacy.calibration` -- conservative calibration (epsilon(value) <= target, asserted).
 - :mod:`dpgnn.privacy.cli`         -- ``dpgnn epsilon ...`` calculators.
 """
@@ -14,6 +14,7 @@ from dpgnn.privacy.accountant import (
     AutodpAccountant,
     AutodpRdpAcctAccountant,
     ExactGaussianAccountant,
+    PldAccountant,
     RdpAccountant,
     available_accountants,
     epsilon,
@@ -77,6 +78,7 @@ __all__ = [
     "ExactGaussianAccountant",
     "AutodpAccountant",
     "AutodpRdpAcctAccountant",
+    "PldAccountant",
     "get_accountant",
     "register_accountant",
     "available_accountants",
