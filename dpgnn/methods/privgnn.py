@@ -56,6 +56,7 @@ __all__ = [
     "poisson_subsample", "knn_select", "induced_subgraph", "teacher_subgraphs", "teacher_posteriors",
     "single_gnn_posteriors", "noisy_argmax", "b4_soft_labels", "train_student", "baseline_b1", "baseline_b2",
     "baseline_b3", "mlp_baseline", "pate_votes", "pate_labels", "privacy_ledger", "check_k", "check_gamma",
+    "fit_sage", "log_posteriors",
 ]
 
 PAPER = "privgnn"
@@ -670,3 +671,24 @@ def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None
         return {"level": "none", "mechanism": "none", "epsilon": math.inf,
                 "delta": 0.0, "accountant": "none", **non_private()}
     raise ValueError(f"unknown method {method!r}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# hooks for audits (membership inference, dpgnn.audit.mia): the same SAGE as B1/the student, any graph
+# ---------------------------------------------------------------------------------------------------------------
+def fit_sage(x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, *, seed: int, epochs: int = 200,
+             hidden: int = 64, dropout: float = 0.5, lr: float = 0.01, num_classes: int,
+             device: str = "auto") -> BatchedSAGETeachers:
+    """The 2-layer SAGE of B1 and the student, trained transductively on one graph with ``target`` labels of
+    ``train_idx`` (a shadow model has the target's architecture and training recipe)."""
+    return _fit_sage(x, edge_index, train_idx, target, seed=seed, epochs=epochs, hidden=hidden, dropout=dropout,
+                     lr=lr, num_classes=num_classes, device=resolve_device(device))
+
+
+@torch.no_grad()
+def log_posteriors(model: BatchedSAGETeachers, x: Tensor, edge_index: Tensor, device: str = "auto") -> Tensor:
+    """Eval-mode log-probabilities [N, c] of a trained SAGE (B1, the student, a shadow) on the graph (x, edges):
+    what black-box query access to the released model returns."""
+    dev = resolve_device(device)
+    xx, src, dst, inv = _graph_inputs(x, edge_index, dev)
+    return model.predict_graph(xx, src, dst, inv)[0].cpu()

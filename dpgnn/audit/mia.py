@@ -1,0 +1,154 @@
+"""PrivGNN's membership-inference attacks (Olatunji, Funke & Khosla, TMLR 2023, Appendix C, Fig. 4).
+
+Both attacks follow Olatunji et al. (2021): a **shadow model** with the target's architecture (the 2-layer SAGE of
+B1 and the student, :func:`dpgnn.methods.privgnn.fit_sage`) is trained on data the attacker holds; its posteriors
+on its own training nodes (label "member") and on held-out nodes ("non-member") train an **attack model** (an MLP
+on the descending-sorted posterior vector); the attack model then scores the **target's** posteriors of the
+queried nodes, and the attack's AUROC is reported (0.5 = random guess).
+
+- **Attack-1** (App. C.1): members = the private nodes (queried on the private graph), non-members = public test
+  nodes (queried on the public graph). Target: the non-private B1 (trained on the private graph) or the PrivGNN
+  student (λ = 1, the weakest privacy of the paper's grid). Shadow: inductive, like B1 — half of a random half of
+  the public graph's nodes trains the shadow on their induced subgraph, the other half is queried on theirs.
+- **Attack-2** (App. C.2): members = the pseudo-labelled public query nodes, non-members = the public test nodes,
+  all queried on the public graph. Target: the PrivGNN student, and as its non-private counterpart ("B1" in Fig. 4b)
+  the same student trained on the same queries with B1's noise-free labels [AMBIG in the paper: "the MI attack on
+  Baseline B1"; B1 itself never trains on public nodes]. Shadow: transductive, like the student — a SAGE on the
+  induced public subgraph of a random half of the public nodes, trained on the labels of half of them.
+
+Choices the paper leaves open (spec: "[AMBIG: shadow split, attack model]") are the ones above; the attack model is
+a 2-layer MLP (hidden 64, Adam, 200 full-batch epochs) on the top ``min(c, 10)`` sorted probabilities.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from scipy import stats
+
+from dpgnn.methods import privgnn as P
+from dpgnn.utils import make_generator, stable_seed
+
+__all__ = ["auroc", "attack_features", "train_attack_model", "attack_auroc", "run_attacks"]
+
+
+def auroc(pos: np.ndarray, neg: np.ndarray) -> float:
+    """Area under the ROC curve of scores ``pos`` (members) against ``neg`` (non-members), ties counted half
+    (the Mann–Whitney U statistic divided by ``|pos|·|neg|``)."""
+    pos, neg = np.asarray(pos, dtype=float), np.asarray(neg, dtype=float)
+    if pos.size == 0 or neg.size == 0:
+        raise ValueError("auroc needs at least one member and one non-member score")
+    u = stats.mannwhitneyu(pos, neg, alternative="two-sided").statistic
+    return float(u) / (pos.size * neg.size)
+
+
+def attack_features(log_probs: torch.Tensor) -> torch.Tensor:
+    """Descending-sorted posterior probabilities, the top ``min(c, 10)`` of each node (Olatunji et al. 2021)."""
+    p = log_probs.exp()
+    k = min(p.size(1), 10)
+    return p.sort(dim=1, descending=True).values[:, :k]
+
+
+def train_attack_model(member: torch.Tensor, non_member: torch.Tensor, *, seed: int, epochs: int = 200,
+                       hidden: int = 64, lr: float = 0.01) -> torch.nn.Module:
+    """Binary MLP classifier (member = 1) on attack features, full-batch Adam, balanced by subsampling."""
+    n = min(member.size(0), non_member.size(0))
+    gen = make_generator(stable_seed("attack-balance", seed))
+    mem = member[torch.randperm(member.size(0), generator=gen)[:n]]
+    non = non_member[torch.randperm(non_member.size(0), generator=gen)[:n]]
+    x = torch.cat([mem, non]).float()
+    y = torch.cat([torch.ones(n), torch.zeros(n)])
+    torch.manual_seed(stable_seed("attack-init", seed))
+    model = torch.nn.Sequential(torch.nn.Linear(x.size(1), hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    for _ in range(epochs):
+        opt.zero_grad()
+        F.binary_cross_entropy_with_logits(model(x).squeeze(1), y).backward()
+        opt.step()
+    model.eval()
+    return model
+
+
+def attack_auroc(attack: torch.nn.Module, member: torch.Tensor, non_member: torch.Tensor, *, seed: int,
+                 max_nodes: int | None = None) -> float:
+    """AUROC of the attack model's scores on the target's member / non-member posteriors (balanced samples)."""
+    n = min(member.size(0), non_member.size(0), max_nodes or 10**12)
+    gen = make_generator(stable_seed("attack-eval", seed))
+    mem = member[torch.randperm(member.size(0), generator=gen)[:n]]
+    non = non_member[torch.randperm(non_member.size(0), generator=gen)[:n]]
+    with torch.no_grad():
+        return auroc(attack(mem.float()).squeeze(1).numpy(), attack(non.float()).squeeze(1).numpy())
+
+
+def _shadow_split(pd_: P.PrivGNNData, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A random half of the public nodes, split in two halves: (shadow members, shadow non-members)."""
+    gen = make_generator(stable_seed("shadow-split", seed))
+    n = pd_.x_pub.size(0)
+    perm = torch.randperm(n, generator=gen)[: n // 2]
+    half = perm.numel() // 2
+    return torch.sort(perm[:half]).values, torch.sort(perm[half:]).values
+
+
+def _shadow_attack1(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str) -> torch.nn.Module:
+    mem, non = _shadow_split(pd_, seed)
+    n = pd_.x_pub.size(0)
+    e_mem = P.induced_subgraph(pd_.edge_pub, mem, n)
+    e_non = P.induced_subgraph(pd_.edge_pub, non, n)
+    shadow = P.fit_sage(pd_.x_pub[mem], e_mem, torch.arange(mem.numel()), pd_.y_pub[mem],
+                        seed=stable_seed(seed, "shadow1"), epochs=epochs, num_classes=pd_.num_classes, device=device)
+    f_mem = attack_features(P.log_posteriors(shadow, pd_.x_pub[mem], e_mem, device))
+    f_non = attack_features(P.log_posteriors(shadow, pd_.x_pub[non], e_non, device))
+    return train_attack_model(f_mem, f_non, seed=stable_seed(seed, "attack1"))
+
+
+def _shadow_attack2(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str) -> torch.nn.Module:
+    mem, non = _shadow_split(pd_, seed)
+    nodes = torch.sort(torch.cat([mem, non])).values
+    n = pd_.x_pub.size(0)
+    edges = P.induced_subgraph(pd_.edge_pub, nodes, n)
+    pos = torch.full((n,), -1, dtype=torch.long)
+    pos[nodes] = torch.arange(nodes.numel())
+    shadow = P.fit_sage(pd_.x_pub[nodes], edges, pos[mem], pd_.y_pub[mem], seed=stable_seed(seed, "shadow2"),
+                        epochs=epochs, num_classes=pd_.num_classes, device=device)
+    logp = P.log_posteriors(shadow, pd_.x_pub[nodes], edges, device)
+    return train_attack_model(attack_features(logp[pos[mem]]), attack_features(logp[pos[non]]),
+                              seed=stable_seed(seed, "attack2"))
+
+
+def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: float, seed: int,
+                teacher_epochs: int, student_epochs: int, shadow_epochs: int, max_nodes: int | None = None,
+                noise_on: str = "posterior", device: str = "auto") -> list[dict[str, Any]]:
+    """Attack-1 and Attack-2 against B1 and the PrivGNN student of one (dataset, run); one row per AUROC.
+
+    ``noise_on="log_softmax"`` trains the student on the authors'-code labels (Laplace noise on log-probabilities)."""
+    q_nodes = P.query_nodes(pd_, queries)
+    b1 = P.baseline_b1(pd_, seed=stable_seed(seed, "b1"), epochs=student_epochs, device=device)["model"]
+    post = P.teacher_posteriors(pd_, queries, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k),
+                                epochs=teacher_epochs, device=device)
+    noisy = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)),
+                           noise_on=noise_on)
+    student = P.train_student(pd_, q_nodes, noisy[:queries], seed=stable_seed(seed, "student", lam),
+                              epochs=student_epochs, device=device)["model"]
+    b1_pub = P.log_posteriors(b1, pd_.x_pub, pd_.edge_pub, device)
+    b1_labels = b1_pub[q_nodes].argmax(1)
+    b1_student = P.train_student(pd_, q_nodes, b1_labels, seed=stable_seed(seed, "student-b1"),
+                                 epochs=student_epochs, device=device)["model"]
+    atk1 = _shadow_attack1(pd_, seed=seed, epochs=student_epochs if shadow_epochs is None else shadow_epochs,
+                           device=device)
+    atk2 = _shadow_attack2(pd_, seed=seed, epochs=shadow_epochs, device=device)
+    rows = []
+    test = pd_.pub_test
+    for method, target in (("b1", b1), ("privgnn", student)):
+        mem = attack_features(P.log_posteriors(target, pd_.x_priv, pd_.edge_priv, device))
+        non = attack_features(P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)[test])
+        rows.append({"attack": "attack1", "method": method,
+                     "value": attack_auroc(atk1, mem, non, seed=seed, max_nodes=max_nodes)})
+    for method, target in (("b1", b1_student), ("privgnn", student)):
+        logp = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
+        rows.append({"attack": "attack2", "method": method,
+                     "value": attack_auroc(atk2, attack_features(logp[q_nodes]), attack_features(logp[test]),
+                                           seed=seed, max_nodes=max_nodes)})
+    return rows

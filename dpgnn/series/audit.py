@@ -1,0 +1,289 @@
+"""Audit series: empirical ε lower bounds of every mechanism beside the accounted ε, and PrivGNN's MI attacks.
+
+Notebooks ``notebooks/audit/``: 01 the local mechanisms (LDP distinguishing tests, the broken negative control),
+02 central DP (canary-edge audit of GAP/ProGAP's aggregate perturbation, one-run canary audit of node-level DP-SGD)
+and the figure none of the papers has (accounted vs audited ε per privacy unit), 03 PrivGNN's Attack-1/Attack-2
+(Fig. 4). Results live under ``results/<profile>/audit/``; figures are drawn from the stored rows only.
+
+Stored rows (tidy): ``artifact`` ``ldp`` / ``edge`` / ``node`` have ``metric = "epsilon_lb"`` (the audited lower
+bound, confidence ``1 − alpha``), ``epsilon`` = the accounted (claimed) ε, ``method`` = the mechanism, ``setting``
+``eps=<claimed>``; artifact ``fig4`` has ``metric = "auroc"`` with ``setting`` ``attack1``/``attack2``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpgnn import plotting
+from dpgnn.audit import argmax, canary, ldp, mia
+from dpgnn.data.synthetic import csbm
+from dpgnn.methods import privgnn as P
+from dpgnn.profiles import Settings
+from dpgnn.report import paper_vs_ours
+from dpgnn.results import ResultStore
+from dpgnn.series import load_or_skip
+from dpgnn.sweep import grid, run_grid
+from dpgnn.utils import stable_seed
+
+PAPER = "audit"
+_EPS = [0.5, 1.0, 2.0, 4.0, 8.0]
+_LDP = list(ldp.MECHANISMS) + list(ldp.BROKEN)
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "smoke": {
+        "ldp_mechanisms": _LDP, "ldp_epsilons": _EPS, "ldp_trials": 100_000,
+        "edge_epsilons": [1.0, 4.0, 8.0], "edge_hops": [2], "edge_trials": 1500,
+        "node_epsilons": [1.0, 8.0, math.inf], "node_canaries": 200, "node_graph_nodes": 600, "node_epochs": 20,
+        "query_lambdas": [0.5, 1.0, 2.0], "query_classes": 10, "query_trials": 100_000,
+        "mia_datasets": ["amazon"], "mia_queries": 100, "mia_k": 50, "mia_lambda": 1.0, "mia_teacher_epochs": 5,
+        "mia_student_epochs": 15, "mia_runs": 1,
+        "alpha": 0.05, "seed": 12345,
+    },
+    # "test": the smallest end-to-end execution (tests/test_notebooks.py)
+    "test": {
+        "ldp_mechanisms": ["pgc", "broken_laplace"], "ldp_epsilons": [1.0], "ldp_trials": 20_000,
+        "edge_epsilons": [4.0], "edge_hops": [1], "edge_trials": 100,
+        "node_epsilons": [8.0], "node_canaries": 20, "node_graph_nodes": 100, "node_epochs": 2,
+        "query_lambdas": [1.0], "query_classes": 10, "query_trials": 20_000,
+        "mia_datasets": ["credit"], "mia_queries": 20, "mia_k": 20, "mia_lambda": 1.0, "mia_teacher_epochs": 2,
+        "mia_student_epochs": 3, "mia_runs": 1,
+        "alpha": 0.05, "seed": 0,
+    },
+    "paper": {
+        "ldp_mechanisms": _LDP, "ldp_epsilons": _EPS, "ldp_trials": 2_000_000,
+        "edge_epsilons": _EPS, "edge_hops": [1, 2, 4], "edge_trials": 10_000,
+        "node_epsilons": _EPS + [math.inf], "node_canaries": 1000, "node_graph_nodes": 2000, "node_epochs": 50,
+        "query_lambdas": [0.1, 0.2, 0.4, 0.8, 1.0, 2.0], "query_classes": 10, "query_trials": 2_000_000,
+        # Fig. 4: λ = 1 (App. C), |Q| = 1000 and the main-result K (spec 5.1), 200 epochs, 3 runs
+        "mia_datasets": ["amazon", "credit"], "mia_queries": 1000, "mia_k": None, "mia_lambda": 1.0,
+        "mia_teacher_epochs": 200, "mia_student_epochs": 200, "mia_runs": 3,
+        "alpha": 0.05, "seed": 12345,
+    },
+}
+
+UNITS = {"ldp": "LDP (one node's feature / vector / label)", "edge": "edge-level DP", "node": "node-level DP",
+         "query": "PrivGNN: one query (node level, per step)"}
+ARTIFACTS = ("ldp", "edge", "node", "query")
+
+
+def _setting(eps: float) -> str:
+    return "eps=inf" if math.isinf(eps) else f"eps={eps:g}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Notebook 01: local mechanisms
+# ---------------------------------------------------------------------------------------------------------------
+def run_ldp(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+    """Distinguishing-test audit of every local mechanism at every ε (one stored row per cell), each at confidence
+    ``1 − alpha/cells`` so that the whole grid holds with confidence ``1 − alpha``."""
+
+    def cell(c):
+        r = ldp.audit_mechanism(c["method"], c["epsilon"], trials=c["trials"], seed=c["seed"], alpha=c["alpha"])
+        return {"dataset": "worst-case inputs", "setting": _setting(c["epsilon"]), "metric": "epsilon_lb",
+                "value": r["epsilon_lb"], "run": 0, "level": "ldp", "delta": r["delta"],
+                "epsilon_point": r["epsilon_point"], "tpr": r["tpr"], "fpr": r["fpr"], "threshold": r["threshold"],
+                "label": r["label"], "unit": r["unit"], "broken": c["method"] in ldp.BROKEN,
+                "ledger": {"level": "ldp", "neighbouring": r["unit"], "mechanism": c["method"],
+                           "epsilon": c["epsilon"], "delta": r["delta"], "accountant": "mechanism's LDP guarantee",
+                           "audit": "threshold test, Clopper-Pearson", "alpha": c["alpha"]}}
+
+    # family-wise confidence over the grid (Bonferroni): the tight audits sit at ε itself, so with a per-cell 95%
+    # level about one correct cell in 70 would cross its claim by chance; at alpha / cells none should (95% overall)
+    n_cells = len(cfg.ldp_mechanisms) * len(cfg.ldp_epsilons)
+    cells = grid(method=list(cfg.ldp_mechanisms), epsilon=[float(e) for e in cfg.ldp_epsilons],
+                 trials=[cfg.ldp_trials], alpha=[cfg.alpha / n_cells], seed=[cfg.seed])
+    return run_grid(store, "ldp", cells, cell, desc="LDP audits", force=force)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Notebook 02: central DP (edge-level aggregation, node-level DP-SGD)
+# ---------------------------------------------------------------------------------------------------------------
+def run_edge(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+    """Canary-edge audits of K NAP aggregations (GAP/ProGAP edge level) at the calibrated σ."""
+
+    def cell(c):
+        r = canary.audit_edge_aggregation(c["epsilon"], hops=c["hops"], trials=c["trials"], seed=c["seed"],
+                                          alpha=c["alpha"])
+        return {"dataset": "random graph (40 nodes)", "method": f"progap/gap NAP, K={c['hops']}",
+                "setting": _setting(c["epsilon"]), "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0,
+                "level": "edge", "delta": r["delta"], "epsilon_accounted": r["epsilon_accounted"],
+                "epsilon_point": r["epsilon_point"], "sigma": r["sigma"], "tpr": r["tpr"], "fpr": r["fpr"],
+                "ledger": r["ledger"]}
+
+    cells = grid(epsilon=[float(e) for e in cfg.edge_epsilons], hops=list(cfg.edge_hops),
+                 trials=[cfg.edge_trials], alpha=[cfg.alpha], seed=[cfg.seed])
+    return run_grid(store, "edge", cells, cell, desc="edge audits", force=force)
+
+
+def run_node(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+    """One-run canary audits of node-level DP-SGD (the DP-MLP stage of ProGAP/GAP) on a small CSBM graph;
+    ε = ∞ is the same training without noise (the audit's positive control)."""
+    cache: dict[int, Any] = {}
+
+    def graph(n):
+        if n not in cache:
+            cache[n] = csbm(num_nodes=n, num_features=16, seed=stable_seed("audit-graph", cfg.seed))
+        return cache[n]
+
+    def cell(c):
+        r = canary.audit_dpsgd_one_run(graph(c["graph_nodes"]), epsilon=c["epsilon"], num_canaries=c["canaries"],
+                                       seed=c["seed"], epochs=c["epochs"], alpha=c["alpha"])
+        return {"dataset": f"csbm-{c['graph_nodes']}", "method": "dp-mlp (DP-Adam stage)" if math.isfinite(
+                c["epsilon"]) else "mlp (non-private control)", "setting": _setting(c["epsilon"]),
+                "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0, "level": "node",
+                "delta": r["delta"], "epsilon_accounted": r["epsilon_accounted"],
+                "noise_multiplier": r["noise_multiplier"], "guesses": r["guesses"], "correct": r["correct"],
+                "canaries_in": r["canaries_in"], "test_acc": r["test_acc"], "ledger": r["ledger"]}
+
+    cells = grid(epsilon=[float(e) for e in cfg.node_epsilons], canaries=[cfg.node_canaries],
+                 graph_nodes=[cfg.node_graph_nodes], epochs=[cfg.node_epochs], alpha=[cfg.alpha], seed=[cfg.seed])
+    return run_grid(store, "node", cells, cell, desc="node audits (DP-SGD one run)", force=force)
+
+
+def run_query(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+    """Audit of one PrivGNN query (noisy argmax of a teacher posterior) against the accountant's per-query λ, with
+    the noise on posteriors (the paper) and on log-softmax (the authors' code)."""
+
+    def cell(c):
+        r = argmax.audit_noisy_argmax(c["lam"], num_classes=c["classes"], trials=c["trials"], seed=c["seed"],
+                                      noise_on=c["noise_on"], alpha=c["alpha"])
+        name = "privgnn noisy argmax" + (" (log-softmax, authors' code)" if c["noise_on"] == "log_softmax" else "")
+        return {"dataset": f"worst-case posteriors, c={c['classes']}", "method": name, "setting": f"lam={c['lam']:g}",
+                "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0, "level": "node",
+                "epsilon": float(c["lam"]), "delta": 0.0, "epsilon_point": r["epsilon_point"], "tpr": r["tpr"],
+                "fpr": r["fpr"], "epsilon_if_l1_sensitivity_2": r["epsilon_if_l1_sensitivity_2"],
+                "ledger": {"level": "node", "neighbouring": "add/remove one private node (one query, no subsampling)",
+                           "mechanism": f"Laplace(1/lam) on {c['noise_on']}, argmax", "epsilon": float(c["lam"]),
+                           "delta": 0.0, "accountant": "PrivGNN base event: Laplace, L1 sensitivity 1"}}
+
+    cells = grid(lam=[float(v) for v in cfg.query_lambdas], noise_on=["posterior", "log_softmax"],
+                 classes=[cfg.query_classes], trials=[cfg.query_trials], alpha=[cfg.alpha], seed=[cfg.seed])
+    return run_grid(store, "query", cells, cell, desc="PrivGNN query audits", force=force)
+
+
+def audit_table(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS) -> pd.DataFrame:
+    """Accounted ε beside audited ε for every stored cell: ``tight`` (lower bound ≥ 0.7 × accounted) and
+    ``flagged`` (lower bound above the accounted ε: the mechanism or its accounting is broken)."""
+    frames = []
+    for art in artifacts:
+        df = store.load(art)
+        if len(df):
+            frames.append(df.assign(unit=art))
+    if not frames:
+        return pd.DataFrame(columns=["unit", "method", "accounted", "audited_lb", "tight", "flagged"])
+    df = pd.concat(frames, ignore_index=True)
+    acc = df["epsilon_accounted"] if "epsilon_accounted" in df else df["epsilon"]
+    acc = acc.fillna(df["epsilon"]).astype(float)
+    out = pd.DataFrame({"unit": df["unit"], "method": df["method"], "claimed": df["epsilon"].astype(float),
+                        "accounted": acc, "delta": df["delta"].astype(float), "audited_lb": df["value"].astype(float)})
+    if "epsilon_point" in df:
+        out["audited_point"] = df["epsilon_point"].astype(float)
+    out["ratio"] = out["audited_lb"] / out["accounted"]
+    out["tight"] = out["ratio"] >= 0.7
+    out["flagged"] = out["audited_lb"] > out["accounted"]
+    return out.sort_values(["unit", "method", "claimed"]).reset_index(drop=True)
+
+
+def audit_side_by_side(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS) -> pd.DataFrame:
+    """One row per method: the claim (accounted ε) beside the audit, summarised — what the notebooks show last.
+    ``ratio`` = audited / accounted (0 for the non-private control, whose accounted ε is ∞)."""
+    t = audit_table(store, artifacts)
+    if t.empty:
+        return t
+    return (t.groupby(["unit", "method"], sort=False)
+            .agg(cells=("claimed", "size"), max_audited=("audited_lb", "max"), max_ratio=("ratio", "max"),
+                 min_ratio=("ratio", "min"),
+                 tight_cells=("tight", "sum"), flagged_cells=("flagged", "sum"))
+            .reset_index())
+
+
+def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS):
+    """The figure none of the papers has: accounted ε (x) against the audited lower bound (y) per privacy unit,
+    the diagonal y = x marking where a correct mechanism's audit must stay below."""
+    t = audit_table(store, artifacts)
+    units = [u for u in artifacts if (t["unit"] == u).any()] or list(artifacts[:1])
+    fig, axes = plotting.plt.subplots(1, len(units), figsize=(4.2 * len(units), 3.8), squeeze=False)
+    for ax, unit in zip(axes[0], units):
+        sub = t[(t["unit"] == unit) & np.isfinite(t["accounted"])]
+        ctrl = t[(t["unit"] == unit) & ~np.isfinite(t["accounted"])]
+        top = max([1.0] + list(sub["accounted"]))
+        ax.plot([0, top], [0, top], color="#7f7f7f", ls="--", lw=1, label="audited = accounted")
+        for method, g in sub.groupby("method", sort=False):
+            g = g.sort_values("accounted")
+            ax.plot(g["accounted"], g["audited_lb"], marker="o", ms=4, lw=1.2, label=str(method))
+        for _, r in ctrl.iterrows():
+            ax.axhline(r["audited_lb"], color="#d62728", ls=":", lw=1, label=f"{r['method']} (ε = ∞)")
+        ax.set_title(UNITS.get(unit, unit), fontsize=9)
+        ax.set_xlabel("accounted ε (upper bound)")
+        ax.set_ylabel("audited ε (lower bound, 95%)")
+        ax.legend(fontsize=6, loc="best")
+    fig.suptitle("Accounted vs audited ε (a correct mechanism stays on or below the diagonal)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Notebook 03: PrivGNN's membership-inference attacks (Fig. 4)
+# ---------------------------------------------------------------------------------------------------------------
+def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
+    """Attack-1 / Attack-2 AUROC against B1 and the PrivGNN student (λ = ``mia_lambda``), per dataset and run."""
+    cache: dict[str, Any] = {}
+
+    def load(name):
+        if name not in cache:
+            cache[name] = P.prepare(name)
+        return cache[name]
+
+    names = [n for n in cfg.mia_datasets if load_or_skip(store, n, load, artifact="fig4") is not None]
+
+    def cell(c):
+        info = P.DATASETS[c["dataset"]]
+        k = c["k"] or info.k
+        rows = mia.run_attacks(load(c["dataset"]), queries=c["queries"], k=k, gamma=info.gamma, lam=c["lam"],
+                               seed=stable_seed(c["seed"], c["dataset"], c["run"]),
+                               teacher_epochs=c["teacher_epochs"], student_epochs=c["student_epochs"],
+                               shadow_epochs=c["student_epochs"], device=device)
+        led_p = P.privacy_ledger("privgnn", lam=c["lam"], queries=c["queries"], gamma=info.gamma,
+                                 delta=info.delta_reproducing)
+        led_p = {k2: v for k2, v in led_p.items() if k2 != "event"}
+        led_b = P.privacy_ledger("b1")
+        return [{"method": r["method"], "setting": r["attack"], "metric": "auroc", "value": r["value"],
+                 "level": "node" if r["method"] == "privgnn" else "none",
+                 "epsilon": led_p["epsilon"] if r["method"] == "privgnn" else math.inf,
+                 "delta": led_p["delta"] if r["method"] == "privgnn" else 0.0, "k_used": k,
+                 "ledger": led_p if r["method"] == "privgnn" else led_b} for r in rows]
+
+    cells = grid(dataset=names, run=list(range(cfg.mia_runs)), queries=[cfg.mia_queries], k=[cfg.mia_k],
+                 lam=[cfg.mia_lambda], teacher_epochs=[cfg.mia_teacher_epochs],
+                 student_epochs=[cfg.mia_student_epochs], seed=[cfg.seed]) if names else []
+    if not cells:
+        return store.load("fig4")
+    return run_grid(store, "fig4", cells, cell, desc="PrivGNN MI attacks", force=force)
+
+
+def mia_side_by_side(profile: str) -> pd.DataFrame:
+    """Fig. 4 as the paper reports it (Amazon) beside ours."""
+    return paper_vs_ours(PAPER, "fig4", profile)
+
+
+def plot_mia(store: ResultStore):
+    """Fig. 4: AUROC of Attack-1 and Attack-2 per dataset, B1 vs PrivGNN (mean over runs; 0.5 = random guess)."""
+    df = store.load("fig4")
+    fig, axes = plotting.plt.subplots(1, 2, figsize=(8, 3.4), squeeze=False, sharey=True)
+    for ax, attack in zip(axes[0], ("attack1", "attack2")):
+        sub = df[df["setting"] == attack] if len(df) else df
+        if len(sub):
+            m = sub.groupby(["dataset", "method"])["value"].mean().unstack("method")
+            m = m.reindex(columns=[c for c in ("b1", "privgnn") if c in m.columns])
+            m.plot.bar(ax=ax, rot=0, color=["#1f77b4", "#ff7f0e"][: m.shape[1]])
+        ax.axhline(0.5, color="#7f7f7f", ls="--", lw=1)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"MI {attack.replace('attack', 'Attack-')}", fontsize=9)
+        ax.set_ylabel("AUROC")
+    fig.suptitle("PrivGNN Fig. 4: membership inference (λ = 1)", fontsize=10)
+    fig.tight_layout()
+    return fig
