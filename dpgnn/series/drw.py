@@ -33,16 +33,17 @@ PROFILES: dict[str, dict[str, Any]] = {
               "seeds": [1234], "lrs": [0.1], "clip_fractions": [0.1], "noise_multipliers": [4.0],
               "target_epsilon": 8.0, "nondp_max_steps": 100, "patience": 30, "eval_every": 2,
               "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
-              "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 4.0]},
+              "fidelity": "paper", "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 4.0]},
     # test: the smallest end-to-end execution (tests/test_notebooks.py)
     "test": {"datasets": ["cora"], "methods": ["gcn", "mlp", "drw", "fdp"], "archs": ["1-layer"], "seeds": [1234],
              "lrs": [0.1], "clip_fractions": [0.1], "noise_multipliers": [1.0], "target_epsilon": 8.0,
              "nondp_max_steps": 10, "patience": 5, "eval_every": 1, "resample_every": 10, "fdp_degree": 4,
-             "fdp_variant": "paper", "bound_datasets": ["cora", "reddit"], "bound_noises": [4.0]},
+             "fdp_variant": "paper", "fidelity": "paper", "bound_datasets": ["cora", "reddit"],
+             "bound_noises": [4.0]},
     # paper: spec 4.6 grid, 3 seeds, target eps = 8, every dataset whose files exist
     "paper": {"datasets": list(drw.DATASETS), "methods": list(drw.METHODS), "archs": list(drw.ARCHS),
               "seeds": list(drw.SEEDS), **_DP_GRID, "target_epsilon": 8.0, "nondp_max_steps": 1000, "patience": 30,
-              "eval_every": 1, "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
+              "eval_every": 1, "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper", "fidelity": "paper",
               "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 2.0, 4.0, 8.0]},
 }
 
@@ -51,7 +52,10 @@ PROFILES: dict[str, dict[str, Any]] = {
 # Table 1 and Fig. 2
 # ---------------------------------------------------------------------------------------------------------------
 def table1_cells(cfg: Settings, datasets: list[str]) -> list[dict[str, Any]]:
-    """One cell per (dataset, method, architecture, [lr, clip, z,] seed)."""
+    """One cell per (dataset, method, architecture, [lr, clip, z,] seed); DP cells carry ``fidelity`` (and the
+    early-stopping ``patience``) when it is ``authors_code`` (see :func:`dpgnn.methods.drw.train_dp`)."""
+    fidelity = cfg.get("fidelity", "paper")
+    drw._fidelity(fidelity)
     cells = []
     for name in datasets:
         for method in cfg.methods:
@@ -63,10 +67,13 @@ def table1_cells(cfg: Settings, datasets: list[str]) -> list[dict[str, Any]]:
                         for clip in cfg.clip_fractions:
                             for z in cfg.noise_multipliers:
                                 for seed in cfg.seeds:
-                                    cells.append({**base, "lr": lr, "clip_fraction": clip, "noise_multiplier": z,
-                                                  "seed": seed, "target_epsilon": cfg.target_epsilon,
-                                                  "eval_every": cfg.eval_every, "resample_every": cfg.resample_every,
-                                                  "fdp_degree": cfg.fdp_degree, "fdp_variant": cfg.fdp_variant})
+                                    cell = {**base, "lr": lr, "clip_fraction": clip, "noise_multiplier": z,
+                                            "seed": seed, "target_epsilon": cfg.target_epsilon,
+                                            "eval_every": cfg.eval_every, "resample_every": cfg.resample_every,
+                                            "fdp_degree": cfg.fdp_degree, "fdp_variant": cfg.fdp_variant}
+                                    if fidelity != "paper":  # paper cells keep their stored config hashes
+                                        cell.update(fidelity=fidelity, patience=cfg.patience)
+                                    cells.append(cell)
                 else:
                     for seed in cfg.seeds:
                         cells.append({**base, "lr": 0.01, "seed": seed, "max_steps": cfg.nondp_max_steps,
@@ -101,6 +108,8 @@ def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force
         if cell["method"] in drw.DP_METHODS:
             kw.update({k: cell[k] for k in ("clip_fraction", "noise_multiplier", "target_epsilon", "eval_every",
                                             "resample_every", "fdp_degree", "fdp_variant")})
+            if cell.get("fidelity", "paper") != "paper":
+                kw.update(fidelity=cell["fidelity"], patience=cell["patience"])
         else:
             kw.update(max_steps=cell["max_steps"], patience=cell["patience"])
         return _rows(cell, drw.run(load(cell["dataset"]), cell["method"], device=device, **kw))
@@ -108,20 +117,31 @@ def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force
     cells = table1_cells(cfg, names)
     if cells:
         run_grid(store, "grid", cells, run, desc="DRW Table 1 grid", force=force)
-    return select(store, names)
+    return select(store, names, cfg.get("fidelity", "paper"))
+
+
+def artifacts(fidelity: str = "paper") -> tuple[str, str]:
+    """Names of the (Table 1, Fig. 2) artifacts of one fidelity: ``table1``/``fig2`` for the paper's version,
+    ``table1_authors_code``/``fig2_authors_code`` for the authors' code (kept apart, never mixed)."""
+    drw._fidelity(fidelity)
+    return ("table1", "fig2") if fidelity == "paper" else (f"table1_{fidelity}", f"fig2_{fidelity}")
 
 
 _HP = ["lr", "clip_fraction", "noise_multiplier"]
 
 
-def select(store: ResultStore, datasets: list[str]) -> pd.DataFrame:
-    """Best mean validation F1 over seeds per (dataset, method, setting); writes ``table1`` and ``fig2``."""
+def select(store: ResultStore, datasets: list[str], fidelity: str = "paper") -> pd.DataFrame:
+    """Best mean validation F1 over seeds per (dataset, method, setting) among the grid rows of ``fidelity``
+    (non-DP rows belong to both); writes the :func:`artifacts` of that fidelity."""
+    a_t1, a_fig2 = artifacts(fidelity)
     grid = store.load("grid")
-    store.clear("table1")
-    store.clear("fig2")
+    store.clear(a_t1)
+    store.clear(a_fig2)
     if grid.empty:
-        return store.load("table1")
+        return store.load(a_t1)
     grid = grid[grid["dataset"].isin(datasets)].copy()
+    fid = grid["fidelity"].fillna("paper") if "fidelity" in grid else pd.Series("paper", index=grid.index)
+    grid = grid[(fid == fidelity) | ~grid["method"].isin(drw.DP_METHODS)]
     for c in _HP:
         if c not in grid:
             grid[c] = float("nan")
@@ -132,7 +152,7 @@ def select(store: ResultStore, datasets: list[str]) -> pd.DataFrame:
     chosen = grid.merge(best, on=keys + _HP)
     t1 = chosen[chosen["metric"] == "test_f1"].assign(metric="f1_micro")
     drop = ["paper", "artifact", "profile", "timestamp", "config_hash"]
-    store.append("table1", t1.drop(columns=[c for c in drop if c in t1]).to_dict("records"))
+    store.append(a_t1, t1.drop(columns=[c for c in drop if c in t1]).to_dict("records"))
     # Fig. 2: per dataset and DP method, the best-validation architecture; "drw-best" = best DRW sampler
     cp = chosen[chosen["metric"] == "test_f1_at_eps"]
     if len(cp):
@@ -147,8 +167,8 @@ def select(store: ResultStore, datasets: list[str]) -> pd.DataFrame:
                 sampler=lambda d: d["method"], method="drw-best"))
         fig2 = pd.concat(rows, ignore_index=True)
         fig2["epsilon"] = fig2["checkpoint"].astype(float)
-        store.append("fig2", fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records"))
-    return store.load("table1")
+        store.append(a_fig2, fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records"))
+    return store.load(a_t1)
 
 
 def table1_side_by_side(profile: str) -> pd.DataFrame:
