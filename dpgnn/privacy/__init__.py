@@ -12,6 +12,7 @@
 from dpgnn.privacy.accountant import (
     Accountant,
     AutodpAccountant,
+    AutodpCompositionAccountant,
     AutodpRdpAcctAccountant,
     ExactGaussianAccountant,
     RdpAccountant,
@@ -76,6 +77,7 @@ __all__ = [
     "RdpAccountant",
     "ExactGaussianAccountant",
     "AutodpAccountant",
+    "AutodpCompositionAccountant",
     "AutodpRdpAcctAccountant",
     "get_accountant",
     "register_accountant",
