@@ -137,8 +137,8 @@ def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[s
         res = pg.train_progap(data, pg.ProGAPConfig(
             level=level, depth=int(cell["depth"]), epsilon=eps if level != "none" else 1.0, lr=cell["lr"],
             base_layers=int(cell["base_layers"]), epochs=e, batch_size=int(cell.get("batch_size", 256)),
-            max_degree=int(cell.get("max_degree", 100)), layerwise=method == "progap-layerwise"),
-            seed=seed, device=device)
+            max_degree=int(cell.get("max_degree", 100)), layerwise=method == "progap-layerwise",
+            fidelity=cell.get("fidelity", "paper")), seed=seed, device=device)
     elif method == "gap":
         res = gap_method.train_gap(data, gap_method.GAPConfig(
             level=level, hops=int(cell["depth"]), epsilon=eps if level != "none" else 1.0, lr=cell["lr"], epochs=e,
