@@ -3,22 +3,62 @@
 A *cell* is a JSON-able dict that fully determines one run (dataset, method, epsilon, run index, epochs, ...).
 Its :func:`~dpgnn.utils.config_hash` identifies it in the store. Each finished cell is appended (and fsynced)
 before the next starts, so a killed batch resumes where it stopped.
+
+Every series declares its grids as :class:`CellSpec` entries (``dpgnn.series.<paper>.CELLS``): how to enumerate
+a profile's cells, which store artifact their rows go to, and a module-level ``run(cfg, cell, device) -> rows``.
+:func:`run_grid` (sequential, what a notebook calls) and :mod:`dpgnn.engine` (cells fanned out on Dask) call the
+same functions, so a cell gives the same rows wherever it runs. Each stored row carries the cell's wall time
+(``cell_seconds``) and device (``cell_device``); ``dpgnn run --dry-run`` estimates the cost of missing cells from
+them.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 import pandas as pd
 from tqdm.auto import tqdm
 
 from dpgnn.results import ResultStore
-from dpgnn.utils import config_hash
+from dpgnn.utils import code_version, config_hash
 
 log = logging.getLogger(__name__)
 
 RunFn = Callable[[dict[str, Any]], "Mapping[str, Any] | list[Mapping[str, Any]]"]
+#: bookkeeping columns the runner adds to every row of a cell
+TIMING_COLUMNS = ("cell_seconds", "cell_device")
+STALE_CHOICES = ("keep", "rerun")
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """One grid of a series, computable cell by cell in any process.
+
+    ``name`` is what users select (``dpgnn run lpgnn --artifact fig_a``); ``store`` the store artifact the rows go
+    to (several specs may share one, e.g. every LPGNN figure's cells go to ``runs``); ``cells(cfg)`` enumerates
+    the profile's cells (every dataset of the profile: one whose files are missing is recorded ``not_run`` when
+    its first cell runs); ``run(cfg, cell, device)`` is a module-level function (picklable, no closure over loaded
+    data: it loads through the series' per-process cache) returning the cell's rows. ``share`` names other store
+    artifacts of the same paper whose rows for the same config hash are the same run (ProGAP's Table 2 / Fig. 2 /
+    Fig. 4 runs): such a cell runs once and is copied.
+    """
+
+    paper: str
+    name: str
+    store: str
+    cells: Callable[[Any], list[dict[str, Any]]]
+    run: Callable[[Any, dict[str, Any], str], list[dict[str, Any]]]
+    share: tuple[str, ...] = ()
+    #: ``available(cfg, dataset) -> bool``: a cheap check (file existence) the engine makes before submitting a
+    #: dataset's cells; None: the first cell that runs finds out (``DatasetUnavailable``)
+    available: Callable[[Any, str], bool] | None = None
+    #: the artifact under which an unavailable dataset is recorded ``not_run`` (default: ``name``)
+    skip_as: str | None = None
 
 
 def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:
@@ -32,38 +72,139 @@ def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:
     return cells
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# one cell -> rows (shared by the sequential loop and the Dask engine)
+# ---------------------------------------------------------------------------------------------------------------
+def cell_rows(out: Any, cell: dict[str, Any], h: str, *, seconds: float | None = None,
+              device: str | None = None) -> list[dict[str, Any]]:
+    """The stored rows of one cell: each of ``out``'s rows (a dict or a list of dicts) inherits the cell's keys it
+    does not set itself, the cell's config hash, and the cell's wall time and device."""
+    rows = [out] if isinstance(out, Mapping) else list(out)
+    if not rows:
+        raise RuntimeError(f"run function returned no rows for cell {cell}")
+    extra = {}
+    if seconds is not None:
+        extra["cell_seconds"] = round(float(seconds), 3)
+    if device is not None:
+        extra["cell_device"] = str(device)
+    return [{**cell, **row, "config_hash": h, **extra} for row in rows]
+
+
+def run_one(fn: RunFn, cell: dict[str, Any]) -> tuple[Any, float]:
+    """``fn(cell)`` and its wall time in seconds."""
+    t0 = time.perf_counter()
+    out = fn(dict(cell))
+    return out, time.perf_counter() - t0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# code versions of stored rows
+# ---------------------------------------------------------------------------------------------------------------
+def _dpgnn_version(versions: Any) -> str:
+    for part in str(versions).split(";"):
+        if part.startswith("dpgnn="):
+            return part.removeprefix("dpgnn=")
+    return "?"
+
+
+def stale_hashes(df: pd.DataFrame) -> set[str]:
+    """Config hashes whose stored rows were computed by other code (``versions``' ``dpgnn=`` differs from
+    :func:`dpgnn.utils.code_version`)."""
+    if df.empty or "versions" not in df.columns:
+        return set()
+    now = code_version()
+    other = df["versions"].map(_dpgnn_version) != now
+    return set(df.loc[other, "config_hash"].astype(str))
+
+
+def stored_line(artifact: str, n_cells: int, n_stored: int, n_stale: int, stale: str) -> str:
+    """The visible "N of M cells stored" line (printed, so it shows in a kernel and in papermill output)."""
+    line = f"{artifact}: {n_stored} of {n_cells} cells already stored"
+    if n_stale:
+        what = "rerunning them" if stale == "rerun" else "kept (pass stale='rerun' / --stale rerun to recompute)"
+        line += f", {n_stale} of them from other code than {code_version()}: {what}"
+    return line
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# --force / --stale rerun: recompute into a staging store, swap only when the whole set is complete
+# ---------------------------------------------------------------------------------------------------------------
+def staging_store(store: ResultStore, *, fresh: bool = False) -> ResultStore:
+    """A store beside ``store`` (``<store>/.staging/``) that receives recomputed rows until :func:`swap_in`."""
+    st = ResultStore(store.paper, store.profile)
+    st.dir = store.dir / ".staging"
+    if fresh and st.dir.exists():
+        shutil.rmtree(st.dir)
+    return st
+
+
+def swap_in(store: ResultStore, artifact: str, staging: ResultStore, hashes: set[str]) -> None:
+    """Replace the rows of ``hashes`` in ``store``'s ``artifact`` by the staged ones (other rows kept), atomically
+    when the artifact has no archive (``os.replace`` of the live file). Called only once every hash is staged, so
+    an interrupted recomputation leaves the old rows in place."""
+    old = store.load(artifact)
+    new = staging.load(artifact)
+    keep = old[~old["config_hash"].astype(str).isin(hashes)] if len(old) else old
+    merged = pd.concat([f for f in (keep, new) if len(f)], ignore_index=True) if len(keep) or len(new) else new
+    live, arc = store.path(artifact), store.archive_path(artifact)
+    live.parent.mkdir(parents=True, exist_ok=True)
+    if arc.exists():  # the merged rows become the archive; the live file then only repeats them: removed
+        tmp = arc.with_name(arc.name + ".tmp")
+        merged.to_csv(tmp, index=False, compression={"method": "gzip", "mtime": 0})
+        os.replace(tmp, arc)
+        if live.exists():
+            live.unlink()
+    else:
+        tmp = live.with_name(live.name + ".tmp")
+        merged.to_csv(tmp, index=False)
+        os.replace(tmp, live)
+    staging.clear(artifact)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the sequential loop (notebooks)
+# ---------------------------------------------------------------------------------------------------------------
 def run_grid(store: ResultStore, artifact: str, cells: list[dict[str, Any]], fn: RunFn, *,
-             desc: str | None = None, force: bool = False, reuse: Iterable[str] = ()) -> pd.DataFrame:
+             desc: str | None = None, force: bool = False, reuse: Iterable[str] = (), device: str | None = None,
+             stale: str = "keep") -> pd.DataFrame:
     """Run ``fn(cell)`` for every cell not yet stored under ``artifact`` and return all stored rows.
 
     ``fn`` returns one row (dict) or several (one per metric). Each row inherits the cell's keys it does not set
-    itself, and the cell's config hash. ``force=True`` drops the stored rows of this artifact first.
+    itself, the cell's config hash, its wall time (``cell_seconds``) and ``device`` (``cell_device``, when given).
+    ``force=True`` recomputes every cell of the grid into a staging store and replaces their stored rows only
+    once all of them are done (an interrupted force keeps the old rows; rows of cells outside the grid are kept).
+    ``stale="rerun"`` does the same for the cells stored by other code (``versions``), ``"keep"`` keeps them.
     ``reuse`` names other artifacts of the same store whose grids share cells with this one (e.g. a table's runs
     that are also points of a sweep): a cell already stored there, by the same config hash, is copied instead of
     run again. Donors are read again before each cell, so one that another process is filling is seen as it grows.
     """
-    if force:
-        store.clear(artifact)
+    if stale not in STALE_CHOICES:
+        raise ValueError(f"stale must be one of {STALE_CHOICES}, got {stale!r}")
     hashes = [config_hash(c) for c in cells]
     if len(set(hashes)) != len(hashes):
         raise ValueError("grid has duplicate cells; add the distinguishing key (e.g. run index) to each cell")
     reuse = [a for a in reuse if a != artifact]
-    done = store.done(artifact)
-    todo = [(h, c) for h, c in zip(hashes, cells) if h not in done]
-    if len(todo) < len(cells):
-        log.info("%s: %d of %d cells already stored, running %d", artifact, len(cells) - len(todo), len(cells),
-                 len(todo))
+    stored = store.load(artifact)
+    done = set(stored["config_hash"].astype(str)) if len(stored) else set()
+    in_grid = set(hashes)
+    old_code = stale_hashes(stored) & in_grid
+    print(stored_line(artifact, len(cells), len(done & in_grid), len(old_code), stale))
+    redo = in_grid if force else (old_code if stale == "rerun" else set())
+    staging = staging_store(store, fresh=False) if redo else None
+    if staging is not None:
+        staging.clear(artifact)
+    todo = [(h, c) for h, c in zip(hashes, cells) if h not in done or h in redo]
     cache: dict[str, tuple[Any, pd.DataFrame]] = {}
     for h, cell in tqdm(todo, desc=desc or artifact, mininterval=5.0, disable=not todo):
+        target = staging if h in redo else store
         donor = _stored_rows(store, reuse, h, cache)
         if donor is not None:
-            store.append(artifact, donor)
+            target.append(artifact, donor)
             continue
-        out = fn(dict(cell))
-        rows = [out] if isinstance(out, Mapping) else list(out)
-        if not rows:
-            raise RuntimeError(f"run function returned no rows for cell {cell}")
-        store.append(artifact, [{**cell, **row, "config_hash": h} for row in rows])
+        out, seconds = run_one(fn, cell)
+        target.append(artifact, cell_rows(out, cell, h, seconds=seconds, device=device))
+    if staging is not None:
+        swap_in(store, artifact, staging, redo)
     return store.load(artifact)
 
 
@@ -81,7 +222,12 @@ def _stored_rows(store: ResultStore, artifacts: list[str], h: str,
         if len(df) and "config_hash" in df.columns:
             hit = df[df["config_hash"].astype(str) == h]
             if len(hit):
-                hit = hit.drop(columns=[c for c in ("artifact", "timestamp") if c in hit.columns])
-                return [{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)}
-                        for r in hit.to_dict("records")]
+                return donor_rows(hit)
     return None
+
+
+def donor_rows(hit: pd.DataFrame) -> list[dict[str, Any]]:
+    """Stored rows of one cell, ready to be appended under another artifact (bookkeeping columns dropped, NaN
+    cells left out so that the receiving artifact writes them empty as the donor did)."""
+    hit = hit.drop(columns=[c for c in ("artifact", "timestamp") if c in hit.columns])
+    return [{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)} for r in hit.to_dict("records")]

@@ -126,3 +126,19 @@ def to_csr(t: torch.Tensor) -> torch.Tensor:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sparse CSR tensor support", category=UserWarning)
         return t.to_sparse_csr()
+
+
+def check_features(x: Any, name: str = "features") -> torch.Tensor:
+    """``x`` as a tensor after refusing NaN or infinite entries (a method must never train silently on them).
+
+    Raises ``ValueError`` naming how many rows hold a non-finite value and the first of them.
+    """
+    t = torch.as_tensor(x)
+    if t.is_floating_point() or t.is_complex():
+        bad = ~torch.isfinite(t)
+        if bool(bad.any()):
+            rows = bad.reshape(bad.shape[0], -1).any(1) if t.dim() > 1 else bad
+            idx = torch.nonzero(rows).view(-1)
+            raise ValueError(f"{name} hold NaN or infinite values in {idx.numel()} of {rows.numel()} rows (first: "
+                             f"row {int(idx[0])}); impute or drop them before training")
+    return t

@@ -37,8 +37,9 @@ from torch_geometric.utils import to_torch_csr_tensor
 from dpgnn.methods.progap import ProGAPResult, _int, _masks, _pos, accuracy, bound_degree, default_delta
 from dpgnn.nn.progap import ACTIVATIONS, MLP
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
+from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, statement
 from dpgnn.privacy.progap import accounted_steps, stage_steps
-from dpgnn.utils import make_generator, resolve_device, stable_seed
+from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = ["DPGNNConfig", "DPGNNModel", "neighbour_table", "per_root_gradients", "calibrate_fdp_noise",
            "dp_gnn_ledger", "train_dp_gnn"]
@@ -166,7 +167,11 @@ def dp_gnn_ledger(*, train_nodes: int, batch_size: int, epochs: int, max_degree:
     z = calibrate_fdp_noise(target_epsilon, delta, steps=accounted, train_nodes=n, batch_size=b, affected=k) \
         if noise is None else _pos(noise, "noise")
     eps, order = fdp_epsilon(accounted, z, n, b, k, delta)
-    return {"level": "node", "method": "dp-gnn", "neighbouring": "node-level: add/remove one node and its edges",
+    return {"level": "node", "method": "dp-gnn",
+            **statement(AS_PUBLISHED, "add/remove one node with its edges (degrees capped at D)",
+                        accounted=f"{accounted} Poisson-sampled steps of per-root clipped 1-hop-subgraph gradients, "
+                                  "each node in at most D+1 subgraphs (Daigavane et al. multi-term RDP)",
+                        not_covered=[MODEL_SELECTION]),
             "mechanism": "per-root clipped gradients of 1-hop subgraphs + Gaussian noise z*2(D+1)C",
             "noise_multiplier": z, "sensitivity": 2.0 * k * clip, "max_degree": int(max_degree), "batch_size": b,
             "train_nodes": n, "steps": accounted, "steps_trained": trained, "clip": clip,
@@ -180,6 +185,7 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
     t0 = time.perf_counter()
     dev = resolve_device(device)
     masks = _masks(data, dev)
+    check_features(data.x, "data.x (node features)")
     train_idx = masks["train"].nonzero().view(-1)
     n_train = train_idx.numel()
     if n_train == 0:

@@ -19,6 +19,15 @@ per-tensor gradient norms of single-root losses averaged over up to 10 roots of 
 ``C_j = C·√softmax(g0)_j`` (Σ C_j² = C²). This calibration looks at the data without privacy (as the authors' code);
 ``clip_norm=`` gives a data-independent absolute C split evenly over tensors instead.
 
+What the code guarantees (issue #13; :func:`guarantee_fields`). The paper's pipeline (``scaling="train_zscore"``,
+``clip_fraction``, best-validation model) is reported ``as_published``: the z-scoring reads the training nodes'
+mean and standard deviation, so one node's raw features move *every* node's input (all subgraphs, not one: the 2C
+sensitivity fails); the clipping norm is a function of private gradients; the best epoch (and, in the series, the
+configuration) is chosen on validation F1 computed from private features. None of these is in ε. The **sound**
+mode -- ``prepare(..., scaling="none")`` (raw features, no statistics read), ``clip_norm=C`` (fixed) and
+``select="last"`` (the final model, no selection) -- leaves only the accounted Gaussian steps: changing one node's
+raw features changes only the (one) subgraph that contains it, and the clipped sum by at most 2C.
+
 Methods (Table 1 rows): ``gcn`` (non-DP, RW sampler), ``mlp`` (non-DP, uniform sampler), ``fdp``, ``drw``, ``drw-d``
 (DRW re-generated every ``resample_every`` steps) and ``drw-r`` (2 walks per root).
 """
@@ -53,11 +62,21 @@ from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
 from dpgnn.nn.drw import SplitFeatures, build_model
 from dpgnn.privacy import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent, get_accountant
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
-from dpgnn.utils import resolve_device, seed_everything, stable_seed, to_csr, versions
+from dpgnn.privacy.guarantee import (
+    AS_PUBLISHED,
+    CLIPPING,
+    MODEL_SELECTION,
+    PREPROCESSING,
+    SOUND,
+    non_private,
+    statement,
+)
+from dpgnn.utils import check_features, resolve_device, seed_everything, stable_seed, to_csr, versions
 
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "DP_METHODS", "ARCHS", "DELTA", "NUM_TRAIN", "SEEDS", "TARGET_EPSILON",
-    "batch_size", "DRWData", "prepare", "normalized_adjacency", "dense_subgraph_inputs", "per_subgraph_grads",
+    "batch_size", "DRWData", "SCALINGS", "scale_features", "guarantee_fields", "prepare", "normalized_adjacency",
+    "dense_subgraph_inputs", "per_subgraph_grads",
     "clipped_grad_sum", "add_noise",
     "clip_thresholds", "clip_and_noise", "drw_event", "drw_epsilon", "Schedule", "epsilon_schedule", "f1_micro",
     "split_features", "eval_features", "train_dp", "train_nondp", "run",
@@ -141,6 +160,7 @@ class DRWData:
     train_edge_index: Tensor       # training graph (= full graph when transductive; induced on train nodes else)
     adj_full: Tensor = field(repr=False)  # sparse Â of the full graph
     inductive: bool = False
+    scaling: str = "train_zscore"  # see SCALINGS
 
     @property
     def num_nodes(self) -> int:
@@ -162,19 +182,47 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int) -> Tensor:
     return to_csr(torch.sparse_coo_tensor(ei, w, (num_nodes, num_nodes)).coalesce())
 
 
-def prepare(name: str, data=None) -> DRWData:
-    """Load ``name`` (variant ``drw``), drop self-loops, z-score features with training-node statistics."""
+#: feature scalings: the paper's z-score with training-node statistics (reads private data), or none (raw)
+SCALINGS = ("train_zscore", "none")
+
+
+def scale_features(x: Tensor, train: Tensor, scaling: str = "train_zscore") -> Tensor:
+    """``train_zscore``: ``(x − μ_train)/σ_train`` per column (σ = 0 → 1), the authors' preprocessing, which reads
+    every training node's features; ``none``: ``x`` unchanged (reads no statistic: row ``i`` depends on node ``i``
+    alone)."""
+    if scaling not in SCALINGS:
+        raise ValueError(f"scaling must be one of {SCALINGS}, got {scaling!r}")
+    x = check_features(x, "data.x (node features)").to(torch.float32)
+    if scaling == "none":
+        return x.clone()
+    mu = x[train].mean(0)
+    sd = x[train].std(0, unbiased=False)
+    sd = torch.where(sd > 0, sd, torch.ones_like(sd))
+    return (x - mu) / sd
+
+
+def guarantee_fields(*, scaling: str, clip_norm: float | None, select: str, method: str) -> dict[str, Any]:
+    """Guarantee fields of one DP run (module docstring, "What the code guarantees")."""
+    nc = ([PREPROCESSING] if scaling != "none" else []) + ([CLIPPING] if clip_norm is None else []) \
+        + ([MODEL_SELECTION] if select != "last" else [])
+    acc = ("T batches of B disjoint subgraphs drawn uniformly without replacement, per-subgraph clipped gradient "
+           "sum + Gaussian noise z*2C (sensitivity 2C: one node's features in one subgraph)" if method != "fdp" else
+           "T uniform batches of B roots, per-root clipped gradients + Gaussian noise z*2KC (one node's features "
+           "in at most K subgraphs)")
+    return statement(AS_PUBLISHED if nc else SOUND, "replace one node's features (feature-level, graph public)",
+                     accounted=acc, not_covered=nc)
+
+
+def prepare(name: str, data=None, *, scaling: str = "train_zscore") -> DRWData:
+    """Load ``name`` (variant ``drw``), drop self-loops, scale features (:func:`scale_features`; the paper's
+    z-score with training-node statistics by default, ``scaling="none"`` for the sound mode)."""
     key = _dataset_key(name) if data is None else str(name).lower()
     if data is None:
         data = load_dataset(_LOAD.get(key, key), variant="drw")
     n = int(data.num_nodes)
     ei, _ = remove_self_loops(data.edge_index.long())
     train = torch.nonzero(data.train_mask).view(-1)
-    x = data.x.to(torch.float32)
-    mu = x[train].mean(0)
-    sd = x[train].std(0, unbiased=False)
-    sd = torch.where(sd > 0, sd, torch.ones_like(sd))
-    x = (x - mu) / sd
+    x = scale_features(data.x, train, scaling)
     y = data.y
     multilabel = y.dim() == 2
     num_classes = int(y.shape[1]) if multilabel else int(y.max()) + 1
@@ -183,7 +231,7 @@ def prepare(name: str, data=None) -> DRWData:
     return DRWData(name=key, x=x, y=y.float() if multilabel else y.long(), num_classes=num_classes,
                    multilabel=multilabel, train=train.numpy(), val=torch.nonzero(data.val_mask).view(-1),
                    test=torch.nonzero(data.test_mask).view(-1), edge_index=ei, train_edge_index=train_ei,
-                   adj_full=normalized_adjacency(ei, n), inductive=inductive)
+                   adj_full=normalized_adjacency(ei, n), inductive=inductive, scaling=scaling)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -491,7 +539,7 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
              batch: int | None = None, delta: float | None = None, target_epsilon: float = TARGET_EPSILON,
              seed: int = 1234, resample_every: int = 10, eval_every: int = 1, max_steps: int | None = None,
              accountant: str = "autodp", fdp_degree: int = 4, fdp_variant: str = "paper",
-             per_sample: str = "ghost", fidelity: str = "paper", patience: int = 30,
+             per_sample: str = "ghost", select: str = "best_val", fidelity: str = "paper", patience: int = 30,
              device: str = "auto") -> dict[str, Any]:
     """DP training (DRW, DRW-D, DRW-R or FDP) until ε would exceed ``target_epsilon`` (or ``max_steps``).
 
@@ -508,9 +556,14 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
     per-subgraph norms from Gram matrices, no per-subgraph gradients stored) or ``"vmap"``
     (:func:`per_subgraph_grads` + :func:`clip_and_noise`); the same sums up to rounding, and the same noise.
 
-    Returns test/val F1 of the best-validation model, the privacy ledger and ``checkpoints``: for every integer
-    ``k ≤ target`` the step where ε last stays ≤ k and the test F1 of the best-validation model up to then.
+    ``select``: ``"best_val"`` (the paper: the best-validation model, chosen on private data) or ``"last"`` (the
+    final model; with ``clip_norm`` and data prepared with ``scaling="none"`` the run is ``sound``).
+
+    Returns test/val F1 of the selected model, the privacy ledger and ``checkpoints``: for every integer
+    ``k ≤ target`` the step where ε last stays ≤ k and the test F1 of the selected model up to then.
     """
+    if select not in ("best_val", "last"):
+        raise ValueError(f"select must be 'best_val' or 'last', got {select!r}")
     method = _method_key(method)
     if method not in DP_METHODS:
         raise ValueError(f"train_dp runs the DP methods {list(DP_METHODS)}; use train_nondp for {method!r}")
@@ -580,7 +633,7 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
 
     def record(step: int) -> None:
         v, te = _evaluate(model, d, x_eval, adj, [val, test])
-        if step > 0 and v > best["val"]:  # the untrained step-0 model is never selected
+        if step > 0 and (v > best["val"] or select == "last"):  # the untrained step-0 model is never selected
             best.update(val=v, test=te, step=step)
             stale[0] = 0
         elif step > 0:
@@ -631,9 +684,12 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
               "sampling_rate": q, "sampling": "uniform without replacement", "batch": B, "steps": T,
               "epsilon": eps, "delta": delta, "accountant": acc_name, "event": event,
               "max_affected": K, "clip_calibration": "data-dependent (not private)" if clip_norm is None else "fixed",
-              "fidelity": fidelity, "early_stopped_at": stopped, "selection": "best validation among steps >= 1"}
+              "scaling": d.scaling, "select": select, "fidelity": fidelity, "early_stopped_at": stopped,
+              "selection": "among trained steps (>= 1)",
+              **guarantee_fields(scaling=d.scaling, clip_norm=clip_norm, select=select, method=method)}
     return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
-            "val_f1": best["val"] if best["val"] >= 0 else math.nan, "best_step": best["step"], "steps": T, "epsilon": eps, "delta": delta,
+            "val_f1": best["val"] if best["val"] >= 0 else math.nan, "best_step": best["step"], "steps": T,
+            "epsilon": eps, "delta": delta,
             "sampling_rate": q, "level": "feature", "ledger": ledger, "checkpoints": cp_rows,
             "num_subgraphs": subs.num_subgraphs, "seconds": time.perf_counter() - t0, "versions": versions()}
 
@@ -686,9 +742,9 @@ def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 2
             bad += 1
             if bad >= patience:
                 break
-    ledger = {"level": "none", "epsilon": math.inf}
+    ledger = {"level": "none", "epsilon": math.inf, **non_private()}
     return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
-            "val_f1": best["val"] if best["val"] >= 0 else math.nan, "best_step": best["step"], "steps": step, "epsilon": math.inf, "delta": 0.0,
+            "val_f1": best["val"], "best_step": best["step"], "steps": step, "epsilon": math.inf, "delta": 0.0,
             "level": "none", "ledger": ledger, "checkpoints": [], "seconds": time.perf_counter() - t0,
             "versions": versions()}
 

@@ -34,11 +34,12 @@ from dpgnn.methods.progap import (
     _pos,
     bound_degree,
     default_delta,
+    edge_sensitivity,
     privacy_ledger,
     train_stage,
 )
 from dpgnn.nn.progap import MLP, StageModel
-from dpgnn.utils import make_generator, resolve_device, stable_seed
+from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = ["GAPConfig", "train_gap"]
 
@@ -61,9 +62,11 @@ class GAPConfig:
     clip: float = 1.0
     activation: str = "selu"
     accountant: str | None = None
+    edge_relation: str = "directed"  # or "undirected" (sensitivity √2), see dpgnn.privacy.progap
 
     def __post_init__(self) -> None:
         _level(self.level)
+        edge_sensitivity(self.edge_relation)
         _int(self.hops, "hops", 1)
         _int(self.epochs, "epochs", 1)
         _int(self.batch_size, "batch_size", 1)
@@ -81,6 +84,7 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
     t0 = time.perf_counter()
     dev = resolve_device(device)
     masks = _masks(data, dev)
+    check_features(data.x, "data.x (node features)")
     n_train = int(masks["train"].sum())
     private = cfg.level != "none"
     delta = None
@@ -92,7 +96,7 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
                             dpsgd_runs=2 if cfg.level == "node" else None, train_nodes=n_train,
                             batch_size=cfg.batch_size, epochs=cfg.epochs,
                             max_degree=cfg.max_degree if cfg.level == "node" else None, clip=cfg.clip,
-                            accountant=cfg.accountant, method="gap")
+                            accountant=cfg.accountant, method="gap", edge_relation=cfg.edge_relation)
     torch.manual_seed(stable_seed("gap-init", seed))
     gen = make_generator(stable_seed("gap-noise", seed), dev if dev.type == "cuda" else "cpu")
     edge_index = data.edge_index

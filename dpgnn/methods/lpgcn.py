@@ -35,8 +35,9 @@ from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from dpgnn.data import load_dataset, minmax_normalize, seed_from_name, split_edges
 from dpgnn.nn import GCN, VGAEEncoder
 from dpgnn.privacy import get_mechanism
+from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
 from dpgnn.train import train_link_predictor, train_node_classifier
-from dpgnn.utils import config_hash, make_generator, seed_everything, stable_seed, versions
+from dpgnn.utils import check_features, config_hash, make_generator, seed_everything, stable_seed, versions
 
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "MECHANISMS", "HPARAMS", "HIDDEN_CODE", "HIDDEN_PAPER", "VGAE_HIDDEN", "VGAE_OUT",
@@ -168,6 +169,7 @@ def perturb_features(x: Tensor, method: str, epsilon: float | None, generator: t
     """
     key = _method_key(method)
     eps = _epsilon(key, epsilon)
+    check_features(x, "x (node features)")
     if key == "raw":
         return x
     mech = get_mechanism(MECHANISMS[key], epsilon=eps, low=0.0, high=1.0)
@@ -179,11 +181,17 @@ def privacy_ledger(method: str, epsilon: float | None, num_features: int) -> dic
     key = _method_key(method)
     eps = _epsilon(key, epsilon)
     if key == "raw":
-        return {"level": "none", "neighbouring": "none (no privacy)", "mechanism": "none", "epsilon": math.inf,
-                "epsilon_node_total": math.inf, "delta": 0.0, "sensitivity": None, "accountant": "none"}
+        return {"level": "none", "mechanism": "none", "epsilon": math.inf,
+                "epsilon_node_total": math.inf, "delta": 0.0, "sensitivity": None, "accountant": "none",
+                **non_private()}
     return {
         "level": "feature-ldp",
-        "neighbouring": "one node's feature vector (per-feature budget)",
+        # the input range [α, β] = [0, 1] comes from per-column min-max over all nodes' raw features, computed by
+        # whoever prepares the data, not by each user: a preprocessing statistic outside the LDP guarantee
+        **statement(AS_PUBLISHED, "one node's feature vector (LDP: any two vectors, per-feature budget)",
+                    accounted=f"each of the {int(num_features)} features perturbed once by {MECHANISMS[key]} with "
+                              "epsilon (basic composition for the node total)",
+                    not_covered=[PREPROCESSING]),
         "mechanism": MECHANISMS[key],
         "epsilon": eps,
         "epsilon_node_total": eps * int(num_features),

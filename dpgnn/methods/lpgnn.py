@@ -36,8 +36,9 @@ from dpgnn.data import load_dataset
 from dpgnn.nn.lpgnn import (BACKBONES, Backbone, BatchedBackbone, BatchedFeatures, KProp, kprop,
                             normalized_adjacency)
 from dpgnn.privacy import get_mechanism
+from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
 from dpgnn.privacy.multibit import optimal_m
-from dpgnn.utils import config_hash, make_generator, resolve_device, stable_seed, versions
+from dpgnn.utils import check_features, config_hash, make_generator, resolve_device, stable_seed, versions
 
 __all__ = [
     "PAPER", "DATASETS", "FEATURE_METHODS", "REPLACEMENTS", "LABEL_METHODS", "EPS_X", "EPS_Y", "STEPS", "HPARAMS",
@@ -199,7 +200,7 @@ def draw_features(data: Data, method: str, eps_x: float, *, m: int | None = None
     * ``rnd`` / ``one`` / ``ohd`` -- U[0,1) noise / all ones / one-hot degree clamped at ``d − 1``.
     """
     meth, eps = _check_features(method, eps_x)
-    x = data.x
+    x = check_features(data.x, "data.x (node features)")
     n, d = x.shape
     gen = make_generator(generator)
     if m is not None and meth != "mbm":
@@ -327,9 +328,15 @@ def privacy_ledger(method: str, eps_x: float, eps_y: float, num_features: int, m
     delta = AGM_DELTA if meth == "agm" else 0.0
     total = feat_eps + ey
     level = "none" if math.isinf(total) and math.isinf(ey) and math.isinf(feat_eps) else "node-ldp"
+    if level == "none":
+        guarantee = non_private()
+    else:  # features min-max normalised over all nodes (and constant columns dropped) before the users perturb
+        guarantee = statement(AS_PUBLISHED, "LDP: any two (feature vector, label) pairs of one node",
+                              accounted="one feature report and one label report per node, basic composition",
+                              not_covered=[PREPROCESSING])
     return {
         "level": level,
-        "neighbouring": "LDP: any two (feature vector, label) pairs of one node",
+        **guarantee,
         "mechanism": f"features={meth}" + (f"(m={mm})" if mm else "") + f"; labels=rr",
         "eps_x": ex, "eps_y": ey, "epsilon": total, "delta": delta, "m": mm,
         "feature_epsilon": feat_eps,

@@ -39,6 +39,7 @@ from torch_geometric.data import Data
 
 from dpgnn.data import load_dataset
 from dpgnn.nn.privgnn import MLP, SAGE, BatchedSAGETeachers, mean_neighbours, train_batched_teachers
+from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, SOUND, non_private, statement
 from dpgnn.privacy.pate import (
     PRIVGNN_ACCOUNTANT,
     check_lam,
@@ -47,7 +48,8 @@ from dpgnn.privacy.pate import (
     privgnn_event,
     vote_counts,
 )
-from dpgnn.utils import make_generator, resolve_device, stable_seed
+from dpgnn.privacy.privgnn import statement_as_published as privgnn_statement
+from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = [
     "PAPER", "LAMBDAS", "GLOBAL_SEED", "SEEDS", "DATASETS", "DatasetInfo", "PrivGNNData", "prepare", "query_nodes",
@@ -142,6 +144,9 @@ class PrivGNNData:
     pub_train: Tensor
     pub_test: Tensor
     num_classes: int
+    #: feature columns z-scored with statistics of all nodes, private ones included (Credit): a preprocessing
+    #: statistic the ε does not cover
+    standardized: bool = False
     agg_pub: Tensor = field(init=False)
     csr_ptr: Tensor = field(init=False)
     csr_idx: Tensor = field(init=False)
@@ -191,7 +196,7 @@ def prepare_from_data(data: Data, name: str, *, order_seed: int = GLOBAL_SEED, s
     ``order_seed`` orders the public-train nodes randomly (the query set is its first |Q| entries).
     ``standardize`` z-scores the feature columns (used for Credit, whose raw columns span 0..10^6).
     """
-    x = data.x.to(torch.float32)
+    x = check_features(data.x, "data.x (node features)").to(torch.float32)
     if standardize:
         x = _standardize(x)
     y = data.y.long()
@@ -203,7 +208,7 @@ def prepare_from_data(data: Data, name: str, *, order_seed: int = GLOBAL_SEED, s
     tr = tr[torch.randperm(tr.numel(), generator=make_generator(order_seed))]
     classes = int(y.max()) + 1
     return PrivGNNData(name, x[data.private_mask], y[data.private_mask], edge_priv, x[pub_mask], y[pub_mask],
-                       edge_pub, tr, te, classes)
+                       edge_pub, tr, te, classes, standardized=bool(standardize))
 
 
 def prepare(name: str, *, order_seed: int = GLOBAL_SEED, root=None) -> PrivGNNData:
@@ -620,23 +625,38 @@ def pate_labels(counts: Tensor, lam: float, generator: torch.Generator) -> Tenso
 # privacy ledgers
 # ---------------------------------------------------------------------------------------------------------------
 def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None = None, gamma: float | None = None,
-                   delta: float | None = None, counts: np.ndarray | None = None) -> dict[str, Any]:
+                   delta: float | None = None, counts: np.ndarray | None = None, num_classes: int | None = None,
+                   delta_sound: float | None = None, standardized: bool = False) -> dict[str, Any]:
     """The privacy statement of one run (flat, for a tidy row). PrivGNN/KNNRem/SingleGNN share PrivGNN's
-    accounting (paper Sec. 5.5); PATE-M/G use the moments accountant (data-dependent when ``counts`` are given);
-    B1/B2/B3 are non-private; B4 touches the public labels (not a private mechanism of G†: ε = ∞ w.r.t. the
-    ground truth it reads)."""
+    accounting (paper Sec. 5.5): ``epsilon`` is the paper's (``guarantee = as_published``), ``epsilon_sound`` the
+    algorithm's (:mod:`dpgnn.privacy.privgnn`, exact per-query ε₀ for ``num_classes``, at ``delta_sound``,
+    default ``delta``). PATE-M/G use the moments accountant (data-dependent when ``counts`` are given; noisy argmax
+    of vote counts, whose sensitivity argument holds: sound). B1/B2/B3 are non-private; B4 touches the public
+    labels (not a private mechanism of G†: ε = ∞ w.r.t. the ground truth it reads). ``standardized``: the
+    features were z-scored with statistics that include the private nodes (Credit): not covered."""
+    nc = [PREPROCESSING] if standardized else []
     if method in ("privgnn", "knnrem", "singlegnn"):
         eps = privgnn_epsilon(lam, queries, gamma, delta)
-        return {"level": "node", "neighbouring": "add/remove one private node", "mechanism": "laplace",
+        return {"level": "node", "mechanism": "laplace",
                 "noise_scale": 1.0 / lam, "sample_rate": gamma, "steps": queries, "epsilon": eps, "delta": delta,
-                "accountant": PRIVGNN_ACCOUNTANT, "event": privgnn_event(lam, queries, gamma).to_dict()}
+                "accountant": PRIVGNN_ACCOUNTANT, "event": privgnn_event(lam, queries, gamma).to_dict(),
+                **privgnn_statement(lam, queries, gamma, delta, num_classes, delta_sound=delta_sound,
+                                    not_covered=nc)}
     if method in ("pate_g", "pate_m"):
         res = pate_epsilon(lam, queries, delta, counts)
-        return {"level": "node", "neighbouring": "replace one private node", "mechanism": "laplace on vote counts",
+        return {"level": "node", "mechanism": "laplace on vote counts",
                 "noise_scale": 1.0 / lam, "sample_rate": 1.0, "steps": queries, "epsilon": res.epsilon,
                 "epsilon_data_independent": res.epsilon_data_independent, "delta": delta,
-                "accountant": "pate_moments" + ("_data_dependent" if res.data_dependent else "")}
+                "accountant": "pate_moments" + ("_data_dependent" if res.data_dependent else ""),
+                **statement(AS_PUBLISHED if res.data_dependent or nc else SOUND,
+                            "replace one private node (changes one teacher's vote)", not_covered=nc,
+                            accounted=f"{queries} noisy-argmax answers over teacher vote counts, Laplace(1/lambda)"
+                                      " per count (PATE moments accountant, Papernot et al. 2017"
+                                      + (", data-dependent)" if res.data_dependent else ", data-independent)"),
+                            issues=["the data-dependent epsilon is computed from the private vote counts and is "
+                                    "itself not released privately (epsilon_data_independent is the sound bound)"]
+                            if res.data_dependent else ())}
     if method in ("b1", "b2", "b3", "mlp", "b4"):
-        return {"level": "none", "neighbouring": "none (non-private)", "mechanism": "none", "epsilon": math.inf,
-                "delta": 0.0, "accountant": "none"}
+        return {"level": "none", "mechanism": "none", "epsilon": math.inf,
+                "delta": 0.0, "accountant": "none", **non_private()}
     raise ValueError(f"unknown method {method!r}")

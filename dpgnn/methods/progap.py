@@ -46,13 +46,14 @@ from dpgnn.privacy.progap import (  # noqa: F401  (re-exported: the method's acc
     accountant_for,
     calibrate_noise,
     default_delta,
+    edge_sensitivity,
     privacy_event,
     privacy_ledger,
     stage_steps,
     theorem41_epsilon,
     theorem42_epsilon,
 )
-from dpgnn.utils import make_generator, resolve_device, stable_seed, to_csr
+from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed, to_csr
 
 __all__ = [
     "LEVELS", "ProGAPConfig", "ProGAPResult", "NAP", "bound_degree", "default_delta", "privacy_event",
@@ -258,10 +259,14 @@ class ProGAPConfig:
     activation: str = "selu"
     layerwise: bool = False
     accountant: str | None = None
+    #: edge level: "directed" (the authors' sensitivity 1) or "undirected" (one friendship = two directed edges,
+    #: sensitivity √2; the sound option for the undirected Facebook100 graphs)
+    edge_relation: str = "directed"
     fidelity: str = "paper"  # "authors_code": the official code's edge-level calibration (autodp RDP composition)
 
     def __post_init__(self) -> None:
         _level(self.level)
+        edge_sensitivity(self.edge_relation)
         accountant_for("edge", self.fidelity)  # validates the fidelity
         _int(self.depth, "depth", 0)
         _int(self.hidden, "hidden", 1)
@@ -321,6 +326,7 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
     t0 = time.perf_counter()
     dev = resolve_device(device)
     masks = _masks(data, dev)
+    check_features(data.x, "data.x (node features)")
     n_train = int(masks["train"].sum())
     if n_train == 0:
         raise ValueError("data has no training nodes")
@@ -331,7 +337,7 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
                             target_epsilon=(cfg.epsilon if cfg.noise is None else None) if private else None,
                             train_nodes=n_train, batch_size=cfg.batch_size, epochs=cfg.epochs,
                             max_degree=cfg.max_degree if cfg.level == "node" else None, clip=cfg.clip,
-                            accountant=cfg.accountant, fidelity=cfg.fidelity)
+                            accountant=cfg.accountant, edge_relation=cfg.edge_relation, fidelity=cfg.fidelity)
     if private and ledger["epsilon"] > 0 and not ledger["noise_multiplier"] > 0:
         raise ValueError("a finite epsilon with zero noise is not a private run")
     torch.manual_seed(stable_seed("progap-init", seed))

@@ -35,7 +35,8 @@ from dpgnn.methods.progap import (
     train_stage,
 )
 from dpgnn.nn.progap import MLP, SAGEClassifier, StageModel
-from dpgnn.utils import make_generator, resolve_device, stable_seed
+from dpgnn.privacy.guarantee import SOUND, statement
+from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = ["train_mlp", "train_sage", "edgerand_perturb", "train_edgerand"]
 
@@ -48,6 +49,7 @@ def train_mlp(data: Data, *, level: str = "none", epsilon: float | None = None, 
     dev = resolve_device(device)
     t0 = time.perf_counter()
     masks = _masks(data, dev)
+    check_features(data.x, "data.x (node features)")
     n_train = int(masks["train"].sum())
     if level == "node":
         if epsilon is None:
@@ -84,6 +86,7 @@ def train_sage(data: Data, *, layers: int = 2, edge_index: Tensor | None = None,
     dev = resolve_device(device)
     t0 = time.perf_counter()
     masks = _masks(data, dev)
+    check_features(data.x, "data.x (node features)")
     torch.manual_seed(stable_seed("sage-init", seed))
     x, y = data.x.to(dev).float(), data.y.to(dev)
     ei = (data.edge_index if edge_index is None else edge_index).to(dev)
@@ -163,8 +166,11 @@ def train_edgerand(data: Data, epsilon: float, *, layers: int = 2, seed: int = 0
                    **kw: Any) -> ProGAPResult:
     """EdgeRand: perturb the graph once (ε-edge-DP, δ = 0), then GraphSAGE on it (post-processing)."""
     noisy = edgerand_perturb(data.edge_index, data.num_nodes, epsilon, seed=seed)
-    ledger = {"level": "edge", "method": "edgerand", "neighbouring": "edge-level: add/remove one edge",
+    ledger = {"level": "edge", "method": "edgerand",
               "mechanism": "asymmetric randomized response (0.9 eps) + Laplace density (0.1 eps)",
               "epsilon": float(epsilon), "delta": 0.0, "accountant": "pure DP, basic composition",
-              "noisy_edges": int(noisy.size(1))}
+              "noisy_edges": int(noisy.size(1)),
+              **statement(SOUND, "add/remove one undirected edge (one upper-triangle entry)",
+                          accounted="randomized response on each upper-triangle entry + Laplace edge count, "
+                                    "pure DP, basic composition")}
     return train_sage(data, layers=layers, edge_index=noisy, seed=seed, device=device, ledger=ledger, **kw)

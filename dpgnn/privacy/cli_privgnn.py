@@ -2,13 +2,15 @@
 
 ::
 
-    dpgnn epsilon privgnn --lam 0.4 --queries 1000 --gamma 0.3 --delta 1e-3 --json
+    dpgnn epsilon privgnn --lam 0.4 --queries 1000 --gamma 0.3 --delta 1e-3 [--num-classes 10] --json
     dpgnn epsilon pate    --lam 0.4 --queries 1000 --delta 4e-4 [--votes counts.csv] --json
 
 ``privgnn`` prints the accountant's ε (default: the authors' autodp ``anaRDPacct``), with the paper's Theorem 7
-closed form and the valid order-2 bound beside it. ``pate`` prints the moments accountant's ε: data-dependent
-when ``--votes`` gives the teachers' vote counts (a ``.npy`` or ``.csv`` matrix, one row per answered query, one
-column per class), always with the data-independent bound.
+closed form and the valid order-2 bound beside it, and ``epsilon_sound``: the guarantee of the algorithm as run
+(noisy argmax on a probability vector has L1 sensitivity 2, not the paper's 1; per-query ε₀ exact for
+``--num-classes C``, else ``2λ``; :mod:`dpgnn.privacy.privgnn`). ``pate`` prints the moments accountant's ε:
+data-dependent when ``--votes`` gives the teachers' vote counts (a ``.npy`` or ``.csv`` matrix, one row per
+answered query, one column per class), always with the data-independent bound.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dpgnn.privacy.pate import (
     privgnn_event,
     theorem7_epsilon,
 )
+from dpgnn.privacy.privgnn import check_num_classes, query_epsilon, sound_epsilon
 
 __all__ = ["register", "read_votes"]
 
@@ -71,6 +74,9 @@ def register(app: typer.Typer) -> None:
         accountant: str = typer.Option(PRIVGNN_ACCOUNTANT, "--accountant",
                                        help="autodp_rdp_acct (the authors', default), rdp (exact RDP, tight "
                                             "conversion) or autodp."),
+        num_classes: Optional[int] = typer.Option(None, "--num-classes",
+                                                  help="Classes C >= 2 of the posterior: the sound per-query "
+                                                       "epsilon is exact for C (else the bound 2*lambda)."),
         as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     ) -> None:
         """Epsilon of PrivGNN: |Q| Poisson(gamma)-subsampled Laplace(1/lambda) label queries (add/remove one node)."""
@@ -79,6 +85,7 @@ def register(app: typer.Typer) -> None:
             n = option_check("--queries", check_count, queries)
             g = option_check("--gamma", check_sample_rate, gamma)
             d = option_check("--delta", check_delta, delta)
+            c = None if num_classes is None else option_check("--num-classes", check_num_classes, num_classes)
             try:
                 eps = privgnn_epsilon(lam_, n, g, d, accountant)
             except ValueError as err:
@@ -86,11 +93,19 @@ def register(app: typer.Typer) -> None:
             payload = {"command": "privgnn", "epsilon": eps, "delta": d, "lam": lam_, "queries": n, "gamma": g,
                        "accountant": accountant, "epsilon_theorem7": theorem7_epsilon(lam_, n, g, d),
                        "epsilon_order2_bound": order2_epsilon(lam_, n, g, d),
-                       "neighbouring": "add/remove one private node", "event": privgnn_event(lam_, n, g).to_dict()}
+                       "neighbouring": "add/remove one private node", "event": privgnn_event(lam_, n, g).to_dict(),
+                       "guarantee": "as_published", "num_classes": c,
+                       "epsilon_sound": sound_epsilon(lam_, n, g, d, c),
+                       "epsilon_per_query_sound": query_epsilon(lam_, c),
+                       "sound_accounting": "noisy argmax, pure eps0 per query (exact for num_classes, else "
+                                           "2*lambda), autodp general Poisson amplification, tight conversion"}
             _emit(payload, as_json,
                   f"privgnn: epsilon = {eps:.6g} at delta = {d:g} [lam={lam_:g}, queries={n}, gamma={g:g}; "
                   f"accountant={accountant}] (paper Theorem 7 closed form: {payload['epsilon_theorem7']:.6g}; "
-                  f"order-2 bound: {payload['epsilon_order2_bound']:.6g})")
+                  f"order-2 bound: {payload['epsilon_order2_bound']:.6g}); as published (L1 sensitivity 1)\n"
+                  f"sound: epsilon = {payload['epsilon_sound']:.6g} (per-query eps0 = "
+                  f"{payload['epsilon_per_query_sound']:.6g}, "
+                  + (f"exact for {c} classes)" if c else "2*lambda; give --num-classes for the exact value)"))
 
     @app.command("pate")
     def pate(

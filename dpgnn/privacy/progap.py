@@ -13,6 +13,25 @@ Pure math, no graphs (the method itself is :mod:`dpgnn.methods.progap`).
   ``√D``, noise ``z√D``) and ``K + 1`` DP-SGD runs (clip ``C``, noise ``zC``, Poisson rate ``B/N``, ``E⌊N/B⌋``
   steps each), one shared multiplier ``z``. Tight accountant ``autodp`` (the authors'); ``rdp`` is our own
   independent one; the paper's Theorem 4.2 bound beside them. GAP uses the same events with 2 DP-SGD runs.
+
+What the code guarantees (:func:`guarantee_statement`, issue #13):
+
+- **edge level, directed** (the authors' accounting, default): one *directed* edge ``u → v`` enters one aggregate
+  row (``v``'s) as a unit vector, L2 sensitivity 1. The Facebook100 graphs are undirected and stored as two
+  directed edges, so removing one friendship moves two rows (``u``'s and ``v``'s), L2 sensitivity ``√2``: the ε
+  does not cover one undirected edge (``as_published``).
+- **edge level, undirected** (``edge_relation="undirected"``): the NAP noise std is ``σ·√2`` for the same
+  calibrated multiplier, so the ε of the same event holds for add/remove one undirected edge (``sound``; model
+  selection on validation labels is post-processing here: labels and features are public at edge level).
+- **node level**: removing node ``w`` (in- and out-degrees capped at ``D`` by :func:`bound_degree`) changes the at
+  most ``D`` rows ``w`` feeds by a unit vector each: L2 ``√D``. ``w``'s *own* aggregate row (norm up to ``D``) is
+  *not* covered by ``√D``: it exists only in the graph that contains ``w``. It reaches the released model only as
+  one DP-SGD example (per-sample clipping ``C`` and Poisson sampling bound its effect whatever its value) and, after
+  the next stage's row normalisation, as one unit vector in each of ``w``'s out-neighbours' rows (counted in
+  ``√D``); releasing the aggregate matrix, or ``w``'s own prediction, is not covered. The random in-edge sampling of
+  the degree cap also depends on ``w``: adding ``w`` to a full in-neighbourhood swaps one sampled neighbour, a row
+  change of up to 2, not 1 (the paper's argument, like GAP's, treats the capped graph as fixed). The best
+  validation epoch per stage is chosen on private labels. Hence ``as_published``.
 """
 
 from __future__ import annotations
@@ -27,9 +46,53 @@ from scipy.special import gammaln, logsumexp
 from dpgnn.privacy.accountant import epsilon as event_epsilon
 from dpgnn.privacy.calibration import calibrate
 from dpgnn.privacy.events import ComposedEvent, Event, GaussianEvent, PoissonSampledEvent, SelfComposedEvent
+from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, SOUND, non_private, statement
 
-__all__ = ["LEVELS", "DEFAULT_ACCOUNTANT", "FIDELITIES", "FIDELITY_ACCOUNTANT", "accountant_for", "DEFAULT_RTOL", "default_delta", "stage_steps", "accounted_steps",
-           "privacy_event", "theorem41_epsilon", "theorem42_epsilon", "calibrate_noise", "privacy_ledger"]
+__all__ = ["LEVELS", "DEFAULT_ACCOUNTANT", "DEFAULT_RTOL", "default_delta", "stage_steps", "accounted_steps",
+           "privacy_event", "theorem41_epsilon", "theorem42_epsilon", "calibrate_noise", "privacy_ledger",
+           "EDGE_RELATIONS", "edge_sensitivity", "guarantee_statement", "FIDELITIES",
+           "FIDELITY_ACCOUNTANT", "accountant_for"]
+
+#: edge-level neighbouring relations: one directed edge (the authors') or one undirected edge (two directed ones)
+EDGE_RELATIONS = ("directed", "undirected")
+
+
+def edge_sensitivity(edge_relation: str) -> float:
+    """L2 sensitivity of one NAP query (unit-norm rows summed over in-neighbours) to one edge: removing a directed
+    edge ``u → v`` takes one unit vector out of row ``v`` (1); removing an undirected edge takes one out of row
+    ``v`` and one out of row ``u`` (``√(1² + 1²) = √2``)."""
+    if edge_relation not in EDGE_RELATIONS:
+        raise ValueError(f"edge_relation must be one of {EDGE_RELATIONS}, got {edge_relation!r}")
+    return 1.0 if edge_relation == "directed" else math.sqrt(2.0)
+
+
+def guarantee_statement(level: str, *, edge_relation: str = "directed", dpsgd_runs: int = 0,
+                        aggregations: int = 0, method: str = "progap") -> dict[str, Any]:
+    """Guarantee fields of a ProGAP/GAP-style run (module docstring, "What the code guarantees")."""
+    _level(level)
+    if level == "none":
+        return non_private()
+    if level == "edge":
+        sens = edge_sensitivity(edge_relation)
+        accounted = (f"{aggregations} NAP Gaussian queries, noise std = multiplier x {sens:.4g} (L2 sensitivity of "
+                     f"one {edge_relation} edge)")
+        if aggregations == 0:
+            return statement(SOUND, f"add/remove one {edge_relation} edge",
+                             accounted="nothing private is used (no aggregation): epsilon = 0")
+        if edge_relation == "directed":
+            return statement(AS_PUBLISHED, "add/remove one directed edge", accounted=accounted,
+                             issues=["the graphs are undirected: one undirected edge is two directed edges and "
+                                     "moves two aggregate rows (L2 sqrt(2)); use edge_relation='undirected'"])
+        return statement(SOUND, "add/remove one undirected edge (both directions)", accounted=accounted)
+    issues = []
+    if aggregations:
+        issues = ["the removed node's own aggregate row (norm up to D) is not covered by the sqrt(D) sensitivity: it "
+                  "reaches the model only as one clipped DP-SGD example and, normalised, in its out-neighbours' rows",
+                  "the random in-edge sampling of the degree cap depends on the node (a swap moves a row by up to 2)"]
+    return statement(AS_PUBLISHED, "add/remove one node with its edges (degrees capped at D)",
+                     accounted=f"{aggregations} NAP Gaussian queries (sensitivity sqrt(D)) + {dpsgd_runs} DP-SGD runs "
+                               "(per-sample clipping, Poisson sampling)",
+                     not_covered=[MODEL_SELECTION], issues=issues)
 
 LEVELS = ("none", "edge", "node")
 
@@ -209,22 +272,27 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
                    target_epsilon: float | None = None, aggregations: int | None = None,
                    dpsgd_runs: int | None = None, train_nodes: int = 1, batch_size: int = 1, epochs: int = 1,
                    max_degree: int | None = None, clip: float = 1.0, accountant: str | None = None,
-                   method: str = "progap", rtol: float | None = None, fidelity: str = "paper") -> dict[str, Any]:
+                   method: str = "progap", rtol: float | None = None, edge_relation: str = "directed",
+                   fidelity: str = "paper") -> dict[str, Any]:
     """Noise and ε of a ProGAP-style run, with the paper's bound beside the numerical accountant.
 
     Give either ``noise`` (the multiplier ``z``/``σ``) or ``target_epsilon`` (then calibrated). ``aggregations``
     defaults to ``depth`` and ``dpsgd_runs`` to ``depth + 1`` at node level (GAP: 2). The returned dict holds
     ``epsilon`` (numerical accountant, the one results are reported with), ``epsilon_paper_bound`` (Theorem
-    4.1/4.2; ProGAP only), ``accountant``, ``fidelity``, the NAP noise std ``sigma_nap``, the DP-SGD noise std
-    ``sigma_sgd``, the sampling rate and steps. ``fidelity="authors_code"`` calibrates with the authors' code's
-    accountant (:data:`FIDELITY_ACCOUNTANT`).
+    4.1/4.2; ProGAP only), ``accountant``, the NAP noise std ``sigma_nap``, the DP-SGD noise std ``sigma_sgd``, the
+    sampling rate and steps. ``edge_relation`` (edge level): ``"directed"`` (the authors', sensitivity 1) or
+    ``"undirected"`` (sensitivity √2: the same ε, NAP noise std ``σ·√2``). The guarantee fields
+    (:func:`guarantee_statement`) are merged in. ``fidelity="authors_code"`` calibrates with the authors' code's
+    accountant (:data:`FIDELITY_ACCOUNTANT`) and is recorded as ``fidelity``.
     """
     _level(level)
+    sens_edge = edge_sensitivity(edge_relation)
     k = _int(depth, "depth", 0)
     aggs = k if aggregations is None else _int(aggregations, "aggregations", 0)
     if level == "none":
-        return {"level": "none", "neighbouring": "none (no privacy)", "mechanism": "none", "epsilon": math.inf,
-                "delta": 0.0, "accountant": "none", "noise_multiplier": 0.0, "sigma_nap": 0.0, "depth": k}
+        return {"level": "none", "mechanism": "none", "epsilon": math.inf,
+                "delta": 0.0, "accountant": "none", "noise_multiplier": 0.0, "sigma_nap": 0.0, "depth": k,
+                **guarantee_statement("none")}
     if delta is None:
         raise ValueError("delta is required for a private run (see default_delta)")
     d = _delta(delta)
@@ -251,8 +319,9 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
         "fidelity": fidelity,
     }
     if level == "edge":
-        out.update(neighbouring="edge-level: add/remove one edge", sigma_nap=z, sensitivity_nap=1.0,
-                   mechanism=f"{aggs} x NAP Gaussian (sensitivity 1)")
+        out.update(sigma_nap=z * sens_edge, sensitivity_nap=sens_edge, edge_relation=edge_relation,
+                   mechanism=f"{aggs} x NAP Gaussian (sensitivity {sens_edge:.4g}: one {edge_relation} edge)",
+                   **guarantee_statement("edge", edge_relation=edge_relation, aggregations=aggs if z > 0 else 0))
         if method == "progap" and z > 0:
             out["epsilon_paper_bound"] = theorem41_epsilon(z, aggs, d)
             out["paper_bound"] = "Theorem 4.1"
@@ -260,7 +329,7 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
         q, trained = stage_steps(train_nodes, batch_size, epochs)
         t = accounted_steps(train_nodes, batch_size, epochs)
         dd = max_degree if max_degree is not None else 0
-        out.update(neighbouring="node-level: add/remove one node with its edges (in-degree <= D)",
+        out.update(**guarantee_statement("node", aggregations=aggs, dpsgd_runs=runs),
                    sigma_nap=z * math.sqrt(dd), sensitivity_nap=math.sqrt(dd), max_degree=max_degree,
                    sigma_sgd=z * clip, clip=clip, sample_rate=q, steps_per_run=t, steps_trained_per_run=trained, dpsgd_runs=runs,
                    batch_size=batch_size, train_nodes=train_nodes, epochs=epochs,

@@ -8,6 +8,7 @@ selected configuration's per-seed test F1 in %) and ``fig2`` (test F1 of the bes
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -17,15 +18,24 @@ from dpgnn import plotting
 from dpgnn.data.random_walks import sampler_bound
 from dpgnn.methods import drw
 from dpgnn.privacy.fdp import fdp_epsilon, max_affected
+from dpgnn.privacy.guarantee import SOUND, statement
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import compare, paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import run_grid
+from dpgnn.sweep import CellSpec, run_grid
+from dpgnn.utils import resolve_device
 
 PAPER = "drw"
+#: the sampling-bound rows are pure accounting of one step (no data is trained on): the bound is the statement
+_BOUND_STATEMENT = statement(SOUND, "replace one node's features (feature-level, graph public)",
+                             accounted="one subsampled Gaussian step at the sampler's inclusion bound q")
 _DP_GRID = {"lrs": [0.01, 0.1, 0.2], "clip_fractions": [0.001, 0.01, 0.1], "noise_multipliers": [1.0, 2.0, 4.0, 8.0]}
+
+#: the sound mode's one configuration, fixed in advance (no selection on private data): raw features, absolute
+#: clipping norm, the final model; the DP methods it runs
+_SOUND = {"sound_methods": ["drw", "fdp"], "sound_lr": 0.1, "sound_clip_norm": 1.0, "sound_noise_multiplier": 4.0}
 
 PROFILES: dict[str, dict[str, Any]] = {
     # smoke: both offline datasets, every Table-1 method, the 1-layer architecture, one DP configuration
@@ -33,27 +43,28 @@ PROFILES: dict[str, dict[str, Any]] = {
               "seeds": [1234], "lrs": [0.1], "clip_fractions": [0.1], "noise_multipliers": [4.0],
               "target_epsilon": 8.0, "nondp_max_steps": 100, "patience": 30, "eval_every": 2,
               "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
-              "fidelity": "paper", "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 4.0]},
+              "fidelity": "paper", "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 4.0], **_SOUND},
     # test: the smallest end-to-end execution (tests/test_notebooks.py)
     "test": {"datasets": ["cora"], "methods": ["gcn", "mlp", "drw", "fdp"], "archs": ["1-layer"], "seeds": [1234],
              "lrs": [0.1], "clip_fractions": [0.1], "noise_multipliers": [1.0], "target_epsilon": 8.0,
              "nondp_max_steps": 10, "patience": 5, "eval_every": 1, "resample_every": 10, "fdp_degree": 4,
-             "fdp_variant": "paper", "fidelity": "paper", "bound_datasets": ["cora", "reddit"],
-             "bound_noises": [4.0]},
+             "fdp_variant": "paper", "fidelity": "paper", "bound_datasets": ["cora", "reddit"], "bound_noises": [4.0],
+             **_SOUND, "sound_methods": ["drw"]},
     # paper: spec 4.6 grid, 3 seeds, target eps = 8, every dataset whose files exist
     "paper": {"datasets": list(drw.DATASETS), "methods": list(drw.METHODS), "archs": list(drw.ARCHS),
               "seeds": list(drw.SEEDS), **_DP_GRID, "target_epsilon": 8.0, "nondp_max_steps": 1000, "patience": 30,
-              "eval_every": 1, "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper", "fidelity": "paper",
-              "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 2.0, 4.0, 8.0]},
+              "eval_every": 1, "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
+              "fidelity": "paper", "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 2.0, 4.0, 8.0], **_SOUND},
 }
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Table 1 and Fig. 2
 # ---------------------------------------------------------------------------------------------------------------
-def table1_cells(cfg: Settings, datasets: list[str]) -> list[dict[str, Any]]:
+def table1_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """One cell per (dataset, method, architecture, [lr, clip, z,] seed); DP cells carry ``fidelity`` (and the
     early-stopping ``patience``) when it is ``authors_code`` (see :func:`dpgnn.methods.drw.train_dp`)."""
+    datasets = cfg.datasets if datasets is None else datasets
     fidelity = cfg.get("fidelity", "paper")
     drw._fidelity(fidelity)
     cells = []
@@ -92,31 +103,40 @@ def _rows(cell: dict[str, Any], res: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
-    """Run the missing grid cells, then derive ``table1`` and ``fig2``; returns the ``table1`` rows."""
-    cache: dict[str, Any] = {}
+@functools.lru_cache(maxsize=8)
+def _data(name: str):
+    """The prepared dataset, loaded once per process (a notebook's kernel or a Dask worker) and reused by every
+    cell that runs there."""
+    return drw.prepare(name)
 
-    def load(name: str):
-        if name not in cache:
-            cache[name] = drw.prepare(name)
-        return cache[name]
 
-    names = [n for n in cfg.datasets if load_or_skip(store, n, load, artifact="table1") is not None]
+def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One grid cell: test/val F1 and the ε-checkpoint rows of one training run."""
+    kw = {k: cell[k] for k in ("num_layers", "hidden", "lr", "seed")}
+    if cell["method"] in drw.DP_METHODS:
+        kw.update({k: cell[k] for k in ("clip_fraction", "noise_multiplier", "target_epsilon", "eval_every",
+                                        "resample_every", "fdp_degree", "fdp_variant")})
+        if cell.get("fidelity", "paper") != "paper":
+            kw.update(fidelity=cell["fidelity"], patience=cell["patience"])
+    else:
+        kw.update(max_steps=cell["max_steps"], patience=cell["patience"])
+    return _rows(cell, drw.run(_data(cell["dataset"]), cell["method"], device=device, **kw))
 
-    def run(cell):
-        kw = {k: cell[k] for k in ("num_layers", "hidden", "lr", "seed")}
-        if cell["method"] in drw.DP_METHODS:
-            kw.update({k: cell[k] for k in ("clip_fraction", "noise_multiplier", "target_epsilon", "eval_every",
-                                            "resample_every", "fdp_degree", "fdp_variant")})
-            if cell.get("fidelity", "paper") != "paper":
-                kw.update(fidelity=cell["fidelity"], patience=cell["patience"])
-        else:
-            kw.update(max_steps=cell["max_steps"], patience=cell["patience"])
-        return _rows(cell, drw.run(load(cell["dataset"]), cell["method"], device=device, **kw))
 
+def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
+               train: bool = True) -> pd.DataFrame:
+    """Run the missing grid cells, then derive ``table1`` and ``fig2``; returns the ``table1`` rows.
+
+    ``train=False`` trains nothing: ``table1`` and ``fig2`` are selected from the grid cells already stored."""
+    if force and not train:
+        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    if not train:
+        return select(store, list(cfg.datasets))
+    names = [n for n in cfg.datasets if load_or_skip(store, n, _data, artifact="table1") is not None]
     cells = table1_cells(cfg, names)
     if cells:
-        run_grid(store, "grid", cells, run, desc="DRW Table 1 grid", force=force)
+        run_grid(store, "grid", cells, functools.partial(run_cell, cfg, device=device), desc="DRW Table 1 grid",
+                 force=force, device=str(resolve_device(device)))
     return select(store, names, cfg.get("fidelity", "paper"))
 
 
@@ -125,6 +145,10 @@ def artifacts(fidelity: str = "paper") -> tuple[str, str]:
     ``table1_authors_code``/``fig2_authors_code`` for the authors' code (kept apart, never mixed)."""
     drw._fidelity(fidelity)
     return ("table1", "fig2") if fidelity == "paper" else (f"table1_{fidelity}", f"fig2_{fidelity}")
+
+
+#: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the sampling bound is pure computation
+CELLS = {"table1": CellSpec(PAPER, "table1", "grid", table1_cells, run_cell)}
 
 
 _HP = ["lr", "clip_fraction", "noise_multiplier"]
@@ -169,6 +193,53 @@ def select(store: ResultStore, datasets: list[str], fidelity: str = "paper") -> 
         fig2["epsilon"] = fig2["checkpoint"].astype(float)
         store.append(a_fig2, fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records"))
     return store.load(a_t1)
+
+
+def run_table1_sound(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False
+                     ) -> pd.DataFrame:
+    """Table 1's DP methods in the sound mode (``guarantee = sound``): raw features (``scaling="none"``), a fixed
+    clipping norm, one configuration fixed in advance and the final model (no selection on private data); every
+    architecture and seed of the profile. Stored as ``table1_sound`` (metric ``f1_micro``, %)."""
+    cache: dict[str, Any] = {}
+
+    def load(name: str):
+        if name not in cache:
+            cache[name] = drw.prepare(name, scaling="none")
+        return cache[name]
+
+    names = [n for n in cfg.datasets if load_or_skip(store, n, load, artifact="table1_sound") is not None]
+    cells = [{"dataset": n, "method": m, "setting": arch, "num_layers": drw.ARCHS[arch][0],
+              "hidden": drw.ARCHS[arch][1], "lr": cfg.sound_lr, "clip_norm": cfg.sound_clip_norm,
+              "noise_multiplier": cfg.sound_noise_multiplier, "seed": seed, "target_epsilon": cfg.target_epsilon,
+              "eval_every": cfg.eval_every, "resample_every": cfg.resample_every, "fdp_degree": cfg.fdp_degree,
+              "fdp_variant": cfg.fdp_variant, "scaling": "none", "select": "last"}
+             for n in names for m in cfg.sound_methods for arch in cfg.archs for seed in cfg.seeds]
+
+    def run(cell):
+        kw = {k: cell[k] for k in ("num_layers", "hidden", "lr", "seed", "clip_norm", "noise_multiplier",
+                                   "target_epsilon", "eval_every", "resample_every", "fdp_degree", "fdp_variant",
+                                   "select")}
+        res = drw.train_dp(load(cell["dataset"]), cell["method"], clip_fraction=None, device=device, **kw)
+        return [{**r, "metric": "f1_micro"} for r in _rows(cell, res) if r["metric"] == "test_f1"]
+
+    if cells:
+        run_grid(store, "table1_sound", cells, run, desc="DRW Table 1 (sound mode)", force=force)
+    return store.load("table1_sound")
+
+
+def table1_both_ways(store: ResultStore) -> pd.DataFrame:
+    """Per dataset, DP method and architecture: test F1 (mean over seeds, %) as published (z-scored features,
+    clipping calibrated on gradients, configuration and epoch chosen on validation) beside the sound mode."""
+    pub, snd = store.load("table1"), store.load("table1_sound")
+    keys = ["dataset", "method", "setting"]
+    if pub.empty or snd.empty:
+        return pd.DataFrame(columns=keys + ["as_published", "sound", "sound - as_published"])
+    pub = pub[pub["method"].isin(drw.DP_METHODS)]
+    a = pub.groupby(keys)["value"].mean().rename("as_published")
+    b = snd.groupby(keys)["value"].mean().rename("sound")
+    out = pd.concat([a, b], axis=1).dropna().reset_index()
+    out["sound - as_published"] = out["sound"] - out["as_published"]
+    return out.round(2)
 
 
 def table1_side_by_side(profile: str, fidelity: str = "paper") -> pd.DataFrame:
@@ -255,7 +326,8 @@ def run_bound(cfg: Settings, store: ResultStore) -> pd.DataFrame:
                             "num_train": n, "batch": b, "max_affected": k, "noise_multiplier": z, "delta": delta,
                             "level": "feature", "ledger": {"level": "feature", "sampling_rate": q,
                                                            "noise_multiplier": z, "delta": delta, "steps": 1,
-                                                           "accountant": "autodp" if k == 1 else "fdp-hypergeometric"}}
+                                                           "accountant": "autodp" if k == 1 else "fdp-hypergeometric",
+                                                           **_BOUND_STATEMENT}}
                     rows.append({**base, "metric": "q", "value": q, "epsilon": eps1})
                     rows.append({**base, "metric": "eps_one_step", "value": eps1, "epsilon": eps1})
     store.clear("bound")

@@ -6,6 +6,7 @@ Each ``run_*`` function computes what is missing for one notebook, stores tidy r
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -13,16 +14,23 @@ import pandas as pd
 
 from dpgnn import plotting
 from dpgnn.methods import lpgcn
+from dpgnn.privacy.guarantee import SOUND, non_private, statement
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import grid, run_grid
+from dpgnn.sweep import CellSpec, grid, run_grid
+from dpgnn.utils import resolve_device
 
 PAPER = "lpgcn"
 LEDGER_KEYS = ("level", "neighbouring", "mechanism", "epsilon", "epsilon_node_total", "delta", "sensitivity",
-               "accountant")
+               "accountant", "guarantee", "not_covered", "accounted")
+#: analytic rows (a mechanism's variance at ε, at a feature value or a dataset's mean x̄): nothing is released
+#: privately, the statement is the mechanism's own
+_ANALYTIC = statement(SOUND, "LDP: any two values of one feature",
+                      accounted="analytic variance of the epsilon-LDP mechanism at a given feature value "
+                                "(no private release)")
 _DROP = ("history", "paper", "artifact", "config_hash", "versions")
 
 
@@ -34,17 +42,22 @@ def _tidy(row: dict[str, Any]) -> dict[str, Any]:
     """Pack the flat privacy statement of a method row into the ``ledger`` column."""
     out = {k: v for k, v in row.items() if k not in _DROP}
     out["ledger"] = {k: row[k] for k in LEDGER_KEYS if k in row}
-    for k in ("neighbouring", "mechanism", "epsilon_node_total", "sensitivity", "accountant"):
+    for k in ("neighbouring", "mechanism", "epsilon_node_total", "sensitivity", "accountant", "guarantee",
+              "not_covered", "accounted"):
         out.pop(k, None)
     return out
 
 
-def _loader(cache: dict[str, Any]):
-    def load(name: str):
-        if name not in cache:
-            cache[name] = lpgcn.prepare(name)
-        return cache[name]
-    return load
+@functools.lru_cache(maxsize=8)
+def _data(name: str):
+    """The prepared dataset, loaded once per process (the notebooks' kernel or a Dask worker) and reused by every
+    cell that runs there."""
+    return lpgcn.prepare(name)
+
+
+@functools.lru_cache(maxsize=8)
+def _lp_split(name: str):
+    return lpgcn.split_for_link_prediction(_data(name), name)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -52,15 +65,15 @@ def _loader(cache: dict[str, Any]):
 # ---------------------------------------------------------------------------------------------------------------
 def run_variance(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
     """Compute Table 3 (x̄ from the data) and the variance curves of Fig. 1, 4, 5; store and return them."""
-    cache: dict[str, Any] = {}
     xbar_rows = []
     for name in cfg.datasets:
-        data = load_or_skip(store, name, _loader(cache), artifact="table3")
+        data = load_or_skip(store, name, _data, artifact="table3")
         if data is None:
             continue
         xbar_rows.append({"dataset": name, "method": "data", "setting": "normalised [0,1]", "metric": "mean_feature",
                           "value": lpgcn.mean_feature(data), "num_features": data.num_features,
-                          "level": "none", "ledger": {"level": "none"}})
+                          "level": "none", "ledger": {"level": "none",
+                                                      **non_private("nothing (a statistic of the raw data)")}})
     eps = cfg.variance_epsilons
     fig1 = lpgcn.variance_table(eps, "range")
     fig4 = lpgcn.variance_table(eps, 0.0)
@@ -73,7 +86,8 @@ def run_variance(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
     out = {"table3": pd.DataFrame(xbar_rows)}
     for name, df in (("fig1", fig1), ("fig4", fig4), ("fig5", fig5)):
         df = df.assign(dataset=df["label"].fillna("analytic") if "label" in df else "analytic", metric="variance",
-                       setting=[_setting(e) for e in df["epsilon"]], level="feature-ldp", delta=0.0)
+                       setting=[_setting(e) for e in df["epsilon"]], level="feature-ldp", delta=0.0,
+                       ledger=[{"level": "feature-ldp", **_ANALYTIC}] * len(df))
         out[name] = df
     for name, df in out.items():  # pure computation: always recomputed, replaced whole
         store.clear(name)
@@ -99,30 +113,53 @@ def plot_variance(store: ResultStore):
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 02: estimation error of the first graph convolution (Fig. 2, 3)
 # ---------------------------------------------------------------------------------------------------------------
-def run_estimation_error(cfg: Settings, store: ResultStore, *, force: bool = False) -> dict[str, pd.DataFrame]:
-    """Fig. 2 (MAE vs ε) and Fig. 3 (MAE vs degree at ε = 1) for every available dataset."""
-    cache: dict[str, Any] = {}
-    load = _loader(cache)
-    names = [n for n in cfg.datasets if load_or_skip(store, n, load, artifact="fig2") is not None]
+def _methods(cfg: Settings) -> list[str]:
+    return [m for m in cfg.methods if m != "raw"]
+
+
+def fig2_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+    """Fig. 2 cells: one per (dataset, method, ε)."""
+    names = cfg.datasets if datasets is None else datasets
+    return grid(dataset=names, method=_methods(cfg), epsilon=cfg.mae_epsilons, seed=[cfg.seed]) if names else []
+
+
+def fig3_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+    """Fig. 3 cells: one per (dataset, method) at ε = 1."""
+    names = cfg.datasets if datasets is None else datasets
+    return grid(dataset=names, method=_methods(cfg), epsilon=[1.0], seed=[cfg.seed]) if names else []
+
+
+def fig2_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One Fig. 2 cell: the MAE of the first graph convolution at one ε (CPU computation; ``device`` unused)."""
+    df = lpgcn.mae_vs_epsilon(_data(cell["dataset"]), cell["dataset"], [cell["epsilon"]], [cell["method"]],
+                              seed=cell["seed"])
+    return [_tidy(r) | {"setting": _setting(cell["epsilon"])} for r in df.to_dict("records")]
+
+
+def fig3_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One Fig. 3 cell: MAE per degree at one ε (CPU computation; ``device`` unused)."""
+    df = lpgcn.mae_vs_degree(_data(cell["dataset"]), cell["dataset"], cell["epsilon"], [cell["method"]],
+                             seed=cell["seed"])
+    return [_tidy(r) | {"setting": _setting(cell["epsilon"])} for r in df.to_dict("records")]
+
+
+def run_estimation_error(cfg: Settings, store: ResultStore, *, force: bool = False,
+                         train: bool = True) -> dict[str, pd.DataFrame]:
+    """Fig. 2 (MAE vs ε) and Fig. 3 (MAE vs degree at ε = 1) for every available dataset.
+
+    ``train=False`` computes nothing and returns the stored rows (e.g. after ``dpgnn run``)."""
+    if force and not train:
+        raise ValueError("force=True recomputes cells, which train=False forbids; pass one of them")
+    if not train:
+        return {"fig2": store.load("fig2"), "fig3": store.load("fig3")}
+    names = [n for n in cfg.datasets if load_or_skip(store, n, _data, artifact="fig2") is not None]
     for n in cfg.datasets:
         if n not in names:
             store.record_skip(n, "dataset unavailable (see fig2)", artifact="fig3")
-    methods = [m for m in cfg.methods if m != "raw"]
-
-    def fig2_cell(cell):
-        df = lpgcn.mae_vs_epsilon(load(cell["dataset"]), cell["dataset"], [cell["epsilon"]], [cell["method"]],
-                                  seed=cell["seed"])
-        return [_tidy(r) | {"setting": _setting(cell["epsilon"])} for r in df.to_dict("records")]
-
-    def fig3_cell(cell):
-        df = lpgcn.mae_vs_degree(load(cell["dataset"]), cell["dataset"], cell["epsilon"], [cell["method"]],
-                                 seed=cell["seed"])
-        return [_tidy(r) | {"setting": _setting(cell["epsilon"])} for r in df.to_dict("records")]
-
-    fig2 = run_grid(store, "fig2", grid(dataset=names, method=methods, epsilon=cfg.mae_epsilons, seed=[cfg.seed]),
-                    fig2_cell, desc="Fig. 2 MAE vs ε", force=force) if names else store.load("fig2")
-    fig3 = run_grid(store, "fig3", grid(dataset=names, method=methods, epsilon=[1.0], seed=[cfg.seed]),
-                    fig3_cell, desc="Fig. 3 MAE vs degree", force=force) if names else store.load("fig3")
+    fig2 = run_grid(store, "fig2", fig2_cells(cfg, names), functools.partial(fig2_cell, cfg),
+                    desc="Fig. 2 MAE vs ε", force=force, device="cpu") if names else store.load("fig2")
+    fig3 = run_grid(store, "fig3", fig3_cells(cfg, names), functools.partial(fig3_cell, cfg),
+                    desc="Fig. 3 MAE vs degree", force=force, device="cpu") if names else store.load("fig3")
     return {"fig2": fig2, "fig3": fig3}
 
 
@@ -144,8 +181,9 @@ def plot_estimation_error(store: ResultStore, datasets: list[str]):
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 03: node classification and link prediction (Table 2)
 # ---------------------------------------------------------------------------------------------------------------
-def table2_cells(cfg: Settings, datasets: list[str]) -> list[dict[str, Any]]:
+def table2_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """One cell per (task, dataset, method, ε, run); RAW appears once per task (ε = ∞)."""
+    datasets = cfg.table2_datasets if datasets is None else datasets
     cells = []
     for task in ("node_classification", "link_prediction"):
         epochs = ({"max_epochs": cfg.nc_max_epochs, "min_epochs": cfg.nc_min_epochs, "patience": cfg.nc_patience}
@@ -161,34 +199,47 @@ def table2_cells(cfg: Settings, datasets: list[str]) -> list[dict[str, Any]]:
     return cells
 
 
-def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
-    """Table 2: micro-F1 (GCN) and AUC (VGAE) in %, ``cfg.runs`` runs per cell, resumable."""
-    cache: dict[str, Any] = {}
-    load = _loader(cache)
-    names = [n for n in cfg.table2_datasets if load_or_skip(store, n, load, artifact="table2") is not None]
-    splits: dict[str, Any] = {}
+def table2_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> dict[str, Any]:
+    """One Table 2 run: micro-F1 (node classification) or AUC (link prediction), in %."""
+    name, method = cell["dataset"], cell["method"]
+    eps = None if method == "raw" else cell["epsilon"]
+    kw = {k: cell[k] for k in ("max_epochs", "min_epochs", "patience")}
+    if cell["task"] == "node_classification":
+        row = lpgcn.run_node_classification(_data(name), name, method, eps, run=cell["run"], seed=cell["seed"],
+                                            device=device, **kw)
+    else:
+        row = lpgcn.run_link_prediction(_data(name), name, method, eps, run=cell["run"], seed=cell["seed"],
+                                        device=device, check_every=cell["check_every"], split=_lp_split(name), **kw)
+    row = _tidy(row)
+    row["value"] = 100.0 * row["value"]  # the paper reports %
+    row["setting"] = _setting(cell["epsilon"])
+    return row
 
-    def run(cell):
-        name, method = cell["dataset"], cell["method"]
-        eps = None if method == "raw" else cell["epsilon"]
-        kw = {k: cell[k] for k in ("max_epochs", "min_epochs", "patience")}
-        if cell["task"] == "node_classification":
-            row = lpgcn.run_node_classification(load(name), name, method, eps, run=cell["run"], seed=cell["seed"],
-                                                device=device, **kw)
-        else:
-            if name not in splits:
-                splits[name] = lpgcn.split_for_link_prediction(load(name), name)
-            row = lpgcn.run_link_prediction(load(name), name, method, eps, run=cell["run"], seed=cell["seed"],
-                                            device=device, check_every=cell["check_every"], split=splits[name], **kw)
-        row = _tidy(row)
-        row["value"] = 100.0 * row["value"]  # the paper reports %
-        row["setting"] = _setting(cell["epsilon"])
-        return row
 
+def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
+               train: bool = True) -> pd.DataFrame:
+    """Table 2: micro-F1 (GCN) and AUC (VGAE) in %, ``cfg.runs`` runs per cell, resumable.
+
+    ``train=False`` trains nothing and returns the stored rows (e.g. after ``dpgnn run``)."""
+    if force and not train:
+        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    if not train:
+        return store.load("table2")
+    names = [n for n in cfg.table2_datasets if load_or_skip(store, n, _data, artifact="table2") is not None]
     cells = table2_cells(cfg, names)
     if not cells:
         return store.load("table2")
-    return run_grid(store, "table2", cells, run, desc="Table 2 runs", force=force)
+    return run_grid(store, "table2", cells, functools.partial(table2_cell, cfg, device=device), desc="Table 2 runs",
+                    force=force, device=str(resolve_device(device)))
+
+
+#: the grids of this series, cell by cell (:mod:`dpgnn.engine`); Fig. 1/4/5 and Table 3 are pure computation
+#: that notebook 01 recomputes in seconds
+CELLS = {
+    "fig2": CellSpec(PAPER, "fig2", "fig2", fig2_cells, fig2_cell),
+    "fig3": CellSpec(PAPER, "fig3", "fig3", fig3_cells, fig3_cell),
+    "table2": CellSpec(PAPER, "table2", "table2", table2_cells, table2_cell),
+}
 
 
 def table2_side_by_side(profile: str) -> pd.DataFrame:

@@ -11,6 +11,7 @@ validation data.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Any
@@ -25,8 +26,8 @@ from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours, spread
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import run_grid
-from dpgnn.utils import config_hash
+from dpgnn.sweep import CellSpec, run_grid
+from dpgnn.utils import config_hash, resolve_device
 
 PAPER = "lpgnn"
 INF = math.inf
@@ -91,7 +92,7 @@ def _cell(cfg: Settings, dataset: str, method: str, ex: float, ey: float, *, k_x
             "epochs": int(cfg.epochs), "seed": int(cfg.seed)}
 
 
-_LEDGER = ("level", "neighbouring", "mechanism", "eps_x", "eps_y", "epsilon", "delta", "m", "feature_epsilon",
+_LEDGER = ("level", "guarantee", "not_covered", "accounted", "neighbouring", "mechanism", "eps_x", "eps_y", "epsilon", "delta", "m", "feature_epsilon",
            "accountant")
 _KEEP = ("run", "value", "metric", "level", "epsilon", "delta", "val_acc_noisy", "train_acc_noisy",
          "val_loss_noisy", "best_epoch", "max_acc", "lr", "weight_decay", "dropout", "train_time_s",
@@ -132,20 +133,37 @@ def _entries(cfg: Settings, artifact: str, dataset: str) -> list[tuple[dict[str,
     return out
 
 
-def _run_fn(cache: dict[str, Any], device: str):
-    def fn(cell: dict[str, Any]) -> list[dict[str, Any]]:
-        data = cache[cell["dataset"]]
-        rows = lpgnn.run_cell(data, cell["dataset"], method=cell["method"], eps_x=cell["eps_x"],
-                              eps_y=cell["eps_y"], k_x=cell["k_x"], k_y=cell["k_y"], backbone=cell["backbone"],
-                              label_method=cell["label_method"], repeats=cell["repeats"], epochs=cell["epochs"],
-                              seed=cell["seed"], device=device)
-        out = []
-        for r in rows:
-            row = {k: r[k] for k in _KEEP if k in r}
-            row["ledger"] = {k: r.get(k) for k in _LEDGER}
-            out.append(row)
-        return out
-    return fn
+@functools.lru_cache(maxsize=8)
+def _data(name: str):
+    """The prepared dataset, loaded once per process (a notebook's kernel or a Dask worker) and reused by every
+    cell that runs there."""
+    return lpgnn.prepare(name)
+
+
+def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One training cell (its ``repeats`` batched inside): one row per repeat."""
+    rows = lpgnn.run_cell(_data(cell["dataset"]), cell["dataset"], method=cell["method"], eps_x=cell["eps_x"],
+                          eps_y=cell["eps_y"], k_x=cell["k_x"], k_y=cell["k_y"], backbone=cell["backbone"],
+                          label_method=cell["label_method"], repeats=cell["repeats"], epochs=cell["epochs"],
+                          seed=cell["seed"], device=device)
+    out = []
+    for r in rows:
+        row = {k: r[k] for k in _KEEP if k in r}
+        row["ledger"] = {k: r.get(k) for k in _LEDGER}
+        out.append(row)
+    return out
+
+
+def artifact_cells(cfg: Settings, artifact: str, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+    """The distinct training cells behind ``artifact`` (every dataset of the profile unless ``datasets``)."""
+    cells, seen = [], set()
+    for name in (cfg.datasets if datasets is None else datasets):
+        for cell, _, _ in _entries(cfg, artifact, name):
+            h = config_hash(cell)
+            if h not in seen:
+                seen.add(h)
+                cells.append(cell)
+    return cells
 
 
 def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str = "auto",
@@ -160,19 +178,13 @@ def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str 
             raise ValueError(f"unknown LPGNN artifact {a!r}; valid: {list(ARTIFACTS)}")
     if force and not train:
         raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
-    cache: dict[str, Any] = {}
-
-    def load(name: str):
-        if name not in cache:
-            cache[name] = lpgnn.prepare(name)
-        return cache[name]
-
     entries: dict[str, list] = {a: [] for a in artifacts}
     for name in cfg.datasets:
         ok = True
-        for a in artifacts:
-            if load_or_skip(store, name, load, artifact=a) is None:
-                ok = False
+        if train:
+            for a in artifacts:
+                if load_or_skip(store, name, _data, artifact=a) is None:
+                    ok = False
         if ok:
             for a in artifacts:
                 entries[a] += _entries(cfg, a, name)
@@ -183,15 +195,9 @@ def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str 
             if h not in seen:
                 seen.add(h)
                 cells.append(cell)
-    if force and cells:  # recompute only this notebook's cells, keep the other notebooks' runs
-        old = store.load("runs")
-        if len(old):
-            keep = old[~old["config_hash"].astype(str).isin(seen)]
-            store.clear("runs")
-            if len(keep):
-                store.append("runs", keep.to_dict("records"))
-    if train and cells:
-        runs = run_grid(store, "runs", cells, _run_fn(cache, device), desc="LPGNN cells")
+    if train and cells:  # force: recompute only this notebook's cells, keep the other notebooks' runs
+        runs = run_grid(store, "runs", cells, functools.partial(run_cell, cfg, device=device), desc="LPGNN cells",
+                        force=force, device=str(resolve_device(device)))
     else:
         runs = store.load("runs")
     by_hash = {h: g for h, g in runs.groupby(runs["config_hash"].astype(str))} if len(runs) else {}
@@ -210,6 +216,11 @@ def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str 
             store.append(a, rows)
         out[a] = store.load(a)
     return out
+
+
+#: the grids of this series, cell by cell (:mod:`dpgnn.engine`): every artifact's cells go to ``runs``, where a
+#: cell shared by several artifacts is stored once
+CELLS = {a: CellSpec(PAPER, a, "runs", functools.partial(artifact_cells, artifact=a), run_cell) for a in ARTIFACTS}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -309,4 +320,4 @@ def ledger_summary(store: ResultStore, artifact: str) -> pd.DataFrame:
 
 
 __all__ = ["PAPER", "PROFILES", "ARTIFACTS", "setting", "run", "side_by_side", "plot_fig_a", "plot_k",
-           "plot_table", "ledger_summary"]
+           "plot_table", "ledger_summary", "CELLS", "run_cell", "artifact_cells"]

@@ -8,6 +8,7 @@ on the datasets available offline. ``run_*`` store tidy rows under ``results/<pr
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -23,13 +24,15 @@ from dpgnn.privacy.pate import (
     privgnn_epsilon,
     theorem7_epsilon,
 )
+from dpgnn.privacy.privgnn import statement_as_published as privgnn_statement
+from dpgnn.privacy.privgnn import statement_sound as privgnn_sound_statement
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import run_grid
-from dpgnn.utils import make_generator, stable_seed
+from dpgnn.sweep import CellSpec, run_grid
+from dpgnn.utils import make_generator, resolve_device, stable_seed
 
 PAPER = "privgnn"
 LAMS = list(P.LAMBDAS)
@@ -74,16 +77,21 @@ def _eps_row(artifact: str, dataset: str, method: str, setting: str, value: floa
 
 def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
     """ε of every PrivGNN/PATE-G cell of Tables 2, 3, 9 (δ that reproduces them), the same with the stated δ, and
-    Theorem 7 / order-2 closed forms beside them; Fig. 7's ε vs |Q|. Replaced whole on every call."""
+    Theorem 7 / order-2 closed forms beside them; the sound ε of the algorithm as run (``privgnn (sound)``: noisy
+    argmax with the exact per-query ε₀ for the dataset's classes, at the stated δ); Fig. 7's ε vs |Q|. Replaced
+    whole on every call."""
     lams = list(cfg.eps_lambdas)
     out: dict[str, list[dict[str, Any]]] = {"table2_eps": [], "table3_eps": [], "table9_eps": [], "fig7_eps": []}
+    invalid_t7 = "Theorem 7 converts order-2 RDP with the order-3 term (not a valid conversion)"
 
     def privgnn_rows(art, ds, gamma, q, setting_fmt):
         info = P.DATASETS[ds]
         for lam in lams:
             eps = privgnn_epsilon(lam, q, gamma, info.delta_reproducing)
+            pub = privgnn_statement(lam, q, gamma, info.delta_reproducing, info.classes,
+                                    delta_sound=info.delta_stated)
             led = {"accountant": "autodp_rdp_acct", "noise_scale": 1 / lam, "sample_rate": gamma, "steps": q,
-                   "neighbouring": "add/remove one private node"}
+                   **pub}
             common = dict(epsilon=eps, delta=info.delta_reproducing, gamma=gamma, queries=q, lam=lam, ledger=led)
             setting = setting_fmt.format(q=q, lam=lam, gamma=gamma)
             out[art].append(_eps_row(art, ds, "privgnn", setting, eps, **common))
@@ -93,7 +101,15 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
             for name, fn in (("theorem 7 (paper closed form)", theorem7_epsilon),
                              ("order-2 bound (valid closed form)", order2_epsilon)):
                 v = fn(lam, q, gamma, info.delta_reproducing)
-                out[art].append(_eps_row(art, ds, name, setting, v, **{**common, "epsilon": v}))
+                extra = {"issues": pub["issues"] + [invalid_t7]} if fn is theorem7_epsilon else {}
+                out[art].append(_eps_row(art, ds, name, setting, v, **{**common, "epsilon": v,
+                                                                       "ledger": {**led, **extra}}))
+            sound = pub["epsilon_sound"]
+            led_s = {"accountant": "autodp general Poisson amplification of pure DP (tight conversion)",
+                     "noise_scale": 1 / lam, "sample_rate": gamma, "steps": q,
+                     **privgnn_sound_statement(lam, q, gamma, info.delta_stated, info.classes)}
+            out[art].append(_eps_row(art, ds, "privgnn (sound)", setting, sound,
+                                     **{**common, "epsilon": sound, "delta": info.delta_stated, "ledger": led_s}))
 
     for ds in ("amazon", "amazon2m", "reddit", "facebook"):
         info = P.DATASETS[ds]
@@ -101,9 +117,12 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
             privgnn_rows("table2_eps", ds, info.gamma, q, "Q={q},lam={lam:g}")
             for lam in lams:
                 eps = pate_epsilon(lam, q, info.pate_delta).epsilon_data_independent
+                led = {"accountant": "pate_moments_data_independent",
+                       **P.privacy_ledger("pate_g", lam=lam, queries=q, delta=info.pate_delta)}
+                led = {k: v for k, v in led.items() if k not in ("epsilon", "epsilon_data_independent")}
                 out["table2_eps"].append(_eps_row("table2_eps", ds, "pate_g", f"Q={q},lam={lam:g}", eps,
                                                   epsilon=eps, delta=info.pate_delta, queries=q, lam=lam,
-                                                  ledger={"accountant": "pate_moments_data_independent"}))
+                                                  ledger=led))
     for ds in ("reddit", "amazon2m"):
         for g in (0.1, 0.3):
             privgnn_rows("table3_eps", ds, g, 1000, "gamma={gamma:g},lam={lam:g}")
@@ -113,8 +132,12 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
         info = P.DATASETS[ds]
         for q in cfg.fig7_queries:
             eps = privgnn_epsilon(0.4, q, info.gamma, info.delta_reproducing)
+            led = {"accountant": "autodp_rdp_acct", "noise_scale": 2.5, "sample_rate": info.gamma, "steps": q,
+                   **privgnn_statement(0.4, q, info.gamma, info.delta_reproducing, info.classes,
+                                       delta_sound=info.delta_stated)}
             out["fig7_eps"].append(_eps_row("fig7_eps", ds, "privgnn", f"Q={q},lam=0.4", eps, epsilon=eps,
-                                            delta=info.delta_reproducing, queries=q, lam=0.4, gamma=info.gamma))
+                                            delta=info.delta_reproducing, queries=q, lam=0.4, gamma=info.gamma,
+                                            ledger=led))
     for art, rows in out.items():
         store.clear(art)
         store.append(art, rows)
@@ -139,15 +162,20 @@ def delta_finding(cfg: Settings) -> pd.DataFrame:
 
 
 def epsilon_side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
-    """Paper ε beside ours (accountant, reproducing δ), the stated-δ value and Theorem 7, with the status."""
+    """Paper ε beside ours (accountant, reproducing δ), the stated-δ value and Theorem 7, with the status; then the
+    sound ε of the algorithm as run (stated δ, exact per-query ε₀ for the dataset's classes) and its ratio to the
+    paper's printed ε."""
     ours = store.load(artifact)
     rep = compare(load_reference(PAPER, artifact), ours, profile=store.profile, skipped=store.skipped())
     wide = ours.pivot_table(index=["dataset", "setting"], columns="method", values="value", aggfunc="first")
     rep = rep.merge(wide.reset_index(), on=["dataset", "setting"], how="left")
     keep = ["dataset", "method", "setting", "paper_value", "ours_value", "diff", "status"]
     extra = [c for c in ("privgnn (stated delta)", "theorem 7 (paper closed form)",
-                         "order-2 bound (valid closed form)") if c in rep]
+                         "order-2 bound (valid closed form)", "privgnn (sound)") if c in rep]
     rep.loc[rep["method"] != "privgnn", extra] = float("nan")
+    if "privgnn (sound)" in rep:
+        rep["sound / paper"] = rep["privgnn (sound)"] / rep["paper_value"]
+        extra.append("sound / paper")
     return rep[keep + extra].round(3)
 
 
@@ -206,9 +234,15 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
                     art, setting = artifact_for(q, lam)
                     if art is None:
                         continue
-                    led = P.privacy_ledger("privgnn", lam=lam, queries=q, gamma=gamma, delta=info.delta_reproducing)
+                    led = P.privacy_ledger("privgnn", lam=lam, queries=q, gamma=gamma, delta=info.delta_reproducing,
+                                           num_classes=pd_.num_classes, delta_sound=info.delta_stated,
+                                           standardized=pd_.standardized)
                     if noise == "log_softmax":  # the L1-sensitivity-1 argument fails for log-probabilities
-                        led = {**led, "epsilon": math.inf, "note": "noise on log-softmax (authors' code): "
+                        led = {**led, "epsilon": math.inf, "epsilon_sound": math.inf, "issues": [],
+                               "guarantee": "as_published" if led["not_covered"] else "sound",
+                               "accounted": "nothing: noise on log-softmax (authors' code) "
+                               "has unbounded sensitivity, epsilon = inf",
+                               "note": "noise on log-softmax (authors' code): "
                                "unbounded sensitivity, the accountant's epsilon does not apply"}
                     acc = student(labels, q, ("student", noise, lam, q, kval))
                     rows.append(_acc_row(art, dataset, method, setting, acc, run, seed, led, queries=q, lam=lam,
@@ -259,34 +293,55 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
                 labels = P.pate_labels(counts, lam, make_generator(stable_seed(seed, "pate-noise", kind, lam)))
                 acc = student(labels, main_q, ("pate", kind, lam))
                 led = P.privacy_ledger(f"pate_{kind[0]}", lam=lam, queries=main_q, delta=delta,
-                                       counts=counts.numpy())
+                                       counts=counts.numpy(), standardized=pd_.standardized)
                 rows.append(_acc_row("table5", dataset, f"pate_{kind[0]}", f"lam={lam:g}", acc, run, seed, led,
                                      lam=lam, queries=main_q, pate_teachers=n_t, **common))
     return rows
 
 
-def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
-    """All accuracy rows, one resumable cell per (dataset, run); unavailable datasets are recorded as not_run."""
+@functools.lru_cache(maxsize=8)
+def _data(name: str) -> P.PrivGNNData:
+    """The prepared dataset, loaded once per process (a notebook's kernel or a Dask worker) and reused by every
+    cell that runs there."""
+    return P.prepare(name)
+
+
+def accuracy_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+    """One cell per (dataset, run): its teachers are trained once and reused across λ and |Q| inside the cell."""
+    names = cfg.datasets if datasets is None else datasets
+    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma,
+             "queries": list(cfg.queries), "lambdas": list(cfg.lambdas), "teacher_epochs": cfg.teacher_epochs,
+             "student_epochs": cfg.student_epochs, "table1_k": list(cfg.table1_k),
+             "baselines": list(cfg.baselines), "pate": cfg.pate, "noise_variants": list(cfg.noise_variants),
+             "full": n in cfg.full_datasets}
+            for n in names for r in range(cfg.runs)]
+
+
+def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """Every accuracy row of one (dataset, run) cell (see :func:`_accuracy_cell`)."""
+    return _accuracy_cell(cfg, _data(cell["dataset"]), cell["dataset"], cell["run"], device)
+
+
+def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
+                 train: bool = True) -> pd.DataFrame:
+    """All accuracy rows, one resumable cell per (dataset, run); unavailable datasets are recorded as not_run.
+
+    ``train=False`` trains nothing and returns the stored rows (e.g. after ``dpgnn run``)."""
+    if force and not train:
+        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    if not train:
+        return store.load("accuracy")
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    cache: dict[str, P.PrivGNNData] = {}
-
-    def load(name):
-        if name not in cache:
-            cache[name] = P.prepare(name)
-        return cache[name]
-
-    names = [n for n in cfg.datasets if load_or_skip(store, n, load) is not None]
-    cells = [{"dataset": n, "run": r, "seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma,
-              "queries": list(cfg.queries), "lambdas": list(cfg.lambdas), "teacher_epochs": cfg.teacher_epochs,
-              "student_epochs": cfg.student_epochs, "table1_k": list(cfg.table1_k),
-              "baselines": list(cfg.baselines), "pate": cfg.pate, "noise_variants": list(cfg.noise_variants),
-              "full": n in cfg.full_datasets}
-             for n in names for r in range(cfg.runs)]
+    names = [n for n in cfg.datasets if load_or_skip(store, n, _data) is not None]
+    cells = accuracy_cells(cfg, names)
     if not cells:
         return store.load("accuracy")
-    return run_grid(store, "accuracy", cells,
-                    lambda c: _accuracy_cell(cfg, load(c["dataset"]), c["dataset"], c["run"], device),
-                    desc="PrivGNN accuracy", force=force)
+    return run_grid(store, "accuracy", cells, functools.partial(run_cell, cfg, device=device),
+                    desc="PrivGNN accuracy", force=force, device=str(resolve_device(device)))
+
+
+#: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the ε tables are pure computation
+CELLS = {"accuracy": CellSpec(PAPER, "accuracy", "accuracy", accuracy_cells, run_cell, skip_as="*")}
 
 
 def accuracy_side_by_side(store: ResultStore, artifacts: list[str] | None = None) -> pd.DataFrame:

@@ -13,6 +13,7 @@ test accuracy (%). All runs are stored in ``<artifact>_runs``; the selected rows
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -29,8 +30,8 @@ from dpgnn.reference import load_reference
 from dpgnn.report import bootstrap_ci_halfwidth, paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import run_grid
-from dpgnn.utils import config_hash
+from dpgnn.sweep import CellSpec, run_grid
+from dpgnn.utils import config_hash, resolve_device
 
 PAPER = "progap"
 
@@ -96,26 +97,44 @@ def setting(level: str, eps: float) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # data
 # ---------------------------------------------------------------------------------------------------------------
-def _loader(cfg: Settings, cache: dict[str, Any]):
-    def load(name: str):
-        if name not in cache:
-            if name in cfg.standins:
-                cache[name] = load_dataset(name, variant="progap", min_class_size=int(cfg.standins[name]))
-            else:
-                reg, variant = PAPER_DATASETS[name]
-                if not dataset_available(reg, variant):
-                    raise DatasetUnavailable(f"{name}: the raw files of {reg!r} are not available offline "
-                                             f"(stand-ins from Facebook100 run instead)")
-                cache[name] = load_dataset(reg, variant)
-        return cache[name]
-    return load
+@functools.lru_cache(maxsize=8)
+def _data(name: str, min_class_size: int | None = None):
+    """A dataset loaded once per process (a notebook's kernel or a Dask worker) and reused by every cell that runs
+    there: a Facebook100 stand-in (``min_class_size`` given) or one of the paper's datasets."""
+    if min_class_size is not None:
+        return load_dataset(name, variant="progap", min_class_size=int(min_class_size))
+    reg, variant = PAPER_DATASETS[name]
+    if not dataset_available(reg, variant):
+        raise DatasetUnavailable(f"{name}: the raw files of {reg!r} are not available offline "
+                                 f"(stand-ins from Facebook100 run instead)")
+    return load_dataset(reg, variant)
 
 
-def available(cfg: Settings, store: ResultStore, artifact: str, cache: dict[str, Any]) -> list[str]:
+def _load(cfg: Settings, name: str):
+    size = cfg.standins[name] if name in cfg.standins else None
+    return _data(name, None if size is None else int(size))
+
+
+def _loader(cfg: Settings, cache: dict[str, Any] | None = None):
+    return functools.partial(_load, cfg)
+
+
+def available(cfg: Settings, store: ResultStore, artifact: str, cache: dict[str, Any] | None = None) -> list[str]:
     """Datasets of the profile that load here (paper ones first, then stand-ins); the rest recorded not_run."""
-    load = _loader(cfg, cache)
-    names = list(cfg.datasets) + list(cfg.standins)
-    return [n for n in names if load_or_skip(store, n, load, artifact=artifact) is not None]
+    load = _loader(cfg)
+    return [n for n in _names(cfg) if load_or_skip(store, n, load, artifact=artifact) is not None]
+
+
+def _available(cfg: Settings, name: str) -> bool:
+    """Cheap check (file existence) for a paper dataset; stand-ins are loaded to find out."""
+    if name in cfg.standins:
+        return True
+    reg, variant = PAPER_DATASETS[name]
+    return dataset_available(reg, variant)
+
+
+def _names(cfg: Settings) -> list[str]:
+    return list(cfg.datasets) + list(cfg.standins)
 
 
 def _node_settings(cfg: Settings, name: str) -> tuple[int, int]:
@@ -129,7 +148,10 @@ def _node_settings(cfg: Settings, name: str) -> tuple[int, int]:
 # one run
 # ---------------------------------------------------------------------------------------------------------------
 def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[str, Any]]:
-    """Run one cell (dataset, method, level, epsilon, hyper-parameters, run) -> rows for val and test accuracy (%)."""
+    """Run one cell (dataset, method, level, epsilon, hyper-parameters, run) -> rows for val and test accuracy (%).
+
+    An optional ``edge_relation`` key (``"directed"``, the default and the paper's, or ``"undirected"``: the sound
+    edge-level option, sensitivity √2) reaches ProGAP and GAP; cells without it keep their config hash."""
     method, level, eps = cell["method"], cell["level"], float(cell["epsilon"])
     seed = int(cell["seed"]) * 1000 + int(cell["run"])
     e = int(cell["epochs"])
@@ -138,12 +160,13 @@ def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[s
             level=level, depth=int(cell["depth"]), epsilon=eps if level != "none" else 1.0, lr=cell["lr"],
             base_layers=int(cell["base_layers"]), epochs=e, batch_size=int(cell.get("batch_size", 256)),
             max_degree=int(cell.get("max_degree", 100)), layerwise=method == "progap-layerwise",
-            fidelity=cell.get("fidelity", "paper")), seed=seed, device=device)
+            edge_relation=cell.get("edge_relation", "directed"), fidelity=cell.get("fidelity", "paper")),
+            seed=seed, device=device)
     elif method == "gap":
         res = gap_method.train_gap(data, gap_method.GAPConfig(
             level=level, hops=int(cell["depth"]), epsilon=eps if level != "none" else 1.0, lr=cell["lr"], epochs=e,
-            batch_size=int(cell.get("batch_size", 256)), max_degree=int(cell.get("max_degree", 100))),
-            seed=seed, device=device)
+            batch_size=int(cell.get("batch_size", 256)), max_degree=int(cell.get("max_degree", 100)),
+            edge_relation=cell.get("edge_relation", "directed")), seed=seed, device=device)
     elif method in ("mlp", "dp-mlp"):
         res = bl.train_mlp(data, level=level, epsilon=eps if level == "node" else None, lr=cell["lr"], epochs=e,
                            batch_size=int(cell.get("batch_size", 256)), seed=seed, device=device)
@@ -210,23 +233,39 @@ def _method_cells(cfg: Settings, name: str, method: str, level: str, eps: float,
 SHARED_RUNS = ("table2_runs", "fig2_runs", "fig4_runs")
 
 
-def _run(cfg: Settings, store: ResultStore, artifact: str, cells: list[dict], cache: dict, device: str,
-         force: bool, desc: str) -> pd.DataFrame:
-    load = _loader(cfg, cache)
-    if not cells:
+def cell_run(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One cell of any ProGAP grid (:func:`run_cell` on the dataset loaded once per process)."""
+    return run_cell(_load(cfg, cell["dataset"]), cell, device=device)
+
+
+def _run(cfg: Settings, store: ResultStore, artifact: str, cells: list[dict], cache: Any, device: str,
+         force: bool, desc: str, train: bool = True) -> pd.DataFrame:
+    if not cells or not train:
         return store.load(artifact)
     reuse = () if force else [a for a in SHARED_RUNS if a != artifact] if artifact in SHARED_RUNS else ()
-    return run_grid(store, artifact, cells, lambda c: run_cell(load(c["dataset"]), c, device=device), desc=desc,
-                    force=force, reuse=reuse)
+    return run_grid(store, artifact, cells, functools.partial(cell_run, cfg, device=device), desc=desc,
+                    force=force, reuse=reuse, device=str(resolve_device(device)))
 
 
-def _table2_cells(cfg: Settings, names: list[str]) -> list[dict]:
+def _check(force: bool, train: bool) -> None:
+    if force and not train:
+        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+
+
+def _names_for(cfg: Settings, store: ResultStore, artifact: str, train: bool) -> list[str]:
+    """The datasets to run (``train``: those that load here, the rest recorded not_run) or to show (all)."""
+    return available(cfg, store, artifact) if train else _names(cfg)
+
+
+def _table2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
+    names = _names(cfg) if names is None else names
     return [c for name in names for level, methods in TABLE2_METHODS.items()
             for method in methods + ["progap-layerwise"]
             for c in _method_cells(cfg, name, method, level, TABLE2_EPS[level])]
 
 
-def _fig2_cells(cfg: Settings, names: list[str]) -> list[dict]:
+def _fig2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
+    names = _names(cfg) if names is None else names
     cells = []
     for name in names:
         for method in ("progap", "gap"):
@@ -238,7 +277,8 @@ def _fig2_cells(cfg: Settings, names: list[str]) -> list[dict]:
     return cells
 
 
-def _fig4_cells(cfg: Settings, names: list[str]) -> list[dict]:
+def _fig4_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
+    names = _names(cfg) if names is None else names
     return [c for name in names for level, budgets in (("edge", cfg.fig4_edge_budgets),
                                                        ("node", cfg.fig4_node_budgets))
             for eps in budgets for k in cfg.fig4_depths
@@ -246,6 +286,7 @@ def _fig4_cells(cfg: Settings, names: list[str]) -> list[dict]:
 
 
 _GRIDS = {"table2_runs": _table2_cells, "fig2_runs": _fig2_cells, "fig4_runs": _fig4_cells}
+
 
 
 def coverage(cfg: Settings, store: ResultStore, artifact: str = "table2_runs") -> pd.DataFrame:
@@ -326,6 +367,10 @@ def run_calibration(cfg: Settings, store: ResultStore) -> pd.DataFrame:
                     "seed": 0}
             rows.append({**base, "metric": "sigma", "value": led["noise_multiplier"]})
             rows.append({**base, "metric": "epsilon_paper_bound", "value": led["epsilon_paper_bound"]})
+            # the sound option for undirected graphs: one friendship moves two aggregate rows (sensitivity √2)
+            und = pg.privacy_ledger("edge", depth=k, delta=1e-7, target_epsilon=eps, accountant="exact_gaussian",
+                                    rtol=1e-6, edge_relation="undirected")
+            rows.append({**base, "metric": "sigma_nap_undirected", "value": und["sigma_nap"], "ledger": und})
     for e, k in cfg.calibration_node:
         for eps in SPEC_NODE["epsilons"]:
             led = pg.privacy_ledger("node", depth=k, delta=SPEC_NODE["delta"], target_epsilon=eps,
@@ -351,7 +396,8 @@ def calibration_table(store: ResultStore, level: str = "edge") -> pd.DataFrame:
         print(f"no {level}-level calibration rows in this profile")
         return pd.DataFrame(columns=["ours", "Thm bound at ours", "spec (autodp 0.2.3.1)", "diff"])
     wide = df.pivot_table(index="setting", columns="metric", values="value", aggfunc="first")
-    wide = wide.rename(columns={metric: "ours", "epsilon_paper_bound": "Thm bound at ours"})
+    wide = wide.rename(columns={metric: "ours", "epsilon_paper_bound": "Thm bound at ours",
+                                "sigma_nap_undirected": "NAP std, undirected edge (sound: ours x sqrt 2)"})
     ref = load_reference(PAPER, "calibration")
     ref = ref[ref["metric"] == metric].set_index("setting")["value"]
     wide["spec (autodp 0.2.3.1)"] = ref.reindex(wide.index)
@@ -370,12 +416,16 @@ def plot_calibration(store: ResultStore):
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 02: Table 2 and progressive vs layer-wise
 # ---------------------------------------------------------------------------------------------------------------
-def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
-    cache: dict[str, Any] = {}
-    names = available(cfg, store, "table2", cache)
-    for n in set(cfg.datasets) - set(names):
-        store.record_skip(n, "dataset unavailable offline (see table2)", artifact="layerwise")
-    runs = _run(cfg, store, "table2_runs", _table2_cells(cfg, names), cache, device, force, "Table 2 runs")
+def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
+               train: bool = True) -> pd.DataFrame:
+    """Table 2 and progressive vs layer-wise: run the missing cells (``train=False``: none, select from the stored
+    ones) and store the selected rows."""
+    _check(force, train)
+    names = _names_for(cfg, store, "table2", train)
+    if train:
+        for n in set(cfg.datasets) - set(names):
+            store.record_skip(n, "dataset unavailable offline (see table2)", artifact="layerwise")
+    runs = _run(cfg, store, "table2_runs", _table2_cells(cfg, names), None, device, force, "Table 2 runs", train)
     if runs.empty:
         return runs
     prog = runs[~runs["method"].isin(["progap-layerwise"])]
@@ -411,10 +461,11 @@ def side_by_side(profile: str, artifact: str = "table2") -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 03: Fig. 2 accuracy vs ε (ProGAP vs GAP)
 # ---------------------------------------------------------------------------------------------------------------
-def run_fig2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
-    cache: dict[str, Any] = {}
-    names = available(cfg, store, "fig2", cache)
-    runs = _run(cfg, store, "fig2_runs", _fig2_cells(cfg, names), cache, device, force, "Fig. 2 runs")
+def run_fig2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
+             train: bool = True) -> pd.DataFrame:
+    _check(force, train)
+    names = _names_for(cfg, store, "fig2", train)
+    runs = _run(cfg, store, "fig2_runs", _fig2_cells(cfg, names), None, device, force, "Fig. 2 runs", train)
     return _store_selected(store, "fig2", runs) if len(runs) else runs
 
 
@@ -442,9 +493,8 @@ def claim_progap_ge_gap(store: ResultStore) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 04: Fig. 3 convergence (K = 5)
 # ---------------------------------------------------------------------------------------------------------------
-def run_fig3(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
-    cache: dict[str, Any] = {}
-    names = available(cfg, store, "fig3", cache)
+def _fig3_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
+    names = _names(cfg) if names is None else names
     cells = []
     for name in names:
         b, d = _node_settings(cfg, name)
@@ -455,7 +505,14 @@ def run_fig3(cfg: Settings, store: ResultStore, *, device: str = "auto", force: 
             if level == "node":
                 cell.update(batch_size=b, max_degree=d)
             cells.append(cell)
-    return _run(cfg, store, "fig3", cells, cache, device, force, "Fig. 3 runs")
+    return cells
+
+
+def run_fig3(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
+             train: bool = True) -> pd.DataFrame:
+    _check(force, train)
+    names = _names_for(cfg, store, "fig3", train)
+    return _run(cfg, store, "fig3", _fig3_cells(cfg, names), None, device, force, "Fig. 3 runs", train)
 
 
 def plot_fig3(store: ResultStore):
@@ -478,10 +535,11 @@ def stage_jumps(store: ResultStore) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 05: Fig. 4 accuracy vs depth for three budgets per level
 # ---------------------------------------------------------------------------------------------------------------
-def run_fig4(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
-    cache: dict[str, Any] = {}
-    names = available(cfg, store, "fig4", cache)
-    runs = _run(cfg, store, "fig4_runs", _fig4_cells(cfg, names), cache, device, force, "Fig. 4 runs")
+def run_fig4(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
+             train: bool = True) -> pd.DataFrame:
+    _check(force, train)
+    names = _names_for(cfg, store, "fig4", train)
+    runs = _run(cfg, store, "fig4_runs", _fig4_cells(cfg, names), None, device, force, "Fig. 4 runs", train)
     if runs.empty:
         return runs
     runs = runs.copy()
@@ -508,6 +566,17 @@ def depth_tradeoff(store: ResultStore) -> pd.DataFrame:
     return m
 
 
+#: the grids of this series, cell by cell (:mod:`dpgnn.engine`); a cell of Table 2, Fig. 2 or Fig. 4 runs once and
+#: is stored under each of their run artifacts that has it. The calibration tables are pure computation.
+CELLS = {
+    "table2": CellSpec(PAPER, "table2", "table2_runs", _table2_cells, cell_run, share=SHARED_RUNS,
+                       available=_available),
+    "fig2": CellSpec(PAPER, "fig2", "fig2_runs", _fig2_cells, cell_run, share=SHARED_RUNS, available=_available),
+    "fig3": CellSpec(PAPER, "fig3", "fig3", _fig3_cells, cell_run, available=_available),
+    "fig4": CellSpec(PAPER, "fig4", "fig4_runs", _fig4_cells, cell_run, share=SHARED_RUNS, available=_available),
+}
+
+
 __all__ = ["PROFILES", "coverage", "run_calibration", "calibration_table", "plot_calibration", "run_table2", "side_by_side",
            "run_fig2", "plot_fig2", "claim_progap_ge_gap", "run_fig3", "plot_fig3", "stage_jumps", "run_fig4",
-           "plot_fig4", "depth_tradeoff", "select_best", "summary", "run_cell", "paper_vs_ours"]
+           "plot_fig4", "depth_tradeoff", "select_best", "summary", "run_cell", "cell_run", "CELLS", "paper_vs_ours"]
