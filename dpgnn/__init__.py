@@ -9,4 +9,30 @@ Sub-packages (no module imports "upward"):
 - :mod:`dpgnn.results`, :mod:`dpgnn.report`, :mod:`dpgnn.runner`, :mod:`dpgnn.plotting`, :mod:`dpgnn.cli`.
 """
 
+import os as _os
+
 __version__ = "0.1.0"
+
+
+def _batch_kernel() -> None:
+    """In a kernel started by ``dpgnn reproduce`` (``DPGNN_BATCH=1``) nobody watches widgets: progress bars are
+    text (``tqdm.auto`` resolves to the plain ``tqdm``), so they reach papermill's log, the terminal (the runner
+    echoes them) and the executed notebook; ``dpgnn`` log lines at INFO (e.g. how many grid cells were already
+    stored) go to stderr. Interactive JupyterLab sessions keep the widgets and the default logging."""
+    import logging
+
+    import tqdm.auto
+    import tqdm.std
+
+    tqdm.auto.tqdm, tqdm.auto.trange = tqdm.std.tqdm, tqdm.std.trange
+    log = logging.getLogger("dpgnn")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+
+
+if _os.environ.get("DPGNN_BATCH") == "1":
+    _batch_kernel()

@@ -1,41 +1,143 @@
 """Command-line interface: ``dpgnn data ...``, ``dpgnn epsilon ...``, ``dpgnn run``, ``dpgnn reproduce``,
-``dpgnn report``."""
+``dpgnn report``.
+
+Heavy imports (torch, PyG, the privacy library) happen only inside the command that needs them: ``dpgnn --help``,
+``dpgnn reproduce --help`` and the sub-groups' listings load none of them, so they answer at once.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import enum
+import importlib
 import logging
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
+import click
 import typer
+from typer.core import TyperGroup
 
-from dpgnn.data.cli import app as data_app
-from dpgnn.privacy.cli import app as epsilon_app, option_errors
+#: Choices shown in ``--help`` (kept equal to ``dpgnn.runner.PROFILES``/``DEVICES`` by a test; not imported from
+#: there so that ``--help`` imports nothing heavy).
+PROFILES = ("smoke", "test", "paper")
+DEVICES = ("auto", "cpu", "cuda")
+STALE = ("rerun", "keep")
+Profile = enum.Enum("Profile", {p: p for p in PROFILES}, type=str)
+Device = enum.Enum("Device", {d: d for d in DEVICES}, type=str)
+Stale = enum.Enum("Stale", {s: s for s in STALE}, type=str)
+
+
+class _LazyGroup(click.Group):
+    """A sub-command group (``data``, ``epsilon``) whose module is imported only when the group is used; the
+    top-level ``--help`` shows its one-line help without importing it."""
+
+    def __init__(self, name: str, module: str, help: str):
+        super().__init__(name=name, help=help, short_help=help)
+        self._module = module
+        self._real: click.Group | None = None
+
+    def _load(self) -> click.Group:
+        if self._real is None:
+            self._real = typer.main.get_group(importlib.import_module(self._module).app)
+            self._real.name = self.name
+        return self._real
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        return self._load().make_context(info_name, args, parent=parent, **extra)
+
+    def list_commands(self, ctx):
+        return self._load().list_commands(ctx)
+
+    def get_command(self, ctx, cmd_name):
+        return self._load().get_command(ctx, cmd_name)
+
+
+_LAZY = {
+    "data": ("dpgnn.data.cli", "Datasets of the five papers: list, info, fetch."),
+    "epsilon": ("dpgnn.privacy.cli", "Privacy calculators: epsilon of a mechanism/training run."),
+}
+
+
+class _Root(TyperGroup):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, (module, text) in _LAZY.items():
+            self.add_command(_LazyGroup(name, module, text), name)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from dpgnn.utils import code_version
+
+        typer.echo(f"dpgnn {code_version()}")
+        raise typer.Exit()
+
 
 app = typer.Typer(
+    cls=_Root,
     no_args_is_help=True,
     add_completion=False,
     help="dpgnn: reproduce five differentially private GNN papers (figures, tables, privacy accounting).",
 )
-app.add_typer(data_app, name="data", help="Datasets of the five papers: list, fetch, locate.")
-app.add_typer(epsilon_app, name="epsilon", help="Privacy calculators: epsilon of a mechanism/training run.")
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the package version and git commit of the code, then exit."),
+) -> None:
+    """dpgnn: reproduce five differentially private GNN papers (figures, tables, privacy accounting)."""
+
+
+@contextlib.contextmanager
+def _usage_errors() -> Iterator[None]:
+    """A ``ValueError`` from checking the input: one line on stderr and exit status 2, before any work."""
+    try:
+        yield
+    except ValueError as err:
+        typer.echo(f"Error: {err}", err=True)
+        raise typer.Exit(code=2) from None
 
 
 @app.command()
 def reproduce(
     papers: Optional[List[str]] = typer.Argument(None, help="Paper series to run (default: all), e.g. lpgcn."),
-    profile: str = typer.Option("smoke", help="smoke (minutes on a CPU) or paper (the papers' settings)."),
-    device: str = typer.Option("auto", help="auto (cuda when present, else cpu), cpu or cuda."),
+    profile: Profile = typer.Option("smoke", help="smoke (minutes on a CPU), test (seconds, tiny) or paper (the "
+                                                  "papers' settings)."),
+    device: Device = typer.Option("auto", help="auto (cuda when present, else cpu), cpu or cuda."),
     jobs: int = typer.Option(1, min=1, help="Notebooks executed in parallel (separate processes)."),
     force: bool = typer.Option(False, help="Recompute everything instead of resuming from stored results."),
     timeout: int = typer.Option(0, min=0, help="Per-notebook timeout in seconds (0 = none)."),
+    notebook: Optional[List[str]] = typer.Option(
+        None, "--notebook", "-n", help="Only this notebook, as paper/name or a unique prefix (lpgcn/03); repeatable."),
+    param: Optional[List[str]] = typer.Option(
+        None, "--param", "-p", help="Notebook parameter key=value (YAML value: runs=2, datasets=\\[cora]), passed to "
+                                    "the notebooks that declare it; repeatable."),
+    stale: Stale = typer.Option("rerun", help="A notebook whose last successful run came from other code (another dpgnn "
+                                   "commit or uncommitted changes): rerun it, or keep its outputs (status 'stale')."),
+    cells: bool = typer.Option(True, "--cells/--no-cells", help="First compute the missing grid cells on Dask (as "
+                               "`dpgnn run`), so the notebooks only read and draw; skipped with --notebook or -p."),
+    workers: Optional[int] = typer.Option(None, min=1, help="Dask worker processes for the grid cells (default: "
+                                          "sized to the machine)."),
+    scheduler: Optional[str] = typer.Option(None, help="Compute the grid cells on a running Dask cluster, e.g. "
+                                            "tcp://host:8786."),
 ) -> None:
-    """Execute the notebook series with papermill and write the manifest and the report."""
-    from dpgnn.runner import plan, reproduce as _reproduce
+    """Execute the notebook series with papermill and write the manifest and the report.
 
-    with option_errors():  # an unknown paper or profile: one line and exit status 2, before any work
-        plan(papers or None, profile=profile, jobs=jobs)
+    Resumable: notebooks whose last run succeeded with the same notebook, parameters and code are skipped
+    ('cached'); SIGTERM or Ctrl-C stops the running notebooks and records them as 'interrupted'.
+    """
+    from dpgnn.runner import parse_parameters, plan, reproduce as _reproduce
+
+    profile, device, stale = profile.value, device.value, stale.value
+
+    with _usage_errors():  # an unknown paper, notebook or parameter: one line and exit status 2, before any work
+        parameters = parse_parameters(param)
+        plan(papers or None, profile=profile, jobs=jobs, notebooks=notebook, parameters=parameters, device=device,
+             stale=stale)
     manifest = _reproduce(papers or None, profile=profile, device=device, jobs=jobs, force=force,
-                          timeout=timeout or None)
+                          timeout=timeout or None, notebooks=notebook, parameters=parameters, stale=stale,
+                          cells=cells, workers=workers, scheduler=scheduler)
     failed = manifest[manifest["status"] == "failed"]
     if len(failed):
         typer.echo(f"{len(failed)} notebook(s) failed; see the manifest and papermill_runs/{profile}/", err=True)
@@ -45,7 +147,8 @@ def reproduce(
 @app.command("run")
 def run_cells(
     papers: Optional[List[str]] = typer.Argument(None, help="Paper series (default: all), e.g. lpgnn drw."),
-    profile: str = typer.Option("smoke", help="smoke, paper (or test)."),
+    profile: Profile = typer.Option("smoke", help="smoke (minutes on a CPU), test (seconds, tiny) or paper (the "
+                                                  "papers' settings)."),
     artifact: Optional[List[str]] = typer.Option(None, "--artifact", help="Only these artifacts (repeatable), "
                                                  "e.g. fig_a, table1; default: every grid of the papers."),
     workers: Optional[int] = typer.Option(None, min=1, help="Local Dask worker processes (default: sized to the "
@@ -65,7 +168,8 @@ def run_cells(
     """Compute every missing grid cell of the chosen papers on Dask and store the rows (no notebooks)."""
     from dpgnn.engine import cluster_size, compute, select
 
-    with option_errors():  # bad papers / artifacts / sizes: one line and exit status 2, before any work
+    profile = profile.value
+    with _usage_errors():  # bad papers / artifacts / sizes: one line and exit status 2, before any work
         from dpgnn.profiles import settings
 
         for s in select(papers or None, artifact or None):
@@ -86,15 +190,15 @@ def run_cells(
 
 @app.command()
 def report(
-    profile: str = typer.Option("smoke", help="Which profile's results to compare with the papers."),
+    profile: Profile = typer.Option("smoke", help="Which profile's results to compare with the papers."),
     papers: Optional[List[str]] = typer.Argument(None, help="Restrict to these papers."),
 ) -> None:
     """Build results/<profile>/report.csv (+ .md, .html) and print a per-paper summary."""
     from dpgnn.report import build_report, check_papers, summarize
 
-    with option_errors():
+    with _usage_errors():
         check_papers(papers or None)
-    rep = build_report(profile, papers=papers or None)
+    rep = build_report(profile.value, papers=papers or None)
     typer.echo(summarize(rep))
 
 

@@ -1,4 +1,8 @@
-"""Plotting helpers: figures are drawn only from result frames and saved as PNG + PDF (embedded fonts)."""
+"""Plotting helpers: figures are drawn only from result frames and saved as PNG + PDF (embedded fonts).
+
+No backend is chosen here: in JupyterLab and in notebooks executed by papermill (``dpgnn reproduce``) the kernel's
+inline backend shows every figure under its cell, and :func:`savefig` leaves the figure open so that it still does.
+"""
 
 from __future__ import annotations
 
@@ -26,12 +30,14 @@ def figures_dir(profile: str, paper: str, root: Path | None = None) -> Path:
 
 
 def savefig(fig: plt.Figure, name: str, *, paper: str, profile: str, root: Path | None = None) -> list[Path]:
-    """Save ``fig`` as ``figures/<profile>/<paper>/<name>.{png,pdf}`` and return the paths."""
+    """Save ``fig`` as ``figures/<profile>/<paper>/<name>.{png,pdf}`` and return the paths (the figure stays open, so
+    a notebook still shows it inline). The files carry no creation date: redrawing an unchanged figure rewrites
+    identical bytes (``git status`` stays clean)."""
     out = figures_dir(profile, paper, root)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png", out / f"{name}.pdf"]
     fig.savefig(paths[0], dpi=150, bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight", metadata={"CreationDate": None})  # same figure, same bytes
     return paths
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
+import io
 import json
 import os
 import time
@@ -39,26 +41,46 @@ def results_dir(profile: str, paper: str, root: Path | None = None) -> Path:
 
 @contextlib.contextmanager
 def _locked(path: Path):
-    """Hold an exclusive advisory lock on ``<path>.lock`` (POSIX), so that processes appending to the same store
-    (sharded grids, parallel notebooks) never interleave rows or race on a header rewrite."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: appends are still flushed row blocks, just not serialised across processes
+    """Hold an exclusive lock on ``<path>.lock`` (``filelock``: POSIX and Windows), so that processes appending to
+    the same store (sharded grids, parallel notebooks) never interleave rows or race on a rewrite."""
+    from filelock import FileLock
+
+    with FileLock(str(path.with_name(path.name + ".lock"))):
         yield
-        return
-    with open(path.with_name(path.name + ".lock"), "a") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
 def _replace_csv(df: pd.DataFrame, path: Path) -> None:
-    """Write ``df`` to ``path`` atomically (a reader sees the old file or the new one, never a partial one)."""
+    """Write ``df`` to ``path`` atomically (a reader sees the old file or the new one, never a partial one); a file
+    whose bytes would not change is left untouched."""
+    _replace_text(df.to_csv(index=False, lineterminator="\n"), path)
+
+
+def _replace_text(text: str, path: Path) -> bool:
+    """Atomically write ``text`` to ``path`` unless the file already holds exactly these bytes; True if written."""
+    data = text.encode()
+    if path.exists() and path.read_bytes() == data:
+        return False
     tmp = path.with_name(path.name + ".tmp")
-    df.to_csv(tmp, index=False)
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, path)
+    return True
+
+
+#: Bookkeeping columns that say when and by which code a row was made, not what it holds.
+_PROVENANCE = ("versions", "timestamp")
+
+
+def _csv_text(fields: list[str], rows: list[dict[str, Any]]) -> str:
+    """``rows`` as CSV text, formatted exactly as :meth:`ResultStore.append` writes them."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="raise", lineterminator="\r\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: r.get(k, "") for k in fields})
+    return buf.getvalue()
 
 
 class ResultStore:
@@ -110,9 +132,17 @@ class ResultStore:
     # -- writing -----------------------------------------------------------------------------------------
     def append(self, artifact: str, rows: Iterable[dict[str, Any]]) -> None:
         """Append rows (dicts) to ``artifact``; fills paper/artifact/profile/versions/timestamp; fsyncs."""
-        rows = [dict(r) for r in rows]
+        rows = self._fill(artifact, rows)
         if not rows:
             return
+        path = self.path(artifact)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path):
+            self._append_locked(path, rows)
+
+    def _fill(self, artifact: str, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Copies of ``rows`` with paper/artifact/profile/versions/timestamp filled and the ledger as JSON."""
+        rows = [dict(r) for r in rows]
         now = time.strftime("%Y-%m-%dT%H:%M:%S")
         for r in rows:
             r.setdefault("paper", self.paper)
@@ -122,10 +152,7 @@ class ResultStore:
             r.setdefault("timestamp", now)
             if isinstance(r.get("ledger"), (dict, list)):
                 r["ledger"] = json.dumps(r["ledger"], sort_keys=True, default=str)
-        path = self.path(artifact)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path):
-            self._append_locked(path, rows)
+        return rows
 
     def _append_locked(self, path: Path, rows: list[dict[str, Any]]) -> None:
         existing_header = None
@@ -149,6 +176,48 @@ class ResultStore:
                 writer.writerow({k: r.get(k, "") for k in fields})
             f.flush()
             os.fsync(f.fileno())
+
+    def replace(self, artifact: str, rows: Iterable[dict[str, Any]]) -> None:
+        """Make ``rows`` the whole content of ``artifact`` (for pure computations that are recomputed whole).
+
+        A new row equal to a stored one in everything but its provenance (``versions``, ``timestamp``) keeps the
+        stored provenance, and a file whose bytes would not change is not rewritten: recomputing identical results
+        leaves the committed files byte-identical (``git status`` clean). The write is atomic; the archive, if
+        any, is folded into the new live file.
+        """
+        rows = self._fill(artifact, rows)
+        path = self.path(artifact)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path):
+            arc = self.archive_path(artifact)
+            if not rows:
+                for p in (path, arc):
+                    if p.exists():
+                        p.unlink()
+                return
+            fields = CORE_COLUMNS + sorted({k for r in rows for k in r} - set(CORE_COLUMNS))
+            if path.exists() and path.stat().st_size > 0:  # keep a stored header whose columns are the same
+                with open(path, newline="") as f:
+                    header = next(csv.reader(f), None)
+                if header and sorted(header) == sorted(fields):
+                    fields = header
+            new = list(csv.DictReader(io.StringIO(_csv_text(fields, rows))))
+            stored: dict[tuple, list[dict[str, str]]] = {}
+            for p in (arc, path):
+                if p.exists() and p.stat().st_size > 0:
+                    text = (gzip.open(p, "rt", newline="") if p.suffix == ".gz" else open(p, newline=""))
+                    with text as f:
+                        for old in csv.DictReader(f):
+                            key = tuple(old.get(k) or "" for k in fields if k not in _PROVENANCE)
+                            stored.setdefault(key, []).append(old)
+            for r in new:
+                hits = stored.get(tuple(r[k] for k in fields if k not in _PROVENANCE))
+                if hits:
+                    old = hits.pop(0)
+                    r.update({k: old.get(k) or "" for k in _PROVENANCE})
+            _replace_text(_csv_text(fields, new), path)
+            if arc.exists():
+                arc.unlink()
 
     def clear(self, artifact: str) -> None:
         """Delete one artifact's rows, archive included (used by ``force=True``)."""
@@ -180,15 +249,23 @@ class ResultStore:
             prev = prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]
             row = pd.DataFrame([{"artifact": artifact, "dataset": dataset,
                                  "reason": reason.strip().splitlines()[0]}])
-            _replace_csv(pd.concat([prev, row], ignore_index=True), path)
+            _replace_csv(_sorted_skips(pd.concat([prev, row], ignore_index=True)), path)
 
     def clear_skip(self, dataset: str, artifact: str = "*") -> None:
         path = self.dir / "skipped.csv"
         if path.exists():
             with _locked(path):
                 prev = self.skipped()
-                _replace_csv(prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))], path)
+                _replace_csv(_sorted_skips(prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]),
+                             path)
 
     def skipped(self) -> pd.DataFrame:
         path = self.dir / "skipped.csv"
-        return pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["artifact", "dataset", "reason"])
+        if path.exists() and path.stat().st_size > 0:
+            return pd.read_csv(path, dtype=str, keep_default_na=False)
+        return pd.DataFrame(columns=["artifact", "dataset", "reason"])
+
+
+def _sorted_skips(df: pd.DataFrame) -> pd.DataFrame:
+    """``skipped.csv`` rows in a stable order (artifact, dataset), whatever order the notebooks recorded them in."""
+    return df.sort_values(["artifact", "dataset"], kind="stable").reset_index(drop=True)

@@ -102,8 +102,11 @@ def _counts(rep: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return c[list(STATUSES)].reset_index()
 
 
-def _environment(profile: str, runs: Path) -> str:
-    from dpgnn.utils import versions
+def _environment(profile: str, runs: Path, results: Path) -> str:
+    """The environment table. Everything in it follows from the stored results and the installed libraries (no
+    build time, no commit of the code that drew the site), so rebuilding the site of unchanged results leaves its
+    files byte-identical."""
+    import importlib.metadata as md
 
     manifest = runs / profile / "manifest.csv"
     devices = "not recorded (no manifest)"
@@ -111,19 +114,32 @@ def _environment(profile: str, runs: Path) -> str:
         m = pd.read_csv(manifest)
         if "device" in m and m["device"].notna().any():
             devices = ", ".join(sorted(set(m["device"].dropna().astype(str))))
-    try:
-        import torch
-
-        here = f"CUDA ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else "CPU"
-    except Exception:  # pragma: no cover - torch is a dependency
-        here = "unknown"
-    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamps, codes = [], set()
+    for path in sorted((results / profile).glob("*/*.csv*")):
+        if path.name.startswith(("skipped", "report")) or not path.name.endswith((".csv", ".csv.gz")):
+            continue
+        try:
+            df = pd.read_csv(path, usecols=lambda c: c in ("timestamp", "versions"), dtype=str)
+        except (ValueError, OSError):
+            continue
+        if "timestamp" in df:
+            stamps += [t for t in (df["timestamp"].dropna().min(), df["timestamp"].dropna().max()) if isinstance(t, str)]
+        if "versions" in df:
+            codes |= {v.split(";")[0].removeprefix("dpgnn=") for v in df["versions"].dropna()}
+    dated = f"{min(stamps)} to {max(stamps)}" if stamps else "no result rows"
+    libs = []
+    for pkg in ("torch", "torch-geometric", "opacus", "autodp", "dp-accounting"):
+        try:
+            libs.append(f"{pkg}={md.version(pkg)}")
+        except md.PackageNotFoundError:
+            libs.append(f"{pkg}=?")
     return ("<table>"
-            f"<tr><th>built</th><td>{_e(now)}</td></tr>"
             f"<tr><th>profile</th><td>{_e(profile)}</td></tr>"
-            f"<tr><th>versions</th><td>{_e(versions())}</td></tr>"
-            f"<tr><th>device of the runs (manifest)</th><td>{_e(devices)}</td></tr>"
-            f"<tr><th>device where the site was built</th><td>{_e(here)}</td></tr></table>")
+            f"<tr><th>results computed</th><td>{_e(dated)}</td></tr>"
+            f"<tr><th>code versions of the rows</th><td>{len(codes)} distinct dpgnn versions/commits (each row's "
+            f"<code>versions</code> column names its own)</td></tr>"
+            f"<tr><th>libraries here</th><td>{_e(';'.join(libs))}</td></tr>"
+            f"<tr><th>device of the runs (manifest)</th><td>{_e(devices)}</td></tr></table>")
 
 
 def _render_notebook(src: Path, dest: Path) -> bool:
@@ -282,6 +298,6 @@ def build_site(rep: pd.DataFrame, profile: str, *, results_root: Path, figures_r
             if fig.exists():
                 items.append(f'<li><img class="figure" src="{_e(_rel(fig, site))}" alt="{_e(name)}"></li>')
         index.append(f"<h3>{_e(title)}</h3><ul>{''.join(items)}</ul>")
-    index.append("<h2>Environment</h2>" + _environment(profile, runs))
+    index.append("<h2>Environment</h2>" + _environment(profile, runs, results_root))
     (site / "index.html").write_text(_page(f"dpgnn report — profile {profile}", "".join(index), 0), "utf-8")
     return site

@@ -1,41 +1,75 @@
 #!/usr/bin/env bash
-# Idempotent set-up of the project environment in ./.venv (sourced by smoke.sh and test.sh).
-#   - installs the pinned CPU build of torch first (a plain `torch` requirement would pull a CUDA build),
+# Idempotent set-up of the project environment in ./.venv. Run it (`bash scripts/setup.sh`) or source it
+# (`source scripts/setup.sh`, which also activates the environment in your shell); smoke.sh and test.sh source it.
+#   - installs the pinned CPU build of torch first, from PyTorch's CPU wheel index when that is reachable
+#     (a plain `pip install torch` on Linux resolves the multi-GB CUDA build), else from the default index,
 #   - installs dpgnn in editable mode with its pinned dependencies,
 #   - registers the Jupyter kernel `python3` inside the venv so papermill/JupyterLab find it,
 #   - points DPGNN_DATA_MIRROR at ../shared/datasets when that offline mirror exists and nothing else is set.
+# Sourcing never changes the caller's shell options (no `set -e` left behind) and a failed install returns a
+# non-zero status instead of closing the terminal. Matplotlib's backend is left alone, so figures show inline in
+# JupyterLab and in executed notebooks.
 # Re-running is cheap: a stamp keyed on pyproject.toml + this script skips pip when nothing changed.
-# Environment knobs: DPGNN_PYTHON (interpreter, default python3), DPGNN_TORCH_VERSION (default 2.13.0),
-# DPGNN_TORCH_INDEX_URL (e.g. https://download.pytorch.org/whl/cu121 for a CUDA build).
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.venv"
-PY="${DPGNN_PYTHON:-python3}"
-TORCH_VERSION="${DPGNN_TORCH_VERSION:-2.13.0}"
+# Environment knobs: DPGNN_PYTHON (interpreter, default python3), DPGNN_VENV (default ./.venv),
+# DPGNN_TORCH_VERSION (default 2.13.0), DPGNN_TORCH_INDEX_URL (default: https://download.pytorch.org/whl/cpu when
+# reachable; e.g. https://download.pytorch.org/whl/cu121 for a CUDA build).
 
-if [ ! -x "$VENV/bin/python" ]; then
-  echo "[setup] creating $VENV"
-  "$PY" -m venv "$VENV"
-fi
-
-stamp="$VENV/.dpgnn-setup"
-want="$(cat "$ROOT/pyproject.toml" "$ROOT/scripts/setup.sh" | sha256sum | cut -d' ' -f1)-$TORCH_VERSION"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "[setup] installing dependencies into $VENV (once; later runs skip this)"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
-  if [ -n "${DPGNN_TORCH_INDEX_URL:-}" ]; then
-    "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" --index-url "$DPGNN_TORCH_INDEX_URL"
-  else
-    "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION"
+_dpgnn_install() (
+  # a subshell: strict options apply to the installation only, never to the caller's shell
+  set -euo pipefail
+  root="$1"
+  venv="$2"
+  py="${DPGNN_PYTHON:-python3}"
+  torch_version="${DPGNN_TORCH_VERSION:-2.13.0}"
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "[setup] creating $venv"
+    "$py" -m venv "$venv"
   fi
-  "$VENV/bin/python" -m pip install -q -e "$ROOT[dev]"
-  "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dpgnn)" >/dev/null
+  stamp="$venv/.dpgnn-setup"
+  want="$(cat "$root/pyproject.toml" "$root/scripts/setup.sh" | sha256sum | cut -d' ' -f1)-$torch_version"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    exit 0
+  fi
+  echo "[setup] installing dependencies into $venv (once; later runs skip this)"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  index="${DPGNN_TORCH_INDEX_URL:-}"
+  if [ -z "$index" ]; then
+    cpu_index="https://download.pytorch.org/whl/cpu"
+    if "$venv/bin/python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/torch/', timeout=10)" \
+        "$cpu_index" >/dev/null 2>&1; then
+      index="$cpu_index"
+    else
+      echo "[setup] $cpu_index is not reachable: torch==$torch_version from the default index"
+    fi
+  fi
+  if [ -n "$index" ]; then
+    echo "[setup] torch==$torch_version from $index"
+    "$venv/bin/python" -m pip install -q "torch==$torch_version" --index-url "$index"
+  else
+    "$venv/bin/python" -m pip install -q "torch==$torch_version"
+  fi
+  "$venv/bin/python" -m pip install -q -e "$root[dev]"
+  "$venv/bin/python" -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dpgnn)" >/dev/null
   echo "$want" > "$stamp"
-fi
+)
 
-if [ -z "${DPGNN_DATA_MIRROR:-}" ] && [ -d "$ROOT/../shared/datasets" ]; then
-  DPGNN_DATA_MIRROR="$(cd "$ROOT/../shared/datasets" && pwd)"
-  export DPGNN_DATA_MIRROR
+_dpgnn_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+_dpgnn_venv="${DPGNN_VENV:-$_dpgnn_root/.venv}"
+# not inside `if`: bash ignores `set -e` in a subshell that runs as an `if` condition
+_dpgnn_install "$_dpgnn_root" "$_dpgnn_venv"
+_dpgnn_status=$?
+if [ "$_dpgnn_status" -eq 0 ]; then
+  if [ -z "${DPGNN_DATA_MIRROR:-}" ] && [ -d "$_dpgnn_root/../shared/datasets" ]; then
+    DPGNN_DATA_MIRROR="$(cd "$_dpgnn_root/../shared/datasets" && pwd)"
+    export DPGNN_DATA_MIRROR
+  fi
+  export PATH="$_dpgnn_venv/bin:$PATH"
+  unset -f _dpgnn_install
+  unset _dpgnn_root _dpgnn_venv _dpgnn_status
+else
+  echo "[setup] failed (exit status $_dpgnn_status); the environment is not activated" >&2
+  unset -f _dpgnn_install
+  unset _dpgnn_root _dpgnn_venv
+  # sourced: return to the caller's shell; executed: exit
+  return "$_dpgnn_status" 2>/dev/null || exit "$_dpgnn_status"
 fi
-export PATH="$VENV/bin:$PATH"
-export MPLBACKEND="${MPLBACKEND:-Agg}"

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import pandas as pd  # noqa: E402
-
-from dpgnn import plotting  # noqa: E402
+from dpgnn import plotting
 
 
 def _frame():
@@ -57,3 +55,12 @@ def test_log_axis_ticks_are_the_data_values_and_markers_only_when_not_connected(
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0.25", "1", "4"]
     assert not any(t.get_text() for t in ax.get_xticklabels(minor=True))
     assert all(c.lines[0].get_linestyle() == "None" for c in ax.containers)
+
+
+def test_saved_figures_are_byte_identical_when_redrawn(tmp_path):
+    paths = []
+    for root in ("a", "b"):
+        fig = plotting.lines(_frame(), x="x", y="y", hue="method", col="panel")
+        paths.append(plotting.savefig(fig, "f", paper="p", profile="test", root=tmp_path / root))
+    for a, b in zip(*paths):
+        assert a.read_bytes() == b.read_bytes(), a.name

@@ -205,3 +205,69 @@ def test_build_report_writes_files(tmp_path):
     for c in ["paper", "artifact", "dataset", "method", "setting", "metric", "paper_value", "paper_spread",
               "ours_value", "ours_spread", "n_runs", "profile", "status"]:
         assert c in cols
+
+
+def test_replace_with_identical_rows_leaves_the_file_byte_identical(tmp_path, monkeypatch):
+    import dpgnn.results as results
+
+    store = ResultStore("lpgcn", "test", root=tmp_path)
+    rows = [dict(dataset="cora", method=m, setting="eps=1", metric="variance", value=v, config_hash=m,
+                 ledger={"epsilon": 1.0}) for m, v in (("lm", 0.5), ("pm", 0.25))]
+    store.replace("fig1", rows)
+    path = store.path("fig1")
+    before, mtime = path.read_bytes(), path.stat().st_mtime_ns
+    # later: other code and another time; the same values must not touch the file
+    monkeypatch.setattr(results.time, "strftime", lambda fmt: "2099-01-01T00:00:00")
+    store2 = ResultStore("lpgcn", "test", root=tmp_path)
+    store2._versions = "dpgnn=9.9.9;torch=0"
+    store2.replace("fig1", rows)
+    assert path.read_bytes() == before and path.stat().st_mtime_ns == mtime
+    # one changed value: only that row gets the new provenance, the other keeps its stored one
+    store2.replace("fig1", [rows[0], {**rows[1], "value": 0.75}])
+    df = store2.load("fig1").set_index("method")
+    assert df.loc["pm", "value"] == 0.75 and df.loc["pm", "timestamp"] == "2099-01-01T00:00:00"
+    assert df.loc["lm", "timestamp"] != "2099-01-01T00:00:00" and df.loc["lm", "versions"] != store2._versions
+    # replace writes exactly what append writes (same format as every other artifact)
+    fresh = [ResultStore("lpgcn", "test", root=tmp_path / d) for d in ("x", "y")]
+    fresh[0].append("fig1", rows)
+    fresh[1].replace("fig1", rows)
+    assert fresh[0].path("fig1").read_bytes() == fresh[1].path("fig1").read_bytes()
+    store2.replace("fig1", [])
+    assert not path.exists() and store2.load("fig1").empty
+
+
+def test_skipped_is_written_in_a_stable_order_and_not_rewritten_when_unchanged(tmp_path):
+    a, b = ResultStore("lpgcn", "test", root=tmp_path / "a"), ResultStore("lpgcn", "test", root=tmp_path / "b")
+    skips = [("fig3", "flickr", "no files"), ("fig2", "flickr", "no files"), ("*", "elliptic", "no files")]
+    for art, ds, why in skips:
+        a.record_skip(ds, why, artifact=art)
+    for art, ds, why in reversed(skips):
+        b.record_skip(ds, why, artifact=art)
+    pa, pb = a.dir / "skipped.csv", b.dir / "skipped.csv"
+    assert pa.read_bytes() == pb.read_bytes()
+    mtime = pa.stat().st_mtime_ns
+    a.record_skip("flickr", "no files", artifact="fig2")  # recorded again, as a rerun does
+    a.clear_skip("cora", artifact="fig2")  # nothing to clear
+    assert pa.stat().st_mtime_ns == mtime
+    assert list(a.skipped()["artifact"]) == ["*", "fig2", "fig3"]
+
+
+def test_rerunning_a_pure_computation_leaves_the_files_byte_identical(tmp_path, monkeypatch):
+    """The LPGCN variance notebook recomputes its artifacts whole; rerunning it must not rewrite them."""
+    import dpgnn.results as results
+    from dpgnn.data import DatasetUnavailable
+    from dpgnn.profiles import settings
+    from dpgnn.series import lpgcn
+
+    def unavailable(name):
+        raise DatasetUnavailable(f"{name}: no files here")
+
+    monkeypatch.setattr(lpgcn.lpgcn, "prepare", unavailable)  # analytic figures and skip records, no data needed
+    cfg = settings("lpgcn", "test", datasets=["flickr", "cora"])
+    lpgcn.run_variance(cfg, ResultStore("lpgcn", "test", root=tmp_path))
+    files = sorted(p for p in (tmp_path / "test" / "lpgcn").glob("*.csv"))
+    assert files
+    before = {p.name: p.read_bytes() for p in files}
+    monkeypatch.setattr(results.time, "strftime", lambda fmt: "2099-01-01T00:00:00")
+    lpgcn.run_variance(cfg, ResultStore("lpgcn", "test", root=tmp_path))
+    assert {p.name: p.read_bytes() for p in files} == before

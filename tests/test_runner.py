@@ -1,57 +1,231 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import nbformat
-import pandas as pd
 import pytest
 
-from dpgnn.runner import discover, load_manifest, reproduce
+from dpgnn.runner import (code_digest, declared_parameters, discover, load_manifest, parse_parameters, plan,
+                          reproduce)
+from dpgnn.utils import ROOT
 
 
-def _notebook(body: str) -> nbformat.NotebookNode:
+def _notebook(body: str, params: str = "") -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell('profile: str = "smoke"\ndevice: str = "auto"\nforce: bool = False')
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell(body)]
+    cell = nbformat.v4.new_code_cell('profile: str = "smoke"\ndevice: str = "auto"\nforce: bool = False' + params)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell, nbformat.v4.new_code_cell(body)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     return nb
 
 
+PLOT = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([0, 1], [0, 1])\n"
+        "from dpgnn import plotting\nplotting.savefig(fig, 'line', paper='alpha', profile=profile)")
+
+
 @pytest.fixture
 def project(tmp_path):
-    for paper, name, body in [
-        ("alpha", "01_ok.ipynb", "from pathlib import Path\nPath('out_' + profile + '.txt').write_text(device)"),
-        ("alpha", "02_fail.ipynb", "raise ValueError('deliberate failure')"),
-        ("beta", "01_ok.ipynb", "x = 1"),
+    for paper, name, body, params in [
+        ("alpha", "01_ok.ipynb", "from pathlib import Path\nPath('out_' + profile + '.txt').write_text(device + str(runs))",
+         "\nruns: int = 1  # runs"),
+        ("alpha", "02_fail.ipynb", "raise ValueError('deliberate failure')", ""),
+        ("beta", "01_plot.ipynb", PLOT, ""),
     ]:
         (tmp_path / "notebooks" / paper).mkdir(parents=True, exist_ok=True)
-        nbformat.write(_notebook(body), tmp_path / "notebooks" / paper / name)
+        nbformat.write(_notebook(body, params), tmp_path / "notebooks" / paper / name)
     return tmp_path
 
 
+def _status(manifest, paper=None):
+    m = manifest if paper is None else manifest[manifest["paper"] == paper]
+    return dict(zip(m["paper"] + "/" + m["notebook"], m["status"]))
+
+
 @pytest.mark.slow
-def test_reproduce_manifest_failure_isolation_and_resume(project):
-    manifest = reproduce(["alpha", "beta"], profile="smoke", device="cpu", jobs=2, root=project, report=False)
-    status = dict(zip(manifest["paper"] + "/" + manifest["notebook"], manifest["status"]))
-    assert status == {"alpha/01_ok.ipynb": "ok", "alpha/02_fail.ipynb": "failed", "beta/01_ok.ipynb": "ok"}
+def test_reproduce_manifest_failure_isolation_resume_and_figures(project, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")  # a user's leftover setting must not strip figures from notebooks
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(project))
+    manifest = reproduce(["alpha", "beta"], profile="smoke", device="cpu", jobs=2, root=project, report=False,
+                         parameters={"runs": 3})
+    assert _status(manifest) == {"alpha/01_ok.ipynb": "ok", "alpha/02_fail.ipynb": "failed", "beta/01_plot.ipynb": "ok"}
     failed = manifest[manifest["status"] == "failed"].iloc[0]
     assert "deliberate failure" in failed["error"]
-    # parameters were injected and the working directory is the project root
-    assert (project / "out_smoke.txt").read_text() == "cpu"
-    assert (project / "papermill_runs" / "smoke" / "alpha" / "01_ok.ipynb").exists()
-    # second run: succeeded notebooks are cached, the failed one runs again
-    manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=project, report=False)
-    status = dict(zip(manifest["notebook"][manifest["paper"] == "alpha"], manifest["status"][manifest["paper"] == "alpha"]))
-    assert status == {"01_ok.ipynb": "cached", "02_fail.ipynb": "failed"}
+    assert set(manifest["code_version"]) == {__import__("dpgnn.utils").utils.code_version()}
+    assert set(manifest["code_sha256"]) == {code_digest()}
+    # parameters were injected (-p only where declared) and the working directory is the project root
+    assert (project / "out_smoke.txt").read_text() == "cpu3"
+    assert json.loads(manifest.set_index("notebook").loc["01_ok.ipynb", "parameters"]) == {"runs": 3}
+    # the executed notebook holds its figure inline, and the figure files are written too
+    executed = nbformat.read(project / "papermill_runs" / "smoke" / "beta" / "01_plot.ipynb", as_version=4)
+    images = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
+    assert len(images) == 1
+    assert (project / "figures" / "smoke" / "alpha" / "line.pdf").exists()
+    # second run: succeeded notebooks are cached (same notebook, parameters, code), the failed one runs again
+    manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=project, report=False, parameters={"runs": 3})
+    assert _status(manifest, "alpha") == {"alpha/01_ok.ipynb": "cached", "alpha/02_fail.ipynb": "failed"}
+    # other parameters: not cached
+    manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=project, report=False, notebooks=["alpha/01"])
+    assert _status(manifest, "alpha")["alpha/01_ok.ipynb"] == "ok"
+    assert (project / "out_smoke.txt").read_text() == "cpu1"
+    # results from other code: said and, by choice, kept or rerun
+    path = project / "papermill_runs" / "smoke" / "manifest.csv"
+    m = load_manifest("smoke", project)
+    m.loc[m["notebook"] == "01_ok.ipynb", ["code_version", "code_sha256"]] = ["0.0.1+gdeadbeef", "0" * 64]
+    m.to_csv(path, index=False)
+    manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=project, report=False, notebooks=["alpha/01"],
+                         stale="keep")
+    row = manifest.set_index("notebook").loc["01_ok.ipynb"]
+    assert row["status"] == "stale" and "0.0.1+gdeadbeef" in row["error"]
+    manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=project, report=False, notebooks=["alpha/01"])
+    assert _status(manifest, "alpha")["alpha/01_ok.ipynb"] == "ok"
     # --force re-executes
     manifest = reproduce(["beta"], profile="smoke", device="cpu", root=project, report=False, force=True)
-    assert manifest.set_index("paper").loc["beta", "status"] == "ok"
+    assert _status(manifest, "beta") == {"beta/01_plot.ipynb": "ok"}
     assert len(load_manifest("smoke", project)) == 3
 
 
-def test_discover_and_bad_input(project):
+def test_discover_select_parameters_and_bad_input(project):
     assert [(p, nb.name) for p, nb in discover(None, project)] == [
-        ("alpha", "01_ok.ipynb"), ("alpha", "02_fail.ipynb"), ("beta", "01_ok.ipynb")]
+        ("alpha", "01_ok.ipynb"), ("alpha", "02_fail.ipynb"), ("beta", "01_plot.ipynb")]
+    assert [nb.name for _, nb in plan(None, notebooks=["alpha/02", "notebooks/beta/01_plot.ipynb"], root=project)] \
+        == ["02_fail.ipynb", "01_plot.ipynb"]
+    assert declared_parameters(project / "notebooks" / "alpha" / "01_ok.ipynb") == ["profile", "device", "force",
+                                                                                   "runs"]
+    assert parse_parameters(["runs=2", "datasets=[cora, citeseer]", "name=x=y"]) == {
+        "runs": 2, "datasets": ["cora", "citeseer"], "name": "x=y"}
+    for bad, match in [(["runs"], "key=value"), (["profile=paper"], "--profile"), (["a=[1"], "YAML")]:
+        with pytest.raises(ValueError, match=match):
+            parse_parameters(bad)
     with pytest.raises(ValueError, match="unknown paper"):
         discover(["gamma"], project)
+    with pytest.raises(ValueError, match="matches none"):
+        plan(None, notebooks=["alpha/09"], root=project)
+    with pytest.raises(ValueError, match="matches several"):
+        plan(None, notebooks=["alpha/0"], root=project)
+    with pytest.raises(ValueError, match="no selected notebook has a parameter 'runs'"):
+        plan(["beta"], parameters={"runs": 2}, root=project)
     with pytest.raises(ValueError, match="profile"):
         reproduce(["alpha"], profile="huge", root=project)
     with pytest.raises(ValueError, match="jobs"):
         reproduce(["alpha"], jobs=0, root=project)
+    assert "test" in plan.__globals__["PROFILES"]
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.slow
+def test_interrupting_reproduce_stops_every_child_and_records_it(tmp_path, sig=signal.SIGTERM):
+    """A real ``dpgnn reproduce`` in a subprocess: SIGTERM (SIGINT/Ctrl-C is handled alike) stops papermill and its kernel, the manifest says
+    ``interrupted`` with the time, and the next run executes the notebook again."""
+    import psutil
+
+    nbdir = tmp_path / "notebooks" / "alpha"
+    nbdir.mkdir(parents=True)
+    body = ("import os, time\nfrom pathlib import Path\nPath('kernel.pid').write_text(str(os.getpid()))\n"
+            "time.sleep(600 if Path('block').exists() else 0)")
+    nbformat.write(_notebook(body), nbdir / "01_sleep.ipynb")
+    (tmp_path / "block").touch()
+    env = {**os.environ, "DPGNN_HOME": str(tmp_path), "DPGNN_OUTPUT_ROOT": str(tmp_path),
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "dpgnn.cli", "reproduce", "alpha", "--profile", "smoke"], env=env,
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "kernel.pid").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read() if proc.poll() else "slow"
+            time.sleep(0.2)
+        kernel = int((tmp_path / "kernel.pid").read_text())
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert kernel in {c.pid for c in children} or _alive(kernel)
+        assert load_manifest("smoke", tmp_path)["status"].tolist() == ["running"]
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig, out
+    assert "stopping the running notebooks" in out
+    time.sleep(0.5)
+    assert not _alive(kernel), "the kernel survived"
+    assert not [c.pid for c in children if _alive(c.pid)], "a child process survived"
+    row = load_manifest("smoke", tmp_path).iloc[0]
+    assert row["status"] == "interrupted" and row["ended"] >= row["started"] != ""
+    # the next run executes it again
+    (tmp_path / "block").unlink()
+    manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=tmp_path, report=False)
+    assert manifest["status"].tolist() == ["ok"]
+
+
+def test_echo_streams_cells_logs_and_throttled_progress():
+    from dpgnn.runner import _Echo
+
+    lines: list[str] = []
+    echo = _Echo("lpgcn/03", 12, lines.append, every=3600)
+    for line in ["Executing Cell 7---------------------------------------", "some output",
+                 "Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]", "Table 2 runs:  50%|#####     | 7/14 [00:10<00:10]",
+                 "INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8", "not_run: flickr -- no files",
+                 "Table 2 runs: 100%|##########| 14/14 [00:20<00:00]"]:
+        echo(line + "\n")
+    assert lines == ["[lpgcn/03] cell 7/12", "[lpgcn/03] Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]",
+                     "[lpgcn/03] INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8",
+                     "[lpgcn/03] not_run: flickr -- no files", "[lpgcn/03] Table 2 runs: 100%|##########| 14/14 [00:20<00:00]"]
+
+
+def _fake_compute(calls, *, interrupt=False):
+    import pandas as pd
+
+    def compute(papers, **kw):
+        calls.append((list(papers), kw))
+        if interrupt:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler interrupts this sleep
+        return pd.DataFrame({"failed": [0]})
+    return compute
+
+
+def test_reproduce_computes_grid_cells_on_dask_first(tmp_path, monkeypatch):
+    """`reproduce` = the paper series' grid cells on Dask, then the notebooks (which then only read); not with
+    --notebook / -p, whose grids the engine does not know; a recomputation (force) is not repeated by the
+    notebooks."""
+    from dpgnn import engine, runner
+
+    calls, executed = [], []
+    monkeypatch.setattr(engine, "compute", _fake_compute(calls))
+    monkeypatch.setattr(runner, "execute_notebook",
+                        lambda nb, out, log, params, **kw: (executed.append(params), ("ok", ""))[1])
+    for paper in ("lpgcn", "alpha"):
+        (tmp_path / "notebooks" / paper).mkdir(parents=True)
+        nbformat.write(_notebook("pass", "\nruns: int = 1  # runs"), tmp_path / "notebooks" / paper / "01_x.ipynb")
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
+    reproduce(None, profile="test", device="cpu", root=tmp_path, report=False, force=True, workers=2)
+    assert [c[0] for c in calls] == [["lpgcn"]]  # only paper series have grid cells
+    assert calls[0][1]["force"] is True and calls[0][1]["workers"] == 2 and calls[0][1]["profile"] == "test"
+    assert [p["force"] for p in executed] == [False, False]
+    reproduce(None, profile="test", device="cpu", root=tmp_path, report=False, notebooks=["lpgcn/01"])
+    reproduce(None, profile="test", device="cpu", root=tmp_path, report=False, parameters={"runs": 2}, force=True)
+    reproduce(None, profile="test", device="cpu", root=tmp_path, report=False, cells=False, force=True)
+    assert len(calls) == 1
+    assert executed[-1]["force"] is True
+
+
+def test_sigterm_while_computing_cells_exits_cleanly(monkeypatch):
+    from dpgnn import engine, runner
+
+    calls = []
+    monkeypatch.setattr(engine, "compute", _fake_compute(calls, interrupt=True))
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as exc:
+        runner.compute_cells(["drw", "learn"], profile="test")
+    assert exc.value.code == 128 + signal.SIGTERM
+    assert [c[0] for c in calls] == [["drw"]]
+    assert signal.getsignal(signal.SIGTERM) is before  # the caller's handler is back

@@ -97,6 +97,18 @@ def test_build_report_writes_the_site(tmp_path):
     assert (tmp_path / "test" / "site" / "lpgcn" / f"{rep['artifact'].iloc[0]}.html").exists()
 
 
+def test_rebuilding_the_site_of_unchanged_results_is_byte_identical(site, tmp_path):
+    """No build time and no commit in the pages: a reviewer's rerun of `dpgnn report` leaves `git status` clean."""
+    out, rep = site
+    before = {p: p.read_bytes() for p in out.rglob("*.html") if "notebooks" not in p.parts}
+    tmp = out.parent.parent.parent  # out = <tmp>/results/paper/site
+    again = build_site(rep, "paper", results_root=tmp / "results", figures_root=ROOT / "figures", runs_root=tmp)
+    assert again == out
+    after = {p: p.read_bytes() for p in out.rglob("*.html") if "notebooks" not in p.parts}
+    assert after == before
+    assert "results computed" in (out / "index.html").read_text()
+
+
 def test_artifact_page_lists_misses_with_notes(site):
     out, rep = site
     miss = rep[rep["status"] != "within"].iloc[0]

@@ -21,28 +21,64 @@ def _stats(data) -> dict:
     return out
 
 
+def _collapse_universities(df):
+    """The Facebook100 universities (``fb100-<university>``) as one summary row: their statistics differ per
+    university and are known only once a graph is loaded (``dpgnn data fetch fb100-caltech36`` prints them)."""
+    import pandas as pd
+
+    uni = df["name"].str.startswith("fb100-") & ~df["name"].isin(["fb100-present"])
+    if not uni.any():
+        return df
+    here = df.loc[uni & df["available"], "name"].str.removeprefix("fb100-")
+    papers = sorted({p for v in df.loc[uni, "variants"] for p in str(v).replace(" ", "").split(",") if p})
+    summary = {"name": "fb100-<university>", "papers": ",".join(papers),
+               "available": f"{int(df.loc[uni, 'available'].sum())} of {int(uni.sum())}",
+               "variants": ", ".join(papers),
+               "note": "here: " + (", ".join(sorted(here)) if len(here) else "none") + " (--all lists each)"}
+    first = int(uni.to_numpy().nonzero()[0][0])
+    rows = df[~uni]
+    return pd.concat([rows.iloc[:first], pd.DataFrame([summary]), rows.iloc[first:]], ignore_index=True)
+
+
 @app.command("list")
 def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON records."),
-    all_universities: bool = typer.Option(False, "--all", help="Also list all 100 Facebook100 universities "
-                                          "(default: only those available here)."),
+    all_universities: bool = typer.Option(False, "--all", help="List each of the 100 Facebook100 universities "
+                                          "(default: one summary row saying which are here)."),
 ) -> None:
-    """Table of every dataset: papers, size, availability here, variants."""
+    """Table of every dataset: papers, size, availability here, variants ("-": not known before loading)."""
     from dpgnn.data import list_datasets
 
     df = list_datasets()
-    if not all_universities:
-        uni = df["name"].str.startswith("fb100-") & ~df["name"].isin(["fb100-present"])
-        df = df[~uni | df["available"]]
     if as_json:
+        if not all_universities:
+            df = _collapse_universities(df)
         typer.echo(json.dumps(json.loads(df.to_json(orient="records")), indent=1))
         return
-    show = df.assign(available=df["available"].map({True: "yes", False: "no"}))
+    if not all_universities:
+        df = _collapse_universities(df)
+    df = df.assign(available=df["available"].map(lambda a: {True: "yes", False: "no"}.get(a, a)))
     cols = ["name", "papers", "nodes", "edges", "features", "classes", "available", "variants"]
+    show = df[cols].astype(object).where(df[cols].notna(), "-")
+    show = show.replace("", "-")
     import pandas as pd
 
     with pd.option_context("display.max_rows", None, "display.max_colwidth", 60, "display.width", 200):
-        typer.echo(show[cols].to_string(index=False))
+        typer.echo(show.to_string(index=False))
+    if not all_universities and "note" in df and (df["name"] == "fb100-<university>").any():
+        typer.echo("fb100-<university> " + df.loc[df["name"] == "fb100-<university>", "note"].iloc[0])
+
+
+def _check_name(name: str, variant: str | None = None) -> None:
+    """An unknown dataset or variant is a usage error: one line naming the valid choices, exit status 2."""
+    from dpgnn.data.registry import _resolve_variant, get_spec
+
+    try:
+        spec = get_spec(name)
+        _resolve_variant(spec, variant)
+    except (KeyError, ValueError) as exc:
+        typer.echo(f"Error: {exc}", err=True)
+        raise typer.Exit(code=2)
 
 
 @app.command()
@@ -54,6 +90,7 @@ def fetch(
     """Load (download/verify/parse) a dataset, cache it, and print its statistics."""
     from dpgnn.data import DatasetUnavailable, load_dataset
 
+    _check_name(name, variant)
     try:
         data = load_dataset(name, variant, download=not no_download)
     except DatasetUnavailable as exc:
@@ -72,6 +109,7 @@ def info(name: str = typer.Argument(..., help="Dataset name.")) -> None:
     """Docstring, variants, URLs, sha256 and where the raw files are expected."""
     from dpgnn.data import describe
 
+    _check_name(name)
     try:
         typer.echo(describe(name))
     except ValueError as exc:

@@ -4,7 +4,7 @@
 - :mod:`dpgnn.privacy.events`      -- immutable privacy events (Gaussian, Laplace, sampled, composed).
 - :mod:`dpgnn.privacy.rdp`         -- RDP curves and the RDP -> (epsilon, delta) conversion (pure math).
 - :mod:`dpgnn.privacy.analytic`    -- exact (epsilon, delta) profile of the Gaussian mechanism (Balle & Wang 2018).
-- :mod:`dpgnn.privacy.accountant`  -- immutable accountants (rdp, exact_gaussian, autodp, autodp_rdp_acct).
+- :mod:`dpgnn.privacy.accountant`  -- immutable accountants (rdp, exact_gaussian, autodp, autodp_rdp_acct, pld).
 - :mod:`dpgnn.privacy.calibration` -- conservative calibration (epsilon(value) <= target, asserted).
 - :mod:`dpgnn.privacy.cli`         -- ``dpgnn epsilon ...`` calculators.
 """
@@ -15,6 +15,7 @@ from dpgnn.privacy.accountant import (
     AutodpCompositionAccountant,
     AutodpRdpAcctAccountant,
     ExactGaussianAccountant,
+    PldAccountant,
     RdpAccountant,
     available_accountants,
     epsilon,
@@ -79,6 +80,7 @@ __all__ = [
     "AutodpAccountant",
     "AutodpCompositionAccountant",
     "AutodpRdpAcctAccountant",
+    "PldAccountant",
     "get_accountant",
     "register_accountant",
     "available_accountants",

@@ -23,6 +23,12 @@ Accountants (names are normalised like mechanism names):
 - ``"autodp_rdp_acct"`` (:class:`AutodpRdpAcctAccountant`): autodp's legacy ``rdp_acct.anaRDPacct`` with
   ``compose_poisson_subsampled_mechanisms`` / ``compose_subsampled_mechanism`` / ``compose_mechanism`` and
   ``get_eps``, as in the PrivGNN authors' code. Reproduces PrivGNN's ε table.
+- ``"pld"`` (:class:`PldAccountant`): privacy-loss-distribution accounting with Google's ``dp_accounting`` (0.6.0,
+  ``dp_accounting.pld.PLDAccountant``; Koskela et al. 2020, Doroshenko et al. 2022): the tight (ε, δ) of
+  compositions of Gaussian and Laplace events, unsampled or Poisson-subsampled (add/remove neighbouring, both
+  adjacency directions), up to a discretisation that is rounded *pessimistically* (the value is never below the
+  exact ε). Sampling without replacement is not supported (use ``"rdp"``). Much tighter than RDP at few steps
+  (z = 0.6, q = 0.001, T = 10, δ = 1e-5: 0.333 vs 2.04).
 
 The default ``"rdp"`` is always sound; it is at least as tight as the autodp paths for the RDP-based cases because
 it uses the same (or exact) RDP curves and a tighter conversion.
@@ -31,13 +37,14 @@ it uses the same (or exact) RDP curves and a tighter conversion.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
-from dpgnn.privacy._validation import check_count, check_delta
+from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
 from dpgnn.privacy.analytic import gaussian_epsilon
 from dpgnn.privacy.events import (
     ComposedEvent,
@@ -57,6 +64,7 @@ __all__ = [
     "AutodpAccountant",
     "AutodpCompositionAccountant",
     "AutodpRdpAcctAccountant",
+    "PldAccountant",
     "event_rdp",
     "epsilon",
     "get_accountant",
@@ -181,8 +189,7 @@ def _event_rdp(event: Event, a: np.ndarray) -> np.ndarray:
     if isinstance(event, SampledWithoutReplacementEvent):
         inner = event.event
         if isinstance(inner, GaussianEvent):
-            z = inner.noise_multiplier
-            return _rdp.rdp_sampled_without_replacement(event.sample_rate, lambda x: _rdp.rdp_gaussian(z, x), a)
+            return _rdp.rdp_sampled_without_replacement_gaussian(event.sample_rate, inner.noise_multiplier, a)
         b = inner.scale
         return _rdp.rdp_sampled_without_replacement(event.sample_rate, lambda x: _rdp.rdp_laplace(b, x), a,
                                                     eps_pure=1.0 / b)
@@ -473,6 +480,95 @@ class AutodpRdpAcctAccountant(Accountant):
 
 
 # ------------------------------------------------------------------------------------------------------------
+# privacy loss distributions (dp_accounting)
+# ------------------------------------------------------------------------------------------------------------
+def _supported_pld(event: Event) -> bool:
+    if isinstance(event, (GaussianEvent, LaplaceEvent)):
+        return True
+    if isinstance(event, PoissonSampledEvent):
+        return isinstance(event.event, (GaussianEvent, LaplaceEvent))
+    if isinstance(event, SelfComposedEvent):
+        return _supported_pld(event.event)
+    if isinstance(event, ComposedEvent):
+        return all(_supported_pld(e) for e in event.events)
+    return False
+
+
+def _dpa_event(event: Event) -> Any:
+    """The ``dp_accounting`` DpEvent of a leaf event (base or Poisson-sampled; sensitivity 1 throughout)."""
+    import dp_accounting as dpa
+
+    def base(e: Event) -> Any:
+        if isinstance(e, GaussianEvent):
+            return dpa.GaussianDpEvent(e.noise_multiplier)
+        return dpa.LaplaceDpEvent(e.scale)  # dp_accounting's Laplace "noise_multiplier" is the scale b
+
+    if isinstance(event, PoissonSampledEvent):
+        return base(event.event) if event.sample_rate == 1.0 else dpa.PoissonSampledDpEvent(event.sample_rate,
+                                                                                             base(event.event))
+    return base(event)
+
+
+@functools.lru_cache(maxsize=256)
+def _pld_epsilon(leaves: Tuple[Tuple[Event, int], ...], delta: float, interval: float) -> float:
+    import dp_accounting as dpa
+    from dp_accounting.pld import pld_privacy_accountant
+
+    acc = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE,
+                                               value_discretization_interval=interval)
+    for e, n in leaves:
+        acc.compose(_dpa_event(e), n)
+    with _quiet_autodp():
+        return float(acc.get_epsilon(delta))
+
+
+class PldAccountant(Accountant):
+    """Privacy-loss-distribution accountant of Google's ``dp_accounting`` (tight; pessimistic discretisation).
+
+    Supports Gaussian and Laplace events (sensitivity 1), Poisson-subsampled or not, composed in any way;
+    neighbouring: add/remove one record (for unsampled events identical to replace-one at sensitivity 1). The
+    PLDs are discretised on a grid of ``value_discretization_interval`` (default 1e-3; dp_accounting's own default
+    1e-4 costs ~10× more time for differences in ε below 1e-3 in our checks) with *pessimistic* rounding
+    and the truncated tail mass counted as infinite loss, so the returned ε is an upper bound on the exact ε
+    (``dp_accounting``'s Observation 1). The accountant also tracks the pure-DP ε of basic composition (finite
+    without Gaussian events) and reports the smaller of the two (both are sound). Results are cached per
+    composition (the computation is deterministic).
+    """
+
+    name = "pld"
+
+    def __init__(self, value_discretization_interval: float = 1e-3) -> None:
+        super().__init__()
+        self.value_discretization_interval = check_positive_finite(value_discretization_interval,
+                                                                   "value_discretization_interval")
+
+    def supports(self, event: Event) -> bool:
+        return _supported_pld(_check_event(event))
+
+    def _supported_text(self) -> str:
+        return ("GaussianEvent, LaplaceEvent, PoissonSampledEvent of a Gaussian or Laplace event, and "
+                "SelfComposedEvent / ComposedEvent of these (no sampling without replacement: use 'rdp')")
+
+    def compose(self, event: Event, count: int = 1) -> "PldAccountant":
+        n = self._check_compose(event, count)
+        new = PldAccountant(self.value_discretization_interval)
+        new._ledger = self._ledger + ((event, n),)
+        return new
+
+    def get_epsilon_and_order(self, delta: float) -> Tuple[float, Optional[float]]:
+        d = check_delta(delta)
+        if not self._ledger:
+            return 0.0, None
+        merged = _flatten(self._ledger)
+        leaves = tuple(sorted(merged.items(), key=repr))
+        eps = _pld_epsilon(leaves, d, self.value_discretization_interval)
+        pure = float(sum(n * _pure_epsilon(e) for e, n in merged.items()))
+        if pure < eps:
+            return pure, math.inf
+        return eps, None
+
+
+# ------------------------------------------------------------------------------------------------------------
 # registry and the one-call function
 # ------------------------------------------------------------------------------------------------------------
 def _normalise(name: str) -> str:
@@ -501,7 +597,7 @@ def available_accountants() -> List[str]:
 
 
 def get_accountant(name: str = "rdp", **kwargs: Any) -> Accountant:
-    """A fresh accountant by name (``rdp``, ``exact_gaussian``, ``autodp``, ``autodp_rdp_acct``)."""
+    """A fresh accountant by name (``rdp``, ``exact_gaussian``, ``autodp``, ``autodp_rdp_acct``, ``pld``)."""
     if isinstance(name, Accountant):
         if kwargs:
             raise TypeError("keyword arguments are only accepted with an accountant name")
@@ -523,5 +619,6 @@ def epsilon(event: Event, delta: float, accountant: str = "rdp", **kwargs: Any) 
 
 
 for _n, _c in [("rdp", RdpAccountant), ("exact_gaussian", ExactGaussianAccountant), ("autodp", AutodpAccountant),
-               ("autodp_composition", AutodpCompositionAccountant), ("autodp_rdp_acct", AutodpRdpAcctAccountant)]:
+               ("autodp_composition", AutodpCompositionAccountant), ("autodp_rdp_acct", AutodpRdpAcctAccountant),
+               ("pld", PldAccountant)]:
     register_accountant(_n, _c)

@@ -3,14 +3,22 @@
 One generic root finder, :func:`calibrate`, over any monotone one-parameter family of events, and the DP-SGD
 convenience :func:`calibrate_noise_multiplier`. The returned value always satisfies ``ε(value) ≤ target``
 (asserted; opacus issue #346 was a calibration that overshot), and its ε is within ``rtol`` (default 0.1 %) of the
-target unless the bracket end is reached.
+target unless the bracket end is reached; then :attr:`Calibration.target_reached` is False and callers must say so
+(the CLI does: "the target cannot be reached; returned ε = …").
+
+With ``accountant="pld"`` (privacy loss distributions, :class:`dpgnn.privacy.PldAccountant`) one evaluation costs
+far more at small noise (a wider loss range), so the search first calibrates with the cheap ``"rdp"`` accountant
+and brackets the PLD answer around that value (PLD is never looser than RDP up to its pessimistic discretisation),
+widening step by step; the bracket ends of the caller are evaluated only if the search reaches them.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 from dpgnn.privacy._validation import (
     check_count,
@@ -20,7 +28,7 @@ from dpgnn.privacy._validation import (
     check_sample_rate,
 )
 from dpgnn.privacy.accountant import epsilon as _epsilon
-from dpgnn.privacy.accountant import get_accountant
+from dpgnn.privacy.accountant import PldAccountant, get_accountant
 from dpgnn.privacy.events import (
     Event,
     GaussianEvent,
@@ -43,10 +51,23 @@ class Calibration:
     accountant: str
     event: Event = field(repr=False)
     evaluations: int = 0
+    #: False when the whole bracket is feasible: ``value`` is the bracket's cheap end and ``epsilon`` may be far
+    #: below ``target_epsilon`` (the target cannot be reached with the parameter range searched)
+    target_reached: bool = True
 
     def ledger(self) -> Dict[str, Any]:
         return {"value": self.value, "epsilon": self.epsilon, "target_epsilon": self.target_epsilon,
-                "delta": self.delta, "accountant": self.accountant, "event": self.event.to_dict()}
+                "delta": self.delta, "accountant": self.accountant, "event": self.event.to_dict(),
+                "target_reached": self.target_reached}
+
+    def describe(self, name: str = "value") -> str:
+        """One line: what was calibrated, and (when it was not reached) that the target cannot be reached."""
+        if self.target_reached:
+            return f"{name} = {self.value:.6g} calibrated to epsilon <= {self.target_epsilon:g} (epsilon = " \
+                   f"{self.epsilon:.6g}, {self.accountant})"
+        return (f"target epsilon {self.target_epsilon:g} cannot be reached: the end of the searched range, "
+                f"{name} = {self.value:.6g}, already gives epsilon = {self.epsilon:.6g} ({self.accountant}); "
+                f"that value and its epsilon are returned")
 
 
 def calibrate(
@@ -77,18 +98,31 @@ def calibrate(
         raise ValueError(f"need finite lower < upper, got lower={lower}, upper={upper}")
     rtol = check_positive_finite(rtol, "rtol")
     acc_name = accountant if isinstance(accountant, str) else type(accountant).__name__
-    get_accountant(accountant)  # validate the name early
+    acc = get_accountant(accountant)  # validate the name early
     n_eval = 0
+    cache: Dict[float, float] = {}
 
     def eps_of(v: float) -> float:
         nonlocal n_eval
+        if v in cache:
+            return cache[v]
         n_eval += 1
         if n_eval > max_evaluations:
             raise RuntimeError(f"calibration did not converge in {max_evaluations} evaluations")
         ev = make_event(v)
         if not isinstance(ev, Event):
             raise TypeError(f"make_event({v}) must return an Event, got {ev!r}")
-        return _epsilon(ev, d, accountant)
+        cache[v] = _epsilon(ev, d, accountant)
+        return cache[v]
+
+    if isinstance(acc, PldAccountant):
+        start = None
+        if acc.value_discretization_interval < PLD_SEARCH_INTERVAL:
+            # a cheap coarse search first (pessimistic too), then bracket the fine answer around it
+            coarse = calibrate(make_event, target, d, lower=lo, upper=hi, rtol=max(rtol, 1e-2),
+                               accountant=PldAccountant(PLD_SEARCH_INTERVAL), max_evaluations=max_evaluations)
+            start = coarse.value if coarse.target_reached else None
+        lo, hi = _pld_bracket(make_event, eps_of, target, d, lo, hi, rtol, start=start)
 
     e_lo, e_hi = eps_of(lo), eps_of(hi)
     decreasing = e_lo >= e_hi
@@ -99,9 +133,11 @@ def calibrate(
             f"target_epsilon={target} is not reachable in [lower, upper] = [{lo}, {hi}]: the best value "
             f"{feasible} gives epsilon={e_feasible:.6g}; widen the bracket"
         )
+    reached = True
     if e_infeasible <= target:
         # the whole bracket is feasible: the end that is furthest in the "cheap" direction
         value, eps_value = infeasible, e_infeasible
+        reached = eps_value >= target * (1.0 - rtol)
     else:
         geometric = lo > 0
         value, eps_value = feasible, e_feasible
@@ -118,7 +154,58 @@ def calibrate(
                 break
     assert eps_value <= target, (eps_value, target)
     return Calibration(value=value, epsilon=eps_value, target_epsilon=target, delta=d, accountant=acc_name,
-                       event=make_event(value), evaluations=n_eval)
+                       event=make_event(value), evaluations=n_eval, target_reached=reached)
+
+
+#: PLD discretisation of the first, coarse search (cheap; pessimistic like every PLD here); the answer is then
+#: bracketed and bisected with the caller's (finer) accountant
+PLD_SEARCH_INTERVAL = 1e-2
+
+
+def _pld_bracket(make_event: Callable[[float], Event], eps_of: Callable[[float], float], target: float,
+                 delta: float, lo: float, hi: float, rtol: float, start: Optional[float] = None) -> tuple:
+    """A sub-bracket of ``[lo, hi]`` around the PLD answer, found from the (cheap) RDP calibration.
+
+    Returns ``(lo, hi)`` unchanged when RDP does not support the family or cannot reach the target. Otherwise the
+    RDP answer ``v`` is PLD-feasible (checked) and the search steps geometrically (factor 1.5, doubling the step
+    each time it fails) toward the expensive, infeasible side until a PLD-infeasible value is found; the
+    returned bracket has one end on each side of the target (or is the caller's end where the search reached it).
+    """
+    from dpgnn.privacy.accountant import RdpAccountant
+
+    if not RdpAccountant().supports(make_event(hi)):
+        return lo, hi
+    factor = 1.5
+    if start is None:
+        try:
+            # integer orders only: fast (finite binomial sums), and the hint need not be tight
+            rd = calibrate(make_event, target, delta, lower=lo, upper=hi, rtol=max(rtol, 1e-2),
+                           accountant=RdpAccountant(orders=np.arange(2, 257)))
+        except ValueError:
+            return lo, hi
+        if not rd.target_reached:
+            return lo, hi
+        v = rd.value
+    else:  # a coarse PLD answer: the fine one is close
+        v, factor = float(start), 1.1
+    hint_acc = RdpAccountant(orders=np.arange(2, 257))
+    decreasing = _epsilon(make_event(lo), delta, hint_acc) > _epsilon(make_event(hi), delta, hint_acc)
+    # ensure v is feasible (PLD ≤ RDP up to its pessimistic rounding); else step toward the feasible side
+    while eps_of(v) > target:
+        w = min(hi, v * factor) if decreasing else max(lo, v / factor)
+        if w == v:
+            return lo, hi
+        v = w
+    # step toward the infeasible (cheap-for-privacy, expensive-to-account) side until PLD exceeds the target
+    u = v
+    while True:
+        w = max(lo, u / factor) if decreasing else min(hi, u * factor)
+        if w == u:
+            return (lo, v) if decreasing else (v, hi)
+        if eps_of(w) > target:
+            return (w, v) if decreasing else (v, w)
+        v = u = w
+        factor = factor * factor
 
 
 def dpsgd_event(noise_multiplier: float, sample_rate: float, steps: int, sampling: str = "poisson") -> Event:

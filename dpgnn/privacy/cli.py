@@ -3,10 +3,12 @@
 Commands::
 
     dpgnn epsilon dpsgd   --noise-multiplier Z --sample-rate Q --steps T --delta D [--sampling poisson|uniform]
+    dpgnn epsilon dpsgd   --target-epsilon E --sample-rate Q --steps T --delta D [--accountant pld]   # calibrate Z
     dpgnn epsilon laplace --scale B --sample-rate Q --count N --delta D
 
-Both accept ``--accountant`` (``rdp`` default; ``autodp``, ``autodp_rdp_acct``) and ``--json`` (exactly one JSON
-object on stdout). Invalid input exits with status 2 and a message naming the option and its valid range; no
+Both accept ``--accountant`` (``rdp`` default; ``pld`` = tight privacy-loss-distribution accounting with
+``dp_accounting``, pessimistic, Poisson sampling only; ``autodp``, ``autodp_rdp_acct``) and ``--json`` (exactly one
+JSON object on stdout). Invalid input exits with status 2 and a message naming the option and its valid range; no
 number is printed.
 
 Adding a calculator (e.g. ``privgnn``, ``pate``, ``drw``, ``fdp``, ``progap``): build the event from validated
@@ -30,7 +32,7 @@ import typer
 
 from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite, check_sample_rate
 from dpgnn.privacy.accountant import available_accountants, get_accountant
-from dpgnn.privacy.calibration import dpsgd_event
+from dpgnn.privacy.calibration import calibrate_noise_multiplier, dpsgd_event
 from dpgnn.privacy.events import Event, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent
 
 __all__ = ["app", "report", "option_check", "option_errors", "CliInputError"]
@@ -112,8 +114,11 @@ JSON = typer.Option(False, "--json", help="Print exactly one JSON object.")
 
 @app.command("dpsgd")
 def dpsgd(
-    noise_multiplier: float = typer.Option(..., "--noise-multiplier", "-z",
-                                           help="Noise std / clipping norm (sensitivity-1 Gaussian), > 0."),
+    noise_multiplier: Optional[float] = typer.Option(
+        None, "--noise-multiplier", "-z", help="Noise std / clipping norm (sensitivity-1 Gaussian), > 0."),
+    target_epsilon: Optional[float] = typer.Option(
+        None, "--target-epsilon", help="Calibrate the smallest noise multiplier with epsilon <= this (> 0) "
+                                       "instead of giving it."),
     sample_rate: float = typer.Option(..., "--sample-rate", "-q", help="Sampling probability per step, in (0, 1]."),
     steps: int = typer.Option(..., "--steps", "-t", help="Number of steps, an integer >= 1."),
     delta: float = DELTA,
@@ -123,18 +128,35 @@ def dpsgd(
     accountant: str = ACCOUNTANT,
     as_json: bool = JSON,
 ) -> None:
-    """Epsilon of DP-SGD: STEPS compositions of a sampled Gaussian mechanism."""
+    """Epsilon of DP-SGD: STEPS compositions of a sampled Gaussian mechanism (or, with --target-epsilon, the
+    calibrated noise multiplier and its epsilon)."""
     with option_errors():
-        z = option_check("--noise-multiplier", check_positive_finite, noise_multiplier)
+        if (noise_multiplier is None) == (target_epsilon is None):
+            raise CliInputError("give exactly one of --noise-multiplier and --target-epsilon")
         q = option_check("--sample-rate", check_sample_rate, sample_rate)
         t = option_check("--steps", check_count, steps)
-        option_check("--delta", check_delta, delta)
+        d = option_check("--delta", check_delta, delta)
         if sampling not in ("poisson", "uniform"):
             raise CliInputError(f"--sampling must be 'poisson' or 'uniform', got {sampling!r}")
+        inputs: Dict[str, Any] = {}
+        if target_epsilon is not None:
+            target = option_check("--target-epsilon", check_positive_finite, target_epsilon)
+            try:
+                get_accountant(accountant)
+            except ValueError as err:
+                raise CliInputError(f"--accountant: {err}") from None
+            cal = calibrate_noise_multiplier(target, d, sample_rate=q, steps=t, sampling=sampling,
+                                             accountant=accountant)
+            z = cal.value
+            inputs.update(target_epsilon=target, target_reached=cal.target_reached)
+            if not cal.target_reached:
+                typer.echo(f"Warning: {cal.describe('noise multiplier')}", err=True)
+        else:
+            z = option_check("--noise-multiplier", check_positive_finite, noise_multiplier)
         event = dpsgd_event(z, q, t, sampling)
         neighbouring = "add/remove one record" if sampling == "poisson" else "replace one record"
         report("dpsgd", event, delta, accountant, as_json,
-               inputs={"noise_multiplier": z, "sample_rate": q, "steps": t, "sampling": sampling},
+               inputs={"noise_multiplier": z, "sample_rate": q, "steps": t, "sampling": sampling, **inputs},
                neighbouring=neighbouring)
 
 

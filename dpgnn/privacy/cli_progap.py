@@ -10,7 +10,9 @@
 The JSON object holds ``epsilon`` (the numerical accountant: ``exact_gaussian`` at edge level, ``autodp`` at
 node level; ``--fidelity authors_code``: the authors' code's autodp RDP composition; ``--accountant`` overrides),
 ``fidelity``, ``epsilon_paper_bound`` (Theorem 4.1 / 4.2) and, when
-calibrating, the calibrated ``sigma`` (edge) or ``noise_multiplier`` (node) with ``epsilon ≤ target_epsilon``.
+calibrating, the calibrated ``sigma`` (edge) or ``noise_multiplier`` (node) with ``epsilon ≤ target_epsilon`` and
+``target_reached``: ``false`` when even the smallest noise searched stays below the target (e.g. ``--target-epsilon
+1e5``); then a warning line on stderr says so and names the ε actually returned.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import typer
 
 from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
 from dpgnn.privacy.cli import CliInputError, option_check, option_errors
-from dpgnn.privacy.progap import privacy_event, privacy_ledger
+from dpgnn.privacy.progap import calibrate_noise, privacy_event, privacy_ledger
 
 __all__ = ["register"]
 
@@ -91,22 +93,38 @@ def register(app: typer.Typer) -> None:
             led = privacy_ledger(level, depth=k, delta=d, noise=noise, target_epsilon=target_epsilon,
                                  accountant=accountant, fidelity=fidelity, **kw)
             z = led["noise_multiplier"]
+            reached = True
+            if target_epsilon is not None:  # the same (cached) calibration privacy_ledger ran: was the target met?
+                cal = calibrate_noise(level, target_epsilon, d, accountant=led["accountant"], aggregations=k,
+                                      dpsgd_runs=k + 1 if level == "node" else 0,
+                                      **{key: kw[key] for key in ("train_nodes", "batch_size", "epochs") if key in kw})
+                reached = cal.target_reached
             event = privacy_event(level, z, aggregations=k, dpsgd_runs=k + 1 if level == "node" else 0,
                                   **{key: kw[key] for key in ("train_nodes", "batch_size", "epochs") if key in kw})
             payload = {"command": "progap", "level": level, "epsilon": led["epsilon"], "delta": d, "depth": k,
                        ("sigma" if level == "edge" else "noise_multiplier"): z,
                        "target_epsilon": target_epsilon, "calibrated": target_epsilon is not None,
+                       "target_reached": reached if target_epsilon is not None else None,
                        "epsilon_paper_bound": led.get("epsilon_paper_bound"), "paper_bound": led.get("paper_bound"),
                        "accountant": led["accountant"], "fidelity": fidelity, "neighbouring": led["neighbouring"],
                        "sigma_nap": led["sigma_nap"], **kw, "event": event.to_dict()}
             if level == "node":
                 payload.update(sample_rate=led["sample_rate"], steps_per_stage=led["steps_per_run"],
                                sigma_sgd=led["sigma_sgd"])
+        name = "sigma" if level == "edge" else "noise multiplier"
+        if not reached:
+            typer.echo(f"Warning: --target-epsilon {target_epsilon:g} cannot be reached: the smallest {name} searched, "
+                       f"{z:.6g}, already gives epsilon = {led['epsilon']:.6g} at delta = {d:g}; that {name} and "
+                       f"its epsilon are returned (give a smaller target, or the noise itself)", err=True)
         if as_json:
             typer.echo(json.dumps(payload))
         else:
-            name = "sigma" if level == "edge" else "noise multiplier"
-            how = f"calibrated to {target_epsilon:g}" if target_epsilon is not None else "given"
+            if target_epsilon is None:
+                how = "given"
+            elif reached:
+                how = f"calibrated to {target_epsilon:g}"
+            else:
+                how = f"target {target_epsilon:g} NOT reached: smallest {name} searched"
             typer.echo(f"progap ({level} level, K={k}): epsilon = {led['epsilon']:.6g} at delta = {d:g} "
                        f"[{led['accountant']}]; {name} = {z:.6g} ({how}); paper {led.get('paper_bound')}: "
                        f"epsilon <= {led.get('epsilon_paper_bound'):.6g}")

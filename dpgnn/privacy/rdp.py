@@ -19,7 +19,10 @@ Sources (formulas re-derived and implemented here; see ``tests/privacy`` for the
   with the quadrature error estimate added.
 - Sampling without replacement, replace-one neighbouring: the general upper bound of Wang, Balle & Kasiviswanathan
   (AISTATS 2019, Theorem 9), for integer orders ≥ 2, also capped by the unsampled RDP and by the amplified pure-DP
-  ε (if any).
+  ε (if any). For the Gaussian, also their strengthened bound (arXiv:1808.00087, Theorem 27: the j ≥ 3 terms use
+  forward differences of ``exp(K_Gauss)`` instead of ``2 e^{(j−1)ε(j)}``), as Google's ``dp_accounting`` computes it
+  (its forward differences; integer orders ≤ 256), and the minimum of both bounds is taken. Theorem 9 alone was up
+  to ~7× looser at high noise (z = 20, q = 0.01, T = 100: ε 0.226 vs 0.033), where the j = 3 term dominates.
 - Orders that are not integers, for bounds defined on integers only: the cumulant generating function
   ``K(α) = (α−1) ε(α)`` is convex with ``K(1) = 0``, so its chord between the neighbouring integers is an upper
   bound (as in autodp).
@@ -48,6 +51,7 @@ __all__ = [
     "rdp_poisson_laplace",
     "rdp_laplace_subsampled_directions",
     "rdp_sampled_without_replacement",
+    "rdp_sampled_without_replacement_gaussian",
     "rdp_to_epsilon",
     "interpolate_integer_cgf",
 ]
@@ -386,6 +390,70 @@ def rdp_sampled_without_replacement(
     if math.isfinite(eps_pure):
         vals = np.minimum(vals, math.log1p(q * math.expm1(eps_pure)))
     return _reorder(vals, a, orders)
+
+
+#: largest integer order at which the Gaussian-specific WBK Theorem 27 bound is evaluated (dp_accounting's limit;
+#: above it both libraries fall back to the general bound)
+WOR_GAUSSIAN_MAX_ORDER = 256
+
+
+@functools.lru_cache(maxsize=512)
+def _wor_gaussian_log_deltas(z: float) -> np.ndarray:
+    """log |Δ^i exp(K)|(0), i = 0..258, with ``K(x) = x(x+1)/(2z²)`` (dp_accounting's forward differences)."""
+    from dp_accounting.rdp import rdp_privacy_accountant as _dpa_rdp
+
+    deltas, _ = _dpa_rdp._get_forward_diffs(lambda x: x * 1.0 * (x + 1) / (2.0 * z * z), WOR_GAUSSIAN_MAX_ORDER)
+    out = np.asarray(deltas, dtype=float)
+    out.setflags(write=False)
+    return out
+
+
+def _wor_gaussian_theorem27_cgf(q: float, z: float, alpha: int) -> float:
+    """``K(α) = (α−1) ε(α)`` of the Gaussian (sensitivity 1, replace-one) sampled without replacement at rate
+    ``q``: WBK Theorem 27, integer ``2 ≤ α ≤ 256``, term by term as ``dp_accounting`` 0.6.0
+    (``_compute_rdp_sample_wor_gaussian_int``)::
+
+        log(1 + q² C(α,2) min{4(e^{ε(2)}−1), 2e^{ε(2)}}
+              + Σ_{j=3}^{α} q^j C(α,j) min{4 √(|Δ^{2⌊j/2⌋}| |Δ^{2⌈j/2⌉}|), 2 e^{(j−1)ε(j)}})
+
+    where ``Δ^k`` is the k-th forward difference at 0 of ``exp((x(x+1))/(2z²))``.
+    """
+    deltas = _wor_gaussian_log_deltas(z)
+    e2 = 2.0 / (2.0 * z * z)
+    lq = math.log(q)
+    two = 2 * lq + float(_log_binom_int(alpha, np.array(2.0))) + min(math.log(4.0) + e2 + math.log(-math.expm1(-e2)),
+                                                                     e2 + math.log(2.0))
+    if alpha == 2:
+        return float(np.logaddexp(0.0, two))
+    j = np.arange(3, alpha + 1)
+    lo = deltas[(2 * np.floor(j / 2.0)).astype(int) - 1]
+    hi = deltas[(2 * np.ceil(j / 2.0)).astype(int) - 1]
+    cgf_jm1 = (j - 1.0) * j / (2.0 * z * z)
+    terms = np.minimum(math.log(4.0) + 0.5 * (lo + hi), math.log(2.0) + cgf_jm1) + j * lq + _log_binom_row(alpha)[3:]
+    return float(logsumexp(np.concatenate([[0.0, two], terms])))
+
+
+def rdp_sampled_without_replacement_gaussian(sample_rate: float, noise_multiplier: float,
+                                             orders: Sequence[float]) -> np.ndarray:
+    """RDP of the sensitivity-1 Gaussian sampled without replacement (replace-one): the smaller of WBK Theorem 9
+    (:func:`rdp_sampled_without_replacement`, every order) and WBK Theorem 27 (integer orders ≤ 256; fractional
+    orders by the CGF chord between neighbouring integers), both valid upper bounds."""
+    q = check_sample_rate(sample_rate)
+    z = check_positive_finite(noise_multiplier, "noise_multiplier")
+    a = check_orders(orders)
+    general = rdp_sampled_without_replacement(q, lambda x: rdp_gaussian(z, x), a)
+    if q == 1.0:
+        return _reorder(np.asarray(general, dtype=float), a, orders)
+    small = a <= WOR_GAUSSIAN_MAX_ORDER
+    if np.any(small):
+        def cgf(ints: np.ndarray) -> np.ndarray:
+            return np.array([min(_wor_gaussian_theorem27_cgf(q, z, int(n)), (n - 1.0) * n / (2.0 * z * z))
+                             for n in ints])
+
+        strengthened = interpolate_integer_cgf(a[small], cgf)
+        general = general.copy()
+        general[small] = np.minimum(general[small], strengthened)
+    return _reorder(general, a, orders)
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -159,9 +159,9 @@ def select(store: ResultStore, datasets: list[str], fidelity: str = "paper") -> 
     (non-DP rows belong to both); writes the :func:`artifacts` of that fidelity."""
     a_t1, a_fig2 = artifacts(fidelity)
     grid = store.load("grid")
-    store.clear(a_t1)
-    store.clear(a_fig2)
     if grid.empty:
+        store.replace(a_t1, [])
+        store.replace(a_fig2, [])
         return store.load(a_t1)
     grid = grid[grid["dataset"].isin(datasets)].copy()
     fid = grid["fidelity"].fillna("paper") if "fidelity" in grid else pd.Series("paper", index=grid.index)
@@ -176,9 +176,10 @@ def select(store: ResultStore, datasets: list[str], fidelity: str = "paper") -> 
     chosen = grid.merge(best, on=keys + _HP)
     t1 = chosen[chosen["metric"] == "test_f1"].assign(metric="f1_micro")
     drop = ["paper", "artifact", "profile", "timestamp", "config_hash"]
-    store.append(a_t1, t1.drop(columns=[c for c in drop if c in t1]).to_dict("records"))
+    store.replace(a_t1, t1.drop(columns=[c for c in drop if c in t1]).to_dict("records"))
     # Fig. 2: per dataset and DP method, the best-validation architecture; "drw-best" = best DRW sampler
     cp = chosen[chosen["metric"] == "test_f1_at_eps"]
+    fig2_rows: list[dict] = []
     if len(cp):
         vsel = chosen[(chosen["metric"] == "val_f1") & chosen["method"].isin(drw.DP_METHODS)]
         arch = vsel.groupby(["dataset", "method", "setting"])["value"].mean().reset_index()
@@ -191,7 +192,8 @@ def select(store: ResultStore, datasets: list[str], fidelity: str = "paper") -> 
                 sampler=lambda d: d["method"], method="drw-best"))
         fig2 = pd.concat(rows, ignore_index=True)
         fig2["epsilon"] = fig2["checkpoint"].astype(float)
-        store.append(a_fig2, fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records"))
+        fig2_rows = fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records")
+    store.replace(a_fig2, fig2_rows)
     return store.load(a_t1)
 
 
@@ -330,8 +332,7 @@ def run_bound(cfg: Settings, store: ResultStore) -> pd.DataFrame:
                                                            **_BOUND_STATEMENT}}
                     rows.append({**base, "metric": "q", "value": q, "epsilon": eps1})
                     rows.append({**base, "metric": "eps_one_step", "value": eps1, "epsilon": eps1})
-    store.clear("bound")
-    store.append("bound", rows)
+    store.replace("bound", rows)
     return store.load("bound")
 
 

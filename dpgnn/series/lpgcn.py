@@ -89,10 +89,8 @@ def run_variance(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
                        setting=[_setting(e) for e in df["epsilon"]], level="feature-ldp", delta=0.0,
                        ledger=[{"level": "feature-ldp", **_ANALYTIC}] * len(df))
         out[name] = df
-    for name, df in out.items():  # pure computation: always recomputed, replaced whole
-        store.clear(name)
-        if len(df):
-            store.append(name, df.to_dict("records"))
+    for name, df in out.items():  # pure computation: always recomputed, replaced whole (identical rows unchanged)
+        store.replace(name, df.to_dict("records") if len(df) else [])
     return {name: store.load(name) for name in out}
 
 

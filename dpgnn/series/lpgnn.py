@@ -211,9 +211,7 @@ def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str 
             for r in g.to_dict("records"):
                 rows.append({**r, "artifact": a, "method": method, "setting": sett, "feature_method": cell["method"],
                              "paper": PAPER})
-        store.clear(a)
-        if rows:
-            store.append(a, rows)
+        store.replace(a, rows)
         out[a] = store.load(a)
     return out
 

@@ -42,7 +42,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
         "eps_lambdas": LAMS, "fig7_queries": [10, 100, 200, 300, 500, 1000], "delta_cells": 6,
         "datasets": ["credit", "amazon"], "full_datasets": ["credit"], "lambdas": [0.2, 1.0], "queries": [200],
-        "main_queries": 200, "k": 100, "table1_k": [], "gamma": 0.3, "teacher_epochs": 30, "student_epochs": 20,
+        "main_queries": 200, "k": 100, "table1_k": [], "gamma": 0.3, "teacher_epochs": 20, "student_epochs": 15,
         "runs": 1,
         "pate_teachers": 10, "noise_variants": ["posterior", "log_softmax"], "baselines": ["b1", "b2", "b3", "mlp",
                                                                                           "b4"],
@@ -139,8 +139,7 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
                                             delta=info.delta_reproducing, queries=q, lam=0.4, gamma=info.gamma,
                                             ledger=led))
     for art, rows in out.items():
-        store.clear(art)
-        store.append(art, rows)
+        store.replace(art, rows)
     return {art: store.load(art) for art in out}
 
 

@@ -334,10 +334,8 @@ def select_best(runs: pd.DataFrame, by: tuple[str, ...] = ("dataset", "method", 
 def _store_selected(store: ResultStore, artifact: str, runs: pd.DataFrame, by=("dataset", "method", "level",
                                                                                 "setting")) -> pd.DataFrame:
     sel = select_best(runs, by)
-    store.clear(artifact)
-    if len(sel):
-        drop = [c for c in ("paper", "artifact", "profile", "versions", "timestamp") if c in sel.columns]
-        store.append(artifact, sel.drop(columns=drop).to_dict("records"))
+    drop = [c for c in ("paper", "artifact", "profile", "versions", "timestamp") if c in sel.columns]
+    store.replace(artifact, sel.drop(columns=drop).to_dict("records") if len(sel) else [])
     return store.load(artifact)
 
 
@@ -383,8 +381,7 @@ def run_calibration(cfg: Settings, store: ResultStore) -> pd.DataFrame:
             rows.append({**base, "metric": "epsilon_paper_bound", "value": led["epsilon_paper_bound"]})
     for r in rows:
         r["config_hash"] = config_hash({k: r[k] for k in ("level", "setting", "metric")})
-    store.clear("calibration")
-    store.append("calibration", rows)
+    store.replace("calibration", rows)
     return store.load("calibration")
 
 

@@ -110,3 +110,16 @@ def test_bad_inputs_exit_2_and_name_the_option(args, option):
     assert res.exit_code == 2
     assert option in res.output
     assert not res.stdout.strip().startswith("{")
+
+
+def test_unreachable_target_says_so_and_names_the_returned_epsilon():
+    """Issue #13: ``--target-epsilon 1e5`` used to print "calibrated to 100000" beside ε = 546."""
+    res = _run("--level", "edge", "--target-epsilon", "1e5", "--depth", 2, "--delta", 1e-7)
+    assert res.exit_code == 0, res.output
+    assert "calibrated to" not in res.stdout
+    assert "cannot be reached" in res.stderr and "epsilon = 546.142" in res.stderr
+    assert "NOT reached" in res.stdout
+    out = _json("--level", "edge", "--target-epsilon", "1e5", "--depth", 2, "--delta", 1e-7)
+    assert out["target_reached"] is False and out["epsilon"] == pytest.approx(546.142, abs=1e-3)
+    ok = _json("--level", "edge", "--target-epsilon", 1, "--depth", 2, "--delta", 1e-7)
+    assert ok["target_reached"] is True

@@ -92,3 +92,35 @@ def test_mounted_under_root_cli():
                                    "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["epsilon"] == pytest.approx(epsilon(dpsgd_event(1.0, 0.01, 100), 1e-5))
+
+
+def test_pld_accountant_via_cli():
+    res = _invoke(["dpsgd", "-z", "0.6", "-q", "0.001", "-t", "10", "--delta", "1e-5", "--accountant", "pld",
+                   "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["accountant"] == "pld" and 0.33 <= out["epsilon"] <= 0.336
+    assert out["epsilon"] == epsilon(dpsgd_event(0.6, 0.001, 10), 1e-5, "pld")
+    res = _invoke(["laplace", "-b", "2.5", "-q", "0.3", "-n", "100", "--delta", "1e-4", "--accountant", "pld"])
+    assert res.exit_code == 0 and "accountant=pld" in res.stdout
+    # PLD has no sampling without replacement: a usage error naming the alternative, no number
+    res = _invoke(["dpsgd", "-z", "1", "-q", "0.01", "-t", "10", "--delta", "1e-5", "--sampling", "uniform",
+                   "--accountant", "pld"])
+    assert res.exit_code == 2 and "without replacement" in res.output and "epsilon =" not in res.output
+
+
+def test_dpsgd_target_epsilon_calibrates_and_flags_unreachable_targets():
+    from dpgnn.privacy import calibrate_noise_multiplier
+
+    res = _invoke(["dpsgd", "--target-epsilon", "2", "-q", "0.01", "-t", "100", "--delta", "1e-5", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    cal = calibrate_noise_multiplier(2.0, 1e-5, sample_rate=0.01, steps=100)
+    assert out["noise_multiplier"] == cal.value and out["epsilon"] <= 2.0 and out["target_reached"] is True
+    res = _invoke(["dpsgd", "--target-epsilon", "1e6", "-q", "0.01", "-t", "100", "--delta", "1e-5", "--json"])
+    assert res.exit_code == 0
+    out = json.loads(res.stdout)
+    assert out["target_reached"] is False and out["epsilon"] < 1e6
+    assert "cannot be reached" in res.stderr and f"{out['epsilon']:.6g}" in res.stderr
+    res = _invoke(["dpsgd", "-z", "1", "--target-epsilon", "1", "-q", "0.01", "-t", "100", "--delta", "1e-5"])
+    assert res.exit_code == 2 and "exactly one" in res.output
