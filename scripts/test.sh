@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
 # Test job: set up (idempotent) and run the test suite. Extra arguments go to pytest.
+# The report site's browser test drives a system Chromium: installed here from Debian's packages when it is
+# missing and this shell may install packages (root with apt-get); otherwise that one test is skipped with its reason.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/setup.sh"
 cd "$ROOT"
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${DPGNN_CHROMIUM:-}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[test] installing Debian's chromium for the report site's browser test"
+    (timeout 600 apt-get install -y -q chromium >/dev/null 2>&1 \
+      || { timeout 300 apt-get update -q >/dev/null 2>&1 && timeout 600 apt-get install -y -q chromium >/dev/null 2>&1; }) \
+      || echo "[test] chromium could not be installed: the browser test will be skipped"
+  else
+    echo "[test] no chromium and no way to install it here: the browser test will be skipped"
+  fi
+fi
 python -m pytest "$@"

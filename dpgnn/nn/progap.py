@@ -8,9 +8,12 @@
   authors' code, not in the paper; spec 3.2) and a head MLP producing logits.
 - :func:`batchnorm_to_groupnorm`: replaces every ``BatchNorm1d`` by ``GroupNorm`` with ONE group (the authors'
   opacus fixer): per-sample normalisation, so per-sample gradients stay those of independent samples.
+- :class:`GhostClipper` / :func:`clipped_grad_sum`: the DP-SGD step's ``Σ_i clip_C(∇ℓ_i)`` of a :class:`StageModel`
+  by ghost norms, without materialising per-sample gradients (equal to opacus' per-sample clipping, tested).
 
 Every module here takes tensors of independent rows (no message passing): the graph only enters through the
-cached, already privatised aggregates, which is what makes DP-SGD through opacus valid (spec 3.4).
+cached, already privatised aggregates, which is what makes per-sample clipping (opacus, or the exact ghost norms
+of :class:`GhostClipper`) valid DP-SGD (spec 3.4).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["MLP", "StageModel", "SAGEClassifier", "batchnorm_to_groupnorm", "ACTIVATIONS"]
+__all__ = ["MLP", "StageModel", "SAGEClassifier", "batchnorm_to_groupnorm", "GhostClipper", "clipped_grad_sum",
+           "ACTIVATIONS"]
 
 ACTIVATIONS = {"selu": nn.SELU, "relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU}
 
@@ -128,6 +132,140 @@ def batchnorm_to_groupnorm(module: nn.Module) -> nn.Module:
         else:
             batchnorm_to_groupnorm(child)
     return module
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ghost clipping: per-sample gradient norms of independent rows without per-sample gradients
+# ---------------------------------------------------------------------------------------------------------------
+def _leaves(module: nn.Module) -> list[nn.Module]:
+    """The modules an :class:`MLP` / ``Sequential`` applies, in order (their forward is the chain of these)."""
+    if isinstance(module, MLP):
+        return [leaf for layer in module.layers for leaf in _leaves(layer)]
+    if isinstance(module, nn.Sequential):
+        return [leaf for child in module for leaf in _leaves(child)]
+    return [module]
+
+
+class GhostClipper:
+    """``Σ_i c_i ∇_θ ℓ_i`` for a :class:`StageModel`, with ``c_i = min(1, C / (‖∇_θ ℓ_i‖ + 10⁻⁶))`` (opacus' flat
+    per-sample clipping, the same formula) and ``ℓ_i`` the cross-entropy of row ``i``, without per-sample gradients.
+
+    Rows are independent samples here (MLPs, one-group GroupNorm and the row-wise L2 normalisation act on each
+    row alone; the graph only enters through the cached aggregates ``xs``), so with one backward pass of
+    ``Σ_i ℓ_i`` the output gradient ``g_i`` of a layer is sample ``i``'s own and the per-sample gradients are
+    exact products (Goodfellow 2015; the "ghost clipping" of Li et al. 2022, here with one row per sample):
+
+    - ``Linear`` ``z = a Wᵀ + b``: ``∇_W ℓ_i = g_i a_iᵀ`` with ``‖g_i a_iᵀ‖ = ‖g_i‖·‖a_i‖``; ``∇_b ℓ_i = g_i``;
+      the clipped weight sum is one product ``(c ⊙ g)ᵀ a``.
+    - ``GroupNorm`` ``z = x̂ ⊙ γ + β``: ``∇_γ ℓ_i = g_i ⊙ x̂_i``, ``∇_β ℓ_i = g_i``.
+
+    One forward and one backward of the batch (no parameter gradients) plus a few ``B × d`` products, instead of
+    opacus' hooks materialising ``B`` gradients per parameter; the row-shaped gradients (biases, GroupNorm) are
+    clipped and summed in one concatenated ``B × Σd`` block. The model's structure is read once here (trainable
+    ``Linear`` and affine ``GroupNorm`` layers; parameter-free or frozen modules such as activations and dropout
+    run as they are; anything else is refused), so a stage's steps reuse it; parameters must not be frozen or
+    unfrozen afterwards. ``params`` (default: the trainable parameters of ``model``; those of the optimizer) are the
+    parameters clipped together, in the output order.
+    """
+
+    def __init__(self, model: StageModel, params: Sequence[nn.Parameter] | None = None) -> None:
+        if not isinstance(model, StageModel):
+            raise ValueError(f"ghost clipping needs a StageModel, got {type(model).__name__}")
+        self.model = model
+        self.params = [p for p in model.parameters() if p.requires_grad] if params is None else list(params)
+        self.bases = [self._plan(base) for base in model.bases]
+        self.head = self._plan(model.head)
+        self._ids = {id(p) for p in self.params}
+        reached = {id(p) for _, m in self._recorded() for p in m.parameters()}
+        missing = [i for i, p in enumerate(self.params) if id(p) not in reached]
+        if missing or not self.params:
+            raise ValueError(f"parameters {missing} are not trainable parameters of the model's Linear / GroupNorm "
+                             f"layers" if missing else "the model has no trainable parameters")
+
+    def _recorded(self) -> list[tuple[str, nn.Module]]:
+        return [(kind, m) for plan in (*self.bases, self.head) for kind, m in plan if kind != "plain"]
+
+    @staticmethod
+    def _plan(module: nn.Module) -> list[tuple[str, nn.Module]]:
+        plan = []
+        for leaf in _leaves(module):
+            trainable = [p.requires_grad for p in leaf.parameters()]
+            if not any(trainable):
+                plan.append(("plain", leaf))  # activation, dropout, or frozen
+            elif isinstance(leaf, nn.Linear):
+                plan.append(("linear", leaf))
+            elif isinstance(leaf, nn.GroupNorm) and leaf.affine:
+                plan.append(("groupnorm", leaf))
+            else:
+                raise ValueError(f"ghost clipping supports trainable Linear and GroupNorm layers, not "
+                                 f"{type(leaf).__name__} (BatchNorm mixes samples: see batchnorm_to_groupnorm; "
+                                 f"other layers: per_sample='opacus')")
+        return plan
+
+    @staticmethod
+    def _run(plan: list[tuple[str, nn.Module]], x: Tensor, records: list) -> Tensor:
+        for kind, m in plan:
+            if kind == "plain":
+                x = m(x)
+                continue
+            if kind == "linear":
+                if x.dim() != 2:
+                    raise ValueError("ghost clipping needs one row per sample ([B, d] inputs)")
+                stored, x = x, F.linear(x, m.weight, m.bias)
+            else:
+                stored = F.group_norm(x, m.num_groups, None, None, m.eps)
+                x = torch.addcmul(m.bias, stored, m.weight)
+            records.append((kind, m, stored, x))
+        return x
+
+    def __call__(self, xs: Sequence[Tensor], y: Tensor, max_norm: float) -> tuple[list[Tensor], Tensor]:
+        """The clipped sums (in the order of ``params``) and the per-sample gradient norms ``‖∇_θ ℓ_i‖``."""
+        model = self.model
+        if len(xs) != len(self.bases):
+            raise ValueError(f"stage {model.stage} expects {len(self.bases)} inputs, got {len(xs)}")
+        records: list[tuple[str, nn.Module, Tensor, Tensor]] = []
+        h = torch.cat([self._run(plan, x, records) for plan, x in zip(self.bases, xs)], dim=-1)
+        if model.normalize_jk:
+            h = F.normalize(h, p=2.0, dim=-1)
+        logits = self._run(self.head, h, records)
+        # autograd computes only what the recorded outputs need: no parameter gradients, no input gradients
+        grads = torch.autograd.grad(F.cross_entropy(logits, y, reduction="sum"), [r[3] for r in records])
+        with torch.no_grad():
+            rows: list[tuple[nn.Parameter, Tensor]] = []  # per-sample gradients that are rows: [B, numel]
+            outer: list[tuple[nn.Parameter, Tensor, Tensor]] = []  # Linear weights: (W, a, g)
+            for (kind, m, stored, _), g in zip(records, grads):
+                if id(m.weight) in self._ids:
+                    if kind == "linear":
+                        outer.append((m.weight, stored, g))
+                    else:
+                        rows.append((m.weight, g * stored))
+                if m.bias is not None and id(m.bias) in self._ids:
+                    rows.append((m.bias, g))
+            sq = torch.zeros(y.numel(), dtype=logits.dtype, device=logits.device)
+            if rows:
+                block = torch.cat([u for _, u in rows], dim=1)
+                sq += (block * block).sum(1)
+            if outer:
+                prod = torch.stack([torch.linalg.vector_norm(a, dim=1) * torch.linalg.vector_norm(g, dim=1)
+                                    for _, a, g in outer])
+                sq += (prod * prod).sum(0)
+            norms = sq.sqrt()
+            c = (max_norm / (norms + 1e-6)).clamp(max=1.0)
+            sums: dict[int, Tensor] = {}
+            if rows:
+                for (p, _), v in zip(rows, torch.split(c @ block, [u.size(1) for _, u in rows])):
+                    sums[id(p)] = v
+            cc = c.unsqueeze(1)
+            for p, a, g in outer:
+                sums[id(p)] = torch.mm((g * cc).T, a)
+        return [sums[id(p)].view_as(p) for p in self.params], norms
+
+
+def clipped_grad_sum(model: StageModel, xs: Sequence[Tensor], y: Tensor, max_norm: float,
+                     params: Sequence[nn.Parameter] | None = None) -> tuple[list[Tensor], Tensor]:
+    """One call of :class:`GhostClipper`: ``Σ_i clip_C(∇_θ ℓ_i)`` (in the order of ``params``) and the per-sample
+    gradient norms ``‖∇_θ ℓ_i‖``, equal to opacus' per-sample clipping (tested)."""
+    return GhostClipper(model, params)(xs, y, max_norm)
 
 
 class SAGEClassifier(nn.Module):
