@@ -54,7 +54,8 @@ PROFILES: dict[str, dict[str, Any]] = {
     "paper": {"datasets": list(drw.DATASETS), "methods": list(drw.METHODS), "archs": list(drw.ARCHS),
               "seeds": list(drw.SEEDS), **_DP_GRID, "target_epsilon": 8.0, "nondp_max_steps": 1000, "patience": 30,
               "eval_every": 1, "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
-              "fidelity": "paper", "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 2.0, 4.0, 8.0], **_SOUND},
+              "fidelity": "paper", "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 2.0, 4.0, 8.0],
+              **_SOUND},
 }
 
 

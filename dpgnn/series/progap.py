@@ -589,6 +589,7 @@ CELLS = {
 }
 
 
-__all__ = ["PROFILES", "coverage", "run_calibration", "calibration_table", "calibration_fidelities", "plot_calibration", "run_table2", "side_by_side",
+__all__ = ["PROFILES", "coverage", "run_calibration", "calibration_table", "calibration_fidelities",
+           "plot_calibration", "run_table2", "side_by_side",
            "run_fig2", "plot_fig2", "claim_progap_ge_gap", "run_fig3", "plot_fig3", "stage_jumps", "run_fig4",
            "plot_fig4", "depth_tradeoff", "select_best", "summary", "run_cell", "cell_run", "CELLS", "paper_vs_ours"]
