@@ -281,9 +281,10 @@ def plot_table1(store: ResultStore):
     return fig
 
 
-def plot_fig2(store: ResultStore):
-    """Fig. 2: test F1 at integer ε checkpoints, best DRW sampler vs FDP (all DP methods drawn thin)."""
-    df = store.load("fig2")
+def plot_fig2(store: ResultStore, fidelity: str = "paper"):
+    """Fig. 2: test F1 at integer ε checkpoints, best DRW sampler vs FDP (all DP methods drawn thin), from the
+    ``fidelity``'s artifact (:func:`artifacts`)."""
+    df = store.load(artifacts(fidelity)[1])
     if df.empty:
         raise ValueError("no Fig. 2 results stored yet")
     agg = df.groupby(["dataset", "method", "epsilon"])["value"].agg(value="mean", spread="std").reset_index()
@@ -292,9 +293,10 @@ def plot_fig2(store: ResultStore):
                           title="Fig. 2: test F1 at ε checkpoints (best-validation model so far)")
 
 
-def fig2_side_by_side(profile: str, store: ResultStore) -> pd.DataFrame:
-    """Our Fig. 2 values per ε beside the paper's only printed point, Table 1 at ε = 8 (Fig. 2 is not printed)."""
-    df = store.load("fig2")
+def fig2_side_by_side(profile: str, store: ResultStore, fidelity: str = "paper") -> pd.DataFrame:
+    """Our Fig. 2 values per ε (of ``fidelity``) beside the paper's only printed point, Table 1 at ε = 8 (Fig. 2 is
+    not printed)."""
+    df = store.load(artifacts(fidelity)[1])
     if df.empty:
         return df
     wide = df.groupby(["dataset", "method", "setting", "checkpoint"])["value"].mean().unstack("checkpoint")
