@@ -154,6 +154,14 @@ def calibrate_fdp_noise(target_epsilon: float, delta: float, *, steps: int, trai
     return hi
 
 
+def dp_gnn_statement(steps: int) -> dict[str, Any]:
+    """Guarantee fields of a DP-GNN run of ``steps`` accounted steps (best-validation restore: model selection)."""
+    return statement(AS_PUBLISHED, "add/remove one node with its edges (degrees capped at D)",
+                     accounted=f"{int(steps)} Poisson-sampled steps of per-root clipped 1-hop-subgraph gradients, "
+                               "each node in at most D+1 subgraphs (Daigavane et al. multi-term RDP)",
+                     not_covered=[MODEL_SELECTION])
+
+
 def dp_gnn_ledger(*, train_nodes: int, batch_size: int, epochs: int, max_degree: int, delta: float,
                   target_epsilon: float | None = None, noise: float | None = None, clip: float = 1.0) -> dict[str, Any]:
     """The privacy ledger of one DP-GNN run (calibrating z when ``target_epsilon`` is given)."""
@@ -168,10 +176,7 @@ def dp_gnn_ledger(*, train_nodes: int, batch_size: int, epochs: int, max_degree:
         if noise is None else _pos(noise, "noise")
     eps, order = fdp_epsilon(accounted, z, n, b, k, delta)
     return {"level": "node", "method": "dp-gnn",
-            **statement(AS_PUBLISHED, "add/remove one node with its edges (degrees capped at D)",
-                        accounted=f"{accounted} Poisson-sampled steps of per-root clipped 1-hop-subgraph gradients, "
-                                  "each node in at most D+1 subgraphs (Daigavane et al. multi-term RDP)",
-                        not_covered=[MODEL_SELECTION]),
+            **dp_gnn_statement(accounted),
             "mechanism": "per-root clipped gradients of 1-hop subgraphs + Gaussian noise z*2(D+1)C",
             "noise_multiplier": z, "sensitivity": 2.0 * k * clip, "max_degree": int(max_degree), "batch_size": b,
             "train_nodes": n, "steps": accounted, "steps_trained": trained, "clip": clip,

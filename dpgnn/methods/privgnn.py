@@ -216,7 +216,7 @@ def prepare(name: str, *, order_seed: int = GLOBAL_SEED, root=None) -> PrivGNNDa
     info = _info(name)
     kwargs = {} if root is None else {"root": root}
     data = load_dataset(info.load[0], variant=info.load[1], **kwargs)
-    return prepare_from_data(data, name, order_seed=order_seed, standardize=name == "credit")
+    return prepare_from_data(data, name, order_seed=order_seed, standardize=name in STANDARDIZED)
 
 
 def query_nodes(pd_: PrivGNNData, num_queries: int) -> Tensor:
@@ -624,6 +624,23 @@ def pate_labels(counts: Tensor, lam: float, generator: torch.Generator) -> Tenso
 # ---------------------------------------------------------------------------------------------------------------
 # privacy ledgers
 # ---------------------------------------------------------------------------------------------------------------
+#: datasets whose feature columns are z-scored over all nodes, private ones included (:func:`prepare`)
+STANDARDIZED = frozenset({"credit"})
+
+
+def pate_statement(queries: int, *, data_dependent: bool, not_covered: Sequence[str] = ()) -> dict[str, Any]:
+    """Guarantee fields of a PATE-G/PATE-M row (noisy argmax over vote counts; see :func:`privacy_ledger`)."""
+    nc = list(not_covered)
+    return statement(AS_PUBLISHED if data_dependent or nc else SOUND,
+                     "replace one private node (changes one teacher's vote)", not_covered=nc,
+                     accounted=f"{queries} noisy-argmax answers over teacher vote counts, Laplace(1/lambda)"
+                               " per count (PATE moments accountant, Papernot et al. 2017"
+                               + (", data-dependent)" if data_dependent else ", data-independent)"),
+                     issues=["the data-dependent epsilon is computed from the private vote counts and is "
+                             "itself not released privately (epsilon_data_independent is the sound bound)"]
+                     if data_dependent else ())
+
+
 def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None = None, gamma: float | None = None,
                    delta: float | None = None, counts: np.ndarray | None = None, num_classes: int | None = None,
                    delta_sound: float | None = None, standardized: bool = False) -> dict[str, Any]:
@@ -648,14 +665,7 @@ def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None
                 "noise_scale": 1.0 / lam, "sample_rate": 1.0, "steps": queries, "epsilon": res.epsilon,
                 "epsilon_data_independent": res.epsilon_data_independent, "delta": delta,
                 "accountant": "pate_moments" + ("_data_dependent" if res.data_dependent else ""),
-                **statement(AS_PUBLISHED if res.data_dependent or nc else SOUND,
-                            "replace one private node (changes one teacher's vote)", not_covered=nc,
-                            accounted=f"{queries} noisy-argmax answers over teacher vote counts, Laplace(1/lambda)"
-                                      " per count (PATE moments accountant, Papernot et al. 2017"
-                                      + (", data-dependent)" if res.data_dependent else ", data-independent)"),
-                            issues=["the data-dependent epsilon is computed from the private vote counts and is "
-                                    "itself not released privately (epsilon_data_independent is the sound bound)"]
-                            if res.data_dependent else ())}
+                **pate_statement(queries, data_dependent=res.data_dependent, not_covered=nc)}
     if method in ("b1", "b2", "b3", "mlp", "b4"):
         return {"level": "none", "mechanism": "none", "epsilon": math.inf,
                 "delta": 0.0, "accountant": "none", **non_private()}

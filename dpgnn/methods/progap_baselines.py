@@ -162,6 +162,13 @@ def edgerand_perturb(edge_index: Tensor, num_nodes: int, epsilon: float, *, seed
     return out.to(edge_index.device)
 
 
+def edgerand_statement() -> dict[str, Any]:
+    """Guarantee fields of an EdgeRand run (pure ε-edge-DP on the upper triangle; training is post-processing)."""
+    return statement(SOUND, "add/remove one undirected edge (one upper-triangle entry)",
+                     accounted="randomized response on each upper-triangle entry + Laplace edge count, "
+                               "pure DP, basic composition")
+
+
 def train_edgerand(data: Data, epsilon: float, *, layers: int = 2, seed: int = 0, device: str = "auto",
                    **kw: Any) -> ProGAPResult:
     """EdgeRand: perturb the graph once (ε-edge-DP, δ = 0), then GraphSAGE on it (post-processing)."""
@@ -170,7 +177,5 @@ def train_edgerand(data: Data, epsilon: float, *, layers: int = 2, seed: int = 0
               "mechanism": "asymmetric randomized response (0.9 eps) + Laplace density (0.1 eps)",
               "epsilon": float(epsilon), "delta": 0.0, "accountant": "pure DP, basic composition",
               "noisy_edges": int(noisy.size(1)),
-              **statement(SOUND, "add/remove one undirected edge (one upper-triangle entry)",
-                          accounted="randomized response on each upper-triangle entry + Laplace edge count, "
-                                    "pure DP, basic composition")}
+              **edgerand_statement()}
     return train_sage(data, layers=layers, edge_index=noisy, seed=seed, device=device, ledger=ledger, **kw)

@@ -199,6 +199,16 @@ def _run_seed(cfg: Settings, dataset: str, run: int) -> int:
     return stable_seed(PAPER, dataset, int(cfg.seed), P.SEEDS[run % len(P.SEEDS)], run)
 
 
+def log_softmax_ledger(led: dict[str, Any]) -> dict[str, Any]:
+    """The ledger of a ``privgnn_code`` run (noise on log-softmax, the authors' code) from PrivGNN's ledger ``led``:
+    unbounded sensitivity, so ε = ∞ (a sound statement unless ``led`` names uncovered steps)."""
+    return {**led, "epsilon": math.inf, "epsilon_sound": math.inf, "issues": [],
+            "guarantee": "as_published" if led["not_covered"] else "sound",
+            "accounted": "nothing: noise on log-softmax (authors' code) has unbounded sensitivity, epsilon = inf",
+            "note": "noise on log-softmax (authors' code): unbounded sensitivity, the accountant's epsilon does not "
+                    "apply"}
+
+
 def _acc_row(artifact, dataset, method, setting, acc, run, seed, ledger, **extra):
     return {"artifact": artifact, "dataset": dataset, "method": method, "setting": setting, "metric": "accuracy",
             "value": float(acc), "run": run, "seed": seed, "level": ledger.get("level"),
@@ -237,12 +247,7 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
                                            num_classes=pd_.num_classes, delta_sound=info.delta_stated,
                                            standardized=pd_.standardized)
                     if noise == "log_softmax":  # the L1-sensitivity-1 argument fails for log-probabilities
-                        led = {**led, "epsilon": math.inf, "epsilon_sound": math.inf, "issues": [],
-                               "guarantee": "as_published" if led["not_covered"] else "sound",
-                               "accounted": "nothing: noise on log-softmax (authors' code) "
-                               "has unbounded sensitivity, epsilon = inf",
-                               "note": "noise on log-softmax (authors' code): "
-                               "unbounded sensitivity, the accountant's epsilon does not apply"}
+                        led = log_softmax_ledger(led)
                     acc = student(labels, q, ("student", noise, lam, q, kval))
                     rows.append(_acc_row(art, dataset, method, setting, acc, run, seed, led, queries=q, lam=lam,
                                          **{**common, "k": kval},

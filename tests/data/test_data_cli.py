@@ -38,7 +38,7 @@ def test_info_shows_urls_hashes_locations(tmp_data_dir):
 def test_fetch_errors(tmp_data_dir, no_network, monkeypatch, tmp_path):
     monkeypatch.setenv("DPGNN_DATA_MIRROR", str(tmp_path))
     res = runner.invoke(app, ["fetch", "nonexistent"])
-    assert res.exit_code == 1 and "Unknown dataset" in res.output
+    assert res.exit_code == 2 and "Unknown dataset" in res.output  # a usage error, as everywhere
     res = runner.invoke(app, ["fetch", "wenet"])
     assert res.exit_code == 2 and "not public" in res.output
 

@@ -1,0 +1,137 @@
+"""dpgnn.series.ledgers: guarantee fields backfilled from a stored row's configuration, nothing else changed."""
+
+import gzip
+import hashlib
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from dpgnn.methods import lpgcn, lpgnn
+from dpgnn.privacy import progap
+from dpgnn.privacy.guarantee import LEDGER_FIELDS, check_ledger
+from dpgnn.results import ResultStore
+from dpgnn.series.ledgers import BackfillError, backfill, rewrite_ledgers
+
+GUARANTEE = (*LEDGER_FIELDS, "issues")
+
+
+def _old(led):
+    """A ledger as rows were stored before the guarantee fields existed (neighbouring had other wording)."""
+    return {**{k: v for k, v in led.items() if k not in GUARANTEE}, "neighbouring": "old wording"}
+
+
+def _row(method, led, value, **extra):
+    return {"dataset": "cora", "method": method, "setting": "s", "metric": "acc", "value": value, "run": 0,
+            "seed": 0, "level": led["level"], "epsilon": led["epsilon"], "delta": led["delta"],
+            "config_hash": f"h{value}", "ledger": led, **extra}
+
+
+def _files(root):
+    return {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not p.name.endswith(".lock")}
+
+
+@pytest.fixture
+def store(tmp_path):
+    fresh = {"pm": lpgcn.privacy_ledger("pm", 2.0, 7), "raw": lpgcn.privacy_ledger("raw", None, 7)}
+    st = ResultStore("lpgcn", "test", root=tmp_path)
+    st.append("table2", [_row("pm", _old(fresh["pm"]), 0.5, epochs=3),
+                         _row("raw", _old(fresh["raw"]), 0.75, epochs=4)])
+    st.append("table2", [_row("pm", fresh["pm"], 0.25, epochs=5)])  # a newer row: already carries the fields
+    pg = ResultStore("progap", "test", root=tmp_path)
+    none = progap.privacy_ledger("none", depth=2)
+    pg.append("runs", [_row("progap", _old(none), 0.6)])
+    pg.compact("runs")  # an archive stays an archive
+    led = lpgnn.privacy_ledger("mbm", 1.0, 2.0, 10, m=3)
+    ResultStore("lpgnn", "test", root=tmp_path).append("runs", [_row("mbm", _old(led), 0.1)])
+    return tmp_path, fresh, none, led
+
+
+def test_backfill_adds_the_builders_fields_and_changes_nothing_else(store):
+    root, fresh, none, led = store
+    before = {(p, a): ResultStore(p, "test", root=root).load(a) for p, a in
+              (("lpgcn", "table2"), ("progap", "runs"), ("lpgnn", "runs"))}
+    changed = backfill("test", root=root)
+    assert sorted(changed.values()) == [1, 1, 2]
+    for (p, a), old in before.items():
+        new = ResultStore(p, "test", root=root).load(a)
+        other = [c for c in old.columns if c != "ledger"]
+        pd.testing.assert_frame_equal(old[other], new[other])  # values, hashes, order
+        for o, n in zip(old["ledger"], new["ledger"]):
+            o, n = json.loads(o), check_ledger(n)
+            assert {k: v for k, v in n.items() if k not in GUARANTEE} == {k: v for k, v in o.items()
+                                                                           if k not in GUARANTEE}
+    t2 = [json.loads(x) for x in ResultStore("lpgcn", "test", root=root).load("table2")["ledger"]]
+    # a backfilled row says exactly what a fresh run's builder says
+    assert {k: t2[0][k] for k in GUARANTEE if k in t2[0]} == {k: fresh["pm"][k] for k in GUARANTEE if k in fresh["pm"]}
+    assert t2[0]["guarantee"] == "as_published" and t2[1]["guarantee"] == "sound"
+    assert check_ledger(ResultStore("progap", "test", root=root).load("runs")["ledger"][0])["guarantee"] == "sound"
+    lp = json.loads(ResultStore("lpgnn", "test", root=root).load("runs")["ledger"][0])
+    assert lp["not_covered"] == led["not_covered"] and lp["accounted"] == led["accounted"]
+    assert (root / "test" / "progap" / "runs.csv.gz").exists() and not (root / "test" / "progap" / "runs.csv").exists()
+    with gzip.open(root / "test" / "progap" / "runs.csv.gz", "rt") as f:
+        assert "guarantee" in f.read()
+
+
+def test_backfill_is_idempotent(store):
+    root = store[0]
+    backfill("test", root=root)
+    first = _files(root)
+    assert not any(backfill("test", root=root).values())
+    assert _files(root) == first
+
+
+def test_a_file_of_complete_rows_is_left_byte_identical(tmp_path):
+    st = ResultStore("lpgcn", "test", root=tmp_path)
+    st.append("fig2", [_row("pm", lpgcn.privacy_ledger("pm", 1.0, 3), 0.5)])
+    digest = hashlib.sha256(st.path("fig2").read_bytes()).hexdigest()
+    assert backfill("test", "lpgcn", root=tmp_path) == {str(st.path("fig2")): 0}
+    assert hashlib.sha256(st.path("fig2").read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("ledger, match", [
+    # epsilon_node_total / epsilon is not a feature count
+    ({**_old(lpgcn.privacy_ledger("pm", 2.0, 7)), "epsilon_node_total": 13.5}, "feature count"),
+    # the stored mechanism is not what the method's builder gives
+    ({**_old(lpgcn.privacy_ledger("pm", 2.0, 7)), "mechanism": "laplace"}, "mechanism"),
+    # LPGNN: the stored total epsilon is not eps_x + eps_y, as the builder composes them
+    ({**_old(lpgnn.privacy_ledger("mbm", 1.0, 2.0, 10, m=3)), "epsilon": 2.5}, "epsilon"),
+    # LPGNN: a mechanism that names no feature method
+    ({**_old(lpgnn.privacy_ledger("mbm", 1.0, 2.0, 10, m=3)), "mechanism": "features"}, "feature method"),
+])
+def test_an_underivable_row_raises_and_leaves_the_file(tmp_path, ledger, match):
+    paper = "lpgnn" if "eps_x" in ledger else "lpgcn"
+    st = ResultStore(paper, "test", root=tmp_path)
+    st.append("table2", [_row("pm", ledger, 0.5)])
+    raw = st.path("table2").read_bytes()
+    with pytest.raises(BackfillError, match=match):
+        backfill("test", root=tmp_path)
+    assert st.path("table2").read_bytes() == raw
+
+
+def test_an_unknown_paper_or_method_raises(tmp_path):
+    ResultStore("newpaper", "test", root=tmp_path).append("t", [_row("x", {"level": "node", "epsilon": 1.0,
+                                                                          "delta": 0.0}, 0.5)])
+    with pytest.raises(BackfillError, match="no statement builder"):
+        backfill("test", root=tmp_path)
+    st = ResultStore("lpgcn", "test", root=tmp_path / "b")
+    st.append("t", [_row("nope", {**_old(lpgcn.privacy_ledger("pm", 2.0, 7))}, 0.5)])
+    with pytest.raises(BackfillError, match="nope"):
+        backfill("test", root=tmp_path / "b")
+
+
+def test_rewrite_keeps_mixed_line_endings_and_quoting():
+    text = 'a,ledger,b\n1,"{""level"": ""none""}","x, y"\r\n2,{},\n'
+    out = rewrite_ledgers(text, lambda row, led: {**led, "k": 1} if row["a"] == "1" else None)
+    assert out == 'a,ledger,b\n1,"{""k"": 1, ""level"": ""none""}","x, y"\r\n2,{},\n'
+    assert rewrite_ledgers(text, lambda row, led: None) == text
+    with pytest.raises(BackfillError, match="round-trip"):
+        rewrite_ledgers('a,ledger\n"1",{}\n', lambda row, led: None)  # needless quotes would be lost
+
+
+def test_the_nonprivate_epsilon_stays_infinite(store):
+    root = store[0]
+    backfill("test", root=root)
+    led = json.loads(ResultStore("lpgcn", "test", root=root).load("table2")["ledger"][1])
+    assert math.isinf(led["epsilon"]) and led["neighbouring"] == "none (non-private)"
