@@ -2,8 +2,18 @@
 
 ``results/<profile>/report.csv`` columns: ``paper, artifact, dataset, method, setting, metric, paper_value,
 paper_spread, ours_value, ours_spread, n_runs, profile, status, tolerance, diff, approx, note, source``.
-``status`` is ``within`` when ``|ours - paper| <= max(tolerance floor, 2 * paper_spread)``, ``outside`` otherwise,
-and ``not_run`` when we have no result for the cell (the note says why, e.g. the dataset's files are missing).
+``status`` is one of :data:`STATUSES`:
+
+- ``within``: ``|ours - paper| <= max(tolerance floor, 2 * paper_spread)``;
+- ``outside``: beyond that band and no measured cause is recorded;
+- ``explained``: beyond the band, with a *measured* cause recorded in ``dpgnn/reference/explanations.csv`` (e.g. the
+  authors' official code, run on the same data and configuration, gives the same number); the note states it;
+- ``not_run``: no result for the cell; the note says why (the dataset is not available here, it is not in this
+  profile, or the paper prints no value for it);
+- ``stand_in``: our result on a stand-in dataset (ProGAP's Facebook100 universities for FB-100, PrivGNN's
+  ``fb100-cornell5`` for Facebook), shown in its own row with the paper's value for the paper's dataset as context
+  only: it is never compared (no ``diff``) and is not counted among the reported cells.
+
 Our spread uses the paper's convention (``spread_kind`` of the reference row).
 """
 
@@ -16,11 +26,13 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from dpgnn.reference import load_reference, papers as reference_papers
+from dpgnn.reference import load_explanations, load_reference, papers as reference_papers, stand_in_for
 from dpgnn.results import ResultStore, results_dir
 from dpgnn.utils import output_root
 
 KEY = ["paper", "artifact", "dataset", "method", "setting", "metric"]
+STATUSES = ("within", "explained", "outside", "not_run", "stand_in")
+REPORTED = ("within", "explained", "outside", "not_run")  # statuses of the papers' reported cells (stand_in is extra)
 REPORT_COLUMNS = KEY + ["paper_value", "paper_spread", "ours_value", "ours_spread", "n_runs", "profile", "status",
                         "tolerance", "diff", "approx", "note", "source"]
 
@@ -51,36 +63,91 @@ def spread(values: Iterable[float], kind: str) -> float:
     raise ValueError(f"unknown spread_kind {kind!r}; expected std_ddof0, std, ci95_bootstrap or none")
 
 
+def _not_run_reason(dataset: str, artifact: str, skipped: pd.DataFrame | None, paper_value: float) -> str:
+    """Why a reference cell has no result: the skip log's reason, else dataset availability here, else profile."""
+    if skipped is not None and len(skipped):
+        hit = skipped[(skipped["dataset"] == dataset) & skipped["artifact"].isin([artifact, "*"])]
+        if len(hit):  # the skip log says why: usually missing raw files, sometimes a run out of reach here
+            reason = str(hit["reason"].iloc[-1])
+            unavailable = "not available" in reason or "unavailable" in reason or "missing" in reason
+            return f"{'dataset not available here' if unavailable else 'not run here'}: {reason}"
+    if np.isnan(paper_value):
+        return "the paper prints no value for this cell (figure only)"
+    try:
+        from dpgnn.data import dataset_available
+
+        available = dataset_available(dataset)
+    except (ValueError, KeyError):
+        return f"dataset not available here ({dataset!r} is not in our offline registry)"
+    if not available:
+        return f"dataset not available here ({dataset!r}: raw files missing from the mirror)"
+    return "not in this profile (no result stored for this cell)"
+
+
+def _explanation(explanations: pd.DataFrame, key: tuple) -> str:
+    """The measured cause recorded for an ``outside`` cell (``*`` matches any value), or ``""``."""
+    if explanations is None or not len(explanations):
+        return ""
+    m = np.ones(len(explanations), dtype=bool)
+    for col, val in zip(KEY, key):
+        e = explanations[col].astype(str).to_numpy()
+        m &= (e == "*") | (e == str(val))
+    return str(explanations["cause"][m].iloc[0]) if m.any() else ""
+
+
 def compare(reference: pd.DataFrame, ours: pd.DataFrame, *, profile: str,
-            skipped: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Match reference rows with our result rows (same paper/artifact/dataset/method/setting/metric)."""
+            skipped: pd.DataFrame | None = None, explanations: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Match reference rows with our result rows (same paper/artifact/dataset/method/setting/metric).
+
+    ``explanations`` (default: the paper's rows of ``explanations.csv``) turn an ``outside`` cell into
+    ``explained``; our results on a stand-in dataset get their own ``stand_in`` rows after the reported cells.
+    """
     groups = {k: g["value"].astype(float).to_numpy() for k, g in ours.groupby(KEY, dropna=False)} if len(ours) else {}
-    out = []
+    if explanations is None:
+        papers_here = set(reference["paper"])
+        explanations = load_explanations()
+        explanations = explanations[explanations["paper"].isin(papers_here)]
+    out, standins = [], []
     for ref in reference.itertuples(index=False):
         key = tuple(getattr(ref, k) for k in KEY)
         vals = groups.get(key, np.array([]))
         vals = vals[~np.isnan(vals)]
+        paper_value = float(ref.value) if pd.notna(ref.value) else float("nan")
         paper_spread = float(ref.spread) if pd.notna(ref.spread) and str(ref.spread) != "" else float("nan")
         tol = float(ref.tolerance)
         if not np.isnan(paper_spread):
             tol = max(tol, 2 * paper_spread)
-        row = dict(zip(KEY, key), paper_value=float(ref.value), paper_spread=paper_spread, profile=profile,
+        row = dict(zip(KEY, key), paper_value=paper_value, paper_spread=paper_spread, profile=profile,
                    tolerance=tol, approx=bool(ref.approx), source=ref.source, note="")
-        if vals.size == 0:
-            note = ""
-            if skipped is not None and len(skipped):
-                hit = skipped[(skipped["dataset"] == ref.dataset) & skipped["artifact"].isin([ref.artifact, "*"])]
-                if len(hit):
-                    note = str(hit["reason"].iloc[-1])
-            row.update(ours_value=float("nan"), ours_spread=float("nan"), n_runs=0, status="not_run",
-                       diff=float("nan"), note=note or "no result stored for this cell")
+        if vals.size == 0 or np.isnan(paper_value):
+            note = _not_run_reason(ref.dataset, ref.artifact, skipped, paper_value)
+            row.update(ours_value=float(vals.mean()) if vals.size else float("nan"),
+                       ours_spread=spread(vals, ref.spread_kind) if vals.size else float("nan"),
+                       n_runs=int(vals.size), status="not_run", diff=float("nan"), note=note)
         else:
             mean = float(vals.mean())
-            diff = mean - float(ref.value)
+            diff = mean - paper_value
+            status = "within" if abs(diff) <= tol + 1e-9 else "outside"
+            note = ""
+            if status == "outside":
+                note = _explanation(explanations, key)
+                status = "explained" if note else "outside"
             row.update(ours_value=mean, ours_spread=spread(vals, ref.spread_kind), n_runs=int(vals.size), diff=diff,
-                       status="within" if abs(diff) <= tol + 1e-9 else "outside")
+                       status=status, note=note)
         out.append(row)
-    return pd.DataFrame(out, columns=REPORT_COLUMNS)
+        for (p, a, d, m, st, me), v in groups.items():
+            if (p, a, m, st, me) == (key[0], key[1], key[3], key[4], key[5]) and d != key[2] \
+                    and stand_in_for(p, d) == key[2]:
+                v = v[~np.isnan(v)]
+                if v.size:
+                    standins.append(dict(zip(KEY, (p, a, d, m, st, me)), paper_value=paper_value,
+                                         paper_spread=paper_spread, ours_value=float(v.mean()),
+                                         ours_spread=spread(v, ref.spread_kind), n_runs=int(v.size), profile=profile,
+                                         status="stand_in", tolerance=float("nan"), diff=float("nan"),
+                                         approx=bool(ref.approx), source=ref.source,
+                                         note=f"stand-in for the paper's {key[2]!r}: a different graph, shown for "
+                                              f"context and never compared (paper value is for {key[2]!r})"))
+    return pd.DataFrame(out + standins, columns=REPORT_COLUMNS)
 
 
 def paper_vs_ours(paper: str, artifact: str, profile: str, *, root: Path | None = None) -> pd.DataFrame:
@@ -122,16 +189,18 @@ def build_report(profile: str, papers: list[str] | None = None, *, root: Path | 
 
 
 def counts(rep: pd.DataFrame) -> pd.DataFrame:
-    """Cells per paper and artifact by status (within / outside / not_run)."""
+    """Cells per paper and artifact by status; ``total`` counts the papers' reported cells (``stand_in`` rows are
+    extra rows of ours, not reported cells)."""
+    cols = ["paper", "artifact", *STATUSES, "total"]
     if rep.empty:
-        return pd.DataFrame(columns=["paper", "artifact", "within", "outside", "not_run", "total"])
-    c = rep.groupby(["paper", "artifact", "status"]).size().unstack("status", fill_value=0)
-    for s in ("within", "outside", "not_run"):
+        return pd.DataFrame(columns=cols)
+    c = rep.groupby(["paper", "artifact", "status"], sort=False).size().unstack("status", fill_value=0)
+    for s in STATUSES:
         if s not in c:
             c[s] = 0
-    c = c[["within", "outside", "not_run"]]
-    c["total"] = c.sum(axis=1)
-    return c.reset_index()
+    c = c[list(STATUSES)]
+    c["total"] = c[list(REPORTED)].sum(axis=1)
+    return c.reset_index()[cols]
 
 
 def summarize(rep: pd.DataFrame) -> str:
@@ -139,12 +208,18 @@ def summarize(rep: pd.DataFrame) -> str:
     if rep.empty:
         return "no reference cells"
     lines = []
-    for paper, g in counts(rep).groupby("paper"):
-        tot = g[["within", "outside", "not_run"]].sum()
-        lines.append(f"{paper}: {tot.within} within, {tot.outside} outside, {tot.not_run} not run "
-                     f"(of {int(tot.sum())} reported cells)")
+    for paper, g in counts(rep).groupby("paper", sort=False):
+        tot = g[list(STATUSES)].sum()
+        lines.append(f"{paper}: {tot.within} within, {tot.explained} explained, {tot.outside} outside, "
+                     f"{tot.not_run} not run (of {int(tot[list(REPORTED)].sum())} reported cells)"
+                     + (f"; {tot.stand_in} stand-in rows" if tot.stand_in else ""))
         for r in g.itertuples(index=False):
-            lines.append(f"  {r.artifact:<10} within {r.within:>3}  outside {r.outside:>3}  not_run {r.not_run:>3}")
+            lines.append(f"  {r.artifact:<12} within {r.within:>3}  explained {r.explained:>3}  outside "
+                         f"{r.outside:>3}  not_run {r.not_run:>3}  stand_in {r.stand_in:>3}")
+    tot = counts(rep)[list(STATUSES)].sum()
+    lines.append(f"all papers: {tot.within} within, {tot.explained} explained, {tot.outside} outside, "
+                 f"{tot.not_run} not run (of {int(tot[list(REPORTED)].sum())} reported cells); "
+                 f"{tot.stand_in} stand-in rows")
     prof = rep["profile"].iloc[0]
     lines.append(f"written: results/{prof}/report.csv (.md, .html) and the site results/{prof}/site/index.html")
     return "\n".join(lines)
@@ -156,12 +231,15 @@ def _fmt(v: float, nd: int = 2) -> str:
 
 def to_markdown(rep: pd.DataFrame, profile: str) -> str:
     lines = [f"# dpgnn report — profile `{profile}`", "",
-             "Tolerance: |ours − paper| ≤ max(floor, 2 × paper spread); floor = 2 points for percentages.", ""]
+             "Tolerance: |ours − paper| ≤ max(floor, 2 × paper spread); floor = 2 points for percentages. "
+             "`explained`: outside, with a measured cause in the note; `stand_in`: ours on a stand-in dataset, "
+             "never compared (not a reported cell).", ""]
     summary = counts(rep)
     if len(summary):
-        lines += ["| paper | artifact | within | outside | not run |", "|---|---|---|---|---|"]
-        lines += [f"| {r.paper} | {r.artifact} | {r.within} | {r.outside} | {r.not_run} |"
-                  for r in summary.itertuples(index=False)]
+        lines += ["| paper | artifact | within | explained | outside | not run | reported cells | stand-in rows |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {r.paper} | {r.artifact} | {r.within} | {r.explained} | {r.outside} | {r.not_run} | {r.total} "
+                  f"| {r.stand_in} |" for r in summary.itertuples(index=False)]
         lines.append("")
     lines += ["| paper | artifact | dataset | method | setting | metric | paper | ours | n | status | note |",
               "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -174,7 +252,8 @@ def to_markdown(rep: pd.DataFrame, profile: str) -> str:
 
 
 def to_html(rep: pd.DataFrame, profile: str) -> str:
-    colours = {"within": "#d8f0d8", "outside": "#f8d8d8", "not_run": "#eeeeee"}
+    colours = {"within": "#d8f0d8", "explained": "#f8ecd0", "outside": "#f8d8d8", "not_run": "#eeeeee",
+               "stand_in": "#dde8f8"}
     rows = []
     for r in rep.itertuples(index=False):
         cells = [r.paper, r.artifact, r.dataset, r.method, r.setting, r.metric,

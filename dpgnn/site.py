@@ -30,8 +30,9 @@ from dpgnn.utils import ROOT
 
 __all__ = ["build_site", "status_chart", "COURSE_SERIES"]
 
-STATUSES = ("within", "outside", "not_run")
-COLOURS = {"within": "#4c9a2a", "outside": "#c44e52", "not_run": "#a0a0a0"}
+STATUSES = ("within", "explained", "outside", "not_run", "stand_in")
+COLOURS = {"within": "#4c9a2a", "explained": "#dd8452", "outside": "#c44e52", "not_run": "#a0a0a0",
+           "stand_in": "#4c72b0"}
 #: notebook series that are not papers (shown in their own sections)
 COURSE_SERIES = ("learn", "compare")
 _STYLE = """
@@ -39,7 +40,8 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:11
 color:#222;line-height:1.45}
 a{color:#1f5fa8}table{border-collapse:collapse;font-size:13px;margin:.5em 0}
 td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}
-tr.within{background:#eef8ea}tr.outside{background:#fbeaea}tr.not_run{background:#f4f4f4}
+tr.within{background:#eef8ea}tr.outside{background:#fbeaea}tr.not_run{background:#f4f4f4}"
+          "tr.explained{background:#fbf1e4}tr.stand_in{background:#e8eef8}
 nav{font-size:13px;margin-bottom:1em}img.figure{max-width:100%;border:1px solid #ddd}
 .legend span{display:inline-block;margin-right:1em;font-size:12px}.muted{color:#666;font-size:13px}
 """
@@ -58,9 +60,10 @@ def _page(title: str, body: str, depth: int) -> str:
 
 
 def status_chart(rows: Iterable[tuple[str, int, int, int]], *, width: int = 560) -> str:
-    """Inline SVG: one horizontal stacked bar per ``(label, within, outside, not_run)``, counts printed."""
+    """Inline SVG: one horizontal stacked bar per ``(label, *counts)`` in the order of :data:`STATUSES`
+    (within, explained, outside, not_run, stand_in; trailing ones may be left out), counts printed."""
     rows = list(rows)
-    total = max([w + o + n for _, w, o, n in rows] + [1])
+    total = max([sum(c) for _, *c in rows] + [1])
     bar, label_w, h = width - 170, 160, 22
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h * len(rows) + 24}" role="img" '
              f'aria-label="cells within, outside and not run">']
@@ -79,8 +82,8 @@ def status_chart(rows: Iterable[tuple[str, int, int, int]], *, width: int = 560)
                 x += w
     legend_y = h * len(rows) + 16
     for k, status in enumerate(STATUSES):
-        parts.append(f'<rect x="{label_w + 110 * k}" y="{legend_y - 10}" width="10" height="10" '
-                     f'fill="{COLOURS[status]}"/><text x="{label_w + 110 * k + 14}" y="{legend_y}" '
+        parts.append(f'<rect x="{label_w + 80 * k}" y="{legend_y - 10}" width="10" height="10" '
+                     f'fill="{COLOURS[status]}"/><text x="{label_w + 80 * k + 14}" y="{legend_y}" '
                      f'font-size="11">{status}</text>')
     parts.append("</svg>")
     return "".join(parts)
@@ -228,8 +231,9 @@ def build_site(rep: pd.DataFrame, profile: str, *, results_root: Path, figures_r
 
     index = ["<p>Every reported cell of the papers' tables and figures that we reproduce, compared with our results "
              "in the <b>" + _e(profile) + "</b> profile. A cell is <i>within</i> when |ours − paper| ≤ max(floor, "
-             "2 × the paper's spread) (floor: 2 points for percentages), <i>outside</i> otherwise, <i>not_run</i> "
-             "when we have no result (the note says why).</p>",
+             "2 × the paper's spread) (floor: 2 points for percentages), <i>explained</i> when outside with a measured "
+             "cause in the note, <i>outside</i> otherwise, <i>not_run</i> when we have no result (the note says why); "
+             "<i>stand_in</i> rows are ours on a stand-in dataset, never compared.</p>",
              f'<p>Whole report: <a href="../report.csv">report.csv</a> · <a href="../report.html">one-table '
              f'HTML</a> · <a href="../report.md">Markdown</a></p>', "<h2>Papers</h2>"]
     pc = _counts(rep, ["paper"]) if len(rep) else pd.DataFrame(columns=["paper", *STATUSES])
@@ -271,9 +275,11 @@ def build_site(rep: pd.DataFrame, profile: str, *, results_root: Path, figures_r
                 links.append("no result CSV stored")
             body.append("<p>" + " · ".join(links) + "</p>")
             c = rows["status"].value_counts()
-            body.append(f"<p>{int(c.get('within', 0))} within, {int(c.get('outside', 0))} outside, "
-                        f"{int(c.get('not_run', 0))} not run (of {len(rows)} reported cells).</p>")
-            misses = rows[rows["status"] != "within"]
+            body.append(f"<p>{int(c.get('within', 0))} within, {int(c.get('explained', 0))} explained, "
+                        f"{int(c.get('outside', 0))} outside, {int(c.get('not_run', 0))} not run (of "
+                        f"{len(rows) - int(c.get('stand_in', 0))} reported cells); {int(c.get('stand_in', 0))} "
+                        f"stand-in rows.</p>")
+            misses = rows[~rows["status"].isin(["within", "stand_in"])]
             if len(misses):
                 body.append("<h2>Misses and their explanation</h2>" + _ours_table(misses))
             body.append("<h2>Paper beside ours</h2>" + _ours_table(rows))

@@ -43,6 +43,7 @@ from dpgnn.privacy.progap import (  # noqa: F401  (re-exported: the method's acc
     _int,
     _level,
     _pos,
+    accountant_for,
     calibrate_noise,
     default_delta,
     edge_sensitivity,
@@ -304,10 +305,12 @@ class ProGAPConfig:
     #: edge level: "directed" (the authors' sensitivity 1) or "undirected" (one friendship = two directed edges,
     #: sensitivity √2; the sound option for the undirected Facebook100 graphs)
     edge_relation: str = "directed"
+    fidelity: str = "paper"  # "authors_code": the official code's edge-level calibration (autodp RDP composition)
 
     def __post_init__(self) -> None:
         _level(self.level)
         edge_sensitivity(self.edge_relation)
+        accountant_for("edge", self.fidelity)  # validates the fidelity
         _int(self.depth, "depth", 0)
         _int(self.hidden, "hidden", 1)
         _int(self.base_layers, "base_layers", 1)
@@ -381,7 +384,7 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
                             target_epsilon=(cfg.epsilon if cfg.noise is None else None) if private else None,
                             train_nodes=n_train, batch_size=cfg.batch_size, epochs=cfg.epochs,
                             max_degree=cfg.max_degree if cfg.level == "node" else None, clip=cfg.clip,
-                            accountant=cfg.accountant, edge_relation=cfg.edge_relation)
+                            accountant=cfg.accountant, edge_relation=cfg.edge_relation, fidelity=cfg.fidelity)
     if private and ledger["epsilon"] > 0 and not ledger["noise_multiplier"] > 0:
         raise ValueError("a finite epsilon with zero noise is not a private run")
     torch.manual_seed(stable_seed("progap-init", seed))

@@ -12,6 +12,7 @@
 from dpgnn.privacy.accountant import (
     Accountant,
     AutodpAccountant,
+    AutodpCompositionAccountant,
     AutodpRdpAcctAccountant,
     ExactGaussianAccountant,
     PldAccountant,
@@ -77,6 +78,7 @@ __all__ = [
     "RdpAccountant",
     "ExactGaussianAccountant",
     "AutodpAccountant",
+    "AutodpCompositionAccountant",
     "AutodpRdpAcctAccountant",
     "PldAccountant",
     "get_accountant",

@@ -8,7 +8,8 @@
     dpgnn epsilon progap --level edge --target-epsilon 1 --depth 2 --delta 1e-7 --json   # calibrate σ
 
 The JSON object holds ``epsilon`` (the numerical accountant: ``exact_gaussian`` at edge level, ``autodp`` at
-node level, as the authors; ``--accountant`` overrides), ``epsilon_paper_bound`` (Theorem 4.1 / 4.2) and, when
+node level; ``--fidelity authors_code``: the authors' code's autodp RDP composition; ``--accountant`` overrides),
+``fidelity``, ``epsilon_paper_bound`` (Theorem 4.1 / 4.2) and, when
 calibrating, the calibrated ``sigma`` (edge) or ``noise_multiplier`` (node) with ``epsilon ≤ target_epsilon`` and
 ``target_reached``: ``false`` when even the smallest noise searched stays below the target (e.g. ``--target-epsilon
 1e5``); then a warning line on stderr says so and names the ε actually returned.
@@ -47,12 +48,17 @@ def register(app: typer.Typer) -> None:
         epochs: Optional[int] = typer.Option(None, "--epochs-per-stage", help="Node level: epochs per stage E."),
         accountant: Optional[str] = typer.Option(
             None, "--accountant", help="Override the accountant (default exact_gaussian / autodp; also rdp)."),
+        fidelity: str = typer.Option(
+            "paper", "--fidelity", help="paper (exact Gaussian composition at edge level) or authors_code (the "
+                                        "official code's autodp RDP composition: more noise for the same epsilon)."),
         as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     ) -> None:
         """Epsilon of ProGAP: K NAP Gaussians (edge) or K Gaussians + K+1 DP-SGD runs (node)."""
         with option_errors():
             if level not in ("edge", "node"):
                 raise CliInputError(f"--level must be 'edge' or 'node', got {level!r}")
+            if fidelity not in ("paper", "authors_code"):
+                raise CliInputError(f"--fidelity must be 'paper' or 'authors_code', got {fidelity!r}")
             k = option_check("--depth", check_count, depth)
             d = option_check("--delta", check_delta, delta)
             noise_opt, noise = ("--sigma", sigma) if level == "edge" else ("--noise-multiplier", noise_multiplier)
@@ -85,7 +91,7 @@ def register(app: typer.Typer) -> None:
                 kw = dict(max_degree=node_inputs["--max-degree"], batch_size=node_inputs["--batch-size"],
                           train_nodes=node_inputs["--train-nodes"], epochs=node_inputs["--epochs-per-stage"])
             led = privacy_ledger(level, depth=k, delta=d, noise=noise, target_epsilon=target_epsilon,
-                                 accountant=accountant, **kw)
+                                 accountant=accountant, fidelity=fidelity, **kw)
             z = led["noise_multiplier"]
             reached = True
             if target_epsilon is not None:  # the same (cached) calibration privacy_ledger ran: was the target met?
@@ -100,7 +106,7 @@ def register(app: typer.Typer) -> None:
                        "target_epsilon": target_epsilon, "calibrated": target_epsilon is not None,
                        "target_reached": reached if target_epsilon is not None else None,
                        "epsilon_paper_bound": led.get("epsilon_paper_bound"), "paper_bound": led.get("paper_bound"),
-                       "accountant": led["accountant"], "neighbouring": led["neighbouring"],
+                       "accountant": led["accountant"], "fidelity": fidelity, "neighbouring": led["neighbouring"],
                        "sigma_nap": led["sigma_nap"], **kw, "event": event.to_dict()}
             if level == "node":
                 payload.update(sample_rate=led["sample_rate"], steps_per_stage=led["steps_per_run"],

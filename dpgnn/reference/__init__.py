@@ -9,6 +9,12 @@ Each paper has one CSV here, one row per reported cell of a table or figure that
   (2 points for percentages, see README "Reading the report").
 - ``approx`` marks values read off a figure rather than printed in the paper.
 - ``source`` cites paper, table/figure, row and column.
+- ``value`` may be empty where the paper reports a cell only as a curve whose values cannot be read (the report
+  lists the cell as ``not_run`` with that reason, so its absence is visible).
+
+``explanations.csv`` records *measured* causes for cells outside the tolerance (key columns, ``*`` = any, and
+``cause``): a cell outside the band that matches one is reported ``explained`` with the cause as its note.
+:data:`STAND_INS` maps our stand-in datasets to the paper dataset they stand in for (shown, never compared).
 """
 
 from __future__ import annotations
@@ -22,9 +28,39 @@ COLUMNS = ["paper", "artifact", "dataset", "method", "setting", "metric", "value
            "tolerance", "approx", "source"]
 
 
+EXPLANATION_COLUMNS = ["paper", "artifact", "dataset", "method", "setting", "metric", "cause"]
+
+# paper -> (prefix of our dataset name, the paper's dataset it stands in for)
+STAND_INS = {"progap": ("fb100-", "fb-100"), "privgnn": ("fb100-", "facebook")}
+
+
+def stand_in_for(paper: str, dataset: str) -> str | None:
+    """The paper dataset that our ``dataset`` stands in for in ``paper`` (``None`` if it is no stand-in)."""
+    prefix, target = STAND_INS.get(paper, (None, None))
+    return target if prefix is not None and str(dataset).startswith(prefix) and dataset != target else None
+
+
 def papers() -> list[str]:
     """Papers that ship reference data."""
-    return sorted(p.name[:-4] for p in resources.files(__name__).iterdir() if p.name.endswith(".csv"))
+    return sorted(p.name[:-4] for p in resources.files(__name__).iterdir()
+                  if p.name.endswith(".csv") and p.name != "explanations.csv")
+
+
+@lru_cache(maxsize=None)
+def _load_explanations() -> pd.DataFrame:
+    path = resources.files(__name__) / "explanations.csv"
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = set(EXPLANATION_COLUMNS) - set(df.columns)
+    if missing:
+        raise ValueError(f"{path} lacks columns {sorted(missing)}")
+    if (df["cause"].str.strip() == "").any():
+        raise ValueError(f"{path}: every explanation needs a measured cause")
+    return df[EXPLANATION_COLUMNS]
+
+
+def load_explanations() -> pd.DataFrame:
+    """Measured causes of cells outside the tolerance (``*`` matches any value); a copy."""
+    return _load_explanations().copy()
 
 
 @lru_cache(maxsize=None)

@@ -21,7 +21,7 @@ from dpgnn.privacy.fdp import fdp_epsilon, max_affected
 from dpgnn.privacy.guarantee import SOUND, statement
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
-from dpgnn.report import paper_vs_ours
+from dpgnn.report import compare, paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
 from dpgnn.sweep import CellSpec, run_grid
@@ -43,18 +43,19 @@ PROFILES: dict[str, dict[str, Any]] = {
               "seeds": [1234], "lrs": [0.1], "clip_fractions": [0.1], "noise_multipliers": [4.0],
               "target_epsilon": 8.0, "nondp_max_steps": 100, "patience": 30, "eval_every": 2,
               "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
-              "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 4.0], **_SOUND},
+              "fidelity": "paper", "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 4.0], **_SOUND},
     # test: the smallest end-to-end execution (tests/test_notebooks.py)
     "test": {"datasets": ["cora"], "methods": ["gcn", "mlp", "drw", "fdp"], "archs": ["1-layer"], "seeds": [1234],
              "lrs": [0.1], "clip_fractions": [0.1], "noise_multipliers": [1.0], "target_epsilon": 8.0,
              "nondp_max_steps": 10, "patience": 5, "eval_every": 1, "resample_every": 10, "fdp_degree": 4,
-             "fdp_variant": "paper", "bound_datasets": ["cora", "reddit"], "bound_noises": [4.0],
+             "fdp_variant": "paper", "fidelity": "paper", "bound_datasets": ["cora", "reddit"], "bound_noises": [4.0],
              **_SOUND, "sound_methods": ["drw"]},
     # paper: spec 4.6 grid, 3 seeds, target eps = 8, every dataset whose files exist
     "paper": {"datasets": list(drw.DATASETS), "methods": list(drw.METHODS), "archs": list(drw.ARCHS),
               "seeds": list(drw.SEEDS), **_DP_GRID, "target_epsilon": 8.0, "nondp_max_steps": 1000, "patience": 30,
               "eval_every": 1, "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
-              "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 2.0, 4.0, 8.0], **_SOUND},
+              "fidelity": "paper", "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 2.0, 4.0, 8.0],
+              **_SOUND},
 }
 
 
@@ -62,8 +63,11 @@ PROFILES: dict[str, dict[str, Any]] = {
 # Table 1 and Fig. 2
 # ---------------------------------------------------------------------------------------------------------------
 def table1_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
-    """One cell per (dataset, method, architecture, [lr, clip, z,] seed)."""
+    """One cell per (dataset, method, architecture, [lr, clip, z,] seed); DP cells carry ``fidelity`` (and the
+    early-stopping ``patience``) when it is ``authors_code`` (see :func:`dpgnn.methods.drw.train_dp`)."""
     datasets = cfg.datasets if datasets is None else datasets
+    fidelity = cfg.get("fidelity", "paper")
+    drw._fidelity(fidelity)
     cells = []
     for name in datasets:
         for method in cfg.methods:
@@ -75,10 +79,13 @@ def table1_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[
                         for clip in cfg.clip_fractions:
                             for z in cfg.noise_multipliers:
                                 for seed in cfg.seeds:
-                                    cells.append({**base, "lr": lr, "clip_fraction": clip, "noise_multiplier": z,
-                                                  "seed": seed, "target_epsilon": cfg.target_epsilon,
-                                                  "eval_every": cfg.eval_every, "resample_every": cfg.resample_every,
-                                                  "fdp_degree": cfg.fdp_degree, "fdp_variant": cfg.fdp_variant})
+                                    cell = {**base, "lr": lr, "clip_fraction": clip, "noise_multiplier": z,
+                                            "seed": seed, "target_epsilon": cfg.target_epsilon,
+                                            "eval_every": cfg.eval_every, "resample_every": cfg.resample_every,
+                                            "fdp_degree": cfg.fdp_degree, "fdp_variant": cfg.fdp_variant}
+                                    if fidelity != "paper":  # paper cells keep their stored config hashes
+                                        cell.update(fidelity=fidelity, patience=cfg.patience)
+                                    cells.append(cell)
                 else:
                     for seed in cfg.seeds:
                         cells.append({**base, "lr": 0.01, "seed": seed, "max_steps": cfg.nondp_max_steps,
@@ -110,6 +117,8 @@ def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[
     if cell["method"] in drw.DP_METHODS:
         kw.update({k: cell[k] for k in ("clip_fraction", "noise_multiplier", "target_epsilon", "eval_every",
                                         "resample_every", "fdp_degree", "fdp_variant")})
+        if cell.get("fidelity", "paper") != "paper":
+            kw.update(fidelity=cell["fidelity"], patience=cell["patience"])
     else:
         kw.update(max_steps=cell["max_steps"], patience=cell["patience"])
     return _rows(cell, drw.run(_data(cell["dataset"]), cell["method"], device=device, **kw))
@@ -129,7 +138,14 @@ def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force
     if cells:
         run_grid(store, "grid", cells, functools.partial(run_cell, cfg, device=device), desc="DRW Table 1 grid",
                  force=force, device=str(resolve_device(device)))
-    return select(store, names)
+    return select(store, names, cfg.get("fidelity", "paper"))
+
+
+def artifacts(fidelity: str = "paper") -> tuple[str, str]:
+    """Names of the (Table 1, Fig. 2) artifacts of one fidelity: ``table1``/``fig2`` for the paper's version,
+    ``table1_authors_code``/``fig2_authors_code`` for the authors' code (kept apart, never mixed)."""
+    drw._fidelity(fidelity)
+    return ("table1", "fig2") if fidelity == "paper" else (f"table1_{fidelity}", f"fig2_{fidelity}")
 
 
 #: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the sampling bound is pure computation
@@ -139,14 +155,18 @@ CELLS = {"table1": CellSpec(PAPER, "table1", "grid", table1_cells, run_cell)}
 _HP = ["lr", "clip_fraction", "noise_multiplier"]
 
 
-def select(store: ResultStore, datasets: list[str]) -> pd.DataFrame:
-    """Best mean validation F1 over seeds per (dataset, method, setting); writes ``table1`` and ``fig2``."""
+def select(store: ResultStore, datasets: list[str], fidelity: str = "paper") -> pd.DataFrame:
+    """Best mean validation F1 over seeds per (dataset, method, setting) among the grid rows of ``fidelity``
+    (non-DP rows belong to both); writes the :func:`artifacts` of that fidelity."""
+    a_t1, a_fig2 = artifacts(fidelity)
     grid = store.load("grid")
     if grid.empty:
-        store.replace("table1", [])
-        store.replace("fig2", [])
-        return store.load("table1")
+        store.replace(a_t1, [])
+        store.replace(a_fig2, [])
+        return store.load(a_t1)
     grid = grid[grid["dataset"].isin(datasets)].copy()
+    fid = grid["fidelity"].fillna("paper") if "fidelity" in grid else pd.Series("paper", index=grid.index)
+    grid = grid[(fid == fidelity) | ~grid["method"].isin(drw.DP_METHODS)]
     for c in _HP:
         if c not in grid:
             grid[c] = float("nan")
@@ -157,7 +177,7 @@ def select(store: ResultStore, datasets: list[str]) -> pd.DataFrame:
     chosen = grid.merge(best, on=keys + _HP)
     t1 = chosen[chosen["metric"] == "test_f1"].assign(metric="f1_micro")
     drop = ["paper", "artifact", "profile", "timestamp", "config_hash"]
-    store.replace("table1", t1.drop(columns=[c for c in drop if c in t1]).to_dict("records"))
+    store.replace(a_t1, t1.drop(columns=[c for c in drop if c in t1]).to_dict("records"))
     # Fig. 2: per dataset and DP method, the best-validation architecture; "drw-best" = best DRW sampler
     cp = chosen[chosen["metric"] == "test_f1_at_eps"]
     fig2_rows: list[dict] = []
@@ -174,8 +194,8 @@ def select(store: ResultStore, datasets: list[str]) -> pd.DataFrame:
         fig2 = pd.concat(rows, ignore_index=True)
         fig2["epsilon"] = fig2["checkpoint"].astype(float)
         fig2_rows = fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records")
-    store.replace("fig2", fig2_rows)
-    return store.load("table1")
+    store.replace(a_fig2, fig2_rows)
+    return store.load(a_t1)
 
 
 def run_table1_sound(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False
@@ -225,9 +245,15 @@ def table1_both_ways(store: ResultStore) -> pd.DataFrame:
     return out.round(2)
 
 
-def table1_side_by_side(profile: str) -> pd.DataFrame:
-    """Table 1 as in the paper: ours (mean ± std over seeds) beside the paper, difference and status."""
-    rep = paper_vs_ours(PAPER, "table1", profile)
+def table1_side_by_side(profile: str, fidelity: str = "paper") -> pd.DataFrame:
+    """Table 1 as in the paper: ours (mean ± std over seeds, of the given ``fidelity``) beside the paper,
+    difference and status."""
+    if fidelity == "paper":
+        rep = paper_vs_ours(PAPER, "table1", profile)
+    else:
+        store = ResultStore(PAPER, profile)
+        ours = store.load(artifacts(fidelity)[0]).assign(artifact="table1")
+        rep = compare(load_reference(PAPER, "table1"), ours, profile=profile, skipped=store.skipped())
     rep["ours"] = [("—" if pd.isna(v) else f"{v:.1f}" + ("" if pd.isna(s) else f" ± {s:.1f}"))
                    for v, s in zip(rep["ours_value"], rep["ours_spread"])]
     rep["paper"] = rep["paper_value"].map(lambda v: f"{v:.1f}")
@@ -255,9 +281,10 @@ def plot_table1(store: ResultStore):
     return fig
 
 
-def plot_fig2(store: ResultStore):
-    """Fig. 2: test F1 at integer ε checkpoints, best DRW sampler vs FDP (all DP methods drawn thin)."""
-    df = store.load("fig2")
+def plot_fig2(store: ResultStore, fidelity: str = "paper"):
+    """Fig. 2: test F1 at integer ε checkpoints, best DRW sampler vs FDP (all DP methods drawn thin), from the
+    ``fidelity``'s artifact (:func:`artifacts`)."""
+    df = store.load(artifacts(fidelity)[1])
     if df.empty:
         raise ValueError("no Fig. 2 results stored yet")
     agg = df.groupby(["dataset", "method", "epsilon"])["value"].agg(value="mean", spread="std").reset_index()
@@ -266,9 +293,10 @@ def plot_fig2(store: ResultStore):
                           title="Fig. 2: test F1 at ε checkpoints (best-validation model so far)")
 
 
-def fig2_side_by_side(profile: str, store: ResultStore) -> pd.DataFrame:
-    """Our Fig. 2 values per ε beside the paper's only printed point, Table 1 at ε = 8 (Fig. 2 is not printed)."""
-    df = store.load("fig2")
+def fig2_side_by_side(profile: str, store: ResultStore, fidelity: str = "paper") -> pd.DataFrame:
+    """Our Fig. 2 values per ε (of ``fidelity``) beside the paper's only printed point, Table 1 at ε = 8 (Fig. 2 is
+    not printed)."""
+    df = store.load(artifacts(fidelity)[1])
     if df.empty:
         return df
     wide = df.groupby(["dataset", "method", "setting", "checkpoint"])["value"].mean().unstack("checkpoint")

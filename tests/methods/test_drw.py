@@ -283,3 +283,49 @@ def test_bad_inputs_give_clear_errors(data):
     with pytest.raises(ValueError, match="fdp_variant"):
         D.train_dp(data, "fdp", batch=5, fdp_variant="x")
     assert D.batch_size("cora", "drw-r", 2) == 28 and D.batch_size("reddit", "drw", 1) == 30000
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# fidelity: step-0 exclusion (a fix) and the authors_code mode
+# ---------------------------------------------------------------------------------------------------------------
+def test_authors_code_accountant_at_rate_one_gives_the_official_step_counts():
+    # facts from the official NodeDP code on Cora (1-layer, 70 of 70 subgraphs): eps 8.02 after 157 (0-based) =
+    # 158 steps at z 8 and 40 steps at z 4, one step past the target; we stop at the last step within it
+    paper8 = D.epsilon_schedule(8.0, 1.0, 1e-5, 8.0)
+    auth8 = D.epsilon_schedule(8.0, 1.0, 1e-5, 8.0, fidelity="authors_code")
+    assert (paper8.steps, auth8.steps) == (177, 157)
+    assert auth8.epsilon <= 8.0 < D.drw_epsilon(8.0, 1.0, 158, 1e-5, fidelity="authors_code")
+    assert D.epsilon_schedule(4.0, 1.0, 1e-5, 8.0).steps == 44
+    auth4 = D.epsilon_schedule(4.0, 1.0, 1e-5, 8.0, fidelity="authors_code")
+    assert auth4.steps == 39 and D.drw_epsilon(4.0, 1.0, 40, 1e-5, fidelity="authors_code") > 8.0
+    assert D.drw_epsilon(8.0, 1.0, 158, 1e-5, fidelity="authors_code") == pytest.approx(8.02, abs=0.005)
+    # below rate 1 both fidelities are the same event
+    q = 2000 / 3239
+    assert D.drw_epsilon(4.0, q, 40, 1e-5, fidelity="authors_code") == D.drw_epsilon(4.0, q, 40, 1e-5)
+    with pytest.raises(ValueError, match="fidelity"):
+        D.epsilon_schedule(4.0, 1.0, 1e-5, 8.0, fidelity="official")
+
+
+def test_untrained_step_zero_model_is_never_selected(data):
+    # noise far above the signal: validation F1 of the trained steps rarely beats step 0, which used to win
+    for seed in (0, 1, 2):
+        r = D.train_dp(data, "drw", num_layers=1, hidden=8, batch=10, noise_multiplier=4.0, lr=0.2,
+                       clip_fraction=0.001, delta=1e-5, target_epsilon=2.0, seed=seed, device="cpu")
+        assert r["best_step"] >= 1 and r["steps"] >= 1
+        assert r["ledger"]["fidelity"] == "paper" and r["ledger"]["early_stopped_at"] is None
+    # no trained step fits under the target: no model is selected (NaN), never the untrained one
+    r = D.train_dp(data, "drw", num_layers=1, hidden=8, batch=10, noise_multiplier=1.0, lr=0.2, clip_fraction=0.001,
+                   delta=1e-5, target_epsilon=2.0, seed=0, device="cpu")
+    assert r["steps"] == 0 and math.isnan(r["test_f1"]) and math.isnan(r["val_f1"])
+
+
+def test_authors_code_stops_early_and_records_it(data):
+    kw = dict(num_layers=1, hidden=8, batch=10, noise_multiplier=8.0, lr=0.2, clip_fraction=0.001, delta=1e-5,
+              target_epsilon=8.0, seed=0, device="cpu")
+    full = D.train_dp(data, "drw", **kw)
+    r = D.train_dp(data, "drw", fidelity="authors_code", patience=3, **kw)
+    led = r["ledger"]
+    assert led["fidelity"] == "authors_code" and led["early_stopped_at"] == r["steps"] < full["steps"]
+    assert r["epsilon"] == D.drw_epsilon(8.0, r["sampling_rate"], r["steps"], 1e-5, fidelity="authors_code")
+    assert r["epsilon"] < full["epsilon"] and 1 <= r["best_step"] <= r["steps"] - 3
+    assert [c["checkpoint"] for c in r["checkpoints"]] == list(range(1, 9))

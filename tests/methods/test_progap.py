@@ -229,6 +229,26 @@ def test_node_level_run_ledger(graph):
     assert 0.0 <= res.test_acc <= 1.0
 
 
+def test_calibration_fidelities_table():
+    from dpgnn.series import progap as series
+
+    t = series.calibration_fidelities()
+    assert list(t["K"]) == [1, 2, 3]
+    assert list(t["sigma_paper (exact)"]) == pytest.approx([4.679, 6.617, 8.104], abs=1e-3)
+    assert list(t["sigma_authors_code (autodp RDP)"]) == pytest.approx([4.977, 7.038, 8.620], abs=1e-3)
+    assert (t["eps_paper"] <= 1.0).all() and (t["eps_authors_code"] <= 1.0).all()
+
+
+def test_edge_level_authors_code_fidelity_in_the_ledger(graph):
+    kw = dict(level="edge", depth=2, epsilon=1.0, epochs=2, delta=1e-7)
+    ours = pg.train_progap(graph, pg.ProGAPConfig(**kw), seed=0, device="cpu").ledger
+    auth = pg.train_progap(graph, pg.ProGAPConfig(**kw, fidelity="authors_code"), seed=0, device="cpu").ledger
+    assert (ours["fidelity"], ours["accountant"]) == ("paper", "exact_gaussian")
+    assert (auth["fidelity"], auth["accountant"]) == ("authors_code", "autodp_composition")
+    assert ours["sigma_nap"] == pytest.approx(6.617, abs=1e-3) and auth["sigma_nap"] == pytest.approx(7.038, abs=1e-3)
+    assert auth["epsilon"] <= 1.0
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # baselines
 # ---------------------------------------------------------------------------------------------------------------
@@ -275,6 +295,7 @@ def test_edgerand_flip_rates():
     ({"depth": -1}, "depth"), ({"level": "graph"}, "level"), ({"epsilon": math.inf}, "epsilon"),
     ({"epsilon": 0.0}, "epsilon"), ({"lr": 0}, "lr"), ({"batch_size": 0}, "batch_size"),
     ({"max_degree": 0}, "max_degree"), ({"delta": 1.5}, "delta"), ({"epochs": 0}, "epochs"),
+    ({"fidelity": "official"}, "fidelity"),
 ])
 def test_bad_config(kwargs, match):
     with pytest.raises(ValueError, match=match):

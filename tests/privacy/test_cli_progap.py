@@ -42,6 +42,20 @@ def test_edge_calibration_reproduces_spec_sigma(k, eps, expected):
     assert out["sigma"] == pytest.approx(expected, rel=5e-4)  # 3 significant digits (and more)
 
 
+@pytest.mark.parametrize("k,ours,authors", [(1, 4.679, 4.977), (2, 6.617, 7.038), (3, 8.104, 8.620)])
+def test_edge_calibration_authors_code_fidelity(k, ours, authors):
+    # measured side by side: the official code's NAP falls back to autodp's RDP composition (autodp 0.2.3.1)
+    paper = _json("--level", "edge", "--target-epsilon", 1, "--depth", k, "--delta", 1e-7)
+    auth = _json("--level", "edge", "--target-epsilon", 1, "--depth", k, "--delta", 1e-7, "--fidelity",
+                 "authors_code")
+    assert paper["sigma"] == pytest.approx(ours, abs=1e-3) and paper["fidelity"] == "paper"
+    assert auth["sigma"] == pytest.approx(authors, abs=1e-3) and auth["fidelity"] == "authors_code"
+    assert auth["accountant"] == "autodp_composition" and auth["epsilon"] <= 1.0
+    # the looser accountant is still a valid bound: the exact ε of the authors' σ is below the target
+    exact = _json("--level", "edge", "--sigma", auth["sigma"], "--depth", k, "--delta", 1e-7)
+    assert exact["epsilon"] < auth["epsilon"] <= 1.0
+
+
 def test_node_epsilon_and_calibration():
     common = ("--level", "node", "--depth", 1, "--max-degree", 100, "--batch-size", 256, "--train-nodes", 19804,
               "--epochs-per-stage", 5, "--delta", 1e-5)
@@ -89,6 +103,7 @@ def test_text_output():
     (("--level", "node", "--noise-multiplier", 1, "--depth", 1, "--delta", 1e-5, "--max-degree", 5,
       "--batch-size", 500, "--train-nodes", 100, "--epochs-per-stage", 1), "--batch-size"),
     (("--level", "edge", "--target-epsilon", 0, "--depth", 1, "--delta", 1e-5), "--target-epsilon"),
+    (("--level", "edge", "--sigma", 1, "--depth", 1, "--delta", 1e-5, "--fidelity", "official"), "--fidelity"),
 ])
 def test_bad_inputs_exit_2_and_name_the_option(args, option):
     res = _run(*args, "--json")

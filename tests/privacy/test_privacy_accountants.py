@@ -120,7 +120,8 @@ def test_accountant_contract(name):
 
 
 def test_accountant_registry_errors():
-    with pytest.raises(ValueError, match="valid names: autodp, autodp_rdp_acct, exact_gaussian, pld, rdp"):
+    valid = "valid names: autodp, autodp_composition, autodp_rdp_acct, exact_gaussian, pld, rdp"
+    with pytest.raises(ValueError, match=valid):
         get_accountant("moments")
     assert isinstance(get_accountant("RDP"), RdpAccountant)
     assert isinstance(get_accountant("exact-gaussian"), ExactGaussianAccountant)
