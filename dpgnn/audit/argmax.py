@@ -35,8 +35,9 @@ def query_statement(lam: float, num_classes: int, noise_on: str = "posterior") -
     sensitivity 1): ``as_published``, the posterior's L1 sensitivity being 2 -- PrivGNN's statement
     (:func:`dpgnn.privacy.privgnn.statement_as_published`) for one query without subsampling, built here with
     :func:`dpgnn.privacy.guarantee.statement` because that builder's composed sound ε needs δ > 0; the sound ε of one
-    query (δ = 0) is the per-query ε₀(C) of :func:`dpgnn.privacy.privgnn.query_epsilon`. With ``noise_on="log_softmax"`` (the authors' code) the sensitivity is
-    unbounded and no finite ε holds (``epsilon_per_query_sound`` = ∞)."""
+    query (δ = 0) is the per-query ε₀(C) of :func:`dpgnn.privacy.privgnn.query_epsilon`. With
+    ``noise_on="log_softmax"`` (the authors' code) the sensitivity is unbounded and no finite ε holds
+    (``epsilon_per_query_sound`` = ∞)."""
     if noise_on not in NOISE_ON:
         raise ValueError(f"noise_on must be one of {NOISE_ON}, got {noise_on!r}")
     eps0 = query_epsilon(lam, num_classes)

@@ -5,7 +5,8 @@ Every stored row's ``ledger`` must carry ``guarantee``, ``neighbouring``, ``not_
 costs CPU-hours, yet the fields follow from the row's stored configuration alone (method, level, ε, the ledger's
 mechanism and counts). :func:`backfill` derives them by calling the SAME statement builders the methods call when they
 run (``dpgnn.methods.<paper>.privacy_ledger``, :func:`dpgnn.privacy.progap.guarantee_statement`,
-:func:`dpgnn.methods.drw.guarantee_fields`, ...), so a backfilled row says exactly what a fresh run would.
+:func:`dpgnn.methods.drw.guarantee_fields`, the audit modules' statements of the mechanism under audit, ...), so a
+backfilled row says exactly what a fresh run would.
 
 Only the ``ledger`` text of rows that lack a field changes; every other byte of the file (other columns, row order,
 quoting, line endings) is kept, which :func:`rewrite_ledgers` checks by a round trip before it writes. A row whose
