@@ -21,9 +21,36 @@ import torch
 
 from dpgnn.audit.bounds import epsilon_lower_bound
 from dpgnn.methods.privgnn import noisy_argmax
+from dpgnn.privacy.guarantee import AS_PUBLISHED, statement
+from dpgnn.privacy.privgnn import NEIGHBOURING, query_epsilon
 from dpgnn.utils import make_generator, stable_seed
 
-__all__ = ["audit_noisy_argmax", "exact_label_probabilities", "exact_epsilon"]
+__all__ = ["audit_noisy_argmax", "exact_label_probabilities", "exact_epsilon", "NOISE_ON", "query_statement"]
+
+NOISE_ON = ("posterior", "log_softmax")
+
+
+def query_statement(lam: float, num_classes: int, noise_on: str = "posterior") -> dict[str, Any]:
+    """Guarantee fields of one PrivGNN query charged as the accountant's base event (ε = λ, Laplace with L1
+    sensitivity 1): ``as_published``, the posterior's L1 sensitivity being 2 -- PrivGNN's statement
+    (:func:`dpgnn.privacy.privgnn.statement_as_published`) for one query without subsampling, built here with
+    :func:`dpgnn.privacy.guarantee.statement` because that builder's composed sound ε needs δ > 0; the sound ε of one
+    query (δ = 0) is the per-query ε₀(C) of :func:`dpgnn.privacy.privgnn.query_epsilon`. With
+    ``noise_on="log_softmax"`` (the authors' code) the sensitivity is unbounded and no finite ε holds
+    (``epsilon_per_query_sound`` = ∞)."""
+    if noise_on not in NOISE_ON:
+        raise ValueError(f"noise_on must be one of {NOISE_ON}, got {noise_on!r}")
+    eps0 = query_epsilon(lam, num_classes)
+    issues = [f"the posterior's L1 sensitivity is 2, not 1: noisy argmax is eps0(C)-DP per query (eps0 = {eps0:.6g} "
+              f"for C = {num_classes}), see dpgnn.privacy.privgnn"]
+    if noise_on == "log_softmax":
+        eps0 = math.inf
+        issues.append("noise on log-softmax (authors' code): unbounded sensitivity, the accountant's epsilon does "
+                      "not apply (epsilon = inf)")
+    return statement(AS_PUBLISHED, f"{NEIGHBOURING} (one query, no subsampling)",
+                     accounted=f"1 Laplace(1/lambda={1 / lam:g}) query on the {noise_on}, L1 sensitivity 1 (paper "
+                               "Sec. 5.5 / Theorem 7, the base event of PrivGNN's accountant)",
+                     issues=issues, epsilon_per_query_sound=eps0, num_classes=num_classes)
 
 
 def exact_label_probabilities(lam: float, num_classes: int) -> tuple[float, float]:

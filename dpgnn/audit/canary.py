@@ -31,10 +31,23 @@ from torch_geometric.data import Data
 from dpgnn.audit.bounds import one_run_guess_audit, threshold_audit
 from dpgnn.methods.progap import NAP, DPSettings, train_stage
 from dpgnn.nn.progap import MLP, StageModel
-from dpgnn.privacy.progap import calibrate_noise, default_delta
+from dpgnn.privacy.progap import calibrate_noise, default_delta, guarantee_statement
 from dpgnn.utils import make_generator, stable_seed
 
-__all__ = ["insert_canaries", "audit_dpsgd_one_run", "audit_edge_aggregation"]
+__all__ = ["insert_canaries", "audit_dpsgd_one_run", "audit_edge_aggregation", "node_statement", "edge_statement"]
+
+
+def node_statement(private: bool) -> dict[str, Any]:
+    """Guarantee fields of the audited DP-MLP: ProGAP's node-level statement of one DP-SGD run and no aggregation
+    (the DP-MLP baseline's, :func:`dpgnn.privacy.progap.guarantee_statement`; the best validation epoch is restored,
+    model selection on private labels), or the non-private statement of the no-noise control (ε = ∞)."""
+    return guarantee_statement("node", aggregations=0, dpsgd_runs=1) if private else guarantee_statement("none")
+
+
+def edge_statement(hops: int) -> dict[str, Any]:
+    """Guarantee fields of ``hops`` NAP queries calibrated with sensitivity 1: ProGAP/GAP's edge-level statement for
+    the authors' directed relation (:func:`dpgnn.privacy.progap.guarantee_statement`), the claim under audit."""
+    return guarantee_statement("edge", edge_relation="directed", aggregations=hops)
 
 
 def insert_canaries(data: Data, num_canaries: int, *, seed: int, num_classes: int | None = None,
@@ -110,7 +123,7 @@ def audit_dpsgd_one_run(data: Data, *, epsilon: float, num_canaries: int, seed: 
     return {"epsilon_accounted": eps_acc, "delta": d if private else 0.0, "noise_multiplier": z,
             "epsilon_lb": res["epsilon_lb"], "canaries": m, "canaries_in": int(included.sum()), "guesses": res["r"],
             "correct": res["v"], "k": res["k"], "train_nodes": n_train, "test_acc": test_acc, "alpha": alpha,
-            "ledger": {"level": "node", "neighbouring": "add/remove one node (isolated canary)",
+            "ledger": {"level": "node", **node_statement(private),
                        "mechanism": "DP-Adam (Poisson sampling, clip, Gaussian)" if private else "none",
                        "noise_multiplier": z, "clip": clip, "sample_rate": min(1.0, batch_size / n_train),
                        "epochs": epochs, "epsilon": eps_acc, "delta": d if private else 0.0,
@@ -154,6 +167,6 @@ def audit_edge_aggregation(epsilon: float, *, hops: int, trials: int, seed: int,
     return {"epsilon_accounted": float(cal.epsilon), "delta": d, "sigma": sigma, "hops": hops,
             "epsilon_lb": b.epsilon_lb, "epsilon_point": b.epsilon_point, "threshold": thr, "tpr": b.tpr,
             "fpr": b.fpr, "trials": trials, "alpha": alpha,
-            "ledger": {"level": "edge", "neighbouring": "add/remove one edge", "mechanism": "NAP Gaussian",
+            "ledger": {"level": "edge", **edge_statement(hops), "mechanism": "NAP Gaussian",
                        "sigma": sigma, "aggregations": hops, "epsilon": float(cal.epsilon), "delta": d,
                        "accountant": "exact_gaussian"}}

@@ -31,11 +31,12 @@ import torch
 
 from dpgnn.audit.bounds import threshold_audit
 from dpgnn.privacy import get_mechanism
+from dpgnn.privacy.guarantee import AS_PUBLISHED, SOUND, statement
 from dpgnn.privacy.mechanisms import LaplaceMechanism
 from dpgnn.utils import make_generator, stable_seed
 
-__all__ = ["MECHANISMS", "BROKEN", "VECTOR_DIM", "NUM_CLASSES", "HalvedScaleLaplace", "sample_reports",
-           "audit_mechanism"]
+__all__ = ["MECHANISMS", "BROKEN", "VECTOR_DIM", "NUM_CLASSES", "NEIGHBOURING", "HalvedScaleLaplace",
+           "sample_reports", "guarantee_statement", "audit_mechanism"]
 
 #: feature dimension used to audit the per-node vector mechanisms
 VECTOR_DIM = 4
@@ -129,6 +130,29 @@ def sample_reports(name: str, epsilon: float, trials: int, seed: int) -> tuple[n
             out = out.clamp(lo, hi)  # Laplace's likelihood ratio is flat outside [low, high]
         stats.append((out if kind.startswith("scalar") else out.sum(dim=1)).numpy())
     return stats[0], stats[1], float(getattr(mech, "delta", 0.0))
+
+
+#: the neighbouring relation of a local mechanism: any two inputs one user may hold (in the declared range)
+NEIGHBOURING = "any two inputs of one user (local DP)"
+
+
+def guarantee_statement(name: str) -> dict[str, Any]:
+    """Guarantee fields (:mod:`dpgnn.privacy.guarantee`) of one report of the local mechanism ``name`` at its claimed
+    ε: ``sound`` for a registered mechanism on inputs in its declared range (its own ε-LDP calibration, no
+    composition, nothing data-dependent outside it); ``as_published`` with an issue for the deliberately broken
+    control, whose claimed ε does not hold."""
+    if name in MECHANISMS:
+        label, unit, _ = MECHANISMS[name]
+        return statement(SOUND, NEIGHBOURING,
+                         accounted=f"one report of {label} per {unit}, inputs in the declared range: the "
+                                   "mechanism's own epsilon-LDP calibration (no composition)")
+    if name in BROKEN:
+        label, unit, _ = BROKEN[name]
+        return statement(AS_PUBLISHED, NEIGHBOURING,
+                         accounted=f"one report of {label} per {unit}, charged as the Laplace mechanism's epsilon",
+                         issues=["deliberately broken control: the Laplace noise scale is halved, so the claimed "
+                                 "epsilon does not hold (the mechanism is 2*epsilon-LDP); the audit must flag it"])
+    raise ValueError(f"unknown mechanism {name!r}; valid: {sorted(MECHANISMS) + sorted(BROKEN)}")
 
 
 def audit_mechanism(name: str, epsilon: float, *, trials: int, seed: int = 0, alpha: float = 0.05,

@@ -87,7 +87,7 @@ def run_ldp(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.Dat
                 "value": r["epsilon_lb"], "run": 0, "level": "ldp", "delta": r["delta"],
                 "epsilon_point": r["epsilon_point"], "tpr": r["tpr"], "fpr": r["fpr"], "threshold": r["threshold"],
                 "label": r["label"], "unit": r["unit"], "broken": c["method"] in ldp.BROKEN,
-                "ledger": {"level": "ldp", "neighbouring": r["unit"], "mechanism": c["method"],
+                "ledger": {"level": "ldp", **ldp.guarantee_statement(c["method"]), "mechanism": c["method"],
                            "epsilon": c["epsilon"], "delta": r["delta"], "accountant": "mechanism's LDP guarantee",
                            "audit": "threshold test, Clopper-Pearson", "alpha": c["alpha"]}}
 
@@ -156,9 +156,10 @@ def run_query(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.D
                 "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0, "level": "node",
                 "epsilon": float(c["lam"]), "delta": 0.0, "epsilon_point": r["epsilon_point"], "tpr": r["tpr"],
                 "fpr": r["fpr"], "epsilon_if_l1_sensitivity_2": r["epsilon_if_l1_sensitivity_2"],
-                "ledger": {"level": "node", "neighbouring": "add/remove one private node (one query, no subsampling)",
-                           "mechanism": f"Laplace(1/lam) on {c['noise_on']}, argmax", "epsilon": float(c["lam"]),
-                           "delta": 0.0, "accountant": "PrivGNN base event: Laplace, L1 sensitivity 1"}}
+                "ledger": {"level": "node", "mechanism": f"Laplace(1/lam) on {c['noise_on']}, argmax",
+                           "epsilon": float(c["lam"]), "delta": 0.0,
+                           "accountant": "PrivGNN base event: Laplace, L1 sensitivity 1",
+                           **argmax.query_statement(float(c["lam"]), c["classes"], c["noise_on"])}}
 
     cells = grid(lam=[float(v) for v in cfg.query_lambdas], noise_on=["posterior", "log_softmax"],
                  classes=[cfg.query_classes], trials=[cfg.query_trials], alpha=[cfg.alpha], seed=[cfg.seed])
@@ -248,7 +249,8 @@ def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: b
                                teacher_epochs=c["teacher_epochs"], student_epochs=c["student_epochs"],
                                shadow_epochs=c["student_epochs"], device=device)
         led_p = P.privacy_ledger("privgnn", lam=c["lam"], queries=c["queries"], gamma=info.gamma,
-                                 delta=info.delta_reproducing)
+                                 delta=info.delta_reproducing, num_classes=info.classes,
+                                 delta_sound=info.delta_stated, standardized=c["dataset"] in P.STANDARDIZED)
         led_p = {k2: v for k2, v in led_p.items() if k2 != "event"}
         led_b = P.privacy_ledger("b1")
         return [{"method": r["method"], "setting": r["attack"], "metric": "auroc", "value": r["value"],

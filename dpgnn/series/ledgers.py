@@ -5,7 +5,8 @@ Every stored row's ``ledger`` must carry ``guarantee``, ``neighbouring``, ``not_
 costs CPU-hours, yet the fields follow from the row's stored configuration alone (method, level, ε, the ledger's
 mechanism and counts). :func:`backfill` derives them by calling the SAME statement builders the methods call when they
 run (``dpgnn.methods.<paper>.privacy_ledger``, :func:`dpgnn.privacy.progap.guarantee_statement`,
-:func:`dpgnn.methods.drw.guarantee_fields`, ...), so a backfilled row says exactly what a fresh run would.
+:func:`dpgnn.methods.drw.guarantee_fields`, the audit modules' statements of the mechanism under audit, ...), so a
+backfilled row says exactly what a fresh run would.
 
 Only the ``ledger`` text of rows that lack a field changes; every other byte of the file (other columns, row order,
 quoting, line endings) is kept, which :func:`rewrite_ledgers` checks by a round trip before it writes. A row whose
@@ -198,9 +199,52 @@ def _progap(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
     raise BackfillError(f"ProGAP row with level {level!r} and method {method!r}")
 
 
+_QUERY = re.compile(r"^Laplace\(1/lam\) on ([a-z_]+), argmax$")
+
+
+def _audit(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+    """An audit row states the guarantee of the mechanism (or trained model) under audit at its claimed ε, built by
+    the audit modules from the methods' builders (:mod:`dpgnn.audit`); Fig. 4's rows are PrivGNN's own."""
+    from dpgnn.audit import argmax, canary, ldp
+
+    art = row.get("artifact")
+    if art == "ldp":
+        name = led.get("mechanism")
+        if name not in ldp.MECHANISMS and name not in ldp.BROKEN:
+            raise BackfillError(f"LDP audit mechanism {name!r} unknown")
+        if row.get("broken") and (row["broken"] == "True") != (name in ldp.BROKEN):
+            raise BackfillError(f"LDP audit row broken={row['broken']!r} disagrees with mechanism {name!r}")
+        return ldp.guarantee_statement(name)
+    if art == "edge":
+        if led.get("level") != "edge" or led.get("mechanism") != "NAP Gaussian":
+            raise BackfillError(f"edge audit row with level/mechanism {led.get('level')!r}/{led.get('mechanism')!r}")
+        if not _num(led.get("sigma"), "sigma") > 0:
+            raise BackfillError("an edge audit row with a finite epsilon must have noise (sigma > 0)")
+        return canary.edge_statement(int(_num(led.get("aggregations"), "aggregations")))
+    if art == "node":
+        eps, z = _num(led.get("epsilon"), "epsilon"), _num(led.get("noise_multiplier"), "noise_multiplier")
+        if math.isinf(eps) and z == 0:
+            return canary.node_statement(False)
+        if math.isfinite(eps) and z > 0:
+            return canary.node_statement(True)
+        raise BackfillError(f"node audit row with epsilon {eps} and noise multiplier {z}: a finite epsilon needs "
+                            "noise, an infinite one is the no-noise control")
+    if art == "query":
+        match = _QUERY.match(str(led.get("mechanism", "")))
+        if not match:
+            raise BackfillError(f"query audit mechanism {led.get('mechanism')!r} does not name where the noise is")
+        lam = _num(led.get("epsilon"), "epsilon")
+        if row.get("lam"):
+            _same(row["lam"], lam, "lam")
+        return argmax.query_statement(lam, int(_num(row.get("classes"), "classes")), match.group(1))
+    if art == "fig4":
+        return _privgnn(row, led)
+    raise BackfillError(f"audit artifact {art!r} unknown")
+
+
 #: paper -> deriver of one row's guarantee fields from the row and its stored ledger
 DERIVERS: dict[str, Callable[[Row, Mapping[str, Any]], dict[str, Any]]] = {
-    "lpgcn": _lpgcn, "lpgnn": _lpgnn, "drw": _drw, "privgnn": _privgnn, "progap": _progap}
+    "lpgcn": _lpgcn, "lpgnn": _lpgnn, "drw": _drw, "privgnn": _privgnn, "progap": _progap, "audit": _audit}
 
 
 def guarantee_fields_for(paper: str, row: Row, ledger: Mapping[str, Any]) -> dict[str, Any]:

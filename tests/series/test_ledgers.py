@@ -135,3 +135,47 @@ def test_the_nonprivate_epsilon_stays_infinite(store):
     backfill("test", root=root)
     led = json.loads(ResultStore("lpgcn", "test", root=root).load("table2")["ledger"][1])
     assert math.isinf(led["epsilon"]) and led["neighbouring"] == "none (non-private)"
+
+
+def _audit_row(artifact, method, led, **extra):
+    return {**_row(method, led, 0.5, **extra), "artifact": artifact}
+
+
+def test_audit_rows_get_the_statement_of_what_they_audit(tmp_path):
+    from dpgnn.audit import argmax, canary, ldp
+
+    st = ResultStore("audit", "test", root=tmp_path)
+    st.append("ldp", [_audit_row("ldp", m, {"level": "ldp", "mechanism": m, "epsilon": 1.0, "delta": 0.0,
+                                           "neighbouring": "feature entry"}, broken=m == "broken_laplace")
+                      for m in ("pgc", "broken_laplace")])
+    st.append("node", [_audit_row("node", "mlp", {"level": "node", "epsilon": math.inf, "delta": 0.0,
+                                                 "noise_multiplier": 0.0, "neighbouring": "x"})])
+    st.append("query", [_audit_row("query", "q", {"level": "node", "epsilon": 0.5, "delta": 0.0,
+                                                 "mechanism": "Laplace(1/lam) on log_softmax, argmax"},
+                                   lam=0.5, classes=4)])
+    assert sorted(backfill("test", "audit", root=tmp_path).values()) == [1, 1, 2]
+    got = [check_ledger(x) for x in st.load("ldp")["ledger"]]
+    assert {k: got[0][k] for k in GUARANTEE if k in got[0]} == ldp.guarantee_statement("pgc")
+    assert got[0]["guarantee"] == "sound" and got[1]["guarantee"] == "as_published"
+    node = check_ledger(st.load("node")["ledger"][0])
+    assert {k: node[k] for k in GUARANTEE if k in node} == canary.node_statement(False)
+    q = check_ledger(st.load("query")["ledger"][0])
+    want = argmax.query_statement(0.5, 4, "log_softmax")
+    assert {k: q[k] for k in GUARANTEE if k in q} == {k: want[k] for k in GUARANTEE}
+
+
+@pytest.mark.parametrize("artifact, ledger, match", [
+    ("node", {"level": "node", "epsilon": 1.0, "delta": 1e-4, "noise_multiplier": 0.0}, "needs noise"),
+    ("ldp", {"level": "ldp", "mechanism": "nope", "epsilon": 1.0, "delta": 0.0}, "unknown"),
+    ("edge", {"level": "edge", "mechanism": "NAP Gaussian", "epsilon": 1.0, "delta": 1e-3, "sigma": 0.0,
+              "aggregations": 1}, "noise"),
+    ("query", {"level": "node", "epsilon": 1.0, "delta": 0.0, "mechanism": "Laplace on logits"}, "noise is"),
+    ("other", {"level": "node", "epsilon": 1.0, "delta": 0.0}, "artifact"),
+])
+def test_an_underivable_audit_row_raises(tmp_path, artifact, ledger, match):
+    st = ResultStore("audit", "test", root=tmp_path)
+    st.append(artifact, [_audit_row(artifact, "m", ledger, classes=10)])
+    raw = st.path(artifact).read_bytes()
+    with pytest.raises(BackfillError, match=match):
+        backfill("test", "audit", root=tmp_path)
+    assert st.path(artifact).read_bytes() == raw
