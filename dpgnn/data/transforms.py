@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import random
+import threading
 
 import torch
 from torch import Tensor
@@ -91,6 +92,10 @@ def random_node_split(data: Data, train: float = 0.5, val: float = 0.25, test: f
     return out
 
 
+#: one split at a time swaps PyG's `random` for a private generator (see :func:`split_edges`)
+_NEGATIVE_SAMPLING_LOCK = threading.Lock()
+
+
 def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int | torch.Generator) -> Data:
     """LPGCN link-prediction split (spec 1.2): upper-triangle undirected edges split train/val/test.
 
@@ -117,17 +122,23 @@ def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int 
     train = torch.stack([row[n_val + n_test:], col[n_val + n_test:]])
     out.train_pos_edge_index = to_undirected(train, num_nodes=n)
     neg_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
-    # PyG's negative_sampling draws from Python's `random` (and torch's global RNG): seed both from the
-    # generator for the call, then restore the caller's RNG states
-    t_state, py_state = torch.random.get_rng_state(), random.getstate()
-    try:
-        torch.manual_seed(neg_seed)
-        random.seed(neg_seed)
-        neg = negative_sampling(undirected_edges(data.edge_index, n, self_loops=True), num_nodes=n,
-                                num_neg_samples=n_val + n_test, force_undirected=False)
-    finally:
-        torch.random.set_rng_state(t_state)
-        random.setstate(py_state)
+    # PyG's negative_sampling draws from Python's `random` module (and torch's global RNG). Other threads of the
+    # process may draw from the global `random` meanwhile (a Dask worker's event loop does), so the call gets a
+    # private `random.Random(neg_seed)` -- the same sequence the global generator gives after `seed(neg_seed)`,
+    # which nothing else can advance -- and torch's global RNG seeded for the call and restored after it.
+    import torch_geometric.utils._negative_sampling as pyg_negative
+
+    t_state = torch.random.get_rng_state()
+    with _NEGATIVE_SAMPLING_LOCK:
+        shared = pyg_negative.random
+        try:
+            torch.manual_seed(neg_seed)
+            pyg_negative.random = random.Random(neg_seed)
+            neg = negative_sampling(undirected_edges(data.edge_index, n, self_loops=True), num_nodes=n,
+                                    num_neg_samples=n_val + n_test, force_undirected=False)
+        finally:
+            pyg_negative.random = shared
+            torch.random.set_rng_state(t_state)
     if neg.size(1) < n_val + n_test:
         raise RuntimeError(f"negative_sampling returned {neg.size(1)} < {n_val + n_test} negatives (graph too dense)")
     out.val_neg_edge_index = neg[:, :n_val]

@@ -148,10 +148,6 @@ def artifacts(fidelity: str = "paper") -> tuple[str, str]:
     return ("table1", "fig2") if fidelity == "paper" else (f"table1_{fidelity}", f"fig2_{fidelity}")
 
 
-#: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the sampling bound is pure computation
-CELLS = {"table1": CellSpec(PAPER, "table1", "grid", table1_cells, run_cell)}
-
-
 _HP = ["lr", "clip_fraction", "noise_multiplier"]
 
 
@@ -198,36 +194,54 @@ def select(store: ResultStore, datasets: list[str], fidelity: str = "paper") -> 
     return store.load(a_t1)
 
 
-def run_table1_sound(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False
-                     ) -> pd.DataFrame:
+def table1_sound_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+    """Table 1's DP methods in the sound mode: every dataset, DP method, architecture and seed of the profile, with
+    one configuration fixed in advance (``sound_lr``, ``sound_clip_norm``, ``sound_noise_multiplier``)."""
+    names = list(cfg.datasets) if datasets is None else datasets
+    return [{"dataset": n, "method": m, "setting": arch, "num_layers": drw.ARCHS[arch][0],
+             "hidden": drw.ARCHS[arch][1], "lr": cfg.sound_lr, "clip_norm": cfg.sound_clip_norm,
+             "noise_multiplier": cfg.sound_noise_multiplier, "seed": seed, "target_epsilon": cfg.target_epsilon,
+             "eval_every": cfg.eval_every, "resample_every": cfg.resample_every, "fdp_degree": cfg.fdp_degree,
+             "fdp_variant": cfg.fdp_variant, "scaling": "none", "select": "last"}
+            for n in names for m in cfg.sound_methods for arch in cfg.archs for seed in cfg.seeds]
+
+
+@functools.lru_cache(maxsize=8)
+def _raw_data(name: str):
+    """The dataset prepared without feature statistics (``scaling="none"``), once per process."""
+    return drw.prepare(name, scaling="none")
+
+
+def run_sound_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One sound-mode cell: raw features, the fixed clipping norm and the final model (no private selection)."""
+    kw = {k: cell[k] for k in ("num_layers", "hidden", "lr", "seed", "clip_norm", "noise_multiplier",
+                               "target_epsilon", "eval_every", "resample_every", "fdp_degree", "fdp_variant",
+                               "select")}
+    res = drw.train_dp(_raw_data(cell["dataset"]), cell["method"], clip_fraction=None, device=device, **kw)
+    return [{**r, "metric": "f1_micro"} for r in _rows(cell, res) if r["metric"] == "test_f1"]
+
+
+def run_table1_sound(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
+                     train: bool = True) -> pd.DataFrame:
     """Table 1's DP methods in the sound mode (``guarantee = sound``): raw features (``scaling="none"``), a fixed
     clipping norm, one configuration fixed in advance and the final model (no selection on private data); every
-    architecture and seed of the profile. Stored as ``table1_sound`` (metric ``f1_micro``, %)."""
-    cache: dict[str, Any] = {}
-
-    def load(name: str):
-        if name not in cache:
-            cache[name] = drw.prepare(name, scaling="none")
-        return cache[name]
-
-    names = [n for n in cfg.datasets if load_or_skip(store, n, load, artifact="table1_sound") is not None]
-    cells = [{"dataset": n, "method": m, "setting": arch, "num_layers": drw.ARCHS[arch][0],
-              "hidden": drw.ARCHS[arch][1], "lr": cfg.sound_lr, "clip_norm": cfg.sound_clip_norm,
-              "noise_multiplier": cfg.sound_noise_multiplier, "seed": seed, "target_epsilon": cfg.target_epsilon,
-              "eval_every": cfg.eval_every, "resample_every": cfg.resample_every, "fdp_degree": cfg.fdp_degree,
-              "fdp_variant": cfg.fdp_variant, "scaling": "none", "select": "last"}
-             for n in names for m in cfg.sound_methods for arch in cfg.archs for seed in cfg.seeds]
-
-    def run(cell):
-        kw = {k: cell[k] for k in ("num_layers", "hidden", "lr", "seed", "clip_norm", "noise_multiplier",
-                                   "target_epsilon", "eval_every", "resample_every", "fdp_degree", "fdp_variant",
-                                   "select")}
-        res = drw.train_dp(load(cell["dataset"]), cell["method"], clip_fraction=None, device=device, **kw)
-        return [{**r, "metric": "f1_micro"} for r in _rows(cell, res) if r["metric"] == "test_f1"]
-
+    architecture and seed of the profile. Stored as ``table1_sound`` (metric ``f1_micro``, %). ``train=False``
+    trains nothing and returns the stored rows."""
+    if force and not train:
+        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    if not train:
+        return store.load("table1_sound")
+    names = [n for n in cfg.datasets if load_or_skip(store, n, _raw_data, artifact="table1_sound") is not None]
+    cells = table1_sound_cells(cfg, names)
     if cells:
-        run_grid(store, "table1_sound", cells, run, desc="DRW Table 1 (sound mode)", force=force)
+        run_grid(store, "table1_sound", cells, functools.partial(run_sound_cell, cfg, device=device),
+                 desc="DRW Table 1 (sound mode)", force=force, device=str(resolve_device(device)))
     return store.load("table1_sound")
+
+
+#: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the sampling bound is pure computation
+CELLS = {"table1": CellSpec(PAPER, "table1", "grid", table1_cells, run_cell),
+         "table1_sound": CellSpec(PAPER, "table1_sound", "table1_sound", table1_sound_cells, run_sound_cell)}
 
 
 def table1_both_ways(store: ResultStore) -> pd.DataFrame:

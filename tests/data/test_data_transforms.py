@@ -122,6 +122,24 @@ def test_split_edges(graph):
     assert not torch.equal(s.test_pos_edge_index, u.test_pos_edge_index)
 
 
+def test_split_edges_never_touches_the_global_random(graph, monkeypatch):
+    """A Dask worker's event loop draws from Python's global `random` while a cell runs, so a split must neither
+    use nor reseed it: its negatives come from a private generator giving the same sequence (same split)."""
+    import random
+
+    ref = split_edges(graph, val=0.05, test=0.10, seed=seed_from_name("cora"))
+
+    def used(*args, **kwargs):
+        raise AssertionError("split_edges used the process-wide random generator")
+
+    for name in ("seed", "sample", "random", "getstate", "setstate", "randrange", "randint", "shuffle"):
+        monkeypatch.setattr(random, name, used)
+    again = split_edges(graph, val=0.05, test=0.10, seed=seed_from_name("cora"))
+    for k in ("train_pos_edge_index", "val_pos_edge_index", "test_pos_edge_index", "val_neg_edge_index",
+              "test_neg_edge_index"):
+        assert torch.equal(ref[k], again[k]), k
+
+
 def test_filter_classes_and_isolated():
     y = torch.tensor([0, 0, 0, 1, 2, 2, -1, 2])
     ei = undirected_edges(torch.tensor([[0, 1, 3, 4, 6], [1, 2, 4, 5, 7]]), 8)
