@@ -61,6 +61,12 @@ class CellSpec:
     skip_as: str | None = None
 
 
+def check_train(force: bool, train: bool) -> None:
+    """A series' ``force``/``train`` options: ``force=True`` retrains cells, which ``train=False`` forbids."""
+    if force and not train:
+        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+
+
 def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:
     """Cartesian product of named axes as a list of cells: ``grid(method=["lm","pm"], epsilon=[1, 5])``."""
     cells: list[dict[str, Any]] = [{}]

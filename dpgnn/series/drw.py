@@ -24,7 +24,7 @@ from dpgnn.reference import load_reference
 from dpgnn.report import compare, paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import CellSpec, run_grid
+from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import resolve_device
 
 PAPER = "drw"
@@ -129,8 +129,7 @@ def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force
     """Run the missing grid cells, then derive ``table1`` and ``fig2``; returns the ``table1`` rows.
 
     ``train=False`` trains nothing: ``table1`` and ``fig2`` are selected from the grid cells already stored."""
-    if force and not train:
-        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    check_train(force, train)
     if not train:
         return select(store, list(cfg.datasets))
     names = [n for n in cfg.datasets if load_or_skip(store, n, _data, artifact="table1") is not None]
@@ -227,8 +226,7 @@ def run_table1_sound(cfg: Settings, store: ResultStore, *, device: str = "auto",
     clipping norm, one configuration fixed in advance and the final model (no selection on private data); every
     architecture and seed of the profile. Stored as ``table1_sound`` (metric ``f1_micro``, %). ``train=False``
     trains nothing and returns the stored rows."""
-    if force and not train:
-        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    check_train(force, train)
     if not train:
         return store.load("table1_sound")
     names = [n for n in cfg.datasets if load_or_skip(store, n, _raw_data, artifact="table1_sound") is not None]

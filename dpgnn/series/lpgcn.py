@@ -20,7 +20,7 @@ from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import CellSpec, grid, run_grid
+from dpgnn.sweep import CellSpec, check_train, grid, run_grid
 from dpgnn.utils import resolve_device
 
 PAPER = "lpgcn"
@@ -219,8 +219,7 @@ def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force
     """Table 2: micro-F1 (GCN) and AUC (VGAE) in %, ``cfg.runs`` runs per cell, resumable.
 
     ``train=False`` trains nothing and returns the stored rows (e.g. after ``dpgnn run``)."""
-    if force and not train:
-        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    check_train(force, train)
     if not train:
         return store.load("table2")
     names = [n for n in cfg.table2_datasets if load_or_skip(store, n, _data, artifact="table2") is not None]

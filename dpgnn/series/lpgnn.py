@@ -26,7 +26,7 @@ from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours, spread
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import CellSpec, run_grid
+from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import config_hash, resolve_device
 
 PAPER = "lpgnn"
@@ -176,8 +176,7 @@ def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str 
     for a in artifacts:
         if a not in ARTIFACTS:
             raise ValueError(f"unknown LPGNN artifact {a!r}; valid: {list(ARTIFACTS)}")
-    if force and not train:
-        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    check_train(force, train)
     entries: dict[str, list] = {a: [] for a in artifacts}
     for name in cfg.datasets:
         ok = True

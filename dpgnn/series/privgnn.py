@@ -31,7 +31,7 @@ from dpgnn.reference import load_reference
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import CellSpec, run_grid
+from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import make_generator, resolve_device, stable_seed
 
 PAPER = "privgnn"
@@ -331,8 +331,7 @@ def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", for
     """All accuracy rows, one resumable cell per (dataset, run); unavailable datasets are recorded as not_run.
 
     ``train=False`` trains nothing and returns the stored rows (e.g. after ``dpgnn run``)."""
-    if force and not train:
-        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
+    check_train(force, train)
     if not train:
         return store.load("accuracy")
     torch.set_num_threads(max(1, torch.get_num_threads()))

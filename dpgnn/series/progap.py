@@ -30,7 +30,7 @@ from dpgnn.reference import load_reference
 from dpgnn.report import bootstrap_ci_halfwidth, paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import CellSpec, run_grid
+from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import config_hash, resolve_device
 
 PAPER = "progap"
@@ -247,11 +247,6 @@ def _run(cfg: Settings, store: ResultStore, artifact: str, cells: list[dict], ca
                     force=force, reuse=reuse, device=str(resolve_device(device)))
 
 
-def _check(force: bool, train: bool) -> None:
-    if force and not train:
-        raise ValueError("force=True retrains cells, which train=False forbids; pass one of them")
-
-
 def _names_for(cfg: Settings, store: ResultStore, artifact: str, train: bool) -> list[str]:
     """The datasets to run (``train``: those that load here, the rest recorded not_run) or to show (all)."""
     return available(cfg, store, artifact) if train else _names(cfg)
@@ -432,7 +427,7 @@ def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force
                train: bool = True) -> pd.DataFrame:
     """Table 2 and progressive vs layer-wise: run the missing cells (``train=False``: none, select from the stored
     ones) and store the selected rows."""
-    _check(force, train)
+    check_train(force, train)
     names = _names_for(cfg, store, "table2", train)
     if train:
         for n in set(cfg.datasets) - set(names):
@@ -475,7 +470,7 @@ def side_by_side(profile: str, artifact: str = "table2") -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 def run_fig2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
              train: bool = True) -> pd.DataFrame:
-    _check(force, train)
+    check_train(force, train)
     names = _names_for(cfg, store, "fig2", train)
     runs = _run(cfg, store, "fig2_runs", _fig2_cells(cfg, names), None, device, force, "Fig. 2 runs", train)
     return _store_selected(store, "fig2", runs) if len(runs) else runs
@@ -522,7 +517,7 @@ def _fig3_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
 
 def run_fig3(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
              train: bool = True) -> pd.DataFrame:
-    _check(force, train)
+    check_train(force, train)
     names = _names_for(cfg, store, "fig3", train)
     return _run(cfg, store, "fig3", _fig3_cells(cfg, names), None, device, force, "Fig. 3 runs", train)
 
@@ -549,7 +544,7 @@ def stage_jumps(store: ResultStore) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 def run_fig4(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
              train: bool = True) -> pd.DataFrame:
-    _check(force, train)
+    check_train(force, train)
     names = _names_for(cfg, store, "fig4", train)
     runs = _run(cfg, store, "fig4_runs", _fig4_cells(cfg, names), None, device, force, "Fig. 4 runs", train)
     if runs.empty:
