@@ -79,7 +79,7 @@ from dpgnn.utils import check_features, resolve_device, seed_everything, stable_
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "DP_METHODS", "ARCHS", "DELTA", "NUM_TRAIN", "SEEDS", "TARGET_EPSILON",
     "batch_size", "DRWData", "SCALINGS", "scale_features", "guarantee_fields", "prepare", "normalized_adjacency",
-    "dense_subgraph_inputs", "per_subgraph_grads",
+    "dense_subgraph_inputs", "per_subgraph_grads", "prediction_spread",
     "clipped_grad_sum", "add_noise",
     "clip_thresholds", "clip_and_noise", "drw_event", "drw_epsilon", "Schedule", "epsilon_schedule", "LEVELS",
     "split_features", "eval_features", "train_dp", "train_nondp", "run",
@@ -502,12 +502,26 @@ def eval_features(x: Tensor, max_density: float = 0.2) -> Tensor | SplitFeatures
 
 @torch.no_grad()
 def _scores(model: nn.Module, d: DRWData, x: Tensor | SplitFeatures, adj: Tensor | None,
-            splits: dict[str, Tensor]) -> dict[str, float]:
-    """One full-graph forward in eval mode, then :func:`dpgnn.metrics.f1_micro` on each split's rows."""
+            splits: dict[str, Tensor], predictions: list | None = None) -> dict[str, float]:
+    """One full-graph forward in eval mode, then :func:`dpgnn.metrics.f1_micro` on each split's rows;
+    ``predictions`` (a list) receives the test rows' predicted classes (single-label data)."""
     model.eval()
     out = model(x, adj)
     model.train()
+    if predictions is not None and not d.multilabel:
+        predictions.append(out[splits["test"]].argmax(-1).cpu())
     return {name: f1_micro(out[i], d.y[i], d.multilabel) for name, i in splits.items()}
+
+
+def prediction_spread(pred: Tensor | None, num_classes: int) -> dict[str, float]:
+    """How concentrated a model's predictions are: ``top_class_share`` (fraction of rows given the most frequent
+    predicted class) and ``class_entropy`` (entropy of the predicted-class distribution / log C: 0 = one class
+    everywhere, 1 = uniform). NaN without predictions (multi-label data)."""
+    if pred is None or pred.numel() == 0:
+        return {"top_class_share": math.nan, "class_entropy": math.nan}
+    p = torch.bincount(pred, minlength=num_classes).double() / pred.numel()
+    nz = p[p > 0]
+    return {"top_class_share": float(p.max()), "class_entropy": float(-(nz * nz.log()).sum() / math.log(num_classes))}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -626,11 +640,12 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
     splits = {"train": torch.as_tensor(d.train).to(dev), "val": val, "test": test}
 
     def record(step: int) -> None:
-        scores = _scores(model, d, x_eval, adj, splits)
+        pred: list[Tensor] = []
+        scores = _scores(model, d, x_eval, adj, splits, pred)
         v, te = scores["val"], scores["test"]
         history.append({"step": step, **scores})
         if step > 0 and (v > best["val"] or select == "last"):  # the untrained step-0 model is never selected
-            best.update(val=v, test=te, train=scores["train"], step=step)
+            best.update(val=v, test=te, train=scores["train"], step=step, pred=pred[0] if pred else None)
             stale[0] = 0
         elif step > 0:
             stale[0] += 1
@@ -686,6 +701,10 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
     return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
             "val_f1": best["val"] if best["val"] >= 0 else math.nan, "train_f1": best["train"],
             "best_step": best["step"], "steps": T, "epsilon": eps, "delta": delta,
+            # diagnostics of the selected model: how concentrated its test predictions are, and the expected norm
+            # of the noise over the largest possible clipped sum (B * C): > 1 means the noise dominates every step
+            **prediction_spread(best.get("pred"), d.num_classes),
+            "noise_to_signal": sigma * math.sqrt(sum(p.numel() for p in model.parameters())) / (B * C),
             "sampling_rate": q, "level": "feature", "ledger": ledger, "checkpoints": cp_rows, "history": history,
             "num_subgraphs": subs.num_subgraphs, "seconds": time.perf_counter() - t0, "versions": versions()}
 

@@ -254,6 +254,68 @@ def run_table1_sound(cfg: Settings, store: ResultStore, *, device: str = "auto",
     return store.load("table1_sound")
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Why the DP cells land where they do: diagnostics of the selected runs (issue #18's measured causes)
+# ---------------------------------------------------------------------------------------------------------------
+DIAGNOSTICS = ("best_step", "steps", "top_class_share", "class_entropy", "noise_to_signal")
+
+
+def diagnostic_cells(cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None
+                     ) -> list[dict[str, Any]]:
+    """The grid cells of the DP runs Table 1 selected (every seed of the chosen configuration), optionally only
+    those of the ``(dataset, method, setting)`` triples in ``which``."""
+    t1 = store.load("table1")
+    if t1.empty:
+        return []
+    t1 = t1[t1["method"].isin(drw.DP_METHODS)]
+    keys = ["dataset", "method", "setting", *_HP, "seed"]
+    chosen = {tuple(r) for r in t1[keys].itertuples(index=False)}
+    wanted = None if which is None else {tuple(w) for w in which}
+    return [c for c in table1_cells(cfg, sorted(t1["dataset"].unique())) if c["method"] in drw.DP_METHODS
+            and tuple(c[k] for k in keys) in chosen
+            and (wanted is None or (c["dataset"], c["method"], c["setting"]) in wanted)]
+
+
+def run_diagnostic_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One selected run trained again: its grid rows (test/val F1 and ε checkpoints: a check against the stored
+    run) and :data:`DIAGNOSTICS` --
+    the selected step, the steps taken, how concentrated the selected model's test predictions are
+    (:func:`dpgnn.methods.drw.prediction_spread`) and the noise-to-signal ratio of every step."""
+    config = {k: cell[k] for k in ("num_layers", "hidden", "lr", "clip_fraction", "noise_multiplier",
+                                   "target_epsilon", "eval_every", "resample_every", "fdp_degree", "fdp_variant")}
+    res = _method(cell["method"]).run(_data(cell["dataset"]), config, seed=cell["seed"], device=device)
+    rows = _rows(cell, res)
+    return rows + [{**rows[0], "metric": m, "value": float(res.extra[m])} for m in DIAGNOSTICS]
+
+
+def run_diagnostics(cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None, *,
+                    device: str = "auto", force: bool = False) -> pd.DataFrame:
+    """Train the selected DP runs of Table 1 again (resumable, artifact ``table1_diagnostics``) and return the
+    per-cell summary of :func:`diagnostics_summary`."""
+    cells = diagnostic_cells(cfg, store, which)
+    if cells:
+        run_grid(store, "table1_diagnostics", cells, functools.partial(run_diagnostic_cell, cfg, device=device),
+                 desc="DRW Table 1 diagnostics", force=force, device=str(resolve_device(device)))
+    return diagnostics_summary(store)
+
+
+def diagnostics_summary(store: ResultStore) -> pd.DataFrame:
+    """Per reported DP cell: the paper's value, ours, the status, the selected steps per seed, the mean top-class
+    share and class entropy of the selected models' test predictions, and the noise-to-signal ratio."""
+    df = store.load("table1_diagnostics")
+    if df.empty:
+        return df
+    keys = ["dataset", "method", "setting"]
+    per = lambda m, f: df[df["metric"] == m].groupby(keys)["value"].agg(f)  # noqa: E731
+    seeds = lambda v: "/".join(f"{x:g}" for x in v)  # noqa: E731
+    out = pd.concat({"test F1 per seed": per("test_f1", lambda v: "/".join(f"{x:.1f}" for x in v)),
+                     "best step per seed": per("best_step", seeds), "steps": per("steps", "max"),
+                     "top-class share": per("top_class_share", "mean"), "class entropy": per("class_entropy", "mean"),
+                     "noise / signal": per("noise_to_signal", "mean")}, axis=1).reset_index()
+    rep = table1_side_by_side(store)[keys + ["paper", "ours", "status"]]
+    return rep.merge(out, on=keys).round(3)
+
+
 #: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the sampling bound is pure computation
 CELLS = {"table1": CellSpec(PAPER, "table1", "grid", table1_cells, run_cell),
          "table1_sound": CellSpec(PAPER, "table1_sound", "table1_sound", table1_sound_cells, run_sound_cell)}

@@ -102,6 +102,8 @@ def test_contract_runs_equal_the_trainers_and_reject_unknown_options():
     assert res.metrics == {"train": ref["train_f1"], "val": ref["val_f1"], "test": ref["test_f1"]}
     assert res.extra["best_step"] == ref["best_step"] >= 1 and res.ledger["steps"] == 4
     assert [h["step"] for h in res.history if h["step"] > 0] == [1, 2, 3, 4]  # step 0: only for a checkpoint
+    assert 0 <= res.extra["class_entropy"] <= 1 and res.extra["top_class_share"] >= 1 / d.num_classes
+    assert res.extra["noise_to_signal"] > 1  # z = 2 on ~23k parameters: the noise dominates every step
     nondp = drw.run(d, "mlp", seed=0, device="cpu", hidden=16, max_steps=6, patience=2)
     assert nondp.extra["steps"] == len(nondp.history) and nondp.val == max(h["val"] for h in nondp.history)
     with pytest.raises(ValueError, match="unknown option"):
