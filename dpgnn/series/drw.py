@@ -301,7 +301,8 @@ def run_diagnostics(cfg: Settings, store: ResultStore, which: list[tuple[str, st
 
 def diagnostics_summary(store: ResultStore) -> pd.DataFrame:
     """Per reported DP cell: the paper's value, ours, the status, the selected steps per seed, the mean top-class
-    share and class entropy of the selected models' test predictions, and the noise-to-signal ratio."""
+    share and class entropy of the selected models' test predictions, the noise-to-signal ratio, and how far the
+    cell's test F1 spreads over the whole grid (every run; every configuration's mean over seeds)."""
     df = store.load("table1_diagnostics")
     if df.empty:
         return df
@@ -312,8 +313,15 @@ def diagnostics_summary(store: ResultStore) -> pd.DataFrame:
                      "best step per seed": per("best_step", seeds), "steps": per("steps", "max"),
                      "top-class share": per("top_class_share", "mean"), "class entropy": per("class_entropy", "mean"),
                      "noise / signal": per("noise_to_signal", "mean")}, axis=1).reset_index()
+    grid = store.load("grid")
+    test = grid[(grid["metric"] == "test_f1") & grid["method"].isin(drw.DP_METHODS)]
+    test = test[(test["fidelity"].fillna("paper") == "paper")] if "fidelity" in test else test
+    conf = test.groupby(keys + _HP)["value"].mean().groupby(keys)
+    runs = test.groupby(keys)["value"]
+    spread = pd.DataFrame({"grid runs": runs.size(), "run test F1 min": runs.min(), "run test F1 max": runs.max(),
+                           "config mean min": conf.min(), "config mean max": conf.max()}).reset_index()
     rep = table1_side_by_side(store)[keys + ["paper", "ours", "status"]]
-    return rep.merge(out, on=keys).round(3)
+    return rep.merge(out, on=keys).merge(spread, on=keys, how="left").round(3)
 
 
 #: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the sampling bound is pure computation
