@@ -136,3 +136,10 @@ def test_series_api_on_the_test_profile(tmp_path):
     assert "q drw" in series.side_by_side(store, "bound").columns
     with pytest.raises(ValueError, match="fidelity"):
         series.run(cfg, store, "table1_authors_code")
+    # diagnostics: the selected DP runs retrained give the same test F1 as Table 1, plus what explains it
+    summary = series.run_diagnostics(cfg, store, device="cpu")
+    assert set(summary["method"]) == {"drw", "fdp"} and (summary["noise / signal"] > 1).all()
+    diag = store.load("table1_diagnostics")
+    again = diag[diag["metric"] == "test_f1"].set_index("method")["value"]
+    assert again.to_dict() == t1[t1["method"].isin(["drw", "fdp"])].set_index("method")["value"].to_dict()
+    assert {"best_step", "top_class_share", "class_entropy"} <= set(diag["metric"])
