@@ -2,7 +2,8 @@
 
 Every model takes ``(x, edge_index)`` in ``forward`` so that the full-batch loops of :mod:`dpgnn.methods.lpgcn`
 can drive any of them. New architectures (SAGE, GAT, MLP, ...) are added here and registered with
-:func:`register_model`; :func:`get_model` resolves a name to an instance and lists the valid names when it does not know one.
+:func:`register_model`; :func:`get_model` resolves a name to an instance and lists the valid names when it does
+not know one.
 """
 
 from __future__ import annotations
