@@ -33,11 +33,13 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from dpgnn.data import load_dataset
+from dpgnn.metrics import accuracy_tensor
 from dpgnn.nn.lpgnn import (BACKBONES, Backbone, BatchedBackbone, BatchedFeatures, KProp, kprop,
                             normalized_adjacency)
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
 from dpgnn.privacy.multibit import optimal_m
+from dpgnn.train import fit
 from dpgnn.utils import check_features, config_hash, make_generator, resolve_device, stable_seed, versions
 
 __all__ = [
@@ -453,7 +455,8 @@ def train_batched(data: Data, features: BatchedFeatures, noisy: Tensor, *, backb
 def train_reference(data: Data, x: Tensor, noisy: Tensor, *, backbone: str, seed: int, lr: float,
                     weight_decay: float, dropout: float, k_x: int, k_y: int, label_method: str, eps_y: float,
                     epochs: int = 500, device: str = "auto") -> dict[str, Any]:
-    """The straightforward per-run loop: KProp module (cached) + PyG backbone, one run, Python-side selection.
+    """The straightforward per-run loop: KProp module (cached) + PyG backbone, one run, Python-side selection, on the
+    plain engine :func:`dpgnn.train.fit` (each epoch: one Adam step, then the noisy evaluation and the selection rule).
 
     Same model, loss and selection rule as :func:`train_batched` for a single repeat (``x`` dense ``N × d``,
     ``noisy`` ``(N,)``); used as the speed baseline and as an independent check of the batched trainer.
@@ -475,26 +478,33 @@ def train_reference(data: Data, x: Tensor, noisy: Tensor, *, backbone: str, seed
     prop = KProp(k_x, cached=True)
     xt = prop(x.to(dev, torch.float32), ei)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    y_test = data.y.to(dev)[test_idx]
     best: dict[str, float] | None = None
-    for epoch in range(1, epochs + 1):
-        model.train()
+
+    def step(epoch: int) -> Tensor:
         opt.zero_grad()
         _, q = label_probabilities(model(xt, ei), fc, adj, ky)
         loss = -torch.log(q[train_idx].gather(1, targets.unsqueeze(1)) + 1e-20).mean()
         loss.backward()
         opt.step()
+        return loss.detach()
+
+    def evaluate(epoch: int) -> dict[str, float]:
+        nonlocal best
         model.eval()
-        with torch.no_grad():
-            p, pc = label_probabilities(model(xt, ei), fc, None, 0)
-            pred = p.argmax(-1)
-            cur = {"val_loss": (-torch.log(pc[val_idx].gather(1, noisy[val_idx].unsqueeze(1)) + 1e-20)).mean().item(),
-                   "val_acc": (pred[val_idx] == noisy[val_idx]).float().mean().item(),
-                   "train_acc": (pred[train_idx] == noisy[train_idx]).float().mean().item(),
-                   "test_acc": (pred[test_idx] == data.y.to(dev)[test_idx]).float().mean().item(),
-                   "epoch": float(epoch)}
+        p, pc = label_probabilities(model(xt, ei), fc, None, 0)
+        cur = {"val_loss": (-torch.log(pc[val_idx].gather(1, noisy[val_idx].unsqueeze(1)) + 1e-20)).mean().item(),
+               "val_acc": accuracy_tensor(p[val_idx], noisy[val_idx]).item(),
+               "train_acc": accuracy_tensor(p[train_idx], noisy[train_idx]).item(),
+               "test_acc": accuracy_tensor(p[test_idx], y_test).item(),
+               "epoch": float(epoch)}
+        # the selection rule of :func:`selection_step` (not a single monitored value, so fit does not select)
         if best is None or (cur["val_loss"] < best["val_loss"] and best["val_acc"] < cur["val_acc"] <= max_acc + 1e-12
                             and best["train_acc"] < cur["train_acc"] <= 1.05 * max_acc + 1e-12):
             best = cur
+        return cur
+
+    fit(model, step, evaluate, epochs=epochs, monitor=None, restore_best=False)
     return {**best, "max_acc": max_acc}
 
 
