@@ -14,7 +14,12 @@ Experiments reproduced here (notebooks call only this module):
 * Fig. 2 / 3 -- MAE of the first-layer graph-convolution estimate: :func:`gc_mae`, :func:`mae_vs_epsilon`,
   :func:`mae_vs_degree`.
 * Table 2 -- node classification (GCN, micro-F1) and link prediction (VGAE, AUC), 10 runs per cell:
-  :func:`run_node_classification`, :func:`run_link_prediction`, :func:`summarize_runs`.
+  :func:`run_node_classification`, :func:`run_link_prediction`, :func:`summarize_runs`; their full-batch loops
+  :func:`train_node_classifier`, :func:`train_link_predictor` run on :func:`dpgnn.train.fit`.
+
+Methods registered (:mod:`dpgnn.methods`): ``("lpgcn", "<lm|pm|pgc>-<gcn|vgae>", "feature")`` and
+``("lpgcn", "raw-<gcn|vgae>", "none")`` -- each mechanism for node classification (GCN) and link prediction (VGAE);
+:func:`method_key` names the key of a Table-2 cell.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from torch_geometric.nn import VGAE
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
 from dpgnn.data import load_dataset, minmax_normalize, seed_from_name, split_edges
+from dpgnn.methods import RunResult, register
 from dpgnn.metrics import accuracy_tensor
 from dpgnn.nn import GCN, VGAEEncoder
 from dpgnn.privacy import get_mechanism
@@ -48,6 +54,7 @@ __all__ = [
     "prepare", "perturb_features", "privacy_ledger", "gcn_propagation_matrix", "gc_mae", "mae_vs_epsilon",
     "mae_vs_degree", "variance_table", "mean_feature", "split_for_link_prediction", "run_node_classification",
     "run_link_prediction", "summarize_runs", "train_node_classifier", "train_link_predictor", "NegativeSampler",
+    "TASK_MODELS", "method_key", "prepare_link_prediction",
 ]
 
 PAPER = "lpgcn"
@@ -670,7 +677,8 @@ def run_node_classification(data: Data, dataset_name: str, method: str, epsilon:
     ``data`` comes from :func:`prepare`. The run's seeds derive from (seed, dataset, method, ε, run), so a cell
     reproduces exactly and runs differ. Hyper-parameters default to :data:`HPARAMS` (Table 4); ``hidden`` to the
     authors' code (16; the paper text says 32 = :data:`HIDDEN_PAPER`). Test micro-F1 at stopping time unless
-    ``restore_best``. Returns a flat dict (metric ``micro_f1`` in [0, 1], ledger, timings, config).
+    ``restore_best``. Returns a flat dict (metric ``micro_f1`` in [0, 1], ledger, timings, config, and the per-epoch
+    ``history`` of losses, which stored rows leave out).
     """
     key, m = _label(dataset_name), _method_key(method)
     eps = _epsilon(m, epsilon)
@@ -691,7 +699,8 @@ def run_node_classification(data: Data, dataset_name: str, method: str, epsilon:
               "restore_best": restore_best}
     extra = {"val_micro_f1": res["val_f1"], "train_micro_f1": res["train_f1"], "epochs": res["epochs"],
              "stop_epoch": res["stop_epoch"], "best_epoch": res["best_epoch"], "perturb_time_s": t_perturb,
-             "train_time_s": res["train_time_s"], "duration_s": time.perf_counter() - t0, "device": res["device"]}
+             "train_time_s": res["train_time_s"], "duration_s": time.perf_counter() - t0, "device": res["device"],
+             "history": res["history"]}
     return _result("node_classification", key, m, eps, run, seed, run_seed, data.num_features, config,
                    "micro_f1", res["test_f1"], extra)
 
@@ -709,7 +718,8 @@ def run_link_prediction(data: Data, dataset_name: str, method: str, epsilon: flo
     """One Table-2 link-prediction run: fresh perturbation of all nodes' features + fresh VGAE; metric test AUC.
 
     ``split`` is :func:`split_for_link_prediction` of ``data`` (computed when omitted; pass it to reuse it across
-    runs -- it is fixed across runs, only the perturbation and the model are redrawn).
+    runs -- it is fixed across runs, only the perturbation and the model are redrawn). Returns a flat dict like
+    :func:`run_node_classification`'s (metric ``auc``).
     """
     key, m = _label(dataset_name), _method_key(method)
     eps = _epsilon(m, epsilon)
@@ -734,7 +744,8 @@ def run_link_prediction(data: Data, dataset_name: str, method: str, epsilon: flo
               "check_every": check_every, "patience": patience, "split_seed": seed_from_name(key)}
     extra = {"test_ap": res["test_ap"], "val_auc": res["val_auc"], "epochs": res["epochs"],
              "stop_epoch": res["stop_epoch"], "best_epoch": res["best_epoch"], "perturb_time_s": t_perturb,
-             "train_time_s": res["train_time_s"], "duration_s": time.perf_counter() - t0, "device": res["device"]}
+             "train_time_s": res["train_time_s"], "duration_s": time.perf_counter() - t0, "device": res["device"],
+             "history": res["history"]}
     return _result("link_prediction", key, m, eps, run, seed, run_seed, data.num_features, config, "auc",
                    res["test_auc"], extra)
 
@@ -746,3 +757,66 @@ def summarize_runs(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
     g = df.groupby(keys, dropna=False)["value"]
     out = g.agg(mean=lambda s: 100 * s.mean(), std=lambda s: 100 * s.std(ddof=0), runs="size").reset_index()
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The method contract (:mod:`dpgnn.methods`): every mechanism × {node classification (GCN), link prediction (VGAE)}
+# ---------------------------------------------------------------------------------------------------------------
+#: the model that names each Table-2 task in a method key: ``("lpgcn", "pgc-gcn", "feature")`` is node
+#: classification (GCN, micro-F1) on PGC-perturbed features, ``("lpgcn", "pgc-vgae", "feature")`` link prediction
+TASK_MODELS = {"node_classification": "gcn", "link_prediction": "vgae"}
+
+
+def prepare_link_prediction(dataset_name: str, **options: Any) -> Data:
+    """The link-prediction view of a dataset: :func:`prepare` then the fixed edge split
+    (:func:`split_for_link_prediction`); ``options`` go to :func:`prepare`."""
+    return split_for_link_prediction(prepare(dataset_name, **options), dataset_name)
+
+
+def method_key(method: str, task: str) -> tuple[str, str, str]:
+    """The registry key of one Table-2 cell: ``(PAPER, "<mechanism>-<gcn|vgae>", "feature" | "none" for RAW)``."""
+    m = _method_key(method)
+    if task not in TASK_MODELS:
+        raise ValueError(f"unknown LPGCN task {task!r}; valid: {list(TASK_MODELS)}")
+    return PAPER, f"{m}-{TASK_MODELS[task]}", "none" if m == "raw" else "feature"
+
+
+def _contract_run(mechanism: str, task: str):
+    """``run(data, config, *, seed, device) -> RunResult`` of one mechanism and task. ``config``: ``dataset`` (the
+    name; it seeds the run and picks Table 4's hyper-parameters), ``epsilon`` (per-feature ε; omit or ∞ for RAW),
+    ``run`` (the repeat index, default 0), and any keyword of :func:`run_node_classification` /
+    :func:`run_link_prediction` (``max_epochs``, ``patience``, ``hparams``, ...). ``data`` is the registered
+    ``prepare``'s view (for link prediction the split itself)."""
+
+    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+        cfg = dict(config)
+        if "dataset" not in cfg:
+            raise ValueError("an LPGCN config needs 'dataset' (the dataset's name)")
+        name, run_index = cfg.pop("dataset"), cfg.pop("run", 0)
+        eps = cfg.pop("epsilon", None)
+        if mechanism == "raw" and eps is not None and math.isinf(float(eps)):
+            eps = None
+        if task == "node_classification":
+            row = run_node_classification(data, name, mechanism, eps, run=run_index, seed=seed, device=device, **cfg)
+            metrics = {"train": row["train_micro_f1"], "val": row["val_micro_f1"], "test": row["value"]}
+        else:
+            row = run_link_prediction(data, name, mechanism, eps, run=run_index, seed=seed, device=device,
+                                      split=data, **cfg)
+            metrics = {"val": row["val_auc"], "test": row["value"]}
+        history = row.pop("history")
+        hist = [{"epoch": i + 1, "loss": v} for i, v in enumerate(history["train_loss"])]
+        return RunResult(metrics=metrics, ledger=privacy_ledger(mechanism, eps, data.num_features), history=hist,
+                         seconds=row["duration_s"], extra={"row": row, "val_loss": history["val_loss"]})
+
+    run.__qualname__ = f"run_{mechanism}_{TASK_MODELS[task]}"
+    run.__name__ = run.__qualname__
+    return run
+
+
+for _mech in METHODS:
+    for _task, _model in TASK_MODELS.items():
+        register(*method_key(_mech, _task),
+                 prepare=prepare if _task == "node_classification" else prepare_link_prediction,
+                 description=f"{_mech.upper()} features, {_model.upper()} {_task.replace('_', ' ')} (Table 2)"
+                 )(_contract_run(_mech, _task))
+del _mech, _task, _model
