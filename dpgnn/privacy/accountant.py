@@ -44,7 +44,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
-from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 from dpgnn.privacy.analytic import gaussian_epsilon
 from dpgnn.privacy.events import (
     ComposedEvent,

@@ -35,7 +35,7 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import hypergeom
 
-from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 from dpgnn.privacy.events import Event
 
 __all__ = ["FDP_ORDERS", "max_affected", "fdp_rdp", "fdp_epsilon", "FdpSampledGaussianEvent"]

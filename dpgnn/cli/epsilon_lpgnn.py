@@ -17,6 +17,7 @@ from typing import Any, Dict, Optional
 
 import typer
 
+from dpgnn.cli.options import option_errors
 from dpgnn.privacy.multibit import optimal_m
 
 FEATURE_MECHANISMS = ("mbm", "1bm", "lpm", "agm")
@@ -65,8 +66,6 @@ def _js(v: Any) -> Any:
 
 
 def register(app: typer.Typer) -> None:
-    from dpgnn.privacy.cli import option_errors  # imported here: cli imports this module
-
     @app.command("lpgnn")
     def lpgnn(
         feature_epsilon: float = typer.Option(..., "--feature-epsilon", "-x",

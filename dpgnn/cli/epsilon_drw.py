@@ -22,8 +22,8 @@ from typing import Any, Dict
 
 import typer
 
-from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
-from dpgnn.privacy.cli import ACCOUNTANT, JSON, CliInputError, option_check, option_errors, report
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
+from dpgnn.cli.options import ACCOUNTANT, JSON, CliInputError, option_check, option_errors, report
 from dpgnn.privacy.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
 
