@@ -21,9 +21,12 @@ import click
 import typer
 from typer.core import TyperGroup
 
-#: Choices shown in ``--help`` (kept equal to ``dpgnn.runner.PROFILES``/``DEVICES`` by a test; not imported from
-#: there so that ``--help`` imports nothing heavy).
-PROFILES = ("smoke", "test", "paper")
+from dpgnn.profiles import PROFILE_NAMES
+
+#: Choices shown in ``--help``: the profile names come from the light :mod:`dpgnn.profiles`; the devices and stale
+#: policies are kept equal to ``dpgnn.runner``'s by a test (not imported from there so that ``--help`` imports
+#: nothing heavy).
+PROFILES = PROFILE_NAMES
 DEVICES = ("auto", "cpu", "cuda")
 STALE = ("rerun", "keep")
 Profile = enum.Enum("Profile", {p: p for p in PROFILES}, type=str)

@@ -60,6 +60,7 @@ from dpgnn.data.random_walks import (
 )
 from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
 from dpgnn.nn.drw import SplitFeatures, build_model
+from dpgnn.nn.lpgnn import normalized_adjacency as gcn_adjacency
 from dpgnn.privacy.drw import (  # the paper's privacy statement (events, ε, guarantee fields)
     FIDELITIES,
     drw_epsilon,
@@ -72,7 +73,7 @@ from dpgnn.privacy.drw import check_fidelity as _fidelity
 from dpgnn.privacy.fdp import max_affected
 from dpgnn.privacy.guarantee import non_private
 from dpgnn.privacy.validation import check_int as _int, check_positive as _positive
-from dpgnn.utils import check_features, resolve_device, seed_everything, stable_seed, to_csr, versions
+from dpgnn.utils import check_features, resolve_device, seed_everything, stable_seed, versions
 
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "DP_METHODS", "ARCHS", "DELTA", "NUM_TRAIN", "SEEDS", "TARGET_EPSILON",
@@ -161,14 +162,10 @@ class DRWData:
 
 
 def normalized_adjacency(edge_index: Tensor, num_nodes: int) -> Tensor:
-    """Sparse (CSR) ``D^{-1/2}(A+I)D^{-1/2}``."""
-    loops = torch.arange(num_nodes)
-    ei = torch.cat([edge_index, torch.stack([loops, loops])], dim=1)
-    w = torch.ones(ei.shape[1])
-    deg = torch.zeros(num_nodes).index_add_(0, ei[0], w)
-    dinv = deg.pow(-0.5)
-    w = dinv[ei[0]] * w * dinv[ei[1]]
-    return to_csr(torch.sparse_coo_tensor(ei, w, (num_nodes, num_nodes)).coalesce())
+    """Sparse (CSR tensor) ``D^{-1/2}(A+I)D^{-1/2}``: :func:`dpgnn.nn.lpgnn.normalized_adjacency` with self-loops
+    (the one implementation; on DRW's undirected, loop-free graphs the same CSR entries, bit for bit, as the
+    formula this module computed itself before)."""
+    return gcn_adjacency(edge_index, num_nodes, self_loops=True).csr
 
 
 #: feature scalings: the paper's z-score with training-node statistics (reads private data), or none (raw)
