@@ -61,7 +61,7 @@ from dpgnn.data.random_walks import (
 from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
 from dpgnn.nn.drw import SplitFeatures, build_model
 from dpgnn.nn.lpgnn import normalized_adjacency as gcn_adjacency
-from dpgnn.privacy.drw import (  # the paper's privacy statement (events, ε, guarantee fields)
+from dpgnn.privacy.drw import (  # noqa: F401  (re-exported: the paper's privacy statement, events, ε, guarantee fields)
     FIDELITIES,
     drw_epsilon,
     drw_event,

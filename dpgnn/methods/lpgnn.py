@@ -37,7 +37,6 @@ from dpgnn.nn.lpgnn import (BACKBONES, Backbone, BatchedBackbone, BatchedFeature
                             normalized_adjacency)
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.lpgnn import AGM_DELTA, REPLACEMENTS, feature_method, privacy_ledger  # the privacy statement
-from dpgnn.privacy.multibit import optimal_m
 from dpgnn.utils import check_features, config_hash, make_generator, resolve_device, stable_seed, versions
 
 __all__ = [
