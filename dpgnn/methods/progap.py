@@ -453,9 +453,11 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
 # the method contract: ProGAP's methods in the registry, one config vocabulary for all of them
 # ---------------------------------------------------------------------------------------------------------------
 def method_config(config: Mapping[str, Any], level: str, allowed: Sequence[str], *,
-                  fixed: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """``config`` checked against a method's keys: every key must be in ``allowed`` or ``fixed`` (the method's
-    architecture fixes it, and a given value must equal it), and a ``level`` in it must be the registered one.
+                  fixed: Mapping[str, Any] | None = None, unused: Sequence[str] = ()) -> dict[str, Any]:
+    """``config`` checked against a method's keys: every key must be in ``allowed``, ``fixed`` (the method's
+    architecture fixes it, and a given value must equal it) or ``unused`` (a setting of the level that the method
+    has no use for, e.g. the degree bound of a method that never reads the graph: dropped), and a ``level`` in it
+    must be the registered one.
 
     The vocabulary shared by ProGAP's methods (the series' cells use it): ``epsilon``, ``delta``, ``noise``,
     ``depth`` (ProGAP's K, GAP's hops, GraphSAGE's and DP-GNN's message-passing layers, 0 for an MLP),
@@ -465,9 +467,11 @@ def method_config(config: Mapping[str, Any], level: str, allowed: Sequence[str],
     if "level" in cfg and str(cfg.pop("level")).lower() != level:
         raise ValueError(f"config level {config['level']!r} differs from the method's level {level!r}")
     fixed = dict(fixed or {})
-    unknown = sorted(set(cfg) - set(allowed) - set(fixed))
+    unknown = sorted(set(cfg) - set(allowed) - set(fixed) - set(unused))
     if unknown:
-        raise ValueError(f"unknown config key(s) {unknown}; valid: {sorted(set(allowed) | set(fixed))}")
+        raise ValueError(f"unknown config key(s) {unknown}; valid: {sorted(set(allowed) | set(fixed) | set(unused))}")
+    for k in unused:
+        cfg.pop(k, None)
     for k, v in fixed.items():
         if k in cfg and cfg.pop(k) != v:
             raise ValueError(f"{k} is fixed to {v!r} by the method's architecture, got {config[k]!r}")

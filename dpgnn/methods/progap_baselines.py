@@ -187,7 +187,8 @@ def _mlp_runner(level: str):
     def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
         """MLP / DP-MLP: ``base_layers`` (default 2) + a 1-layer head; no graph (``depth`` is fixed at 0)."""
         cfg = method_config(config, level, ("epsilon", "delta", "base_layers", "hidden", "lr", "epochs",
-                                            "batch_size", "clip", "accountant"), fixed={"depth": 0})
+                                            "batch_size", "clip", "accountant"), fixed={"depth": 0},
+                             unused=("max_degree",))
         layers = int(cfg.pop("base_layers", 2)) + 1
         eps = cfg.pop("epsilon", None)
         return train_mlp(data, level=level, epsilon=eps if level == "node" else None, layers=layers, seed=seed,

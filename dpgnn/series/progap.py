@@ -21,10 +21,9 @@ import pandas as pd
 
 from dpgnn import plotting
 from dpgnn.data import DatasetUnavailable, dataset_available, load_dataset
-from dpgnn.methods import dp_gnn as dp_gnn_method
-from dpgnn.methods import gap as gap_method
+from dpgnn import methods
 from dpgnn.methods import progap as pg
-from dpgnn.methods import progap_baselines as bl
+from dpgnn.privacy import progap as privacy_progap
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import bootstrap_ci_halfwidth, paper_vs_ours
@@ -57,6 +56,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "fig4_depths": [1, 3], "fig4_edge_budgets": [0.25, 1.0, 4.0], "fig4_node_budgets": [2.0, 8.0, 32.0],
         "convergence_epochs_edge": 20, "convergence_epochs_node": 5,
         "calibration_depths": [1, 2, 3, 4, 5], "calibration_node": [[5, 1], [10, 3]],
+        "fidelity": "paper",  # Table 2's ProGAP edge cells: "paper" or "authors_code" (the official calibration)
     },
     "test": {
         "datasets": ["facebook"], "standins": {"fb100-caltech36": 50}, "node_settings": {"fb100-caltech36": [64, 20]},
@@ -67,6 +67,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "fig4_depths": [1, 2], "fig4_edge_budgets": [1.0], "fig4_node_budgets": [8.0],
         "convergence_epochs_edge": 2, "convergence_epochs_node": 1,
         "calibration_depths": [1], "calibration_node": [],
+        "fidelity": "paper",
     },
     "paper": {
         "datasets": list(PAPER_DATASETS),
@@ -81,6 +82,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "convergence_epochs_edge": 100, "convergence_epochs_node": 10,
         "calibration_depths": [1, 2, 3, 4, 5],
         "calibration_node": [[e, k] for e in (5, 10) for k in (1, 2, 3)],
+        "fidelity": "paper",
     },
 }
 
@@ -90,8 +92,18 @@ TABLE2_EPS = {"none": math.inf, "edge": 1.0, "node": 8.0}
 ORDER = ["mlp", "dp-mlp", "graphsage", "edgerand", "dp-gnn", "gap", "progap", "progap-layerwise"]
 
 
-def setting(level: str, eps: float) -> str:
-    return f"{level} eps={'inf' if math.isinf(eps) else f'{eps:g}'}"
+#: calibration fidelities of the ProGAP edge cells (:data:`dpgnn.privacy.progap.FIDELITIES`): ``paper`` (exact
+#: Gaussian composition, our default) or ``authors_code`` (the official code's autodp RDP composition, issue #18)
+FIDELITIES = privacy_progap.FIDELITIES
+#: the methods and level a non-default ``fidelity`` reaches (elsewhere both fidelities calibrate the same noise)
+FIDELITY_METHODS = {("progap", "edge")}
+
+
+def setting(level: str, eps: float, fidelity: str = "paper") -> str:
+    """The reference ``setting`` of a cell, e.g. ``"edge eps=1"``; a non-default fidelity is a setting of its own
+    (``"edge eps=1 [authors_code]"``), so its runs are selected and reported apart from the paper's calibration."""
+    base = f"{level} eps={'inf' if math.isinf(eps) else f'{eps:g}'}"
+    return base if fidelity == "paper" else f"{base} [{fidelity}]"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -147,48 +159,29 @@ def _node_settings(cfg: Settings, name: str) -> tuple[int, int]:
 # ---------------------------------------------------------------------------------------------------------------
 # one run
 # ---------------------------------------------------------------------------------------------------------------
+#: keys of a cell that say which run it is, not how to train it (the rest is the method's config)
+BOOKKEEPING = ("dataset", "method", "level", "run", "seed", "history")
+
+
 def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[str, Any]]:
     """Run one cell (dataset, method, level, epsilon, hyper-parameters, run) -> rows for val and test accuracy (%).
 
-    An optional ``edge_relation`` key (``"directed"``, the default and the paper's, or ``"undirected"``: the sound
-    edge-level option, sensitivity √2) reaches ProGAP and GAP; cells without it keep their config hash."""
+    The method is resolved in the registry (``dpgnn.methods.get("progap", method, level)``) and trained on the
+    cell's config (every key but :data:`BOOKKEEPING`, in the vocabulary of
+    :func:`dpgnn.methods.progap.method_config`); the seed is ``1000·seed + run``. Optional keys: ``edge_relation``
+    (``"directed"``, the default and the paper's, or ``"undirected"``: the sound edge-level option, sensitivity √2)
+    for ProGAP and GAP, ``fidelity`` (``"authors_code"``: the official code's calibration) for ProGAP; cells
+    without them keep their config hash."""
     method, level, eps = cell["method"], cell["level"], float(cell["epsilon"])
     seed = int(cell["seed"]) * 1000 + int(cell["run"])
     e = int(cell["epochs"])
-    if method in ("progap", "progap-layerwise"):
-        res = pg.train_progap(data, pg.ProGAPConfig(
-            level=level, depth=int(cell["depth"]), epsilon=eps if level != "none" else 1.0, lr=cell["lr"],
-            base_layers=int(cell["base_layers"]), epochs=e, batch_size=int(cell.get("batch_size", 256)),
-            max_degree=int(cell.get("max_degree", 100)), layerwise=method == "progap-layerwise",
-            edge_relation=cell.get("edge_relation", "directed"), fidelity=cell.get("fidelity", "paper")),
-            seed=seed, device=device)
-    elif method == "gap":
-        res = gap_method.train_gap(data, gap_method.GAPConfig(
-            level=level, hops=int(cell["depth"]), epsilon=eps if level != "none" else 1.0, lr=cell["lr"], epochs=e,
-            batch_size=int(cell.get("batch_size", 256)), max_degree=int(cell.get("max_degree", 100)),
-            edge_relation=cell.get("edge_relation", "directed")), seed=seed, device=device)
-    elif method in ("mlp", "dp-mlp"):
-        res = bl.train_mlp(data, level=level, epsilon=eps if level == "node" else None, lr=cell["lr"], epochs=e,
-                           batch_size=int(cell.get("batch_size", 256)), seed=seed, device=device)
-    elif method == "dp-gnn":
-        if level != "node":
-            raise ValueError(f"dp-gnn is a node-level method, got level {level!r}")
-        res = dp_gnn_method.train_dp_gnn(data, dp_gnn_method.DPGNNConfig(
-            epsilon=eps, lr=cell["lr"], epochs=e, batch_size=int(cell.get("batch_size", 256)),
-            max_degree=int(cell.get("max_degree", 100)), base_layers=int(cell["base_layers"])), seed=seed,
-            device=device)
-    elif method == "graphsage":
-        res = bl.train_sage(data, layers=int(cell["depth"]), lr=cell["lr"], epochs=e, seed=seed, device=device)
-    elif method == "edgerand":
-        res = bl.train_edgerand(data, eps, layers=int(cell["depth"]), lr=cell["lr"], epochs=e, seed=seed,
-                                device=device)
-    else:
-        raise ValueError(f"unknown method {method!r}; valid: {ORDER}")
+    spec = methods.get(PAPER, method, level)
+    res = spec.run(data, {k: v for k, v in cell.items() if k not in BOOKKEEPING}, seed=seed, device=device)
     led = {k: v for k, v in res.ledger.items()}
     common = {"level": level, "epsilon": led.get("epsilon"), "delta": led.get("delta"), "ledger": led,
-              "setting": setting(level, eps), "seconds": round(res.seconds, 3)}
-    rows = [{**common, "metric": "val_acc", "value": 100 * res.val_acc},
-            {**common, "metric": "accuracy", "value": 100 * res.test_acc}]
+              "setting": setting(level, eps, cell.get("fidelity", "paper")), "seconds": round(res.seconds, 3)}
+    rows = [{**common, "metric": "val_acc", "value": 100 * res.metrics["val"]},
+            {**common, "metric": "accuracy", "value": 100 * res.metrics["test"]}]
     if cell.get("history"):
         for h in res.history:
             for m in ("train_acc", "val_acc"):
@@ -198,7 +191,7 @@ def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[s
 
 
 def _method_cells(cfg: Settings, name: str, method: str, level: str, eps: float, depths=None,
-                  runs: int | None = None) -> list[dict]:
+                  runs: int | None = None, fidelity: str = "paper") -> list[dict]:
     epochs = cfg.epochs_node if level == "node" else [cfg.epochs_edge]
     b, d = _node_settings(cfg, name)
     if method in ("mlp", "dp-mlp"):
@@ -224,6 +217,8 @@ def _method_cells(cfg: Settings, name: str, method: str, level: str, eps: float,
                                 "run": run, "seed": int(cfg.seed)}
                         if level == "node":
                             cell.update(batch_size=b, max_degree=d)
+                        if fidelity != "paper" and (method, level) in FIDELITY_METHODS:
+                            cell["fidelity"] = fidelity  # only then: paper cells keep their config hash
                         cells.append(cell)
     return cells
 
@@ -256,7 +251,14 @@ def _table2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
     names = _names(cfg) if names is None else names
     return [c for name in names for level, methods in TABLE2_METHODS.items()
             for method in methods + ["progap-layerwise"]
-            for c in _method_cells(cfg, name, method, level, TABLE2_EPS[level])]
+            for c in _method_cells(cfg, name, method, level, TABLE2_EPS[level], fidelity=_fidelity(cfg))]
+
+
+def _fidelity(cfg: Settings) -> str:
+    fidelity = cfg.get("fidelity", "paper")
+    if fidelity not in FIDELITIES:
+        raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
+    return fidelity
 
 
 def _fig2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
@@ -297,7 +299,8 @@ def coverage(cfg: Settings, store: ResultStore, artifact: str = "table2_runs") -
         return pd.DataFrame()
     done = store.done(artifact)
     cells = pd.DataFrame(grid_).assign(stored=[config_hash(c) in done for c in grid_])
-    cells["setting"] = [setting(lv, e) for lv, e in zip(cells["level"], cells["epsilon"])]
+    fid = cells["fidelity"].fillna("paper") if "fidelity" in cells.columns else ["paper"] * len(cells)
+    cells["setting"] = [setting(lv, e, f) for lv, e, f in zip(cells["level"], cells["epsilon"], fid)]
     keys = [k for k in _CONFIG_KEYS if k in cells.columns]
     cells["config"] = ["|".join(map(str, r)) for r in cells[keys].itertuples(index=False)]
     g = cells.groupby(["dataset", "method", "level", "setting"])
