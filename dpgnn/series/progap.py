@@ -28,7 +28,8 @@ from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import bootstrap_ci_halfwidth, paper_vs_ours
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import common, load_or_skip
+from dpgnn.series.common import fmt
 from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import config_hash, resolve_device
 
@@ -314,16 +315,25 @@ def coverage(cfg: Settings, store: ResultStore, artifact: str = "table2_runs") -
 _CONFIG_KEYS = ("depth", "base_layers", "lr", "epochs", "batch_size", "max_degree")
 
 
+def config_label(runs: pd.DataFrame) -> list[str]:
+    """The configuration of each run as one string, ``"depth|base_layers|lr|epochs|batch_size|max_degree"`` (the
+    keys present; a missing value reads ``nan``): the key :func:`select_best` groups and breaks ties by."""
+    keys = [k for k in _CONFIG_KEYS if k in runs.columns]
+    return ["|".join(map(str, r)) for r in runs[keys].itertuples(index=False)]
+
+
 def select_best(runs: pd.DataFrame, by: tuple[str, ...] = ("dataset", "method", "level", "setting")) -> pd.DataFrame:
-    """Spec 3.5: per ``by`` group, the configuration with the highest mean validation accuracy; its test rows."""
+    """Spec 3.5: per ``by`` group, the configuration with the highest mean validation accuracy; its test rows
+    (:func:`dpgnn.series.common.select_best` on the ``val_acc`` rows).
+
+    Ties go to the first configuration in the order of :func:`config_label` strings (``groupby`` order of the
+    string, e.g. ``"10|…"`` before ``"2|…"``), as the stored paper selections were made. A non-default fidelity is
+    part of ``setting``, so its runs are selected apart. Each selected row gets a config hash of (config, run,
+    group)."""
     if runs.empty:
         return runs
-    runs = runs.copy()
-    keys = [k for k in _CONFIG_KEYS if k in runs.columns]
-    runs["config"] = ["|".join(map(str, r)) for r in runs[keys].itertuples(index=False)]
-    val = runs[runs["metric"] == "val_acc"].groupby(list(by) + ["config"])["value"].mean().reset_index()
-    best = val.loc[val.groupby(list(by))["value"].idxmax(), list(by) + ["config"]]
-    test = runs[runs["metric"] == "accuracy"].merge(best, on=list(by) + ["config"])
+    runs = runs.assign(config=config_label(runs))
+    test = common.select_best(runs, list(by), ["config"], val_metric="val_acc", test_metric="accuracy")
     return test.drop(columns=["config_hash"]).assign(
         config_hash=[config_hash({"selected": c, "run": r, "g": [str(x) for x in g]})
                      for c, r, g in zip(test["config"], test["run"], test[list(by)].values.tolist())])
@@ -446,16 +456,14 @@ def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force
     return store.load("table2")
 
 
-def side_by_side(profile: str, artifact: str = "table2") -> pd.DataFrame:
+def table2_side_by_side(store: ResultStore, artifact: str = "table2") -> pd.DataFrame:
     """The paper's cells (one column per paper dataset) beside ours (one column per dataset we ran, stand-ins
-    labelled), mean ± 95% CI; the report's per-cell status lives in :func:`dpgnn.report.paper_vs_ours`."""
+    labelled), mean ± 95% CI of the selected configuration's test accuracy; one row per (setting, method), a
+    non-default fidelity in a setting of its own. The report's per-cell status: :func:`dpgnn.report.paper_vs_ours`."""
     ref = load_reference(PAPER, artifact)
-    store = ResultStore(PAPER, profile)
     ours = store.load(artifact)
-
-    def fmt(m, s):
-        return "—" if pd.isna(m) else (f"{m:.1f}" if pd.isna(s) else f"{m:.1f} ± {s:.1f}")
-
+    if len(ours):
+        ours = ours[ours["metric"] == "accuracy"]
     out = ref.assign(cell=[fmt(m, s) for m, s in zip(ref["value"], ref["spread"])]).pivot_table(
         index=["setting", "method"], columns="dataset", values="cell", aggfunc="first")
     out.columns = [f"paper: {c}" for c in out.columns]
@@ -466,6 +474,55 @@ def side_by_side(profile: str, artifact: str = "table2") -> pd.DataFrame:
         mine.columns = [f"ours: {c}" + (" (stand-in)" if c not in PAPER_DATASETS else "") for c in mine.columns]
         out = out.join(mine, how="outer")
     return out.fillna("")
+
+
+def plot_table2(store: ResultStore, artifact: str = "table2"):
+    """Our Table 2 (or progressive vs layer-wise) cells as points: mean ± 95% CI per setting, one panel per
+    dataset."""
+    res = store.load(artifact)
+    res = res[res["metric"] == "accuracy"] if len(res) else res
+    title = "Table 2 (ours)" if artifact == "table2" else "Progressive vs layer-wise (ours)"
+    return plotting.lines(summary(res).assign(x=lambda d: d["setting"]), x="x", y="mean", err="ci", hue="method",
+                          col="dataset", xlabel="setting", ylabel="test accuracy (%)", title=title, connect=False)
+
+
+#: Issue #18, measured by running the authors' official ProGAP code beside ours on ``fb100-wisconsin87`` at edge
+#: level, ε = 1 (lr 0.01, 1-layer base, 100 epochs per stage; mean ± std over runs, %): the official code, ours
+#: with the paper's calibration, and ours with the official σ (8.620 at K = 3), per depth K.
+AUTHORS_CODE_MEASURED = {
+    "dataset": "fb100-wisconsin87", "epsilon": 1.0,
+    "official": {2: (73.3, 0.4), 3: (73.9, 0.7)},
+    "ours_paper": {2: (73.7, 0.5), 3: (75.0, 0.5)},
+    "ours_official_sigma": {3: (74.7, 0.7)},
+}
+
+
+def fidelity_comparison(store: ResultStore, depths=(2, 3)) -> pd.DataFrame:
+    """ProGAP edge level on the stand-in of :data:`AUTHORS_CODE_MEASURED`, per depth K: the σ of both
+    calibrations, the official code's accuracy and ours as measured for issue #18, and ours from this profile's
+    stored Table 2 runs under each fidelity (mean ± std over the runs of the configuration with the best mean
+    validation accuracy at that K; "—" where none are stored, e.g. outside the paper profile)."""
+    m = AUTHORS_CODE_MEASURED
+    eps = m["epsilon"]
+    runs = store.load("table2_runs")
+    if len(runs):
+        runs = runs[(runs["dataset"] == m["dataset"]) & (runs["method"] == "progap") & (runs["level"] == "edge")]
+    sel = select_best(runs, by=("dataset", "method", "level", "setting", "depth")) if len(runs) else runs
+    rows = []
+    for k in depths:
+        row: dict[str, Any] = {"K": int(k)}
+        for fid in FIDELITIES:
+            led = pg.privacy_ledger("edge", depth=int(k), delta=1e-7, target_epsilon=eps, fidelity=fid)
+            row[f"σ {fid}"] = round(led["sigma_nap"], 3)
+        row["official code (issue #18)"] = fmt(*m["official"].get(k, (None, None)))
+        row["ours, paper σ (issue #18)"] = fmt(*m["ours_paper"].get(k, (None, None)))
+        row["ours, official σ (issue #18)"] = fmt(*m["ours_official_sigma"].get(k, (None, None)))
+        for fid in FIDELITIES:
+            v = sel[(sel["depth"] == k) & (sel["setting"] == setting("edge", eps, fid))]["value"] if len(sel) else []
+            row[f"ours, fidelity={fid} (stored)"] = fmt(v.mean(), v.std()) if len(v) else "—"
+            row[f"runs {fid}"] = len(v)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("K")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -576,6 +633,50 @@ def depth_tradeoff(store: ResultStore) -> pd.DataFrame:
     return m
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# the series API (dpgnn.series.common): run / side_by_side / plot per artifact
+# ---------------------------------------------------------------------------------------------------------------
+ARTIFACTS = ("calibration", "table2", "layerwise", "fig2", "fig3", "fig4")
+
+
+def _artifact(artifact: str) -> str:
+    if artifact not in ARTIFACTS:
+        raise ValueError(f"unknown ProGAP artifact {artifact!r}; valid: {list(ARTIFACTS)}")
+    return artifact
+
+
+def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False,
+        train: bool = True) -> pd.DataFrame:
+    """Compute ``artifact``'s missing cells and return its stored rows (``calibration``: pure computation, always
+    recomputed; ``table2`` and ``layerwise`` come from the same runs). ``train=False`` trains nothing and selects
+    from the stored runs only."""
+    artifact = _artifact(artifact)
+    if artifact == "calibration":
+        return run_calibration(cfg, store)
+    if artifact in ("table2", "layerwise"):
+        run_table2(cfg, store, device=device, force=force, train=train)
+        return store.load(artifact)
+    fn = {"fig2": run_fig2, "fig3": run_fig3, "fig4": run_fig4}[artifact]
+    return fn(cfg, store, device=device, force=force, train=train)
+
+
+def side_by_side(store: ResultStore, artifact: str = "table2") -> pd.DataFrame:
+    """The paper's cells beside ours: ``calibration`` the σ / z tables of both levels (ours, the reference value,
+    the difference); the other artifacts the paper's columns beside ours (:func:`table2_side_by_side`)."""
+    artifact = _artifact(artifact)
+    if artifact == "calibration":
+        return pd.concat({lv: calibration_table(store, lv) for lv in ("edge", "node")}, names=["level", "setting"])
+    return table2_side_by_side(store, artifact)
+
+
+def plot(store: ResultStore, artifact: str):
+    """The artifact's figure drawn from stored rows only."""
+    artifact = _artifact(artifact)
+    if artifact in ("table2", "layerwise"):
+        return plot_table2(store, artifact)
+    return {"calibration": plot_calibration, "fig2": plot_fig2, "fig3": plot_fig3, "fig4": plot_fig4}[artifact](store)
+
+
 #: the grids of this series, cell by cell (:mod:`dpgnn.engine`); a cell of Table 2, Fig. 2 or Fig. 4 runs once and
 #: is stored under each of their run artifacts that has it. The calibration tables are pure computation.
 CELLS = {
@@ -588,6 +689,7 @@ CELLS = {
 
 
 __all__ = ["PROFILES", "coverage", "run_calibration", "calibration_table", "calibration_fidelities",
-           "plot_calibration", "run_table2", "side_by_side",
+           "plot_calibration", "run_table2", "table2_side_by_side", "plot_table2", "fidelity_comparison",
+           "AUTHORS_CODE_MEASURED", "FIDELITIES", "run", "side_by_side", "plot", "ARTIFACTS", "config_label",
            "run_fig2", "plot_fig2", "claim_progap_ge_gap", "run_fig3", "plot_fig3", "stage_jumps", "run_fig4",
            "plot_fig4", "depth_tradeoff", "select_best", "summary", "run_cell", "cell_run", "CELLS", "paper_vs_ours"]
