@@ -342,7 +342,9 @@ def select_best(runs: pd.DataFrame, by: tuple[str, ...] = ("dataset", "method", 
 def _store_selected(store: ResultStore, artifact: str, runs: pd.DataFrame, by=("dataset", "method", "level",
                                                                                 "setting")) -> pd.DataFrame:
     sel = select_best(runs, by)
-    drop = [c for c in ("paper", "artifact", "profile", "versions", "timestamp") if c in sel.columns]
+    # a selected row is a copy of a run row: it keeps the run's ``versions`` (the code that computed the value);
+    # ``timestamp`` is the time of the selection
+    drop = [c for c in ("paper", "artifact", "profile", "timestamp") if c in sel.columns]
     store.replace(artifact, sel.drop(columns=drop).to_dict("records") if len(sel) else [])
     return store.load(artifact)
 
@@ -450,7 +452,9 @@ def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force
         return runs
     prog = runs[~runs["method"].isin(["progap-layerwise"])]
     _store_selected(store, "table2", prog)
-    lw = runs[runs["method"].isin(["progap", "progap-layerwise"])].copy()
+    # progressive vs layer-wise compares the paper's calibration only (a non-default fidelity has no layer-wise runs)
+    paper_fid = runs["fidelity"].fillna("paper").eq("paper") if "fidelity" in runs.columns else True
+    lw = runs[runs["method"].isin(["progap", "progap-layerwise"]) & paper_fid].copy()
     lw["method"] = lw["method"].map({"progap": "progressive", "progap-layerwise": "layerwise"})
     _store_selected(store, "layerwise", lw)
     return store.load("table2")
