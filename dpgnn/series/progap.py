@@ -90,6 +90,7 @@ PROFILES: dict[str, dict[str, Any]] = {
 TABLE2_METHODS = {"none": ["graphsage", "gap", "progap"], "edge": ["mlp", "edgerand", "gap", "progap"],
                   "node": ["dp-mlp", "dp-gnn", "gap", "progap"]}
 TABLE2_EPS = {"none": math.inf, "edge": 1.0, "node": 8.0}
+#: the series' methods in display order (each registered in dpgnn.methods under ("progap", method, level))
 ORDER = ["mlp", "dp-mlp", "graphsage", "edgerand", "dp-gnn", "gap", "progap", "progap-layerwise"]
 
 
@@ -179,14 +180,14 @@ def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[s
     spec = methods.get(PAPER, method, level)
     res = spec.run(data, {k: v for k, v in cell.items() if k not in BOOKKEEPING}, seed=seed, device=device)
     led = {k: v for k, v in res.ledger.items()}
-    common = {"level": level, "epsilon": led.get("epsilon"), "delta": led.get("delta"), "ledger": led,
-              "setting": setting(level, eps, cell.get("fidelity", "paper")), "seconds": round(res.seconds, 3)}
-    rows = [{**common, "metric": "val_acc", "value": 100 * res.metrics["val"]},
-            {**common, "metric": "accuracy", "value": 100 * res.metrics["test"]}]
+    base = {"level": level, "epsilon": led.get("epsilon"), "delta": led.get("delta"), "ledger": led,
+            "setting": setting(level, eps, cell.get("fidelity", "paper")), "seconds": round(res.seconds, 3)}
+    rows = [{**base, "metric": "val_acc", "value": 100 * res.metrics["val"]},
+            {**base, "metric": "accuracy", "value": 100 * res.metrics["test"]}]
     if cell.get("history"):
         for h in res.history:
             for m in ("train_acc", "val_acc"):
-                rows.append({**common, "metric": f"curve_{m}", "value": 100 * h[m], "stage": h["stage"],
+                rows.append({**base, "metric": f"curve_{m}", "value": 100 * h[m], "stage": h["stage"],
                              "epoch": h["epoch"], "epoch_total": h["stage"] * e + h["epoch"]})
     return rows
 
