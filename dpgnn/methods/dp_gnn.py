@@ -34,20 +34,13 @@ from torch_geometric.data import Data
 from torch_geometric.utils import to_torch_csr_tensor
 
 from dpgnn.methods import RunResult, register
-from dpgnn.methods.progap import (
-    ProGAPResult,
-    _int,
-    _masks,
-    _pos,
-    bound_degree,
-    default_delta,
-    method_config,
-)
+from dpgnn.methods.progap import ProGAPResult, _masks, bound_degree, default_delta, method_config
 from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import ACTIVATIONS, MLP
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
 from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, statement
 from dpgnn.privacy.progap import accounted_steps, stage_steps
+from dpgnn.privacy.validation import check_int as _int, check_positive as _pos
 from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 

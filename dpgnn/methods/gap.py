@@ -29,11 +29,7 @@ from dpgnn.methods.progap import (
     NAP,
     DPSettings,
     ProGAPResult,
-    _delta,
-    _int,
-    _level,
     _masks,
-    _pos,
     bound_degree,
     default_delta,
     edge_sensitivity,
@@ -44,6 +40,8 @@ from dpgnn.methods.progap import (
 )
 from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import MLP, StageModel
+from dpgnn.privacy.progap import check_level as _level
+from dpgnn.privacy.validation import check_fraction as _delta, check_int as _int, check_positive as _pos
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = ["GAPConfig", "train_gap"]

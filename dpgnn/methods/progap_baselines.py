@@ -25,9 +25,7 @@ from dpgnn.methods import RunResult, register
 from dpgnn.methods.progap import (
     DPSettings,
     ProGAPResult,
-    _int,
     _masks,
-    _pos,
     default_delta,
     method_config,
     predict,
@@ -36,8 +34,9 @@ from dpgnn.methods.progap import (
 )
 from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import MLP, SAGEClassifier, StageModel
-from dpgnn.train import fit
 from dpgnn.privacy.guarantee import SOUND, statement
+from dpgnn.privacy.validation import check_int as _int, check_positive as _pos
+from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = ["train_mlp", "train_sage", "edgerand_perturb", "train_edgerand"]
