@@ -809,3 +809,22 @@ def authors_code_ledger(led: dict[str, Any], *, lam: float, queries: int, num_cl
 
 __all__ += ["FIDELITIES", "AUTHORS_CODE_ISSUES", "AuthorsTeacherOutput", "authors_code_teacher_posteriors",
             "authors_code_ledger"]
+
+
+def flip(pd_: PrivGNNData, *, order_seed: int = GLOBAL_SEED) -> PrivGNNData:
+    """The private and public portions exchanged (App. D.2 / Fig. 6): the public graph becomes the private one and
+    the private graph the public one. The new public nodes are split into train/test in the original public
+    graph's train fraction (Amazon: 3000/6000, so 2500 → 1250 train in a random order from ``order_seed``, whose
+    prefix is the query set, and 1250 test). Neighbour-mean caches are rebuilt for the new public graph."""
+    n = pd_.num_private
+    frac = pd_.pub_train.numel() / (pd_.pub_train.numel() + pd_.pub_test.numel())
+    n_tr = int(round(n * frac))
+    if not 1 <= n_tr < n:
+        raise ValueError(f"cannot split the {n} flipped public nodes into train/test with fraction {frac:g}")
+    perm = torch.randperm(n, generator=make_generator(stable_seed(order_seed, "flip")))
+    return PrivGNNData(f"{pd_.name} (flipped)", pd_.x_pub, pd_.y_pub, pd_.edge_pub, pd_.x_priv, pd_.y_priv,
+                       pd_.edge_priv, perm[:n_tr], torch.sort(perm[n_tr:]).values, pd_.num_classes,
+                       standardized=pd_.standardized)
+
+
+__all__ += ["flip"]
