@@ -388,16 +388,19 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
     "smoke": {"teacher": "paper", "figure_noise": ["posterior"], "fig3_datasets": ["amazon"],
               "fig3_queries": [25, 50], "d6_queries": [10, 25, 50], "d6_lambda": 0.4, "fig5_datasets": ["credit"],
               "fig6_datasets": ["amazon"], "figure_queries": 50, "figure_pate_teachers": 5,
-              "fidelity_datasets": ["amazon"], "fidelity_queries": [20], "fidelity_k": [50], "fidelity_runs": 1},
+              "fidelity_datasets": ["amazon"], "fidelity_queries": [20], "fidelity_k": [50], "fidelity_runs": 1,
+              "fidelity_pair": True},
     "test": {"teacher": "paper", "figure_noise": ["posterior"], "fig3_datasets": ["credit"], "fig3_queries": [10, 20],
              "d6_queries": [5, 20], "d6_lambda": 0.4, "fig5_datasets": ["credit"], "fig6_datasets": ["credit"],
              "figure_queries": 20, "figure_pate_teachers": 3, "fidelity_datasets": ["credit"],
-             "fidelity_queries": [10], "fidelity_k": [20], "fidelity_runs": 1},
+             "fidelity_queries": [10], "fidelity_k": [20], "fidelity_runs": 1, "fidelity_pair": True},
     "paper": {"teacher": "paper", "figure_noise": ["posterior", "log_softmax"], "fig3_datasets": ["amazon"],
               "fig3_queries": [500, 1000], "d6_queries": [10, 100, 200, 300, 500, 1000], "d6_lambda": 0.4,
               "fig5_datasets": ["credit"], "fig6_datasets": ["amazon"], "figure_queries": 1000,
-              "figure_pate_teachers": None, "fidelity_datasets": ["amazon"], "fidelity_queries": [500],
-              "fidelity_k": [None], "fidelity_runs": 1},
+              "figure_pate_teachers": None, "fidelity_datasets": ["amazon"],
+              # a cheap configuration (the authors'-code teachers are sequential: ~3 s of one CPU core each on
+              # Amazon), paired with the paper's teachers; fidelity_queries=[500] or [1000] mirrors Tables 6/5
+              "fidelity_queries": [100], "fidelity_k": [None], "fidelity_runs": 1, "fidelity_pair": True},
 }
 for _name, _extra in FIGURE_SETTINGS.items():
     PROFILES[_name].update(_extra)
@@ -573,39 +576,49 @@ def run_fig6_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> 
 
 
 def authors_code_cells(cfg: Settings) -> list[dict[str, Any]]:
-    """The authors'-code teacher cells (``fidelity="authors_code"``): one per (dataset, K, run)."""
+    """The authors'-code teacher cells (``fidelity="authors_code"``): one per (dataset, K, run). ``fidelity_pair``:
+    also train the paper's teachers in the cell (same seeds), so the cell holds its own paired comparison (the
+    paper profile leaves it off: its paper-mode rows are the accuracy grid's)."""
     return [{"dataset": n, "run": r, "seed": cfg.seed, "k": k, "gamma": cfg.gamma, "lambdas": list(cfg.lambdas),
              "queries": sorted(cfg.fidelity_queries), "main_queries": cfg.main_queries,
              "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs, "teacher": "authors_code",
-             "noise": list(cfg.noise_variants)}
+             "noise": list(cfg.noise_variants), "pair": bool(cfg.fidelity_pair)}
             for n in cfg.fidelity_datasets for k in cfg.fidelity_k for r in range(cfg.fidelity_runs)]
+
+
+def mirrored_cell(dataset: str, k: int, q: int, lam: float, main_queries: int) -> str:
+    """The paper cell a ``fidelity`` row mirrors, ``"<artifact>:<setting>"``: Table 5 at the main |Q| and the
+    dataset's K, Table 6 at another |Q|, Table 1 at another K (``fidelity:…`` when the paper has no such cell)."""
+    info = P.DATASETS[dataset]
+    if k != info.k:
+        return f"table1:K={k},lam={lam:g}" if q == main_queries else f"fidelity:K={k},Q={q},lam={lam:g}"
+    return f"table5:lam={lam:g}" if q == main_queries else f"table6:Q={q},lam={lam:g}"
 
 
 @_seeded
 def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
-    """Students on the authors'-code teachers' labels, in the artifacts/settings of the paper-mode rows they
-    mirror (Table 5 at the main |Q| and the dataset's K, Table 6 at other |Q|, Table 1 at other K), with the same
-    noise draws and student seeds (methods ``privgnn_authors_teacher`` / ``privgnn_authors_code``)."""
+    """Students on the authors'-code teachers' labels (methods ``privgnn_authors_teacher`` /
+    ``privgnn_authors_code``; with ``pair`` also the paper's teachers: ``privgnn`` / ``privgnn_code``), artifact
+    ``fidelity`` (never compared directly: the paper has no such cell) with setting ``K=..,Q=..,lam=..`` and
+    ``mirrors`` naming the paper cell (:func:`mirrored_cell`). Noise draws and student seeds are those of
+    :func:`_accuracy_cell`, so the teacher is the only difference."""
     dataset, run = cell["dataset"], cell["run"]
     pd_ = _data(dataset)
     info = P.DATASETS[dataset]
     seed = _run_seed(cfg, dataset, run)
     k = cell["k"] or info.k
     gamma = cell["gamma"] or info.gamma
-    post = _teachers(pd_, "authors_code", max(cell["queries"]), k=k, gamma=gamma, seed=seed,
-                     epochs=cell["teacher_epochs"], device=device)
-    points = []
-    for q in cell["queries"]:
-        for lam in cell["lambdas"]:
-            if k != info.k:
-                art, setting = ("table1", f"K={k},lam={lam:g}") if q == cell["main_queries"] else \
-                    ("fidelity", f"K={k},Q={q},lam={lam:g}")
-            else:
-                art, setting = ("table5", f"lam={lam:g}") if q == cell["main_queries"] else \
-                    ("table6", f"Q={q},lam={lam:g}")
-            points += [(art, n, lam, q, setting, run) for n in cell["noise"]]
-    return _privgnn_students(pd_, dataset, post, points, seed=seed, k=k, gamma=gamma, teacher="authors_code",
-                             student_epochs=cell["student_epochs"], device=device)
+    rows = []
+    for teacher in (["authors_code", "paper"] if cell["pair"] else ["authors_code"]):
+        post = _teachers(pd_, teacher, max(cell["queries"]), k=k, gamma=gamma, seed=seed,
+                         epochs=cell["teacher_epochs"], device=device)
+        points = [("fidelity", n, lam, q, f"K={k},Q={q},lam={lam:g}", run) for q in cell["queries"]
+                  for lam in cell["lambdas"] for n in cell["noise"]]
+        for r in _privgnn_students(pd_, dataset, post, points, seed=seed, k=k, gamma=gamma, teacher=teacher,
+                                   student_epochs=cell["student_epochs"], device=device):
+            r["mirrors"] = mirrored_cell(dataset, k, r["queries"], r["lam"], cell["main_queries"])
+            rows.append(r)
+    return rows
 
 
 CELLS.update({
@@ -659,8 +672,8 @@ def ours_table(store: ResultStore, artifact: str, store_artifact: str | None = N
 def plot_fig3(store: ResultStore):
     """Fig. 3 (accuracy vs λ for each |Q|) and App. D.6 (accuracy vs |Q| at λ = 0.4, log x), paper ◇."""
     df = store.load("fig3")
-    if df.empty:
-        raise ValueError("no Fig. 3 rows stored yet")
+    if df.empty:  # nothing stored yet (e.g. train=False before `dpgnn run`): nothing to draw
+        return {}
     df = df.assign(curve=df["method"] + ", |Q|=" + df["queries"].astype(int).astype(str))
     f3 = df[df["artifact"] == "fig3"]
     agg = f3.groupby(["dataset", "curve", "lam"])["value"].agg(value="mean", spread="std").reset_index()
@@ -684,8 +697,8 @@ def plot_fig3(store: ResultStore):
 def plot_methods(store: ResultStore, artifact: str, title: str):
     """Fig. 5a / Fig. 6: accuracy vs λ per method (B1/B2 flat), and (Fig. 5b) ε vs λ of the private methods."""
     df = store.load(artifact)
-    if df.empty:
-        raise ValueError(f"no {artifact} rows stored yet")
+    if df.empty:  # nothing stored yet: nothing to draw
+        return {}
     lams = sorted(df["lam"].dropna().unique())
     flat = df[df["setting"] == "non-private"]
     acc = pd.concat([df[df["setting"] != "non-private"]] + [flat.assign(lam=x) for x in lams], ignore_index=True)
@@ -707,22 +720,48 @@ def plot_methods(store: ResultStore, artifact: str, title: str):
 
 
 def authors_code_side_by_side(store: ResultStore) -> pd.DataFrame:
-    """Per (artifact, dataset, setting): the paper's value, our paper-mode rows (``privgnn``, ``privgnn_code``) and
-    the authors'-code teacher rows (``privgnn_authors_teacher``, ``privgnn_authors_code``) over the runs the
-    authors'-code cells computed (same seeds, noise draws and students), with n."""
+    """Per (dataset, mirrored paper cell): the paper's value, the paper-mode teachers (``privgnn``,
+    ``privgnn_code``: the cell's own paired rows, else the accuracy grid's rows of the same runs) and the
+    authors'-code teachers (``privgnn_authors_teacher``, ``privgnn_authors_code``), mean over runs, with n."""
     a = store.load("authors_code")
     if a.empty:
         return a
-    acc = store.load("accuracy")
-    keys = a[["artifact", "dataset", "setting", "run"]].drop_duplicates()
-    base = acc.merge(keys, on=["artifact", "dataset", "setting", "run"])
-    both = pd.concat([base[base["method"].isin(["privgnn", "privgnn_code"])], a], ignore_index=True)
-    wide = both.pivot_table(index=["artifact", "dataset", "setting"], columns="method", values="value",
-                            aggfunc="mean")
-    n = a.groupby(["artifact", "dataset", "setting"])["run"].nunique().rename("n_runs")
+    a = a[a["artifact"] == "fidelity"]
+    paired = a[a["method"].isin(["privgnn", "privgnn_code"])]
+    if paired.empty:  # paper profile: the accuracy grid's rows of the same (cell, run)
+        acc = store.load("accuracy")
+        if len(acc):
+            acc = acc.assign(mirrors=acc["artifact"] + ":" + acc["setting"])
+            keys = a[["dataset", "mirrors", "run"]].drop_duplicates()
+            paired = acc[acc["method"].isin(["privgnn", "privgnn_code"])].merge(keys, on=["dataset", "mirrors",
+                                                                                         "run"])
+    both = pd.concat([a[~a["method"].isin(["privgnn", "privgnn_code"])], paired], ignore_index=True)
+    wide = both.pivot_table(index=["dataset", "mirrors"], columns="method", values="value", aggfunc="mean")
+    n = a.groupby(["dataset", "mirrors"])["run"].nunique().rename("n_runs")
     ref = load_reference(PAPER)
-    ref = ref[ref["method"] == "privgnn"].set_index(["artifact", "dataset", "setting"])["value"].rename("paper")
-    out = wide.join(n).join(ref, how="left").reset_index()
-    order = ["artifact", "dataset", "setting", "paper", "privgnn", "privgnn_authors_teacher", "privgnn_code",
+    ref = ref[ref["method"] == "privgnn"]
+    ref = ref.assign(mirrors=ref["artifact"] + ":" + ref["setting"]).set_index(["dataset", "mirrors"])["value"]
+    out = wide.join(n).join(ref.rename("paper"), how="left").reset_index()
+    order = ["dataset", "mirrors", "paper", "privgnn", "privgnn_authors_teacher", "privgnn_code",
              "privgnn_authors_code", "n_runs"]
     return out[[c for c in order if c in out]].round(3)
+
+
+def plot_authors_code(store: ResultStore):
+    """Accuracy vs λ of the paper's and the authors'-code teachers (both noise variants), one panel per
+    (dataset, |Q|, K), paper ◇ where the mirrored cell has a printed value."""
+    df = store.load("authors_code")
+    if df.empty:
+        return {}
+    tab = authors_code_side_by_side(store)
+    methods = [c for c in ("privgnn", "privgnn_authors_teacher", "privgnn_code", "privgnn_authors_code") if c in tab]
+    long = tab.melt(id_vars=["dataset", "mirrors"], value_vars=methods + (["paper"] if "paper" in tab else []),
+                    var_name="method", value_name="value").dropna(subset=["value"])
+    long = long.assign(lam=long["mirrors"].str.split("lam=").str[1].astype(float),
+                       panel=long["dataset"] + " " + long["mirrors"].str.split(":").str[0]
+                       + long["mirrors"].str.extract(r"(Q=\d+|K=\d+)")[0].fillna("").radd(" "))
+    ref = long[long["method"] == "paper"]
+    ours = long[long["method"] != "paper"]
+    return {"authors_code": plotting.lines(ours, x="lam", y="value", hue="method", col="panel",
+                                           reference=ref if len(ref) else None, xlabel="λ", ylabel="accuracy",
+                                           title="Paper teachers vs the authors'-code teachers (◇ = paper)")}

@@ -56,8 +56,13 @@ def test_figure_and_authors_cells_run_and_match_the_accuracy_grid(tmp_path):
     assert set(f3["artifact"]) == {"fig3", "fig7"}
     assert set(f3.loc[f3["artifact"] == "fig7", "queries"]) == set(cfg.d6_queries)
     # the authors'-code rows carry fidelity and an unsound guarantee
-    a = out["authors_code"]
-    assert set(a["method"]) == {"privgnn_authors_teacher"} and set(a["fidelity"]) == {"authors_code"}
+    rows = out["authors_code"]
+    assert set(rows["artifact"]) == {"fidelity"} and set(rows["mirrors"]) == {"fidelity:K=20,Q=10,lam=1"}
+    # the cell pairs both teacher modes (test profile): the authors' rows are flagged, the paper's are not
+    assert set(rows["method"]) == {"privgnn_authors_teacher", "privgnn"}
+    assert set(rows.loc[rows["method"] == "privgnn", "fidelity"]) == {"paper"}
+    a = rows[rows["method"] == "privgnn_authors_teacher"]
+    assert set(a["fidelity"]) == {"authors_code"}
     for led in a["ledger"]:
         led = check_ledger(json.loads(led))
         assert led["guarantee"] == "as_published" and any("NOT sound" in s for s in led["issues"])
@@ -66,7 +71,10 @@ def test_figure_and_authors_cells_run_and_match_the_accuracy_grid(tmp_path):
     cell = series.authors_code_cells(cfg)[0]
     torch.manual_seed(123)
     again = series.run_authors_code_cell(cfg, cell, device="cpu")
-    assert [r["value"] for r in again] == pytest.approx(a.sort_index()["value"].tolist(), abs=0)
+    assert [r["value"] for r in again] == pytest.approx(rows.sort_index()["value"].tolist(), abs=0)
+    side = series.authors_code_side_by_side(store)
+    assert list(side["mirrors"]) == ["fidelity:K=20,Q=10,lam=1"] and int(side["n_runs"].iloc[0]) == 1
+    assert {"privgnn", "privgnn_authors_teacher"} <= set(side.columns)
     f5 = out["fig5"]
     assert {"privgnn", "pate_m", "pate_g", "b1", "b2"} == set(f5["method"])
     assert all(math.isfinite(v) for v in f5["value"])
