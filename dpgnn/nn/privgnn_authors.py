@@ -34,7 +34,8 @@ class AuthorsCodeSAGE(nn.Module):
         self.convs = nn.ModuleList(SAGEConv(a, b, aggr="mean") for a, b in zip(dims[:-1], dims[1:]))
         self.bns = nn.ModuleList(nn.BatchNorm1d(hidden_channels) for _ in range(num_layers - 2))
         self.out = SAGEConv(hidden_channels, out_channels, aggr="mean")
-        self.feature = SAGEConv(hidden_channels, in_channels, aggr="mean")  # unused by forward (as in the code)
+        # the official code's "feature" head: unused by forward
+        self.feature = SAGEConv(hidden_channels, in_channels, aggr="mean")
 
     def reset_parameters(self) -> None:
         for m in [*self.convs, *self.bns, self.out, self.feature]:

@@ -380,27 +380,33 @@ def plot_accuracy(store: ResultStore):
 # Notebook 03 (Fig. 3 / App. D.6, Fig. 5, Fig. 6) and notebook 04 (fidelity="authors_code"), issue #18
 # ---------------------------------------------------------------------------------------------------------------
 #: settings of the figure and fidelity cells, merged into :data:`PROFILES` (so notebooks and the CLI can override
-#: them). ``teacher``: the teachers of the figure cells, ``"paper"`` (Algorithm 1, our default) or
+#: them). ``figure_lambdas``: the λ grid of the figure and fidelity cells; ``teacher``: the teachers of the figure
+#: cells, ``"paper"`` (Algorithm 1, our default) or
 #: ``"authors_code"`` (:func:`dpgnn.methods.privgnn.authors_code_teacher_posteriors`, unsound); ``figure_noise``:
 #: noise variants of the figure cells (``log_softmax`` = the authors' code, rows ``*_code``); ``d6_queries`` at
 #: ``d6_lambda``: App. D.6 / Fig. 7's accuracy axis; ``fidelity_*``: the authors'-code teacher cells.
 FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
-    "smoke": {"teacher": "paper", "figure_noise": ["posterior"], "fig3_datasets": ["amazon"],
-              "fig3_queries": [25, 50], "d6_queries": [10, 25, 50], "d6_lambda": 0.4, "fig5_datasets": ["credit"],
-              "fig6_datasets": ["amazon"], "figure_queries": 50, "figure_pate_teachers": 5,
-              "fidelity_datasets": ["amazon"], "fidelity_queries": [20], "fidelity_k": [50], "fidelity_runs": 1,
-              "fidelity_pair": True},
-    "test": {"teacher": "paper", "figure_noise": ["posterior"], "fig3_datasets": ["credit"], "fig3_queries": [10, 20],
+    # smoke: one λ (= D.6's, so the |Q| = 50 student serves Fig. 3 and D.6) keeps notebook 03 near 20 s of CPU
+    "smoke": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [0.4], "fig3_datasets": ["amazon"],
+              "fig3_queries": [25, 50], "d6_queries": [25, 50], "d6_lambda": 0.4, "fig5_datasets": ["credit"],
+              "fig6_datasets": ["amazon"], "figure_queries": 40, "figure_pate_teachers": 3,
+              "fidelity_datasets": ["credit"], "fidelity_queries": [20], "fidelity_k": [50], "fidelity_runs": 1,
+              "fidelity_pair": True, "fidelity_noise": ["log_softmax"]},
+    "test": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [1.0], "fig3_datasets": ["credit"],
+             "fig3_queries": [10, 20],
              "d6_queries": [5, 20], "d6_lambda": 0.4, "fig5_datasets": ["credit"], "fig6_datasets": ["credit"],
              "figure_queries": 20, "figure_pate_teachers": 3, "fidelity_datasets": ["credit"],
-             "fidelity_queries": [10], "fidelity_k": [20], "fidelity_runs": 1, "fidelity_pair": True},
-    "paper": {"teacher": "paper", "figure_noise": ["posterior", "log_softmax"], "fig3_datasets": ["amazon"],
+             "fidelity_queries": [10], "fidelity_k": [20], "fidelity_runs": 1, "fidelity_pair": True,
+             "fidelity_noise": ["posterior"]},
+    "paper": {"teacher": "paper", "figure_noise": ["posterior", "log_softmax"], "figure_lambdas": LAMS,
+              "fig3_datasets": ["amazon"],
               "fig3_queries": [500, 1000], "d6_queries": [10, 100, 200, 300, 500, 1000], "d6_lambda": 0.4,
               "fig5_datasets": ["credit"], "fig6_datasets": ["amazon"], "figure_queries": 1000,
               "figure_pate_teachers": None, "fidelity_datasets": ["amazon"],
               # a cheap configuration (the authors'-code teachers are sequential: ~3 s of one CPU core each on
               # Amazon), paired with the paper's teachers; fidelity_queries=[500] or [1000] mirrors Tables 6/5
-              "fidelity_queries": [100], "fidelity_k": [None], "fidelity_runs": 1, "fidelity_pair": True},
+              "fidelity_queries": [100], "fidelity_k": [None], "fidelity_runs": 1, "fidelity_pair": True,
+              "fidelity_noise": ["posterior", "log_softmax"]},
 }
 for _name, _extra in FIGURE_SETTINGS.items():
     PROFILES[_name].update(_extra)
@@ -468,8 +474,9 @@ def _figure_cell_common(cell: dict[str, Any], dataset: str) -> tuple[int, float]
 
 
 def _figure_cells(cfg: Settings, key: str, extra: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma, "lambdas": list(cfg.lambdas),
-             "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs,
+    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma,
+             "lambdas": list(cfg.figure_lambdas), "teacher_epochs": cfg.teacher_epochs,
+             "student_epochs": cfg.student_epochs,
              "teacher": _check_teacher(cfg.teacher), "noise": list(cfg.figure_noise), **extra}
             for n in cfg[key] for r in range(cfg.runs)]
 
@@ -579,10 +586,11 @@ def authors_code_cells(cfg: Settings) -> list[dict[str, Any]]:
     """The authors'-code teacher cells (``fidelity="authors_code"``): one per (dataset, K, run). ``fidelity_pair``:
     also train the paper's teachers in the cell (same seeds), so the cell holds its own paired comparison (the
     paper profile leaves it off: its paper-mode rows are the accuracy grid's)."""
-    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": k, "gamma": cfg.gamma, "lambdas": list(cfg.lambdas),
-             "queries": sorted(cfg.fidelity_queries), "main_queries": cfg.main_queries,
+    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": k, "gamma": cfg.gamma,
+             "lambdas": list(cfg.figure_lambdas), "queries": sorted(cfg.fidelity_queries),
+             "main_queries": cfg.main_queries,
              "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs, "teacher": "authors_code",
-             "noise": list(cfg.noise_variants), "pair": bool(cfg.fidelity_pair)}
+             "noise": list(cfg.fidelity_noise), "pair": bool(cfg.fidelity_pair)}
             for n in cfg.fidelity_datasets for k in cfg.fidelity_k for r in range(cfg.fidelity_runs)]
 
 
