@@ -426,8 +426,9 @@ def _check_teacher(teacher: str) -> str:
 
 def _teachers(pd_: P.PrivGNNData, teacher: str, num_queries: int, *, k: int, gamma: float, seed: int, epochs: int,
               device: str) -> P.TeacherOutput:
-    """The |Q| teachers' posteriors in the chosen mode, from the same per-(run, K) seed as the accuracy cell (so the
-    paper-mode teachers of a figure cell are those of the stored Table 5/6 rows)."""
+    """The |Q| teachers' posteriors in the chosen mode, from the same per-(run, K) seed as the accuracy cell (so a
+    figure cell's paper-mode teachers have the subsamples and initialisations of the stored Table 5/6 rows' teachers;
+    their dropout masks come from the global RNG, which the accuracy grid does not seed per cell)."""
     fn = P.teacher_posteriors if _check_teacher(teacher) == "paper" else P.authors_code_teacher_posteriors
     return fn(pd_, num_queries, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k), epochs=epochs, device=device)
 
@@ -448,8 +449,8 @@ def _privgnn_students(pd_: P.PrivGNNData, dataset: str, post: P.TeacherOutput, p
                       gamma: float, teacher: str, student_epochs: int, device: str, suffix: str = ""
                       ) -> list[dict[str, Any]]:
     """One student per ``(artifact, noise, lam, q, setting)`` point, on the first ``q`` noisy labels; the labels
-    and the student seed are drawn exactly as in :func:`_accuracy_cell` (a point it also computes gives the same
-    number). Students shared by two points (e.g. Fig. 3 and App. D.6 at λ = 0.4) are trained once."""
+    and the student seed are drawn exactly as in :func:`_accuracy_cell` (only the dropout masks differ). Students
+    shared by two points (e.g. Fig. 3 and App. D.6 at λ = 0.4) are trained once."""
     rows, done = [], {}
     for art, noise, lam, q, setting, run in points:
         key = (noise, lam, q)
