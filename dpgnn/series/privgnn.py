@@ -597,11 +597,14 @@ def authors_code_cells(cfg: Settings) -> list[dict[str, Any]]:
 
 def mirrored_cell(dataset: str, k: int, q: int, lam: float, main_queries: int) -> str:
     """The paper cell a ``fidelity`` row mirrors, ``"<artifact>:<setting>"``: Table 5 at the main |Q| and the
-    dataset's K, Table 6 at another |Q|, Table 1 at another K (``fidelity:…`` when the paper has no such cell)."""
+    dataset's K, Table 6 at |Q| = 500, Table 1 at another K and the main |Q|; ``fidelity:K=..,Q=..,lam=..`` when
+    the paper has no such cell."""
     info = P.DATASETS[dataset]
-    if k != info.k:
-        return f"table1:K={k},lam={lam:g}" if q == main_queries else f"fidelity:K={k},Q={q},lam={lam:g}"
-    return f"table5:lam={lam:g}" if q == main_queries else f"table6:Q={q},lam={lam:g}"
+    if q == main_queries:
+        return f"table5:lam={lam:g}" if k == info.k else f"table1:K={k},lam={lam:g}"
+    if q == 500 and k == info.k:
+        return f"table6:Q={q},lam={lam:g}"
+    return f"fidelity:K={k},Q={q},lam={lam:g}"
 
 
 @_seeded

@@ -79,3 +79,12 @@ def test_figure_and_authors_cells_run_and_match_the_accuracy_grid(tmp_path):
     assert {"privgnn", "pate_m", "pate_g", "b1", "b2"} == set(f5["method"])
     assert all(math.isfinite(v) for v in f5["value"])
     assert len(series.figure_side_by_side(store, "fig5"))
+
+
+def test_mirrored_cell_names_only_cells_the_paper_has():
+    m = series.mirrored_cell
+    assert m("amazon", 750, 1000, 0.4, 1000) == "table5:lam=0.4"
+    assert m("amazon", 750, 500, 1.0, 1000) == "table6:Q=500,lam=1"
+    assert m("amazon", 300, 1000, 0.2, 1000) == "table1:K=300,lam=0.2"
+    assert m("amazon", 750, 50, 0.4, 1000) == "fidelity:K=750,Q=50,lam=0.4"
+    assert m("amazon", 300, 500, 0.4, 1000) == "fidelity:K=300,Q=500,lam=0.4"
