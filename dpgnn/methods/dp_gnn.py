@@ -185,8 +185,10 @@ def dp_gnn_ledger(*, train_nodes: int, batch_size: int, epochs: int, max_degree:
             "accountant": "multi-term hypergeometric RDP (Daigavane et al.), dp_accounting conversion"}
 
 
-def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "auto") -> ProGAPResult:
-    """One DP-GNN run (node-level DP): ledger, per-root clipped and noised Adam steps, best-validation restore."""
+def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "auto",
+                 on_model=None) -> ProGAPResult:
+    """One DP-GNN run (node-level DP): ledger, per-root clipped and noised Adam steps, best-validation restore.
+    ``on_model(model)`` is called with the released (restored) model (audits, :mod:`dpgnn.audit.central`)."""
     t0 = time.perf_counter()
     dev = resolve_device(device)
     masks = _masks(data, dev)
@@ -235,6 +237,8 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
         if acc["val"] > best_val:
             best_val, best_state = acc["val"], copy.deepcopy(model.state_dict())
     model.load_state_dict(best_state)
+    if on_model is not None:
+        on_model(model)
     acc = _evaluate_full(model, x, adj, y, masks)
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
                         history=history, seconds=time.perf_counter() - t0)

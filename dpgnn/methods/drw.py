@@ -540,7 +540,7 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
              seed: int = 1234, resample_every: int = 10, eval_every: int = 1, max_steps: int | None = None,
              accountant: str = "autodp", fdp_degree: int = 4, fdp_variant: str = "paper",
              per_sample: str = "ghost", select: str = "best_val", fidelity: str = "paper", patience: int = 30,
-             device: str = "auto") -> dict[str, Any]:
+             device: str = "auto", on_model: Callable[[nn.Module], None] | None = None) -> dict[str, Any]:
     """DP training (DRW, DRW-D, DRW-R or FDP) until ε would exceed ``target_epsilon`` (or ``max_steps``).
 
     The best-validation model is chosen among the *trained* models (steps ≥ 1, as in the authors' code): the
@@ -561,6 +561,7 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
 
     Returns test/val F1 of the selected model, the privacy ledger and ``checkpoints``: for every integer
     ``k ≤ target`` the step where ε last stays ≤ k and the test F1 of the selected model up to then.
+    ``on_model(model)`` is called with the final model (the released one when ``select="last"``; audits).
     """
     if select not in ("best_val", "last"):
         raise ValueError(f"select must be 'best_val' or 'last', got {select!r}")
@@ -670,6 +671,8 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
                                     "val_f1": best["val"], "test_f1_current": math.nan})
             T = step
             break
+    if on_model is not None:
+        on_model(model)
     if method == "fdp":
         kw = {} if fdp_variant == "paper" else {"orders": [10.0], "conversion": "classic"}
         eps = fdp_epsilon(T, z, N, B, K, delta, **kw)[0]
