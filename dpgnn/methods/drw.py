@@ -699,9 +699,11 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
 
 def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256, lr: float = 0.01,
                 batch: int | None = None, max_steps: int = 1000, patience: int = 30, grad_clip: float = 5.0,
-                seed: int = 1234, device: str = "auto") -> dict[str, Any]:
+                seed: int = 1234, device: str = "auto", on_model: Callable[[nn.Module], None] | None = None
+                ) -> dict[str, Any]:
     """Non-DP baselines: ``gcn`` on RW batches (induced on the visited nodes, loss on their training nodes) and
-    ``mlp`` on uniform batches; Adam, global gradient-norm clip 5, early stopping on validation F1."""
+    ``mlp`` on uniform batches; Adam, global gradient-norm clip 5, early stopping on validation F1.
+    ``on_model(model)`` is called with the final model (audits)."""
     method = _method_key(method)
     if method not in ("gcn", "mlp"):
         raise ValueError(f"train_nondp runs 'gcn' or 'mlp', got {method!r}")
@@ -745,6 +747,8 @@ def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 2
             bad += 1
             if bad >= patience:
                 break
+    if on_model is not None:
+        on_model(model)
     ledger = {"level": "none", "epsilon": math.inf, **non_private()}
     return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
             "val_f1": best["val"], "best_step": best["step"], "steps": step, "epsilon": math.inf, "delta": 0.0,
