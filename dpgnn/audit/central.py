@@ -266,6 +266,12 @@ def audit_central(method: str, data: Data, *, epsilon: float, num_canaries: int,
     torch.manual_seed(stable_seed("central-audit", method, seed))
     claim, ledger, logits, g, ids, acc = _RUNNERS[method](cg, float(epsilon), float(noise_factor), seed,
                                                           dict(method_kw))
+    ledger = {k: v for k, v in ledger.items() if k not in ("event", "config")}
+    if noise_factor != 1.0:  # the run's own ledger (its true ε), marked as the deliberately broken control
+        ledger["guarantee"] = "as_published"
+        ledger["issues"] = list(ledger.get("issues", [])) + [
+            f"deliberately broken negative control: noise multiplier x {noise_factor:g} of the one calibrated for "
+            f"the claimed epsilon {float(claim['epsilon']):.4g}"]
     score = -F.cross_entropy(logits[ids].float(), g.y[ids], reduction="none").numpy()
     m = num_canaries
     ks = guesses or tuple(sorted({max(1, m // 20), max(1, m // 10), max(1, m // 4)}))
@@ -277,4 +283,4 @@ def audit_central(method: str, data: Data, *, epsilon: float, num_canaries: int,
             "canaries": m, "canaries_in": int(cg.included.sum()), "guesses": res["r"], "correct": res["v"],
             "k": res["k"], "alpha": alpha, "utility": float(acc), "score_gap": float(
                 np.mean(score[cg.included.numpy()]) - np.mean(score[~cg.included.numpy()])),
-            "ledger": {k: v for k, v in ledger.items() if k not in ("event", "config")}}
+            "ledger": ledger}
