@@ -189,6 +189,8 @@ CENTRAL_KW: dict[str, dict[str, Any]] = {
     "drw": {"noise_multiplier": 1.0, "num_layers": 2, "hidden": 64, "lr": 0.1, "batch": 32, "lr_nondp": 0.05},
     "fdp": {"noise_multiplier": 1.0, "num_layers": 2, "hidden": 64, "lr": 0.1, "batch": 32, "lr_nondp": 0.05},
 }
+#: the ``dataset`` of every central audit row (sizes per profile are in the ``graph_nodes``/``canaries`` columns)
+CENTRAL_DATASET = "csbm + canaries"
 _CENTRAL_LABEL = {"progap-node": "ProGAP node level", "dp-gnn": "DP-GNN", "drw": "DRW (sound mode)",
                   "fdp": "FDP (sound mode)"}
 
@@ -222,7 +224,7 @@ def run_central(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd
                                   num_canaries=c["canaries"], seed=c["seed"], noise_factor=c["noise_factor"],
                                   alpha=c["alpha"], **kw)
         broken = c["noise_factor"] != 1.0
-        return {"dataset": f"csbm-{c['graph_nodes']} + {c['canaries']} canaries",
+        return {"dataset": CENTRAL_DATASET,
                 "method": central_label(c["method"], c["epsilon"], c["noise_factor"]),
                 "setting": _setting(c["epsilon"]), "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0,
                 "level": r["unit"] if math.isfinite(c["epsilon"]) else "none", "privacy_unit": r["unit"],
