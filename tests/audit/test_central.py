@@ -7,7 +7,7 @@ import torch
 
 from dpgnn.audit.central import CENTRAL_METHODS, UNIT_OF, audit_central, canary_graph
 from dpgnn.data.synthetic import csbm
-from dpgnn.series.audit import CENTRAL_KW
+from dpgnn.series.audit import CENTRAL_KW, drw_noise_multiplier
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +24,7 @@ def _kw(method, epochs):
     kw = dict(CENTRAL_KW[method])
     if method in ("drw", "fdp"):
         kw["steps_nondp"] = 10 * epochs
+        kw["noise_multiplier"] = drw_noise_multiplier(1.0)
     else:
         kw["epochs"] = epochs
     return kw
@@ -97,4 +98,5 @@ def test_broken_noise_is_caught_and_the_control_has_power(graph):
 ])
 def test_audit_central_refuses_bad_input(small, method, kw):
     with pytest.raises(ValueError):
-        audit_central(method, small, num_canaries=10, seed=0, **{**dict(CENTRAL_KW.get(method, {})), **kw})
+        audit_central(method, small, num_canaries=10, seed=0, **{**_kw(method, 2), **kw} if method in CENTRAL_KW
+                      else kw)
