@@ -111,3 +111,17 @@ def test_central_rows_state_their_ledger_and_the_broken_control(store):
     assert (table.loc[~table["broken"], "audited_lb"] <= table.loc[~table["broken"], "accounted"]).all()
     fig = S.plot_accounted_vs_audited(store)
     assert [ax.get_title() for ax in fig.axes] == [S.UNITS["node"]]
+
+
+def test_committed_paper_audits_flag_exactly_the_broken_variants():
+    """The committed paper-profile audits: no correct mechanism or training run audits above its accounted ε, and
+    every deliberately broken variant does (PrivGNN's single query is the documented accounting finding)."""
+    store = ResultStore("audit", "paper")
+    table = S.audit_table(store)
+    if table.empty:
+        pytest.skip("no paper-profile audit results in this checkout")
+    table = table[table["unit"] != "query"]
+    assert not table.loc[~table["broken"], "flagged"].any()
+    assert table["broken"].sum() >= 3 and table.loc[table["broken"], "flagged"].all()
+    central = table[table["unit"].isin(["node", "feature"]) & ~table["broken"] & table["accounted"].lt(math.inf)]
+    assert set(central["method"]) >= {"ProGAP node level", "DP-GNN", "DRW (sound mode)", "FDP (sound mode)"}
