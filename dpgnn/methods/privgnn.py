@@ -38,7 +38,9 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from dpgnn.data import load_dataset
-from dpgnn.nn.privgnn import MLP, SAGE, BatchedSAGETeachers, mean_neighbours, train_batched_teachers
+from dpgnn.methods import RunResult, register
+from dpgnn.metrics import accuracy
+from dpgnn.nn.privgnn import MLP, SAGE, BatchedSAGETeachers, mean_neighbours, teacher_step, train_batched_teachers
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, SOUND, non_private, statement
 from dpgnn.privacy.pate import (
     PRIVGNN_ACCOUNTANT,
@@ -49,6 +51,7 @@ from dpgnn.privacy.pate import (
     vote_counts,
 )
 from dpgnn.privacy.privgnn import statement_as_published as privgnn_statement
+from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = [
@@ -420,22 +423,18 @@ def _fit(model: torch.nn.Module, x: Tensor, edge_index: Tensor, train_idx: Tenso
     x, edge_index, train_idx, target = x.to(device), edge_index.to(device), train_idx.to(device), target.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     soft = target.dim() == 2
-    model.train()
-    for _ in range(epochs):
+
+    def step(epoch: int) -> Tensor:
         opt.zero_grad(set_to_none=True)
         logp = model(x, edge_index)[train_idx]
         loss = -(target * logp).sum(1).mean() if soft else F.nll_loss(logp, target)
         loss.backward()
         opt.step()
+        return loss.detach()
+
+    fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
     model.eval()
     return model
-
-
-@torch.no_grad()
-def _accuracy(model: torch.nn.Module, x: Tensor, edge_index: Tensor, idx: Tensor, y: Tensor,
-              device: torch.device) -> float:
-    logp = model(x.to(device), edge_index.to(device))
-    return float((logp[idx.to(device)].argmax(1).cpu() == y[idx]).float().mean())
 
 
 def _graph_inputs(x: Tensor, edge_index: Tensor, device: torch.device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -465,15 +464,17 @@ def _fit_sage(x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, 
     else:
         y = torch.zeros(1, n, dtype=torch.long, device=device)
         y[0, train_idx.to(device)] = target.to(device)
-    return train_batched_teachers(model, xx.unsqueeze(0), torch.ones(1, n, device=device), y, src, dst, inv,
-                                  epochs=epochs, lr=lr, loss_mask=loss_mask)
+    step = teacher_step(model, xx.unsqueeze(0), torch.ones(1, n, device=device), y, src, dst, inv, lr=lr,
+                        loss_mask=loss_mask)
+    fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
+    model.eval()
+    return model
 
 
 def _sage_accuracy(model: BatchedSAGETeachers, x: Tensor, edge_index: Tensor, idx: Tensor, y: Tensor,
                    device: torch.device) -> float:
-    xx, src, dst, inv = _graph_inputs(x, edge_index, device)
-    logp = model.predict_graph(xx, src, dst, inv)[0]
-    return float((logp[idx.to(device)].argmax(1).cpu() == y[idx]).float().mean())
+    """Accuracy of a trained SAGE on the ``idx`` nodes of the graph (x, edges) (:func:`dpgnn.metrics.accuracy`)."""
+    return accuracy(log_posteriors(model, x, edge_index, device)[idx], y[idx])
 
 
 def _copy_into_batch(m: SAGE, batched: BatchedSAGETeachers, b: int = 0) -> None:
@@ -498,15 +499,18 @@ def _pretrain(model: SAGE, x: Tensor, edge_index: Tensor, *, epochs: int, lr: fl
     x, edge_index = x.to(device), edge_index.to(device)
     opt = torch.optim.Adam(list(model.conv1.parameters()) + list(model.bn.parameters()), lr=lr)
     n = x.size(0)
-    model.train()
-    for _ in range(epochs):
+    src, dst = edge_index
+
+    def step(epoch: int) -> Tensor:
         opt.zero_grad(set_to_none=True)
         h = model.embed(x, edge_index)
-        src, dst = edge_index
         neg = torch.randint(0, n, (src.numel(),), generator=generator).to(device)
         loss = F.softplus(-(h[src] * h[dst]).sum(1)).mean() + F.softplus((h[src] * h[neg]).sum(1)).mean()
         loss.backward()
         opt.step()
+        return loss.detach()
+
+    fit(model, step, epochs=epochs, monitor=None, restore_best=False)
     model.eval()
 
 
@@ -575,8 +579,9 @@ def mlp_baseline(pd_: PrivGNNData, *, seed: int, epochs: int = 200, lr: float = 
     torch.manual_seed(stable_seed(seed, "mlp"))
     model = _fit(MLP(pd_.num_features, pd_.num_classes), pd_.x_pub[pd_.pub_train], pd_.edge_pub[:, :0],
                  torch.arange(pd_.pub_train.numel()), pd_.y_pub[pd_.pub_train], epochs=epochs, lr=lr, device=dev)
-    return {"accuracy": _accuracy(model, pd_.x_pub[pd_.pub_test], pd_.edge_pub[:, :0],
-                                  torch.arange(pd_.pub_test.numel()), pd_.y_pub[pd_.pub_test], dev)}
+    with torch.no_grad():
+        out = model(pd_.x_pub[pd_.pub_test].to(dev))
+    return {"accuracy": accuracy(out.cpu(), pd_.y_pub[pd_.pub_test])}
 
 
 # ---------------------------------------------------------------------------------------------------------------
