@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 
 from dpgnn import plotting
+from dpgnn.methods import get as get_method
 from dpgnn.methods import privgnn as P
 from dpgnn.privacy.pate import (
     implied_delta,
@@ -199,14 +200,8 @@ def _run_seed(cfg: Settings, dataset: str, run: int) -> int:
     return stable_seed(PAPER, dataset, int(cfg.seed), P.SEEDS[run % len(P.SEEDS)], run)
 
 
-def log_softmax_ledger(led: dict[str, Any]) -> dict[str, Any]:
-    """The ledger of a ``privgnn_code`` run (noise on log-softmax, the authors' code) from PrivGNN's ledger ``led``:
-    unbounded sensitivity, so ε = ∞ (a sound statement unless ``led`` names uncovered steps)."""
-    return {**led, "epsilon": math.inf, "epsilon_sound": math.inf, "issues": [],
-            "guarantee": "as_published" if led["not_covered"] else "sound",
-            "accounted": "nothing: noise on log-softmax (authors' code) has unbounded sensitivity, epsilon = inf",
-            "note": "noise on log-softmax (authors' code): unbounded sensitivity, the accountant's epsilon does not "
-                    "apply"}
+#: the ledger of a ``privgnn_code`` row (built by the method, :func:`dpgnn.methods.privgnn.log_softmax_ledger`)
+log_softmax_ledger = P.log_softmax_ledger
 
 
 def _acc_row(artifact, dataset, method, setting, acc, run, seed, ledger, **extra):
@@ -229,34 +224,28 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
     rows: list[dict[str, Any]] = []
     common = dict(k=k, gamma=gamma, teacher_epochs=te, student_epochs=se, main_queries=main_q)
 
-    def student(labels, q, tag):
-        return P.train_student(pd_, P.query_nodes(pd_, q), labels[:q], seed=stable_seed(seed, tag), epochs=se,
-                               device=device)["accuracy"]
+    # the methods' config (dpgnn.methods.get(PAPER, method, level)); the run seed is the cell's
+    method_cfg = dict(gamma=gamma, teacher_epochs=te, student_epochs=se, delta=info.delta_reproducing,
+                      delta_sound=info.delta_stated)
 
     def privgnn_rows(post, kval, artifact_for):
+        """Students of every (noise variant, λ, |Q|) on the teachers ``post``, in the order the rows were always
+        computed (dropout masks come from the global generator, so the order is part of the numbers)."""
         for noise in cfg.noise_variants:
-            method = "privgnn" if noise == "posterior" else "privgnn_code"
+            spec = get_method(PAPER, "privgnn" if noise == "posterior" else "privgnn_code", "node")
             for lam in cfg.lambdas:
-                labels = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, kval)),
-                                        noise_on=noise)
                 for q in (cfg.queries if full else [main_q]):
                     art, setting = artifact_for(q, lam)
                     if art is None:
                         continue
-                    led = P.privacy_ledger("privgnn", lam=lam, queries=q, gamma=gamma, delta=info.delta_reproducing,
-                                           num_classes=pd_.num_classes, delta_sound=info.delta_stated,
-                                           standardized=pd_.standardized)
-                    if noise == "log_softmax":  # the L1-sensitivity-1 argument fails for log-probabilities
-                        led = log_softmax_ledger(led)
-                    acc = student(labels, q, ("student", noise, lam, q, kval))
-                    rows.append(_acc_row(art, dataset, method, setting, acc, run, seed, led, queries=q, lam=lam,
-                                         **{**common, "k": kval},
-                                         teacher_accuracy=float((post.posteriors[:q].argmax(1)
-                                                                 == pd_.y_pub[P.query_nodes(pd_, q)]).float().mean()),
-                                         teacher_epochs_per_s=post.teacher_epochs_per_second))
+                    res = spec.run(pd_, {**method_cfg, "k": kval, "queries": q, "lam": lam}, seed=seed,
+                                   device=device, teachers=post)
+                    rows.append(_acc_row(art, dataset, spec.method, setting, res.test, run, seed, res.ledger,
+                                         queries=q, lam=lam, **{**common, "k": kval},
+                                         teacher_accuracy=res.extra["teacher_accuracy"],
+                                         teacher_epochs_per_s=res.extra["teacher_epochs_per_s"]))
 
-    post = P.teacher_posteriors(pd_, qmax, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k), epochs=te,
-                                device=device)
+    post = P.teachers_for(pd_, {**method_cfg, "k": k, "queries": qmax}, seed=seed, device=device)
     privgnn_rows(post, k, lambda q, lam: (("table5", f"lam={lam:g}") if q == main_q else
                                           ("table6", f"Q={q},lam={lam:g}")))
     if dataset == "credit":  # Table 9 reports Credit's PrivGNN accuracy
@@ -265,42 +254,36 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
     if not full:
         return rows
     for k2 in cfg.table1_k:
-        post2 = P.teacher_posteriors(pd_, main_q, k=k2, gamma=gamma, seed=stable_seed(seed, "teachers", k2),
-                                     epochs=te, device=device)
+        post2 = P.teachers_for(pd_, {**method_cfg, "k": k2, "queries": main_q}, seed=seed, device=device)
         privgnn_rows(post2, k2, lambda q, lam, k2=k2: (("table1", f"K={k2},lam={lam:g}") if q == main_q
                                                        else (None, None)))
-    none = P.privacy_ledger("b1")
     for b in cfg.baselines:
+        spec = get_method(PAPER, b, "none")
         if b == "b4":
-            y_q = pd_.y_pub[P.query_nodes(pd_, main_q)]
             for lam in cfg.lambdas:
-                soft = P.b4_soft_labels(y_q, pd_.num_classes, lam, make_generator(stable_seed(seed, "b4", lam)))
-                acc = P.train_student(pd_, P.query_nodes(pd_, main_q), soft, seed=stable_seed(seed, "b4s", lam),
-                                      epochs=se, device=device)["accuracy"]
-                rows.append(_acc_row("table9", dataset, "b4", f"lam={lam:g}", acc, run, seed, none, lam=lam,
-                                     queries=main_q, **common))
+                res = spec.run(pd_, {"queries": main_q, "lam": lam, "student_epochs": se}, seed=seed, device=device)
+                rows.append(_acc_row("table9", dataset, "b4", f"lam={lam:g}", res.test, run, seed, res.ledger,
+                                     lam=lam, queries=main_q, **common))
             continue
-        fn = {"b1": P.baseline_b1, "b2": P.baseline_b2, "b3": P.baseline_b3, "mlp": P.mlp_baseline}[b]
-        kw = {} if b == "mlp" else {}
-        acc = fn(pd_, seed=stable_seed(seed, b), epochs=se, device=device, **kw)["accuracy"]
-        for art in ("table5", "table8") if b in ("b1", "b2") else (("table8",) if b == "b3" else ("table7",)):
-            rows.append(_acc_row(art, dataset, b, "non-private", acc, run, seed, none, **common))
-        if b == "b2":
-            rows.append(_acc_row("table7", dataset, b, "non-private", acc, run, seed, none, **common))
+        res = spec.run(pd_, {"epochs": se}, seed=seed, device=device)
+        for art in BASELINE_ARTIFACTS[b]:
+            rows.append(_acc_row(art, dataset, b, "non-private", res.test, run, seed, res.ledger, **common))
     if cfg.pate:
-        n_t = cfg.pate_teachers or info.pate_teachers
-        delta = info.pate_delta or info.delta_reproducing
+        pate_cfg = {**method_cfg, "queries": main_q, "num_teachers": cfg.pate_teachers or info.pate_teachers,
+                    "delta": info.pate_delta or info.delta_reproducing}
         for kind in ("gnn", "mlp"):
-            counts = P.pate_votes(pd_, main_q, kind=kind, num_teachers=n_t, seed=stable_seed(seed, "pate", kind),
-                                  epochs=te, device=device)
+            spec = get_method(PAPER, f"pate_{kind[0]}", "node")
+            counts = P.votes_for(pd_, pate_cfg, seed=seed, kind=kind, device=device)
             for lam in cfg.lambdas:
-                labels = P.pate_labels(counts, lam, make_generator(stable_seed(seed, "pate-noise", kind, lam)))
-                acc = student(labels, main_q, ("pate", kind, lam))
-                led = P.privacy_ledger(f"pate_{kind[0]}", lam=lam, queries=main_q, delta=delta,
-                                       counts=counts.numpy(), standardized=pd_.standardized)
-                rows.append(_acc_row("table5", dataset, f"pate_{kind[0]}", f"lam={lam:g}", acc, run, seed, led,
-                                     lam=lam, queries=main_q, pate_teachers=n_t, **common))
+                res = spec.run(pd_, {**pate_cfg, "lam": lam}, seed=seed, device=device, votes=counts)
+                rows.append(_acc_row("table5", dataset, spec.method, f"lam={lam:g}", res.test, run, seed, res.ledger,
+                                     lam=lam, queries=main_q, pate_teachers=pate_cfg["num_teachers"], **common))
     return rows
+
+
+#: the tables each non-private baseline's accuracy is reported in (B2 is Table 7's "GNN" row too)
+BASELINE_ARTIFACTS = {"b1": ("table5", "table8"), "b2": ("table5", "table8", "table7"), "b3": ("table8",),
+                      "mlp": ("table7",)}
 
 
 @functools.lru_cache(maxsize=8)
