@@ -2,8 +2,17 @@
 
 Notebook 01: every ε table (Tables 2, 3, 9; Fig. 2b; Fig. 7's ε axis) computed by the accountant, the δ finding,
 Theorem 7 beside it. Notebook 02: accuracy (RQ1 Table 5 / Fig. 2a, RQ2 Table 1, RQ3 Table 6, baselines Tables 7-9)
-on the datasets available offline. ``run_*`` store tidy rows under ``results/<profile>/privgnn/``; ``plot_*`` and
-``*_side_by_side`` read only stored rows.
+on the datasets available offline.
+
+The series API (:mod:`dpgnn.series.common`): ``run(cfg, store, artifact)`` computes and stores the rows of an
+artifact under ``results/<profile>/privgnn/`` (the ε tables -- ``"epsilon"`` or one of :data:`EPSILON_ARTIFACTS`,
+pure computation, replaced whole -- or the accuracy cells -- ``"accuracy"`` or one of :data:`ACCURACY_ARTIFACTS`,
+resumable, one cell per dataset and run); ``side_by_side(store, artifact)`` puts the paper's numbers beside ours
+and ``plot(store, figure)`` draws Fig. 2a/2b/7 from stored rows only. PrivGNN searches no hyper-parameter grid
+(K, γ, λ are the paper's), so there is no ``select_best``. The methods are resolved through
+:func:`dpgnn.methods.get` (``("privgnn", method, level)``); ``run_epsilon``/``run_accuracy``,
+``epsilon_side_by_side``/``accuracy_side_by_side`` and ``plot_epsilon``/``plot_accuracy`` are what the API
+dispatches to.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from dpgnn.reference import load_reference
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import CellSpec, check_train, run_grid
+from dpgnn.sweep import CellSpec, check_train, grid, run_grid
 from dpgnn.utils import make_generator, resolve_device, stable_seed
 
 PAPER = "privgnn"
@@ -66,6 +75,66 @@ PROFILES: dict[str, dict[str, Any]] = {
         "seed": 12345,
     },
 }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the series API
+# ---------------------------------------------------------------------------------------------------------------
+#: the ε artifacts (Tables 2, 3, 9 and Fig. 7's ε axis), computed together by :func:`run_epsilon`
+EPSILON_ARTIFACTS = ("table2_eps", "table3_eps", "table9_eps", "fig7_eps")
+#: the paper's accuracy tables, whose rows live in the one stored artifact ``"accuracy"`` (:func:`run_accuracy`)
+ACCURACY_ARTIFACTS = ("table1", "table5", "table6", "table7", "table8", "table9")
+#: the figures :func:`plot` draws
+FIGURES = ("fig2a", "fig2b", "fig7_eps")
+
+
+def _unknown(what: str, name: str, valid) -> ValueError:
+    return ValueError(f"unknown PrivGNN {what} {name!r}; valid: {list(valid)}")
+
+
+def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False,
+        train: bool = True):
+    """Compute and store ``artifact``'s rows and return them.
+
+    ``"epsilon"``: every ε table (:func:`run_epsilon`; a dict artifact → rows), or one of
+    :data:`EPSILON_ARTIFACTS` (all are computed, that one is returned); the accountant trains nothing, so ``device``,
+    ``force`` and ``train`` do not apply. ``"accuracy"``: every accuracy cell (:func:`run_accuracy`, resumable;
+    ``force`` retrains, ``train=False`` only reads what is stored), or one of :data:`ACCURACY_ARTIFACTS` (the same
+    cells, that table's rows returned)."""
+    check_train(force, train)
+    if artifact == "epsilon" or artifact in EPSILON_ARTIFACTS:
+        out = run_epsilon(cfg, store)
+        return out if artifact == "epsilon" else out[artifact]
+    if artifact == "accuracy" or artifact in ACCURACY_ARTIFACTS:
+        rows = run_accuracy(cfg, store, device=device, force=force, train=train)
+        if artifact == "accuracy" or rows.empty:
+            return rows
+        return rows[rows["artifact"] == artifact].reset_index(drop=True)
+    raise _unknown("artifact", artifact, ["epsilon", *EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS])
+
+
+def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
+    """The paper's numbers beside ours: an ε table (:func:`epsilon_side_by_side`), ``"accuracy"`` (every accuracy
+    table) or one accuracy table (:func:`accuracy_side_by_side`)."""
+    if artifact in EPSILON_ARTIFACTS:
+        return epsilon_side_by_side(store, artifact)
+    if artifact == "accuracy":
+        return accuracy_side_by_side(store)
+    if artifact in ACCURACY_ARTIFACTS:
+        return accuracy_side_by_side(store, [artifact])
+    raise _unknown("artifact", artifact, [*EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS])
+
+
+def plot(store: ResultStore, artifact: str):
+    """A figure from stored rows: ``"fig2a"`` (accuracy vs λ, Table 5), ``"fig2b"`` (ε vs λ), ``"fig7_eps"`` (ε vs
+    |Q|)."""
+    if artifact == "fig2a":
+        return plot_accuracy(store)
+    if artifact == "fig2b":
+        return _plot_fig2b(store)
+    if artifact == "fig7_eps":
+        return _plot_fig7_eps(store)
+    raise _unknown("figure", artifact, FIGURES)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -181,6 +250,10 @@ def epsilon_side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
 
 def plot_epsilon(store: ResultStore):
     """Fig. 2b (ε vs λ, |Q| = 1000, log y) and Fig. 7's ε axis (ε vs |Q| at λ = 0.4)."""
+    return {"fig2b": _plot_fig2b(store), "fig7_eps": _plot_fig7_eps(store)}
+
+
+def _plot_fig2b(store: ResultStore):
     t2 = store.load("table2_eps")
     t2 = t2[(t2["queries"] == 1000) & t2["method"].isin(["privgnn", "pate_g", "theorem 7 (paper closed form)"])]
     ref = load_reference(PAPER, "table2_eps")
@@ -188,9 +261,12 @@ def plot_epsilon(store: ResultStore):
         lam=lambda r: r["setting"].str.split("lam=").str[1].astype(float))
     f2b = plotting.lines(t2, x="lam", y="value", hue="method", col="dataset", logy=True, reference=ref,
                          xlabel="λ", ylabel="ε", ncols=4, title="Fig. 2b: ε vs λ, |Q| = 1000 (◇ = paper)")
-    f7 = plotting.lines(store.load("fig7_eps"), x="queries", y="value", hue="method", col="dataset",
-                        xlabel="|Q|", ylabel="ε", title="Fig. 7 (ε axis): λ = 0.4")
-    return {"fig2b": f2b, "fig7_eps": f7}
+    return f2b
+
+
+def _plot_fig7_eps(store: ResultStore):
+    return plotting.lines(store.load("fig7_eps"), x="queries", y="value", hue="method", col="dataset",
+                          xlabel="|Q|", ylabel="ε", title="Fig. 7 (ε axis): λ = 0.4")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -295,13 +371,15 @@ def _data(name: str) -> P.PrivGNNData:
 
 def accuracy_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """One cell per (dataset, run): its teachers are trained once and reused across λ and |Q| inside the cell."""
-    names = cfg.datasets if datasets is None else datasets
-    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma,
-             "queries": list(cfg.queries), "lambdas": list(cfg.lambdas), "teacher_epochs": cfg.teacher_epochs,
-             "student_epochs": cfg.student_epochs, "table1_k": list(cfg.table1_k),
-             "baselines": list(cfg.baselines), "pate": cfg.pate, "noise_variants": list(cfg.noise_variants),
-             "full": n in cfg.full_datasets}
-            for n in names for r in range(cfg.runs)]
+    names = list(cfg.datasets if datasets is None else datasets)
+    if not names:
+        return []
+    fixed = {"seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma, "queries": list(cfg.queries),
+             "lambdas": list(cfg.lambdas), "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs,
+             "table1_k": list(cfg.table1_k), "baselines": list(cfg.baselines), "pate": cfg.pate,
+             "noise_variants": list(cfg.noise_variants)}
+    return [{**c, **fixed, "full": c["dataset"] in cfg.full_datasets}
+            for c in grid(dataset=names, run=range(cfg.runs))]
 
 
 def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
