@@ -459,9 +459,10 @@ def _graph_inputs(x: Tensor, edge_index: Tensor, device: torch.device) -> tuple[
 
 def _fit_sage(x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, *, seed: int, epochs: int,
               hidden: int, dropout: float, lr: float, num_classes: int, device: torch.device,
-              init: SAGE | None = None) -> BatchedSAGETeachers:
+              init: SAGE | None = None, history: list[dict[str, Any]] | None = None) -> BatchedSAGETeachers:
     """One 2-layer SAGE (as :class:`SAGE`; BatchNorm over all nodes) trained transductively on one graph, with the
-    neighbour means of the input precomputed once. ``init`` copies a (pre-trained) :class:`SAGE`'s weights."""
+    neighbour means of the input precomputed once, on :func:`dpgnn.train.fit` (final epoch, no selection). ``init``
+    copies a (pre-trained) :class:`SAGE`'s weights; ``history`` (a list) receives the per-epoch training loss."""
     xx, src, dst, inv = _graph_inputs(x, edge_index, device)
     n = x.size(0)
     model = BatchedSAGETeachers(1, x.size(1), hidden, num_classes, dropout=dropout,
@@ -478,7 +479,9 @@ def _fit_sage(x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, 
         y[0, train_idx.to(device)] = target.to(device)
     step = teacher_step(model, xx.unsqueeze(0), torch.ones(1, n, device=device), y, src, dst, inv, lr=lr,
                         loss_mask=loss_mask)
-    fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
+    res = fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
+    if history is not None:
+        history.extend(res.history)
     model.eval()
     return model
 
@@ -531,10 +534,12 @@ def train_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, *, seed
                   device: str = "auto") -> dict[str, Any]:
     """The released student: GraphSAGE trained transductively on the public graph with ``labels`` of
     ``train_nodes`` (hard [n] or soft [n, c]); accuracy on the public test nodes at the final epoch (spec 5.2).
-    ``pretrain_epochs > 0``: unsupervised pre-training of the first layer on the public graph first (App. D.7)."""
+    ``pretrain_epochs > 0``: unsupervised pre-training of the first layer on the public graph first (App. D.7).
+    Returns ``accuracy``, ``train_time_s``, the ``model`` and its per-epoch ``history`` (training loss)."""
     dev = resolve_device(device)
     t0 = time.perf_counter()
     init = None
+    history: list[dict[str, Any]] = []
     if pretrain_epochs:
         torch.manual_seed(stable_seed(seed, "pretrain-init"))
         init = SAGE(pd_.num_features, hidden, pd_.num_classes, dropout=dropout).to(dev)
@@ -542,9 +547,9 @@ def train_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, *, seed
                   generator=make_generator(stable_seed(seed, "pretrain")), device=dev)
     model = _fit_sage(pd_.x_pub, pd_.edge_pub, train_nodes, labels, seed=stable_seed(seed, "student"),
                       epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, num_classes=pd_.num_classes, device=dev,
-                      init=init)
+                      init=init, history=history)
     acc = _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev)
-    return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model}
+    return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model, "history": history}
 
 
 def baseline_b1(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int = 64, dropout: float = 0.5,
@@ -780,7 +785,7 @@ def _run_privgnn(method: str, data: PrivGNNData, config: Mapping[str, Any], seed
     if noise == "log_softmax":  # the L1-sensitivity-1 argument fails for log-probabilities
         led = log_softmax_ledger(led)
     t_acc = float((post.posteriors[:q].argmax(1) == data.y_pub[nodes]).float().mean())
-    return RunResult({"test": student["accuracy"]}, led, seconds=time.perf_counter() - t0,
+    return RunResult({"test": student["accuracy"]}, led, history=student["history"], seconds=time.perf_counter() - t0,
                      extra={"teacher_accuracy": t_acc, "teacher_epochs_per_s": post.teacher_epochs_per_second,
                             "model": student["model"]})
 
@@ -853,7 +858,7 @@ def _run_pate(kind: str, data: PrivGNNData, config: Mapping[str, Any], seed: int
     delta = float(_opt(config, "delta", delta if delta is not None else _deltas(data, config)[0]))
     led = privacy_ledger(f"pate_{kind[0]}", lam=lam, queries=q, delta=delta, counts=counts.numpy(),
                          standardized=data.standardized)
-    return RunResult({"test": student["accuracy"]}, led, seconds=time.perf_counter() - t0,
+    return RunResult({"test": student["accuracy"]}, led, history=student["history"], seconds=time.perf_counter() - t0,
                      extra={"model": student["model"]})
 
 
@@ -929,7 +934,9 @@ def run_b4(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: s
     soft = b4_soft_labels(data.y_pub[nodes], data.num_classes, lam, make_generator(stable_seed(seed, "b4", lam)))
     out = train_student(data, nodes, soft, seed=stable_seed(seed, "b4s", lam),
                         epochs=int(_opt(config, "student_epochs", 200)), device=device, **_model_kw(config))
-    return _non_private(out["accuracy"], t0, model=out["model"])
+    res = _non_private(out["accuracy"], t0, model=out["model"])
+    res.history = out["history"]
+    return res
 
 
 # ---------------------------------------------------------------------------------------------------------------
