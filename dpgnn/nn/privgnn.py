@@ -13,6 +13,10 @@ Adam is element-wise, so one Adam over the stacked tensors with the summed per-t
 per-teacher updates. With dropout 0 the result equals training each teacher alone with :class:`SAGE` (tested);
 with dropout the masks are independent draws, so the algorithm is statistically identical to the sequential one.
 The first layer's neighbour means ``Ā X`` are computed once per teacher before training (the input never changes).
+
+:func:`teacher_step` is one epoch of that training as a ``step(epoch)`` closure: :func:`train_batched_teachers` runs
+it back to back for the teachers (the fast path: no selection, no per-epoch bookkeeping or host sync), and PrivGNN's
+single models (the student, B1-B3) run it on the plain engine :func:`dpgnn.train.fit`.
 """
 
 from __future__ import annotations
