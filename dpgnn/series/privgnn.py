@@ -181,33 +181,31 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
             out[art].append(_eps_row(art, ds, "privgnn (sound)", setting, sound,
                                      **{**common, "epsilon": sound, "delta": info.delta_stated, "ledger": led_s}))
 
-    for ds in ("amazon", "amazon2m", "reddit", "facebook"):
+    for c in grid(dataset=("amazon", "amazon2m", "reddit", "facebook"), queries=(500, 1000)):
+        ds, q = c["dataset"], c["queries"]
         info = P.DATASETS[ds]
-        for q in (500, 1000):
-            privgnn_rows("table2_eps", ds, info.gamma, q, "Q={q},lam={lam:g}")
-            for lam in lams:
-                eps = pate_epsilon(lam, q, info.pate_delta).epsilon_data_independent
-                led = {"accountant": "pate_moments_data_independent",
-                       **P.privacy_ledger("pate_g", lam=lam, queries=q, delta=info.pate_delta)}
-                led = {k: v for k, v in led.items() if k not in ("epsilon", "epsilon_data_independent")}
-                out["table2_eps"].append(_eps_row("table2_eps", ds, "pate_g", f"Q={q},lam={lam:g}", eps,
-                                                  epsilon=eps, delta=info.pate_delta, queries=q, lam=lam,
-                                                  ledger=led))
-    for ds in ("reddit", "amazon2m"):
-        for g in (0.1, 0.3):
-            privgnn_rows("table3_eps", ds, g, 1000, "gamma={gamma:g},lam={lam:g}")
+        privgnn_rows("table2_eps", ds, info.gamma, q, "Q={q},lam={lam:g}")
+        for lam in lams:
+            eps = pate_epsilon(lam, q, info.pate_delta).epsilon_data_independent
+            led = {"accountant": "pate_moments_data_independent",
+                   **P.privacy_ledger("pate_g", lam=lam, queries=q, delta=info.pate_delta)}
+            led = {k: v for k, v in led.items() if k not in ("epsilon", "epsilon_data_independent")}
+            out["table2_eps"].append(_eps_row("table2_eps", ds, "pate_g", f"Q={q},lam={lam:g}", eps,
+                                              epsilon=eps, delta=info.pate_delta, queries=q, lam=lam, ledger=led))
+    for c in grid(dataset=("reddit", "amazon2m"), gamma=(0.1, 0.3)):
+        privgnn_rows("table3_eps", c["dataset"], c["gamma"], 1000, "gamma={gamma:g},lam={lam:g}")
     for ds in _ALL_EPS:
         privgnn_rows("table9_eps", ds, P.DATASETS[ds].gamma, 1000, "lam={lam:g}")
-    for ds in ("amazon", "amazon2m"):
+    for c in grid(dataset=("amazon", "amazon2m"), queries=cfg.fig7_queries):
+        ds, q = c["dataset"], c["queries"]
         info = P.DATASETS[ds]
-        for q in cfg.fig7_queries:
-            eps = privgnn_epsilon(0.4, q, info.gamma, info.delta_reproducing)
-            led = {"accountant": "autodp_rdp_acct", "noise_scale": 2.5, "sample_rate": info.gamma, "steps": q,
-                   **privgnn_statement(0.4, q, info.gamma, info.delta_reproducing, info.classes,
-                                       delta_sound=info.delta_stated)}
-            out["fig7_eps"].append(_eps_row("fig7_eps", ds, "privgnn", f"Q={q},lam=0.4", eps, epsilon=eps,
-                                            delta=info.delta_reproducing, queries=q, lam=0.4, gamma=info.gamma,
-                                            ledger=led))
+        eps = privgnn_epsilon(0.4, q, info.gamma, info.delta_reproducing)
+        led = {"accountant": "autodp_rdp_acct", "noise_scale": 2.5, "sample_rate": info.gamma, "steps": q,
+               **privgnn_statement(0.4, q, info.gamma, info.delta_reproducing, info.classes,
+                                   delta_sound=info.delta_stated)}
+        out["fig7_eps"].append(_eps_row("fig7_eps", ds, "privgnn", f"Q={q},lam=0.4", eps, epsilon=eps,
+                                        delta=info.delta_reproducing, queries=q, lam=0.4, gamma=info.gamma,
+                                        ledger=led))
     for art, rows in out.items():
         store.replace(art, rows)
     return {art: store.load(art) for art in out}
