@@ -429,8 +429,9 @@ def b4_soft_labels(true_labels: Tensor, num_classes: int, lam: float, generator:
 # student and non-private baselines
 # ---------------------------------------------------------------------------------------------------------------
 def _fit(model: torch.nn.Module, x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, *, epochs: int,
-         lr: float, device: torch.device) -> torch.nn.Module:
-    """Full-batch Adam for ``epochs`` epochs on NLL (hard labels) or cross-entropy with soft labels (any model)."""
+         lr: float, device: torch.device, history: list[dict[str, Any]] | None = None) -> torch.nn.Module:
+    """Full-batch Adam for ``epochs`` epochs on NLL (hard labels) or cross-entropy with soft labels (any model), on
+    :func:`dpgnn.train.fit` (final epoch, no selection); ``history`` (a list) receives the per-epoch loss."""
     model = model.to(device)
     x, edge_index, train_idx, target = x.to(device), edge_index.to(device), train_idx.to(device), target.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
@@ -444,7 +445,9 @@ def _fit(model: torch.nn.Module, x: Tensor, edge_index: Tensor, train_idx: Tenso
         opt.step()
         return loss.detach()
 
-    fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
+    res = fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
+    if history is not None:
+        history.extend(res.history)
     model.eval()
     return model
 
@@ -556,22 +559,24 @@ def baseline_b1(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int =
                 lr: float = 0.01, device: str = "auto") -> dict[str, Any]:
     """B1 (non-private, inductive): SAGE on the whole private graph with all its labels, tested on public test."""
     dev = resolve_device(device)
+    history: list[dict[str, Any]] = []
     model = _fit_sage(pd_.x_priv, pd_.edge_priv, torch.arange(pd_.num_private), pd_.y_priv,
                       seed=stable_seed(seed, "b1"), epochs=epochs, hidden=hidden, dropout=dropout, lr=lr,
-                      num_classes=pd_.num_classes, device=dev)
+                      num_classes=pd_.num_classes, device=dev, history=history)
     return {"accuracy": _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev),
-            "model": model}
+            "model": model, "history": history}
 
 
 def baseline_b2(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int = 64, dropout: float = 0.5,
                 lr: float = 0.01, device: str = "auto") -> dict[str, Any]:
     """B2 (non-private, transductive): SAGE on the public graph with the TRUE labels of all public-train nodes."""
     dev = resolve_device(device)
+    history: list[dict[str, Any]] = []
     model = _fit_sage(pd_.x_pub, pd_.edge_pub, pd_.pub_train, pd_.y_pub[pd_.pub_train],
                       seed=stable_seed(seed, "b2"), epochs=epochs, hidden=hidden, dropout=dropout, lr=lr,
-                      num_classes=pd_.num_classes, device=dev)
+                      num_classes=pd_.num_classes, device=dev, history=history)
     return {"accuracy": _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev),
-            "model": model}
+            "model": model, "history": history}
 
 
 def baseline_b3(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int = 64, dropout: float = 0.5,
@@ -584,9 +589,10 @@ def baseline_b3(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int =
     ei = torch.cat([pd_.edge_priv, pd_.edge_pub + n_priv], dim=1)
     train = torch.cat([torch.arange(n_priv), pd_.pub_train + n_priv])
     y = torch.cat([pd_.y_priv, pd_.y_pub])
+    history: list[dict[str, Any]] = []
     model = _fit_sage(x, ei, train, y[train], seed=stable_seed(seed, "b3"), epochs=epochs, hidden=hidden,
-                      dropout=dropout, lr=lr, num_classes=pd_.num_classes, device=dev)
-    return {"accuracy": _sage_accuracy(model, x, ei, pd_.pub_test + n_priv, y, dev)}
+                      dropout=dropout, lr=lr, num_classes=pd_.num_classes, device=dev, history=history)
+    return {"accuracy": _sage_accuracy(model, x, ei, pd_.pub_test + n_priv, y, dev), "history": history}
 
 
 def mlp_baseline(pd_: PrivGNNData, *, seed: int, epochs: int = 200, lr: float = 0.01, device: str = "auto"
@@ -594,11 +600,13 @@ def mlp_baseline(pd_: PrivGNNData, *, seed: int, epochs: int = 200, lr: float = 
     """Table 7 MLP: features only, trained on the public-train nodes' true labels, tested on public test."""
     dev = resolve_device(device)
     torch.manual_seed(stable_seed(seed, "mlp"))
+    history: list[dict[str, Any]] = []
     model = _fit(MLP(pd_.num_features, pd_.num_classes), pd_.x_pub[pd_.pub_train], pd_.edge_pub[:, :0],
-                 torch.arange(pd_.pub_train.numel()), pd_.y_pub[pd_.pub_train], epochs=epochs, lr=lr, device=dev)
+                 torch.arange(pd_.pub_train.numel()), pd_.y_pub[pd_.pub_train], epochs=epochs, lr=lr, device=dev,
+                 history=history)
     with torch.no_grad():
         out = model(pd_.x_pub[pd_.pub_test].to(dev))
-    return {"accuracy": accuracy(out.cpu(), pd_.y_pub[pd_.pub_test])}
+    return {"accuracy": accuracy(out.cpu(), pd_.y_pub[pd_.pub_test]), "history": history}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -880,8 +888,9 @@ def run_pate_m(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, devic
     return _run_pate("mlp", data, config, seed, device, votes)
 
 
-def _non_private(acc: float, t0: float, **extra: Any) -> RunResult:
-    return RunResult({"test": acc}, privacy_ledger("b1"), seconds=time.perf_counter() - t0, extra=extra)
+def _non_private(acc: float, t0: float, history: list[dict[str, Any]], **extra: Any) -> RunResult:
+    return RunResult({"test": acc}, privacy_ledger("b1"), history=history, seconds=time.perf_counter() - t0,
+                     extra=extra)
 
 
 def _baseline(fn, name: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str,
@@ -889,7 +898,7 @@ def _baseline(fn, name: str, data: PrivGNNData, config: Mapping[str, Any], seed:
     t0 = time.perf_counter()
     kw = _model_kw(config) if graph else {"lr": _opt(config, "lr", MODEL_DEFAULTS["lr"])}
     out = fn(data, seed=stable_seed(seed, name), epochs=int(_opt(config, "epochs", 200)), device=device, **kw)
-    return _non_private(out["accuracy"], t0, **({"model": out["model"]} if "model" in out else {}))
+    return _non_private(out["accuracy"], t0, out["history"], **({"model": out["model"]} if "model" in out else {}))
 
 
 _BASELINE_DOC = """{what}; accuracy on the public test nodes at the final epoch (non-private, ε = ∞). Config: ``epochs``
@@ -934,9 +943,7 @@ def run_b4(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: s
     soft = b4_soft_labels(data.y_pub[nodes], data.num_classes, lam, make_generator(stable_seed(seed, "b4", lam)))
     out = train_student(data, nodes, soft, seed=stable_seed(seed, "b4s", lam),
                         epochs=int(_opt(config, "student_epochs", 200)), device=device, **_model_kw(config))
-    res = _non_private(out["accuracy"], t0, model=out["model"])
-    res.history = out["history"]
-    return res
+    return _non_private(out["accuracy"], t0, out["history"], model=out["model"])
 
 
 # ---------------------------------------------------------------------------------------------------------------
