@@ -1,55 +1,26 @@
-"""Run profiles per paper series: ``smoke`` (minutes on a 2-core CPU) and ``paper`` (the papers' settings).
+"""Run profiles: the profile names, and the settings of one paper's profile for its notebooks.
 
-Notebooks take ``profile`` as a parameter and call :func:`settings`, which returns the profile's values with any
-non-``None`` notebook overrides applied (e.g. ``datasets=["cora"]``). Keeping the numbers here, not in the
-notebooks' parameter cells, means the parameters cell holds no derived values and papermill overrides stay small.
+Each series keeps its own profiles (``dpgnn.series.<paper>.PROFILES = {"smoke": {...}, "test": {...}, "paper":
+{...}}``); notebooks take ``profile`` as a parameter and call :func:`settings`, which returns the profile's values
+with any non-``None`` notebook overrides applied (e.g. ``datasets=["cora"]``). Keeping the numbers in the series,
+not in the notebooks' parameter cells, means the parameters cell holds no derived values and papermill overrides
+stay small.
+
+This module is a bottom-layer helper: it imports nothing from ``dpgnn`` at module level. :func:`settings` finds a
+series by name when it is called (``importlib``, a plugin lookup), so no module import points upward.
+
+- ``smoke``: minutes on a 2-core CPU; ``test``: the smallest end-to-end execution (the test suite runs every
+  notebook with it); ``paper``: the papers' settings.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import Any, Mapping
 
-_LPGCN_DATASETS = ["citeseer", "cora", "elliptic", "flickr", "twitch"]
-
-PROFILES: dict[str, dict[str, dict[str, Any]]] = {
-    "lpgcn": {
-        "smoke": {
-            "datasets": ["cora", "citeseer", "twitch"],       # Fig. 2-5, Table 3
-            "table2_datasets": ["cora"],                       # Table 2 (training runs)
-            "variance_epsilons": [1.0 + 0.25 * i for i in range(17)],  # Fig. 1/4/5: eps in [1, 5]
-            # smoke keeps every notebook <= 60 s on 2 idle CPU cores: Fig. 2 at the ends of the paper's ε range
-            # (ε = 1 is the point compared with the paper), Table 2 with one run at ε = 1 and 9
-            "mae_epsilons": [1.0, 9.0],
-            "table2_epsilons": [1.0, 9.0],
-            "methods": ["lm", "pm", "pgc", "raw"],
-            "runs": 1,
-            "nc_max_epochs": 100, "nc_min_epochs": 10, "nc_patience": 20,
-            "lp_max_epochs": 100, "lp_min_epochs": 20, "lp_check_every": 10, "lp_patience": 10,
-            "seed": 12345,
-        },
-        # "test": the smallest end-to-end execution, used by the test suite to run every notebook with papermill
-        "test": {
-            "datasets": ["cora"], "table2_datasets": ["cora"],
-            "variance_epsilons": [1.0, 3.0, 5.0], "mae_epsilons": [1.0, 9.0], "table2_epsilons": [1.0],
-            "methods": ["pgc", "raw"], "runs": 1,
-            "nc_max_epochs": 5, "nc_min_epochs": 1, "nc_patience": 2,
-            "lp_max_epochs": 10, "lp_min_epochs": 2, "lp_check_every": 5, "lp_patience": 1,
-            "seed": 0,
-        },
-        "paper": {
-            "datasets": _LPGCN_DATASETS,
-            "table2_datasets": _LPGCN_DATASETS,
-            "variance_epsilons": [1.0 + 0.1 * i for i in range(41)],
-            "mae_epsilons": [1.0, 3.0, 5.0, 7.0, 9.0],
-            "table2_epsilons": [1.0, 5.0, 9.0],
-            "methods": ["lm", "pm", "pgc", "raw"],
-            "runs": 10,
-            "nc_max_epochs": 500, "nc_min_epochs": 10, "nc_patience": 20,
-            "lp_max_epochs": 500, "lp_min_epochs": 100, "lp_check_every": 10, "lp_patience": 10,
-            "seed": 12345,
-        },
-    },
-}
+#: The profile names, in the order the CLI lists them; the runner, the results store, the CLI and every series
+#: use this one tuple.
+PROFILE_NAMES: tuple[str, ...] = ("smoke", "test", "paper")
 
 
 class Settings(dict):
@@ -65,16 +36,19 @@ class Settings(dict):
         raise TypeError("settings are read-only; pass overrides to dpgnn.profiles.settings()")
 
 
-def _profiles(paper: str) -> dict[str, dict[str, Any]]:
-    """Profiles of ``paper``: from :data:`PROFILES`, else the ``PROFILES`` dict of ``dpgnn.series.<paper>``."""
-    if paper in PROFILES:
-        return PROFILES[paper]
-    import importlib
+def check_profile(profile: str) -> str:
+    """``profile`` if it is one of :data:`PROFILE_NAMES`, else ``ValueError`` listing them."""
+    if profile not in PROFILE_NAMES:
+        raise ValueError(f"profile must be one of {PROFILE_NAMES}, got {profile!r}")
+    return profile
+
+
+def series_profiles(paper: str) -> Mapping[str, Mapping[str, Any]]:
+    """``dpgnn.series.<paper>.PROFILES`` (looked up by name when called)."""
     import pkgutil
 
-    import dpgnn.series as series
-
-    names = sorted(set(PROFILES) | {m.name for m in pkgutil.iter_modules(series.__path__)})
+    series = importlib.import_module("dpgnn.series")
+    names = sorted(m.name for m in pkgutil.iter_modules(series.__path__) if not m.name.startswith("_"))
     if paper not in names:
         raise ValueError(f"unknown paper {paper!r}; valid: {names}")
     profiles = getattr(importlib.import_module(f"dpgnn.series.{paper}"), "PROFILES", None)
@@ -86,10 +60,10 @@ def _profiles(paper: str) -> dict[str, dict[str, Any]]:
 def settings(paper: str, profile: str, **overrides: Any) -> Settings:
     """The ``profile`` settings of ``paper`` with the non-``None`` ``overrides`` applied.
 
-    Profiles come from :data:`PROFILES` or, for a series that keeps its own, ``dpgnn.series.<paper>.PROFILES``.
-    Unknown papers, profiles or override keys raise ``ValueError`` listing the valid choices.
+    Profiles come from ``dpgnn.series.<paper>.PROFILES`` (:func:`series_profiles`). Unknown papers, profiles or
+    override keys raise ``ValueError`` listing the valid choices.
     """
-    profiles = _profiles(paper)
+    profiles = series_profiles(paper)
     if profile not in profiles:
         raise ValueError(f"unknown profile {profile!r} for {paper}; valid: {sorted(profiles)}")
     base = dict(profiles[profile])
@@ -103,4 +77,4 @@ def settings(paper: str, profile: str, **overrides: Any) -> Settings:
     return Settings(base)
 
 
-__all__ = ["PROFILES", "Settings", "settings"]
+__all__ = ["PROFILE_NAMES", "Settings", "check_profile", "series_profiles", "settings"]

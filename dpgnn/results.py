@@ -23,6 +23,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from dpgnn.profiles import PROFILE_NAMES
 from dpgnn.utils import output_root, versions
 
 #: Columns every row has (others, e.g. ``epochs``, may follow). ``ledger`` is a JSON privacy ledger:
@@ -30,7 +31,7 @@ from dpgnn.utils import output_root, versions
 CORE_COLUMNS = ["paper", "artifact", "profile", "dataset", "method", "setting", "metric", "value", "run", "seed",
                 "level", "epsilon", "delta", "config_hash", "ledger", "versions", "timestamp"]
 
-PROFILES = ("smoke", "paper", "test")
+PROFILES = PROFILE_NAMES  #: the profile names (one tuple: dpgnn.profiles.PROFILE_NAMES)
 
 
 def results_dir(profile: str, paper: str, root: Path | None = None) -> Path:

@@ -48,11 +48,12 @@ from typing import Any, Callable
 import pandas as pd
 from tqdm.auto import tqdm
 
+from dpgnn.profiles import PROFILE_NAMES, check_profile
 from dpgnn.utils import ROOT, code_version
 
 MANIFEST_COLUMNS = ["paper", "notebook", "profile", "status", "duration_s", "started", "ended", "output", "log",
                     "error", "notebook_sha256", "device", "parameters", "code_version", "code_sha256"]
-PROFILES = ("smoke", "test", "paper")
+PROFILES = PROFILE_NAMES  #: the profile names (one tuple: dpgnn.profiles.PROFILE_NAMES)
 DEVICES = ("auto", "cpu", "cuda")
 STALE = ("rerun", "keep")
 #: Parameters every notebook takes; set by ``reproduce``'s own options, never by ``-p``.
@@ -317,8 +318,7 @@ def plan(papers: list[str] | None = None, *, profile: str = "smoke", jobs: int =
     """The notebooks :func:`reproduce` would execute; a ``ValueError`` for an unknown paper, notebook, profile,
     device or ``stale`` choice, a parameter no selected notebook declares, or bad ``jobs`` (the CLI checks its
     input with this before any work starts)."""
-    if profile not in PROFILES:
-        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    check_profile(profile)
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
     if stale not in STALE:

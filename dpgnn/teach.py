@@ -24,7 +24,7 @@ import scipy.sparse as sp
 import torch
 
 from dpgnn.privacy import dpsgd_event, get_accountant, get_mechanism
-from dpgnn.privacy._validation import check_delta, check_positive_finite, check_sample_rate
+from dpgnn.privacy.validation import check_delta, check_positive_finite, check_sample_rate
 
 __all__ = [
     "FEATURE_MECHANISMS", "explore", "course_graph",

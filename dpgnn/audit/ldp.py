@@ -32,6 +32,7 @@ import torch
 from dpgnn.audit.bounds import threshold_audit
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.guarantee import AS_PUBLISHED, SOUND, statement
+from dpgnn.privacy.lpgnn import AGM_DELTA  # δ of LPGNN's analytic Gaussian feature baseline ("agm")
 from dpgnn.privacy.mechanisms import LaplaceMechanism
 from dpgnn.utils import make_generator, stable_seed
 
@@ -42,8 +43,6 @@ __all__ = ["MECHANISMS", "BROKEN", "VECTOR_DIM", "NUM_CLASSES", "NEIGHBOURING", 
 VECTOR_DIM = 4
 #: number of classes used to audit randomized response on labels
 NUM_CLASSES = 7
-#: δ of LPGNN's analytic Gaussian feature baseline ("agm")
-AGM_DELTA = 1e-10
 
 
 class HalvedScaleLaplace(LaplaceMechanism):

@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from dpgnn.privacy.validation import check_int as _check_int
+
 __all__ = [
     "Subgraphs", "SAMPLERS", "csr", "disjoint_random_walks", "min_num_subgraphs", "sampling_probability_bound",
     "sampler_bound", "random_walk_batch", "uniform_batch", "subgraphs_from_node_lists",
@@ -30,12 +32,6 @@ __all__ = [
 
 #: sampler name -> (walks per root R, re-sampled during training); "rw" and "uniform" are the non-private ones.
 SAMPLERS = {"drw": (1, False), "drw-d": (1, True), "drw-r": (2, False), "rw": (1, False), "uniform": (0, False)}
-
-
-def _check_int(value, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True)

@@ -34,11 +34,12 @@ from torch import Tensor, nn
 from torch_geometric.data import Data
 from torch_geometric.utils import to_torch_csr_tensor
 
-from dpgnn.methods.progap import ProGAPResult, _int, _masks, _pos, accuracy, bound_degree, default_delta
+from dpgnn.methods.progap import ProGAPResult, _masks, accuracy, bound_degree, default_delta
 from dpgnn.nn.progap import ACTIVATIONS, MLP
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
 from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, statement
 from dpgnn.privacy.progap import accounted_steps, stage_steps
+from dpgnn.privacy.validation import check_int as _int, check_positive as _pos
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = ["DPGNNConfig", "DPGNNModel", "neighbour_table", "per_root_gradients", "calibrate_fdp_noise",

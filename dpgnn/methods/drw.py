@@ -60,18 +60,20 @@ from dpgnn.data.random_walks import (
 )
 from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
 from dpgnn.nn.drw import SplitFeatures, build_model
-from dpgnn.privacy import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent, get_accountant
-from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
-from dpgnn.privacy.guarantee import (
-    AS_PUBLISHED,
-    CLIPPING,
-    MODEL_SELECTION,
-    PREPROCESSING,
-    SOUND,
-    non_private,
-    statement,
+from dpgnn.nn.lpgnn import normalized_adjacency as gcn_adjacency
+from dpgnn.privacy.drw import (  # noqa: F401  (re-exported: the paper's privacy statement, events, ε, guarantee fields)
+    FIDELITIES,
+    drw_epsilon,
+    drw_event,
+    fdp_run_epsilon,
+    guarantee_fields,
+    run_accounting,
 )
-from dpgnn.utils import check_features, resolve_device, seed_everything, stable_seed, to_csr, versions
+from dpgnn.privacy.drw import check_fidelity as _fidelity
+from dpgnn.privacy.fdp import max_affected
+from dpgnn.privacy.guarantee import non_private
+from dpgnn.privacy.validation import check_int as _int, check_positive as _positive
+from dpgnn.utils import check_features, resolve_device, seed_everything, stable_seed, versions
 
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "DP_METHODS", "ARCHS", "DELTA", "NUM_TRAIN", "SEEDS", "TARGET_EPSILON",
@@ -129,18 +131,6 @@ def _method_key(method: str) -> str:
     return key
 
 
-def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _int(value: Any, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Data
 # ---------------------------------------------------------------------------------------------------------------
@@ -172,14 +162,10 @@ class DRWData:
 
 
 def normalized_adjacency(edge_index: Tensor, num_nodes: int) -> Tensor:
-    """Sparse (CSR) ``D^{-1/2}(A+I)D^{-1/2}``."""
-    loops = torch.arange(num_nodes)
-    ei = torch.cat([edge_index, torch.stack([loops, loops])], dim=1)
-    w = torch.ones(ei.shape[1])
-    deg = torch.zeros(num_nodes).index_add_(0, ei[0], w)
-    dinv = deg.pow(-0.5)
-    w = dinv[ei[0]] * w * dinv[ei[1]]
-    return to_csr(torch.sparse_coo_tensor(ei, w, (num_nodes, num_nodes)).coalesce())
+    """Sparse (CSR tensor) ``D^{-1/2}(A+I)D^{-1/2}``: :func:`dpgnn.nn.lpgnn.normalized_adjacency` with self-loops
+    (the one implementation; on DRW's undirected, loop-free graphs the same CSR entries, bit for bit, as the
+    formula this module computed itself before)."""
+    return gcn_adjacency(edge_index, num_nodes, self_loops=True).csr
 
 
 #: feature scalings: the paper's z-score with training-node statistics (reads private data), or none (raw)
@@ -199,18 +185,6 @@ def scale_features(x: Tensor, train: Tensor, scaling: str = "train_zscore") -> T
     sd = x[train].std(0, unbiased=False)
     sd = torch.where(sd > 0, sd, torch.ones_like(sd))
     return (x - mu) / sd
-
-
-def guarantee_fields(*, scaling: str, clip_norm: float | None, select: str, method: str) -> dict[str, Any]:
-    """Guarantee fields of one DP run (module docstring, "What the code guarantees")."""
-    nc = ([PREPROCESSING] if scaling != "none" else []) + ([CLIPPING] if clip_norm is None else []) \
-        + ([MODEL_SELECTION] if select != "last" else [])
-    acc = ("T batches of B disjoint subgraphs drawn uniformly without replacement, per-subgraph clipped gradient "
-           "sum + Gaussian noise z*2C (sensitivity 2C: one node's features in one subgraph)" if method != "fdp" else
-           "T uniform batches of B roots, per-root clipped gradients + Gaussian noise z*2KC (one node's features "
-           "in at most K subgraphs)")
-    return statement(AS_PUBLISHED if nc else SOUND, "replace one node's features (feature-level, graph public)",
-                     accounted=acc, not_covered=nc)
 
 
 def prepare(name: str, data=None, *, scaling: str = "train_zscore") -> DRWData:
@@ -390,42 +364,6 @@ def clipped_grad_sum(model: nn.Module, xb: Tensor, ab: Tensor, yb: Tensor, thres
 # ---------------------------------------------------------------------------------------------------------------
 # Accounting
 # ---------------------------------------------------------------------------------------------------------------
-FIDELITIES = ("paper", "authors_code")
-
-
-def _fidelity(value: str) -> str:
-    if value not in FIDELITIES:
-        raise ValueError(f"fidelity must be one of {FIDELITIES}, got {value!r}")
-    return value
-
-
-def drw_event(noise_multiplier: float, sample_rate: float, steps: int, fidelity: str = "paper"):
-    """``steps`` compositions of a Gaussian (``z`` relative to the replace-one sensitivity 2C) on a uniform
-    without-replacement subsample with rate ``q``.
-
-    At ``q = 1`` (every subgraph in every batch: 1-layer DRW on Cora, 70 of 70; DRW-R 2-layer, 28 of 28) the
-    ``paper`` fidelity composes the plain Gaussian exactly (no sampling happens); ``authors_code`` keeps the
-    authors' accountant, autodp's subsampled RDP with ``q = 1`` -- a looser but valid bound (ε 7.99 after 157 steps
-    at z 8, δ 1e-5, against 7.98 after 177 exactly), so that mode trains the official 157 steps instead of 177.
-    Below rate 1 both fidelities are the same event.
-    """
-    z = _positive(noise_multiplier, "noise_multiplier")
-    t = _int(steps, "steps", 1)
-    base = GaussianEvent(z)
-    if sample_rate < 1.0 or _fidelity(fidelity) == "authors_code":
-        base = SampledWithoutReplacementEvent(sample_rate, base)
-    return SelfComposedEvent(base, t) if t > 1 else base
-
-
-def drw_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float,
-                accountant: str = "autodp", fidelity: str = "paper") -> float:
-    """ε of :func:`drw_event` (``steps=0``: 0)."""
-    if steps == 0:
-        return 0.0
-    event = drw_event(noise_multiplier, sample_rate, steps, fidelity)
-    return get_accountant(accountant).compose(event).get_epsilon(delta)
-
-
 @dataclass(frozen=True)
 class Schedule:
     """How long to train: ``steps`` = most steps with ε ≤ target; ``checkpoints`` = (k, last step with ε ≤ k, ε)."""
@@ -477,8 +415,8 @@ def epsilon_schedule(noise_multiplier: float, sample_rate: float, delta: float, 
 def fdp_schedule(noise_multiplier: float, num_train: int, batch: int, affected: int, delta: float,
                  target: float = TARGET_EPSILON, variant: str = "paper") -> Schedule:
     """:class:`Schedule` of FDP training (paper: multi-order tight conversion; authors: α = 10, classic)."""
-    kw = {} if variant == "paper" else {"orders": [10.0], "conversion": "classic"}
-    return _schedule(lambda t: fdp_epsilon(t, noise_multiplier, num_train, batch, affected, delta, **kw)[0], target)
+    return _schedule(lambda t: fdp_run_epsilon(t, noise_multiplier, num_train, batch, affected, delta, variant)[0],
+                     target)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -670,15 +608,9 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
                                     "val_f1": best["val"], "test_f1_current": math.nan})
             T = step
             break
-    if method == "fdp":
-        kw = {} if fdp_variant == "paper" else {"orders": [10.0], "conversion": "classic"}
-        eps = fdp_epsilon(T, z, N, B, K, delta, **kw)[0]
-        acc_name = f"fdp-hypergeometric-rdp ({fdp_variant})"
-        event = FdpSampledGaussianEvent(z, N, B, K).to_dict()
-    else:
-        eps = drw_epsilon(z, q, T, delta, accountant, fidelity)
-        acc_name = accountant
-        event = drw_event(z, q, max(T, 1), fidelity).to_dict()
+    acct = run_accounting(method, noise_multiplier=z, steps=T, delta=delta, sample_rate=q, num_train=N, batch=B,
+                          max_affected=K, accountant=accountant, fidelity=fidelity, fdp_variant=fdp_variant)
+    eps, acc_name, event = acct["epsilon"], acct["accountant"], acct["event"]
     ledger = {"level": "feature", "neighbouring": "replace one node's features", "mechanism": "gaussian",
               "noise_multiplier": z, "sigma": sigma, "clip_total": C, "sensitivity": sens_factor * C,
               "sampling_rate": q, "sampling": "uniform without replacement", "batch": B, "steps": T,

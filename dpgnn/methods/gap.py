@@ -26,12 +26,8 @@ from dpgnn.methods.progap import (
     NAP,
     DPSettings,
     ProGAPResult,
-    _delta,
     _evaluate,
-    _int,
-    _level,
     _masks,
-    _pos,
     bound_degree,
     default_delta,
     edge_sensitivity,
@@ -39,6 +35,8 @@ from dpgnn.methods.progap import (
     train_stage,
 )
 from dpgnn.nn.progap import MLP, StageModel
+from dpgnn.privacy.progap import check_level as _level
+from dpgnn.privacy.validation import check_fraction as _delta, check_int as _int, check_positive as _pos
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = ["GAPConfig", "train_gap"]

@@ -36,8 +36,7 @@ from dpgnn.data import load_dataset
 from dpgnn.nn.lpgnn import (BACKBONES, Backbone, BatchedBackbone, BatchedFeatures, KProp, kprop,
                             normalized_adjacency)
 from dpgnn.privacy import get_mechanism
-from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
-from dpgnn.privacy.multibit import optimal_m
+from dpgnn.privacy.lpgnn import AGM_DELTA, REPLACEMENTS, feature_method, privacy_ledger  # the privacy statement
 from dpgnn.utils import check_features, config_hash, make_generator, resolve_device, stable_seed, versions
 
 __all__ = [
@@ -49,12 +48,10 @@ __all__ = [
 
 PAPER = "lpgnn"
 GLOBAL_SEED = 12345
-AGM_DELTA = 1e-10  # δ of the analytic-Gaussian baseline (spec 2.3)
 DATASETS = ("cora", "pubmed", "facebook", "lastfm")
 _LOAD = {"cora": "cora", "pubmed": "pubmed", "facebook": "facebook-pagepage", "lastfm": "lastfm"}
-#: feature mechanisms (spec 2.3) and feature replacements (spec 2.7; they carry no private information)
+#: feature mechanisms (spec 2.3); the replacements (spec 2.7) are dpgnn.privacy.lpgnn.REPLACEMENTS
 FEATURE_METHODS = ("mbm", "1bm", "lpm", "agm", "raw")
-REPLACEMENTS = ("rnd", "one", "ohd")
 #: label-noise handling (spec 2.7): plain cross-entropy, forward correction only, Drop (correction + K_y)
 LABEL_METHODS = ("ce", "fc", "drop")
 INF = math.inf
@@ -153,16 +150,7 @@ def _choice(value: str, valid: Sequence[str], arg: str) -> str:
 
 
 def _check_features(method: str, eps_x: float) -> tuple[str, float]:
-    m = _choice(method, FEATURE_METHODS + REPLACEMENTS, "feature method")
-    e = _eps(eps_x, "eps_x")
-    if m in FEATURE_METHODS and m != "raw" and math.isinf(e):
-        m = "raw"  # ε_x = ∞: every mechanism reduces to sending the features unperturbed
-    if m == "raw" and math.isfinite(e):
-        raise ValueError(f"feature method 'raw' adds no noise, so eps_x={eps_x} would be a false privacy claim; "
-                         "use eps_x=inf or a mechanism (mbm, 1bm, lpm, agm)")
-    if m in REPLACEMENTS and math.isfinite(e):
-        raise ValueError(f"feature replacement {m!r} uses no private feature; pass eps_x=inf")
-    return m, e
+    return feature_method(method, eps_x)  # the privacy rule (ε_x = inf is raw; no false claims) lives there
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -310,38 +298,6 @@ def selection_step(best: dict[str, Tensor] | None, val_loss: Tensor, val_acc: Te
     ok = ((val_loss < best["val_loss"]) & (best["val_acc"] < val_acc) & (val_acc <= max_acc + 1e-12)
           & (best["train_acc"] < train_acc) & (train_acc <= 1.05 * max_acc + 1e-12))
     return {k: torch.where(ok, cur[k], best[k]) for k in cur}
-
-
-def privacy_ledger(method: str, eps_x: float, eps_y: float, num_features: int, m: int | None = None
-                   ) -> dict[str, Any]:
-    """The per-node privacy statement of one LPGNN run (flat, for a result row)."""
-    meth, ex = _check_features(method, eps_x)
-    ey = _eps(eps_y, "eps_y")
-    d = int(num_features)
-    replaced = meth in REPLACEMENTS
-    feat_eps = 0.0 if replaced else ex
-    mm = None
-    if meth == "mbm":
-        mm = optimal_m(ex, d) if m is None else int(m)
-    elif meth == "1bm":
-        mm = d
-    delta = AGM_DELTA if meth == "agm" else 0.0
-    total = feat_eps + ey
-    level = "none" if math.isinf(total) and math.isinf(ey) and math.isinf(feat_eps) else "node-ldp"
-    if level == "none":
-        guarantee = non_private()
-    else:  # features min-max normalised over all nodes (and constant columns dropped) before the users perturb
-        guarantee = statement(AS_PUBLISHED, "LDP: any two (feature vector, label) pairs of one node",
-                              accounted="one feature report and one label report per node, basic composition",
-                              not_covered=[PREPROCESSING])
-    return {
-        "level": level,
-        **guarantee,
-        "mechanism": f"features={meth}" + (f"(m={mm})" if mm else "") + f"; labels=rr",
-        "eps_x": ex, "eps_y": ey, "epsilon": total, "delta": delta, "m": mm,
-        "feature_epsilon": feat_eps,
-        "accountant": "basic composition of the feature and label reports (each sent once; post-processing after)",
-    }
 
 
 def hparams_for(dataset: str, method: str, eps_x: float, eps_y: float) -> dict[str, float]:

@@ -39,10 +39,6 @@ from dpgnn.nn.progap import MLP, GhostClipper, StageModel
 from dpgnn.privacy.progap import (  # noqa: F401  (re-exported: the method's accounting)
     DEFAULT_ACCOUNTANT,
     LEVELS,
-    _delta,
-    _int,
-    _level,
-    _pos,
     accountant_for,
     calibrate_noise,
     default_delta,
@@ -53,6 +49,8 @@ from dpgnn.privacy.progap import (  # noqa: F401  (re-exported: the method's acc
     theorem41_epsilon,
     theorem42_epsilon,
 )
+from dpgnn.privacy.progap import check_level as _level
+from dpgnn.privacy.validation import check_fraction as _delta, check_int as _int, check_positive as _pos
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed, to_csr
 
 __all__ = [

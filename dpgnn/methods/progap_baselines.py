@@ -26,9 +26,7 @@ from dpgnn.methods.progap import (
     DPSettings,
     ProGAPResult,
     _evaluate,
-    _int,
     _masks,
-    _pos,
     accuracy,
     default_delta,
     privacy_ledger,
@@ -36,6 +34,7 @@ from dpgnn.methods.progap import (
 )
 from dpgnn.nn.progap import MLP, SAGEClassifier, StageModel
 from dpgnn.privacy.guarantee import SOUND, statement
+from dpgnn.privacy.validation import check_int as _int, check_positive as _pos
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = ["train_mlp", "train_sage", "edgerand_perturb", "train_edgerand"]

@@ -24,16 +24,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from dpgnn.privacy.validation import check_int as _check_int
+
 __all__ = ["MLP", "StageModel", "SAGEClassifier", "batchnorm_to_groupnorm", "GhostClipper", "clipped_grad_sum",
            "ACTIVATIONS"]
 
 ACTIVATIONS = {"selu": nn.SELU, "relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU}
-
-
-def _check_int(value: int, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
 
 
 class MLP(nn.Module):

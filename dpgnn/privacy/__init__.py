@@ -6,7 +6,6 @@
 - :mod:`dpgnn.privacy.analytic`    -- exact (epsilon, delta) profile of the Gaussian mechanism (Balle & Wang 2018).
 - :mod:`dpgnn.privacy.accountant`  -- immutable accountants (rdp, exact_gaussian, autodp, autodp_rdp_acct, pld).
 - :mod:`dpgnn.privacy.calibration` -- conservative calibration (epsilon(value) <= target, asserted).
-- :mod:`dpgnn.privacy.cli`         -- ``dpgnn epsilon ...`` calculators.
 """
 
 from dpgnn.privacy.accountant import (

@@ -13,7 +13,10 @@ Accountants (names are normalised like mechanism names):
 
 - ``"rdp"`` (:class:`RdpAccountant`, default): Rényi DP on a wide grid of orders with exact per-event curves where
   known and the tight RDP → (ε, δ) conversion. Supports every event of :mod:`dpgnn.privacy.events` whose sampled
-  events wrap a Gaussian or Laplace event.
+  events wrap a Gaussian or Laplace event, and the FDP step :class:`dpgnn.privacy.fdp.FdpSampledGaussianEvent`
+  (Daigavane et al.'s multi-term hypergeometric RDP; on the orders :data:`dpgnn.privacy.fdp.FDP_ORDERS` it gives
+  exactly :func:`dpgnn.privacy.fdp.fdp_epsilon`). The other accountants refuse the FDP event with a
+  ``NotImplementedError`` naming what they support.
 - ``"exact_gaussian"`` (:class:`ExactGaussianAccountant`): only compositions of (unsampled) Gaussian events; the
   composition is one Gaussian with ``z = (Σ z_k^-2)^-1/2`` converted with the exact Balle–Wang profile (the tight
   accountant for that case; what autodp's ``ComposeGaussian`` + ``get_approxDP`` compute, used by ProGAP).
@@ -44,7 +47,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
-from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 from dpgnn.privacy.analytic import gaussian_epsilon
 from dpgnn.privacy.events import (
     ComposedEvent,
@@ -56,6 +59,7 @@ from dpgnn.privacy.events import (
     SelfComposedEvent,
 )
 from dpgnn.privacy import rdp as _rdp
+from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_rdp
 
 __all__ = [
     "Accountant",
@@ -73,8 +77,10 @@ __all__ = [
 ]
 
 
+_AUTODP_SUPPORTED = ("GaussianEvent, LaplaceEvent, PoissonSampledEvent / SampledWithoutReplacementEvent of a "
+                     "Gaussian or Laplace event, and SelfComposedEvent / ComposedEvent of these")
 _RDP_SUPPORTED = ("GaussianEvent, LaplaceEvent, PoissonSampledEvent / SampledWithoutReplacementEvent of a Gaussian "
-                  "or Laplace event, and SelfComposedEvent / ComposedEvent of these")
+                  "or Laplace event, FdpSampledGaussianEvent, and SelfComposedEvent / ComposedEvent of these")
 
 
 def _flatten(ledger: Sequence[Tuple[Event, int]]) -> Dict[Event, int]:
@@ -155,16 +161,28 @@ class Accountant:
 # ------------------------------------------------------------------------------------------------------------
 # RDP
 # ------------------------------------------------------------------------------------------------------------
-def _supported_rdp(event: Event) -> bool:
+def _supported_autodp(event: Event) -> bool:
+    """Events autodp's mechanisms express: Gaussian/Laplace, sampled or not, composed in any way."""
     if isinstance(event, (GaussianEvent, LaplaceEvent)):
         return True
     if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
         return isinstance(event.event, (GaussianEvent, LaplaceEvent))
     if isinstance(event, SelfComposedEvent):
+        return _supported_autodp(event.event)
+    if isinstance(event, ComposedEvent):
+        return all(_supported_autodp(e) for e in event.events)
+    return False
+
+
+def _supported_rdp(event: Event) -> bool:
+    """What :func:`event_rdp` has a curve for: the autodp events and the FDP step, composed in any way."""
+    if isinstance(event, FdpSampledGaussianEvent):
+        return True
+    if isinstance(event, SelfComposedEvent):
         return _supported_rdp(event.event)
     if isinstance(event, ComposedEvent):
         return all(_supported_rdp(e) for e in event.events)
-    return False
+    return _supported_autodp(event)
 
 
 def event_rdp(event: Event, orders: Optional[Sequence[float]] = None) -> np.ndarray:
@@ -193,6 +211,9 @@ def _event_rdp(event: Event, a: np.ndarray) -> np.ndarray:
         b = inner.scale
         return _rdp.rdp_sampled_without_replacement(event.sample_rate, lambda x: _rdp.rdp_laplace(b, x), a,
                                                     eps_pure=1.0 / b)
+    if isinstance(event, FdpSampledGaussianEvent):  # ≥ 0 exactly; clipped where rounding lands at -1e-16
+        return np.maximum(fdp_rdp(a, event.noise_multiplier, event.num_train, event.batch_size,
+                                  event.max_affected), 0.0)
     if isinstance(event, SelfComposedEvent):
         return event.count * _event_rdp(event.event, a)
     if isinstance(event, ComposedEvent):
@@ -208,7 +229,7 @@ def _pure_epsilon(event: Event) -> float:
     """
     if isinstance(event, LaplaceEvent):
         return 1.0 / event.scale
-    if isinstance(event, GaussianEvent):
+    if isinstance(event, (GaussianEvent, FdpSampledGaussianEvent)):
         return math.inf
     if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
         inner = _pure_epsilon(event.event)
@@ -348,10 +369,10 @@ class AutodpAccountant(Accountant):
         self.improved_bound = improved_bound
 
     def supports(self, event: Event) -> bool:
-        return _supported_rdp(_check_event(event))
+        return _supported_autodp(_check_event(event))
 
     def _supported_text(self) -> str:
-        return _RDP_SUPPORTED
+        return _AUTODP_SUPPORTED
 
     def compose(self, event: Event, count: int = 1) -> "AutodpAccountant":
         n = self._check_compose(event, count)
@@ -429,10 +450,10 @@ class AutodpRdpAcctAccountant(Accountant):
         self.improved_bound = improved_bound
 
     def supports(self, event: Event) -> bool:
-        return _supported_rdp(_check_event(event))
+        return _supported_autodp(_check_event(event))
 
     def _supported_text(self) -> str:
-        return _RDP_SUPPORTED
+        return _AUTODP_SUPPORTED
 
     def compose(self, event: Event, count: int = 1) -> "AutodpRdpAcctAccountant":
         n = self._check_compose(event, count)

@@ -20,7 +20,7 @@ import math
 
 from scipy.special import log_ndtr
 
-from dpgnn.privacy._validation import check_delta, check_epsilon, check_positive_finite
+from dpgnn.privacy.validation import check_delta, check_epsilon, check_positive_finite
 
 __all__ = ["gaussian_delta", "gaussian_epsilon", "analytic_gaussian_sigma", "classic_gaussian_sigma"]
 

@@ -20,7 +20,7 @@ import numpy as np
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional
 
-from dpgnn.privacy._validation import (
+from dpgnn.privacy.validation import (
     check_count,
     check_delta,
     check_epsilon,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Tuple
 
-from dpgnn.privacy._validation import check_count, check_positive_finite, check_sample_rate
+from dpgnn.privacy.validation import check_count, check_positive_finite, check_sample_rate
 
 __all__ = [
     "Event",

@@ -35,7 +35,7 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import hypergeom
 
-from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
+from dpgnn.privacy.validation import check_count, check_delta, check_int, check_positive_finite
 from dpgnn.privacy.events import Event
 
 __all__ = ["FDP_ORDERS", "max_affected", "fdp_rdp", "fdp_epsilon", "FdpSampledGaussianEvent"]
@@ -46,23 +46,17 @@ FDP_ORDERS: np.ndarray = np.unique(np.concatenate([np.round(np.arange(1.1, 10.0,
 _CONVERSIONS = ("tight", "classic")
 
 
-def _check_int(value: Any, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
 def max_affected(max_degree: int, depth: int) -> int:
     """``K = Σ_{l=0}^{depth} D^l``: roots whose depth-hop neighbourhood (max degree D) can contain a given node."""
-    D = _check_int(max_degree, "max_degree", 1)
-    L = _check_int(depth, "depth", 0)
+    D = check_int(max_degree, "max_degree", 1)
+    L = check_int(depth, "depth", 0)
     return L + 1 if D == 1 else (D ** (L + 1) - 1) // (D - 1)
 
 
 def _check_sizes(num_train: int, batch_size: int, affected: int) -> Tuple[int, int, int]:
-    n = _check_int(num_train, "num_train", 1)
-    b = _check_int(batch_size, "batch_size", 1)
-    k = _check_int(affected, "max_affected", 1)
+    n = check_int(num_train, "num_train", 1)
+    b = check_int(batch_size, "batch_size", 1)
+    k = check_int(affected, "max_affected", 1)
     if b > n:
         raise ValueError(f"batch_size must be in [1, num_train={n}], got {b}")
     return n, b, min(k, n)
@@ -93,7 +87,7 @@ def fdp_epsilon(steps: int, noise_multiplier: float, num_train: int, batch_size:
                 delta: float, *, orders: Optional[Sequence[float]] = None,
                 conversion: str = "tight") -> Tuple[float, float]:
     """(ε, optimal order) after ``steps`` FDP steps at ``delta``; ``steps=0`` gives ε = 0."""
-    t = _check_int(steps, "steps", 0)
+    t = check_int(steps, "steps", 0)
     d = check_delta(delta)
     if conversion not in _CONVERSIONS:
         raise ValueError(f"conversion must be one of {_CONVERSIONS}, got {conversion!r}")
@@ -114,7 +108,11 @@ def fdp_epsilon(steps: int, noise_multiplier: float, num_train: int, batch_size:
 @dataclass(frozen=True)
 class FdpSampledGaussianEvent(Event):
     """One FDP step: Gaussian noise ``z · 2KC`` on the sum of ``batch_size`` of ``num_train`` clipped per-root
-    gradients, ``K = max_affected`` of which one node's features can change (replace-one, feature level)."""
+    gradients, ``K = max_affected`` of which one node's features can change (replace-one, feature level).
+
+    An event of the algebra (:mod:`dpgnn.privacy.events`): ``SelfComposedEvent(step, T)`` is a run of ``T`` steps,
+    and the ``rdp`` accountant composes it with the per-step curve :func:`fdp_rdp` (``RdpAccountant(FDP_ORDERS)``
+    gives exactly :func:`fdp_epsilon`); accountants without that curve refuse it (``NotImplementedError``)."""
 
     noise_multiplier: float
     num_train: int

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Dict, Optional, Tuple, Type, Union
 import numpy as np
 import torch
 
-from dpgnn.privacy._validation import check_delta, check_epsilon, check_positive_finite, check_range
+from dpgnn.privacy.validation import check_delta, check_epsilon, check_positive_finite, check_range
 from dpgnn.privacy.analytic import analytic_gaussian_sigma, classic_gaussian_sigma
 
 __all__ = [

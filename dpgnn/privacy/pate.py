@@ -37,7 +37,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite, check_sample_rate
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.events import Event, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent
 

@@ -39,7 +39,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from dpgnn.privacy._validation import check_count, check_delta, check_sample_rate
+from dpgnn.privacy.validation import check_count, check_delta, check_sample_rate
 from dpgnn.privacy.guarantee import AS_PUBLISHED, SOUND, statement
 from dpgnn.privacy.pate import PRIVGNN_ACCOUNTANT, check_lam
 from dpgnn.privacy.rdp import rdp_to_epsilon

@@ -47,11 +47,12 @@ from dpgnn.privacy.accountant import epsilon as event_epsilon
 from dpgnn.privacy.calibration import calibrate
 from dpgnn.privacy.events import ComposedEvent, Event, GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, SOUND, non_private, statement
+from dpgnn.privacy.validation import check_fraction, check_int, check_positive
 
 __all__ = ["LEVELS", "DEFAULT_ACCOUNTANT", "DEFAULT_RTOL", "default_delta", "stage_steps", "accounted_steps",
            "privacy_event", "theorem41_epsilon", "theorem42_epsilon", "calibrate_noise", "privacy_ledger",
            "EDGE_RELATIONS", "edge_sensitivity", "guarantee_statement", "FIDELITIES",
-           "FIDELITY_ACCOUNTANT", "accountant_for"]
+           "FIDELITY_ACCOUNTANT", "accountant_for", "check_level"]
 
 #: edge-level neighbouring relations: one directed edge (the authors') or one undirected edge (two directed ones)
 EDGE_RELATIONS = ("directed", "undirected")
@@ -69,7 +70,7 @@ def edge_sensitivity(edge_relation: str) -> float:
 def guarantee_statement(level: str, *, edge_relation: str = "directed", dpsgd_runs: int = 0,
                         aggregations: int = 0, method: str = "progap") -> dict[str, Any]:
     """Guarantee fields of a ProGAP/GAP-style run (module docstring, "What the code guarantees")."""
-    _level(level)
+    check_level(level)
     if level == "none":
         return non_private()
     if level == "edge":
@@ -119,30 +120,8 @@ DEFAULT_RTOL = {"edge": 1e-6, "node": 1e-3}
 # ---------------------------------------------------------------------------------------------------------------
 # validation helpers
 # ---------------------------------------------------------------------------------------------------------------
-def _int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _pos(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
-
-
-def _delta(value: Any) -> float:
-    v = float(value) if isinstance(value, (int, float, np.floating)) and not isinstance(value, bool) else math.nan
-    if not 0.0 < v < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {value!r}")
-    return v
-
-
-def _level(level: str) -> str:
+def check_level(level: str) -> str:
+    """``level`` if it is one of :data:`LEVELS` (``none``, ``edge``, ``node``), else ``ValueError``."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
     return level
@@ -154,15 +133,15 @@ def _level(level: str) -> str:
 def default_delta(count: int) -> float:
     """The authors' δ rule: ``10^-(number of decimal digits of count)`` (count = directed edges at edge level,
     training nodes at node level; spec 3.3 / 3.4), so that δ < 1/count."""
-    n = _int(count, "count", 1)
+    n = check_int(count, "count", 1)
     return 10.0 ** (-len(str(n)))
 
 
 def stage_steps(train_nodes: int, batch_size: int, epochs: int) -> tuple[float, int]:
     """``(sample_rate, steps)`` of one DP-SGD stage: rate ``min(1, B/N)``, ``epochs · max(1, ⌊N/B⌋)`` steps."""
-    n = _int(train_nodes, "train_nodes", 1)
-    b = _int(batch_size, "batch_size", 1)
-    e = _int(epochs, "epochs", 1)
+    n = check_int(train_nodes, "train_nodes", 1)
+    b = check_int(batch_size, "batch_size", 1)
+    e = check_int(epochs, "epochs", 1)
     return min(1.0, b / n), e * max(1, n // b)
 
 
@@ -183,10 +162,10 @@ def privacy_event(level: str, noise: float, *, aggregations: int, dpsgd_runs: in
     DP-SGD runs (Poisson-sampled Gaussian, same multiplier, rate ``B/N``) of
     ``accounted_steps(train_nodes, batch_size, epochs)`` steps each.
     """
-    _level(level)
-    k = _int(aggregations, "aggregations", 0)
-    runs = _int(dpsgd_runs, "dpsgd_runs", 0)
-    z = _pos(noise, "noise")
+    check_level(level)
+    k = check_int(aggregations, "aggregations", 0)
+    runs = check_int(dpsgd_runs, "dpsgd_runs", 0)
+    z = check_positive(noise, "noise")
     parts: list[Event] = []
     if k:
         parts.append(SelfComposedEvent(GaussianEvent(z), k) if k > 1 else GaussianEvent(z))
@@ -204,7 +183,7 @@ def privacy_event(level: str, noise: float, *, aggregations: int, dpsgd_runs: in
 
 def theorem41_epsilon(sigma: float, depth: int, delta: float) -> float:
     """Paper Theorem 4.1 (edge level, RDP + classic conversion): ``ε = K/(2σ²) + √(2K log(1/δ))/σ``."""
-    s, k, d = _pos(sigma, "sigma"), _int(depth, "depth", 0), _delta(delta)
+    s, k, d = check_positive(sigma, "sigma"), check_int(depth, "depth", 0), check_fraction(delta)
     return 0.0 if k == 0 else k / (2 * s * s) + math.sqrt(2 * k * math.log(1 / d)) / s
 
 
@@ -213,16 +192,16 @@ def theorem42_epsilon(noise_multiplier: float, depth: int, sample_rate: float, s
     """Paper Theorem 4.2 (node level): ``min_α [(K+1)·T·ε_SGM(α) + Kα/(2z²) + log(1/δ)/(α−1)]`` over integer
     ``α ∈ [2, max_order]``, with ``σ_GP = z·C``, ``σ_AP = z·√D`` (so ``C²/σ_GP² = D/σ_AP² = 1/z²``) and ``ε_SGM``
     the Zhu & Wang (2019) upper bound for the Poisson-subsampled Gaussian (the sum printed in Eq. 11)."""
-    z = _pos(noise_multiplier, "noise_multiplier")
-    k = _int(depth, "depth", 0)
+    z = check_positive(noise_multiplier, "noise_multiplier")
+    k = check_int(depth, "depth", 0)
     q = float(sample_rate)
     if not 0.0 < q <= 1.0:
         raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
-    t = _int(steps, "steps", 1)
-    d = _delta(delta)
-    runs = k + 1 if dpsgd_runs is None else _int(dpsgd_runs, "dpsgd_runs", 0)
+    t = check_int(steps, "steps", 1)
+    d = check_fraction(delta)
+    runs = k + 1 if dpsgd_runs is None else check_int(dpsgd_runs, "dpsgd_runs", 0)
     best = math.inf
-    for a in range(2, _int(max_order, "max_order", 2) + 1):
+    for a in range(2, check_int(max_order, "max_order", 2) + 1):
         if q < 1.0:
             l = np.arange(3, a + 1)
             log_binom = gammaln(a + 1) - gammaln(l + 1) - gammaln(a - l + 1)
@@ -254,16 +233,16 @@ def calibrate_noise(level: str, target_epsilon: float, delta: float, *, aggregat
 
     ``rtol`` (relative tolerance on ε below the target) defaults to ``DEFAULT_RTOL[level]``; ``fidelity`` picks
     the accountant (:func:`accountant_for`) unless ``accountant`` is given."""
-    _level(level)
+    check_level(level)
     if level == "none":
         raise ValueError("level='none' has no noise to calibrate")
     if privacy_event(level, 1.0, aggregations=aggregations, dpsgd_runs=dpsgd_runs, train_nodes=train_nodes,
                      batch_size=batch_size, epochs=epochs) is None:
         raise ValueError("this run touches no private data (no aggregation and no DP-SGD run): nothing to calibrate")
-    eps = _pos(target_epsilon, "target_epsilon")
+    eps = check_positive(target_epsilon, "target_epsilon")
     acc = accountant_for(level, fidelity, accountant)
     tol = DEFAULT_RTOL[level] if rtol is None else rtol
-    cal = _calibrate_cached(level, eps, _delta(delta), int(aggregations), int(dpsgd_runs), int(train_nodes),
+    cal = _calibrate_cached(level, eps, check_fraction(delta), int(aggregations), int(dpsgd_runs), int(train_nodes),
                             int(batch_size), int(epochs), acc, float(tol), float(lower), float(upper))
     assert cal.epsilon <= eps
     return cal
@@ -286,20 +265,20 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
     (:func:`guarantee_statement`) are merged in. ``fidelity="authors_code"`` calibrates with the authors' code's
     accountant (:data:`FIDELITY_ACCOUNTANT`) and is recorded as ``fidelity``.
     """
-    _level(level)
+    check_level(level)
     sens_edge = edge_sensitivity(edge_relation)
-    k = _int(depth, "depth", 0)
-    aggs = k if aggregations is None else _int(aggregations, "aggregations", 0)
+    k = check_int(depth, "depth", 0)
+    aggs = k if aggregations is None else check_int(aggregations, "aggregations", 0)
     if level == "none":
         return {"level": "none", "mechanism": "none", "epsilon": math.inf,
                 "delta": 0.0, "accountant": "none", "noise_multiplier": 0.0, "sigma_nap": 0.0, "depth": k,
                 **guarantee_statement("none")}
     if delta is None:
         raise ValueError("delta is required for a private run (see default_delta)")
-    d = _delta(delta)
-    runs = (k + 1 if dpsgd_runs is None else _int(dpsgd_runs, "dpsgd_runs", 0)) if level == "node" else 0
+    d = check_fraction(delta)
+    runs = (k + 1 if dpsgd_runs is None else check_int(dpsgd_runs, "dpsgd_runs", 0)) if level == "node" else 0
     if level == "node":
-        dd = _int(max_degree, "max_degree", 1) if max_degree is not None else None
+        dd = check_int(max_degree, "max_degree", 1) if max_degree is not None else None
         if dd is None and aggs:
             raise ValueError("max_degree is required at node level (degree bound D)")
     kw = dict(aggregations=aggs, dpsgd_runs=runs, train_nodes=train_nodes, batch_size=batch_size, epochs=epochs)
@@ -312,7 +291,7 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
         cal = calibrate_noise(level, target_epsilon, d, accountant=acc, rtol=rtol, **kw)
         z, eps, cal_info = cal.value, cal.epsilon, cal.target_epsilon
     else:
-        z = _pos(noise, "noise")
+        z = check_positive(noise, "noise")
         eps, cal_info = event_epsilon(privacy_event(level, z, **kw), d, acc), None
     out: dict[str, Any] = {
         "level": level, "method": method, "depth": k, "aggregations": aggs, "delta": d, "noise_multiplier": z,

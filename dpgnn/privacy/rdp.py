@@ -40,7 +40,7 @@ import numpy as np
 from scipy import integrate
 from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
 
-from dpgnn.privacy._validation import check_delta, check_positive_finite, check_sample_rate
+from dpgnn.privacy.validation import check_delta, check_positive_finite, check_sample_rate
 
 __all__ = [
     "DEFAULT_ORDERS",

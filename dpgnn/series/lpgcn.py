@@ -33,6 +33,47 @@ _ANALYTIC = statement(SOUND, "LDP: any two values of one feature",
                                 "(no private release)")
 _DROP = ("history", "paper", "artifact", "config_hash", "versions")
 
+_LPGCN_DATASETS = ["citeseer", "cora", "elliptic", "flickr", "twitch"]
+
+#: run profiles (read by dpgnn.profiles.settings("lpgcn", profile))
+PROFILES: dict[str, dict[str, Any]] = {
+    "smoke": {
+        "datasets": ["cora", "citeseer", "twitch"],       # Fig. 2-5, Table 3
+        "table2_datasets": ["cora"],                       # Table 2 (training runs)
+        "variance_epsilons": [1.0 + 0.25 * i for i in range(17)],  # Fig. 1/4/5: eps in [1, 5]
+        # smoke keeps every notebook <= 60 s on 2 idle CPU cores: Fig. 2 at the ends of the paper's ε range
+        # (ε = 1 is the point compared with the paper), Table 2 with one run at ε = 1 and 9
+        "mae_epsilons": [1.0, 9.0],
+        "table2_epsilons": [1.0, 9.0],
+        "methods": ["lm", "pm", "pgc", "raw"],
+        "runs": 1,
+        "nc_max_epochs": 100, "nc_min_epochs": 10, "nc_patience": 20,
+        "lp_max_epochs": 100, "lp_min_epochs": 20, "lp_check_every": 10, "lp_patience": 10,
+        "seed": 12345,
+    },
+    # "test": the smallest end-to-end execution, used by the test suite to run every notebook with papermill
+    "test": {
+        "datasets": ["cora"], "table2_datasets": ["cora"],
+        "variance_epsilons": [1.0, 3.0, 5.0], "mae_epsilons": [1.0, 9.0], "table2_epsilons": [1.0],
+        "methods": ["pgc", "raw"], "runs": 1,
+        "nc_max_epochs": 5, "nc_min_epochs": 1, "nc_patience": 2,
+        "lp_max_epochs": 10, "lp_min_epochs": 2, "lp_check_every": 5, "lp_patience": 1,
+        "seed": 0,
+    },
+    "paper": {
+        "datasets": _LPGCN_DATASETS,
+        "table2_datasets": _LPGCN_DATASETS,
+        "variance_epsilons": [1.0 + 0.1 * i for i in range(41)],
+        "mae_epsilons": [1.0, 3.0, 5.0, 7.0, 9.0],
+        "table2_epsilons": [1.0, 5.0, 9.0],
+        "methods": ["lm", "pm", "pgc", "raw"],
+        "runs": 10,
+        "nc_max_epochs": 500, "nc_min_epochs": 10, "nc_patience": 20,
+        "lp_max_epochs": 500, "lp_min_epochs": 100, "lp_check_every": 10, "lp_patience": 10,
+        "seed": 12345,
+    },
+}
+
 
 def _setting(eps: float) -> str:
     return "eps=inf" if math.isinf(eps) else f"eps={eps:g}"

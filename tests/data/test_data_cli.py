@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from dpgnn.data.cli import app
+from dpgnn.cli.data import app
 
 runner = CliRunner()
 

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dpgnn.privacy import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent, epsilon
-from dpgnn.privacy.cli import app
+from dpgnn.cli.epsilon import app
 from dpgnn.privacy.fdp import fdp_epsilon
 
 runner = CliRunner()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dpgnn.privacy.cli import app
+from dpgnn.cli.epsilon import app
 from dpgnn.privacy.pate import pate_epsilon, privgnn_epsilon, theorem7_epsilon
 
 runner = CliRunner()

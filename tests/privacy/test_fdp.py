@@ -82,3 +82,33 @@ def test_bad_inputs(args, match):
         fdp_epsilon(1, 1.0, 10, 2, 1, 1e-5, conversion="exact")
     with pytest.raises(ValueError, match="max_degree"):
         max_affected(0, 1)
+
+
+# -- the FDP step is an event of the algebra -------------------------------------------------------------------
+@pytest.mark.parametrize("t, z, n, b, k, d", [(100, 4.0, 140, 70, 21, 1e-5), (1, 8.0, 140, 46, 21, 1e-5),
+                                              (300, 2.0, 120, 60, 5, 1e-5), (515, 0.347, 13204, 256, 101, 1e-5)])
+def test_rdp_accountant_composes_the_fdp_event_as_the_direct_computation(t, z, n, b, k, d):
+    from dpgnn.privacy import RdpAccountant, SelfComposedEvent
+    from dpgnn.privacy.fdp import FDP_ORDERS
+
+    step = FdpSampledGaussianEvent(z, n, b, k)
+    eps, order = RdpAccountant(FDP_ORDERS).compose(SelfComposedEvent(step, t)).get_epsilon_and_order(d)
+    direct, direct_order = fdp_epsilon(t, z, n, b, k, d)
+    assert eps == pytest.approx(direct, rel=1e-12, abs=1e-12) and order == direct_order
+    # composing the step T times, or mixing it with other events, is the same algebra
+    assert RdpAccountant(FDP_ORDERS).compose(step, t).get_epsilon(d) == pytest.approx(direct, rel=1e-12)
+    # the default (wider) order grid can only be tighter or equal
+    assert RdpAccountant().compose(step, t).get_epsilon(d) <= direct + 1e-12
+
+
+@pytest.mark.parametrize("name", ["autodp", "autodp_rdp_acct", "exact_gaussian", "pld"])
+def test_accountants_without_the_fdp_curve_refuse_it_clearly(name):
+    from dpgnn.privacy import GaussianEvent, get_accountant
+    from dpgnn.privacy.events import ComposedEvent
+
+    step = FdpSampledGaussianEvent(1.0, 10, 2, 3)
+    acc = get_accountant(name)
+    assert not acc.supports(step)
+    for event in (step, ComposedEvent([GaussianEvent(1.0), step])):
+        with pytest.raises(NotImplementedError, match=f"'{name}' accountant does not support"):
+            acc.compose(event)

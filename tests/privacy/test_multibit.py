@@ -12,7 +12,7 @@ import torch
 from typer.testing import CliRunner
 
 from dpgnn.privacy import MultiBitMechanism, get_mechanism, optimal_m
-from dpgnn.privacy.cli import app
+from dpgnn.cli.epsilon import app
 
 
 def test_registered_and_m_rule():

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dpgnn.privacy import dpsgd_event, epsilon
-from dpgnn.privacy.cli import app
+from dpgnn.cli.epsilon import app
 
 runner = CliRunner()
 

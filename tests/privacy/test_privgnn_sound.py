@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dpgnn.privacy.cli import app
+from dpgnn.cli.epsilon import app
 from dpgnn.privacy.guarantee import check_ledger
 from dpgnn.privacy.pate import privgnn_epsilon
 from dpgnn.privacy.privgnn import (

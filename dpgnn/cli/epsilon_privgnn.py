@@ -23,8 +23,8 @@ from typing import Any, Dict, Optional
 import numpy as np
 import typer
 
-from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite, check_sample_rate
-from dpgnn.privacy.cli import CliInputError, option_check, option_errors
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
+from dpgnn.cli.options import CliInputError, option_check, option_errors
 from dpgnn.privacy.pate import (
     PRIVGNN_ACCOUNTANT,
     order2_epsilon,

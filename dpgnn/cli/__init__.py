@@ -1,6 +1,10 @@
 """Command-line interface: ``dpgnn data ...``, ``dpgnn epsilon ...``, ``dpgnn run``, ``dpgnn reproduce``,
 ``dpgnn report``.
 
+The sub-command groups live beside this module: :mod:`dpgnn.cli.data` (``dpgnn data``), :mod:`dpgnn.cli.epsilon`
+(``dpgnn epsilon``, with one ``epsilon_<paper>`` module per paper and the shared :mod:`dpgnn.cli.options`). They
+import the library (``dpgnn.privacy``, ``dpgnn.data``), never this module; the library never imports the CLI.
+
 Heavy imports (torch, PyG, the privacy library) happen only inside the command that needs them: ``dpgnn --help``,
 ``dpgnn reproduce --help`` and the sub-groups' listings load none of them, so they answer at once.
 """
@@ -17,9 +21,12 @@ import click
 import typer
 from typer.core import TyperGroup
 
-#: Choices shown in ``--help`` (kept equal to ``dpgnn.runner.PROFILES``/``DEVICES`` by a test; not imported from
-#: there so that ``--help`` imports nothing heavy).
-PROFILES = ("smoke", "test", "paper")
+from dpgnn.profiles import PROFILE_NAMES
+
+#: Choices shown in ``--help``: the profile names come from the light :mod:`dpgnn.profiles`; the devices and stale
+#: policies are kept equal to ``dpgnn.runner``'s by a test (not imported from there so that ``--help`` imports
+#: nothing heavy).
+PROFILES = PROFILE_NAMES
 DEVICES = ("auto", "cpu", "cuda")
 STALE = ("rerun", "keep")
 Profile = enum.Enum("Profile", {p: p for p in PROFILES}, type=str)
@@ -53,8 +60,8 @@ class _LazyGroup(click.Group):
 
 
 _LAZY = {
-    "data": ("dpgnn.data.cli", "Datasets of the five papers: list, info, fetch."),
-    "epsilon": ("dpgnn.privacy.cli", "Privacy calculators: epsilon of a mechanism/training run."),
+    "data": ("dpgnn.cli.data", "Datasets of the five papers: list, info, fetch."),
+    "epsilon": ("dpgnn.cli.epsilon", "Privacy calculators: epsilon of a mechanism/training run."),
 }
 
 
@@ -205,7 +212,3 @@ def report(
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     app()
-
-
-if __name__ == "__main__":
-    main()

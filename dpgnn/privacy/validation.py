@@ -1,4 +1,11 @@
-"""Argument checks shared by the privacy package: every bad parameter raises before any number is produced."""
+"""Argument checks shared by the package: every bad parameter raises before any number is produced.
+
+Two families. The ``check_epsilon``/``check_delta``/``check_positive_finite``/``check_sample_rate``/``check_count``
+checks of the privacy algebra accept any real scalar (numpy and torch 0-d included) and raise ``TypeError`` for a
+non-number, ``ValueError`` for a number out of range. The configuration checks :func:`check_int`,
+:func:`check_positive`, :func:`check_fraction` and :func:`check_choice`, used by the methods and the paper
+statements (``dpgnn.privacy.<paper>``), raise ``ValueError`` for every bad value, with the parameter's name.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,10 @@ __all__ = [
     "check_sample_rate",
     "check_count",
     "check_range",
+    "check_int",
+    "check_positive",
+    "check_fraction",
+    "check_choice",
 ]
 
 
@@ -109,3 +120,36 @@ def check_range(low: Any, high: Any) -> tuple[float, float]:
     if not lo < hi:
         raise ValueError(f"low must be < high, got low={lo}, high={hi}")
     return lo, hi
+
+
+def check_int(value: Any, name: str, minimum: int = 0) -> int:
+    """An integer (Python or numpy; not bool, not a float) ``>= minimum``, else ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_positive(value: Any, name: str) -> float:
+    """A finite number ``> 0`` as a float, else ``ValueError``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}") from None
+    if isinstance(value, bool) or not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return v
+
+
+def check_fraction(value: Any, name: str = "delta") -> float:
+    """A number in the open interval (0, 1) as a float (e.g. a δ), else ``ValueError``."""
+    v = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+    if not 0.0 < v < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    return v
+
+
+def check_choice(value: Any, choices: tuple, name: str) -> Any:
+    """``value`` if it is one of ``choices``, else ``ValueError`` listing them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value

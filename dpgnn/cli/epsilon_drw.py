@@ -7,6 +7,7 @@
     dpgnn epsilon fdp --noise-multiplier Z --batch-size B --train-nodes N --max-degree D --layers L
                       --steps T --delta D [--variant paper|authors] [--json]
 
+Both build their events and ε with :mod:`dpgnn.privacy.drw`, as the method's ledgers do.
 ``drw``: q = B / ⌈N / (1 + R·L)⌉ (R walks of length L per root: 1 = DRW/DRW-D, 2 = the paper's DRW-R), then T
 compositions of the Gaussian (z relative to the replace-one sensitivity 2C) on a uniform subsample without
 replacement; ``--accountant autodp`` (default) follows the authors' code. ``fdp``: the multi-term hypergeometric RDP
@@ -18,14 +19,15 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict
+from typing import Any
 
 import typer
 
-from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
-from dpgnn.privacy.cli import ACCOUNTANT, JSON, CliInputError, option_check, option_errors, report
-from dpgnn.privacy.events import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
-from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
+from dpgnn.cli.options import JSON, CliInputError, option_check, option_errors, report
+from dpgnn.data.random_walks import min_num_subgraphs
+from dpgnn.privacy.drw import drw_event, fdp_event, fdp_run_epsilon
+from dpgnn.privacy.fdp import max_affected
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 
 __all__ = ["register"]
 
@@ -58,13 +60,12 @@ def drw_cmd(
         r = option_check("--restarts", check_count, restarts)
         t = option_check("--steps", check_count, steps)
         option_check("--delta", check_delta, delta)
-        m_min = -(-n // (1 + r * L))
+        m_min = min_num_subgraphs(n, L, r)
         if b > m_min:
             raise CliInputError(f"--batch-size must be in [1, m_min={m_min}] where m_min = ceil(N / (1 + R*L)) "
                                 f"for --train-nodes {n}, --walk-length {L}, --restarts {r}; got {b}")
         q = b / m_min
-        base = GaussianEvent(z) if q >= 1.0 else SampledWithoutReplacementEvent(q, GaussianEvent(z))
-        event = SelfComposedEvent(base, t) if t > 1 else base
+        event = drw_event(z, q, t)  # the event the method's ledger records (paper fidelity)
         report("drw", event, delta, accountant, as_json,
                inputs={"noise_multiplier": z, "batch_size": b, "train_nodes": n, "walk_length": L, "restarts": r,
                        "min_subgraphs": m_min, "sample_rate": q, "steps": t},
@@ -99,15 +100,13 @@ def fdp_cmd(
         if variant not in ("paper", "authors"):
             raise CliInputError(f"--variant must be 'paper' or 'authors', got {variant!r}")
         k = max_affected(dmax, L)
-        kw: Dict[str, Any] = {} if variant == "paper" else {"orders": [10.0], "conversion": "classic"}
-        eps, order = fdp_epsilon(t, z, n, b, k, d, **kw)
+        eps, order = fdp_run_epsilon(t, z, n, b, k, d, variant)
         payload = {"command": "fdp", "epsilon": eps, "delta": d, "noise_multiplier": z, "batch_size": b,
                    "train_nodes": n, "max_degree": dmax, "layers": L, "max_affected": k, "sample_rate": b / n,
                    "steps": t, "variant": variant, "accountant": "fdp-hypergeometric-rdp",
                    "order": None if math.isnan(order) else order,
                    "neighbouring": "replace one node's features (uniform sampling without replacement)",
-                   "event": {"event": "self_composed", "count": t,
-                             "inner": FdpSampledGaussianEvent(z, n, b, k).to_dict()}}
+                   "event": fdp_event(z, n, b, k, t).to_dict()}
         if as_json:
             typer.echo(json.dumps(payload))
         else:

@@ -22,8 +22,8 @@ from typing import Optional
 
 import typer
 
-from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite
-from dpgnn.privacy.cli import CliInputError, option_check, option_errors
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
+from dpgnn.cli.options import CliInputError, option_check, option_errors
 from dpgnn.privacy.progap import calibrate_noise, privacy_event, privacy_ledger
 
 __all__ = ["register"]

@@ -11,105 +11,47 @@ Both accept ``--accountant`` (``rdp`` default; ``pld`` = tight privacy-loss-dist
 JSON object on stdout). Invalid input exits with status 2 and a message naming the option and its valid range; no
 number is printed.
 
-Adding a calculator (e.g. ``privgnn``, ``pate``, ``drw``, ``fdp``, ``progap``): build the event from validated
-options with :func:`option_check`, then call :func:`report` — it runs the accountant and prints::
+The papers' calculators live in ``dpgnn/cli/epsilon_<paper>.py`` (``drw``/``fdp``, ``lpgnn``, ``privgnn``/``pate``,
+``progap``), each with ``register(app)``, and are listed below by name. Adding one: a module that builds the paper's
+event (or statement) with its ``dpgnn.privacy.<paper>`` functions from options validated by :func:`option_check`
+and calls :func:`report` (:mod:`dpgnn.cli.options`) — it runs the accountant and prints::
 
-    @app.command("mine")
-    def mine(..., delta: float = DELTA, accountant: str = ACCOUNTANT, as_json: bool = JSON) -> None:
-        with option_errors():
-            event = ...
-            report("mine", event, delta, accountant, as_json, inputs={...})
+    def register(app):
+        @app.command("mine")
+        def mine(..., delta: float = DELTA, accountant: str = ACCOUNTANT, as_json: bool = JSON) -> None:
+            with option_errors():
+                event = ...
+                report("mine", event, delta, accountant, as_json, inputs={...}, neighbouring="...")
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import math
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Dict, Optional
 
 import typer
 
-from dpgnn.privacy._validation import check_count, check_delta, check_positive_finite, check_sample_rate
-from dpgnn.privacy.accountant import available_accountants, get_accountant
+from dpgnn.cli import epsilon_drw, epsilon_lpgnn, epsilon_privgnn, epsilon_progap
+from dpgnn.cli.options import (
+    ACCOUNTANT,
+    DELTA,
+    JSON,
+    CliInputError,
+    option_check,
+    option_errors,
+    report,
+)
+from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.calibration import calibrate_noise_multiplier, dpsgd_event
 from dpgnn.privacy.events import Event, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
 
-__all__ = ["app", "report", "option_check", "option_errors", "CliInputError"]
+__all__ = ["app", "PAPER_CALCULATORS"]
 
 app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     help="Privacy calculators: epsilon of a mechanism or a training run (pure accounting, no data needed).",
 )
-
-
-class CliInputError(Exception):
-    """An invalid command-line value; the message names the option and the valid range."""
-
-
-def option_check(option: str, check: Callable[..., Any], value: Any, *args: Any) -> Any:
-    """Run a validator from :mod:`dpgnn.privacy._validation`, re-raising its error under the option's name."""
-    try:
-        return check(value, option, *args)
-    except (TypeError, ValueError) as err:
-        raise CliInputError(str(err)) from None
-
-
-@contextlib.contextmanager
-def option_errors() -> Iterator[None]:
-    """Turn :class:`CliInputError` (and library validation errors) into a clean exit with status 2."""
-    try:
-        yield
-    except (CliInputError, ValueError, TypeError, NotImplementedError) as err:
-        typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(code=2) from None
-
-
-def _json_float(x: Optional[float]) -> Any:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return None
-    if isinstance(x, float) and math.isinf(x):
-        return "inf"
-    return x
-
-
-def report(command: str, event: Event, delta: float, accountant: str, as_json: bool,
-           inputs: Dict[str, Any], neighbouring: str) -> Dict[str, Any]:
-    """Compute ε of ``event`` with ``accountant`` at ``delta`` and print it (one JSON object with ``as_json``)."""
-    d = option_check("--delta", check_delta, delta)
-    try:
-        acc = get_accountant(accountant)
-    except ValueError as err:
-        raise CliInputError(f"--accountant: {err}") from None
-    eps, order = acc.compose(event).get_epsilon_and_order(d)
-    payload: Dict[str, Any] = {
-        "command": command,
-        "epsilon": _json_float(eps),
-        "delta": d,
-        **inputs,
-        "accountant": accountant,
-        "order": _json_float(order),
-        "neighbouring": neighbouring,
-        "event": event.to_dict(),
-    }
-    if as_json:
-        typer.echo(json.dumps(payload))
-    else:
-        args = ", ".join(f"{k}={v}" for k, v in inputs.items())
-        if order is None:
-            at = ""
-        elif math.isinf(order):
-            at = " (pure-DP basic composition is tighter)"
-        else:
-            at = f" (optimal RDP order {order:g})"
-        typer.echo(f"{command}: epsilon = {eps:.6g} at delta = {d:g} [{args}; accountant={accountant}{at}]")
-    return payload
-
-
-DELTA = typer.Option(..., "--delta", help="Target delta, in (0, 1).")
-ACCOUNTANT = typer.Option("rdp", "--accountant", help="Accountant: " + ", ".join(available_accountants()) + ".")
-JSON = typer.Option(False, "--json", help="Print exactly one JSON object.")
 
 
 @app.command("dpsgd")
@@ -183,16 +125,7 @@ def laplace(
                inputs={"scale": b, "sample_rate": q, "count": n}, neighbouring="add/remove one record")
 
 
-# Paper-specific calculators live in their own modules ``dpgnn/privacy/cli_<paper>.py``, each exposing
-# ``register(app)`` that adds its subcommands (e.g. ``dpgnn epsilon privgnn``); one module per paper keeps them apart.
-def _register_paper_commands() -> None:
-    import importlib
-    import pkgutil
-
-    import dpgnn.privacy as pkg
-
-    for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name.startswith("cli_")):
-        importlib.import_module(f"dpgnn.privacy.{mod}").register(app)
-
-
-_register_paper_commands()
+#: The papers' calculators, registered after ``dpsgd`` and ``laplace`` in this order (the order ``--help`` lists).
+PAPER_CALCULATORS = (epsilon_drw, epsilon_lpgnn, epsilon_privgnn, epsilon_progap)
+for _module in PAPER_CALCULATORS:
+    _module.register(app)
