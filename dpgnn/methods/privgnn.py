@@ -747,13 +747,13 @@ _VARIANTS = {"privgnn": (True, False), "privgnn_code": (True, False), "knnrem": 
 
 
 def teachers_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, method: str = "privgnn",
-             device: str = "auto") -> TeacherOutput:
+                 device: str = "auto") -> TeacherOutput:
     """The teachers' posteriors of one PrivGNN run (``method``: privgnn/privgnn_code, knnrem, singlegnn) for the
     first ``config["teacher_queries"]`` queries (default ``queries``), seeded from the run's ``seed`` (the
     ``(seed, "teachers", K)`` stream of :func:`teacher_posteriors`; ``"knnrem"``/``"single"`` in place of K for
     the ablations). Teachers depend neither on λ nor on the noise variant, and the |Q| queries are a prefix of any
     larger |Q|'s, so one output serves every λ and |Q| ≤ ``teacher_queries`` (pass it to ``run`` as
-    ``teachers=``)."""
+    ``teachers=``, with the same ``seed``, γ, K and epochs: the run's ledger is built from its own config)."""
     if method not in _VARIANTS:
         raise ValueError(f"unknown PrivGNN variant {method!r}; valid: {list(_VARIANTS)}")
     knn, single = _VARIANTS[method]
