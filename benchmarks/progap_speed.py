@@ -35,6 +35,7 @@ import torch.nn.functional as F
 
 from dpgnn.data import load_dataset
 from dpgnn.methods import progap as pg
+from dpgnn.metrics import split_accuracy
 
 
 def minibatch_stage(model, xs, y, masks, *, epochs, lr, dp, generator, weight_decay=0.0, stage=0, **_):
@@ -56,7 +57,7 @@ def minibatch_stage(model, xs, y, masks, *, epochs, lr, dp, generator, weight_de
             if batch.numel():
                 F.cross_entropy(model(*[x.index_select(0, batch) for x in xs]), y[batch]).backward()
                 opt.step()
-        acc = pg._evaluate(model, xs, y, {"train": masks["train"], "val": masks["val"]})
+        acc = split_accuracy(pg.predict(model, *xs), y, {"train": masks["train"], "val": masks["val"]})
         history.append({"stage": stage, "epoch": epoch + 1, "train_acc": acc["train"], "val_acc": acc["val"]})
         if acc["val"] > best_val:
             best_val, best_state = acc["val"], copy.deepcopy(model.state_dict())

@@ -22,11 +22,10 @@ this implementation draws.
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -34,12 +33,15 @@ from torch import Tensor, nn
 from torch_geometric.data import Data
 from torch_geometric.utils import to_torch_csr_tensor
 
-from dpgnn.methods.progap import ProGAPResult, _masks, accuracy, bound_degree, default_delta
+from dpgnn.methods import RunResult, register
+from dpgnn.methods.progap import ProGAPResult, _masks, bound_degree, default_delta, method_config
+from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import ACTIVATIONS, MLP
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
 from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, statement
 from dpgnn.privacy.progap import accounted_steps, stage_steps
 from dpgnn.privacy.validation import check_int as _int, check_positive as _pos
+from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = ["DPGNNConfig", "DPGNNModel", "neighbour_table", "per_root_gradients", "calibrate_fdp_noise",
@@ -218,8 +220,9 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
     b = min(cfg.batch_size, n_train)
     std = ledger["noise_multiplier"] * ledger["sensitivity"]
     steps_per_epoch = ledger["steps_trained"] // cfg.epochs
-    best_val, best_state, history = -1.0, copy.deepcopy(model.state_dict()), []
-    for epoch in range(cfg.epochs):
+
+    def step(epoch: int) -> None:
+        """One epoch: ``steps_per_epoch`` noisy steps on fresh uniform batches of training roots."""
         for _ in range(steps_per_epoch):
             roots = train_idx[torch.randperm(n_train, generator=gen, device=gen.device)[:b].to(dev)]
             nb = table[roots]
@@ -231,12 +234,18 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
                 noisy = noisy + std * torch.randn(p.shape, generator=gen, device=gen.device).to(dev)
                 p.grad = noisy / b
             opt.step()
-        acc = _evaluate_full(model, x, adj, y, masks)
-        history.append({"stage": 0, "epoch": epoch + 1, "train_acc": acc["train"], "val_acc": acc["val"]})
-        if acc["val"] > best_val:
-            best_val, best_state = acc["val"], copy.deepcopy(model.state_dict())
-    model.load_state_dict(best_state)
-    acc = _evaluate_full(model, x, adj, y, masks)
+
+    def logits() -> Tensor:  # the full (degree-bounded) graph, non-private forward, eval mode, no gradients
+        model.eval()
+        with torch.no_grad():
+            return model.full(x, adj)
+
+    watched = {"train": masks["train"], "val": masks["val"]}
+    fitted = fit(model, step, lambda epoch: split_accuracy(logits(), y, watched), epochs=cfg.epochs, monitor="val",
+                 mode="max", keep_initial=True)
+    history = [{"stage": 0, "epoch": h["epoch"], "train_acc": h["train"], "val_acc": h["val"]}
+               for h in fitted.history]
+    acc = split_accuracy(logits(), y, masks)
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
                         history=history, seconds=time.perf_counter() - t0)
 
@@ -256,8 +265,12 @@ def per_root_gradients(model: DPGNNModel, x_root: Tensor, x_nbrs: Tensor, mask: 
     return vmap(grad(loss_one), in_dims=(None, 0, 0, 0, 0))(params, x_root, x_nbrs, mask, y)
 
 
-def _evaluate_full(model: DPGNNModel, x: Tensor, adj: Tensor, y: Tensor, masks: dict[str, Tensor]) -> dict[str, float]:
-    model.eval()
-    with torch.no_grad():
-        logits = model.full(x, adj)
-    return {k: accuracy(logits[m], y[m]) for k, m in masks.items()}
+_DPGNN_KEYS = ("epsilon", "delta", "noise", "max_degree", "hidden", "base_layers", "head_layers", "lr", "epochs",
+               "batch_size", "clip", "activation")
+
+
+@register("progap", "dp-gnn", "node", description="DP-GNN (Daigavane et al.): per-root clipped 1-hop subgraphs")
+def run_dp_gnn(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    """DP-GNN under the method contract: one message-passing layer by construction (``depth`` fixed at 1)."""
+    cfg = method_config(config, "node", _DPGNN_KEYS, fixed={"depth": 1})
+    return train_dp_gnn(data, DPGNNConfig(**cfg), seed=seed, device=device).to_run_result()

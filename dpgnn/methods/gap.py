@@ -17,23 +17,28 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 import torch
 import torch.nn.functional as F
 from torch_geometric.data import Data
 
+from dpgnn.methods import RunResult, register
 from dpgnn.methods.progap import (
+    LEVELS,
     NAP,
     DPSettings,
     ProGAPResult,
-    _evaluate,
     _masks,
     bound_degree,
     default_delta,
     edge_sensitivity,
+    method_config,
+    predict,
     privacy_ledger,
     train_stage,
 )
+from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import MLP, StageModel
 from dpgnn.privacy.progap import check_level as _level
 from dpgnn.privacy.validation import check_fraction as _delta, check_int as _int, check_positive as _pos
@@ -121,7 +126,31 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
                      MLP(cfg.hidden * len(xs), cfg.hidden, 1, out_dim=c, plain_last=True, norm=norm),
                      normalize_jk=False).to(dev)
     clf, hist2 = train_stage(clf, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=1)
-    acc = _evaluate(clf, xs, y, masks)
+    acc = split_accuracy(predict(clf, *xs), y, masks)
     ledger["queries"] = nap.queries
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
                         history=hist + hist2, queries=nap.queries, seconds=time.perf_counter() - t0)
+
+
+_GAP_KEYS = ("epsilon", "delta", "noise", "depth", "hidden", "lr", "epochs", "batch_size", "max_degree", "clip",
+             "activation", "accountant", "edge_relation")
+
+
+def _gap_runner(level: str):
+    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+        """GAP under the method contract: ``depth`` = hops H; the encoder has 2 layers and 1-layer bases per hop
+        (``base_layers`` is fixed at 1, the series' label of the per-hop bases)."""
+        cfg = method_config(config, level, _GAP_KEYS, fixed={"base_layers": 1})
+        if "depth" in cfg:
+            cfg["hops"] = cfg.pop("depth")
+        if level == "none":
+            cfg.pop("epsilon", None)
+        return train_gap(data, GAPConfig(level=level, **cfg), seed=seed, device=device).to_run_result()
+
+    run.__name__ = run.__qualname__ = f"run_gap_{level}"
+    return run
+
+
+for _level_name in LEVELS:
+    register("progap", "gap", _level_name, description=f"GAP (aggregation perturbation), {_level_name} level")(
+        _gap_runner(_level_name))

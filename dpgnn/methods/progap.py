@@ -23,18 +23,19 @@ Calibration (``target_epsilon``) is conservative: the returned noise satisfies `
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
+from dpgnn.methods import RunResult, register
+from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import MLP, GhostClipper, StageModel
 from dpgnn.privacy.progap import (  # noqa: F401  (re-exported: the method's accounting)
     DEFAULT_ACCOUNTANT,
@@ -51,12 +52,13 @@ from dpgnn.privacy.progap import (  # noqa: F401  (re-exported: the method's acc
 )
 from dpgnn.privacy.progap import check_level as _level
 from dpgnn.privacy.validation import check_fraction as _delta, check_int as _int, check_positive as _pos
+from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed, to_csr
 
 __all__ = [
     "LEVELS", "ProGAPConfig", "ProGAPResult", "NAP", "bound_degree", "default_delta", "privacy_event",
     "privacy_ledger", "calibrate_noise", "theorem41_epsilon", "theorem42_epsilon", "stage_steps",
-    "train_progap", "train_stage", "DPSettings", "accuracy", "PER_SAMPLE",
+    "train_progap", "train_stage", "DPSettings", "predict", "PER_SAMPLE", "method_config",
 ]
 
 PAPER = "progap"
@@ -148,15 +150,12 @@ class DPSettings:
     clip: float = 1.0
 
 
-def accuracy(logits: Tensor, y: Tensor) -> float:
-    return float((logits.argmax(-1) == y).float().mean()) if y.numel() else float("nan")
-
-
-def _evaluate(model: nn.Module, xs: Sequence[Tensor], y: Tensor, masks: dict[str, Tensor]) -> dict[str, float]:
+def predict(model: nn.Module, *inputs: Tensor) -> Tensor:
+    """The model's outputs on ``inputs`` in eval mode, without gradients (what every evaluation of ProGAP, GAP and
+    the baselines scores with :func:`dpgnn.metrics.split_accuracy`)."""
     model.eval()
     with torch.no_grad():
-        logits = model(*xs)
-    return {name: accuracy(logits[m], y[m]) for name, m in masks.items()}
+        return model(*inputs)
 
 
 def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[str, Tensor], *, epochs: int,
@@ -165,9 +164,13 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
                 per_sample: str = "ghost") -> tuple[StageModel, list[dict[str, Any]]]:
     """Train one stage; restore the epoch with the best validation accuracy ("early stopping", spec 3.2).
 
+    Both branches run on the plain engine :func:`dpgnn.train.fit` (one ``step`` per epoch, then train/validation
+    accuracy in eval mode; the best validation epoch, strictly better than the earlier ones, is restored; the
+    initial weights are kept if no epoch has a validation accuracy, e.g. an empty validation split).
+
     Non-private: full-batch Adam, one step per epoch. With ``dp``: DP-Adam on Poisson-sampled training rows
     (flat per-sample clipping to ``dp.clip``, Gaussian noise ``dp.noise_multiplier·dp.clip`` per coordinate, the
-    sum divided by the expected batch size); the model must hold no BatchNorm (see
+    sum divided by the expected batch size), ``⌊N_train/B⌋`` steps per epoch; the model must hold no BatchNorm (see
     :func:`dpgnn.nn.progap.batchnorm_to_groupnorm`). ``per_sample`` picks how each step's clipped gradient sum
     is computed: ``"ghost"`` (default; :class:`dpgnn.nn.progap.GhostClipper`, exact per-sample norms from
     layer inputs and output gradients, no per-sample gradients stored; fused Adam) or ``"opacus"``
@@ -182,23 +185,28 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
         raise ValueError(f"per_sample must be one of {PER_SAMPLE}, got {per_sample!r}")
     train_idx = masks["train"].nonzero().view(-1)
     params = [p for p in model.parameters() if p.requires_grad]
-    history: list[dict[str, Any]] = []
-    best_val, best_state = -1.0, copy.deepcopy(model.state_dict())
+    watched = {"train": masks["train"], "val": masks["val"]}
+
+    def evaluate(epoch: int) -> dict[str, float]:
+        return split_accuracy(predict(model, *xs), y, watched)
+
+    def history(fitted) -> list[dict[str, Any]]:
+        return [{"stage": stage, "epoch": h["epoch"], "train_acc": h["train"], "val_acc": h["val"]}
+                for h in fitted.history]
+
     if dp is None:
         opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
         x_train, y_train = [x[train_idx] for x in xs], y[train_idx]  # full batch: gathered once per stage
-        for epoch in range(epochs):
-            model.train()
+
+        def step(epoch: int) -> Tensor:
             opt.zero_grad()
-            out = model(*x_train)
-            F.cross_entropy(out, y_train).backward()
+            loss = F.cross_entropy(model(*x_train), y_train)
+            loss.backward()
             opt.step()
-            acc = _evaluate(model, xs, y, {"train": masks["train"], "val": masks["val"]})
-            history.append({"stage": stage, "epoch": epoch + 1, "train_acc": acc["train"], "val_acc": acc["val"]})
-            if acc["val"] > best_val:
-                best_val, best_state = acc["val"], copy.deepcopy(model.state_dict())
-        model.load_state_dict(best_state)
-        return model, history
+            return loss.detach()
+
+        return model, history(fit(model, step, evaluate, epochs=epochs, monitor="val", mode="max",
+                                  keep_initial=True))
 
     if any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
         raise ValueError("DP training needs per-sample normalisation: convert BatchNorm with batchnorm_to_groupnorm")
@@ -228,8 +236,9 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
         noise_views = noise.split(sizes)
         clipper = GhostClipper(model, params)
     sample_sizes = []
-    for epoch in range(epochs):
-        model.train()
+
+    def dp_step(epoch: int) -> None:
+        """One epoch of DP-Adam: ``steps_per_epoch`` Poisson-sampled, clipped and noised steps."""
         for _ in range(steps_per_epoch):
             pick = torch.rand(n_train, generator=generator, device=generator.device).to(train_idx.device) < q
             batch = train_idx[pick]
@@ -260,18 +269,18 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
                         warnings.filterwarnings("ignore", message="Full backward hook is firing")
                         F.cross_entropy(gsm(*[x[batch] for x in xs]), y[batch]).backward()
             opt.step()
-        acc = _evaluate(model, xs, y, {"train": masks["train"], "val": masks["val"]})
-        history.append({"stage": stage, "epoch": epoch + 1, "train_acc": acc["train"], "val_acc": acc["val"]})
-        if acc["val"] > best_val:
-            best_val, best_state = acc["val"], copy.deepcopy(model.state_dict())
-    if per_sample == "opacus":
-        gsm._close()
-    for p in params:
-        p.grad_sample = None
-        p.grad = None
-    model.load_state_dict(best_state)
-    history[-1]["sample_sizes"] = sample_sizes
-    return model, history
+
+    try:
+        fitted = fit(model, dp_step, evaluate, epochs=epochs, monitor="val", mode="max", keep_initial=True)
+    finally:
+        if per_sample == "opacus":
+            gsm._close()
+        for p in params:
+            p.grad_sample = None
+            p.grad = None
+    hist = history(fitted)
+    hist[-1]["sample_sizes"] = sample_sizes
+    return model, hist
 
 
 @dataclass(frozen=True)
@@ -342,6 +351,14 @@ class ProGAPResult:
 
     def row(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "history"}
+
+    def to_run_result(self) -> RunResult:
+        """This run under the method contract (:class:`dpgnn.methods.RunResult`): the accuracies as ``metrics``,
+        the per-stage accuracies and the number of graph queries in ``extra``."""
+        return RunResult(metrics={"train": self.train_acc, "val": self.val_acc, "test": self.test_acc},
+                         ledger=self.ledger, history=self.history, seconds=self.seconds,
+                         extra={"stage_val_acc": self.stage_val_acc, "stage_test_acc": self.stage_test_acc,
+                                "queries": self.queries})
 
 
 def _masks(data: Data, device: torch.device) -> dict[str, Tensor]:
@@ -417,14 +434,70 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
         model, hist = train_stage(model, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen,
                                   stage=s, per_sample=per_sample)
         history += hist
-        acc = _evaluate(model, xs, y, masks)
+        acc = split_accuracy(predict(model, *xs), y, masks)
         stage_val.append(acc["val"])
         stage_test.append(acc["test"])
         if on_stage is not None:
             on_stage(s, model, xs)
     assert model is not None
-    acc = _evaluate(model, xs, y, masks)  # inference: stage-K model on the cached aggregates
+    acc = split_accuracy(predict(model, *xs), y, masks)  # inference: stage-K model on the cached aggregates
     ledger["queries"] = nap.queries
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
                         history=history, stage_val_acc=stage_val, stage_test_acc=stage_test, queries=nap.queries,
                         seconds=time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the method contract: ProGAP's methods in the registry, one config vocabulary for all of them
+# ---------------------------------------------------------------------------------------------------------------
+def method_config(config: Mapping[str, Any], level: str, allowed: Sequence[str], *,
+                  fixed: Mapping[str, Any] | None = None, unused: Sequence[str] = ()) -> dict[str, Any]:
+    """``config`` checked against a method's keys: every key must be in ``allowed``, ``fixed`` (the method's
+    architecture fixes it, and a given value must equal it) or ``unused`` (a setting of the level that the method
+    has no use for, e.g. the degree bound of a method that never reads the graph: dropped), and a ``level`` in it
+    must be the registered one.
+
+    The vocabulary shared by ProGAP's methods (the series' cells use it): ``epsilon``, ``delta``, ``noise``,
+    ``depth`` (ProGAP's K, GAP's hops, GraphSAGE's and DP-GNN's message-passing layers, 0 for an MLP),
+    ``base_layers``, ``hidden``, ``lr``, ``epochs``, ``batch_size``, ``max_degree``, ``clip``, ``accountant``,
+    ``edge_relation``, ``fidelity``. Returns the config without ``level``."""
+    cfg = dict(config)
+    if "level" in cfg and str(cfg.pop("level")).lower() != level:
+        raise ValueError(f"config level {config['level']!r} differs from the method's level {level!r}")
+    fixed = dict(fixed or {})
+    unknown = sorted(set(cfg) - set(allowed) - set(fixed) - set(unused))
+    if unknown:
+        raise ValueError(f"unknown config key(s) {unknown}; valid: {sorted(set(allowed) | set(fixed) | set(unused))}")
+    for k in unused:
+        cfg.pop(k, None)
+    for k, v in fixed.items():
+        if k in cfg and cfg.pop(k) != v:
+            raise ValueError(f"{k} is fixed to {v!r} by the method's architecture, got {config[k]!r}")
+    return cfg
+
+
+_PROGAP_KEYS = ("epsilon", "delta", "noise", "depth", "hidden", "base_layers", "head_layers", "lr", "epochs",
+                "batch_size", "max_degree", "clip", "dropout", "activation", "accountant", "edge_relation",
+                "fidelity")
+
+
+def _progap_runner(level: str, layerwise: bool):
+    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+        cfg = method_config(config, level, _PROGAP_KEYS)
+        if level == "none":  # the non-private model: no budget (a cell's ε = inf is its label, not a setting)
+            cfg.pop("epsilon", None)
+        return train_progap(data, ProGAPConfig(level=level, layerwise=layerwise, **cfg), seed=seed,
+                            device=device).to_run_result()
+
+    run.__name__ = run.__qualname__ = f"run_progap{'_layerwise' if layerwise else ''}_{level}"
+    return run
+
+
+for _level_name in LEVELS:
+    for _layerwise in (False, True):
+        _name = "progap-layerwise" if _layerwise else "progap"
+        register(PAPER, _name, _level_name, description=(
+            "ProGAP, " + ("earlier bases frozen (the layer-wise ablation), " if _layerwise else "") +
+            {"none": "non-private", "edge": "edge-level DP (K NAP queries)",
+             "node": "node-level DP (K NAP queries + K+1 DP-Adam stages)"}[_level_name]))(
+            _progap_runner(_level_name, _layerwise))

@@ -21,15 +21,15 @@ import pandas as pd
 
 from dpgnn import plotting
 from dpgnn.data import DatasetUnavailable, dataset_available, load_dataset
-from dpgnn.methods import dp_gnn as dp_gnn_method
-from dpgnn.methods import gap as gap_method
+from dpgnn import methods
 from dpgnn.methods import progap as pg
-from dpgnn.methods import progap_baselines as bl
+from dpgnn.privacy import progap as privacy_progap
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import bootstrap_ci_halfwidth, paper_vs_ours
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import common, load_or_skip
+from dpgnn.series.common import fmt
 from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import config_hash, resolve_device
 
@@ -57,6 +57,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "fig4_depths": [1, 3], "fig4_edge_budgets": [0.25, 1.0, 4.0], "fig4_node_budgets": [2.0, 8.0, 32.0],
         "convergence_epochs_edge": 20, "convergence_epochs_node": 5,
         "calibration_depths": [1, 2, 3, 4, 5], "calibration_node": [[5, 1], [10, 3]],
+        "fidelity": "paper",  # Table 2's ProGAP edge cells: "paper" or "authors_code" (the official calibration)
     },
     "test": {
         "datasets": ["facebook"], "standins": {"fb100-caltech36": 50}, "node_settings": {"fb100-caltech36": [64, 20]},
@@ -67,6 +68,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "fig4_depths": [1, 2], "fig4_edge_budgets": [1.0], "fig4_node_budgets": [8.0],
         "convergence_epochs_edge": 2, "convergence_epochs_node": 1,
         "calibration_depths": [1], "calibration_node": [],
+        "fidelity": "paper",
     },
     "paper": {
         "datasets": list(PAPER_DATASETS),
@@ -81,17 +83,29 @@ PROFILES: dict[str, dict[str, Any]] = {
         "convergence_epochs_edge": 100, "convergence_epochs_node": 10,
         "calibration_depths": [1, 2, 3, 4, 5],
         "calibration_node": [[e, k] for e in (5, 10) for k in (1, 2, 3)],
+        "fidelity": "paper",
     },
 }
 
 TABLE2_METHODS = {"none": ["graphsage", "gap", "progap"], "edge": ["mlp", "edgerand", "gap", "progap"],
                   "node": ["dp-mlp", "dp-gnn", "gap", "progap"]}
 TABLE2_EPS = {"none": math.inf, "edge": 1.0, "node": 8.0}
+#: the series' methods in display order (each registered in dpgnn.methods under ("progap", method, level))
 ORDER = ["mlp", "dp-mlp", "graphsage", "edgerand", "dp-gnn", "gap", "progap", "progap-layerwise"]
 
 
-def setting(level: str, eps: float) -> str:
-    return f"{level} eps={'inf' if math.isinf(eps) else f'{eps:g}'}"
+#: calibration fidelities of the ProGAP edge cells (:data:`dpgnn.privacy.progap.FIDELITIES`): ``paper`` (exact
+#: Gaussian composition, our default) or ``authors_code`` (the official code's autodp RDP composition, issue #18)
+FIDELITIES = privacy_progap.FIDELITIES
+#: the methods and level a non-default ``fidelity`` reaches (elsewhere both fidelities calibrate the same noise)
+FIDELITY_METHODS = {("progap", "edge")}
+
+
+def setting(level: str, eps: float, fidelity: str = "paper") -> str:
+    """The reference ``setting`` of a cell, e.g. ``"edge eps=1"``; a non-default fidelity is a setting of its own
+    (``"edge eps=1 [authors_code]"``), so its runs are selected and reported apart from the paper's calibration."""
+    base = f"{level} eps={'inf' if math.isinf(eps) else f'{eps:g}'}"
+    return base if fidelity == "paper" else f"{base} [{fidelity}]"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -147,58 +161,39 @@ def _node_settings(cfg: Settings, name: str) -> tuple[int, int]:
 # ---------------------------------------------------------------------------------------------------------------
 # one run
 # ---------------------------------------------------------------------------------------------------------------
+#: keys of a cell that say which run it is, not how to train it (the rest is the method's config)
+BOOKKEEPING = ("dataset", "method", "level", "run", "seed", "history")
+
+
 def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[str, Any]]:
     """Run one cell (dataset, method, level, epsilon, hyper-parameters, run) -> rows for val and test accuracy (%).
 
-    An optional ``edge_relation`` key (``"directed"``, the default and the paper's, or ``"undirected"``: the sound
-    edge-level option, sensitivity √2) reaches ProGAP and GAP; cells without it keep their config hash."""
+    The method is resolved in the registry (``dpgnn.methods.get("progap", method, level)``) and trained on the
+    cell's config (every key but :data:`BOOKKEEPING`, in the vocabulary of
+    :func:`dpgnn.methods.progap.method_config`); the seed is ``1000·seed + run``. Optional keys: ``edge_relation``
+    (``"directed"``, the default and the paper's, or ``"undirected"``: the sound edge-level option, sensitivity √2)
+    for ProGAP and GAP, ``fidelity`` (``"authors_code"``: the official code's calibration) for ProGAP; cells
+    without them keep their config hash."""
     method, level, eps = cell["method"], cell["level"], float(cell["epsilon"])
     seed = int(cell["seed"]) * 1000 + int(cell["run"])
     e = int(cell["epochs"])
-    if method in ("progap", "progap-layerwise"):
-        res = pg.train_progap(data, pg.ProGAPConfig(
-            level=level, depth=int(cell["depth"]), epsilon=eps if level != "none" else 1.0, lr=cell["lr"],
-            base_layers=int(cell["base_layers"]), epochs=e, batch_size=int(cell.get("batch_size", 256)),
-            max_degree=int(cell.get("max_degree", 100)), layerwise=method == "progap-layerwise",
-            edge_relation=cell.get("edge_relation", "directed"), fidelity=cell.get("fidelity", "paper")),
-            seed=seed, device=device)
-    elif method == "gap":
-        res = gap_method.train_gap(data, gap_method.GAPConfig(
-            level=level, hops=int(cell["depth"]), epsilon=eps if level != "none" else 1.0, lr=cell["lr"], epochs=e,
-            batch_size=int(cell.get("batch_size", 256)), max_degree=int(cell.get("max_degree", 100)),
-            edge_relation=cell.get("edge_relation", "directed")), seed=seed, device=device)
-    elif method in ("mlp", "dp-mlp"):
-        res = bl.train_mlp(data, level=level, epsilon=eps if level == "node" else None, lr=cell["lr"], epochs=e,
-                           batch_size=int(cell.get("batch_size", 256)), seed=seed, device=device)
-    elif method == "dp-gnn":
-        if level != "node":
-            raise ValueError(f"dp-gnn is a node-level method, got level {level!r}")
-        res = dp_gnn_method.train_dp_gnn(data, dp_gnn_method.DPGNNConfig(
-            epsilon=eps, lr=cell["lr"], epochs=e, batch_size=int(cell.get("batch_size", 256)),
-            max_degree=int(cell.get("max_degree", 100)), base_layers=int(cell["base_layers"])), seed=seed,
-            device=device)
-    elif method == "graphsage":
-        res = bl.train_sage(data, layers=int(cell["depth"]), lr=cell["lr"], epochs=e, seed=seed, device=device)
-    elif method == "edgerand":
-        res = bl.train_edgerand(data, eps, layers=int(cell["depth"]), lr=cell["lr"], epochs=e, seed=seed,
-                                device=device)
-    else:
-        raise ValueError(f"unknown method {method!r}; valid: {ORDER}")
+    spec = methods.get(PAPER, method, level)
+    res = spec.run(data, {k: v for k, v in cell.items() if k not in BOOKKEEPING}, seed=seed, device=device)
     led = {k: v for k, v in res.ledger.items()}
-    common = {"level": level, "epsilon": led.get("epsilon"), "delta": led.get("delta"), "ledger": led,
-              "setting": setting(level, eps), "seconds": round(res.seconds, 3)}
-    rows = [{**common, "metric": "val_acc", "value": 100 * res.val_acc},
-            {**common, "metric": "accuracy", "value": 100 * res.test_acc}]
+    base = {"level": level, "epsilon": led.get("epsilon"), "delta": led.get("delta"), "ledger": led,
+            "setting": setting(level, eps, cell.get("fidelity", "paper")), "seconds": round(res.seconds, 3)}
+    rows = [{**base, "metric": "val_acc", "value": 100 * res.metrics["val"]},
+            {**base, "metric": "accuracy", "value": 100 * res.metrics["test"]}]
     if cell.get("history"):
         for h in res.history:
             for m in ("train_acc", "val_acc"):
-                rows.append({**common, "metric": f"curve_{m}", "value": 100 * h[m], "stage": h["stage"],
+                rows.append({**base, "metric": f"curve_{m}", "value": 100 * h[m], "stage": h["stage"],
                              "epoch": h["epoch"], "epoch_total": h["stage"] * e + h["epoch"]})
     return rows
 
 
 def _method_cells(cfg: Settings, name: str, method: str, level: str, eps: float, depths=None,
-                  runs: int | None = None) -> list[dict]:
+                  runs: int | None = None, fidelity: str = "paper") -> list[dict]:
     epochs = cfg.epochs_node if level == "node" else [cfg.epochs_edge]
     b, d = _node_settings(cfg, name)
     if method in ("mlp", "dp-mlp"):
@@ -224,6 +219,8 @@ def _method_cells(cfg: Settings, name: str, method: str, level: str, eps: float,
                                 "run": run, "seed": int(cfg.seed)}
                         if level == "node":
                             cell.update(batch_size=b, max_degree=d)
+                        if fidelity != "paper" and (method, level) in FIDELITY_METHODS:
+                            cell["fidelity"] = fidelity  # only then: paper cells keep their config hash
                         cells.append(cell)
     return cells
 
@@ -256,7 +253,14 @@ def _table2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
     names = _names(cfg) if names is None else names
     return [c for name in names for level, methods in TABLE2_METHODS.items()
             for method in methods + ["progap-layerwise"]
-            for c in _method_cells(cfg, name, method, level, TABLE2_EPS[level])]
+            for c in _method_cells(cfg, name, method, level, TABLE2_EPS[level], fidelity=_fidelity(cfg))]
+
+
+def _fidelity(cfg: Settings) -> str:
+    fidelity = cfg.get("fidelity", "paper")
+    if fidelity not in FIDELITIES:
+        raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
+    return fidelity
 
 
 def _fig2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
@@ -297,7 +301,8 @@ def coverage(cfg: Settings, store: ResultStore, artifact: str = "table2_runs") -
         return pd.DataFrame()
     done = store.done(artifact)
     cells = pd.DataFrame(grid_).assign(stored=[config_hash(c) in done for c in grid_])
-    cells["setting"] = [setting(lv, e) for lv, e in zip(cells["level"], cells["epsilon"])]
+    fid = cells["fidelity"].fillna("paper") if "fidelity" in cells.columns else ["paper"] * len(cells)
+    cells["setting"] = [setting(lv, e, f) for lv, e, f in zip(cells["level"], cells["epsilon"], fid)]
     keys = [k for k in _CONFIG_KEYS if k in cells.columns]
     cells["config"] = ["|".join(map(str, r)) for r in cells[keys].itertuples(index=False)]
     g = cells.groupby(["dataset", "method", "level", "setting"])
@@ -311,16 +316,25 @@ def coverage(cfg: Settings, store: ResultStore, artifact: str = "table2_runs") -
 _CONFIG_KEYS = ("depth", "base_layers", "lr", "epochs", "batch_size", "max_degree")
 
 
+def config_label(runs: pd.DataFrame) -> list[str]:
+    """The configuration of each run as one string, ``"depth|base_layers|lr|epochs|batch_size|max_degree"`` (the
+    keys present; a missing value reads ``nan``): the key :func:`select_best` groups and breaks ties by."""
+    keys = [k for k in _CONFIG_KEYS if k in runs.columns]
+    return ["|".join(map(str, r)) for r in runs[keys].itertuples(index=False)]
+
+
 def select_best(runs: pd.DataFrame, by: tuple[str, ...] = ("dataset", "method", "level", "setting")) -> pd.DataFrame:
-    """Spec 3.5: per ``by`` group, the configuration with the highest mean validation accuracy; its test rows."""
+    """Spec 3.5: per ``by`` group, the configuration with the highest mean validation accuracy; its test rows
+    (:func:`dpgnn.series.common.select_best` on the ``val_acc`` rows).
+
+    Ties go to the first configuration in the order of :func:`config_label` strings (``groupby`` order of the
+    string, e.g. ``"10|…"`` before ``"2|…"``), as the stored paper selections were made. A non-default fidelity is
+    part of ``setting``, so its runs are selected apart. Each selected row gets a config hash of (config, run,
+    group)."""
     if runs.empty:
         return runs
-    runs = runs.copy()
-    keys = [k for k in _CONFIG_KEYS if k in runs.columns]
-    runs["config"] = ["|".join(map(str, r)) for r in runs[keys].itertuples(index=False)]
-    val = runs[runs["metric"] == "val_acc"].groupby(list(by) + ["config"])["value"].mean().reset_index()
-    best = val.loc[val.groupby(list(by))["value"].idxmax(), list(by) + ["config"]]
-    test = runs[runs["metric"] == "accuracy"].merge(best, on=list(by) + ["config"])
+    runs = runs.assign(config=config_label(runs))
+    test = common.select_best(runs, list(by), ["config"], val_metric="val_acc", test_metric="accuracy")
     return test.drop(columns=["config_hash"]).assign(
         config_hash=[config_hash({"selected": c, "run": r, "g": [str(x) for x in g]})
                      for c, r, g in zip(test["config"], test["run"], test[list(by)].values.tolist())])
@@ -329,7 +343,9 @@ def select_best(runs: pd.DataFrame, by: tuple[str, ...] = ("dataset", "method", 
 def _store_selected(store: ResultStore, artifact: str, runs: pd.DataFrame, by=("dataset", "method", "level",
                                                                                 "setting")) -> pd.DataFrame:
     sel = select_best(runs, by)
-    drop = [c for c in ("paper", "artifact", "profile", "versions", "timestamp") if c in sel.columns]
+    # a selected row is a copy of a run row: it keeps the run's ``versions`` (the code that computed the value);
+    # ``timestamp`` is the time of the selection
+    drop = [c for c in ("paper", "artifact", "profile", "timestamp") if c in sel.columns]
     store.replace(artifact, sel.drop(columns=drop).to_dict("records") if len(sel) else [])
     return store.load(artifact)
 
@@ -437,22 +453,22 @@ def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force
         return runs
     prog = runs[~runs["method"].isin(["progap-layerwise"])]
     _store_selected(store, "table2", prog)
-    lw = runs[runs["method"].isin(["progap", "progap-layerwise"])].copy()
+    # progressive vs layer-wise compares the paper's calibration only (a non-default fidelity has no layer-wise runs)
+    paper_fid = runs["fidelity"].fillna("paper").eq("paper") if "fidelity" in runs.columns else True
+    lw = runs[runs["method"].isin(["progap", "progap-layerwise"]) & paper_fid].copy()
     lw["method"] = lw["method"].map({"progap": "progressive", "progap-layerwise": "layerwise"})
     _store_selected(store, "layerwise", lw)
     return store.load("table2")
 
 
-def side_by_side(profile: str, artifact: str = "table2") -> pd.DataFrame:
+def table2_side_by_side(store: ResultStore, artifact: str = "table2") -> pd.DataFrame:
     """The paper's cells (one column per paper dataset) beside ours (one column per dataset we ran, stand-ins
-    labelled), mean ± 95% CI; the report's per-cell status lives in :func:`dpgnn.report.paper_vs_ours`."""
+    labelled), mean ± 95% CI of the selected configuration's test accuracy; one row per (setting, method), a
+    non-default fidelity in a setting of its own. The report's per-cell status: :func:`dpgnn.report.paper_vs_ours`."""
     ref = load_reference(PAPER, artifact)
-    store = ResultStore(PAPER, profile)
     ours = store.load(artifact)
-
-    def fmt(m, s):
-        return "—" if pd.isna(m) else (f"{m:.1f}" if pd.isna(s) else f"{m:.1f} ± {s:.1f}")
-
+    if len(ours):
+        ours = ours[ours["metric"] == "accuracy"]
     out = ref.assign(cell=[fmt(m, s) for m, s in zip(ref["value"], ref["spread"])]).pivot_table(
         index=["setting", "method"], columns="dataset", values="cell", aggfunc="first")
     out.columns = [f"paper: {c}" for c in out.columns]
@@ -463,6 +479,55 @@ def side_by_side(profile: str, artifact: str = "table2") -> pd.DataFrame:
         mine.columns = [f"ours: {c}" + (" (stand-in)" if c not in PAPER_DATASETS else "") for c in mine.columns]
         out = out.join(mine, how="outer")
     return out.fillna("")
+
+
+def plot_table2(store: ResultStore, artifact: str = "table2"):
+    """Our Table 2 (or progressive vs layer-wise) cells as points: mean ± 95% CI per setting, one panel per
+    dataset."""
+    res = store.load(artifact)
+    res = res[res["metric"] == "accuracy"] if len(res) else res
+    title = "Table 2 (ours)" if artifact == "table2" else "Progressive vs layer-wise (ours)"
+    return plotting.lines(summary(res).assign(x=lambda d: d["setting"]), x="x", y="mean", err="ci", hue="method",
+                          col="dataset", xlabel="setting", ylabel="test accuracy (%)", title=title, connect=False)
+
+
+#: Issue #18, measured by running the authors' official ProGAP code beside ours on ``fb100-wisconsin87`` at edge
+#: level, ε = 1 (lr 0.01, 1-layer base, 100 epochs per stage; mean ± std over runs, %): the official code, ours
+#: with the paper's calibration, and ours with the official σ (8.620 at K = 3), per depth K.
+AUTHORS_CODE_MEASURED = {
+    "dataset": "fb100-wisconsin87", "epsilon": 1.0,
+    "official": {2: (73.3, 0.4), 3: (73.9, 0.7)},
+    "ours_paper": {2: (73.7, 0.5), 3: (75.0, 0.5)},
+    "ours_official_sigma": {3: (74.7, 0.7)},
+}
+
+
+def fidelity_comparison(store: ResultStore, depths=(2, 3)) -> pd.DataFrame:
+    """ProGAP edge level on the stand-in of :data:`AUTHORS_CODE_MEASURED`, per depth K: the σ of both
+    calibrations, the official code's accuracy and ours as measured for issue #18, and ours from this profile's
+    stored Table 2 runs under each fidelity (mean ± std over the runs of the configuration with the best mean
+    validation accuracy at that K; "—" where none are stored, e.g. outside the paper profile)."""
+    m = AUTHORS_CODE_MEASURED
+    eps = m["epsilon"]
+    runs = store.load("table2_runs")
+    if len(runs):
+        runs = runs[(runs["dataset"] == m["dataset"]) & (runs["method"] == "progap") & (runs["level"] == "edge")]
+    sel = select_best(runs, by=("dataset", "method", "level", "setting", "depth")) if len(runs) else runs
+    rows = []
+    for k in depths:
+        row: dict[str, Any] = {"K": int(k)}
+        for fid in FIDELITIES:
+            led = pg.privacy_ledger("edge", depth=int(k), delta=1e-7, target_epsilon=eps, fidelity=fid)
+            row[f"σ {fid}"] = round(led["sigma_nap"], 3)
+        row["official code (issue #18)"] = fmt(*m["official"].get(k, (None, None)))
+        row["ours, paper σ (issue #18)"] = fmt(*m["ours_paper"].get(k, (None, None)))
+        row["ours, official σ (issue #18)"] = fmt(*m["ours_official_sigma"].get(k, (None, None)))
+        for fid in FIDELITIES:
+            v = sel[(sel["depth"] == k) & (sel["setting"] == setting("edge", eps, fid))]["value"] if len(sel) else []
+            row[f"ours, fidelity={fid} (stored)"] = fmt(v.mean(), v.std()) if len(v) else "—"
+            row[f"runs {fid}"] = len(v)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("K")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -573,6 +638,50 @@ def depth_tradeoff(store: ResultStore) -> pd.DataFrame:
     return m
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# the series API (dpgnn.series.common): run / side_by_side / plot per artifact
+# ---------------------------------------------------------------------------------------------------------------
+ARTIFACTS = ("calibration", "table2", "layerwise", "fig2", "fig3", "fig4")
+
+
+def _artifact(artifact: str) -> str:
+    if artifact not in ARTIFACTS:
+        raise ValueError(f"unknown ProGAP artifact {artifact!r}; valid: {list(ARTIFACTS)}")
+    return artifact
+
+
+def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False,
+        train: bool = True) -> pd.DataFrame:
+    """Compute ``artifact``'s missing cells and return its stored rows (``calibration``: pure computation, always
+    recomputed; ``table2`` and ``layerwise`` come from the same runs). ``train=False`` trains nothing and selects
+    from the stored runs only."""
+    artifact = _artifact(artifact)
+    if artifact == "calibration":
+        return run_calibration(cfg, store)
+    if artifact in ("table2", "layerwise"):
+        run_table2(cfg, store, device=device, force=force, train=train)
+        return store.load(artifact)
+    fn = {"fig2": run_fig2, "fig3": run_fig3, "fig4": run_fig4}[artifact]
+    return fn(cfg, store, device=device, force=force, train=train)
+
+
+def side_by_side(store: ResultStore, artifact: str = "table2") -> pd.DataFrame:
+    """The paper's cells beside ours: ``calibration`` the σ / z tables of both levels (ours, the reference value,
+    the difference); the other artifacts the paper's columns beside ours (:func:`table2_side_by_side`)."""
+    artifact = _artifact(artifact)
+    if artifact == "calibration":
+        return pd.concat({lv: calibration_table(store, lv) for lv in ("edge", "node")}, names=["level", "setting"])
+    return table2_side_by_side(store, artifact)
+
+
+def plot(store: ResultStore, artifact: str):
+    """The artifact's figure drawn from stored rows only."""
+    artifact = _artifact(artifact)
+    if artifact in ("table2", "layerwise"):
+        return plot_table2(store, artifact)
+    return {"calibration": plot_calibration, "fig2": plot_fig2, "fig3": plot_fig3, "fig4": plot_fig4}[artifact](store)
+
+
 #: the grids of this series, cell by cell (:mod:`dpgnn.engine`); a cell of Table 2, Fig. 2 or Fig. 4 runs once and
 #: is stored under each of their run artifacts that has it. The calibration tables are pure computation.
 CELLS = {
@@ -585,6 +694,7 @@ CELLS = {
 
 
 __all__ = ["PROFILES", "coverage", "run_calibration", "calibration_table", "calibration_fidelities",
-           "plot_calibration", "run_table2", "side_by_side",
+           "plot_calibration", "run_table2", "table2_side_by_side", "plot_table2", "fidelity_comparison",
+           "AUTHORS_CODE_MEASURED", "FIDELITIES", "run", "side_by_side", "plot", "ARTIFACTS", "config_label",
            "run_fig2", "plot_fig2", "claim_progap_ge_gap", "run_fig3", "plot_fig3", "stage_jumps", "run_fig4",
            "plot_fig4", "depth_tradeoff", "select_best", "summary", "run_cell", "cell_run", "CELLS", "paper_vs_ours"]
