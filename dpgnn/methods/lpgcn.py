@@ -14,7 +14,12 @@ Experiments reproduced here (notebooks call only this module):
 * Fig. 2 / 3 -- MAE of the first-layer graph-convolution estimate: :func:`gc_mae`, :func:`mae_vs_epsilon`,
   :func:`mae_vs_degree`.
 * Table 2 -- node classification (GCN, micro-F1) and link prediction (VGAE, AUC), 10 runs per cell:
-  :func:`run_node_classification`, :func:`run_link_prediction`, :func:`summarize_runs`.
+  :func:`run_node_classification`, :func:`run_link_prediction`, :func:`summarize_runs`; their full-batch loops
+  :func:`train_node_classifier`, :func:`train_link_predictor` run on :func:`dpgnn.train.fit`.
+
+Methods registered (:mod:`dpgnn.methods`): ``("lpgcn", "<lm|pm|pgc>-<gcn|vgae>", "feature")`` and
+``("lpgcn", "raw-<gcn|vgae>", "none")`` -- each mechanism for node classification (GCN) and link prediction (VGAE);
+:func:`method_key` names the key of a Table-2 cell.
 """
 
 from __future__ import annotations
@@ -27,24 +32,29 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 import torch
-from torch import Tensor
+import torch.nn.functional as F
+from torch import Tensor, nn
 from torch_geometric.data import Data
 from torch_geometric.nn import VGAE
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
 from dpgnn.data import load_dataset, minmax_normalize, seed_from_name, split_edges
+from dpgnn.methods import RunResult, register
+from dpgnn.metrics import accuracy_tensor
 from dpgnn.nn import GCN, VGAEEncoder
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
-from dpgnn.train import train_link_predictor, train_node_classifier
-from dpgnn.utils import check_features, config_hash, make_generator, seed_everything, stable_seed, versions
+from dpgnn.train import fit
+from dpgnn.utils import (check_features, config_hash, make_generator, resolve_device, seed_everything, stable_seed,
+                         versions)
 
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "MECHANISMS", "HPARAMS", "HIDDEN_CODE", "HIDDEN_PAPER", "VGAE_HIDDEN", "VGAE_OUT",
     "EPSILONS_MAE", "EPSILONS_TABLE2", "NUM_RUNS", "GLOBAL_SEED", "TABLE3_MEAN_FEATURE", "TABLE1_NUM_FEATURES",
     "prepare", "perturb_features", "privacy_ledger", "gcn_propagation_matrix", "gc_mae", "mae_vs_epsilon",
     "mae_vs_degree", "variance_table", "mean_feature", "split_for_link_prediction", "run_node_classification",
-    "run_link_prediction", "summarize_runs",
+    "run_link_prediction", "summarize_runs", "train_node_classifier", "train_link_predictor", "NegativeSampler",
+    "TASK_MODELS", "method_key", "prepare_link_prediction",
 ]
 
 PAPER = "lpgcn"
@@ -342,6 +352,293 @@ def variance_table(epsilons: Iterable[float], x: str | float | Sequence[float] |
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Training loops (full batch, on the plain engine :func:`dpgnn.train.fit`)
+# ---------------------------------------------------------------------------------------------------------------
+def _mask_index(data: Any, name: str, device: torch.device) -> Tensor:
+    mask = getattr(data, name, None)
+    if mask is None:
+        raise ValueError(f"data has no {name!r}; node classification needs train_mask, val_mask and test_mask")
+    mask = torch.as_tensor(mask)
+    idx = mask.nonzero(as_tuple=False).view(-1) if mask.dtype == torch.bool else mask.long().view(-1)
+    return idx.to(device)
+
+
+def _check_common(lr: float, weight_decay: float, max_epochs: int, min_epochs: int) -> None:
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr}")
+    if weight_decay < 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
+    if max_epochs < 1 or min_epochs < 0 or min_epochs > max_epochs:
+        raise ValueError(f"need 0 <= min_epochs <= max_epochs and max_epochs >= 1, got {min_epochs=}, {max_epochs=}")
+
+
+def train_node_classifier(
+    model: nn.Module,
+    data: Any,
+    *,
+    lr: float,
+    weight_decay: float,
+    max_epochs: int = 500,
+    min_epochs: int = 10,
+    patience: int = 20,
+    min_delta: float = 0.0,
+    device: str | torch.device = "auto",
+    restore_best: bool = False,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Train ``model(x, edge_index) -> log-probabilities`` full batch and evaluate micro-F1 (Table 2, GCN).
+
+    Each epoch (one :func:`dpgnn.train.fit` epoch): one Adam step on the NLL of the training nodes (model in train
+    mode), then the validation NLL in eval mode. Early stopping as PyTorch-Lightning's
+    ``EarlyStopping(monitor="val_loss", patience, min_delta)`` with ``Trainer(min_epochs, max_epochs)`` (the
+    authors' trainer, spec 1.3): training ends after the first epoch ``e >= min_epochs`` at which the validation
+    loss has not improved for ``patience`` consecutive epochs, or after ``max_epochs``. (An improvement is
+    ``val < best - min_delta``, :func:`dpgnn.train.fit`'s rule.)
+
+    The test is run on the weights at stopping time (the LPGCN authors' behaviour, spec 1.3);
+    ``restore_best=True`` reloads the weights of the epoch with the lowest validation loss instead.
+
+    A model whose train-mode forward equals its eval-mode forward (no active dropout, no batch statistics)
+    declares ``train_mode_is_eval = True``: the evaluation of the weights after epoch ``e`` then runs their forward
+    in train mode with gradients and hands it to epoch ``e + 1``'s step, which back-propagates through it -- one
+    full forward per epoch saved, the same numbers (tests compare both paths).
+
+    Returns a dict with ``test_f1``, ``val_f1``, ``train_f1`` (floats in [0, 1]), ``epochs`` (epochs run),
+    ``stop_epoch`` (epoch at which early stopping fired, ``None`` if ``max_epochs`` was reached),
+    ``best_epoch``/``best_val_loss``, ``restored_best``, ``history`` (per-epoch ``train_loss``/``val_loss``) and
+    ``train_time_s``.
+    """
+    _check_common(lr, weight_decay, max_epochs, min_epochs)
+    dev = resolve_device(device)
+    x = data.x.to(dev, torch.float32)
+    edge_index = data.edge_index.to(dev)
+    y = data.y.to(dev).long().view(-1)
+    train_idx, val_idx, test_idx = (_mask_index(data, f"{s}_mask", dev) for s in ("train", "val", "test"))
+    if train_idx.numel() == 0 or val_idx.numel() == 0:
+        raise ValueError("train and validation masks must select at least one node")
+    y_train, y_val = y[train_idx], y[val_idx]
+
+    model = model.to(dev)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    shared = bool(getattr(model, "train_mode_is_eval", False))
+    train_losses: list[Tensor] = []  # kept on the device: the one host sync per epoch is the validation loss
+    val_losses: list[float] = []
+    carried: list[Tensor] = []  # shared path: the forward of the current weights, made by their evaluation
+
+    def step(epoch: int) -> None:
+        optimizer.zero_grad(set_to_none=True)
+        out = carried.pop() if carried else model(x, edge_index)
+        loss = F.nll_loss(out[train_idx], y_train)
+        loss.backward()
+        optimizer.step()
+        train_losses.append(loss.detach())
+
+    def evaluate(epoch: int) -> dict[str, float]:
+        if shared:  # still in train mode (== eval mode for this model); the next step reuses this forward
+            with torch.enable_grad() if epoch < max_epochs else torch.no_grad():
+                out = model(x, edge_index)
+            if epoch < max_epochs:
+                carried.append(out)
+            out = out.detach()
+        else:
+            model.eval()
+            out = model(x, edge_index)
+        val_losses.append(F.nll_loss(out[val_idx], y_val).item())  # the one sync per epoch
+        return {"val_loss": val_losses[-1]}
+
+    t0 = time.perf_counter()
+    res = fit(model, step, evaluate, epochs=max_epochs, monitor="val_loss", mode="min", patience=patience,
+              min_epochs=min_epochs, min_delta=min_delta, restore_best=restore_best, progress=progress)
+    carried.clear()
+    train_time = time.perf_counter() - t0
+
+    model.eval()
+    with torch.no_grad():
+        out = model(x, edge_index)
+        f1s = torch.stack([accuracy_tensor(out[i], y[i]) for i in (train_idx, val_idx, test_idx)]).tolist()
+    return {
+        "train_f1": f1s[0],
+        "val_f1": f1s[1],
+        "test_f1": f1s[2],
+        "epochs": res.epochs,
+        "stop_epoch": res.epochs if res.stopped_early else None,
+        "best_epoch": res.best_epoch or None,
+        "best_val_loss": res.best.get("val_loss", math.inf),
+        "restored_best": bool(restore_best and res.best_epoch),
+        "history": {"train_loss": torch.stack(train_losses).tolist(), "val_loss": val_losses},
+        "train_time_s": train_time,
+        "device": str(dev),
+    }
+
+
+class NegativeSampler:
+    """Uniform negative edges for a fixed positive edge set, drawn from an explicit ``torch.Generator``.
+
+    Samples ordered pairs ``(i, j)``, ``i != j``, uniformly among those not in ``pos_edge_index`` -- the
+    distribution of PyG's ``negative_sampling(pos_edge_index, num_nodes)`` used inside ``VGAE.recon_loss`` -- but
+    vectorised on the device and with its own generator (PyG's uses Python's global ``random`` and costs ~60 ms
+    per call on a Twitch-sized graph). Draws are with replacement; like PyG, after a few rounds of rejection it
+    returns what it has (only relevant for nearly complete graphs).
+    """
+
+    def __init__(self, pos_edge_index: Tensor, num_nodes: int, generator: torch.Generator) -> None:
+        if num_nodes < 2:
+            raise ValueError("negative sampling needs at least 2 nodes")
+        self.n = int(num_nodes)
+        self.device = pos_edge_index.device
+        self.generator = generator
+        self.population = self.n * (self.n - 1)
+        self.pos_keys = torch.unique(self._keys(pos_edge_index))
+        self.p_valid = max(1.0 - self.pos_keys.numel() / self.population, 1e-12)
+
+    def _keys(self, edge_index: Tensor) -> Tensor:
+        row, col = edge_index
+        keep = row != col
+        row, col = row[keep], col[keep]
+        return row * (self.n - 1) + col - (col > row).long()
+
+    def _edges(self, keys: Tensor) -> Tensor:
+        row = torch.div(keys, self.n - 1, rounding_mode="floor")
+        col = keys - row * (self.n - 1)
+        col = col + (col >= row).long()
+        return torch.stack([row, col])
+
+    def _is_positive(self, keys: Tensor) -> Tensor:
+        # binary search in the sorted positive keys (cheaper and less thread-hungry than torch.isin's sort)
+        if self.pos_keys.numel() == 0:
+            return torch.zeros_like(keys, dtype=torch.bool)
+        idx = torch.searchsorted(self.pos_keys, keys).clamp_(max=self.pos_keys.numel() - 1)
+        return self.pos_keys[idx] == keys
+
+    def __call__(self, num_samples: int) -> Tensor:
+        if self.pos_keys.numel() >= self.population:
+            return torch.empty(2, 0, dtype=torch.long, device=self.device)
+        out: list[Tensor] = []
+        have = 0
+        for _ in range(3):
+            k = int(1.1 * (num_samples - have) / self.p_valid) + 8
+            draw = torch.randint(self.population, (k,), generator=self.generator, device=self.device)
+            draw = draw[~self._is_positive(draw)]
+            out.append(draw)
+            have += draw.numel()
+            if have >= num_samples:
+                break
+        return self._edges(torch.cat(out)[:num_samples])
+
+
+def _vgae_loss(model: nn.Module, x: Tensor, enc_edges: Tensor, pos: Tensor, neg: Tensor, n: int) -> Tensor:
+    z = model.encode(x, enc_edges)
+    return model.recon_loss(z, pos, neg) + (1.0 / n) * model.kl_loss()
+
+
+def train_link_predictor(
+    model: nn.Module,
+    data: Any,
+    *,
+    lr: float,
+    weight_decay: float,
+    max_epochs: int = 500,
+    min_epochs: int = 100,
+    check_every: int = 10,
+    patience: int = 10,
+    min_delta: float = 0.0,
+    device: str | torch.device = "auto",
+    seed: int | None = None,
+    restore_best: bool = False,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Train a :class:`torch_geometric.nn.VGAE` for link prediction and report test AUC/AP (Table 2, VGAE).
+
+    ``data`` needs ``x``, ``train_pos_edge_index``, ``val_pos_edge_index``, ``test_pos_edge_index`` and
+    ``test_neg_edge_index`` (``val_neg_edge_index`` is used for the reported validation AUC if present). The
+    encoder always sees ``train_pos_edge_index``. Loss = ``recon_loss(z, train_pos, sampled negatives) + KL/N``;
+    every ``check_every`` epochs the same loss is computed in eval mode on the validation positives (with fresh
+    negatives sampled against them, as PyG's ``recon_loss`` does). Early stopping counts *checks*: training ends at
+    the first check at epoch ``>= min_epochs`` after ``patience`` checks without improvement, or at
+    ``max_epochs``. Test on the weights at stopping time unless ``restore_best``.
+
+    On the engine, one :func:`dpgnn.train.fit` epoch is a block of ``check_every`` training epochs followed by one
+    check; the epochs after the last full block (``max_epochs % check_every``) train without a check, as before.
+
+    ``seed`` seeds the negative-edge generator; ``None`` draws it from torch's global RNG (so
+    :func:`dpgnn.utils.seed_everything` makes the whole run reproducible).
+    """
+    _check_common(lr, weight_decay, max_epochs, min_epochs)
+    if check_every < 1:
+        raise ValueError(f"check_every must be >= 1, got {check_every}")
+    for name in ("train_pos_edge_index", "val_pos_edge_index", "test_pos_edge_index", "test_neg_edge_index"):
+        if getattr(data, name, None) is None:
+            raise ValueError(f"data has no {name!r}; split the edges first (dpgnn.data.split_edges)")
+    dev = resolve_device(device)
+    x = data.x.to(dev, torch.float32)
+    n = x.size(0)
+    train_pos = data.train_pos_edge_index.to(dev)
+    val_pos = data.val_pos_edge_index.to(dev)
+    if seed is None:
+        seed = int(torch.randint(0, 2**31 - 1, (1,)).item())
+    gen = make_generator(seed, dev)
+    train_neg = NegativeSampler(train_pos, n, gen)
+    val_neg = NegativeSampler(val_pos, n, gen)
+
+    model = model.to(dev)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    train_losses: list[Tensor] = []
+    val_losses: list[float] = []
+
+    def train_epochs(k: int) -> None:
+        for _ in range(k):
+            model.train()
+            optimizer.zero_grad(set_to_none=True)
+            loss = _vgae_loss(model, x, train_pos, train_pos, train_neg(train_pos.size(1)), n)
+            loss.backward()
+            optimizer.step()
+            train_losses.append(loss.detach())
+
+    def evaluate(block: int) -> dict[str, float]:
+        model.eval()
+        val_losses.append(_vgae_loss(model, x, train_pos, val_pos, val_neg(val_pos.size(1)), n).item())
+        return {"val_loss": val_losses[-1]}
+
+    t0 = time.perf_counter()
+    blocks, rest = divmod(int(max_epochs), int(check_every))
+    res = None
+    if blocks:
+        res = fit(model, lambda block: train_epochs(check_every), evaluate, epochs=blocks, monitor="val_loss",
+                  mode="min", patience=patience, min_epochs=-(-int(min_epochs) // int(check_every)),
+                  min_delta=min_delta, restore_best=restore_best, progress=progress)
+    restored = bool(restore_best and res is not None and res.best_epoch)
+    if rest and not (res is not None and res.stopped_early):
+        kept = copy.deepcopy(model.state_dict()) if restored else None
+        train_epochs(rest)  # trailing epochs without a check; a restored best stays the tested model
+        if kept is not None:
+            model.load_state_dict(kept)
+    train_time = time.perf_counter() - t0
+    epochs = res.epochs * check_every if res is not None and res.stopped_early else int(max_epochs)
+
+    model.eval()
+    with torch.no_grad():
+        z = model.encode(x, train_pos)
+        test_auc, test_ap = model.test(z, data.test_pos_edge_index.to(dev), data.test_neg_edge_index.to(dev))
+        val_auc = val_ap = float("nan")
+        if getattr(data, "val_neg_edge_index", None) is not None:
+            val_auc, val_ap = model.test(z, val_pos, data.val_neg_edge_index.to(dev))
+    return {
+        "test_auc": float(test_auc),
+        "test_ap": float(test_ap),
+        "val_auc": float(val_auc),
+        "val_ap": float(val_ap),
+        "epochs": epochs,
+        "stop_epoch": epochs if res is not None and res.stopped_early else None,
+        "best_epoch": res.best_epoch * check_every if res is not None and res.best_epoch else None,
+        "best_val_loss": res.best.get("val_loss", math.inf) if res is not None else math.inf,
+        "restored_best": restored,
+        "history": {"train_loss": torch.stack(train_losses).tolist(), "val_loss": val_losses},
+        "train_time_s": train_time,
+        "device": str(dev),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Table 2: node classification and link prediction runs
 # ---------------------------------------------------------------------------------------------------------------
 def _run_seed(seed: int, dataset: str, method: str, eps: float, run: int, task: str) -> int:
@@ -380,7 +677,8 @@ def run_node_classification(data: Data, dataset_name: str, method: str, epsilon:
     ``data`` comes from :func:`prepare`. The run's seeds derive from (seed, dataset, method, ε, run), so a cell
     reproduces exactly and runs differ. Hyper-parameters default to :data:`HPARAMS` (Table 4); ``hidden`` to the
     authors' code (16; the paper text says 32 = :data:`HIDDEN_PAPER`). Test micro-F1 at stopping time unless
-    ``restore_best``. Returns a flat dict (metric ``micro_f1`` in [0, 1], ledger, timings, config).
+    ``restore_best``. Returns a flat dict (metric ``micro_f1`` in [0, 1], ledger, timings, config, and the per-epoch
+    ``history`` of losses, which stored rows leave out).
     """
     key, m = _label(dataset_name), _method_key(method)
     eps = _epsilon(m, epsilon)
@@ -401,7 +699,8 @@ def run_node_classification(data: Data, dataset_name: str, method: str, epsilon:
               "restore_best": restore_best}
     extra = {"val_micro_f1": res["val_f1"], "train_micro_f1": res["train_f1"], "epochs": res["epochs"],
              "stop_epoch": res["stop_epoch"], "best_epoch": res["best_epoch"], "perturb_time_s": t_perturb,
-             "train_time_s": res["train_time_s"], "duration_s": time.perf_counter() - t0, "device": res["device"]}
+             "train_time_s": res["train_time_s"], "duration_s": time.perf_counter() - t0, "device": res["device"],
+             "history": res["history"]}
     return _result("node_classification", key, m, eps, run, seed, run_seed, data.num_features, config,
                    "micro_f1", res["test_f1"], extra)
 
@@ -419,7 +718,8 @@ def run_link_prediction(data: Data, dataset_name: str, method: str, epsilon: flo
     """One Table-2 link-prediction run: fresh perturbation of all nodes' features + fresh VGAE; metric test AUC.
 
     ``split`` is :func:`split_for_link_prediction` of ``data`` (computed when omitted; pass it to reuse it across
-    runs -- it is fixed across runs, only the perturbation and the model are redrawn).
+    runs -- it is fixed across runs, only the perturbation and the model are redrawn). Returns a flat dict like
+    :func:`run_node_classification`'s (metric ``auc``).
     """
     key, m = _label(dataset_name), _method_key(method)
     eps = _epsilon(m, epsilon)
@@ -444,7 +744,8 @@ def run_link_prediction(data: Data, dataset_name: str, method: str, epsilon: flo
               "check_every": check_every, "patience": patience, "split_seed": seed_from_name(key)}
     extra = {"test_ap": res["test_ap"], "val_auc": res["val_auc"], "epochs": res["epochs"],
              "stop_epoch": res["stop_epoch"], "best_epoch": res["best_epoch"], "perturb_time_s": t_perturb,
-             "train_time_s": res["train_time_s"], "duration_s": time.perf_counter() - t0, "device": res["device"]}
+             "train_time_s": res["train_time_s"], "duration_s": time.perf_counter() - t0, "device": res["device"],
+             "history": res["history"]}
     return _result("link_prediction", key, m, eps, run, seed, run_seed, data.num_features, config, "auc",
                    res["test_auc"], extra)
 
@@ -456,3 +757,66 @@ def summarize_runs(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
     g = df.groupby(keys, dropna=False)["value"]
     out = g.agg(mean=lambda s: 100 * s.mean(), std=lambda s: 100 * s.std(ddof=0), runs="size").reset_index()
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The method contract (:mod:`dpgnn.methods`): every mechanism × {node classification (GCN), link prediction (VGAE)}
+# ---------------------------------------------------------------------------------------------------------------
+#: the model that names each Table-2 task in a method key: ``("lpgcn", "pgc-gcn", "feature")`` is node
+#: classification (GCN, micro-F1) on PGC-perturbed features, ``("lpgcn", "pgc-vgae", "feature")`` link prediction
+TASK_MODELS = {"node_classification": "gcn", "link_prediction": "vgae"}
+
+
+def prepare_link_prediction(dataset_name: str, **options: Any) -> Data:
+    """The link-prediction view of a dataset: :func:`prepare` then the fixed edge split
+    (:func:`split_for_link_prediction`); ``options`` go to :func:`prepare`."""
+    return split_for_link_prediction(prepare(dataset_name, **options), dataset_name)
+
+
+def method_key(method: str, task: str) -> tuple[str, str, str]:
+    """The registry key of one Table-2 cell: ``(PAPER, "<mechanism>-<gcn|vgae>", "feature" | "none" for RAW)``."""
+    m = _method_key(method)
+    if task not in TASK_MODELS:
+        raise ValueError(f"unknown LPGCN task {task!r}; valid: {list(TASK_MODELS)}")
+    return PAPER, f"{m}-{TASK_MODELS[task]}", "none" if m == "raw" else "feature"
+
+
+def _contract_run(mechanism: str, task: str):
+    """``run(data, config, *, seed, device) -> RunResult`` of one mechanism and task. ``config``: ``dataset`` (the
+    name; it seeds the run and picks Table 4's hyper-parameters), ``epsilon`` (per-feature ε; omit or ∞ for RAW),
+    ``run`` (the repeat index, default 0), and any keyword of :func:`run_node_classification` /
+    :func:`run_link_prediction` (``max_epochs``, ``patience``, ``hparams``, ...). ``data`` is the registered
+    ``prepare``'s view (for link prediction the split itself)."""
+
+    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+        cfg = dict(config)
+        if "dataset" not in cfg:
+            raise ValueError("an LPGCN config needs 'dataset' (the dataset's name)")
+        name, run_index = cfg.pop("dataset"), cfg.pop("run", 0)
+        eps = cfg.pop("epsilon", None)
+        if mechanism == "raw" and eps is not None and math.isinf(float(eps)):
+            eps = None
+        if task == "node_classification":
+            row = run_node_classification(data, name, mechanism, eps, run=run_index, seed=seed, device=device, **cfg)
+            metrics = {"train": row["train_micro_f1"], "val": row["val_micro_f1"], "test": row["value"]}
+        else:
+            row = run_link_prediction(data, name, mechanism, eps, run=run_index, seed=seed, device=device,
+                                      split=data, **cfg)
+            metrics = {"val": row["val_auc"], "test": row["value"]}
+        history = row.pop("history")
+        hist = [{"epoch": i + 1, "loss": v} for i, v in enumerate(history["train_loss"])]
+        return RunResult(metrics=metrics, ledger=privacy_ledger(mechanism, eps, data.num_features), history=hist,
+                         seconds=row["duration_s"], extra={"row": row, "val_loss": history["val_loss"]})
+
+    run.__qualname__ = f"run_{mechanism}_{TASK_MODELS[task]}"
+    run.__name__ = run.__qualname__
+    return run
+
+
+for _mech in METHODS:
+    for _task, _model in TASK_MODELS.items():
+        register(*method_key(_mech, _task),
+                 prepare=prepare if _task == "node_classification" else prepare_link_prediction,
+                 description=f"{_mech.upper()} features, {_model.upper()} {_task.replace('_', ' ')} (Table 2)"
+                 )(_contract_run(_mech, _task))
+del _mech, _task, _model

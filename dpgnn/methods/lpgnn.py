@@ -17,6 +17,11 @@ Public API (notebooks go through :mod:`dpgnn.series.lpgnn`):
   baseline of the speed benchmark and as an independent check of the batched trainer.
 * :data:`HPARAMS`, :data:`BEST_STEPS` -- the published tuned values (cited), :func:`hparams_for`,
   :func:`steps_for`; :func:`tune` -- redo the selection on noisy validation data only.
+
+Methods registered (:mod:`dpgnn.methods`): ``("lpgnn", <mbm|1bm|lpm|agm>, "feature" | "feature+label")`` and
+``("lpgnn", <raw|rnd|one|ohd>, "none" | "label")``; the level follows from ε_x/ε_y (:func:`level_of`). KProp
+(``k_x``) and the label handling (``label_method`` ce / fc / drop with ``k_y``) are the config's; each run trains
+its repeats at once (:func:`train_batched`, the fast path).
 """
 
 from __future__ import annotations
@@ -33,17 +38,20 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from dpgnn.data import load_dataset
+from dpgnn.methods import RunResult, register
+from dpgnn.metrics import accuracy_tensor
 from dpgnn.nn.lpgnn import (BACKBONES, Backbone, BatchedBackbone, BatchedFeatures, KProp, kprop,
                             normalized_adjacency)
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.lpgnn import AGM_DELTA, REPLACEMENTS, feature_method, privacy_ledger  # the privacy statement
+from dpgnn.train import fit
 from dpgnn.utils import check_features, config_hash, make_generator, resolve_device, stable_seed, versions
 
 __all__ = [
     "PAPER", "DATASETS", "FEATURE_METHODS", "REPLACEMENTS", "LABEL_METHODS", "EPS_X", "EPS_Y", "STEPS", "HPARAMS",
     "BEST_STEPS", "TUNING_GRID", "GLOBAL_SEED", "prepare", "draw_features", "perturb_labels", "transition_matrix",
     "drop_targets", "label_probabilities", "selection_step", "privacy_ledger", "hparams_for", "steps_for",
-    "train_batched", "train_reference", "run_cell", "tune",
+    "train_batched", "train_reference", "run_cell", "tune", "MECHANISMS", "level_of",
 ]
 
 PAPER = "lpgnn"
@@ -409,7 +417,8 @@ def train_batched(data: Data, features: BatchedFeatures, noisy: Tensor, *, backb
 def train_reference(data: Data, x: Tensor, noisy: Tensor, *, backbone: str, seed: int, lr: float,
                     weight_decay: float, dropout: float, k_x: int, k_y: int, label_method: str, eps_y: float,
                     epochs: int = 500, device: str = "auto") -> dict[str, Any]:
-    """The straightforward per-run loop: KProp module (cached) + PyG backbone, one run, Python-side selection.
+    """The straightforward per-run loop: KProp module (cached) + PyG backbone, one run, Python-side selection, on the
+    plain engine :func:`dpgnn.train.fit` (each epoch: one Adam step, then the noisy evaluation and the selection rule).
 
     Same model, loss and selection rule as :func:`train_batched` for a single repeat (``x`` dense ``N × d``,
     ``noisy`` ``(N,)``); used as the speed baseline and as an independent check of the batched trainer.
@@ -431,26 +440,33 @@ def train_reference(data: Data, x: Tensor, noisy: Tensor, *, backbone: str, seed
     prop = KProp(k_x, cached=True)
     xt = prop(x.to(dev, torch.float32), ei)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    y_test = data.y.to(dev)[test_idx]
     best: dict[str, float] | None = None
-    for epoch in range(1, epochs + 1):
-        model.train()
+
+    def step(epoch: int) -> Tensor:
         opt.zero_grad()
         _, q = label_probabilities(model(xt, ei), fc, adj, ky)
         loss = -torch.log(q[train_idx].gather(1, targets.unsqueeze(1)) + 1e-20).mean()
         loss.backward()
         opt.step()
+        return loss.detach()
+
+    def evaluate(epoch: int) -> dict[str, float]:
+        nonlocal best
         model.eval()
-        with torch.no_grad():
-            p, pc = label_probabilities(model(xt, ei), fc, None, 0)
-            pred = p.argmax(-1)
-            cur = {"val_loss": (-torch.log(pc[val_idx].gather(1, noisy[val_idx].unsqueeze(1)) + 1e-20)).mean().item(),
-                   "val_acc": (pred[val_idx] == noisy[val_idx]).float().mean().item(),
-                   "train_acc": (pred[train_idx] == noisy[train_idx]).float().mean().item(),
-                   "test_acc": (pred[test_idx] == data.y.to(dev)[test_idx]).float().mean().item(),
-                   "epoch": float(epoch)}
+        p, pc = label_probabilities(model(xt, ei), fc, None, 0)
+        cur = {"val_loss": (-torch.log(pc[val_idx].gather(1, noisy[val_idx].unsqueeze(1)) + 1e-20)).mean().item(),
+               "val_acc": accuracy_tensor(p[val_idx], noisy[val_idx]).item(),
+               "train_acc": accuracy_tensor(p[train_idx], noisy[train_idx]).item(),
+               "test_acc": accuracy_tensor(p[test_idx], y_test).item(),
+               "epoch": float(epoch)}
+        # the selection rule of :func:`selection_step` (not a single monitored value, so fit does not select)
         if best is None or (cur["val_loss"] < best["val_loss"] and best["val_acc"] < cur["val_acc"] <= max_acc + 1e-12
                             and best["train_acc"] < cur["train_acc"] <= 1.05 * max_acc + 1e-12):
             best = cur
+        return cur
+
+    fit(model, step, evaluate, epochs=epochs, monitor=None, restore_best=False)
     return {**best, "max_acc": max_acc}
 
 
@@ -578,3 +594,71 @@ def tune(data: Data, dataset: str, *, method: str = "mbm", eps_x: float = 1.0, e
                         "val_loss_noisy": float(np.mean([r["val_loss_noisy"] for r in rows]))})
     best = max(summary, key=lambda s: (s["val_acc_noisy"], -s["val_loss_noisy"]))
     return {k: best[k] for k in names}, summary
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The method contract (:mod:`dpgnn.methods`)
+# ---------------------------------------------------------------------------------------------------------------
+#: feature mechanisms that perturb the private features (a finite ε_x)
+MECHANISMS = ("mbm", "1bm", "lpm", "agm")
+
+
+def level_of(method: str, eps_x: float, eps_y: float) -> str:
+    """The privacy level of a run (:data:`dpgnn.methods.LEVELS`): ``feature`` when the features are perturbed
+    (finite ε_x), ``label`` when the labels are (finite ε_y), ``feature+label`` for both, ``none`` for neither
+    (RAW features or a feature replacement, with clean labels)."""
+    meth, ex = _check_features(method, eps_x)
+    ey = _eps(eps_y, "eps_y")
+    feature = meth in MECHANISMS and math.isfinite(ex)
+    label = math.isfinite(ey)
+    return {(True, True): "feature+label", (True, False): "feature", (False, True): "label",
+            (False, False): "none"}[(feature, label)]
+
+
+def _contract_run(method: str, level: str):
+    """``run(data, config, *, seed, device) -> RunResult`` of one feature method at one level.
+
+    ``config``: ``dataset`` (the name: it seeds the draws and picks the published steps and hyper-parameters),
+    ``eps_x`` (required for a mechanism; ∞ otherwise), ``eps_y`` (required at the ``label`` levels; ∞ otherwise),
+    and any keyword of :func:`run_cell`: ``k_x``/``k_y`` (KProp steps; default the published ones), ``label_method``
+    (``ce``, ``fc`` or ``drop`` = forward correction + K_y label propagation, the default), ``backbone``,
+    ``repeats`` (runs trained at once by :func:`train_batched`), ``epochs``, ``m``, ``hparams``, ``threads``.
+    A config whose ε's give another level than the registered one is refused (the key states what is private).
+    ``metrics``: means over the repeats in [0, 1] (``test``: clean test accuracy at the selected epoch; ``val`` /
+    ``train``: noisy accuracies); ``extra["rows"]``: :func:`run_cell`'s rows, one per repeat.
+    """
+    label = level in ("label", "feature+label")
+
+    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+        cfg = dict(config)
+        if "dataset" not in cfg:
+            raise ValueError("an LPGNN config needs 'dataset' (the dataset's name)")
+        for key, needed in (("eps_x", method in MECHANISMS), ("eps_y", label)):
+            if key not in cfg:
+                if needed:
+                    raise ValueError(f"LPGNN method {method!r} at level {level!r} needs {key!r} in its config")
+                cfg[key] = INF
+        got = level_of(method, cfg["eps_x"], cfg["eps_y"])
+        if got != level:
+            meth = _check_features(method, cfg["eps_x"])[0]
+            raise ValueError(f"eps_x={cfg['eps_x']}, eps_y={cfg['eps_y']} make an LPGNN {method!r} run {got!r}, not "
+                             f"{level!r}: use the method registered as ({meth!r}, {got!r})")
+        t0 = time.perf_counter()
+        rows = run_cell(data, cfg.pop("dataset"), method=method, seed=seed, device=device, **cfg)
+        metrics = {"train": float(np.mean([r["train_acc_noisy"] for r in rows])) / 100.0,
+                   "val": float(np.mean([r["val_acc_noisy"] for r in rows])) / 100.0,
+                   "test": float(np.mean([r["value"] for r in rows])) / 100.0}
+        ledger = privacy_ledger(method, cfg["eps_x"], cfg["eps_y"], data.num_features, cfg.get("m"))
+        return RunResult(metrics=metrics, ledger=ledger, seconds=time.perf_counter() - t0, extra={"rows": rows})
+
+    run.__qualname__ = run.__name__ = f"run_{method}_{level.replace('+', '_')}"
+    return run
+
+
+for _method in FEATURE_METHODS + REPLACEMENTS:
+    for _level in (("feature", "feature+label") if _method in MECHANISMS else ("none", "label")):
+        register(PAPER, _method, _level, prepare=prepare,
+                 description=f"features: {_method}{' (replacement)' if _method in REPLACEMENTS else ''}; "
+                             f"labels: {'RR + Drop/FC/CE' if 'label' in _level else 'clean'}; KProp on the features "
+                             "(Sec. 4)")(_contract_run(_method, _level))
+del _method, _level

@@ -1,8 +1,9 @@
 """Graph neural network models shared by the method modules.
 
-Every model takes ``(x, edge_index)`` in ``forward`` so that the generic loops in :mod:`dpgnn.train` can drive any
-of them. New architectures (SAGE, GAT, MLP, ...) are added here and registered with :func:`register_model`;
-:func:`get_model` resolves a name to an instance and lists the valid names when it does not know one.
+Every model takes ``(x, edge_index)`` in ``forward`` so that the full-batch loops of :mod:`dpgnn.methods.lpgcn`
+can drive any of them. New architectures (SAGE, GAT, MLP, ...) are added here and registered with
+:func:`register_model`; :func:`get_model` resolves a name to an instance and lists the valid names when it does
+not know one.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ class GCN(nn.Module):
         out_channels: number of classes.
         dropout: dropout probability applied to the hidden representation (between the layers only).
         cached: cache the normalised adjacency after the first call (as the LPGCN authors do). Only valid when
-            the model instance always sees the same graph, which is the case in :func:`dpgnn.train`.
+            the model instance always sees the same graph, which is the case in LPGCN's loops
+            (:mod:`dpgnn.methods.lpgcn`).
     """
 
     def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, dropout: float = 0.5,

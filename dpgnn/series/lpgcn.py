@@ -1,7 +1,10 @@
 """LPGCN series ("When Differential Privacy Meets Graph Neural Networks"): Fig. 1-5, Tables 2 and 3.
 
-Each ``run_*`` function computes what is missing for one notebook, stores tidy rows under
-``results/<profile>/lpgcn/`` and returns them; each ``plot_*`` / ``*_table`` function reads only stored rows.
+The series API (:mod:`dpgnn.series.common`): :func:`run` computes what is missing of an artifact, stores tidy rows
+under ``results/<profile>/lpgcn/`` and returns them; :func:`side_by_side` and :func:`plot` read only stored rows.
+``run_variance`` / ``run_estimation_error`` / ``run_table2`` and ``plot_fig1`` ... ``plot_table2`` are what they
+dispatch to. Table 2's runs resolve their method through :func:`dpgnn.methods.get`
+(:func:`dpgnn.methods.lpgcn.method_key`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from dpgnn import plotting
+from dpgnn import methods, plotting
 from dpgnn.methods import lpgcn
 from dpgnn.privacy.guarantee import SOUND, non_private, statement
 from dpgnn.profiles import Settings
@@ -20,6 +23,7 @@ from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
+from dpgnn.series.common import fmt
 from dpgnn.sweep import CellSpec, check_train, grid, run_grid
 from dpgnn.utils import resolve_device
 
@@ -135,18 +139,24 @@ def run_variance(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
     return {name: store.load(name) for name in out}
 
 
-def plot_variance(store: ResultStore):
-    """Fig. 1 (min/max band over x), Fig. 4 (x = α) and Fig. 5 (x = x̄ per dataset) from stored rows."""
-    fig1 = store.load("fig1")
-    wide = fig1.pivot_table(index=["method", "epsilon"], columns="stat", values="value").reset_index()
-    f1 = plotting.bands(wide, x="epsilon", low="min", high="max", hue="method", order=["lm", "pm", "pgc"],
-                        xlabel="ε", ylabel="variance", title="Fig. 1: variance range over x ∈ [0, 1]")
-    f4 = plotting.lines(store.load("fig4"), x="epsilon", y="value", hue="method", order=["lm", "pm", "pgc"],
-                        xlabel="ε", ylabel="variance", logy=True, title="Fig. 4: variance at x = α")
-    f5 = plotting.lines(store.load("fig5"), x="epsilon", y="value", hue="method", col="dataset",
-                        order=["lm", "pm", "pgc"], xlabel="ε", ylabel="variance", logy=True,
-                        title="Fig. 5: variance at each dataset's mean feature x̄")
-    return {"fig1": f1, "fig4": f4, "fig5": f5}
+def plot_fig1(store: ResultStore):
+    """Fig. 1: the min/max band of each mechanism's variance over x ∈ [0, 1], from stored rows."""
+    wide = store.load("fig1").pivot_table(index=["method", "epsilon"], columns="stat", values="value").reset_index()
+    return plotting.bands(wide, x="epsilon", low="min", high="max", hue="method", order=["lm", "pm", "pgc"],
+                          xlabel="ε", ylabel="variance", title="Fig. 1: variance range over x ∈ [0, 1]")
+
+
+def plot_fig4(store: ResultStore):
+    """Fig. 4: the variance at x = α, from stored rows."""
+    return plotting.lines(store.load("fig4"), x="epsilon", y="value", hue="method", order=["lm", "pm", "pgc"],
+                          xlabel="ε", ylabel="variance", logy=True, title="Fig. 4: variance at x = α")
+
+
+def plot_fig5(store: ResultStore):
+    """Fig. 5: the variance at each dataset's mean feature x̄, from stored rows."""
+    return plotting.lines(store.load("fig5"), x="epsilon", y="value", hue="method", col="dataset",
+                          order=["lm", "pm", "pgc"], xlabel="ε", ylabel="variance", logy=True,
+                          title="Fig. 5: variance at each dataset's mean feature x̄")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -202,19 +212,30 @@ def run_estimation_error(cfg: Settings, store: ResultStore, *, force: bool = Fal
     return {"fig2": fig2, "fig3": fig3}
 
 
-def plot_estimation_error(store: ResultStore, datasets: list[str]):
+def _stored_datasets(df: pd.DataFrame, datasets: list[str] | None) -> list[str]:
+    return sorted(df["dataset"].unique()) if datasets is None else list(datasets)
+
+
+def plot_fig2(store: ResultStore, datasets: list[str] | None = None):
+    """Fig. 2: MAE vs ε per dataset (``datasets``: those stored when ``None``), the paper's values as ◇."""
     fig2 = store.load("fig2")
+    datasets = _stored_datasets(fig2, datasets)
     fig2 = fig2[fig2["dataset"].isin(datasets)]
     ref = load_reference(PAPER, "fig2")
     ref = ref[ref["dataset"].isin(datasets)].assign(epsilon=1.0)
-    f2 = plotting.lines(fig2, x="epsilon", y="value", err="spread", hue="method", col="dataset",
-                        order=["lm", "pm", "pgc"], col_order=datasets, xlabel="ε", ylabel="MAE", reference=ref,
-                        title="Fig. 2: MAE of the first graph convolution (◇ = paper, read off its figure)")
+    return plotting.lines(fig2, x="epsilon", y="value", err="spread", hue="method", col="dataset",
+                          order=["lm", "pm", "pgc"], col_order=datasets, xlabel="ε", ylabel="MAE", reference=ref,
+                          title="Fig. 2: MAE of the first graph convolution (◇ = paper, read off its figure)")
+
+
+def plot_fig3(store: ResultStore, datasets: list[str] | None = None):
+    """Fig. 3: MAE vs node degree at ε = 1 per dataset (``datasets``: those stored when ``None``)."""
     fig3 = store.load("fig3")
+    datasets = _stored_datasets(fig3, datasets)
     fig3 = fig3[fig3["dataset"].isin(datasets)]
-    f3 = plotting.lines(fig3, x="degree", y="value", hue="method", col="dataset", order=["lm", "pm", "pgc"],
-                        col_order=datasets, xlabel="node degree", ylabel="MAE", title="Fig. 3: MAE vs degree, ε = 1")
-    return {"fig2": f2, "fig3": f3}
+    return plotting.lines(fig3, x="degree", y="value", hue="method", col="dataset", order=["lm", "pm", "pgc"],
+                          col_order=datasets, xlabel="node degree", ylabel="MAE",
+                          title="Fig. 3: MAE vs degree, ε = 1")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -223,33 +244,35 @@ def plot_estimation_error(store: ResultStore, datasets: list[str]):
 def table2_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """One cell per (task, dataset, method, ε, run); RAW appears once per task (ε = ∞)."""
     datasets = cfg.table2_datasets if datasets is None else datasets
-    cells = []
-    for task in ("node_classification", "link_prediction"):
-        epochs = ({"max_epochs": cfg.nc_max_epochs, "min_epochs": cfg.nc_min_epochs, "patience": cfg.nc_patience}
-                  if task == "node_classification" else
-                  {"max_epochs": cfg.lp_max_epochs, "min_epochs": cfg.lp_min_epochs,
-                   "check_every": cfg.lp_check_every, "patience": cfg.lp_patience})
-        for name in datasets:
-            for method in cfg.methods:
-                for eps in ([math.inf] if method == "raw" else cfg.table2_epsilons):
-                    for run in range(cfg.runs):
-                        cells.append({"task": task, "dataset": name, "method": method, "epsilon": float(eps),
-                                      "run": run, "seed": cfg.seed, **epochs})
-    return cells
+    if not datasets:
+        return []
+    epochs = {"node_classification": {"max_epochs": cfg.nc_max_epochs, "min_epochs": cfg.nc_min_epochs,
+                                      "patience": cfg.nc_patience},
+              "link_prediction": {"max_epochs": cfg.lp_max_epochs, "min_epochs": cfg.lp_min_epochs,
+                                  "check_every": cfg.lp_check_every, "patience": cfg.lp_patience}}
+    private = [m for m in cfg.methods if m != "raw"]
+    settings = grid(method=private, epsilon=[float(e) for e in cfg.table2_epsilons]) if private else []
+    if "raw" in cfg.methods:  # RAW has no ε: one setting, ε = ∞
+        settings.append({"method": "raw", "epsilon": math.inf})
+    return [{"task": c["task"], "dataset": c["dataset"], **c["setting"], "run": c["run"], "seed": cfg.seed,
+             **epochs[c["task"]]}
+            for c in grid(task=list(epochs), dataset=datasets, setting=settings, run=range(cfg.runs))]
+
+
+def _view(name: str, task: str):
+    """The registered method's view of a dataset (cached): the prepared data for node classification, its fixed
+    edge split for link prediction (what ``prepare`` / ``prepare_link_prediction`` return)."""
+    return _data(name) if task == "node_classification" else _lp_split(name)
 
 
 def table2_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> dict[str, Any]:
-    """One Table 2 run: micro-F1 (node classification) or AUC (link prediction), in %."""
-    name, method = cell["dataset"], cell["method"]
-    eps = None if method == "raw" else cell["epsilon"]
-    kw = {k: cell[k] for k in ("max_epochs", "min_epochs", "patience")}
-    if cell["task"] == "node_classification":
-        row = lpgcn.run_node_classification(_data(name), name, method, eps, run=cell["run"], seed=cell["seed"],
-                                            device=device, **kw)
-    else:
-        row = lpgcn.run_link_prediction(_data(name), name, method, eps, run=cell["run"], seed=cell["seed"],
-                                        device=device, check_every=cell["check_every"], split=_lp_split(name), **kw)
-    row = _tidy(row)
+    """One Table 2 run through the method registry: micro-F1 (node classification) or AUC (link prediction), in %."""
+    name, task = cell["dataset"], cell["task"]
+    spec = methods.get(*lpgcn.method_key(cell["method"], task))
+    keys = ("max_epochs", "min_epochs", "patience") + (("check_every",) if task == "link_prediction" else ())
+    config = {"dataset": name, "epsilon": cell["epsilon"], "run": cell["run"], **{k: cell[k] for k in keys}}
+    result = spec.run(_view(name, task), config, seed=cell["seed"], device=device)
+    row = _tidy(result.extra["row"])
     row["value"] = 100.0 * row["value"]  # the paper reports %
     row["setting"] = _setting(cell["epsilon"])
     return row
@@ -280,20 +303,6 @@ CELLS = {
 }
 
 
-def table2_side_by_side(profile: str) -> pd.DataFrame:
-    """Table 2 as in the paper: ``ours ± std`` beside ``paper ± std`` with the difference and status per cell."""
-    rep = paper_vs_ours(PAPER, "table2", profile)
-
-    def fmt(v, s):
-        return "—" if pd.isna(v) else (f"{v:.1f}" if pd.isna(s) else f"{v:.1f} ± {s:.1f}")
-
-    rep["ours"] = [fmt(v, s) for v, s in zip(rep["ours_value"], rep["ours_spread"])]
-    rep["paper"] = [fmt(v, s) for v, s in zip(rep["paper_value"], rep["paper_spread"])]
-    rep["diff"] = rep["diff"].round(1)
-    cols = ["dataset", "method", "metric", "setting", "paper", "ours", "diff", "n_runs", "status"]
-    return rep[cols].sort_values(["metric", "dataset", "method", "setting"], ascending=[False, True, True, True])
-
-
 def plot_table2(store: ResultStore):
     """Table 2 as a figure: mean ± std per method vs ε, one panel per (task, dataset), paper values as ◇."""
     df = store.load("table2")
@@ -317,3 +326,71 @@ def plot_table2(store: ResultStore):
     return plotting.lines(agg, x="epsilon", y="value", err="spread", hue="method", col="panel",
                           order=["lm", "pm", "pgc", "raw"], xlabel="ε", ylabel="%", reference=ref, ncols=4,
                           title="Table 2: ours (lines, mean ± std) vs paper (◇)")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The series API (:mod:`dpgnn.series.common`)
+# ---------------------------------------------------------------------------------------------------------------
+#: every artifact of the paper this series reproduces, in notebook order
+ARTIFACTS = ("table3", "fig1", "fig4", "fig5", "fig2", "fig3", "table2")
+_VARIANCE = ("table3", "fig1", "fig4", "fig5")  # notebook 01: recomputed together in seconds
+_MAE = ("fig2", "fig3")  # notebook 02
+_PLOTS = {"fig1": plot_fig1, "fig4": plot_fig4, "fig5": plot_fig5, "fig2": plot_fig2, "fig3": plot_fig3,
+          "table2": plot_table2}
+#: decimals of the side-by-side cells (Table 2 in %, the rest are small numbers: x̄, variances, MAE)
+_DECIMALS = {"table2": 1}
+
+
+def _artifacts(artifact: str | list[str] | tuple[str, ...]) -> list[str]:
+    names = [artifact] if isinstance(artifact, str) else list(artifact)
+    unknown = [a for a in names if a not in ARTIFACTS]
+    if unknown or not names:
+        raise ValueError(f"unknown LPGCN artifact(s) {unknown or names}; valid: {list(ARTIFACTS)}")
+    return names
+
+
+def run(cfg: Settings, store: ResultStore, artifact: str | list[str], *, device: str = "auto", force: bool = False,
+        train: bool = True) -> pd.DataFrame | dict[str, pd.DataFrame]:
+    """Compute what is missing of ``artifact`` (a name of :data:`ARTIFACTS`, or a list of them) and return its
+    stored rows (a dict by artifact for a list).
+
+    Table 3 and Fig. 1/4/5 are pure computation, recomputed together whatever ``force``/``train`` say; Fig. 2/3
+    (:func:`run_estimation_error`) and Table 2 (:func:`run_table2`) resume their grids, ``force`` recomputes them,
+    ``train=False`` computes nothing and returns the stored rows.
+    """
+    names = _artifacts(artifact)
+    check_train(force, train)
+    out: dict[str, pd.DataFrame] = {}
+    if any(a in _VARIANCE for a in names):
+        out.update(run_variance(cfg, store))
+    if any(a in _MAE for a in names):
+        out.update(run_estimation_error(cfg, store, force=force, train=train))
+    if "table2" in names:
+        out["table2"] = run_table2(cfg, store, device=device, force=force, train=train)
+    return out[artifact] if isinstance(artifact, str) else {a: out[a] for a in names}
+
+
+def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
+    """Ours beside the paper for every reported cell of ``artifact``: ``paper``/``ours`` as ``mean ± spread``,
+    the difference and the status (``paper_value``/``ours_value`` keep the unrounded numbers)."""
+    (artifact,) = _artifacts(artifact)
+    rep = paper_vs_ours(PAPER, artifact, store.profile)
+    nd = _DECIMALS.get(artifact, 4)
+    rep["ours"] = [fmt(v, s, nd) for v, s in zip(rep["ours_value"], rep["ours_spread"])]
+    rep["paper"] = [fmt(v, s, nd) for v, s in zip(rep["paper_value"], rep["paper_spread"])]
+    rep["diff"] = rep["diff"].round(nd)
+    cols = ["dataset", "method", "metric", "setting", "paper", "ours", "diff", "n_runs", "status", "note",
+            "paper_value", "ours_value"]
+    return rep[cols].sort_values(["metric", "dataset", "method", "setting"], ascending=[False, True, True, True],
+                                 ignore_index=True)
+
+
+def plot(store: ResultStore, artifact: str, *, datasets: list[str] | None = None):
+    """The paper's figure ``artifact`` (Table 2 drawn as a figure) from stored rows; ``datasets`` restricts Fig. 2/3
+    to those datasets (default: every stored one). Table 3 is a table: see :func:`side_by_side`."""
+    (artifact,) = _artifacts(artifact)
+    if artifact not in _PLOTS:
+        raise ValueError(f"{artifact} is a table with no figure; use side_by_side(store, {artifact!r})")
+    if artifact in _MAE:
+        return _PLOTS[artifact](store, datasets)
+    return _PLOTS[artifact](store)

@@ -7,6 +7,10 @@ shared by two artifacts (e.g. SAGE at ε_x = 1, ε_y = 1 in Fig. A, Table B, Fig
 KProp steps and lr / weight decay / dropout are the authors' published selections (``steps="published"``,
 :data:`dpgnn.methods.lpgnn.BEST_STEPS`); :func:`dpgnn.methods.lpgnn.tune` redoes the selection on noisy
 validation data.
+
+The series API (:mod:`dpgnn.series.common`): :func:`run`, :func:`side_by_side`, :func:`plot`. Each cell resolves
+its method through :func:`dpgnn.methods.get` (``("lpgnn", feature method, level)``, the level from ε_x / ε_y).
+No grid is searched here (the published selections are used), so there is no ``select_best``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from dpgnn import plotting
+from dpgnn import methods, plotting
 from dpgnn.methods import lpgnn
 from dpgnn.nn.lpgnn import BACKBONES
 from dpgnn.profiles import Settings
@@ -26,7 +30,8 @@ from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours, spread
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import CellSpec, check_train, run_grid
+from dpgnn.series.common import fmt
+from dpgnn.sweep import CellSpec, check_train, grid, run_grid
 from dpgnn.utils import config_hash, resolve_device
 
 PAPER = "lpgnn"
@@ -101,36 +106,25 @@ _KEEP = ("run", "value", "metric", "level", "epsilon", "delta", "val_acc_noisy",
 
 def _entries(cfg: Settings, artifact: str, dataset: str) -> list[tuple[dict[str, Any], str, str]]:
     """(cell, method label, setting) of every reported point of ``artifact`` for one dataset."""
-    out = []
     if artifact == "fig_a":
-        for bb in cfg.backbones:
-            for ex in cfg.fig_a_eps_x:
-                for ey in cfg.fig_a_eps_y:
-                    out.append((_cell(cfg, dataset, "mbm", ex, ey, backbone=bb), bb, setting(ex, ey)))
-    elif artifact == "table_b":
-        for ex in cfg.table_b_eps_x:
-            out.append((_cell(cfg, dataset, "mbm", ex, 1.0), "lpgnn", setting(ex, 1.0)))
-        for rep in cfg.replacements:
-            out.append((_cell(cfg, dataset, rep, INF, 1.0), rep, setting(INF, 1.0)))
-    elif artifact == "table_c":
-        for meth in cfg.table_c_methods:
-            for ex in cfg.table_c_eps_x:
-                out.append((_cell(cfg, dataset, meth, ex, INF), meth, setting(ex, INF)))
-    elif artifact == "fig_d":
-        for ex in cfg.fig_d_eps_x:
-            for k in cfg.k_values:
-                out.append((_cell(cfg, dataset, "mbm", ex, 1.0, k_x=k), "sage", setting(ex, 1.0, k_x=k)))
-    elif artifact == "fig_e":
-        for ey in cfg.fig_e_eps_y:
-            for k in cfg.k_values:
-                out.append((_cell(cfg, dataset, "mbm", 1.0, ey, k_y=k), "sage", setting(1.0, ey, k_y=k)))
-    elif artifact == "table_f":
-        for ey in cfg.table_f_eps_y:
-            for lm in lpgnn.LABEL_METHODS:
-                out.append((_cell(cfg, dataset, "mbm", 1.0, ey, label_method=lm), lm, setting(1.0, ey)))
-    else:
-        raise ValueError(f"unknown LPGNN artifact {artifact!r}; valid: {list(ARTIFACTS)}")
-    return out
+        return [(_cell(cfg, dataset, "mbm", c["ex"], c["ey"], backbone=c["bb"]), c["bb"], setting(c["ex"], c["ey"]))
+                for c in grid(bb=cfg.backbones, ex=cfg.fig_a_eps_x, ey=cfg.fig_a_eps_y)]
+    if artifact == "table_b":
+        return ([(_cell(cfg, dataset, "mbm", ex, 1.0), "lpgnn", setting(ex, 1.0)) for ex in cfg.table_b_eps_x]
+                + [(_cell(cfg, dataset, rep, INF, 1.0), rep, setting(INF, 1.0)) for rep in cfg.replacements])
+    if artifact == "table_c":
+        return [(_cell(cfg, dataset, c["meth"], c["ex"], INF), c["meth"], setting(c["ex"], INF))
+                for c in grid(meth=cfg.table_c_methods, ex=cfg.table_c_eps_x)]
+    if artifact == "fig_d":
+        return [(_cell(cfg, dataset, "mbm", c["ex"], 1.0, k_x=c["k"]), "sage", setting(c["ex"], 1.0, k_x=c["k"]))
+                for c in grid(ex=cfg.fig_d_eps_x, k=cfg.k_values)]
+    if artifact == "fig_e":
+        return [(_cell(cfg, dataset, "mbm", 1.0, c["ey"], k_y=c["k"]), "sage", setting(1.0, c["ey"], k_y=c["k"]))
+                for c in grid(ey=cfg.fig_e_eps_y, k=cfg.k_values)]
+    if artifact == "table_f":
+        return [(_cell(cfg, dataset, "mbm", 1.0, c["ey"], label_method=c["lm"]), c["lm"], setting(1.0, c["ey"]))
+                for c in grid(ey=cfg.table_f_eps_y, lm=lpgnn.LABEL_METHODS)]
+    raise ValueError(f"unknown LPGNN artifact {artifact!r}; valid: {list(ARTIFACTS)}")
 
 
 @functools.lru_cache(maxsize=8)
@@ -140,14 +134,16 @@ def _data(name: str):
     return lpgnn.prepare(name)
 
 
+_CONFIG = ("eps_x", "eps_y", "k_x", "k_y", "backbone", "label_method", "repeats", "epochs")
+
+
 def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
-    """One training cell (its ``repeats`` batched inside): one row per repeat."""
-    rows = lpgnn.run_cell(_data(cell["dataset"]), cell["dataset"], method=cell["method"], eps_x=cell["eps_x"],
-                          eps_y=cell["eps_y"], k_x=cell["k_x"], k_y=cell["k_y"], backbone=cell["backbone"],
-                          label_method=cell["label_method"], repeats=cell["repeats"], epochs=cell["epochs"],
-                          seed=cell["seed"], device=device)
+    """One training cell through the method registry (its ``repeats`` batched inside): one row per repeat."""
+    spec = methods.get(PAPER, cell["method"], lpgnn.level_of(cell["method"], cell["eps_x"], cell["eps_y"]))
+    config = {"dataset": cell["dataset"], **{k: cell[k] for k in _CONFIG}}
+    result = spec.run(_data(cell["dataset"]), config, seed=cell["seed"], device=device)
     out = []
-    for r in rows:
+    for r in result.extra["rows"]:
         row = {k: r[k] for k in _KEEP if k in r}
         row["ledger"] = {k: r.get(k) for k in _LEDGER}
         out.append(row)
@@ -166,13 +162,16 @@ def artifact_cells(cfg: Settings, artifact: str, datasets: list[str] | None = No
     return cells
 
 
-def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str = "auto",
-        force: bool = False, train: bool = True) -> dict[str, pd.DataFrame]:
-    """Train every missing cell of ``artifacts`` (into ``runs``) and rebuild the artifacts' labelled rows.
+def run(cfg: Settings, store: ResultStore, artifact: str | list[str], *, device: str = "auto",
+        force: bool = False, train: bool = True) -> pd.DataFrame | dict[str, pd.DataFrame]:
+    """Train every missing cell of ``artifact`` (a name of :data:`ARTIFACTS` or a list of them; the cells go to
+    ``runs``) and rebuild the artifacts' labelled rows; returns them (a dict by artifact for a list).
 
-    ``train=False`` trains nothing: the artifacts are rebuilt from the cells already stored, and missing cells are
-    left out (their reference rows then show as ``not_run``) -- e.g. to look at a partly finished paper profile.
+    ``force`` retrains this artifact's cells (the other notebooks' runs stay); ``train=False`` trains nothing: the
+    artifacts are rebuilt from the cells already stored, and missing cells are left out (their reference rows then
+    show as ``not_run``) -- e.g. to look at a partly finished paper profile.
     """
+    artifacts = [artifact] if isinstance(artifact, str) else list(artifact)
     for a in artifacts:
         if a not in ARTIFACTS:
             raise ValueError(f"unknown LPGNN artifact {a!r}; valid: {list(ARTIFACTS)}")
@@ -212,7 +211,7 @@ def run(cfg: Settings, store: ResultStore, artifacts: list[str], *, device: str 
                              "paper": PAPER})
         store.replace(a, rows)
         out[a] = store.load(a)
-    return out
+    return out[artifact] if isinstance(artifact, str) else out
 
 
 #: the grids of this series, cell by cell (:mod:`dpgnn.engine`): every artifact's cells go to ``runs``, where a
@@ -223,13 +222,11 @@ CELLS = {a: CellSpec(PAPER, a, "runs", functools.partial(artifact_cells, artifac
 # ---------------------------------------------------------------------------------------------------------------
 # tables and figures (from stored rows only)
 # ---------------------------------------------------------------------------------------------------------------
-def side_by_side(artifact: str, profile: str) -> pd.DataFrame:
+def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
     """``ours ± CI`` beside ``paper ± CI`` with the difference and status per reported cell of ``artifact``."""
-    rep = paper_vs_ours(PAPER, artifact, profile)
-
-    def fmt(v, s):
-        return "—" if pd.isna(v) else (f"{v:.1f}" if pd.isna(s) else f"{v:.1f} ± {s:.1f}")
-
+    if artifact not in ARTIFACTS:
+        raise ValueError(f"unknown LPGNN artifact {artifact!r}; valid: {list(ARTIFACTS)}")
+    rep = paper_vs_ours(PAPER, artifact, store.profile)
     rep["ours"] = [fmt(v, s) for v, s in zip(rep["ours_value"], rep["ours_spread"])]
     rep["paper"] = [fmt(v, s) for v, s in zip(rep["paper_value"], rep["paper_spread"])]
     rep["diff"] = rep["diff"].round(1)
@@ -306,6 +303,18 @@ def plot_table(store: ResultStore, artifact: str):
                           title=f"{artifact}: ours (± 95% CI) vs paper (◇)")
 
 
+def plot(store: ResultStore, artifact: str):
+    """The paper's figure ``artifact`` from stored rows: Fig. A (:func:`plot_fig_a`), Fig. D/E (:func:`plot_k`),
+    Tables B, C, F drawn as figures (:func:`plot_table`)."""
+    if artifact == "fig_a":
+        return plot_fig_a(store)
+    if artifact in ("fig_d", "fig_e"):
+        return plot_k(store, artifact)
+    if artifact in ("table_b", "table_c", "table_f"):
+        return plot_table(store, artifact)
+    raise ValueError(f"unknown LPGNN artifact {artifact!r}; valid: {list(ARTIFACTS)}")
+
+
 def ledger_summary(store: ResultStore, artifact: str) -> pd.DataFrame:
     """The distinct privacy statements behind an artifact's rows (ε_x, ε_y, per-node ε, δ, mechanisms)."""
     df = store.load(artifact)
@@ -316,5 +325,5 @@ def ledger_summary(store: ResultStore, artifact: str) -> pd.DataFrame:
     return led[cols].drop_duplicates().reset_index(drop=True)
 
 
-__all__ = ["PAPER", "PROFILES", "ARTIFACTS", "setting", "run", "side_by_side", "plot_fig_a", "plot_k",
+__all__ = ["PAPER", "PROFILES", "ARTIFACTS", "setting", "run", "side_by_side", "plot", "plot_fig_a", "plot_k",
            "plot_table", "ledger_summary", "CELLS", "run_cell", "artifact_cells"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dpgnn.data import get_spec, list_datasets, load_dataset
-from dpgnn.data.registry import PAPERS, all_specs
+from dpgnn.data.registry import PAPERS, all_specs, normalize_name
 from dpgnn_data_testutils import MIRROR
 
 EXPECTED = ["cora", "citeseer", "pubmed", "twitch", "flickr", "elliptic", "facebook-pagepage", "lastfm",
@@ -82,10 +82,16 @@ def test_hashes_match_manifest():
     assert len(rows) >= 60
 
 
-@pytest.mark.parametrize("alias", ["Cora", "CORA", "cite_seer", "CiteSeer", "ogbn_arxiv", "arxiv", "FB-100",
-                                   "facebook-100", "fb100_Caltech36", "Twitch-ENGB", "ogbn products"])
-def test_name_normalisation(alias):
-    get_spec(alias)
+@pytest.mark.parametrize("alias,canonical", [
+    ("Cora", "cora"), ("CORA", "cora"), ("cite_seer", "citeseer"), ("CiteSeer", "citeseer"),
+    ("ogbn_arxiv", "ogbn-arxiv"), ("arxiv", "ogbn-arxiv"), ("FB-100", "fb100"), ("facebook-100", "fb100"),
+    ("fb100_Caltech36", "fb100-caltech36"), ("Twitch-ENGB", "twitch"), ("ogbn products", "ogbn-products")])
+def test_name_normalisation(alias, canonical):
+    """Case, ``-``, ``_``, spaces and dots do not matter; every spelling resolves to its one canonical spec."""
+    assert normalize_name(alias) == normalize_name(canonical) or normalize_name(alias) in {
+        normalize_name(a) for a in get_spec(canonical).aliases}
+    assert get_spec(alias).name == canonical
+    assert get_spec(alias) is get_spec(canonical)
 
 
 def test_aliases_resolve_to_canonical():

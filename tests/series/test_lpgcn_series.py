@@ -52,3 +52,88 @@ def test_tidy_packs_the_ledger():
 @pytest.mark.parametrize("eps,expected", [(1.0, "eps=1"), (5.0, "eps=5"), (math.inf, "eps=inf")])
 def test_setting_labels_match_reference(eps, expected):
     assert series._setting(eps) == expected
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the series API on the test profile, on a small synthetic graph standing in for every dataset name
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.fixture()
+def synthetic(tmp_path, monkeypatch):
+    """Results in ``tmp_path``; ``lpgcn.prepare`` returns a small [0, 1]-featured graph; calls of the Table-2 runs
+    are counted (they are what the registered methods call)."""
+    from dpgnn.data import csbm, minmax_normalize
+
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
+    data = minmax_normalize(csbm(num_nodes=120, num_classes=3, num_features=12, avg_degree=6, homophily=0.9, seed=2))
+    monkeypatch.setattr(series.lpgcn, "prepare", lambda name, **kw: data)
+    series._data.cache_clear()
+    series._lp_split.cache_clear()
+    calls = []
+    for name in ("run_node_classification", "run_link_prediction"):
+        real = getattr(series.lpgcn, name)
+
+        def counted(*args, _real=real, **kwargs):
+            calls.append(_real.__name__)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(series.lpgcn, name, counted)
+    yield data, calls
+    series._data.cache_clear()
+    series._lp_split.cache_clear()
+
+
+def test_run_table2_goes_through_the_registry_resumes_and_matches_a_direct_run(synthetic):
+    data, calls = synthetic
+    cfg = settings("lpgcn", "test")
+    store = ResultStore("lpgcn", "test")
+    rows = series.run(cfg, store, "table2", device="cpu")
+    # 2 tasks x (PGC at ε = 1, RAW) x 1 run, each through the registered method
+    assert len(rows) == 4 and sorted(calls) == ["run_link_prediction"] * 2 + ["run_node_classification"] * 2
+    assert set(rows["metric"]) == {"micro_f1", "auc"} and rows["value"].between(0, 100).all()
+    series.run(cfg, store, "table2", device="cpu")
+    assert len(calls) == 4  # resumed: nothing retrained
+    direct = series.lpgcn.run_node_classification(data, "cora", "pgc", 1.0, run=0, seed=cfg.seed, device="cpu",
+                                                  max_epochs=cfg.nc_max_epochs, min_epochs=cfg.nc_min_epochs,
+                                                  patience=cfg.nc_patience)
+    stored = rows.query("metric == 'micro_f1' and method == 'pgc'")["value"].item()
+    assert stored == 100.0 * direct["value"]
+    table = series.side_by_side(store, "table2")
+    assert list(table.columns[:9]) == ["dataset", "method", "metric", "setting", "paper", "ours", "diff", "n_runs",
+                                       "status"]
+    mine = table[(table["dataset"] == "cora") & (table["method"] == "pgc") & (table["setting"] == "eps=1")]
+    assert (mine["status"] != "not_run").all() and mine["ours"].str.match(r"^\d+\.\d( ± \d+\.\d)?$").all()
+    assert type(series.plot(store, "table2")).__name__ == "Figure"
+
+
+def test_run_lists_of_artifacts_plot_and_bad_names(synthetic):
+    cfg = settings("lpgcn", "test")
+    store = ResultStore("lpgcn", "test")
+    out = series.run(cfg, store, ["table3", "fig1", "fig4", "fig5", "fig2", "fig3"], device="cpu")
+    assert list(out) == ["table3", "fig1", "fig4", "fig5", "fig2", "fig3"] and all(len(v) for v in out.values())
+    for name in ("fig1", "fig4", "fig5", "fig2", "fig3"):
+        assert type(series.plot(store, name)).__name__ == "Figure", name
+    assert type(series.plot(store, "fig2", datasets=["cora"])).__name__ == "Figure"
+    assert series.side_by_side(store, "table3")["ours"].str.match(r"^\d\.\d{4}$|^—$").all()
+    with pytest.raises(ValueError, match="no figure"):
+        series.plot(store, "table3")
+    with pytest.raises(ValueError, match="unknown LPGCN artifact"):
+        series.run(cfg, store, "table9")
+    with pytest.raises(ValueError, match="train=False"):
+        series.run(cfg, store, "table2", force=True, train=False)
+
+
+def test_registered_methods_and_their_keys():
+    from dpgnn import methods
+    from dpgnn.methods import lpgcn
+
+    keys = methods.available("lpgcn")
+    assert len(keys) == 8 and ("lpgcn", "pgc-gcn", "feature") in keys and ("lpgcn", "raw-vgae", "none") in keys
+    assert lpgcn.method_key("PGC", "link_prediction") == ("lpgcn", "pgc-vgae", "feature")
+    assert methods.get("lpgcn", "pgc-vgae", "feature").prepare is lpgcn.prepare_link_prediction
+    with pytest.raises(ValueError, match="unknown LPGCN task"):
+        lpgcn.method_key("pgc", "graph_classification")
+    spec = methods.get("lpgcn", "raw-gcn", "none")
+    with pytest.raises(ValueError, match="false privacy claim"):  # RAW adds no noise: a finite ε is refused
+        spec.run(None, {"dataset": "cora", "epsilon": 1.0}, seed=0)
+    with pytest.raises(ValueError, match="needs 'dataset'"):
+        spec.run(None, {}, seed=0)

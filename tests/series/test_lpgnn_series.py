@@ -25,7 +25,9 @@ def counted(tmp_path, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(series.lpgnn, "run_cell", run_cell)
-    return calls
+    series._data.cache_clear()  # the prepared datasets are cached per process
+    yield calls
+    series._data.cache_clear()
 
 
 def test_shared_cells_train_once_and_resume(counted):
@@ -52,3 +54,52 @@ def test_train_false_shows_only_stored_cells(counted):
     assert len(counted) == 2
     with pytest.raises(ValueError, match="train=False"):
         series.run(cfg, store, ["table_b"], force=True, train=False)
+
+
+def test_series_api_str_artifact_side_by_side_and_plots(counted):
+    cfg = settings("lpgnn", "test")
+    store = ResultStore("lpgnn", "test")
+    rows = series.run(cfg, store, "table_f", device="cpu")  # one name: its rows
+    assert sorted(rows["method"]) == ["ce", "drop", "fc"] and len(counted) == 3
+    table = series.side_by_side(store, "table_f")
+    assert list(table.columns) == ["dataset", "method", "setting", "paper", "ours", "diff", "n_runs", "approx",
+                                   "status"]
+    ours = table[(table["dataset"] == "cora") & (table["setting"] == "eps_x=1,eps_y=1")]
+    assert len(ours) == 3 and (ours["status"] != "not_run").all()
+    assert type(series.plot(store, "table_f")).__name__ == "Figure"
+    series.run(cfg, store, ["fig_a", "fig_d"], device="cpu")
+    for name in ("fig_a", "fig_d"):
+        assert type(series.plot(store, name)).__name__ == "Figure"
+    with pytest.raises(ValueError, match="unknown LPGNN artifact"):
+        series.plot(store, "fig_z")
+    with pytest.raises(ValueError, match="unknown LPGNN artifact"):
+        series.side_by_side(store, "fig_z")
+
+
+def test_registered_methods_levels_and_the_run_result(counted):
+    from dpgnn import methods
+
+    L = series.lpgnn
+    assert L.level_of("mbm", 1.0, 1.0) == "feature+label" and L.level_of("mbm", 1.0, float("inf")) == "feature"
+    assert L.level_of("mbm", float("inf"), 1.0) == "label"  # ε_x = ∞: the raw features
+    assert L.level_of("one", float("inf"), float("inf")) == "none"
+    keys = methods.available("lpgnn")
+    assert len(keys) == 16 and ("lpgnn", "agm", "feature") in keys and ("lpgnn", "rnd", "label") in keys
+    spec = methods.get("lpgnn", "mbm", "feature+label")
+    data = L.prepare("cora")
+    config = {"dataset": "cora", "eps_x": 1.0, "eps_y": 1.0, "repeats": 2, "epochs": 4}
+    res = spec.run(data, config, seed=0, device="cpu")
+    rows = res.extra["rows"]
+    assert len(rows) == 2 and res.test == sum(r["value"] for r in rows) / 2 / 100.0
+    assert res.ledger["eps_x"] == 1.0 and res.ledger["eps_y"] == 1.0
+    # the same cell straight through run_cell gives the same rows (seed 0 is a seed)
+    direct = L.run_cell(data, "cora", method="mbm", eps_x=1.0, eps_y=1.0, repeats=2, epochs=4, seed=0, device="cpu")
+    assert [r["value"] for r in direct] == [r["value"] for r in rows]
+    with pytest.raises(ValueError, match=r"\('raw', 'label'\)"):  # ε_x = ∞ is not feature-private
+        spec.run(data, {**config, "eps_x": float("inf")}, seed=0)
+    with pytest.raises(ValueError, match="needs 'eps_y'"):
+        spec.run(data, {"dataset": "cora", "eps_x": 1.0}, seed=0)
+    # a replacement at level none: ε's default to ∞
+    none = methods.get("lpgnn", "one", "none").run(data, {"dataset": "cora", "repeats": 1, "epochs": 3}, seed=1,
+                                                   device="cpu")
+    assert none.extra["rows"][0]["eps_x"] == float("inf") and none.ledger["epsilon"] == float("inf")
