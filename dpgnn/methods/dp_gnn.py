@@ -188,8 +188,10 @@ def dp_gnn_ledger(*, train_nodes: int, batch_size: int, epochs: int, max_degree:
             "accountant": "multi-term hypergeometric RDP (Daigavane et al.), dp_accounting conversion"}
 
 
-def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "auto") -> ProGAPResult:
-    """One DP-GNN run (node-level DP): ledger, per-root clipped and noised Adam steps, best-validation restore."""
+def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "auto",
+                 on_model=None) -> ProGAPResult:
+    """One DP-GNN run (node-level DP): ledger, per-root clipped and noised Adam steps, best-validation restore.
+    ``on_model(model)`` is called with the released (restored) model (audits, :mod:`dpgnn.audit.central`)."""
     t0 = time.perf_counter()
     dev = resolve_device(device)
     masks = _masks(data, dev)
@@ -245,6 +247,8 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
                  mode="max", keep_initial=True)
     history = [{"stage": 0, "epoch": h["epoch"], "train_acc": h["train"], "val_acc": h["val"]}
                for h in fitted.history]
+    if on_model is not None:
+        on_model(model)
     acc = split_accuracy(logits(), y, masks)
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
                         history=history, seconds=time.perf_counter() - t0)

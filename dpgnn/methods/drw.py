@@ -478,7 +478,7 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
              seed: int = 1234, resample_every: int = 10, eval_every: int = 1, max_steps: int | None = None,
              accountant: str = "autodp", fdp_degree: int = 4, fdp_variant: str = "paper",
              per_sample: str = "ghost", select: str = "best_val", fidelity: str = "paper", patience: int = 30,
-             device: str = "auto") -> dict[str, Any]:
+             device: str = "auto", on_model: Callable[[nn.Module], None] | None = None) -> dict[str, Any]:
     """DP training (DRW, DRW-D, DRW-R or FDP) until ε would exceed ``target_epsilon`` (or ``max_steps``).
 
     The best-validation model is chosen among the *trained* models (steps ≥ 1, as in the authors' code): the
@@ -499,6 +499,7 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
 
     Returns test/val F1 of the selected model, the privacy ledger and ``checkpoints``: for every integer
     ``k ≤ target`` the step where ε last stays ≤ k and the test F1 of the selected model up to then.
+    ``on_model(model)`` is called with the final model (the released one when ``select="last"``; audits).
     """
     if select not in ("best_val", "last"):
         raise ValueError(f"select must be 'best_val' or 'last', got {select!r}")
@@ -608,6 +609,8 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
                                     "val_f1": best["val"], "test_f1_current": math.nan})
             T = step
             break
+    if on_model is not None:
+        on_model(model)
     acct = run_accounting(method, noise_multiplier=z, steps=T, delta=delta, sample_rate=q, num_train=N, batch=B,
                           max_affected=K, accountant=accountant, fidelity=fidelity, fdp_variant=fdp_variant)
     eps, acc_name, event = acct["epsilon"], acct["accountant"], acct["event"]
@@ -628,9 +631,11 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
 
 def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256, lr: float = 0.01,
                 batch: int | None = None, max_steps: int = 1000, patience: int = 30, grad_clip: float = 5.0,
-                seed: int = 1234, device: str = "auto") -> dict[str, Any]:
+                seed: int = 1234, device: str = "auto", on_model: Callable[[nn.Module], None] | None = None
+                ) -> dict[str, Any]:
     """Non-DP baselines: ``gcn`` on RW batches (induced on the visited nodes, loss on their training nodes) and
-    ``mlp`` on uniform batches; Adam, global gradient-norm clip 5, early stopping on validation F1."""
+    ``mlp`` on uniform batches; Adam, global gradient-norm clip 5, early stopping on validation F1.
+    ``on_model(model)`` is called with the final model (audits)."""
     method = _method_key(method)
     if method not in ("gcn", "mlp"):
         raise ValueError(f"train_nondp runs 'gcn' or 'mlp', got {method!r}")
@@ -674,6 +679,8 @@ def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 2
             bad += 1
             if bad >= patience:
                 break
+    if on_model is not None:
+        on_model(model)
     ledger = {"level": "none", "epsilon": math.inf, **non_private()}
     return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
             "val_f1": best["val"], "best_step": best["step"], "steps": step, "epsilon": math.inf, "delta": 0.0,

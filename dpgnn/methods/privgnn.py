@@ -965,3 +965,173 @@ def log_posteriors(model: BatchedSAGETeachers, x: Tensor, edge_index: Tensor, de
     dev = resolve_device(device)
     xx, src, dst, inv = _graph_inputs(x, edge_index, dev)
     return model.predict_graph(xx, src, dst, inv)[0].cpu()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# fidelity="authors_code": the official code's teachers (an explicitly UNSOUND replication, issue #18)
+# ---------------------------------------------------------------------------------------------------------------
+#: the two teacher modes: ``paper`` (Algorithm 1, independent teachers: our default) and ``authors_code``
+FIDELITIES = ("paper", "authors_code")
+
+#: why the authors'-code teachers are not covered by the paper's (or any subsampling-amplified) accounting
+AUTHORS_CODE_ISSUES = (
+    "fidelity=authors_code is NOT sound: the official code trains every teacher with ONE Adam optimizer that is "
+    "never reset (the model is re-initialised per query, the optimizer state is not), so teacher i starts from "
+    "moment estimates computed on teachers 1..i-1's private subsets; a private node then influences every later "
+    "answer whether or not it is in that answer's subsample, and the paper's analysis (independent teachers, "
+    "privacy amplification by Poisson subsampling per query, Sec. 5.5 / Theorem 7) does not apply",
+    "fixed-size subsample of floor(gamma*|V_private|) nodes without replacement instead of Poisson(gamma) sampling "
+    "(Algorithm 1 line 3)",
+)
+
+
+@dataclass
+class AuthorsTeacherOutput(TeacherOutput):
+    """:class:`TeacherOutput` of :func:`authors_code_teacher_posteriors`, with the shared optimizer's step count."""
+
+    #: Adam's step counter after the last teacher: ``|Q| * epochs`` when the optimizer is shared (never reset)
+    optimizer_steps: int = 0
+    share_optimizer: bool = True
+
+
+def authors_code_teacher_posteriors(pd_: PrivGNNData, num_queries: int, *, k: int | None, gamma: float, seed: int,
+                                    knn: bool = True, hidden: int = 64, dropout: float = 0.5, epochs: int = 200,
+                                    lr: float = 0.01, share_optimizer: bool = True, device: str = "auto"
+                                    ) -> AuthorsTeacherOutput:
+    """Teachers' posteriors at the query nodes as the official PrivGNN code computes them (``fidelity =
+    "authors_code"``; NOT a sound mechanism, see :data:`AUTHORS_CODE_ISSUES`).
+
+    Differences from :func:`teacher_posteriors` (the paper's Algorithm 1), each as in the official code:
+
+    * the teacher is :class:`dpgnn.nn.privgnn_authors.AuthorsCodeSAGE` (d→64→64→c plus an unused 64→d head)
+      instead of the paper's 2-layer d→64→c GraphSAGE;
+    * ONE model object and ONE ``torch.optim.Adam`` serve all teachers, trained one after the other: the model is
+      re-initialised (``reset_parameters``) per query, the optimizer never is, so its moment estimates and step
+      count carry over from teacher to teacher (``share_optimizer=False`` creates a fresh Adam per teacher: an
+      ablation of this one difference, used by the tests);
+    * the subsample has the fixed size ⌊γ·|V†|⌋ (:func:`poisson_subsample` ``sampling="fixed"``);
+    * every answer is a forward pass (eval mode) over the whole public graph, read at the query node.
+
+    Initialisation and dropout draw from torch's global generator as the official code does, seeded once by
+    ``seed`` inside :func:`torch.random.fork_rng` (the caller's global RNG state is left untouched). Subsamples
+    come from the same per-query generators as :func:`teacher_subgraphs`, so both modes see the same
+    ``(seed, query)`` randomness. Teachers are sequential by construction (each needs the optimizer state of the
+    previous one), so this is much slower than the batched paper-mode teachers.
+    """
+    from dpgnn.nn.privgnn_authors import AuthorsCodeSAGE
+
+    queries = query_nodes(pd_, num_queries)
+    dev = resolve_device(device)
+    sets = teacher_subgraphs(pd_, queries, k=k, gamma=gamma, seed=seed, sampling="fixed", knn=knn)
+    x_pub, e_pub = pd_.x_pub.to(dev), pd_.edge_pub.to(dev)
+    t0 = time.perf_counter()
+    post = []
+    with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+        torch.manual_seed(stable_seed(seed, "authors-code-teachers"))
+        model = AuthorsCodeSAGE(pd_.num_features, hidden, pd_.num_classes, dropout=dropout).to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        for nodes, v in zip(sets, queries.tolist()):
+            model.reset_parameters()
+            if not share_optimizer:
+                opt = torch.optim.Adam(model.parameters(), lr=lr)
+            x = pd_.x_priv[nodes].to(dev)
+            ei = induced_subgraph(pd_.edge_priv, nodes, pd_.num_private).to(dev)
+            y = pd_.y_priv[nodes].to(dev)
+            model.train()
+            for _ in range(epochs):
+                opt.zero_grad()
+                F.nll_loss(model(x, ei), y).backward()
+                opt.step()
+            model.eval()
+            with torch.no_grad():
+                post.append(model(x_pub, e_pub)[v].exp().cpu())
+    seconds = time.perf_counter() - t0
+    steps = max((int(s["step"]) for s in opt.state.values() if "step" in s), default=0)
+    sizes = torch.tensor([int(s.numel()) for s in sets])
+    return AuthorsTeacherOutput(torch.stack(post), sizes, seconds, epochs * len(sets), optimizer_steps=steps,
+                                share_optimizer=share_optimizer)
+
+
+def authors_code_ledger(led: dict[str, Any], *, lam: float, queries: int, num_classes: int | None,
+                        noise_on: str = "posterior") -> dict[str, Any]:
+    """The ledger of a ``fidelity="authors_code"`` row from the paper-mode PrivGNN ledger ``led``.
+
+    ``epsilon`` stays the paper's accountant's value (what the authors report for the run), ``guarantee`` is
+    ``as_published`` with :data:`AUTHORS_CODE_ISSUES` saying why it is NOT sound. ``epsilon_sound``: with noise on
+    the posterior, each answer is still a noisy argmax over some probability vector, so ``|Q|·ε₀(C)`` (basic
+    composition of pure-DP answers, conditional on the data-independent randomness; no subsampling amplification,
+    which the shared optimizer voids) is a valid bound; with noise on log-softmax (the official code) the
+    sensitivity is unbounded: ∞.
+    """
+    from dpgnn.privacy.privgnn import query_epsilon
+
+    if noise_on not in ("posterior", "log_softmax"):
+        raise ValueError(f"noise_on must be 'posterior' or 'log_softmax', got {noise_on!r}")
+    issues = list(led.get("issues", [])) + list(AUTHORS_CODE_ISSUES)
+    if noise_on == "log_softmax":
+        issues.append("noise on log-softmax (official code): unbounded sensitivity, no finite epsilon holds")
+        sound = math.inf
+    else:
+        sound = queries * query_epsilon(lam, num_classes)
+    return {**led, "fidelity": "authors_code", "guarantee": AS_PUBLISHED, "issues": issues,
+            "epsilon_sound": sound, "delta_sound": 0.0,
+            "note": "fidelity=authors_code: the official code's teachers (d-64-64-c SAGE, one Adam shared by all "
+                    "teachers and never reset, fixed-size subsample); epsilon is the paper's accounting, which does "
+                    "not hold for this run (see issues)"}
+
+
+__all__ += ["FIDELITIES", "AUTHORS_CODE_ISSUES", "AuthorsTeacherOutput", "authors_code_teacher_posteriors",
+            "authors_code_ledger"]
+
+
+def flip(pd_: PrivGNNData, *, order_seed: int = GLOBAL_SEED) -> PrivGNNData:
+    """The private and public portions exchanged (App. D.2 / Fig. 6): the public graph becomes the private one and
+    the private graph the public one. The new public nodes are split into train/test in the original public
+    graph's train fraction (Amazon: 3000/6000, so 2500 → 1250 train in a random order from ``order_seed``, whose
+    prefix is the query set, and 1250 test). Neighbour-mean caches are rebuilt for the new public graph."""
+    n = pd_.num_private
+    frac = pd_.pub_train.numel() / (pd_.pub_train.numel() + pd_.pub_test.numel())
+    n_tr = int(round(n * frac))
+    if not 1 <= n_tr < n:
+        raise ValueError(f"cannot split the {n} flipped public nodes into train/test with fraction {frac:g}")
+    perm = torch.randperm(n, generator=make_generator(stable_seed(order_seed, "flip")))
+    return PrivGNNData(f"{pd_.name} (flipped)", pd_.x_pub, pd_.y_pub, pd_.edge_pub, pd_.x_priv, pd_.y_priv,
+                       pd_.edge_priv, perm[:n_tr], torch.sort(perm[n_tr:]).values, pd_.num_classes,
+                       standardized=pd_.standardized)
+
+
+__all__ += ["flip"]
+
+
+def authors_code_baseline(pd_: PrivGNNData, which: str, *, seed: int, epochs: int = 200, hidden: int = 64,
+                          dropout: float = 0.5, lr: float = 0.01, device: str = "auto") -> dict[str, Any]:
+    """B1/B2/B3 with the official code's network (:class:`dpgnn.nn.privgnn_authors.AuthorsCodeSAGE`, d→64→64→c)
+    instead of the paper's 2-layer SAGE, trained as :func:`baseline_b1` etc. (full batch, Adam, NLL, final epoch);
+    non-private, used to measure how much of a baseline's gap to the paper the network shape explains.
+    Initialisation and dropout draw from torch's global generator seeded by ``seed`` inside a forked RNG."""
+    from dpgnn.nn.privgnn_authors import AuthorsCodeSAGE
+
+    dev = resolve_device(device)
+    n_priv = pd_.num_private
+    if which == "b1":
+        x, ei, train, y = pd_.x_priv, pd_.edge_priv, torch.arange(n_priv), pd_.y_priv
+        x_te, ei_te, te, y_te = pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub
+    elif which == "b2":
+        x, ei, train, y = pd_.x_pub, pd_.edge_pub, pd_.pub_train, pd_.y_pub
+        x_te, ei_te, te, y_te = x, ei, pd_.pub_test, y
+    elif which == "b3":
+        x = torch.cat([pd_.x_priv, pd_.x_pub])
+        ei = torch.cat([pd_.edge_priv, pd_.edge_pub + n_priv], dim=1)
+        train = torch.cat([torch.arange(n_priv), pd_.pub_train + n_priv])
+        y = torch.cat([pd_.y_priv, pd_.y_pub])
+        x_te, ei_te, te, y_te = x, ei, pd_.pub_test + n_priv, y
+    else:
+        raise ValueError(f"which must be 'b1', 'b2' or 'b3', got {which!r}")
+    with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+        torch.manual_seed(stable_seed(seed, "authors-code-baseline", which))
+        model = AuthorsCodeSAGE(pd_.num_features, hidden, pd_.num_classes, dropout=dropout)
+        model = _fit(model, x, ei, train, y[train], epochs=epochs, lr=lr, device=dev)
+    return {"accuracy": _accuracy(model, x_te, ei_te, te, y_te, dev), "model": model}
+
+
+__all__ += ["authors_code_baseline"]

@@ -1,13 +1,15 @@
 """Audit series: empirical ε lower bounds of every mechanism beside the accounted ε, and PrivGNN's MI attacks.
 
 Notebooks ``notebooks/audit/``: 01 the local mechanisms (LDP distinguishing tests, the broken negative control),
-02 central DP (canary-edge audit of GAP/ProGAP's aggregate perturbation, one-run canary audit of node-level DP-SGD)
-and the figure none of the papers has (accounted vs audited ε per privacy unit), 03 PrivGNN's Attack-1/Attack-2
-(Fig. 4). Results live under ``results/<profile>/audit/``; figures are drawn from the stored rows only.
+02 central DP (canary-edge audit of GAP/ProGAP's aggregate perturbation, one-run canary audit of node-level DP-SGD,
+one PrivGNN query), 03 PrivGNN's Attack-1/Attack-2 (Fig. 4), 04 canary audits of central DP *training* through the
+methods' entry points (ProGAP node level, DP-GNN, DRW, FDP; :mod:`dpgnn.audit.central`) and the figure none of the
+papers has (accounted vs audited ε per privacy unit). Results live under ``results/<profile>/audit/``; figures are drawn from the stored rows only.
 
 Stored rows (tidy): ``artifact`` ``ldp`` / ``edge`` / ``node`` have ``metric = "epsilon_lb"`` (the audited lower
 bound, confidence ``1 − alpha``), ``epsilon`` = the accounted (claimed) ε, ``method`` = the mechanism, ``setting``
-``eps=<claimed>``; artifact ``fig4`` has ``metric = "auroc"`` with ``setting`` ``attack1``/``attack2``.
+``eps=<claimed>``; artifact ``central`` has the same with ``privacy_unit`` (``node`` / ``feature``) and, for the
+broken controls, ``epsilon_run`` (the ε accounted for the noise actually used); artifact ``fig4`` has ``metric = "auroc"`` with ``setting`` ``attack1``/``attack2``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dpgnn import plotting
-from dpgnn.audit import argmax, canary, ldp, mia
+from dpgnn.audit import argmax, canary, central, ldp, mia
 from dpgnn.data.synthetic import csbm
 from dpgnn.methods import privgnn as P
 from dpgnn.profiles import Settings
@@ -41,6 +43,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "query_lambdas": [0.5, 1.0, 2.0], "query_classes": 10, "query_trials": 100_000,
         "mia_datasets": ["amazon"], "mia_queries": 100, "mia_k": 50, "mia_lambda": 1.0, "mia_teacher_epochs": 5,
         "mia_student_epochs": 15, "mia_runs": 1,
+        "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": [8.0], "central_canaries": 200,
+        "central_graph_nodes": 300, "central_epochs": 30, "central_controls": ["progap-node", "drw"],
+        "central_broken": ["dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
         "alpha": 0.05, "seed": 12345,
     },
     # "test": the smallest end-to-end execution (tests/test_notebooks.py)
@@ -51,6 +56,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "query_lambdas": [1.0], "query_classes": 10, "query_trials": 20_000,
         "mia_datasets": ["credit"], "mia_queries": 20, "mia_k": 20, "mia_lambda": 1.0, "mia_teacher_epochs": 2,
         "mia_student_epochs": 3, "mia_runs": 1,
+        "central_methods": ["dp-gnn"], "central_epsilons": [8.0], "central_canaries": 20,
+        "central_graph_nodes": 60, "central_epochs": 2, "central_controls": [], "central_broken": ["dp-gnn"],
+        "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
         "alpha": 0.05, "seed": 0,
     },
     "paper": {
@@ -61,13 +69,20 @@ PROFILES: dict[str, dict[str, Any]] = {
         # Fig. 4: λ = 1 (App. C), |Q| = 1000 and the main-result K (spec 5.1), 200 epochs, 3 runs
         "mia_datasets": ["amazon", "credit"], "mia_queries": 1000, "mia_k": None, "mia_lambda": 1.0,
         "mia_teacher_epochs": 200, "mia_student_epochs": 200, "mia_runs": 3,
+        "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": _EPS, "central_canaries": 1000,
+        "central_graph_nodes": 1000, "central_epochs": 50, "central_controls": ["progap-node", "drw"],
+        "central_broken": ["progap-node", "dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
         "alpha": 0.05, "seed": 12345,
     },
 }
 
 UNITS = {"ldp": "LDP (one node's feature / vector / label)", "edge": "edge-level DP", "node": "node-level DP",
+         "feature": "feature-level DP (one node's features; DRW/FDP)",
          "query": "PrivGNN: one query (node level, per step)"}
 ARTIFACTS = ("ldp", "edge", "node", "query")
+#: every artifact with audited ε rows (the figure and the summary of notebook 04)
+ALL_ARTIFACTS = ("ldp", "edge", "node", "central", "query")
+_UNIT_ORDER = ("ldp", "edge", "node", "feature", "query")
 
 
 def _setting(eps: float) -> str:
@@ -166,14 +181,87 @@ def run_query(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.D
     return run_grid(store, "query", cells, cell, desc="PrivGNN query audits", force=force)
 
 
-def audit_table(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS) -> pd.DataFrame:
+#: per-method settings of the central-DP canary audits (hyper-parameters that let the non-private control memorise
+#: the canaries on the small graph; the private runs use the same ones). ``epochs`` comes from the profile.
+CENTRAL_KW: dict[str, dict[str, Any]] = {
+    "progap-node": {"depth": 1, "batch_size": 64, "max_degree": 10, "hidden": 64, "lr": 0.05},
+    "dp-gnn": {"batch_size": 64, "max_degree": 10, "hidden": 64, "lr": 0.05},
+    "drw": {"num_layers": 2, "hidden": 64, "lr": 0.1, "batch": 32, "lr_nondp": 0.05},
+    "fdp": {"num_layers": 2, "hidden": 64, "lr": 0.1, "batch": 32, "lr_nondp": 0.05},
+}
+
+
+def drw_noise_multiplier(epsilon: float) -> float:
+    """DRW/FDP train with a fixed noise multiplier z until the target ε (Ayle et al. §4); the audits use
+    ``z = 4/√ε`` so that every ε trains tens to thousands of steps (a fixed z = 1 trains no step at ε ≤ 1 on the
+    audit graph, where one step of the subsampled Gaussian already costs more). ε = ∞ (the non-private control)
+    has no noise; 1.0 is passed and unused."""
+    return 4.0 / math.sqrt(epsilon) if math.isfinite(epsilon) else 1.0
+#: the ``dataset`` of every central audit row (sizes per profile are in the ``graph_nodes``/``canaries`` columns)
+CENTRAL_DATASET = "csbm + canaries"
+_CENTRAL_LABEL = {"progap-node": "ProGAP node level", "dp-gnn": "DP-GNN", "drw": "DRW (sound mode)",
+                  "fdp": "FDP (sound mode)"}
+
+
+def central_label(method: str, epsilon: float, noise_factor: float) -> str:
+    """The ``method`` column of a central audit row: the method, or its control."""
+    name = _CENTRAL_LABEL[method]
+    if math.isinf(epsilon):
+        return name + " non-private control"
+    return name if noise_factor == 1.0 else f"{name}, noise x{noise_factor:g} (broken)"
+
+
+def run_central(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+    """One-run canary audits of central DP training through each method's entry point
+    (:func:`dpgnn.audit.central.audit_central`) on a CSBM graph: every method at every ε, the non-private controls
+    (ε = ∞) and the broken controls (noise × ``central_broken_factor`` under the claim ``central_broken_epsilon``)."""
+    cache: dict[int, Any] = {}
+
+    def graph(n):
+        if n not in cache:
+            cache[n] = csbm(num_nodes=n, num_features=16, seed=stable_seed("audit-central-graph", cfg.seed))
+        return cache[n]
+
+    def cell(c):
+        kw = dict(CENTRAL_KW[c["method"]])
+        if c["method"] in ("drw", "fdp"):
+            kw["steps_nondp"] = 10 * c["epochs"]
+            kw["noise_multiplier"] = drw_noise_multiplier(c["epsilon"])
+        else:
+            kw["epochs"] = c["epochs"]
+        r = central.audit_central(c["method"], graph(c["graph_nodes"]), epsilon=c["epsilon"],
+                                  num_canaries=c["canaries"], seed=c["seed"], noise_factor=c["noise_factor"],
+                                  alpha=c["alpha"], **kw)
+        broken = c["noise_factor"] != 1.0
+        return {"dataset": CENTRAL_DATASET,
+                "method": central_label(c["method"], c["epsilon"], c["noise_factor"]),
+                "setting": _setting(c["epsilon"]), "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0,
+                "level": r["unit"] if math.isfinite(c["epsilon"]) else "none", "privacy_unit": r["unit"],
+                "epsilon": r["epsilon_claimed"], "delta": r["delta"], "epsilon_accounted": r["epsilon_claimed"],
+                "epsilon_run": r["epsilon_accounted"], "broken": broken, "noise_multiplier": r["noise_multiplier"],
+                "guesses": r["guesses"], "correct": r["correct"], "canaries_in": r["canaries_in"],
+                "utility": r["utility"], "score_gap": r["score_gap"], "ledger": r["ledger"]}
+
+    base = dict(canaries=[cfg.central_canaries], graph_nodes=[cfg.central_graph_nodes],
+                epochs=[cfg.central_epochs], alpha=[cfg.alpha], seed=[cfg.seed])
+    cells = grid(method=list(cfg.central_methods), epsilon=[float(e) for e in cfg.central_epsilons],
+                 noise_factor=[1.0], **base)
+    if cfg.central_controls:
+        cells += grid(method=list(cfg.central_controls), epsilon=[math.inf], noise_factor=[1.0], **base)
+    if cfg.central_broken:
+        cells += grid(method=list(cfg.central_broken), epsilon=[float(cfg.central_broken_epsilon)],
+                      noise_factor=[float(cfg.central_broken_factor)], **base)
+    return run_grid(store, "central", cells, cell, desc="central DP canary audits", force=force)
+
+
+def audit_table(store: ResultStore, artifacts: tuple[str, ...] = ALL_ARTIFACTS) -> pd.DataFrame:
     """Accounted ε beside audited ε for every stored cell: ``tight`` (lower bound ≥ 0.7 × accounted) and
     ``flagged`` (lower bound above the accounted ε: the mechanism or its accounting is broken)."""
     frames = []
     for art in artifacts:
         df = store.load(art)
         if len(df):
-            frames.append(df.assign(unit=art))
+            frames.append(df.assign(unit=df["privacy_unit"] if art == "central" else art))
     if not frames:
         return pd.DataFrame(columns=["unit", "method", "accounted", "audited_lb", "tight", "flagged"])
     df = pd.concat(frames, ignore_index=True)
@@ -183,13 +271,14 @@ def audit_table(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS) -> p
                         "accounted": acc, "delta": df["delta"].astype(float), "audited_lb": df["value"].astype(float)})
     if "epsilon_point" in df:
         out["audited_point"] = df["epsilon_point"].astype(float)
+    out["broken"] = df["broken"].fillna(False).astype(bool) if "broken" in df else False
     out["ratio"] = out["audited_lb"] / out["accounted"]
     out["tight"] = out["ratio"] >= 0.7
     out["flagged"] = out["audited_lb"] > out["accounted"]
     return out.sort_values(["unit", "method", "claimed"]).reset_index(drop=True)
 
 
-def audit_side_by_side(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS) -> pd.DataFrame:
+def audit_side_by_side(store: ResultStore, artifacts: tuple[str, ...] = ALL_ARTIFACTS) -> pd.DataFrame:
     """One row per method: the claim (accounted ε) beside the audit, summarised — what the notebooks show last.
     ``ratio`` = audited / accounted (0 for the non-private control, whose accounted ε is ∞)."""
     t = audit_table(store, artifacts)
@@ -198,16 +287,16 @@ def audit_side_by_side(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACT
     return (t.groupby(["unit", "method"], sort=False)
             .agg(cells=("claimed", "size"), max_audited=("audited_lb", "max"), max_ratio=("ratio", "max"),
                  min_ratio=("ratio", "min"),
-                 tight_cells=("tight", "sum"), flagged_cells=("flagged", "sum"))
+                 tight_cells=("tight", "sum"), flagged_cells=("flagged", "sum"), broken=("broken", "any"))
             .reset_index())
 
 
-def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = ARTIFACTS):
+def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = ALL_ARTIFACTS):
     """The figure none of the papers has: accounted ε (x) against the audited lower bound (y) per privacy unit,
     the diagonal y = x marking where a correct mechanism's audit must stay below."""
     t = audit_table(store, artifacts)
-    units = [u for u in artifacts if (t["unit"] == u).any()] or list(artifacts[:1])
-    fig, axes = plotting.plt.subplots(1, len(units), figsize=(4.2 * len(units), 3.8), squeeze=False)
+    units = [u for u in _UNIT_ORDER if (t["unit"] == u).any()] or list(artifacts[:1])
+    fig, axes = plotting.plt.subplots(1, len(units), figsize=(3.8 * len(units), 3.8), squeeze=False)
     for ax, unit in zip(axes[0], units):
         sub = t[(t["unit"] == unit) & np.isfinite(t["accounted"])]
         ctrl = t[(t["unit"] == unit) & ~np.isfinite(t["accounted"])]
@@ -215,7 +304,11 @@ def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = A
         ax.plot([0, top], [0, top], color="#7f7f7f", ls="--", lw=1, label="audited = accounted")
         for method, g in sub.groupby("method", sort=False):
             g = g.sort_values("accounted")
-            ax.plot(g["accounted"], g["audited_lb"], marker="o", ms=4, lw=1.2, label=str(method))
+            if g["broken"].any():  # a broken variant under audit: red crosses, flagged when above the diagonal
+                ax.plot(g["accounted"], g["audited_lb"], marker="x", ms=7, mew=2, ls="none", color="#d62728",
+                        label=f"{method}" + (" FLAGGED" if g["flagged"].any() else ""))
+            else:
+                ax.plot(g["accounted"], g["audited_lb"], marker="o", ms=4, lw=1.2, label=str(method))
         for _, r in ctrl.iterrows():
             ax.axhline(r["audited_lb"], color="#d62728", ls=":", lw=1, label=f"{r['method']} (ε = ∞)")
         ax.set_title(UNITS.get(unit, unit), fontsize=9)

@@ -433,3 +433,406 @@ def plot_accuracy(store: ResultStore):
     ref = ref[ref["setting"].str.startswith("lam=")].assign(lam=lambda r: r["setting"].str[4:].astype(float))
     return plotting.lines(agg, x="lam", y="value", err="spread", hue="method", col="dataset", reference=ref,
                           xlabel="λ", ylabel="accuracy", title="Fig. 2a / Table 5: accuracy vs λ (◇ = paper)")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Notebook 03 (Fig. 3 / App. D.6, Fig. 5, Fig. 6) and notebook 04 (fidelity="authors_code"), issue #18
+# ---------------------------------------------------------------------------------------------------------------
+#: settings of the figure and fidelity cells, merged into :data:`PROFILES` (so notebooks and the CLI can override
+#: them). ``figure_lambdas``: the λ grid of the figure and fidelity cells; ``teacher``: the teachers of the figure
+#: cells, ``"paper"`` (Algorithm 1, our default) or
+#: ``"authors_code"`` (:func:`dpgnn.methods.privgnn.authors_code_teacher_posteriors`, unsound); ``figure_noise``:
+#: noise variants of the figure cells (``log_softmax`` = the authors' code, rows ``*_code``); ``d6_queries`` at
+#: ``d6_lambda``: App. D.6 / Fig. 7's accuracy axis; ``fidelity_*``: the authors'-code teacher cells.
+FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
+    # smoke: one λ (= D.6's, so the |Q| = 50 student serves Fig. 3 and D.6) keeps notebook 03 near 20 s of CPU
+    "smoke": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [0.4], "fig3_datasets": ["amazon"],
+              "fig3_queries": [25, 50], "d6_queries": [25, 50], "d6_lambda": 0.4, "fig5_datasets": ["credit"],
+              "fig6_datasets": ["amazon"], "figure_queries": 40, "figure_pate_teachers": 3,
+              "fidelity_datasets": ["credit"], "fidelity_queries": [20], "fidelity_k": [50], "fidelity_runs": 1,
+              "fidelity_pair": True, "fidelity_noise": ["log_softmax"]},
+    "test": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [1.0], "fig3_datasets": ["credit"],
+             "fig3_queries": [10, 20],
+             "d6_queries": [5, 20], "d6_lambda": 0.4, "fig5_datasets": ["credit"], "fig6_datasets": ["credit"],
+             "figure_queries": 20, "figure_pate_teachers": 3, "fidelity_datasets": ["credit"],
+             "fidelity_queries": [10], "fidelity_k": [20], "fidelity_runs": 1, "fidelity_pair": True,
+             "fidelity_noise": ["posterior"]},
+    "paper": {"teacher": "paper", "figure_noise": ["posterior", "log_softmax"], "figure_lambdas": LAMS,
+              "fig3_datasets": ["amazon"],
+              "fig3_queries": [500, 1000], "d6_queries": [10, 100, 200, 300, 500, 1000], "d6_lambda": 0.4,
+              "fig5_datasets": ["credit"], "fig6_datasets": ["amazon"], "figure_queries": 1000,
+              "figure_pate_teachers": None, "fidelity_datasets": ["amazon"],
+              # a cheap configuration (the authors'-code teachers are sequential: ~3 s of one CPU core each on
+              # Amazon), paired with the paper's teachers; fidelity_queries=[500] or [1000] mirrors Tables 6/5
+              "fidelity_queries": [100], "fidelity_k": [None], "fidelity_runs": 1, "fidelity_pair": True,
+              "fidelity_noise": ["posterior", "log_softmax"]},
+}
+for _name, _extra in FIGURE_SETTINGS.items():
+    PROFILES[_name].update(_extra)
+
+#: method names per (teacher, noise): the paper's teachers with noise on posteriors (``privgnn``, as the paper
+#: states) or on log-softmax (``privgnn_code``, the authors' code), and the same with the authors'-code teachers
+METHOD_NAMES = {("paper", "posterior"): "privgnn", ("paper", "log_softmax"): "privgnn_code",
+                ("authors_code", "posterior"): "privgnn_authors_teacher",
+                ("authors_code", "log_softmax"): "privgnn_authors_code"}
+
+
+def _check_teacher(teacher: str) -> str:
+    if teacher not in P.FIDELITIES:
+        raise ValueError(f"teacher must be one of {P.FIDELITIES}, got {teacher!r}")
+    return teacher
+
+
+def _teachers(pd_: P.PrivGNNData, teacher: str, num_queries: int, *, k: int, gamma: float, seed: int, epochs: int,
+              device: str) -> P.TeacherOutput:
+    """The |Q| teachers' posteriors in the chosen mode, from the same per-(run, K) seed as the accuracy cell (so a
+    figure cell's paper-mode teachers have the subsamples and initialisations of the stored Table 5/6 rows' teachers;
+    their dropout masks come from the global RNG, which the accuracy grid does not seed per cell)."""
+    fn = P.teacher_posteriors if _check_teacher(teacher) == "paper" else P.authors_code_teacher_posteriors
+    return fn(pd_, num_queries, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k), epochs=epochs, device=device)
+
+
+def _privgnn_ledger(pd_: P.PrivGNNData, dataset: str, *, lam: float, queries: int, gamma: float, noise: str,
+                    teacher: str) -> dict[str, Any]:
+    info = P.DATASETS[dataset]
+    led = P.privacy_ledger("privgnn", lam=lam, queries=queries, gamma=gamma, delta=info.delta_reproducing,
+                           num_classes=pd_.num_classes, delta_sound=info.delta_stated, standardized=pd_.standardized)
+    if noise == "log_softmax":
+        led = log_softmax_ledger(led)
+    if teacher == "authors_code":
+        led = P.authors_code_ledger(led, lam=lam, queries=queries, num_classes=pd_.num_classes, noise_on=noise)
+    return led
+
+
+def _privgnn_students(pd_: P.PrivGNNData, dataset: str, post: P.TeacherOutput, points, *, seed: int, k: int,
+                      gamma: float, teacher: str, student_epochs: int, device: str, suffix: str = ""
+                      ) -> list[dict[str, Any]]:
+    """One student per ``(artifact, noise, lam, q, setting)`` point, on the first ``q`` noisy labels; the labels
+    and the student seed are drawn exactly as in :func:`_accuracy_cell` (only the dropout masks differ). Students
+    shared by two points (e.g. Fig. 3 and App. D.6 at λ = 0.4) are trained once."""
+    rows, done = [], {}
+    for art, noise, lam, q, setting, run in points:
+        key = (noise, lam, q)
+        if key not in done:
+            labels = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)),
+                                    noise_on=noise)
+            done[key] = P.train_student(pd_, P.query_nodes(pd_, q), labels[:q],
+                                        seed=stable_seed(seed, ("student", noise, lam, q, k)), epochs=student_epochs,
+                                        device=device)["accuracy"]
+        led = _privgnn_ledger(pd_, dataset, lam=lam, queries=q, gamma=gamma, noise=noise, teacher=teacher)
+        t_acc = float((post.posteriors[:q].argmax(1) == pd_.y_pub[P.query_nodes(pd_, q)]).float().mean())
+        extra = {"optimizer_steps": post.optimizer_steps} if isinstance(post, P.AuthorsTeacherOutput) else {}
+        rows.append(_acc_row(art, dataset, METHOD_NAMES[(teacher, noise)] + suffix, setting, done[key], run, seed,
+                             led, queries=q, lam=lam, k=k, gamma=gamma, fidelity=teacher, teacher_accuracy=t_acc,
+                             teacher_seconds=post.seconds, **extra))
+    return rows
+
+
+def _figure_cell_common(cell: dict[str, Any], dataset: str) -> tuple[int, float]:
+    info = P.DATASETS[dataset]
+    return (cell["k"] or info.k), (cell["gamma"] or info.gamma)
+
+
+def _figure_cells(cfg: Settings, key: str, extra: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma,
+             "lambdas": list(cfg.figure_lambdas), "teacher_epochs": cfg.teacher_epochs,
+             "student_epochs": cfg.student_epochs,
+             "teacher": _check_teacher(cfg.teacher), "noise": list(cfg.figure_noise), **extra}
+            for n in cfg[key] for r in range(cfg.runs)]
+
+
+def fig3_cells(cfg: Settings) -> list[dict[str, Any]]:
+    """Fig. 3 (|Q| ∈ ``fig3_queries`` × every λ) and App. D.6 (|Q| ∈ ``d6_queries`` at ``d6_lambda``): one cell
+    per (dataset, run); its teachers answer the largest |Q| once and every |Q| is a prefix of that ordering."""
+    return _figure_cells(cfg, "fig3_datasets", {"fig3_queries": list(cfg.fig3_queries),
+                                                "d6_queries": list(cfg.d6_queries), "d6_lambda": cfg.d6_lambda})
+
+
+def _seeded(fn):
+    """Run a cell with torch's global RNG (dropout masks) forked and seeded from the cell itself, so a cell gives
+    the same rows whatever ran before it in the process (the caller's RNG state is restored)."""
+
+    @functools.wraps(fn)
+    def wrapper(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+        dev = resolve_device(device)
+        with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+            torch.manual_seed(stable_seed(PAPER, fn.__name__, cell["dataset"], cell["run"], int(cfg.seed)))
+            return fn(cfg, cell, device)
+
+    return wrapper
+
+
+@_seeded
+def run_fig3_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """Rows ``fig3`` (setting ``Q=..,lam=..``) and ``fig7`` (App. D.6: ``Q=..,lam=0.4``) of one (dataset, run)."""
+    dataset, run = cell["dataset"], cell["run"]
+    pd_ = _data(dataset)
+    seed = _run_seed(cfg, dataset, run)
+    k, gamma = _figure_cell_common(cell, dataset)
+    qmax = max(cell["fig3_queries"] + cell["d6_queries"])
+    post = _teachers(pd_, cell["teacher"], qmax, k=k, gamma=gamma, seed=seed, epochs=cell["teacher_epochs"],
+                     device=device)
+    points = [("fig3", n, lam, q, f"Q={q},lam={lam:g}", run) for n in cell["noise"] for q in cell["fig3_queries"]
+              for lam in cell["lambdas"]]
+    points += [("fig7", n, cell["d6_lambda"], q, f"Q={q},lam={cell['d6_lambda']:g}", run) for n in cell["noise"]
+               for q in cell["d6_queries"]]
+    return _privgnn_students(pd_, dataset, post, points, seed=seed, k=k, gamma=gamma, teacher=cell["teacher"],
+                             student_epochs=cell["student_epochs"], device=device)
+
+
+def _private_and_baselines(cfg: Settings, cell: dict[str, Any], pd_: P.PrivGNNData, dataset: str, artifact: str,
+                           suffix: str, device: str) -> list[dict[str, Any]]:
+    """PrivGNN, PATE-M, PATE-G (|Q| = ``cell["queries"]``, every λ) and B1/B2 of one (dataset, run), with the
+    seeds of :func:`_accuracy_cell`; methods named ``<method><suffix>``."""
+    info = P.DATASETS[dataset]
+    run, q, se = cell["run"], cell["queries"], cell["student_epochs"]
+    seed = _run_seed(cfg, dataset, run)
+    k, gamma = _figure_cell_common(cell, dataset)
+    post = _teachers(pd_, cell["teacher"], q, k=k, gamma=gamma, seed=seed, epochs=cell["teacher_epochs"],
+                     device=device)
+    rows = _privgnn_students(pd_, dataset, post, [(artifact, n, lam, q, f"lam={lam:g}", run) for n in cell["noise"]
+                                                  for lam in cell["lambdas"]],
+                             seed=seed, k=k, gamma=gamma, teacher=cell["teacher"], student_epochs=se, device=device,
+                             suffix=suffix)
+    common = dict(k=k, gamma=gamma, queries=q)
+    n_t = cell["pate_teachers"] or info.pate_teachers
+    delta = info.pate_delta or info.delta_reproducing
+    for kind in ("gnn", "mlp"):
+        counts = P.pate_votes(pd_, q, kind=kind, num_teachers=n_t, seed=stable_seed(seed, "pate", kind),
+                              epochs=cell["teacher_epochs"], device=device)
+        for lam in cell["lambdas"]:
+            labels = P.pate_labels(counts, lam, make_generator(stable_seed(seed, "pate-noise", kind, lam)))
+            acc = P.train_student(pd_, P.query_nodes(pd_, q), labels[:q], seed=stable_seed(seed, ("pate", kind, lam)),
+                                  epochs=se, device=device)["accuracy"]
+            led = P.privacy_ledger(f"pate_{kind[0]}", lam=lam, queries=q, delta=delta, counts=counts.numpy(),
+                                   standardized=pd_.standardized)
+            rows.append(_acc_row(artifact, dataset, f"pate_{kind[0]}{suffix}", f"lam={lam:g}", acc, run, seed, led,
+                                 lam=lam, pate_teachers=n_t, fidelity="paper", **common))
+    none = P.privacy_ledger("b1")
+    for b, fn in (("b1", P.baseline_b1), ("b2", P.baseline_b2)):
+        acc = fn(pd_, seed=stable_seed(seed, b), epochs=se, device=device)["accuracy"]
+        rows.append(_acc_row(artifact, dataset, f"{b}{suffix}", "non-private", acc, run, seed, none, **common))
+    return rows
+
+
+def fig5_cells(cfg: Settings) -> list[dict[str, Any]]:
+    """Fig. 5 (App. D.1, informative node features): PrivGNN, PATE-M, PATE-G, B1, B2 at |Q| = ``figure_queries``."""
+    return _figure_cells(cfg, "fig5_datasets", {"queries": cfg.figure_queries,
+                                                "pate_teachers": cfg.figure_pate_teachers})
+
+
+@_seeded
+def run_fig5_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    return _private_and_baselines(cfg, cell, _data(cell["dataset"]), cell["dataset"], "fig5", "", device)
+
+
+@functools.lru_cache(maxsize=4)
+def _flipped(name: str) -> P.PrivGNNData:
+    return P.flip(_data(name))
+
+
+def fig6_cells(cfg: Settings) -> list[dict[str, Any]]:
+    """Fig. 6 (App. D.2): the same methods on the flipped split (:func:`dpgnn.methods.privgnn.flip`)."""
+    return _figure_cells(cfg, "fig6_datasets", {"queries": cfg.figure_queries, "flip": True,
+                                                "pate_teachers": cfg.figure_pate_teachers})
+
+
+@_seeded
+def run_fig6_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    return _private_and_baselines(cfg, cell, _flipped(cell["dataset"]), cell["dataset"], "fig6", "_flip", device)
+
+
+def authors_code_cells(cfg: Settings) -> list[dict[str, Any]]:
+    """The authors'-code teacher cells (``fidelity="authors_code"``): one per (dataset, K, run). ``fidelity_pair``:
+    also train the paper's teachers in the cell (same seeds), so the cell holds its own paired comparison (the
+    paper profile leaves it off: its paper-mode rows are the accuracy grid's)."""
+    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": k, "gamma": cfg.gamma,
+             "lambdas": list(cfg.figure_lambdas), "queries": sorted(cfg.fidelity_queries),
+             "main_queries": cfg.main_queries,
+             "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs, "teacher": "authors_code",
+             "noise": list(cfg.fidelity_noise), "pair": bool(cfg.fidelity_pair)}
+            for n in cfg.fidelity_datasets for k in cfg.fidelity_k for r in range(cfg.fidelity_runs)]
+
+
+def mirrored_cell(dataset: str, k: int, q: int, lam: float, main_queries: int) -> str:
+    """The paper cell a ``fidelity`` row mirrors, ``"<artifact>:<setting>"``: Table 5 at the main |Q| and the
+    dataset's K, Table 6 at |Q| = 500, Table 1 at another K and the main |Q|; ``fidelity:K=..,Q=..,lam=..`` when
+    the paper has no such cell."""
+    info = P.DATASETS[dataset]
+    if q == main_queries:
+        return f"table5:lam={lam:g}" if k == info.k else f"table1:K={k},lam={lam:g}"
+    if q == 500 and k == info.k:
+        return f"table6:Q={q},lam={lam:g}"
+    return f"fidelity:K={k},Q={q},lam={lam:g}"
+
+
+@_seeded
+def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """Students on the authors'-code teachers' labels (methods ``privgnn_authors_teacher`` /
+    ``privgnn_authors_code``; with ``pair`` also the paper's teachers: ``privgnn`` / ``privgnn_code``), artifact
+    ``fidelity`` (never compared directly: the paper has no such cell) with setting ``K=..,Q=..,lam=..`` and
+    ``mirrors`` naming the paper cell (:func:`mirrored_cell`). Noise draws and student seeds are those of
+    :func:`_accuracy_cell`, so the teacher is the only difference."""
+    dataset, run = cell["dataset"], cell["run"]
+    pd_ = _data(dataset)
+    info = P.DATASETS[dataset]
+    seed = _run_seed(cfg, dataset, run)
+    k = cell["k"] or info.k
+    gamma = cell["gamma"] or info.gamma
+    rows = []
+    for teacher in (["authors_code", "paper"] if cell["pair"] else ["authors_code"]):
+        post = _teachers(pd_, teacher, max(cell["queries"]), k=k, gamma=gamma, seed=seed,
+                         epochs=cell["teacher_epochs"], device=device)
+        points = [("fidelity", n, lam, q, f"K={k},Q={q},lam={lam:g}", run) for q in cell["queries"]
+                  for lam in cell["lambdas"] for n in cell["noise"]]
+        for r in _privgnn_students(pd_, dataset, post, points, seed=seed, k=k, gamma=gamma, teacher=teacher,
+                                   student_epochs=cell["student_epochs"], device=device):
+            r["mirrors"] = mirrored_cell(dataset, k, r["queries"], r["lam"], cell["main_queries"])
+            rows.append(r)
+    return rows
+
+
+CELLS.update({
+    "fig3": CellSpec(PAPER, "fig3", "fig3", fig3_cells, run_fig3_cell),
+    "fig5": CellSpec(PAPER, "fig5", "fig5", fig5_cells, run_fig5_cell),
+    "fig6": CellSpec(PAPER, "fig6", "fig6", fig6_cells, run_fig6_cell),
+    "authors_code": CellSpec(PAPER, "authors_code", "authors_code", authors_code_cells, run_authors_code_cell),
+})
+
+
+def run_figures(cfg: Settings, store: ResultStore, which: tuple[str, ...] = ("fig3", "fig5", "fig6"), *,
+                device: str = "auto", force: bool = False, train: bool = True) -> dict[str, pd.DataFrame]:
+    """The cells of ``which`` (``CELLS`` names, incl. ``authors_code``), resumable; ``train=False`` only loads."""
+    check_train(force, train)
+    out = {}
+    for name in which:
+        spec = CELLS[name]
+        if train:
+            cells = [c for c in spec.cells(cfg)
+                     if load_or_skip(store, c["dataset"], _data, artifact=name) is not None]
+            if cells:
+                run_grid(store, spec.store, cells, functools.partial(spec.run, cfg, device=device), desc=name,
+                         force=force, device=str(resolve_device(device)))
+        out[name] = store.load(spec.store)
+    return out
+
+
+def figure_side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
+    """Paper beside ours for ``fig3``, ``fig7`` (App. D.6), ``fig5`` or ``fig6`` (cells the paper only draws read
+    ``not_run`` with the paper's value empty; ours is still shown)."""
+    spec = {"fig7": "fig3"}.get(artifact, artifact)
+    ours = store.load(spec)
+    ours = ours[ours["artifact"] == artifact] if len(ours) else ours
+    rep = compare(load_reference(PAPER, artifact), ours, profile=store.profile, skipped=store.skipped())
+    cols = ["dataset", "method", "setting", "paper_value", "ours_value", "ours_spread", "n_runs", "diff", "status",
+            "note"]
+    return rep[cols].round(3)
+
+
+def ours_table(store: ResultStore, artifact: str, store_artifact: str | None = None) -> pd.DataFrame:
+    """Our mean ± std per (dataset, method, setting) of one artifact (all methods, also those without a paper
+    value, e.g. ``privgnn_code``)."""
+    df = store.load(store_artifact or artifact)
+    if df.empty:
+        return df
+    df = df[df["artifact"] == artifact]
+    return (df.groupby(["dataset", "method", "setting"])["value"].agg(["mean", "std", "size"]).round(3)
+            .reset_index())
+
+
+def plot_fig3(store: ResultStore):
+    """Fig. 3 (accuracy vs λ for each |Q|) and App. D.6 (accuracy vs |Q| at λ = 0.4, log x), paper ◇."""
+    df = store.load("fig3")
+    if df.empty:  # nothing stored yet (e.g. train=False before `dpgnn run`): nothing to draw
+        return {}
+    df = df.assign(curve=df["method"] + ", |Q|=" + df["queries"].astype(int).astype(str))
+    f3 = df[df["artifact"] == "fig3"]
+    agg = f3.groupby(["dataset", "curve", "lam"])["value"].agg(value="mean", spread="std").reset_index()
+    ref = load_reference(PAPER, "fig3").dropna(subset=["value"])
+    ref = ref.assign(lam=ref["setting"].str.split("lam=").str[1].astype(float),
+                     curve=ref["method"] + ", |Q|=" + ref["setting"].str.extract(r"Q=(\d+)")[0])
+    ref = ref[ref["dataset"].isin(agg["dataset"])]
+    fig3 = plotting.lines(agg, x="lam", y="value", err="spread", hue="curve", col="dataset", reference=ref,
+                          xlabel="λ", ylabel="accuracy", title="Fig. 3: accuracy vs λ for |Q| (◇ = paper)")
+    f7 = df[df["artifact"] == "fig7"]
+    agg7 = f7.groupby(["dataset", "method", "queries"])["value"].agg(value="mean", spread="std").reset_index()
+    ref7 = load_reference(PAPER, "fig7").dropna(subset=["value"])
+    ref7 = ref7[ref7["dataset"].isin(agg7["dataset"])].assign(
+        queries=lambda r: r["setting"].str.extract(r"Q=(\d+)")[0].astype(int))
+    fig7 = plotting.lines(agg7, x="queries", y="value", err="spread", hue="method", col="dataset", reference=ref7,
+                          logx=True, xlabel="|Q|", ylabel="accuracy",
+                          title="App. D.6 / Fig. 7: accuracy vs |Q| at λ = 0.4 (◇ = paper)")
+    return {"fig3": fig3, "fig7_accuracy": fig7}
+
+
+def plot_methods(store: ResultStore, artifact: str, title: str):
+    """Fig. 5a / Fig. 6: accuracy vs λ per method (B1/B2 flat), and (Fig. 5b) ε vs λ of the private methods."""
+    df = store.load(artifact)
+    if df.empty:  # nothing stored yet: nothing to draw
+        return {}
+    lams = sorted(df["lam"].dropna().unique())
+    flat = df[df["setting"] == "non-private"]
+    acc = pd.concat([df[df["setting"] != "non-private"]] + [flat.assign(lam=x) for x in lams], ignore_index=True)
+    agg = acc.groupby(["dataset", "method", "lam"])["value"].agg(value="mean", spread="std").reset_index()
+    ref = load_reference(PAPER, artifact).dropna(subset=["value"])
+    ref = ref[ref["setting"].str.startswith("lam=") & ref["dataset"].isin(agg["dataset"])]
+    ref = ref.assign(lam=ref["setting"].str[4:].astype(float))
+    figs = {f"{artifact}_accuracy": plotting.lines(agg, x="lam", y="value", err="spread", hue="method",
+                                                   col="dataset", reference=ref, xlabel="λ", ylabel="accuracy",
+                                                   title=title)}
+    eps = df[(df["setting"] != "non-private") & df["epsilon"].astype(float).map(math.isfinite)]
+    if len(eps):
+        e = eps.groupby(["dataset", "method", "lam"])["epsilon"].mean().reset_index().rename(
+            columns={"epsilon": "value"})
+        figs[f"{artifact}_epsilon"] = plotting.lines(e, x="lam", y="value", hue="method", col="dataset", logy=True,
+                                                     xlabel="λ", ylabel="ε (as published)",
+                                                     title=f"{title}: privacy budget vs λ")
+    return figs
+
+
+def authors_code_side_by_side(store: ResultStore) -> pd.DataFrame:
+    """Per (dataset, mirrored paper cell): the paper's value, the paper-mode teachers (``privgnn``,
+    ``privgnn_code``: the cell's own paired rows, else the accuracy grid's rows of the same runs) and the
+    authors'-code teachers (``privgnn_authors_teacher``, ``privgnn_authors_code``), mean over runs, with n."""
+    a = store.load("authors_code")
+    if a.empty:
+        return a
+    a = a[a["artifact"] == "fidelity"]
+    paired = a[a["method"].isin(["privgnn", "privgnn_code"])]
+    if paired.empty:  # paper profile: the accuracy grid's rows of the same (cell, run)
+        acc = store.load("accuracy")
+        if len(acc):
+            acc = acc.assign(mirrors=acc["artifact"] + ":" + acc["setting"])
+            keys = a[["dataset", "mirrors", "run"]].drop_duplicates()
+            paired = acc[acc["method"].isin(["privgnn", "privgnn_code"])].merge(keys, on=["dataset", "mirrors",
+                                                                                         "run"])
+    both = pd.concat([a[~a["method"].isin(["privgnn", "privgnn_code"])], paired], ignore_index=True)
+    wide = both.pivot_table(index=["dataset", "mirrors"], columns="method", values="value", aggfunc="mean")
+    n = a.groupby(["dataset", "mirrors"])["run"].nunique().rename("n_runs")
+    ref = load_reference(PAPER)
+    ref = ref[ref["method"] == "privgnn"]
+    ref = ref.assign(mirrors=ref["artifact"] + ":" + ref["setting"]).set_index(["dataset", "mirrors"])["value"]
+    out = wide.join(n).join(ref.rename("paper"), how="left").reset_index()
+    order = ["dataset", "mirrors", "paper", "privgnn", "privgnn_authors_teacher", "privgnn_code",
+             "privgnn_authors_code", "n_runs"]
+    return out[[c for c in order if c in out]].round(3)
+
+
+def plot_authors_code(store: ResultStore):
+    """Accuracy vs λ of the paper's and the authors'-code teachers (both noise variants), one panel per
+    (dataset, |Q|, K), paper ◇ where the mirrored cell has a printed value."""
+    df = store.load("authors_code")
+    if df.empty:
+        return {}
+    tab = authors_code_side_by_side(store)
+    methods = [c for c in ("privgnn", "privgnn_authors_teacher", "privgnn_code", "privgnn_authors_code") if c in tab]
+    long = tab.melt(id_vars=["dataset", "mirrors"], value_vars=methods + (["paper"] if "paper" in tab else []),
+                    var_name="method", value_name="value").dropna(subset=["value"])
+    long = long.assign(lam=long["mirrors"].str.split("lam=").str[1].astype(float),
+                       panel=long["dataset"] + " " + long["mirrors"].str.split(":").str[0]
+                       + long["mirrors"].str.extract(r"(Q=\d+|K=\d+)")[0].fillna("").radd(" "))
+    ref = long[long["method"] == "paper"]
+    ours = long[long["method"] != "paper"]
+    return {"authors_code": plotting.lines(ours, x="lam", y="value", hue="method", col="panel",
+                                           reference=ref if len(ref) else None, xlabel="λ", ylabel="accuracy",
+                                           title="Paper teachers vs the authors'-code teachers (◇ = paper)")}

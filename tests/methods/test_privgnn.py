@@ -199,3 +199,56 @@ def test_end_to_end_student_and_baselines_run():
     led = P.privacy_ledger("privgnn", lam=0.4, queries=1000, gamma=0.3, delta=1e-3)
     assert abs(led["epsilon"] - 19.81) <= 0.01 and led["noise_scale"] == 2.5
     assert math.isinf(P.privacy_ledger("b1")["epsilon"])
+
+
+# --- fidelity="authors_code": the official code's teachers (unsound replication) ------------------------------
+def test_authors_code_teachers_run_and_use_the_official_shape():
+    from dpgnn.nn.privgnn_authors import AuthorsCodeSAGE
+
+    pd_ = _toy()
+    out = P.authors_code_teacher_posteriors(pd_, 3, k=8, gamma=0.5, seed=0, epochs=4, device="cpu")
+    assert out.posteriors.shape == (3, 3)
+    assert torch.allclose(out.posteriors.sum(1), torch.ones(3, dtype=out.posteriors.dtype), atol=1e-5)
+    # fixed-size subsample of floor(0.5 * 60) = 30 nodes, then the 8 nearest
+    assert out.sizes.tolist() == [8, 8, 8]
+    m = AuthorsCodeSAGE(6, 64, 3)
+    shapes = [tuple(p.shape) for p in m.parameters()]
+    # d->64, 64->64 (lin_l weight+bias, lin_r weight) with two BatchNorms, 64->c, and the unused 64->d head
+    assert (64, 6) in shapes and (64, 64) in shapes and (3, 64) in shapes and (6, 64) in shapes
+    assert len(m.convs) == 2 and len(m.bns) == 2
+    # the seed is a seed (0 included) and the caller's global RNG is left alone
+    state = torch.random.get_rng_state()
+    again = P.authors_code_teacher_posteriors(pd_, 3, k=8, gamma=0.5, seed=0, epochs=4, device="cpu")
+    assert torch.equal(torch.random.get_rng_state(), state)
+    assert torch.equal(again.posteriors, out.posteriors)
+
+
+def test_authors_code_optimizer_is_shared_and_never_reset():
+    """Teacher 0 is the same with or without a shared optimizer; every later teacher differs, because Adam's moments
+    and step count carry over (this fails if the implementation resets the optimizer per teacher)."""
+    pd_ = _toy()
+    kw = dict(k=10, gamma=0.5, seed=3, epochs=5, dropout=0.0, device="cpu")
+    shared = P.authors_code_teacher_posteriors(pd_, 3, **kw)
+    fresh = P.authors_code_teacher_posteriors(pd_, 3, share_optimizer=False, **kw)
+    assert shared.optimizer_steps == 3 * 5 and fresh.optimizer_steps == 5
+    assert torch.allclose(shared.posteriors[0], fresh.posteriors[0], atol=1e-6)
+    assert not torch.allclose(shared.posteriors[1], fresh.posteriors[1], atol=1e-4)
+    assert not torch.allclose(shared.posteriors[2], fresh.posteriors[2], atol=1e-4)
+
+
+def test_authors_code_ledger_is_flagged_unsound():
+    led = P.privacy_ledger("privgnn", lam=0.4, queries=100, gamma=0.3, delta=1e-3, num_classes=3)
+    a = P.authors_code_ledger(led, lam=0.4, queries=100, num_classes=3)
+    assert a["fidelity"] == "authors_code" and a["guarantee"] == "as_published"
+    assert any("NOT sound" in s and "never reset" in s for s in a["issues"])
+    assert any("fixed-size subsample" in s for s in a["issues"])
+    # no amplification: basic composition of the exact per-query epsilon, larger than the subsampled sound value
+    from dpgnn.privacy.privgnn import query_epsilon
+
+    assert a["epsilon_sound"] == pytest.approx(100 * query_epsilon(0.4, 3))
+    assert a["epsilon_sound"] > led["epsilon_sound"]
+    assert a["epsilon"] == led["epsilon"]  # the paper's accounting, as the authors report it
+    b = P.authors_code_ledger(led, lam=0.4, queries=100, num_classes=3, noise_on="log_softmax")
+    assert math.isinf(b["epsilon_sound"])
+    with pytest.raises(ValueError, match="noise_on"):
+        P.authors_code_ledger(led, lam=0.4, queries=100, num_classes=3, noise_on="logits")

@@ -89,3 +89,39 @@ def test_every_audit_row_states_the_guarantee_of_what_it_audits(store):
         assert led["fig4", "b1"]["guarantee"] == "sound"
         # Credit is standardised over all nodes: PrivGNN's builder names it
         assert led["fig4", "privgnn"]["not_covered"] == ["preprocessing statistics"]
+
+
+def test_central_rows_state_their_ledger_and_the_broken_control(store):
+    """The central-DP canary audits at the test profile: one row per cell, every ledger passes the contract, the
+    broken control is marked (its ledger names the issue and its true ε) and the figure has the node panel."""
+    from dpgnn.privacy.guarantee import check_ledger
+
+    cfg = settings("audit", "test")
+    rows = S.run_central(cfg, store)
+    assert len(rows) == len(cfg.central_methods) * len(cfg.central_epsilons) + len(cfg.central_broken)
+    for _, row in rows.iterrows():
+        led = check_ledger(row["ledger"])
+        assert row["privacy_unit"] == "node" and led["noise_multiplier"] > 0
+    broken = rows[rows["broken"].astype(str) == "True"].iloc[0]
+    led = check_ledger(broken["ledger"])
+    assert "deliberately broken" in led["issues"][-1] and led["epsilon"] > 1e6
+    assert float(broken["epsilon"]) == pytest.approx(cfg.central_broken_epsilon, abs=1e-3)
+    table = S.audit_table(store)
+    assert set(table["unit"]) == {"node"} and table["broken"].sum() == 1
+    assert (table.loc[~table["broken"], "audited_lb"] <= table.loc[~table["broken"], "accounted"]).all()
+    fig = S.plot_accounted_vs_audited(store)
+    assert [ax.get_title() for ax in fig.axes] == [S.UNITS["node"]]
+
+
+def test_committed_paper_audits_flag_exactly_the_broken_variants():
+    """The committed paper-profile audits: no correct mechanism or training run audits above its accounted ε, and
+    every deliberately broken variant does (PrivGNN's single query is the documented accounting finding)."""
+    store = ResultStore("audit", "paper")
+    table = S.audit_table(store)
+    if table.empty:
+        pytest.skip("no paper-profile audit results in this checkout")
+    table = table[table["unit"] != "query"]
+    assert not table.loc[~table["broken"], "flagged"].any()
+    assert table["broken"].sum() >= 3 and table.loc[table["broken"], "flagged"].all()
+    central = table[table["unit"].isin(["node", "feature"]) & ~table["broken"] & table["accounted"].lt(math.inf)]
+    assert set(central["method"]) >= {"ProGAP node level", "DP-GNN", "DRW (sound mode)", "FDP (sound mode)"}

@@ -1,0 +1,88 @@
+"""PrivGNN Fig. 3 / App. D.6, Fig. 5, Fig. 6 and the authors'-code teacher cells (issue #18): engine-visible grids,
+prefix reuse, the flipped split, and authors'-code rows flagged unsound."""
+
+import json
+import math
+
+import pytest
+import torch
+
+from dpgnn import engine
+from dpgnn.methods import privgnn as P
+from dpgnn.privacy.guarantee import check_ledger
+from dpgnn.profiles import settings
+from dpgnn.results import ResultStore
+from dpgnn.series import privgnn as series
+
+
+def test_new_grids_are_registered_and_default_to_the_paper_teacher():
+    names = [s.name for s in engine.select(["privgnn"])]
+    assert {"fig3", "fig5", "fig6", "authors_code"} <= set(names)
+    for profile in ("smoke", "test", "paper"):
+        cfg = settings("privgnn", profile)
+        assert cfg.teacher == "paper"  # the sound paper version stays the default
+        assert all(c["teacher"] == "authors_code" for c in series.authors_code_cells(cfg))
+    paper = settings("privgnn", "paper")
+    assert paper.d6_queries == [10, 100, 200, 300, 500, 1000] and paper.fig3_queries == [500, 1000]
+    with pytest.raises(ValueError, match="teacher must be one of"):
+        series.fig3_cells(settings("privgnn", "test", teacher="official"))
+
+
+def test_flip_exchanges_the_portions():
+    from tests.methods.test_privgnn import _toy
+
+    pd_ = _toy()
+    f = P.flip(pd_)
+    assert torch.equal(f.x_priv, pd_.x_pub) and torch.equal(f.edge_pub, pd_.edge_priv)
+    assert f.num_private == 50 and f.x_pub.size(0) == 60
+    # the original public train fraction (25 of 50) is kept; train and test partition the new public nodes
+    assert f.pub_train.numel() == 30 and f.pub_test.numel() == 30
+    assert sorted(torch.cat([f.pub_train, f.pub_test]).tolist()) == list(range(60))
+    assert torch.equal(P.flip(pd_).pub_train, f.pub_train)  # deterministic
+
+
+@pytest.mark.mirror
+def test_figure_and_authors_cells_run_and_match_the_accuracy_grid(tmp_path):
+    from dpgnn.data import dataset_available
+
+    if not dataset_available("credit"):
+        pytest.skip("credit is not in the mirror")
+    cfg = settings("privgnn", "test")
+    store = ResultStore("privgnn", "test", root=tmp_path)
+    out = series.run_figures(cfg, store, ("fig3", "fig5", "authors_code"), device="cpu")
+    f3 = out["fig3"]
+    assert set(f3["artifact"]) == {"fig3", "fig7"}
+    assert set(f3.loc[f3["artifact"] == "fig7", "queries"]) == set(cfg.d6_queries)
+    # the authors'-code rows carry fidelity and an unsound guarantee
+    rows = out["authors_code"]
+    assert set(rows["artifact"]) == {"fidelity"} and set(rows["mirrors"]) == {"fidelity:K=20,Q=10,lam=1"}
+    # the cell pairs both teacher modes (test profile): the authors' rows are flagged, the paper's are not
+    assert set(rows["method"]) == {"privgnn_authors_teacher", "privgnn"}
+    assert set(rows.loc[rows["method"] == "privgnn", "fidelity"]) == {"paper"}
+    a = rows[rows["method"] == "privgnn_authors_teacher"]
+    assert set(a["fidelity"]) == {"authors_code"}
+    for led in a["ledger"]:
+        led = check_ledger(json.loads(led))
+        assert led["guarantee"] == "as_published" and any("NOT sound" in s for s in led["issues"])
+    assert (a["optimizer_steps"] == cfg.fidelity_queries[0] * cfg.teacher_epochs).all()
+    # a cell is reproducible on its own (its dropout masks come from a generator seeded by the cell)
+    cell = series.authors_code_cells(cfg)[0]
+    torch.manual_seed(123)
+    again = series.run_authors_code_cell(cfg, cell, device="cpu")
+    assert [r["value"] for r in again] == pytest.approx(rows.sort_index()["value"].tolist(), abs=0)
+    side = series.authors_code_side_by_side(store)
+    assert list(side["mirrors"]) == ["fidelity:K=20,Q=10,lam=1"] and int(side["n_runs"].iloc[0]) == 1
+    assert {"privgnn", "privgnn_authors_teacher"} <= set(side.columns)
+    f5 = out["fig5"]
+    assert {"privgnn", "pate_m", "pate_g", "b1", "b2"} == set(f5["method"])
+    assert all(math.isfinite(v) for v in f5["value"])
+    assert len(series.figure_side_by_side(store, "fig5"))
+
+
+def test_mirrored_cell_names_only_cells_the_paper_has():
+    m = series.mirrored_cell
+    assert m("amazon", 750, 1000, 0.4, 1000) == "table5:lam=0.4"
+    assert m("amazon", 750, 500, 1.0, 1000) == "table6:Q=500,lam=1"
+    assert m("amazon", 300, 1000, 0.2, 1000) == "table1:K=300,lam=0.2"
+    assert m("amazon", 750, 50, 0.4, 1000) == "fidelity:K=750,Q=50,lam=0.4"
+    assert m("amazon", 300, 500, 0.4, 1000) == "fidelity:K=300,Q=500,lam=0.4"
