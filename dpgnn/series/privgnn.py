@@ -84,8 +84,14 @@ PROFILES: dict[str, dict[str, Any]] = {
 EPSILON_ARTIFACTS = ("table2_eps", "table3_eps", "table9_eps", "fig7_eps")
 #: the paper's accuracy tables, whose rows live in the one stored artifact ``"accuracy"`` (:func:`run_accuracy`)
 ACCURACY_ARTIFACTS = ("table1", "table5", "table6", "table7", "table8", "table9")
+#: the figure and fidelity cells of notebooks 03/04 (``CELLS`` names, run by :func:`run_figures`)
+FIGURE_ARTIFACTS = ("fig3", "fig5", "fig6", "authors_code")
+#: the reference artifacts of those cells (App. D.6's accuracy axis, ``fig7``, is stored with Fig. 3's cells)
+FIGURE_REFERENCES = ("fig3", "fig7", "fig5", "fig6")
+_FIGURE_TITLES = {"fig5": "Fig. 5 (App. D.1)", "fig6": "Fig. 6 (App. D.2): flipped portions"}
 #: the figures :func:`plot` draws
-FIGURES = ("fig2a", "fig2b", "fig7_eps")
+FIGURES = ("fig2a", "fig2b", "fig7_eps", "fig3", "fig7_accuracy", "fig5_accuracy", "fig5_epsilon", "fig6_accuracy",
+           "fig6_epsilon", "authors_code")
 
 
 def _unknown(what: str, name: str, valid) -> ValueError:
@@ -100,7 +106,8 @@ def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto
     :data:`EPSILON_ARTIFACTS` (all are computed, that one is returned); the accountant trains nothing, so ``device``,
     ``force`` and ``train`` do not apply. ``"accuracy"``: every accuracy cell (:func:`run_accuracy`, resumable;
     ``force`` retrains, ``train=False`` only reads what is stored), or one of :data:`ACCURACY_ARTIFACTS` (the same
-    cells, that table's rows returned)."""
+    cells, that table's rows returned). One of :data:`FIGURE_ARTIFACTS` (``fig3``, ``fig5``, ``fig6``,
+    ``authors_code``): that grid's cells (:func:`run_figures`)."""
     check_train(force, train)
     if artifact == "epsilon" or artifact in EPSILON_ARTIFACTS:
         out = run_epsilon(cfg, store)
@@ -110,31 +117,52 @@ def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto
         if artifact == "accuracy" or rows.empty:
             return rows
         return rows[rows["artifact"] == artifact].reset_index(drop=True)
-    raise _unknown("artifact", artifact, ["epsilon", *EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS])
+    if artifact in FIGURE_ARTIFACTS:
+        return run_figures(cfg, store, (artifact,), device=device, force=force, train=train)[artifact]
+    raise _unknown("artifact", artifact, ["epsilon", *EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS,
+                                          *FIGURE_ARTIFACTS])
 
 
 def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
     """The paper's numbers beside ours: an ε table (:func:`epsilon_side_by_side`), ``"accuracy"`` (every accuracy
-    table) or one accuracy table (:func:`accuracy_side_by_side`)."""
+    table) or one accuracy table (:func:`accuracy_side_by_side`), a figure's cells (``fig3``, ``fig7`` = App. D.6,
+    ``fig5``, ``fig6``: :func:`figure_side_by_side`) or ``authors_code`` (:func:`authors_code_side_by_side`)."""
     if artifact in EPSILON_ARTIFACTS:
         return epsilon_side_by_side(store, artifact)
     if artifact == "accuracy":
         return accuracy_side_by_side(store)
     if artifact in ACCURACY_ARTIFACTS:
         return accuracy_side_by_side(store, [artifact])
-    raise _unknown("artifact", artifact, [*EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS])
+    if artifact in FIGURE_REFERENCES:
+        return figure_side_by_side(store, artifact)
+    if artifact == "authors_code":
+        return authors_code_side_by_side(store)
+    raise _unknown("artifact", artifact, [*EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS, *FIGURE_REFERENCES,
+                                          "authors_code"])
 
 
 def plot(store: ResultStore, artifact: str):
     """A figure from stored rows: ``"fig2a"`` (accuracy vs λ, Table 5), ``"fig2b"`` (ε vs λ), ``"fig7_eps"`` (ε vs
-    |Q|)."""
+    |Q|), ``"fig3"``/``"fig7_accuracy"`` (:func:`plot_fig3`), ``"fig5_accuracy"``/``"fig5_epsilon"``/
+    ``"fig6_accuracy"``/``"fig6_epsilon"`` (:func:`plot_methods`), ``"authors_code"`` (:func:`plot_authors_code`);
+    a figure whose rows are not stored yet is an error."""
     if artifact == "fig2a":
         return plot_accuracy(store)
     if artifact == "fig2b":
         return _plot_fig2b(store)
     if artifact == "fig7_eps":
         return _plot_fig7_eps(store)
-    raise _unknown("figure", artifact, FIGURES)
+    if artifact not in FIGURES:
+        raise _unknown("figure", artifact, FIGURES)
+    if artifact in ("fig3", "fig7_accuracy"):
+        figs = plot_fig3(store)
+    elif artifact == "authors_code":
+        figs = plot_authors_code(store)
+    else:
+        figs = plot_methods(store, artifact[:4], _FIGURE_TITLES[artifact[:4]])
+    if artifact not in figs:
+        raise ValueError(f"nothing stored to draw {artifact!r} from yet (run its cells first)")
+    return figs[artifact]
 
 
 # ---------------------------------------------------------------------------------------------------------------

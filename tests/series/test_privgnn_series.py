@@ -101,3 +101,15 @@ def test_unknown_artifacts_list_the_valid_ones(store, call, args):
         call(store, *args)
     with pytest.raises(ValueError, match="unknown PrivGNN artifact 'tab5'"):
         series.run(settings("privgnn", "test"), store, "tab5")
+
+
+def test_figure_cells_through_the_api(store, toy_credit):
+    """Fig. 5's grid (Credit: PrivGNN, B1/B2 vs lambda) by run/side_by_side/plot; a figure not yet stored is an error."""
+    cfg = toy_credit
+    with pytest.raises(ValueError, match="nothing stored"):
+        series.plot(store, "fig5_accuracy")
+    rows = series.run(cfg, store, "fig5", device="cpu")
+    assert len(rows) and set(rows["artifact"]) == {"fig5"} and rows["value"].between(0, 1).all()
+    side = series.side_by_side(store, "fig5")
+    assert list(side.columns[:5]) == ["dataset", "method", "setting", "paper_value", "ours_value"]
+    assert isinstance(series.plot(store, "fig5_accuracy"), Figure)
