@@ -29,12 +29,15 @@ mode -- ``prepare(..., scaling="none")`` (raw features, no statistics read), ``c
 raw features changes only the (one) subgraph that contains it, and the clipped sum by at most 2C.
 
 Methods (Table 1 rows): ``gcn`` (non-DP, RW sampler), ``mlp`` (non-DP, uniform sampler), ``fdp``, ``drw``, ``drw-d``
-(DRW re-generated every ``resample_every`` steps) and ``drw-r`` (2 walks per root).
+(DRW re-generated every ``resample_every`` steps) and ``drw-r`` (2 walks per root), each registered in
+:mod:`dpgnn.methods` at its privacy level (:data:`LEVELS`: ``none`` for the baselines, ``feature`` for the DP
+methods); ``run_xxx(data, config, *, seed, device)`` wraps :func:`train_nondp` (on :func:`dpgnn.train.fit`) or the
+specialised DP-SGD loop :func:`train_dp` and returns a :class:`dpgnn.methods.RunResult`.
 """
 
 from __future__ import annotations
 
-import copy
+import inspect
 import math
 import time
 from dataclasses import dataclass, field
@@ -58,7 +61,9 @@ from dpgnn.data.random_walks import (
     sampler_bound,
     uniform_batch,
 )
+from dpgnn.methods import RunResult, get, register
 from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
+from dpgnn.metrics import f1_micro
 from dpgnn.nn.drw import SplitFeatures, build_model
 from dpgnn.nn.lpgnn import normalized_adjacency as gcn_adjacency
 from dpgnn.privacy.drw import (  # noqa: F401  (re-exported: the paper's privacy statement, events, ε, guarantee fields)
@@ -73,14 +78,15 @@ from dpgnn.privacy.drw import check_fidelity as _fidelity
 from dpgnn.privacy.fdp import max_affected
 from dpgnn.privacy.guarantee import non_private
 from dpgnn.privacy.validation import check_int as _int, check_positive as _positive
+from dpgnn.train import fit
 from dpgnn.utils import check_features, resolve_device, seed_everything, stable_seed, versions
 
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "DP_METHODS", "ARCHS", "DELTA", "NUM_TRAIN", "SEEDS", "TARGET_EPSILON",
     "batch_size", "DRWData", "SCALINGS", "scale_features", "guarantee_fields", "prepare", "normalized_adjacency",
-    "dense_subgraph_inputs", "per_subgraph_grads",
+    "dense_subgraph_inputs", "per_subgraph_grads", "prediction_spread",
     "clipped_grad_sum", "add_noise",
-    "clip_thresholds", "clip_and_noise", "drw_event", "drw_epsilon", "Schedule", "epsilon_schedule", "f1_micro",
+    "clip_thresholds", "clip_and_noise", "drw_event", "drw_epsilon", "Schedule", "epsilon_schedule", "LEVELS",
     "split_features", "eval_features", "train_dp", "train_nondp", "run",
 ]
 
@@ -420,20 +426,8 @@ def fdp_schedule(noise_multiplier: float, num_train: int, batch: int, affected: 
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Evaluation
+# Evaluation (the metric is :func:`dpgnn.metrics.f1_micro`: accuracy, or thresholded micro-F1 on PPI)
 # ---------------------------------------------------------------------------------------------------------------
-def f1_micro(out: Tensor, y: Tensor, multilabel: bool) -> float:
-    """F1-micro (= accuracy for single-label; multi-label: threshold the logits at 0, i.e. sigmoid 0.5)."""
-    if not multilabel:
-        return float((out.argmax(-1) == y).float().mean()) if len(y) else float("nan")
-    pred = out > 0
-    t = y > 0.5
-    tp = float((pred & t).sum())
-    fp = float((pred & ~t).sum())
-    fn = float((~pred & t).sum())
-    return 2 * tp / max(2 * tp + fp + fn, 1.0)
-
-
 def split_features(x: Tensor, max_density: float = 0.2) -> SplitFeatures | None:
     """``x`` as :class:`SplitFeatures` when at most ``max_density`` of its entries differ from their column's most
     frequent value (bag-of-words: the products with the first layer are then sparse), else ``None``."""
@@ -448,12 +442,27 @@ def eval_features(x: Tensor, max_density: float = 0.2) -> Tensor | SplitFeatures
 
 
 @torch.no_grad()
-def _evaluate(model: nn.Module, d: DRWData, x: Tensor | SplitFeatures, adj: Tensor, idx: list[Tensor]
-              ) -> list[float]:
+def _scores(model: nn.Module, d: DRWData, x: Tensor | SplitFeatures, adj: Tensor | None,
+            splits: dict[str, Tensor], predictions: list | None = None) -> dict[str, float]:
+    """One full-graph forward in eval mode, then :func:`dpgnn.metrics.f1_micro` on each split's rows;
+    ``predictions`` (a list) receives the test rows' predicted classes (single-label data)."""
     model.eval()
     out = model(x, adj)
     model.train()
-    return [f1_micro(out[i], d.y[i], d.multilabel) for i in idx]
+    if predictions is not None and not d.multilabel:
+        predictions.append(out[splits["test"]].argmax(-1).cpu())
+    return {name: f1_micro(out[i], d.y[i], d.multilabel) for name, i in splits.items()}
+
+
+def prediction_spread(pred: Tensor | None, num_classes: int) -> dict[str, float]:
+    """How concentrated a model's predictions are: ``top_class_share`` (fraction of rows given the most frequent
+    predicted class) and ``class_entropy`` (entropy of the predicted-class distribution / log C: 0 = one class
+    everywhere, 1 = uniform). NaN without predictions (multi-label data)."""
+    if pred is None or pred.numel() == 0:
+        return {"top_class_share": math.nan, "class_entropy": math.nan}
+    p = torch.bincount(pred, minlength=num_classes).double() / pred.numel()
+    nz = p[p > 0]
+    return {"top_class_share": float(p.max()), "class_entropy": float(-(nz * nz.log()).sum() / math.log(num_classes))}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -565,15 +574,20 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
         thr = clip_thresholds(g, clip_fraction=clip_fraction)
     C = math.sqrt(sum(c * c for c in thr.values()))
     sigma = z * sens_factor * C
-    best = {"val": -1.0, "test": float("nan"), "step": 0}
+    best = {"val": -1.0, "test": float("nan"), "train": float("nan"), "step": 0}
     cps = {t: k for k, t, _ in sched.checkpoints}
     cp_rows = []
+    history: list[dict[str, float]] = []
     stale = [0]  # evaluations since the last improvement (authors_code early stopping)
+    splits = {"train": torch.as_tensor(d.train).to(dev), "val": val, "test": test}
 
     def record(step: int) -> None:
-        v, te = _evaluate(model, d, x_eval, adj, [val, test])
+        pred: list[Tensor] = []
+        scores = _scores(model, d, x_eval, adj, splits, pred)
+        v, te = scores["val"], scores["test"]
+        history.append({"step": step, **scores})
         if step > 0 and (v > best["val"] or select == "last"):  # the untrained step-0 model is never selected
-            best.update(val=v, test=te, step=step)
+            best.update(val=v, test=te, train=scores["train"], step=step, pred=pred[0] if pred else None)
             stale[0] = 0
         elif step > 0:
             stale[0] += 1
@@ -623,9 +637,13 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
               "selection": "among trained steps (>= 1)",
               **guarantee_fields(scaling=d.scaling, clip_norm=clip_norm, select=select, method=method)}
     return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
-            "val_f1": best["val"] if best["val"] >= 0 else math.nan, "best_step": best["step"], "steps": T,
-            "epsilon": eps, "delta": delta,
-            "sampling_rate": q, "level": "feature", "ledger": ledger, "checkpoints": cp_rows,
+            "val_f1": best["val"] if best["val"] >= 0 else math.nan, "train_f1": best["train"],
+            "best_step": best["step"], "steps": T, "epsilon": eps, "delta": delta,
+            # diagnostics of the selected model: how concentrated its test predictions are, and the expected norm
+            # of the noise over the largest possible clipped sum (B * C): > 1 means the noise dominates every step
+            **prediction_spread(best.get("pred"), d.num_classes),
+            "noise_to_signal": sigma * math.sqrt(sum(p.numel() for p in model.parameters())) / (B * C),
+            "sampling_rate": q, "level": "feature", "ledger": ledger, "checkpoints": cp_rows, "history": history,
             "num_subgraphs": subs.num_subgraphs, "seconds": time.perf_counter() - t0, "versions": versions()}
 
 
@@ -635,7 +653,11 @@ def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 2
                 ) -> dict[str, Any]:
     """Non-DP baselines: ``gcn`` on RW batches (induced on the visited nodes, loss on their training nodes) and
     ``mlp`` on uniform batches; Adam, global gradient-norm clip 5, early stopping on validation F1.
-    ``on_model(model)`` is called with the final model (audits)."""
+
+    Runs on the plain engine :func:`dpgnn.train.fit`, one "epoch" per mini-batch step: every step is evaluated on
+    the full graph, the best-validation step is kept (its scores, not its weights) and training stops after
+    ``patience`` steps without a better validation F1. ``on_model(model)`` is called with the final model
+    (audits)."""
     method = _method_key(method)
     if method not in ("gcn", "mlp"):
         raise ValueError(f"train_nondp runs 'gcn' or 'mlp', got {method!r}")
@@ -652,10 +674,9 @@ def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 2
     x, adj, y = d.x.to(dev), d.adj_full.to(dev), d.y.to(dev)
     x_eval = eval_features(x)
     ptr, col = csr(d.train_edge_index, d.num_nodes)
-    best = {"val": -1.0, "test": float("nan"), "step": 0}
-    bad = 0
-    step = 0
-    for step in range(1, max_steps + 1):
+    splits = {"train": torch.as_tensor(d.train).to(dev), "val": d.val.to(dev), "test": d.test.to(dev)}
+
+    def step(_: int) -> Tensor:
         if method == "gcn":
             nodes, loss_nodes = random_walk_batch(ptr, col, d.train, B, L, rng)
             nodes_t = torch.as_tensor(nodes)
@@ -668,27 +689,91 @@ def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 2
             idx = torch.as_tensor(uniform_batch(d.train, B, rng), device=dev)
             out, target = model(x[idx]), y[idx]
         opt.zero_grad()
-        _loss(out, target, d.multilabel).backward()
+        loss = _loss(out, target, d.multilabel)
+        loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
-        v, te = _evaluate(model, d, x_eval, adj if method == "gcn" else None, [d.val.to(dev), d.test.to(dev)])
-        if v > best["val"]:
-            best.update(val=v, test=te, step=step)
-            bad = 0
-        else:
-            bad += 1
-            if bad >= patience:
-                break
+        return loss.detach()
+
+    def evaluate(_: int) -> dict[str, float]:
+        return _scores(model, d, x_eval, adj if method == "gcn" else None, splits)
+
+    res = fit(model, step, evaluate, epochs=max_steps, monitor="val", mode="max", patience=patience,
+              restore_best=False)
+    best = res.best
     if on_model is not None:
         on_model(model)
     ledger = {"level": "none", "epsilon": math.inf, **non_private()}
-    return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
-            "val_f1": best["val"], "best_step": best["step"], "steps": step, "epsilon": math.inf, "delta": 0.0,
-            "level": "none", "ledger": ledger, "checkpoints": [], "seconds": time.perf_counter() - t0,
-            "versions": versions()}
+    return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden,
+            "test_f1": best.get("test", math.nan), "val_f1": best.get("val", math.nan),
+            "train_f1": best.get("train", math.nan), "best_step": res.best_epoch, "steps": res.epochs,
+            "epsilon": math.inf, "delta": 0.0, "level": "none", "ledger": ledger, "checkpoints": [],
+            "history": res.history, "seconds": time.perf_counter() - t0, "versions": versions()}
 
 
-def run(d: DRWData, method: str, **kwargs: Any) -> dict[str, Any]:
-    """Dispatch to :func:`train_nondp` (``gcn``, ``mlp``) or :func:`train_dp` (the DP methods)."""
+# ---------------------------------------------------------------------------------------------------------------
+# The method contract (dpgnn.methods): Table 1's rows, registered at their privacy levels
+# ---------------------------------------------------------------------------------------------------------------
+#: privacy level of each method (:data:`dpgnn.methods.LEVELS`): the DP methods protect one node's features
+LEVELS = {m: ("feature" if m in DP_METHODS else "none") for m in METHODS}
+_BOOKKEEPING = ("dataset", "method", "setting", "seed")
+
+
+def _trainer_options(trainer: Callable[..., dict[str, Any]]) -> tuple[str, ...]:
+    return tuple(k for k, p in inspect.signature(trainer).parameters.items()
+                 if p.kind is p.KEYWORD_ONLY and k not in ("seed", "device"))
+
+
+def _run(method: str, data: DRWData, config: Any, seed: int, device: str) -> RunResult:
+    """Train ``method`` on ``data`` with the hyper-parameters in ``config`` (:func:`train_dp` /
+    :func:`train_nondp` keywords; a series cell's bookkeeping keys are ignored) and wrap the result."""
+    trainer = train_nondp if method in ("gcn", "mlp") else train_dp
+    options = _trainer_options(trainer)
+    kw = {k: v for k, v in dict(config).items() if k not in _BOOKKEEPING}
+    unknown = sorted(set(kw) - set(options))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown} for DRW method {method!r}; valid: {sorted(options)}")
+    res = trainer(data, method, seed=seed, device=device, **kw)
+    extra = {k: v for k, v in res.items() if k not in ("train_f1", "val_f1", "test_f1", "ledger", "history",
+                                                          "seconds")}
+    return RunResult(metrics={"train": res["train_f1"], "val": res["val_f1"], "test": res["test_f1"]},
+                     ledger=res["ledger"], history=res["history"], seconds=res["seconds"], extra=extra)
+
+
+@register(PAPER, "gcn", "none", prepare=prepare, description="non-private GCN on random-walk batches (Table 1)")
+def run_gcn(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
+    return _run("gcn", data, config, seed, device)
+
+
+@register(PAPER, "mlp", "none", prepare=prepare, description="non-private MLP on uniform node batches (Table 1)")
+def run_mlp(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
+    return _run("mlp", data, config, seed, device)
+
+
+@register(PAPER, "drw", "feature", prepare=prepare,
+          description="DP-SGD on disjoint random-walk subgraphs, one walk per root (paper Alg. 1)")
+def run_drw(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
+    return _run("drw", data, config, seed, device)
+
+
+@register(PAPER, "drw-d", "feature", prepare=prepare,
+          description="DRW with the subgraphs re-generated every resample_every steps")
+def run_drw_d(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
+    return _run("drw-d", data, config, seed, device)
+
+
+@register(PAPER, "drw-r", "feature", prepare=prepare, description="DRW with two walks per root")
+def run_drw_r(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
+    return _run("drw-r", data, config, seed, device)
+
+
+@register(PAPER, "fdp", "feature", prepare=prepare,
+          description="FDP baseline (Daigavane et al.): degree-bounded K-hop neighbourhoods, sensitivity 2KC")
+def run_fdp(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
+    return _run("fdp", data, config, seed, device)
+
+
+def run(d: DRWData, method: str, *, seed: int = 1234, device: str = "auto", **config: Any) -> RunResult:
+    """One run of ``method`` resolved through the registry (``dpgnn.methods.get("drw", method, LEVELS[method])``)."""
     method = _method_key(method)
-    return (train_nondp if method in ("gcn", "mlp") else train_dp)(d, method, **kwargs)
+    return get(PAPER, method, LEVELS[method]).run(d, config, seed=seed, device=device)

@@ -14,16 +14,16 @@ from typing import Any
 
 import pandas as pd
 
-from dpgnn import plotting
+from dpgnn import methods, plotting
 from dpgnn.data.random_walks import sampler_bound
-from dpgnn.methods import drw
+from dpgnn.methods import RunResult, drw
 from dpgnn.privacy.fdp import fdp_epsilon, max_affected
 from dpgnn.privacy.guarantee import SOUND, statement
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
-from dpgnn.report import compare, paper_vs_ours
+from dpgnn.report import compare
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import common, load_or_skip
 from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import resolve_device
 
@@ -93,35 +93,43 @@ def table1_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[
     return cells
 
 
-def _rows(cell: dict[str, Any], res: dict[str, Any]) -> list[dict[str, Any]]:
-    common = {"level": res["level"], "epsilon": res["epsilon"], "delta": res["delta"], "ledger": res["ledger"],
-              "steps": res["steps"], "seconds": round(res["seconds"], 3)}
-    out = [{**common, "metric": "test_f1", "value": 100 * res["test_f1"]},
-           {**common, "metric": "val_f1", "value": 100 * res["val_f1"]}]
-    for c in res["checkpoints"]:
+def _rows(cell: dict[str, Any], res: RunResult) -> list[dict[str, Any]]:
+    """The stored rows of one run: test and validation F1 of the selected model and the ε-checkpoint rows (%)."""
+    x = res.extra
+    common = {"level": x["level"], "epsilon": x["epsilon"], "delta": x["delta"], "ledger": res.ledger,
+              "steps": x["steps"], "seconds": round(res.seconds, 3)}
+    out = [{**common, "metric": "test_f1", "value": 100 * res.metrics["test"]},
+           {**common, "metric": "val_f1", "value": 100 * res.metrics["val"]}]
+    for c in x["checkpoints"]:
         out.append({**common, "metric": "test_f1_at_eps", "value": 100 * c["test_f1"], "checkpoint": c["checkpoint"],
                     "epsilon": c["epsilon"], "steps": c["steps"]})
     return out
 
 
+def _method(name: str):
+    """The registered DRW method ``name`` (:func:`dpgnn.methods.get` at its level)."""
+    return methods.get(PAPER, name, drw.LEVELS[name])
+
+
 @functools.lru_cache(maxsize=8)
 def _data(name: str):
     """The prepared dataset, loaded once per process (a notebook's kernel or a Dask worker) and reused by every
-    cell that runs there."""
-    return drw.prepare(name)
+    cell that runs there (every DRW method shares :func:`dpgnn.methods.drw.prepare`)."""
+    return _method("drw").prepare(name)
 
 
 def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One grid cell: test/val F1 and the ε-checkpoint rows of one training run."""
-    kw = {k: cell[k] for k in ("num_layers", "hidden", "lr", "seed")}
+    config = {k: cell[k] for k in ("num_layers", "hidden", "lr")}
     if cell["method"] in drw.DP_METHODS:
-        kw.update({k: cell[k] for k in ("clip_fraction", "noise_multiplier", "target_epsilon", "eval_every",
-                                        "resample_every", "fdp_degree", "fdp_variant")})
+        config.update({k: cell[k] for k in ("clip_fraction", "noise_multiplier", "target_epsilon", "eval_every",
+                                            "resample_every", "fdp_degree", "fdp_variant")})
         if cell.get("fidelity", "paper") != "paper":
-            kw.update(fidelity=cell["fidelity"], patience=cell["patience"])
+            config.update(fidelity=cell["fidelity"], patience=cell["patience"])
     else:
-        kw.update(max_steps=cell["max_steps"], patience=cell["patience"])
-    return _rows(cell, drw.run(_data(cell["dataset"]), cell["method"], device=device, **kw))
+        config.update(max_steps=cell["max_steps"], patience=cell["patience"])
+    res = _method(cell["method"]).run(_data(cell["dataset"]), config, seed=cell["seed"], device=device)
+    return _rows(cell, res)
 
 
 def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
@@ -148,11 +156,43 @@ def artifacts(fidelity: str = "paper") -> tuple[str, str]:
 
 
 _HP = ["lr", "clip_fraction", "noise_multiplier"]
+_KEYS = ["dataset", "method", "setting"]
+
+
+def select_best(runs: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's selection (paper Sec. 5): per (dataset, method, setting), the configuration (lr, clip fraction,
+    noise multiplier) with the best mean validation F1 over its seeds; returns every row of the chosen runs (all
+    metrics). Built on :func:`dpgnn.series.common.select_best`: non-DP rows have no DP hyper-parameters (filled with
+    -1, kept in the returned rows); ties go to the first configuration in (lr, clip fraction, noise) order."""
+    runs = runs.copy()
+    for c in _HP:
+        if c not in runs:
+            runs[c] = float("nan")
+    return common.select_best(runs, _KEYS, _HP, val_metric="val_f1", fill=-1.0)
+
+
+def _fig2_rows(chosen: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 2 from the chosen runs: per dataset and DP method the best-validation architecture's ε-checkpoint rows,
+    and ``drw-best`` = the best of the DRW samplers (by the same mean validation F1)."""
+    cp = chosen[chosen["metric"] == "test_f1_at_eps"]
+    if cp.empty:
+        return cp
+    dp = chosen[chosen["method"].isin(drw.DP_METHODS)]
+    top = common.select_best(dp, ["dataset", "method"], ["setting"], val_metric="val_f1", test_metric="val_f1")
+    top = top.groupby(_KEYS, as_index=False)["value"].mean()
+    rows = [cp.merge(top[_KEYS], on=_KEYS)]
+    drws = top[top["method"].str.startswith("drw")]
+    if len(drws):
+        b = common.select_best(drws.assign(metric="val_f1"), ["dataset"], ["method", "setting"], val_metric="val_f1")
+        rows.append(cp.merge(b[_KEYS], on=_KEYS).assign(sampler=lambda d: d["method"], method="drw-best"))
+    fig2 = pd.concat(rows, ignore_index=True)
+    fig2["epsilon"] = fig2["checkpoint"].astype(float)
+    return fig2
 
 
 def select(store: ResultStore, datasets: list[str], fidelity: str = "paper") -> pd.DataFrame:
-    """Best mean validation F1 over seeds per (dataset, method, setting) among the grid rows of ``fidelity``
-    (non-DP rows belong to both); writes the :func:`artifacts` of that fidelity."""
+    """:func:`select_best` on the stored ``grid`` rows of ``fidelity`` (non-DP rows belong to both) of
+    ``datasets``; writes the :func:`artifacts` of that fidelity (Table 1 and Fig. 2) and returns Table 1."""
     a_t1, a_fig2 = artifacts(fidelity)
     grid = store.load("grid")
     if grid.empty:
@@ -161,35 +201,12 @@ def select(store: ResultStore, datasets: list[str], fidelity: str = "paper") -> 
         return store.load(a_t1)
     grid = grid[grid["dataset"].isin(datasets)].copy()
     fid = grid["fidelity"].fillna("paper") if "fidelity" in grid else pd.Series("paper", index=grid.index)
-    grid = grid[(fid == fidelity) | ~grid["method"].isin(drw.DP_METHODS)]
-    for c in _HP:
-        if c not in grid:
-            grid[c] = float("nan")
-    grid[_HP] = grid[_HP].fillna(-1.0)
-    keys = ["dataset", "method", "setting"]
-    val = grid[grid["metric"] == "val_f1"].groupby(keys + _HP)["value"].mean().reset_index()
-    best = val.loc[val.groupby(keys)["value"].idxmax()].drop(columns="value")
-    chosen = grid.merge(best, on=keys + _HP)
+    chosen = select_best(grid[(fid == fidelity) | ~grid["method"].isin(drw.DP_METHODS)])
     t1 = chosen[chosen["metric"] == "test_f1"].assign(metric="f1_micro")
     drop = ["paper", "artifact", "profile", "timestamp", "config_hash"]
     store.replace(a_t1, t1.drop(columns=[c for c in drop if c in t1]).to_dict("records"))
-    # Fig. 2: per dataset and DP method, the best-validation architecture; "drw-best" = best DRW sampler
-    cp = chosen[chosen["metric"] == "test_f1_at_eps"]
-    fig2_rows: list[dict] = []
-    if len(cp):
-        vsel = chosen[(chosen["metric"] == "val_f1") & chosen["method"].isin(drw.DP_METHODS)]
-        arch = vsel.groupby(["dataset", "method", "setting"])["value"].mean().reset_index()
-        top = arch.loc[arch.groupby(["dataset", "method"])["value"].idxmax()]
-        rows = [cp.merge(top[["dataset", "method", "setting"]], on=["dataset", "method", "setting"])]
-        drws = top[top["method"].str.startswith("drw")]
-        if len(drws):
-            b = drws.loc[drws.groupby("dataset")["value"].idxmax()][["dataset", "method", "setting"]]
-            rows.append(cp.merge(b, on=["dataset", "method", "setting"]).assign(
-                sampler=lambda d: d["method"], method="drw-best"))
-        fig2 = pd.concat(rows, ignore_index=True)
-        fig2["epsilon"] = fig2["checkpoint"].astype(float)
-        fig2_rows = fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records")
-    store.replace(a_fig2, fig2_rows)
+    fig2 = _fig2_rows(chosen)
+    store.replace(a_fig2, fig2.drop(columns=[c for c in drop if c in fig2]).to_dict("records") if len(fig2) else [])
     return store.load(a_t1)
 
 
@@ -208,15 +225,15 @@ def table1_sound_cells(cfg: Settings, datasets: list[str] | None = None) -> list
 @functools.lru_cache(maxsize=8)
 def _raw_data(name: str):
     """The dataset prepared without feature statistics (``scaling="none"``), once per process."""
-    return drw.prepare(name, scaling="none")
+    return _method("drw").prepare(name, scaling="none")
 
 
 def run_sound_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One sound-mode cell: raw features, the fixed clipping norm and the final model (no private selection)."""
-    kw = {k: cell[k] for k in ("num_layers", "hidden", "lr", "seed", "clip_norm", "noise_multiplier",
-                               "target_epsilon", "eval_every", "resample_every", "fdp_degree", "fdp_variant",
-                               "select")}
-    res = drw.train_dp(_raw_data(cell["dataset"]), cell["method"], clip_fraction=None, device=device, **kw)
+    config = {k: cell[k] for k in ("num_layers", "hidden", "lr", "clip_norm", "noise_multiplier", "target_epsilon",
+                                   "eval_every", "resample_every", "fdp_degree", "fdp_variant", "select")}
+    res = _method(cell["method"]).run(_raw_data(cell["dataset"]), {**config, "clip_fraction": None},
+                                      seed=cell["seed"], device=device)
     return [{**r, "metric": "f1_micro"} for r in _rows(cell, res) if r["metric"] == "test_f1"]
 
 
@@ -235,6 +252,76 @@ def run_table1_sound(cfg: Settings, store: ResultStore, *, device: str = "auto",
         run_grid(store, "table1_sound", cells, functools.partial(run_sound_cell, cfg, device=device),
                  desc="DRW Table 1 (sound mode)", force=force, device=str(resolve_device(device)))
     return store.load("table1_sound")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Why the DP cells land where they do: diagnostics of the selected runs (issue #18's measured causes)
+# ---------------------------------------------------------------------------------------------------------------
+DIAGNOSTICS = ("best_step", "steps", "top_class_share", "class_entropy", "noise_to_signal")
+
+
+def diagnostic_cells(cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None
+                     ) -> list[dict[str, Any]]:
+    """The grid cells of the DP runs Table 1 selected (every seed of the chosen configuration), optionally only
+    those of the ``(dataset, method, setting)`` triples in ``which``."""
+    t1 = store.load("table1")
+    if t1.empty:
+        return []
+    t1 = t1[t1["method"].isin(drw.DP_METHODS)]
+    keys = ["dataset", "method", "setting", *_HP, "seed"]
+    chosen = {tuple(r) for r in t1[keys].itertuples(index=False)}
+    wanted = None if which is None else {tuple(w) for w in which}
+    return [c for c in table1_cells(cfg, sorted(t1["dataset"].unique())) if c["method"] in drw.DP_METHODS
+            and tuple(c[k] for k in keys) in chosen
+            and (wanted is None or (c["dataset"], c["method"], c["setting"]) in wanted)]
+
+
+def run_diagnostic_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One selected run trained again: its grid rows (test/val F1 and ε checkpoints: a check against the stored
+    run) and :data:`DIAGNOSTICS` --
+    the selected step, the steps taken, how concentrated the selected model's test predictions are
+    (:func:`dpgnn.methods.drw.prediction_spread`) and the noise-to-signal ratio of every step."""
+    config = {k: cell[k] for k in ("num_layers", "hidden", "lr", "clip_fraction", "noise_multiplier",
+                                   "target_epsilon", "eval_every", "resample_every", "fdp_degree", "fdp_variant")}
+    res = _method(cell["method"]).run(_data(cell["dataset"]), config, seed=cell["seed"], device=device)
+    rows = _rows(cell, res)
+    return rows + [{**rows[0], "metric": m, "value": float(res.extra[m])} for m in DIAGNOSTICS]
+
+
+def run_diagnostics(cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None, *,
+                    device: str = "auto", force: bool = False) -> pd.DataFrame:
+    """Train the selected DP runs of Table 1 again (resumable, artifact ``table1_diagnostics``) and return the
+    per-cell summary of :func:`diagnostics_summary`."""
+    cells = diagnostic_cells(cfg, store, which)
+    if cells:
+        run_grid(store, "table1_diagnostics", cells, functools.partial(run_diagnostic_cell, cfg, device=device),
+                 desc="DRW Table 1 diagnostics", force=force, device=str(resolve_device(device)))
+    return diagnostics_summary(store)
+
+
+def diagnostics_summary(store: ResultStore) -> pd.DataFrame:
+    """Per reported DP cell: the paper's value, ours, the status, the selected steps per seed, the mean top-class
+    share and class entropy of the selected models' test predictions, the noise-to-signal ratio, and how far the
+    cell's test F1 spreads over the whole grid (every run; every configuration's mean over seeds)."""
+    df = store.load("table1_diagnostics")
+    if df.empty:
+        return df
+    keys = ["dataset", "method", "setting"]
+    per = lambda m, f: df[df["metric"] == m].groupby(keys)["value"].agg(f)  # noqa: E731
+    seeds = lambda v: "/".join(f"{x:g}" for x in v)  # noqa: E731
+    out = pd.concat({"test F1 per seed": per("test_f1", lambda v: "/".join(f"{x:.1f}" for x in v)),
+                     "best step per seed": per("best_step", seeds), "steps": per("steps", "max"),
+                     "top-class share": per("top_class_share", "mean"), "class entropy": per("class_entropy", "mean"),
+                     "noise / signal": per("noise_to_signal", "mean")}, axis=1).reset_index()
+    grid = store.load("grid")
+    test = grid[(grid["metric"] == "test_f1") & grid["method"].isin(drw.DP_METHODS)]
+    test = test[(test["fidelity"].fillna("paper") == "paper")] if "fidelity" in test else test
+    conf = test.groupby(keys + _HP)["value"].mean().groupby(keys)
+    runs = test.groupby(keys)["value"]
+    spread = pd.DataFrame({"grid runs": runs.size(), "run test F1 min": runs.min(), "run test F1 max": runs.max(),
+                           "config mean min": conf.min(), "config mean max": conf.max()}).reset_index()
+    rep = table1_side_by_side(store)[keys + ["paper", "ours", "status"]]
+    return rep.merge(out, on=keys).merge(spread, on=keys, how="left").round(3)
 
 
 #: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the sampling bound is pure computation
@@ -257,17 +344,17 @@ def table1_both_ways(store: ResultStore) -> pd.DataFrame:
     return out.round(2)
 
 
-def table1_side_by_side(profile: str, fidelity: str = "paper") -> pd.DataFrame:
+def _table1_vs_paper(store: ResultStore, fidelity: str = "paper") -> pd.DataFrame:
+    """The report's comparison of the stored Table 1 rows of ``fidelity`` with the paper's Table 1."""
+    ours = store.load(artifacts(fidelity)[0]).assign(artifact="table1")
+    return compare(load_reference(PAPER, "table1"), ours, profile=store.profile, skipped=store.skipped())
+
+
+def table1_side_by_side(store: ResultStore, fidelity: str = "paper") -> pd.DataFrame:
     """Table 1 as in the paper: ours (mean ± std over seeds, of the given ``fidelity``) beside the paper,
     difference and status."""
-    if fidelity == "paper":
-        rep = paper_vs_ours(PAPER, "table1", profile)
-    else:
-        store = ResultStore(PAPER, profile)
-        ours = store.load(artifacts(fidelity)[0]).assign(artifact="table1")
-        rep = compare(load_reference(PAPER, "table1"), ours, profile=profile, skipped=store.skipped())
-    rep["ours"] = [("—" if pd.isna(v) else f"{v:.1f}" + ("" if pd.isna(s) else f" ± {s:.1f}"))
-                   for v, s in zip(rep["ours_value"], rep["ours_spread"])]
+    rep = _table1_vs_paper(store, fidelity)
+    rep["ours"] = [common.fmt(v, s) for v, s in zip(rep["ours_value"], rep["ours_spread"])]
     rep["paper"] = rep["paper_value"].map(lambda v: f"{v:.1f}")
     rep["diff"] = rep["diff"].round(1)
     order = {m: i for i, m in enumerate(drw.METHODS)}
@@ -275,9 +362,9 @@ def table1_side_by_side(profile: str, fidelity: str = "paper") -> pd.DataFrame:
     return rep[["dataset", "method", "setting", "paper", "ours", "diff", "n_runs", "status", "note"]]
 
 
-def plot_table1(store: ResultStore):
+def plot_table1(store: ResultStore, fidelity: str = "paper"):
     """Table 1 as a figure: mean test F1 per method and architecture, paper values as ◇."""
-    df = store.load("table1")
+    df = store.load(artifacts(fidelity)[0])
     if df.empty:
         raise ValueError("no Table 1 results stored yet")
     order = list(drw.ARCHS)
@@ -305,7 +392,7 @@ def plot_fig2(store: ResultStore, fidelity: str = "paper"):
                           title="Fig. 2: test F1 at ε checkpoints (best-validation model so far)")
 
 
-def fig2_side_by_side(profile: str, store: ResultStore, fidelity: str = "paper") -> pd.DataFrame:
+def fig2_side_by_side(store: ResultStore, fidelity: str = "paper") -> pd.DataFrame:
     """Our Fig. 2 values per ε (of ``fidelity``) beside the paper's only printed point, Table 1 at ε = 8 (Fig. 2 is
     not printed)."""
     df = store.load(artifacts(fidelity)[1])
@@ -313,7 +400,7 @@ def fig2_side_by_side(profile: str, store: ResultStore, fidelity: str = "paper")
         return df
     wide = df.groupby(["dataset", "method", "setting", "checkpoint"])["value"].mean().unstack("checkpoint")
     wide.columns = [f"ours ε≤{int(c)}" for c in wide.columns]
-    rep = paper_vs_ours(PAPER, "table1", profile)[["dataset", "method", "setting", "paper_value"]]
+    rep = _table1_vs_paper(store, fidelity)[["dataset", "method", "setting", "paper_value"]]
     return wide.reset_index().merge(rep.rename(columns={"paper_value": "paper Table 1 (ε=8)"}),
                                     on=["dataset", "method", "setting"], how="left")
 
@@ -366,7 +453,7 @@ def plot_bound(store: ResultStore):
                                 "(paper's B, δ)")
 
 
-def bound_side_by_side(store: ResultStore, profile: str) -> pd.DataFrame:
+def bound_side_by_side(store: ResultStore) -> pd.DataFrame:
     """Per dataset: q of DRW (1 layer) and ε of one step beside the paper's Table 1 gain of DRW over FDP."""
     df = store.load("bound")
     sub = df[(df["metric"] == "q") & (df["num_layers"] == 1)].drop_duplicates(["dataset", "method"])
@@ -380,9 +467,71 @@ def bound_side_by_side(store: ResultStore, profile: str) -> pd.DataFrame:
     gain = (ref["drw"] - ref["fdp"]).rename("paper: DRW − FDP (1 layer, F1 pts)")
     out = q.join(e).join(gain, how="left").reset_index()
     out["num_train"] = out["dataset"].map(drw.NUM_TRAIN)
-    ours = paper_vs_ours(PAPER, "table1", profile)
+    ours = _table1_vs_paper(store)
     ours = ours[ours["setting"] == "1-layer"].pivot(index="dataset", columns="method", values="ours_value")
     if {"drw", "fdp"} <= set(ours.columns):
         out = out.merge((ours["drw"] - ours["fdp"]).rename("ours: DRW − FDP").reset_index(), on="dataset",
                         how="left")
     return out.sort_values("num_train")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The series API (dpgnn.series.common)
+# ---------------------------------------------------------------------------------------------------------------
+#: every artifact of this series: Table 1 and Fig. 2 of each fidelity, the sound-mode Table 1, the sampling bound
+ARTIFACTS = tuple(a for f in drw.FIDELITIES for a in artifacts(f)) + ("table1_sound", "bound")
+
+
+def _artifact(artifact: str) -> tuple[str, str]:
+    """``(kind, fidelity)`` of an artifact name: kind ``table1``/``fig2``/``table1_sound``/``bound``."""
+    for fidelity in drw.FIDELITIES:
+        t1, f2 = artifacts(fidelity)
+        if artifact in (t1, f2):
+            return ("table1" if artifact == t1 else "fig2"), fidelity
+    if artifact in ("table1_sound", "bound"):
+        return artifact, "paper"
+    raise ValueError(f"unknown DRW artifact {artifact!r}; valid: {list(ARTIFACTS)}")
+
+
+def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False,
+        train: bool = True) -> pd.DataFrame:
+    """Compute ``artifact``'s missing cells and return its rows. Table 1 and Fig. 2 come from the same grid
+    (:func:`run_table1`); their ``_authors_code`` versions need ``cfg`` built with ``fidelity="authors_code"``.
+    ``train=False`` trains nothing and selects from the stored runs; ``bound`` is pure accounting."""
+    kind, fidelity = _artifact(artifact)
+    if kind in ("table1", "fig2"):
+        if cfg.get("fidelity", "paper") != fidelity:
+            raise ValueError(f"{artifact!r} is the {fidelity} fidelity's artifact but the settings have fidelity="
+                             f"{cfg.get('fidelity', 'paper')!r}; use settings('drw', profile, fidelity={fidelity!r})")
+        run_table1(cfg, store, device=device, force=force, train=train)
+        return store.load(artifact)
+    if kind == "table1_sound":
+        return run_table1_sound(cfg, store, device=device, force=force, train=train)
+    check_train(force, train)
+    return run_bound(cfg, store)
+
+
+def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
+    """Ours beside the paper: Table 1 (mean ± std over seeds, difference, status), Fig. 2 (ours at every integer
+    ε beside the paper's one printed point, Table 1 at ε = 8), the sound-mode Table 1 beside the published
+    pipeline, the sampling bound beside the paper's DRW − FDP gain."""
+    kind, fidelity = _artifact(artifact)
+    if kind == "table1":
+        return table1_side_by_side(store, fidelity)
+    if kind == "fig2":
+        return fig2_side_by_side(store, fidelity)
+    if kind == "table1_sound":
+        return table1_both_ways(store)
+    return bound_side_by_side(store)
+
+
+def plot(store: ResultStore, artifact: str):
+    """The artifact's figure, drawn from stored rows only."""
+    kind, fidelity = _artifact(artifact)
+    if kind == "table1":
+        return plot_table1(store, fidelity)
+    if kind == "fig2":
+        return plot_fig2(store, fidelity)
+    if kind == "bound":
+        return plot_bound(store)
+    raise ValueError("table1_sound has no figure of its own; side_by_side(store, 'table1_sound') is its table")

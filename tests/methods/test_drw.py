@@ -329,3 +329,11 @@ def test_authors_code_stops_early_and_records_it(data):
     assert r["epsilon"] == D.drw_epsilon(8.0, r["sampling_rate"], r["steps"], 1e-5, fidelity="authors_code")
     assert r["epsilon"] < full["epsilon"] and 1 <= r["best_step"] <= r["steps"] - 3
     assert [c["checkpoint"] for c in r["checkpoints"]] == list(range(1, 9))
+
+
+def test_prediction_spread_measures_how_concentrated_predictions_are():
+    one = D.prediction_spread(torch.full((10,), 2), 4)
+    assert one == {"top_class_share": 1.0, "class_entropy": 0.0}
+    uniform = D.prediction_spread(torch.arange(8) % 4, 4)
+    assert uniform["top_class_share"] == 0.25 and abs(uniform["class_entropy"] - 1.0) < 1e-12
+    assert math.isnan(D.prediction_spread(None, 4)["class_entropy"])

@@ -40,3 +40,106 @@ def test_sound_table1_runs_resumes_and_reads_without_training(tmp_path, monkeypa
     assert len(series.run_table1_sound(cfg, store, train=False)) == len(rows)
     with pytest.raises(ValueError, match="train=False"):
         series.run_table1_sound(cfg, store, force=True, train=False)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The series API and the method contract
+# ---------------------------------------------------------------------------------------------------------------
+def _runs(rows):
+    import pandas as pd
+
+    return pd.DataFrame(rows)
+
+
+def test_select_best_picks_the_best_mean_validation_and_breaks_ties_in_config_order():
+    base = {"dataset": "cora", "setting": "1-layer"}
+    rows = []
+    # drw: config (0.1, 0.01, 1.0) has the best mean val (60 over two seeds) though (0.2, ...) has the best single
+    for (lr, vals) in ((0.1, (50.0, 70.0)), (0.2, (80.0, 30.0)), (0.01, (55.0, 55.0))):
+        for seed, v in zip((1, 2), vals):
+            hp = {"lr": lr, "clip_fraction": 0.01, "noise_multiplier": 1.0, "seed": seed}
+            rows += [{**base, **hp, "method": "drw", "metric": "val_f1", "value": v},
+                     {**base, **hp, "method": "drw", "metric": "test_f1", "value": v + 1}]
+    # fdp: two configs tie at 40 -> the first in (lr, clip, noise) order, z = 2 before z = 4
+    for z in (4.0, 2.0):
+        hp = {"lr": 0.1, "clip_fraction": 0.1, "noise_multiplier": z, "seed": 1}
+        rows += [{**base, **hp, "method": "fdp", "metric": "val_f1", "value": 40.0},
+                 {**base, **hp, "method": "fdp", "metric": "test_f1", "value": z}]
+    # gcn has no DP hyper-parameters (NaN): kept, filled with -1
+    rows += [{**base, "method": "gcn", "seed": 1, "metric": m, "value": 70.0} for m in ("val_f1", "test_f1")]
+    chosen = series.select_best(_runs(rows))
+    test = chosen[chosen["metric"] == "test_f1"].set_index("method")
+    assert (test.loc["drw", "lr"] == 0.1).all() and sorted(test.loc["drw", "value"]) == [51.0, 71.0]
+    assert test.loc["fdp", "noise_multiplier"] == 2.0 and test.loc["fdp", "value"] == 2.0
+    assert test.loc["gcn", "lr"] == -1.0 and test.loc["gcn", "value"] == 70.0
+    assert set(chosen["metric"]) == {"val_f1", "test_f1"}
+
+
+def test_registry_holds_every_table1_method_at_its_level():
+    from dpgnn import methods
+    from dpgnn.methods import drw
+
+    assert methods.available("drw") == sorted(("drw", m, drw.LEVELS[m]) for m in drw.METHODS)
+    assert {drw.LEVELS[m] for m in drw.DP_METHODS} == {"feature"} and drw.LEVELS["gcn"] == "none"
+    with pytest.raises(ValueError, match="unknown DRW artifact"):
+        series.side_by_side(ResultStore("drw", "test"), "table9")
+
+
+@pytest.mark.mirror
+def test_contract_runs_equal_the_trainers_and_reject_unknown_options():
+    pytest.importorskip("torch")
+    from dpgnn import methods
+    from dpgnn.data import dataset_available
+    from dpgnn.methods import drw
+
+    if not dataset_available("cora"):
+        pytest.skip("cora is not in the mirror")
+    spec = methods.get("drw", "drw", "feature")
+    d = spec.prepare("cora")
+    cfg = {"num_layers": 1, "hidden": 16, "max_steps": 4, "noise_multiplier": 2.0}
+    res = spec.run(d, cfg, seed=0, device="cpu")
+    ref = drw.train_dp(d, "drw", seed=0, device="cpu", **cfg)
+    assert res.metrics == {"train": ref["train_f1"], "val": ref["val_f1"], "test": ref["test_f1"]}
+    assert res.extra["best_step"] == ref["best_step"] >= 1 and res.ledger["steps"] == 4
+    assert [h["step"] for h in res.history if h["step"] > 0] == [1, 2, 3, 4]  # step 0: only for a checkpoint
+    assert 0 <= res.extra["class_entropy"] <= 1 and res.extra["top_class_share"] >= 1 / d.num_classes
+    assert res.extra["noise_to_signal"] > 1  # z = 2 on ~23k parameters: the noise dominates every step
+    nondp = drw.run(d, "mlp", seed=0, device="cpu", hidden=16, max_steps=6, patience=2)
+    assert nondp.extra["steps"] == len(nondp.history) and nondp.val == max(h["val"] for h in nondp.history)
+    with pytest.raises(ValueError, match="unknown option"):
+        spec.run(d, {"nosuch": 1}, seed=0)
+
+
+@pytest.mark.mirror
+def test_series_api_on_the_test_profile(tmp_path):
+    pytest.importorskip("torch")
+    import matplotlib
+
+    from dpgnn.data import dataset_available
+
+    if not dataset_available("cora"):
+        pytest.skip("cora is not in the mirror")
+    matplotlib.use("Agg")
+    cfg = settings("drw", "test")
+    store = ResultStore("drw", "test", root=tmp_path)
+    t1 = series.run(cfg, store, "table1", device="cpu")
+    assert set(t1["method"]) == set(cfg.methods) and set(t1["metric"]) == {"f1_micro"}
+    assert len(series.run(cfg, store, "fig2", train=False)) > 0  # selected from the stored grid, nothing trained
+    table = series.side_by_side(store, "table1")
+    assert {"dataset", "method", "setting", "paper", "ours", "diff", "status"} <= set(table.columns)
+    row = table[(table["dataset"] == "cora") & (table["method"] == "drw") & (table["setting"] == "1-layer")]
+    assert row["ours"].tolist() == [f"{t1.loc[t1['method'] == 'drw', 'value'].mean():.1f}"]  # one seed: no spread
+    assert "ours ε≤8" in series.side_by_side(store, "fig2").columns
+    for artifact in ("table1", "fig2"):
+        assert series.plot(store, artifact) is not None
+    series.run(cfg, store, "bound")
+    assert "q drw" in series.side_by_side(store, "bound").columns
+    with pytest.raises(ValueError, match="fidelity"):
+        series.run(cfg, store, "table1_authors_code")
+    # diagnostics: the selected DP runs retrained give the same test F1 as Table 1, plus what explains it
+    summary = series.run_diagnostics(cfg, store, device="cpu")
+    assert set(summary["method"]) == {"drw", "fdp"} and (summary["noise / signal"] > 1).all()
+    diag = store.load("table1_diagnostics")
+    again = diag[diag["metric"] == "test_f1"].set_index("method")["value"]
+    assert again.to_dict() == t1[t1["method"].isin(["drw", "fdp"])].set_index("method")["value"].to_dict()
+    assert {"best_step", "top_class_share", "class_entropy"} <= set(diag["metric"])
