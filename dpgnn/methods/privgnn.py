@@ -18,7 +18,17 @@ What is here (the series layer :mod:`dpgnn.series.privgnn` calls only this):
 * baselines: :func:`baseline_b1`, :func:`baseline_b2`, :func:`baseline_b3`, :func:`b4_soft_labels` (App. D.5),
   :func:`mlp_baseline` (Table 7), :func:`pate_votes` (PATE-M with MLP teachers, PATE-G with SAGE teachers);
 * ablations: KNNRem (``knn=False``: the teacher sees the whole subsample) and SingleGNN (:func:`single_gnn_posteriors`);
-* ledgers: :func:`privacy_ledger`.
+* ledgers: :func:`privacy_ledger` (:func:`log_softmax_ledger` for the authors'-code noise);
+* the method contract (:mod:`dpgnn.methods`): every method registered as ``("privgnn", method, level)`` --
+  ``privgnn``, ``privgnn_code``, ``knnrem``, ``singlegnn``, ``pate_g``, ``pate_m`` at level ``node`` (the ledger's
+  unit: one private node replaced), ``b1``, ``b2``, ``b3``, ``mlp``, ``b4`` at ``none`` -- with ``prepare`` =
+  :func:`prepare` and ``run_<method>(data, config, *, seed, device) -> RunResult`` (``metrics["test"]``: accuracy on
+  the public test nodes). The PrivGNN variants take ``teachers=`` (:func:`teachers_for`) and PATE ``votes=`` so that
+  one set of teachers serves every λ and |Q| prefix, as the series does.
+
+Training: the student, B1-B3, the MLP and the pre-training run on :func:`dpgnn.train.fit` (no selection: the final
+epoch is released, spec 5.2); the batched teachers run the same step (:func:`dpgnn.nn.privgnn.teacher_step`) in their
+own fast loop. Dropout masks come from torch's global generator (seed it for bit-identical reruns).
 
 Teacher posteriors do not depend on λ, and the |Q| = 500 queries are a prefix of the |Q| = 1000 ones, so one set of
 teachers serves a whole λ sweep and both |Q| settings (:func:`teacher_posteriors` is computed for the largest |Q|).
@@ -29,7 +39,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -38,7 +48,9 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from dpgnn.data import load_dataset
-from dpgnn.nn.privgnn import MLP, SAGE, BatchedSAGETeachers, mean_neighbours, train_batched_teachers
+from dpgnn.methods import RunResult, register
+from dpgnn.metrics import accuracy
+from dpgnn.nn.privgnn import MLP, SAGE, BatchedSAGETeachers, mean_neighbours, teacher_step, train_batched_teachers
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, SOUND, non_private, statement
 from dpgnn.privacy.pate import (
     PRIVGNN_ACCOUNTANT,
@@ -49,6 +61,7 @@ from dpgnn.privacy.pate import (
     vote_counts,
 )
 from dpgnn.privacy.privgnn import statement_as_published as privgnn_statement
+from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = [
@@ -56,7 +69,9 @@ __all__ = [
     "poisson_subsample", "knn_select", "induced_subgraph", "teacher_subgraphs", "teacher_posteriors",
     "single_gnn_posteriors", "noisy_argmax", "b4_soft_labels", "train_student", "baseline_b1", "baseline_b2",
     "baseline_b3", "mlp_baseline", "pate_votes", "pate_labels", "privacy_ledger", "check_k", "check_gamma",
-    "fit_sage", "log_posteriors",
+    "fit_sage", "log_posteriors", "log_softmax_ledger", "teachers_for", "votes_for", "MODEL_DEFAULTS", "run_privgnn",
+    "run_privgnn_code", "run_knnrem", "run_singlegnn", "run_pate_g", "run_pate_m", "run_b1", "run_b2", "run_b3",
+    "run_mlp", "run_b4",
 ]
 
 PAPER = "privgnn"
@@ -414,28 +429,27 @@ def b4_soft_labels(true_labels: Tensor, num_classes: int, lam: float, generator:
 # student and non-private baselines
 # ---------------------------------------------------------------------------------------------------------------
 def _fit(model: torch.nn.Module, x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, *, epochs: int,
-         lr: float, device: torch.device) -> torch.nn.Module:
-    """Full-batch Adam for ``epochs`` epochs on NLL (hard labels) or cross-entropy with soft labels (any model)."""
+         lr: float, device: torch.device, history: list[dict[str, Any]] | None = None) -> torch.nn.Module:
+    """Full-batch Adam for ``epochs`` epochs on NLL (hard labels) or cross-entropy with soft labels (any model), on
+    :func:`dpgnn.train.fit` (final epoch, no selection); ``history`` (a list) receives the per-epoch loss."""
     model = model.to(device)
     x, edge_index, train_idx, target = x.to(device), edge_index.to(device), train_idx.to(device), target.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     soft = target.dim() == 2
-    model.train()
-    for _ in range(epochs):
+
+    def step(epoch: int) -> Tensor:
         opt.zero_grad(set_to_none=True)
         logp = model(x, edge_index)[train_idx]
         loss = -(target * logp).sum(1).mean() if soft else F.nll_loss(logp, target)
         loss.backward()
         opt.step()
+        return loss.detach()
+
+    res = fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
+    if history is not None:
+        history.extend(res.history)
     model.eval()
     return model
-
-
-@torch.no_grad()
-def _accuracy(model: torch.nn.Module, x: Tensor, edge_index: Tensor, idx: Tensor, y: Tensor,
-              device: torch.device) -> float:
-    logp = model(x.to(device), edge_index.to(device))
-    return float((logp[idx.to(device)].argmax(1).cpu() == y[idx]).float().mean())
 
 
 def _graph_inputs(x: Tensor, edge_index: Tensor, device: torch.device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -448,9 +462,10 @@ def _graph_inputs(x: Tensor, edge_index: Tensor, device: torch.device) -> tuple[
 
 def _fit_sage(x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, *, seed: int, epochs: int,
               hidden: int, dropout: float, lr: float, num_classes: int, device: torch.device,
-              init: SAGE | None = None) -> BatchedSAGETeachers:
+              init: SAGE | None = None, history: list[dict[str, Any]] | None = None) -> BatchedSAGETeachers:
     """One 2-layer SAGE (as :class:`SAGE`; BatchNorm over all nodes) trained transductively on one graph, with the
-    neighbour means of the input precomputed once. ``init`` copies a (pre-trained) :class:`SAGE`'s weights."""
+    neighbour means of the input precomputed once, on :func:`dpgnn.train.fit` (final epoch, no selection). ``init``
+    copies a (pre-trained) :class:`SAGE`'s weights; ``history`` (a list) receives the per-epoch training loss."""
     xx, src, dst, inv = _graph_inputs(x, edge_index, device)
     n = x.size(0)
     model = BatchedSAGETeachers(1, x.size(1), hidden, num_classes, dropout=dropout,
@@ -465,15 +480,19 @@ def _fit_sage(x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, 
     else:
         y = torch.zeros(1, n, dtype=torch.long, device=device)
         y[0, train_idx.to(device)] = target.to(device)
-    return train_batched_teachers(model, xx.unsqueeze(0), torch.ones(1, n, device=device), y, src, dst, inv,
-                                  epochs=epochs, lr=lr, loss_mask=loss_mask)
+    step = teacher_step(model, xx.unsqueeze(0), torch.ones(1, n, device=device), y, src, dst, inv, lr=lr,
+                        loss_mask=loss_mask)
+    res = fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
+    if history is not None:
+        history.extend(res.history)
+    model.eval()
+    return model
 
 
 def _sage_accuracy(model: BatchedSAGETeachers, x: Tensor, edge_index: Tensor, idx: Tensor, y: Tensor,
                    device: torch.device) -> float:
-    xx, src, dst, inv = _graph_inputs(x, edge_index, device)
-    logp = model.predict_graph(xx, src, dst, inv)[0]
-    return float((logp[idx.to(device)].argmax(1).cpu() == y[idx]).float().mean())
+    """Accuracy of a trained SAGE on the ``idx`` nodes of the graph (x, edges) (:func:`dpgnn.metrics.accuracy`)."""
+    return accuracy(log_posteriors(model, x, edge_index, device)[idx], y[idx])
 
 
 def _copy_into_batch(m: SAGE, batched: BatchedSAGETeachers, b: int = 0) -> None:
@@ -498,15 +517,18 @@ def _pretrain(model: SAGE, x: Tensor, edge_index: Tensor, *, epochs: int, lr: fl
     x, edge_index = x.to(device), edge_index.to(device)
     opt = torch.optim.Adam(list(model.conv1.parameters()) + list(model.bn.parameters()), lr=lr)
     n = x.size(0)
-    model.train()
-    for _ in range(epochs):
+    src, dst = edge_index
+
+    def step(epoch: int) -> Tensor:
         opt.zero_grad(set_to_none=True)
         h = model.embed(x, edge_index)
-        src, dst = edge_index
         neg = torch.randint(0, n, (src.numel(),), generator=generator).to(device)
         loss = F.softplus(-(h[src] * h[dst]).sum(1)).mean() + F.softplus((h[src] * h[neg]).sum(1)).mean()
         loss.backward()
         opt.step()
+        return loss.detach()
+
+    fit(model, step, epochs=epochs, monitor=None, restore_best=False)
     model.eval()
 
 
@@ -515,10 +537,12 @@ def train_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, *, seed
                   device: str = "auto") -> dict[str, Any]:
     """The released student: GraphSAGE trained transductively on the public graph with ``labels`` of
     ``train_nodes`` (hard [n] or soft [n, c]); accuracy on the public test nodes at the final epoch (spec 5.2).
-    ``pretrain_epochs > 0``: unsupervised pre-training of the first layer on the public graph first (App. D.7)."""
+    ``pretrain_epochs > 0``: unsupervised pre-training of the first layer on the public graph first (App. D.7).
+    Returns ``accuracy``, ``train_time_s``, the ``model`` and its per-epoch ``history`` (training loss)."""
     dev = resolve_device(device)
     t0 = time.perf_counter()
     init = None
+    history: list[dict[str, Any]] = []
     if pretrain_epochs:
         torch.manual_seed(stable_seed(seed, "pretrain-init"))
         init = SAGE(pd_.num_features, hidden, pd_.num_classes, dropout=dropout).to(dev)
@@ -526,31 +550,33 @@ def train_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, *, seed
                   generator=make_generator(stable_seed(seed, "pretrain")), device=dev)
     model = _fit_sage(pd_.x_pub, pd_.edge_pub, train_nodes, labels, seed=stable_seed(seed, "student"),
                       epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, num_classes=pd_.num_classes, device=dev,
-                      init=init)
+                      init=init, history=history)
     acc = _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev)
-    return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model}
+    return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model, "history": history}
 
 
 def baseline_b1(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int = 64, dropout: float = 0.5,
                 lr: float = 0.01, device: str = "auto") -> dict[str, Any]:
     """B1 (non-private, inductive): SAGE on the whole private graph with all its labels, tested on public test."""
     dev = resolve_device(device)
+    history: list[dict[str, Any]] = []
     model = _fit_sage(pd_.x_priv, pd_.edge_priv, torch.arange(pd_.num_private), pd_.y_priv,
                       seed=stable_seed(seed, "b1"), epochs=epochs, hidden=hidden, dropout=dropout, lr=lr,
-                      num_classes=pd_.num_classes, device=dev)
+                      num_classes=pd_.num_classes, device=dev, history=history)
     return {"accuracy": _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev),
-            "model": model}
+            "model": model, "history": history}
 
 
 def baseline_b2(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int = 64, dropout: float = 0.5,
                 lr: float = 0.01, device: str = "auto") -> dict[str, Any]:
     """B2 (non-private, transductive): SAGE on the public graph with the TRUE labels of all public-train nodes."""
     dev = resolve_device(device)
+    history: list[dict[str, Any]] = []
     model = _fit_sage(pd_.x_pub, pd_.edge_pub, pd_.pub_train, pd_.y_pub[pd_.pub_train],
                       seed=stable_seed(seed, "b2"), epochs=epochs, hidden=hidden, dropout=dropout, lr=lr,
-                      num_classes=pd_.num_classes, device=dev)
+                      num_classes=pd_.num_classes, device=dev, history=history)
     return {"accuracy": _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev),
-            "model": model}
+            "model": model, "history": history}
 
 
 def baseline_b3(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int = 64, dropout: float = 0.5,
@@ -563,9 +589,10 @@ def baseline_b3(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int =
     ei = torch.cat([pd_.edge_priv, pd_.edge_pub + n_priv], dim=1)
     train = torch.cat([torch.arange(n_priv), pd_.pub_train + n_priv])
     y = torch.cat([pd_.y_priv, pd_.y_pub])
+    history: list[dict[str, Any]] = []
     model = _fit_sage(x, ei, train, y[train], seed=stable_seed(seed, "b3"), epochs=epochs, hidden=hidden,
-                      dropout=dropout, lr=lr, num_classes=pd_.num_classes, device=dev)
-    return {"accuracy": _sage_accuracy(model, x, ei, pd_.pub_test + n_priv, y, dev)}
+                      dropout=dropout, lr=lr, num_classes=pd_.num_classes, device=dev, history=history)
+    return {"accuracy": _sage_accuracy(model, x, ei, pd_.pub_test + n_priv, y, dev), "history": history}
 
 
 def mlp_baseline(pd_: PrivGNNData, *, seed: int, epochs: int = 200, lr: float = 0.01, device: str = "auto"
@@ -573,10 +600,13 @@ def mlp_baseline(pd_: PrivGNNData, *, seed: int, epochs: int = 200, lr: float = 
     """Table 7 MLP: features only, trained on the public-train nodes' true labels, tested on public test."""
     dev = resolve_device(device)
     torch.manual_seed(stable_seed(seed, "mlp"))
+    history: list[dict[str, Any]] = []
     model = _fit(MLP(pd_.num_features, pd_.num_classes), pd_.x_pub[pd_.pub_train], pd_.edge_pub[:, :0],
-                 torch.arange(pd_.pub_train.numel()), pd_.y_pub[pd_.pub_train], epochs=epochs, lr=lr, device=dev)
-    return {"accuracy": _accuracy(model, pd_.x_pub[pd_.pub_test], pd_.edge_pub[:, :0],
-                                  torch.arange(pd_.pub_test.numel()), pd_.y_pub[pd_.pub_test], dev)}
+                 torch.arange(pd_.pub_train.numel()), pd_.y_pub[pd_.pub_train], epochs=epochs, lr=lr, device=dev,
+                 history=history)
+    with torch.no_grad():
+        out = model(pd_.x_pub[pd_.pub_test].to(dev))
+    return {"accuracy": accuracy(out.cpu(), pd_.y_pub[pd_.pub_test]), "history": history}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -671,6 +701,249 @@ def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None
         return {"level": "none", "mechanism": "none", "epsilon": math.inf,
                 "delta": 0.0, "accountant": "none", **non_private()}
     raise ValueError(f"unknown method {method!r}")
+
+
+def log_softmax_ledger(led: dict[str, Any]) -> dict[str, Any]:
+    """The ledger of a ``privgnn_code`` run (noise on log-softmax, the authors' code) from PrivGNN's ledger ``led``:
+    unbounded sensitivity, so ε = ∞ (a sound statement unless ``led`` names uncovered steps)."""
+    return {**led, "epsilon": math.inf, "epsilon_sound": math.inf, "issues": [],
+            "guarantee": "as_published" if led["not_covered"] else "sound",
+            "accounted": "nothing: noise on log-softmax (authors' code) has unbounded sensitivity, epsilon = inf",
+            "note": "noise on log-softmax (authors' code): unbounded sensitivity, the accountant's epsilon does not "
+                    "apply"}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the method contract (dpgnn.methods): prepare(dataset) -> PrivGNNData; run(data, config, *, seed, device) -> RunResult
+# ---------------------------------------------------------------------------------------------------------------
+#: the released model's settings (paper Sec. 4.1 / App. G.1), used where a config leaves them out
+MODEL_DEFAULTS = {"hidden": 64, "dropout": 0.5, "lr": 0.01}
+_REQUIRED = object()
+
+
+def _opt(config: Mapping[str, Any], key: str, default: Any = _REQUIRED) -> Any:
+    if key in config and config[key] is not None:
+        return config[key]
+    if default is _REQUIRED:
+        raise ValueError(f"PrivGNN config needs {key!r} (got keys {sorted(config)})")
+    return default
+
+
+def _deltas(data: PrivGNNData, config: Mapping[str, Any]) -> tuple[float, float]:
+    """(δ of the paper's ε, δ of the sound ε): the config's, else the dataset's (``DATASETS``: the δ that reproduces
+    the printed ε, the stated δ)."""
+    info = DATASETS.get(data.name)
+    delta = _opt(config, "delta", info.delta_reproducing if info else _REQUIRED)
+    return float(delta), float(_opt(config, "delta_sound", info.delta_stated if info else delta))
+
+
+def _model_kw(config: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _opt(config, k, v) for k, v in MODEL_DEFAULTS.items()}
+
+
+#: the teachers of each PrivGNN variant: (KNN selection, one teacher for all queries)
+_VARIANTS = {"privgnn": (True, False), "privgnn_code": (True, False), "knnrem": (False, False),
+             "singlegnn": (False, True)}
+
+
+def teachers_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, method: str = "privgnn",
+                 device: str = "auto") -> TeacherOutput:
+    """The teachers' posteriors of one PrivGNN run (``method``: privgnn/privgnn_code, knnrem, singlegnn) for the
+    first ``config["teacher_queries"]`` queries (default ``queries``), seeded from the run's ``seed`` (the
+    ``(seed, "teachers", K)`` stream of :func:`teacher_posteriors`; ``"knnrem"``/``"single"`` in place of K for
+    the ablations). Teachers depend neither on λ nor on the noise variant, and the |Q| queries are a prefix of any
+    larger |Q|'s, so one output serves every λ and |Q| ≤ ``teacher_queries`` (pass it to ``run`` as
+    ``teachers=``, with the same ``seed``, γ, K and epochs: the run's ledger is built from its own config)."""
+    if method not in _VARIANTS:
+        raise ValueError(f"unknown PrivGNN variant {method!r}; valid: {list(_VARIANTS)}")
+    knn, single = _VARIANTS[method]
+    nq = int(_opt(config, "teacher_queries", _opt(config, "queries")))
+    gamma = check_gamma(_opt(config, "gamma"))
+    kw = dict(sampling=_opt(config, "sampling", "poisson"), epochs=int(_opt(config, "teacher_epochs", 200)),
+              device=device, **_model_kw(config))
+    if single:
+        return single_gnn_posteriors(data, nq, gamma=gamma, seed=stable_seed(seed, "teachers", "single"), **kw)
+    k = _opt(config, "k") if knn else None
+    tag = k if knn else "knnrem"
+    return teacher_posteriors(data, nq, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", tag), knn=knn, **kw)
+
+
+def _run_privgnn(method: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str,
+                 post: TeacherOutput | None) -> RunResult:
+    t0 = time.perf_counter()
+    q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
+    gamma = check_gamma(_opt(config, "gamma"))
+    knn, single = _VARIANTS[method]
+    tag = _opt(config, "k") if knn else ("single" if single else "knnrem")
+    if post is None:
+        post = teachers_for(data, config, seed=seed, method=method, device=device)
+    if post.posteriors.size(0) < q:
+        raise ValueError(f"the teachers answer {post.posteriors.size(0)} queries, fewer than queries={q}")
+    noise = "log_softmax" if method == "privgnn_code" else "posterior"
+    labels = noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, tag)), noise_on=noise)
+    nodes = query_nodes(data, q)
+    student = train_student(data, nodes, labels[:q], seed=stable_seed(seed, ("student", noise, lam, q, tag)),
+                            epochs=int(_opt(config, "student_epochs", 200)),
+                            pretrain_epochs=int(_opt(config, "pretrain_epochs", 0)), device=device,
+                            **_model_kw(config))
+    delta, delta_sound = _deltas(data, config)
+    led = privacy_ledger("singlegnn" if single else ("knnrem" if not knn else "privgnn"), lam=lam, queries=q,
+                         gamma=gamma, delta=delta, num_classes=data.num_classes, delta_sound=delta_sound,
+                         standardized=data.standardized)
+    if noise == "log_softmax":  # the L1-sensitivity-1 argument fails for log-probabilities
+        led = log_softmax_ledger(led)
+    t_acc = float((post.posteriors[:q].argmax(1) == data.y_pub[nodes]).float().mean())
+    return RunResult({"test": student["accuracy"]}, led, history=student["history"], seconds=time.perf_counter() - t0,
+                     extra={"teacher_accuracy": t_acc, "teacher_epochs_per_s": post.teacher_epochs_per_second,
+                            "model": student["model"]})
+
+
+_PRIVGNN_DOC = """{what}: the |Q| pseudo-labels argmax(posterior + Lap(1/λ)^c) of the teachers (:func:`teachers_for`;
+    ``teachers=`` reuses an output computed for a larger or equal |Q|), then the released student (final epoch),
+    accuracy on the public test nodes (``metrics["test"]``; no validation split: nothing is selected). Config:
+    ``queries``, ``lam``, ``gamma``, ``k``, ``teacher_epochs``/``student_epochs`` (200), ``delta``/``delta_sound``
+    (default: the dataset's), optional ``sampling``, ``pretrain_epochs``, ``hidden``/``dropout``/``lr``. Streams
+    from ``seed``: teachers ``(seed, "teachers", K)``, noise ``(seed, "noise", λ, K)``, student
+    ``(seed, ("student", noise_on, λ, |Q|, K))``; dropout masks from torch's global generator."""
+
+
+@register(PAPER, "privgnn", "node", prepare=prepare, description="PrivGNN (Algorithm 1): noise on posteriors")
+def run_privgnn(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
+                teachers: TeacherOutput | None = None) -> RunResult:
+    return _run_privgnn("privgnn", data, config, seed, device, teachers)
+
+
+@register(PAPER, "privgnn_code", "node", prepare=prepare,
+          description="PrivGNN with noise on log-softmax (the authors' code): epsilon = inf")
+def run_privgnn_code(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
+                     teachers: TeacherOutput | None = None) -> RunResult:
+    return _run_privgnn("privgnn_code", data, config, seed, device, teachers)
+
+
+@register(PAPER, "knnrem", "node", prepare=prepare, description="KNNRem ablation (Table 4): no KNN selection")
+def run_knnrem(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
+               teachers: TeacherOutput | None = None) -> RunResult:
+    return _run_privgnn("knnrem", data, config, seed, device, teachers)
+
+
+@register(PAPER, "singlegnn", "node", prepare=prepare,
+          description="SingleGNN ablation (Table 4): one teacher answers every query")
+def run_singlegnn(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
+                  teachers: TeacherOutput | None = None) -> RunResult:
+    return _run_privgnn("singlegnn", data, config, seed, device, teachers)
+
+
+run_privgnn.__doc__ = _PRIVGNN_DOC.format(what="PrivGNN as the paper states it (noise on the posterior)")
+run_privgnn_code.__doc__ = _PRIVGNN_DOC.format(
+    what="PrivGNN as the authors' code runs it (noise on the log-softmax: ε = ∞, :func:`log_softmax_ledger`)")
+run_knnrem.__doc__ = _PRIVGNN_DOC.format(what="KNNRem (Table 4): each teacher sees its whole Poisson subsample")
+run_singlegnn.__doc__ = _PRIVGNN_DOC.format(what="SingleGNN (Table 4): one teacher on one subsample answers all")
+
+
+def votes_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, kind: str, device: str = "auto"
+              ) -> Tensor:
+    """PATE-G (``kind="gnn"``) or PATE-M (``"mlp"``) vote counts of one run for the first ``config["queries"]``
+    queries (:func:`pate_votes`, stream ``(seed, "pate", kind)``): they do not depend on λ (pass them to ``run`` as
+    ``votes=``)."""
+    return pate_votes(data, int(_opt(config, "queries")), kind=kind, num_teachers=int(_opt(config, "num_teachers")),
+                      seed=stable_seed(seed, "pate", kind), epochs=int(_opt(config, "teacher_epochs", 200)),
+                      device=device, **_model_kw(config))
+
+
+def _run_pate(kind: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str,
+              votes: Tensor | None) -> RunResult:
+    t0 = time.perf_counter()
+    q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
+    if votes is None:
+        votes = votes_for(data, config, seed=seed, kind=kind, device=device)
+    if votes.size(0) < q:
+        raise ValueError(f"the vote counts answer {votes.size(0)} queries, fewer than queries={q}")
+    counts = votes[:q]
+    labels = pate_labels(counts, lam, make_generator(stable_seed(seed, "pate-noise", kind, lam)))
+    student = train_student(data, query_nodes(data, q), labels, seed=stable_seed(seed, ("pate", kind, lam)),
+                            epochs=int(_opt(config, "student_epochs", 200)), device=device, **_model_kw(config))
+    delta = DATASETS[data.name].pate_delta if data.name in DATASETS else None
+    delta = float(_opt(config, "delta", delta if delta is not None else _deltas(data, config)[0]))
+    led = privacy_ledger(f"pate_{kind[0]}", lam=lam, queries=q, delta=delta, counts=counts.numpy(),
+                         standardized=data.standardized)
+    return RunResult({"test": student["accuracy"]}, led, history=student["history"], seconds=time.perf_counter() - t0,
+                     extra={"model": student["model"]})
+
+
+@register(PAPER, "pate_g", "node", prepare=prepare, description="PATE-G: SAGE teachers on disjoint partitions")
+def run_pate_g(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
+               votes: Tensor | None = None) -> RunResult:
+    """PATE-G (Table 5): ``num_teachers`` SAGE teachers on disjoint partitions of G† (:func:`pate_votes`; ``votes=``
+    reuses :func:`votes_for` of a larger or equal |Q|), noisy-argmax labels, the student. Config: ``queries``, ``lam``,
+    ``num_teachers``, ``teacher_epochs``/``student_epochs``, ``delta`` (default: the dataset's ``pate_delta``).
+    Streams from ``seed``: votes ``(seed, "pate", "gnn")``, noise ``(seed, "pate-noise", "gnn", λ)``, student
+    ``(seed, ("pate", "gnn", λ))``."""
+    return _run_pate("gnn", data, config, seed, device, votes)
+
+
+@register(PAPER, "pate_m", "node", prepare=prepare, description="PATE-M: MLP teachers on disjoint partitions")
+def run_pate_m(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
+               votes: Tensor | None = None) -> RunResult:
+    """PATE-M (Table 5): as :func:`run_pate_g` with MLP teachers (streams tagged ``"mlp"``)."""
+    return _run_pate("mlp", data, config, seed, device, votes)
+
+
+def _non_private(acc: float, t0: float, history: list[dict[str, Any]], **extra: Any) -> RunResult:
+    return RunResult({"test": acc}, privacy_ledger("b1"), history=history, seconds=time.perf_counter() - t0,
+                     extra=extra)
+
+
+def _baseline(fn, name: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str,
+              graph: bool = True) -> RunResult:
+    t0 = time.perf_counter()
+    kw = _model_kw(config) if graph else {"lr": _opt(config, "lr", MODEL_DEFAULTS["lr"])}
+    out = fn(data, seed=stable_seed(seed, name), epochs=int(_opt(config, "epochs", 200)), device=device, **kw)
+    return _non_private(out["accuracy"], t0, out["history"], **({"model": out["model"]} if "model" in out else {}))
+
+
+_BASELINE_DOC = """{what}; accuracy on the public test nodes at the final epoch (non-private, ε = ∞). Config: ``epochs``
+    (200), ``lr`` and (SAGE) ``hidden``/``dropout``; stream ``(seed, "{name}")``."""
+
+
+@register(PAPER, "b1", "none", prepare=prepare, description="B1 (non-private, inductive): SAGE on the private graph")
+def run_b1(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    return _baseline(baseline_b1, "b1", data, config, seed, device)
+
+
+@register(PAPER, "b2", "none", prepare=prepare,
+          description="B2 (non-private, transductive): SAGE on the public graph with its true labels")
+def run_b2(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    return _baseline(baseline_b2, "b2", data, config, seed, device)
+
+
+@register(PAPER, "b3", "none", prepare=prepare, description="B3 (App. D.4): SAGE on the union of both graphs")
+def run_b3(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    return _baseline(baseline_b3, "b3", data, config, seed, device)
+
+
+@register(PAPER, "mlp", "none", prepare=prepare, description="Table 7 MLP: features only, true public labels")
+def run_mlp(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    return _baseline(mlp_baseline, "mlp", data, config, seed, device, graph=False)
+
+
+run_b1.__doc__ = _BASELINE_DOC.format(what="B1 (:func:`baseline_b1`)", name="b1")
+run_b2.__doc__ = _BASELINE_DOC.format(what="B2 (:func:`baseline_b2`)", name="b2")
+run_b3.__doc__ = _BASELINE_DOC.format(what="B3 (:func:`baseline_b3`)", name="b3")
+run_mlp.__doc__ = _BASELINE_DOC.format(what="Table 7's MLP (:func:`mlp_baseline`)", name="mlp")
+
+
+@register(PAPER, "b4", "none", prepare=prepare, description="B4 noisy oracle (App. D.5): soft true labels")
+def run_b4(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    """B4 (App. D.5): the student on the TRUE labels of the |Q| queries turned into noisy soft labels
+    (:func:`b4_soft_labels`); it reads the public ground truth, so it is not a private mechanism of G† (ε = ∞).
+    Config: ``queries``, ``lam``, ``student_epochs``; streams ``(seed, "b4", λ)`` (noise), ``(seed, "b4s", λ)``."""
+    t0 = time.perf_counter()
+    q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
+    nodes = query_nodes(data, q)
+    soft = b4_soft_labels(data.y_pub[nodes], data.num_classes, lam, make_generator(stable_seed(seed, "b4", lam)))
+    out = train_student(data, nodes, soft, seed=stable_seed(seed, "b4s", lam),
+                        epochs=int(_opt(config, "student_epochs", 200)), device=device, **_model_kw(config))
+    return _non_private(out["accuracy"], t0, out["history"], model=out["model"])
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -13,12 +13,16 @@ Adam is element-wise, so one Adam over the stacked tensors with the summed per-t
 per-teacher updates. With dropout 0 the result equals training each teacher alone with :class:`SAGE` (tested);
 with dropout the masks are independent draws, so the algorithm is statistically identical to the sequential one.
 The first layer's neighbour means ``Ā X`` are computed once per teacher before training (the input never changes).
+
+:func:`teacher_step` is one epoch of that training as a ``step(epoch)`` closure: :func:`train_batched_teachers` runs
+it back to back for the teachers (the fast path: no selection, no per-epoch bookkeeping or host sync), and PrivGNN's
+single models (the student, B1-B3) run it on the plain engine :func:`dpgnn.train.fit`.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -27,7 +31,7 @@ from torch_geometric.nn import SAGEConv
 
 from dpgnn.nn.models import register_model
 
-__all__ = ["SAGE", "MLP", "BatchedSAGETeachers", "mean_neighbours", "train_batched_teachers"]
+__all__ = ["SAGE", "MLP", "BatchedSAGETeachers", "mean_neighbours", "teacher_step", "train_batched_teachers"]
 
 
 class SAGE(nn.Module):
@@ -213,14 +217,12 @@ class BatchedSAGETeachers(nn.Module):
         return torch.stack(out)
 
 
-def train_batched_teachers(model: BatchedSAGETeachers, xx: Tensor, mask: Tensor, y: Tensor, src: Tensor, dst: Tensor,
-                           inv_deg: Tensor, *, epochs: int = 200, lr: float = 0.01, weight_decay: float = 0.0,
-                           loss_mask: Tensor | None = None) -> BatchedSAGETeachers:
-    """Full-batch Adam on every teacher's mean loss over its ``loss_mask`` nodes (default: its real nodes), summed
-    over teachers, ``epochs`` steps. ``y`` holds class ids [B, K] (NLL) or soft targets [B, K, c] (cross-entropy).
-    BatchNorm statistics use all real nodes (``mask``), as a full-graph forward does."""
-    if epochs < 1:
-        raise ValueError(f"epochs must be >= 1, got {epochs}")
+def teacher_step(model: BatchedSAGETeachers, xx: Tensor, mask: Tensor, y: Tensor, src: Tensor, dst: Tensor,
+                 inv_deg: Tensor, *, lr: float = 0.01, weight_decay: float = 0.0, loss_mask: Tensor | None = None
+                 ) -> Callable[[int], Tensor]:
+    """The epoch of :func:`train_batched_teachers` as a ``step(epoch) -> loss`` closure (one full-batch Adam step of
+    every teacher; the summed loss, detached, without a host sync), for :func:`dpgnn.train.fit` when one model is
+    trained (PrivGNN's student and baselines) and for the fast loop below when many teachers are."""
     # the fused kernel (CPU and CUDA) does Adam's element-wise update in one pass over the stacked [B, 2d, h]
     # weights: the same update as the default loop, ~2x faster end to end at small K where the update is half the work
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
@@ -228,13 +230,34 @@ def train_batched_teachers(model: BatchedSAGETeachers, xx: Tensor, mask: Tensor,
     n = lm.sum(1).clamp(min=1.0)
     soft = y.dim() == 3
     yy = y if soft else y.clamp(min=0).unsqueeze(-1)
-    model.train()
-    for _ in range(epochs):
+
+    def step(epoch: int) -> Tensor:
         opt.zero_grad(set_to_none=True)
         logp = model(xx, mask, src, dst, inv_deg)
         nll = -(yy * logp).sum(-1) if soft else -logp.gather(-1, yy).squeeze(-1)
         loss = ((nll * lm).sum(1) / n).sum()
         loss.backward()
         opt.step()
+        return loss.detach()
+
+    return step
+
+
+def train_batched_teachers(model: BatchedSAGETeachers, xx: Tensor, mask: Tensor, y: Tensor, src: Tensor, dst: Tensor,
+                           inv_deg: Tensor, *, epochs: int = 200, lr: float = 0.01, weight_decay: float = 0.0,
+                           loss_mask: Tensor | None = None) -> BatchedSAGETeachers:
+    """Full-batch Adam on every teacher's mean loss over its ``loss_mask`` nodes (default: its real nodes), summed
+    over teachers, ``epochs`` steps (:func:`teacher_step`). ``y`` holds class ids [B, K] (NLL) or soft targets
+    [B, K, c] (cross-entropy). BatchNorm statistics use all real nodes (``mask``), as a full-graph forward does.
+
+    The fast path of PrivGNN's teachers: no validation or selection (a teacher answers with its final weights,
+    Algorithm 1), so the epochs run back to back without per-epoch bookkeeping or host syncs; a single model with
+    a history runs the same step on :func:`dpgnn.train.fit` instead."""
+    if epochs < 1:
+        raise ValueError(f"epochs must be >= 1, got {epochs}")
+    step = teacher_step(model, xx, mask, y, src, dst, inv_deg, lr=lr, weight_decay=weight_decay, loss_mask=loss_mask)
+    model.train()
+    for epoch in range(1, epochs + 1):
+        step(epoch)
     model.eval()
     return model

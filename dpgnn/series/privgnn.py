@@ -2,8 +2,17 @@
 
 Notebook 01: every ε table (Tables 2, 3, 9; Fig. 2b; Fig. 7's ε axis) computed by the accountant, the δ finding,
 Theorem 7 beside it. Notebook 02: accuracy (RQ1 Table 5 / Fig. 2a, RQ2 Table 1, RQ3 Table 6, baselines Tables 7-9)
-on the datasets available offline. ``run_*`` store tidy rows under ``results/<profile>/privgnn/``; ``plot_*`` and
-``*_side_by_side`` read only stored rows.
+on the datasets available offline.
+
+The series API (:mod:`dpgnn.series.common`): ``run(cfg, store, artifact)`` computes and stores the rows of an
+artifact under ``results/<profile>/privgnn/`` (the ε tables -- ``"epsilon"`` or one of :data:`EPSILON_ARTIFACTS`,
+pure computation, replaced whole -- or the accuracy cells -- ``"accuracy"`` or one of :data:`ACCURACY_ARTIFACTS`,
+resumable, one cell per dataset and run); ``side_by_side(store, artifact)`` puts the paper's numbers beside ours
+and ``plot(store, figure)`` draws Fig. 2a/2b/7 from stored rows only. PrivGNN searches no hyper-parameter grid
+(K, γ, λ are the paper's), so there is no ``select_best``. The methods are resolved through
+:func:`dpgnn.methods.get` (``("privgnn", method, level)``); ``run_epsilon``/``run_accuracy``,
+``epsilon_side_by_side``/``accuracy_side_by_side`` and ``plot_epsilon``/``plot_accuracy`` are what the API
+dispatches to.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import pandas as pd
 import torch
 
 from dpgnn import plotting
+from dpgnn.methods import get as get_method
 from dpgnn.methods import privgnn as P
 from dpgnn.privacy.pate import (
     implied_delta,
@@ -31,7 +41,7 @@ from dpgnn.reference import load_reference
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import CellSpec, check_train, run_grid
+from dpgnn.sweep import CellSpec, check_train, grid, run_grid
 from dpgnn.utils import make_generator, resolve_device, stable_seed
 
 PAPER = "privgnn"
@@ -65,6 +75,94 @@ PROFILES: dict[str, dict[str, Any]] = {
         "seed": 12345,
     },
 }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the series API
+# ---------------------------------------------------------------------------------------------------------------
+#: the ε artifacts (Tables 2, 3, 9 and Fig. 7's ε axis), computed together by :func:`run_epsilon`
+EPSILON_ARTIFACTS = ("table2_eps", "table3_eps", "table9_eps", "fig7_eps")
+#: the paper's accuracy tables, whose rows live in the one stored artifact ``"accuracy"`` (:func:`run_accuracy`)
+ACCURACY_ARTIFACTS = ("table1", "table5", "table6", "table7", "table8", "table9")
+#: the figure and fidelity cells of notebooks 03/04 (``CELLS`` names, run by :func:`run_figures`)
+FIGURE_ARTIFACTS = ("fig3", "fig5", "fig6", "authors_code")
+#: the reference artifacts of those cells (App. D.6's accuracy axis, ``fig7``, is stored with Fig. 3's cells)
+FIGURE_REFERENCES = ("fig3", "fig7", "fig5", "fig6")
+_FIGURE_TITLES = {"fig5": "Fig. 5 (App. D.1)", "fig6": "Fig. 6 (App. D.2): flipped portions"}
+#: the figures :func:`plot` draws
+FIGURES = ("fig2a", "fig2b", "fig7_eps", "fig3", "fig7_accuracy", "fig5_accuracy", "fig5_epsilon", "fig6_accuracy",
+           "fig6_epsilon", "authors_code")
+
+
+def _unknown(what: str, name: str, valid) -> ValueError:
+    return ValueError(f"unknown PrivGNN {what} {name!r}; valid: {list(valid)}")
+
+
+def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False,
+        train: bool = True):
+    """Compute and store ``artifact``'s rows and return them.
+
+    ``"epsilon"``: every ε table (:func:`run_epsilon`; a dict artifact → rows), or one of
+    :data:`EPSILON_ARTIFACTS` (all are computed, that one is returned); the accountant trains nothing, so ``device``,
+    ``force`` and ``train`` do not apply. ``"accuracy"``: every accuracy cell (:func:`run_accuracy`, resumable;
+    ``force`` retrains, ``train=False`` only reads what is stored), or one of :data:`ACCURACY_ARTIFACTS` (the same
+    cells, that table's rows returned). One of :data:`FIGURE_ARTIFACTS` (``fig3``, ``fig5``, ``fig6``,
+    ``authors_code``): that grid's cells (:func:`run_figures`)."""
+    check_train(force, train)
+    if artifact == "epsilon" or artifact in EPSILON_ARTIFACTS:
+        out = run_epsilon(cfg, store)
+        return out if artifact == "epsilon" else out[artifact]
+    if artifact == "accuracy" or artifact in ACCURACY_ARTIFACTS:
+        rows = run_accuracy(cfg, store, device=device, force=force, train=train)
+        if artifact == "accuracy" or rows.empty:
+            return rows
+        return rows[rows["artifact"] == artifact].reset_index(drop=True)
+    if artifact in FIGURE_ARTIFACTS:
+        return run_figures(cfg, store, (artifact,), device=device, force=force, train=train)[artifact]
+    raise _unknown("artifact", artifact, ["epsilon", *EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS,
+                                          *FIGURE_ARTIFACTS])
+
+
+def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
+    """The paper's numbers beside ours: an ε table (:func:`epsilon_side_by_side`), ``"accuracy"`` (every accuracy
+    table) or one accuracy table (:func:`accuracy_side_by_side`), a figure's cells (``fig3``, ``fig7`` = App. D.6,
+    ``fig5``, ``fig6``: :func:`figure_side_by_side`) or ``authors_code`` (:func:`authors_code_side_by_side`)."""
+    if artifact in EPSILON_ARTIFACTS:
+        return epsilon_side_by_side(store, artifact)
+    if artifact == "accuracy":
+        return accuracy_side_by_side(store)
+    if artifact in ACCURACY_ARTIFACTS:
+        return accuracy_side_by_side(store, [artifact])
+    if artifact in FIGURE_REFERENCES:
+        return figure_side_by_side(store, artifact)
+    if artifact == "authors_code":
+        return authors_code_side_by_side(store)
+    raise _unknown("artifact", artifact, [*EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS, *FIGURE_REFERENCES,
+                                          "authors_code"])
+
+
+def plot(store: ResultStore, artifact: str):
+    """A figure from stored rows: ``"fig2a"`` (accuracy vs λ, Table 5), ``"fig2b"`` (ε vs λ), ``"fig7_eps"`` (ε vs
+    |Q|), ``"fig3"``/``"fig7_accuracy"`` (:func:`plot_fig3`), ``"fig5_accuracy"``/``"fig5_epsilon"``/
+    ``"fig6_accuracy"``/``"fig6_epsilon"`` (:func:`plot_methods`), ``"authors_code"`` (:func:`plot_authors_code`);
+    a figure whose rows are not stored yet is an error."""
+    if artifact == "fig2a":
+        return plot_accuracy(store)
+    if artifact == "fig2b":
+        return _plot_fig2b(store)
+    if artifact == "fig7_eps":
+        return _plot_fig7_eps(store)
+    if artifact not in FIGURES:
+        raise _unknown("figure", artifact, FIGURES)
+    if artifact in ("fig3", "fig7_accuracy"):
+        figs = plot_fig3(store)
+    elif artifact == "authors_code":
+        figs = plot_authors_code(store)
+    else:
+        figs = plot_methods(store, artifact[:4], _FIGURE_TITLES[artifact[:4]])
+    if artifact not in figs:
+        raise ValueError(f"nothing stored to draw {artifact!r} from yet (run its cells first)")
+    return figs[artifact]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -111,33 +209,31 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
             out[art].append(_eps_row(art, ds, "privgnn (sound)", setting, sound,
                                      **{**common, "epsilon": sound, "delta": info.delta_stated, "ledger": led_s}))
 
-    for ds in ("amazon", "amazon2m", "reddit", "facebook"):
+    for c in grid(dataset=("amazon", "amazon2m", "reddit", "facebook"), queries=(500, 1000)):
+        ds, q = c["dataset"], c["queries"]
         info = P.DATASETS[ds]
-        for q in (500, 1000):
-            privgnn_rows("table2_eps", ds, info.gamma, q, "Q={q},lam={lam:g}")
-            for lam in lams:
-                eps = pate_epsilon(lam, q, info.pate_delta).epsilon_data_independent
-                led = {"accountant": "pate_moments_data_independent",
-                       **P.privacy_ledger("pate_g", lam=lam, queries=q, delta=info.pate_delta)}
-                led = {k: v for k, v in led.items() if k not in ("epsilon", "epsilon_data_independent")}
-                out["table2_eps"].append(_eps_row("table2_eps", ds, "pate_g", f"Q={q},lam={lam:g}", eps,
-                                                  epsilon=eps, delta=info.pate_delta, queries=q, lam=lam,
-                                                  ledger=led))
-    for ds in ("reddit", "amazon2m"):
-        for g in (0.1, 0.3):
-            privgnn_rows("table3_eps", ds, g, 1000, "gamma={gamma:g},lam={lam:g}")
+        privgnn_rows("table2_eps", ds, info.gamma, q, "Q={q},lam={lam:g}")
+        for lam in lams:
+            eps = pate_epsilon(lam, q, info.pate_delta).epsilon_data_independent
+            led = {"accountant": "pate_moments_data_independent",
+                   **P.privacy_ledger("pate_g", lam=lam, queries=q, delta=info.pate_delta)}
+            led = {k: v for k, v in led.items() if k not in ("epsilon", "epsilon_data_independent")}
+            out["table2_eps"].append(_eps_row("table2_eps", ds, "pate_g", f"Q={q},lam={lam:g}", eps,
+                                              epsilon=eps, delta=info.pate_delta, queries=q, lam=lam, ledger=led))
+    for c in grid(dataset=("reddit", "amazon2m"), gamma=(0.1, 0.3)):
+        privgnn_rows("table3_eps", c["dataset"], c["gamma"], 1000, "gamma={gamma:g},lam={lam:g}")
     for ds in _ALL_EPS:
         privgnn_rows("table9_eps", ds, P.DATASETS[ds].gamma, 1000, "lam={lam:g}")
-    for ds in ("amazon", "amazon2m"):
+    for c in grid(dataset=("amazon", "amazon2m"), queries=cfg.fig7_queries):
+        ds, q = c["dataset"], c["queries"]
         info = P.DATASETS[ds]
-        for q in cfg.fig7_queries:
-            eps = privgnn_epsilon(0.4, q, info.gamma, info.delta_reproducing)
-            led = {"accountant": "autodp_rdp_acct", "noise_scale": 2.5, "sample_rate": info.gamma, "steps": q,
-                   **privgnn_statement(0.4, q, info.gamma, info.delta_reproducing, info.classes,
-                                       delta_sound=info.delta_stated)}
-            out["fig7_eps"].append(_eps_row("fig7_eps", ds, "privgnn", f"Q={q},lam=0.4", eps, epsilon=eps,
-                                            delta=info.delta_reproducing, queries=q, lam=0.4, gamma=info.gamma,
-                                            ledger=led))
+        eps = privgnn_epsilon(0.4, q, info.gamma, info.delta_reproducing)
+        led = {"accountant": "autodp_rdp_acct", "noise_scale": 2.5, "sample_rate": info.gamma, "steps": q,
+               **privgnn_statement(0.4, q, info.gamma, info.delta_reproducing, info.classes,
+                                   delta_sound=info.delta_stated)}
+        out["fig7_eps"].append(_eps_row("fig7_eps", ds, "privgnn", f"Q={q},lam=0.4", eps, epsilon=eps,
+                                        delta=info.delta_reproducing, queries=q, lam=0.4, gamma=info.gamma,
+                                        ledger=led))
     for art, rows in out.items():
         store.replace(art, rows)
     return {art: store.load(art) for art in out}
@@ -180,6 +276,10 @@ def epsilon_side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
 
 def plot_epsilon(store: ResultStore):
     """Fig. 2b (ε vs λ, |Q| = 1000, log y) and Fig. 7's ε axis (ε vs |Q| at λ = 0.4)."""
+    return {"fig2b": _plot_fig2b(store), "fig7_eps": _plot_fig7_eps(store)}
+
+
+def _plot_fig2b(store: ResultStore):
     t2 = store.load("table2_eps")
     t2 = t2[(t2["queries"] == 1000) & t2["method"].isin(["privgnn", "pate_g", "theorem 7 (paper closed form)"])]
     ref = load_reference(PAPER, "table2_eps")
@@ -187,9 +287,12 @@ def plot_epsilon(store: ResultStore):
         lam=lambda r: r["setting"].str.split("lam=").str[1].astype(float))
     f2b = plotting.lines(t2, x="lam", y="value", hue="method", col="dataset", logy=True, reference=ref,
                          xlabel="λ", ylabel="ε", ncols=4, title="Fig. 2b: ε vs λ, |Q| = 1000 (◇ = paper)")
-    f7 = plotting.lines(store.load("fig7_eps"), x="queries", y="value", hue="method", col="dataset",
-                        xlabel="|Q|", ylabel="ε", title="Fig. 7 (ε axis): λ = 0.4")
-    return {"fig2b": f2b, "fig7_eps": f7}
+    return f2b
+
+
+def _plot_fig7_eps(store: ResultStore):
+    return plotting.lines(store.load("fig7_eps"), x="queries", y="value", hue="method", col="dataset",
+                          xlabel="|Q|", ylabel="ε", title="Fig. 7 (ε axis): λ = 0.4")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -199,14 +302,8 @@ def _run_seed(cfg: Settings, dataset: str, run: int) -> int:
     return stable_seed(PAPER, dataset, int(cfg.seed), P.SEEDS[run % len(P.SEEDS)], run)
 
 
-def log_softmax_ledger(led: dict[str, Any]) -> dict[str, Any]:
-    """The ledger of a ``privgnn_code`` run (noise on log-softmax, the authors' code) from PrivGNN's ledger ``led``:
-    unbounded sensitivity, so ε = ∞ (a sound statement unless ``led`` names uncovered steps)."""
-    return {**led, "epsilon": math.inf, "epsilon_sound": math.inf, "issues": [],
-            "guarantee": "as_published" if led["not_covered"] else "sound",
-            "accounted": "nothing: noise on log-softmax (authors' code) has unbounded sensitivity, epsilon = inf",
-            "note": "noise on log-softmax (authors' code): unbounded sensitivity, the accountant's epsilon does not "
-                    "apply"}
+#: the ledger of a ``privgnn_code`` row (built by the method, :func:`dpgnn.methods.privgnn.log_softmax_ledger`)
+log_softmax_ledger = P.log_softmax_ledger
 
 
 def _acc_row(artifact, dataset, method, setting, acc, run, seed, ledger, **extra):
@@ -229,34 +326,28 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
     rows: list[dict[str, Any]] = []
     common = dict(k=k, gamma=gamma, teacher_epochs=te, student_epochs=se, main_queries=main_q)
 
-    def student(labels, q, tag):
-        return P.train_student(pd_, P.query_nodes(pd_, q), labels[:q], seed=stable_seed(seed, tag), epochs=se,
-                               device=device)["accuracy"]
+    # the methods' config (dpgnn.methods.get(PAPER, method, level)); the run seed is the cell's
+    method_cfg = dict(gamma=gamma, teacher_epochs=te, student_epochs=se, delta=info.delta_reproducing,
+                      delta_sound=info.delta_stated)
 
     def privgnn_rows(post, kval, artifact_for):
+        """Students of every (noise variant, λ, |Q|) on the teachers ``post``, in the order the rows were always
+        computed (dropout masks come from the global generator, so the order is part of the numbers)."""
         for noise in cfg.noise_variants:
-            method = "privgnn" if noise == "posterior" else "privgnn_code"
+            spec = get_method(PAPER, "privgnn" if noise == "posterior" else "privgnn_code", "node")
             for lam in cfg.lambdas:
-                labels = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, kval)),
-                                        noise_on=noise)
                 for q in (cfg.queries if full else [main_q]):
                     art, setting = artifact_for(q, lam)
                     if art is None:
                         continue
-                    led = P.privacy_ledger("privgnn", lam=lam, queries=q, gamma=gamma, delta=info.delta_reproducing,
-                                           num_classes=pd_.num_classes, delta_sound=info.delta_stated,
-                                           standardized=pd_.standardized)
-                    if noise == "log_softmax":  # the L1-sensitivity-1 argument fails for log-probabilities
-                        led = log_softmax_ledger(led)
-                    acc = student(labels, q, ("student", noise, lam, q, kval))
-                    rows.append(_acc_row(art, dataset, method, setting, acc, run, seed, led, queries=q, lam=lam,
-                                         **{**common, "k": kval},
-                                         teacher_accuracy=float((post.posteriors[:q].argmax(1)
-                                                                 == pd_.y_pub[P.query_nodes(pd_, q)]).float().mean()),
-                                         teacher_epochs_per_s=post.teacher_epochs_per_second))
+                    res = spec.run(pd_, {**method_cfg, "k": kval, "queries": q, "lam": lam}, seed=seed,
+                                   device=device, teachers=post)
+                    rows.append(_acc_row(art, dataset, spec.method, setting, res.test, run, seed, res.ledger,
+                                         queries=q, lam=lam, **{**common, "k": kval},
+                                         teacher_accuracy=res.extra["teacher_accuracy"],
+                                         teacher_epochs_per_s=res.extra["teacher_epochs_per_s"]))
 
-    post = P.teacher_posteriors(pd_, qmax, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k), epochs=te,
-                                device=device)
+    post = P.teachers_for(pd_, {**method_cfg, "k": k, "queries": qmax}, seed=seed, device=device)
     privgnn_rows(post, k, lambda q, lam: (("table5", f"lam={lam:g}") if q == main_q else
                                           ("table6", f"Q={q},lam={lam:g}")))
     if dataset == "credit":  # Table 9 reports Credit's PrivGNN accuracy
@@ -265,42 +356,36 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
     if not full:
         return rows
     for k2 in cfg.table1_k:
-        post2 = P.teacher_posteriors(pd_, main_q, k=k2, gamma=gamma, seed=stable_seed(seed, "teachers", k2),
-                                     epochs=te, device=device)
+        post2 = P.teachers_for(pd_, {**method_cfg, "k": k2, "queries": main_q}, seed=seed, device=device)
         privgnn_rows(post2, k2, lambda q, lam, k2=k2: (("table1", f"K={k2},lam={lam:g}") if q == main_q
                                                        else (None, None)))
-    none = P.privacy_ledger("b1")
     for b in cfg.baselines:
+        spec = get_method(PAPER, b, "none")
         if b == "b4":
-            y_q = pd_.y_pub[P.query_nodes(pd_, main_q)]
             for lam in cfg.lambdas:
-                soft = P.b4_soft_labels(y_q, pd_.num_classes, lam, make_generator(stable_seed(seed, "b4", lam)))
-                acc = P.train_student(pd_, P.query_nodes(pd_, main_q), soft, seed=stable_seed(seed, "b4s", lam),
-                                      epochs=se, device=device)["accuracy"]
-                rows.append(_acc_row("table9", dataset, "b4", f"lam={lam:g}", acc, run, seed, none, lam=lam,
-                                     queries=main_q, **common))
+                res = spec.run(pd_, {"queries": main_q, "lam": lam, "student_epochs": se}, seed=seed, device=device)
+                rows.append(_acc_row("table9", dataset, "b4", f"lam={lam:g}", res.test, run, seed, res.ledger,
+                                     lam=lam, queries=main_q, **common))
             continue
-        fn = {"b1": P.baseline_b1, "b2": P.baseline_b2, "b3": P.baseline_b3, "mlp": P.mlp_baseline}[b]
-        kw = {} if b == "mlp" else {}
-        acc = fn(pd_, seed=stable_seed(seed, b), epochs=se, device=device, **kw)["accuracy"]
-        for art in ("table5", "table8") if b in ("b1", "b2") else (("table8",) if b == "b3" else ("table7",)):
-            rows.append(_acc_row(art, dataset, b, "non-private", acc, run, seed, none, **common))
-        if b == "b2":
-            rows.append(_acc_row("table7", dataset, b, "non-private", acc, run, seed, none, **common))
+        res = spec.run(pd_, {"epochs": se}, seed=seed, device=device)
+        for art in BASELINE_ARTIFACTS[b]:
+            rows.append(_acc_row(art, dataset, b, "non-private", res.test, run, seed, res.ledger, **common))
     if cfg.pate:
-        n_t = cfg.pate_teachers or info.pate_teachers
-        delta = info.pate_delta or info.delta_reproducing
+        pate_cfg = {**method_cfg, "queries": main_q, "num_teachers": cfg.pate_teachers or info.pate_teachers,
+                    "delta": info.pate_delta or info.delta_reproducing}
         for kind in ("gnn", "mlp"):
-            counts = P.pate_votes(pd_, main_q, kind=kind, num_teachers=n_t, seed=stable_seed(seed, "pate", kind),
-                                  epochs=te, device=device)
+            spec = get_method(PAPER, f"pate_{kind[0]}", "node")
+            counts = P.votes_for(pd_, pate_cfg, seed=seed, kind=kind, device=device)
             for lam in cfg.lambdas:
-                labels = P.pate_labels(counts, lam, make_generator(stable_seed(seed, "pate-noise", kind, lam)))
-                acc = student(labels, main_q, ("pate", kind, lam))
-                led = P.privacy_ledger(f"pate_{kind[0]}", lam=lam, queries=main_q, delta=delta,
-                                       counts=counts.numpy(), standardized=pd_.standardized)
-                rows.append(_acc_row("table5", dataset, f"pate_{kind[0]}", f"lam={lam:g}", acc, run, seed, led,
-                                     lam=lam, queries=main_q, pate_teachers=n_t, **common))
+                res = spec.run(pd_, {**pate_cfg, "lam": lam}, seed=seed, device=device, votes=counts)
+                rows.append(_acc_row("table5", dataset, spec.method, f"lam={lam:g}", res.test, run, seed, res.ledger,
+                                     lam=lam, queries=main_q, pate_teachers=pate_cfg["num_teachers"], **common))
     return rows
+
+
+#: the tables each non-private baseline's accuracy is reported in (B2 is Table 7's "GNN" row too)
+BASELINE_ARTIFACTS = {"b1": ("table5", "table8"), "b2": ("table5", "table8", "table7"), "b3": ("table8",),
+                      "mlp": ("table7",)}
 
 
 @functools.lru_cache(maxsize=8)
@@ -312,13 +397,15 @@ def _data(name: str) -> P.PrivGNNData:
 
 def accuracy_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """One cell per (dataset, run): its teachers are trained once and reused across λ and |Q| inside the cell."""
-    names = cfg.datasets if datasets is None else datasets
-    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma,
-             "queries": list(cfg.queries), "lambdas": list(cfg.lambdas), "teacher_epochs": cfg.teacher_epochs,
-             "student_epochs": cfg.student_epochs, "table1_k": list(cfg.table1_k),
-             "baselines": list(cfg.baselines), "pate": cfg.pate, "noise_variants": list(cfg.noise_variants),
-             "full": n in cfg.full_datasets}
-            for n in names for r in range(cfg.runs)]
+    names = list(cfg.datasets if datasets is None else datasets)
+    if not names:
+        return []
+    fixed = {"seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma, "queries": list(cfg.queries),
+             "lambdas": list(cfg.lambdas), "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs,
+             "table1_k": list(cfg.table1_k), "baselines": list(cfg.baselines), "pate": cfg.pate,
+             "noise_variants": list(cfg.noise_variants)}
+    return [{**c, **fixed, "full": c["dataset"] in cfg.full_datasets}
+            for c in grid(dataset=names, run=range(cfg.runs))]
 
 
 def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:

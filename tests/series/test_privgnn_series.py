@@ -1,0 +1,115 @@
+"""PrivGNN's series API (run, side_by_side, plot) on the ``test`` profile, with a toy graph in place of Credit."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from matplotlib.figure import Figure
+from torch_geometric.data import Data
+
+from dpgnn.methods import privgnn as P
+from dpgnn.profiles import settings
+from dpgnn.results import ResultStore
+from dpgnn.series import privgnn as series
+
+SIDE_BY_SIDE = ["artifact", "dataset", "method", "setting", "paper_value", "ours_value", "ours_spread", "n_runs",
+                "diff", "status"]
+
+
+def _toy(n_priv=60, n_pub=50, d=6, c=2, seed=0) -> P.PrivGNNData:
+    g = torch.Generator().manual_seed(seed)
+    n = n_priv + n_pub
+    y = torch.randint(0, c, (n,), generator=g)
+    x = torch.randn(n, d, generator=g) + 2.0 * torch.nn.functional.one_hot(y, d).float()
+    src, dst = torch.randint(0, n, (400,), generator=g), torch.randint(0, n, (400,), generator=g)
+    keep = src != dst
+    ei = torch.stack([torch.cat([src[keep], dst[keep]]), torch.cat([dst[keep], src[keep]])])
+    priv = torch.zeros(n, dtype=torch.bool)
+    priv[:n_priv] = True
+    tr = torch.zeros(n, dtype=torch.bool)
+    tr[n_priv:n_priv + n_pub // 2] = True
+    data = Data(x=x, y=y, edge_index=ei, num_nodes=n, private_mask=priv, public_train_mask=tr,
+                public_test_mask=~priv & ~tr)
+    return P.prepare_from_data(data, "credit", order_seed=1)
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
+    return ResultStore("privgnn", "test")
+
+
+@pytest.fixture
+def toy_credit(monkeypatch):
+    """The test profile's Credit cell on a 110-node toy graph (K = 10 fits its γ|V†| = 18)."""
+    toy = _toy()
+    monkeypatch.setattr(series, "_data", lambda name: toy)
+    return settings("privgnn", "test", k=10, queries=[10], main_queries=10)
+
+
+def test_epsilon_run_side_by_side_and_plots(store):
+    cfg = settings("privgnn", "test")
+    out = series.run(cfg, store, "epsilon")
+    assert set(out) == set(series.EPSILON_ARTIFACTS) and all(len(v) for v in out.values())
+    t2 = series.run(cfg, store, "table2_eps")  # recomputed whole, the one table returned
+    assert set(t2["artifact"]) == {"table2_eps"} and len(t2) == len(out["table2_eps"])
+    side = series.side_by_side(store, "table2_eps")
+    assert list(side.columns[:7]) == ["dataset", "method", "setting", "paper_value", "ours_value", "diff", "status"]
+    # the accountant reproduces the printed epsilon at the reproducing delta (Table 2, |Q| = 1000, lambda = 1)
+    row = side[(side["dataset"] == "amazon") & (side["method"] == "privgnn") & (side["setting"] == "Q=1000,lam=1")]
+    assert len(row) == 1 and row["status"].iloc[0] == "within" and abs(row["diff"].iloc[0]) <= 0.01
+    for name in ("fig2b", "fig7_eps"):
+        assert isinstance(series.plot(store, name), Figure)
+
+
+def test_accuracy_run_side_by_side_and_plot(store, toy_credit):
+    cfg = toy_credit
+    rows = series.run(cfg, store, "accuracy", device="cpu")
+    assert {"privgnn", "b1"} <= set(rows["method"])
+    assert set(rows["artifact"]) == {"table5", "table8", "table9"}
+    assert rows["value"].between(0, 1).all()
+    priv = rows[rows["method"] == "privgnn"]
+    assert (priv["level"] == "node").all() and (priv["epsilon"] > 0).all() and (priv["delta"] == 1e-3).all()
+    assert (rows.loc[rows["method"] == "b1", "level"] == "none").all()
+    # resumable: the stored cell is not retrained, one table's rows come back
+    t5 = series.run(cfg, store, "table5", device="cpu")
+    assert set(t5["artifact"]) == {"table5"} and len(store.load("accuracy")) == len(rows)
+    assert len(series.run(cfg, store, "accuracy", train=False)) == len(rows)
+    with pytest.raises(ValueError, match="train=False forbids"):
+        series.run(cfg, store, "accuracy", force=True, train=False)
+    side = series.side_by_side(store, "table8")  # Credit's B1 (Table 8)
+    assert list(side.columns) == SIDE_BY_SIDE and set(side["artifact"]) == {"table8"}
+    ours = side[(side["dataset"] == "credit") & (side["method"] == "b1")]
+    assert len(ours) == 1 and ours["n_runs"].iloc[0] == 1
+    assert ours["ours_value"].iloc[0] == pytest.approx(rows.loc[rows["method"] == "b1", "value"].iloc[0], abs=1e-3)
+    both = series.side_by_side(store, "accuracy")
+    assert {"table5", "table8", "table9"} <= set(both["artifact"]) and (both["status"] != "not_run").any()
+    assert isinstance(series.plot(store, "fig2a"), Figure)
+
+
+def test_accuracy_cells_are_the_dataset_by_run_grid():
+    cfg = settings("privgnn", "paper")
+    cells = series.accuracy_cells(cfg)
+    assert [(c["dataset"], c["run"]) for c in cells] == [(d, r) for d in cfg.datasets for r in range(cfg.runs)]
+    assert all(c["full"] and c["seed"] == cfg.seed and c["lambdas"] == list(cfg.lambdas) for c in cells)
+    assert series.accuracy_cells(cfg, []) == []
+
+
+@pytest.mark.parametrize("call,args", [(series.side_by_side, ("table4",)), (series.plot, ("fig3b",))])
+def test_unknown_artifacts_list_the_valid_ones(store, call, args):
+    with pytest.raises(ValueError, match="valid:"):
+        call(store, *args)
+    with pytest.raises(ValueError, match="unknown PrivGNN artifact 'tab5'"):
+        series.run(settings("privgnn", "test"), store, "tab5")
+
+
+def test_figure_cells_through_the_api(store, toy_credit):
+    """Fig. 5's grid (Credit: PrivGNN, B1/B2 vs lambda) by run/side_by_side/plot; a figure not yet stored is an error."""
+    cfg = toy_credit
+    with pytest.raises(ValueError, match="nothing stored"):
+        series.plot(store, "fig5_accuracy")
+    rows = series.run(cfg, store, "fig5", device="cpu")
+    assert len(rows) and set(rows["artifact"]) == {"fig5"} and rows["value"].between(0, 1).all()
+    side = series.side_by_side(store, "fig5")
+    assert list(side.columns[:5]) == ["dataset", "method", "setting", "paper_value", "ours_value"]
+    assert isinstance(series.plot(store, "fig5_accuracy"), Figure)
