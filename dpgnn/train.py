@@ -117,7 +117,7 @@ def train_node_classifier(
     with ``Trainer(min_epochs, max_epochs)``: training ends after the first epoch ``e >= min_epochs`` at which the
     validation loss has not improved for ``patience`` consecutive epochs, or after ``max_epochs``.
 
-    The test is run on the weights at stopping time (the LPGCN authors' behaviour, spec 1.3);
+    The test is run on the weights at stopping time (the LPGCN authors' behaviour, docs/papers/lpgcn.md#models-and-training);
     ``restore_best=True`` reloads the weights of the epoch with the lowest validation loss instead.
 
     Returns a dict with ``test_f1``, ``val_f1``, ``train_f1`` (floats in [0, 1]), ``epochs`` (epochs run),

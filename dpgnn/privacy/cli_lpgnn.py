@@ -1,4 +1,4 @@
-"""``dpgnn epsilon lpgnn``: the per-node local privacy of one LPGNN data collection (spec 2.1-2.4).
+"""``dpgnn epsilon lpgnn``: the per-node local privacy of one LPGNN data collection (docs/papers/lpgnn.md#setting to docs/papers/lpgnn.md#label-randomised-response).
 
 A node sends its feature vector once through a feature mechanism (ε_x-LDP for the whole vector) and, if it is a
 training/validation node, its label once through randomised response (ε_y-LDP). Everything the server does after
