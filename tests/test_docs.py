@@ -19,9 +19,9 @@ PAPERS = ROOT / "docs" / "papers"
 PAGES = ("lpgcn", "lpgnn", "privgnn", "drw", "progap", "cross-paper")
 SOURCE_ROOTS = ("dpgnn", "notebooks", "tests", "benchmarks", "scripts", "docs", "README.md", "CONTRIBUTING.md")
 
-# "spec 2.9", "Spec 3.5", "spec §3.3", "spec section 4.3", "spec (3.3)" -- written in two pieces so that this file
-# does not match itself
-OLD_CITATION = re.compile(r"\b[Ss]pe" r"c(?:\s+section)?\s+\(?§?\s?\d")
+# "spec N.M", "Spec N.M", "spec §N.M", "specs N.M / N.P", "spec section N.M", "spec (N.M)" with N, M digits (the
+# rewrite tool's forms); the pattern is written in two pieces so that this file does not match itself
+OLD_CITATION = re.compile(r"\b[Ss]pe" r"cs?(?:\s+sections?)?\s+\(?§?\s?\d")
 CITED = re.compile(r"docs/papers/([A-Za-z0-9_-]+)\.md(?:#([A-Za-z0-9_-]+))?")
 MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
