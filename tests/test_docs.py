@@ -59,7 +59,8 @@ def anchors(markdown: str) -> set[str]:
 
 def _tracked(*paths: str) -> list[Path]:
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--", *paths], check=True,
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others",
+                              "--exclude-standard", "--", *paths], check=True,
                              capture_output=True).stdout.decode()
         names = [n for n in out.split("\0") if n]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: every file under the paths
