@@ -1,4 +1,8 @@
-"""Generic, device-aware full-batch training loops with early stopping.
+"""The plain training engine (:func:`fit`) and LPGCN's device-aware full-batch loops with early stopping.
+
+- :func:`fit`: the one epoch loop (step, evaluate, keep the best validation, early stopping) that every plain
+  trainer of the five papers runs on; the fast specialised trainers (batched repeats/teachers, ghost clipping)
+  implement the method contract without it.
 
 - :func:`train_node_classifier`: Adam on the NLL of the training nodes, early stopping on the validation loss
   (PyTorch-Lightning ``EarlyStopping`` semantics, never before ``min_epochs``), micro-F1 on val/test.
@@ -24,7 +28,8 @@ from torch import Tensor, nn
 
 from dpgnn.utils import make_generator, resolve_device
 
-__all__ = ["EarlyStopping", "NegativeSampler", "train_node_classifier", "train_link_predictor", "micro_f1"]
+__all__ = ["EarlyStopping", "FitResult", "NegativeSampler", "fit", "train_node_classifier", "train_link_predictor",
+           "micro_f1"]
 
 
 @dataclass
@@ -379,3 +384,111 @@ def train_link_predictor(
         "train_time_s": train_time,
         "device": str(dev),
     }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The plain training engine: one loop for every method that trains epoch by epoch and keeps the best validation
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass
+class FitResult:
+    """What :func:`fit` returns.
+
+    ``best``: the metrics of the selected epoch (the last one when nothing is monitored); ``best_epoch``: that
+    epoch (``0`` = the initial weights, kept only with ``keep_initial=True`` when no epoch improves on them);
+    ``last``: the metrics of the last epoch run; ``epochs``: epochs run; ``stopped_early``: patience ran out;
+    ``history``: one dict per epoch (``epoch``, the step's ``loss`` when it returned one, then the metrics).
+    """
+
+    best: dict[str, float]
+    best_epoch: int
+    last: dict[str, float]
+    epochs: int
+    stopped_early: bool
+    history: list[dict[str, Any]]
+
+
+def _improves(value: float, best: float, mode: str, min_delta: float) -> bool:
+    if value != value:  # NaN never improves
+        return False
+    return value > best + min_delta if mode == "max" else value < best - min_delta
+
+
+def fit(model: nn.Module | None, step, evaluate=None, *, epochs: int, monitor: str | None = "val",
+        mode: str = "max", patience: int | None = None, min_epochs: int = 0, min_delta: float = 0.0,
+        restore_best: bool = True, keep_initial: bool = False, progress: bool = False,
+        desc: str = "train") -> FitResult:
+    """Run ``epochs`` epochs of ``step`` with evaluation, selection of the best epoch and early stopping.
+
+    Each epoch ``e = 1..epochs``: ``model.train()``; ``loss = step(e)`` (the epoch's update: one full-batch step
+    or many mini-batch steps; may return a loss, a float, a dict of floats or ``None``); then, when ``evaluate`` is
+    given, ``metrics = evaluate(e)`` under ``torch.no_grad()`` (a dict of floats, e.g. ``{"train": .., "val": ..,
+    "test": ..}``; ``evaluate`` puts the model in eval mode itself).
+
+    Selection: the epoch whose ``metrics[monitor]`` is best (``mode="max"``: strictly greater than the best so far
+    plus ``min_delta``; ``"min"``: strictly smaller minus ``min_delta``; NaN never improves, ties keep the earlier
+    epoch). ``restore_best`` reloads that epoch's weights at the end (a copy of the state dict is taken at each
+    improvement); otherwise the final weights stay and only ``best`` reports the selected epoch's metrics.
+    ``keep_initial``: the initial weights count as epoch 0 with no metrics, kept when no epoch improves (e.g. all
+    validation values NaN). ``monitor=None``: no selection, ``best`` is the last epoch.
+
+    Early stopping: with ``patience``, training ends after the first epoch ``e >= min_epochs`` at which the monitored
+    value has not improved for ``patience`` consecutive evaluations (PyTorch-Lightning ``EarlyStopping`` semantics).
+
+    All randomness belongs to ``step``/``evaluate`` (their generators), so a seeded loop moved onto ``fit`` gives the
+    same numbers as before.
+    """
+    epochs = int(epochs)
+    if epochs < 1:
+        raise ValueError(f"epochs must be >= 1, got {epochs}")
+    if mode not in ("max", "min"):
+        raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
+    if monitor is not None and evaluate is None:
+        raise ValueError("monitor needs an evaluate function")
+    if patience is not None and (monitor is None or int(patience) < 1):
+        raise ValueError(f"patience needs a monitored metric and must be >= 1, got {patience}")
+    if min_delta < 0:
+        raise ValueError(f"min_delta must be >= 0, got {min_delta}")
+    best_value = -math.inf if mode == "max" else math.inf
+    best: dict[str, float] = {}
+    best_epoch, wait, stopped = 0, 0, False
+    best_state = copy.deepcopy(model.state_dict()) if (model is not None and restore_best and keep_initial) else None
+    history: list[dict[str, Any]] = []
+    metrics: dict[str, float] = {}
+    bar = _progress(epochs, progress, desc)
+    epoch = 0
+    for epoch in range(1, epochs + 1):
+        if model is not None:
+            model.train()
+        out = step(epoch)
+        record: dict[str, Any] = {"epoch": epoch}
+        if isinstance(out, dict):
+            record.update({k: float(v) for k, v in out.items()})
+        elif out is not None:
+            record["loss"] = float(out)
+        if evaluate is not None:
+            with torch.no_grad():
+                metrics = dict(evaluate(epoch))
+            record.update(metrics)
+        history.append(record)
+        if bar is not None:
+            bar.update(1)
+        if monitor is None:
+            best, best_epoch = metrics, epoch
+            continue
+        if monitor not in metrics:
+            raise KeyError(f"evaluate returned no {monitor!r} (got {sorted(metrics)})")
+        if _improves(float(metrics[monitor]), best_value, mode, min_delta):
+            best_value, best, best_epoch, wait = float(metrics[monitor]), metrics, epoch, 0
+            if model is not None and restore_best:
+                best_state = copy.deepcopy(model.state_dict())
+        else:
+            wait += 1
+            if patience is not None and epoch >= min_epochs and wait >= int(patience):
+                stopped = True
+                break
+    if bar is not None:
+        bar.close()
+    if model is not None and restore_best and best_state is not None:  # none: no epoch improved, final weights
+        model.load_state_dict(best_state)
+    return FitResult(best=best, best_epoch=best_epoch, last=metrics, epochs=epoch, stopped_early=stopped,
+                     history=history)

@@ -1,27 +1,129 @@
-"""One module per paper method (``lpgcn``, ``lpgnn``, ``progap``, ``drw``, ``privgnn`` and their baselines).
+"""The method registry: every method of the five papers, keyed by ``(paper, method, level)``, behind one contract.
 
-Modules are imported lazily so that one paper's dependencies never break another's import::
+A method is registered by its paper's module with :func:`register`; :func:`get` resolves a key (importing the
+paper's modules lazily, so one paper's dependencies never break another's import). The contract::
 
-    from dpgnn.methods import lpgcn          # explicit import, or
-    lpgcn = dpgnn.methods.get_method("LPGCN")
+    spec = dpgnn.methods.get("progap", "progap", "edge")
+    data = spec.prepare(dataset, **options)                  # the method's view of a dataset (cached by callers)
+    result = spec.run(data, config, seed=0, device="auto")   # one training run -> RunResult
+
+``config`` is a mapping of the method's hyper-parameters (the series' cell, minus the bookkeeping keys); ``run``
+returns a :class:`RunResult`: validation/test metrics, the per-epoch history and the privacy ledger
+(:mod:`dpgnn.privacy.guarantee` fields). Levels name the privacy unit: ``none`` (non-private), ``feature`` /
+``label`` / ``feature+label`` (local DP of a node's features and/or label), ``edge``, ``node``.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-#: paper name -> module under dpgnn.methods
-METHOD_MODULES = {"lpgcn": "lpgcn", "pgc": "lpgcn", "lpgnn": "lpgnn", "progap": "progap", "drw": "drw",
-                  "privgnn": "privgnn"}
+#: paper -> the modules under dpgnn.methods that register its methods
+PAPER_MODULES: dict[str, tuple[str, ...]] = {
+    "lpgcn": ("lpgcn",),
+    "lpgnn": ("lpgnn",),
+    "privgnn": ("privgnn",),
+    "drw": ("drw", "fdp"),
+    "progap": ("progap", "gap", "progap_baselines", "dp_gnn"),
+}
+LEVELS = ("none", "feature", "label", "feature+label", "edge", "node")
 
 
-def get_method(name: str) -> ModuleType:
-    """The module implementing paper ``name`` (case-insensitive); lists the valid names when unknown."""
-    key = str(name).strip().lower()
-    if key not in METHOD_MODULES:
-        raise ValueError(f"unknown method {name!r}; valid names: {sorted(METHOD_MODULES)}")
-    return importlib.import_module(f"{__name__}.{METHOD_MODULES[key]}")
+@dataclass
+class RunResult:
+    """One training run: ``metrics`` (``train``/``val``/``test`` in [0, 1], as the paper reports them: accuracy or
+    micro-F1), the ``ledger`` (what was accounted and what the code guarantees), the per-epoch ``history``, wall
+    ``seconds`` and method-specific ``extra`` outputs (steps taken, queries, the trained model, ...)."""
+
+    metrics: dict[str, float]
+    ledger: dict[str, Any]
+    history: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def val(self) -> float:
+        return float(self.metrics.get("val", float("nan")))
+
+    @property
+    def test(self) -> float:
+        return float(self.metrics["test"])
 
 
-__all__ = ["METHOD_MODULES", "get_method"]
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registered method: ``run(data, config, *, seed, device) -> RunResult`` and ``prepare(dataset, **options)``
+    (``None`` when the method takes a plain :class:`torch_geometric.data.Data`)."""
+
+    paper: str
+    method: str
+    level: str
+    run: Callable[..., RunResult]
+    prepare: Callable[..., Any] | None = None
+    description: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.paper, self.method, self.level)
+
+
+_REGISTRY: dict[tuple[str, str, str], MethodSpec] = {}
+
+
+def _norm(paper: str, method: str, level: str) -> tuple[str, str, str]:
+    key = tuple(str(v).strip().lower() for v in (paper, method, level))
+    if key[0] not in PAPER_MODULES:
+        raise ValueError(f"unknown paper {paper!r}; valid papers: {sorted(PAPER_MODULES)}")
+    if key[2] not in LEVELS:
+        raise ValueError(f"unknown privacy level {level!r}; valid levels: {list(LEVELS)}")
+    return key  # type: ignore[return-value]
+
+
+def register(paper: str, method: str, level: str, *, prepare: Callable[..., Any] | None = None,
+             description: str = "") -> Callable[[Callable[..., RunResult]], Callable[..., RunResult]]:
+    """Decorator registering ``run`` under ``(paper, method, level)``; a key registered twice is an error
+    (re-importing the same module re-registers the same function, which is allowed)."""
+
+    def deco(run: Callable[..., RunResult]) -> Callable[..., RunResult]:
+        key = _norm(paper, method, level)
+        old = _REGISTRY.get(key)
+        if old is not None and (old.run.__module__, old.run.__qualname__) != (run.__module__, run.__qualname__):
+            raise ValueError(f"method {key} is already registered by {old.run.__module__}.{old.run.__qualname__}")
+        _REGISTRY[key] = MethodSpec(*key, run=run, prepare=prepare, description=description)
+        return run
+
+    return deco
+
+
+def _load(paper: str) -> None:
+    for module in PAPER_MODULES[paper]:
+        importlib.import_module(f"{__name__}.{module}")
+
+
+def get(paper: str, method: str, level: str) -> MethodSpec:
+    """The registered method ``(paper, method, level)`` (case-insensitive); lists the valid keys when unknown."""
+    key = _norm(paper, method, level)
+    _load(key[0])
+    if key not in _REGISTRY:
+        valid = [f"{m}/{lv}" for p, m, lv in sorted(_REGISTRY) if p == key[0]]
+        raise ValueError(f"unknown method {method!r} at level {level!r} for {paper}; valid: {valid}")
+    return _REGISTRY[key]
+
+
+def available(paper: str | None = None) -> list[tuple[str, str, str]]:
+    """Every registered key (of one paper, or of all five), sorted."""
+    papers = [_norm(paper, "x", "none")[0]] if paper is not None else list(PAPER_MODULES)
+    for p in papers:
+        _load(p)
+    return sorted(k for k in _REGISTRY if k[0] in papers)
+
+
+def run(paper: str, method: str, level: str, data: Any, config: Mapping[str, Any], *, seed: int,
+        device: str = "auto") -> RunResult:
+    """Shorthand for ``get(paper, method, level).run(data, config, seed=seed, device=device)``."""
+    return get(paper, method, level).run(data, config, seed=seed, device=device)
+
+
+__all__ = ["LEVELS", "PAPER_MODULES", "MethodSpec", "RunResult", "available", "get", "register", "run"]
