@@ -1,4 +1,4 @@
-"""``dpgnn epsilon drw`` and ``dpgnn epsilon fdp``: privacy of the DRW paper's training runs (spec 4.3, 4.4, 4.7).
+"""``dpgnn epsilon drw`` and ``dpgnn epsilon fdp``: privacy of the DRW paper's training runs (docs/papers/drw.md#samplers-and-the-sampling-bound, docs/papers/drw.md#dp-training-step, docs/papers/drw.md#fdp-baseline).
 
 ::
 

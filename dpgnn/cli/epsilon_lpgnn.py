@@ -1,4 +1,4 @@
-"""``dpgnn epsilon lpgnn``: the per-node local privacy of one LPGNN data collection (spec 2.1-2.4).
+"""``dpgnn epsilon lpgnn``: the per-node local privacy of one LPGNN data collection (docs/papers/lpgnn.md#setting to docs/papers/lpgnn.md#label-randomised-response).
 
 The statement is :func:`dpgnn.privacy.lpgnn.budget`, built from the same rules as the method's result-row
 ledger (:func:`dpgnn.privacy.lpgnn.privacy_ledger`): ``ε = ε_x + ε_y`` by

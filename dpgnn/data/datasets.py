@@ -24,7 +24,7 @@ from dpgnn.data.transforms import (
     seed_from_name,
 )
 
-GLOBAL_SEED = 12345  # the Sajadmanesh repos' global seed (spec, general conventions)
+GLOBAL_SEED = 12345  # the Sajadmanesh repos' global seed (docs/papers/cross-paper.md#conventions-shared-by-the-sajadmanesh-repositories)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -35,12 +35,12 @@ def _identity(data: Data) -> Data:
 
 
 def _lpgcn_random_split(data: Data, seed: int) -> Data:
-    """LPGCN (spec 1.2): random 50/25/25 over all nodes with ``torch.Generator(seed)``."""
+    """LPGCN (docs/papers/lpgcn.md#data-and-splits): random 50/25/25 over all nodes with ``torch.Generator(seed)``."""
     return random_node_split(data, 0.5, 0.25, 0.25, seed=seed)
 
 
 def _lpgnn(data: Data, seed: int = GLOBAL_SEED, top_classes: int | None = None) -> Data:
-    """LPGNN pipeline (spec 2.2): [keep the ``top_classes`` largest classes] -> random 50/25/25 split over all
+    """LPGNN pipeline (docs/papers/lpgnn.md#data-pipeline): [keep the ``top_classes`` largest classes] -> random 50/25/25 split over all
     nodes -> per-column min-max to [0, 1] over all nodes with constant columns dropped."""
     if top_classes is not None:
         data = filter_classes(data, top_k=top_classes)
@@ -52,7 +52,7 @@ def _lpgnn_variant(top_classes: int | None = None) -> Variant:
     opts = {"seed": GLOBAL_SEED}
     if top_classes is not None:
         opts["top_classes"] = top_classes
-    doc = ("LPGNN (spec 2.2): " + (f"keep the {top_classes} largest classes (induced subgraph, relabelled), "
+    doc = ("LPGNN (docs/papers/lpgnn.md#data-pipeline): " + (f"keep the {top_classes} largest classes (induced subgraph, relabelled), "
                                    if top_classes else "")
            + "random 50/25/25 split over ALL nodes (seed option), min-max to [0,1], constant columns dropped")
     return Variant("lpgnn", ("lpgnn",), doc, build=_lpgnn, options=opts)
@@ -113,10 +113,10 @@ Statistics: 2,708 nodes, 5,278 undirected edges (10,556 directed), 1,433 binary 
     loader=partial(read_planetoid, prefix="cora"),
     stats={"nodes": 2708, "edges": 5278, "features": 1433, "classes": 7},
     variants={
-        "lpgcn": Variant("lpgcn", ("lpgcn",), "LPGCN (spec 1.2): " + _PUBLIC_SPLIT_DOC + " (140/500/1000)",
+        "lpgcn": Variant("lpgcn", ("lpgcn",), "LPGCN (docs/papers/lpgcn.md#data-and-splits): " + _PUBLIC_SPLIT_DOC + " (140/500/1000)",
                          build=_identity),
         "lpgnn": _lpgnn_variant(),
-        "drw": Variant("drw", ("drw",), "DRW (spec 4.2): transductive, " + _PUBLIC_SPLIT_DOC, build=_identity),
+        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC, build=_identity),
     },
 ))
 
@@ -132,9 +132,9 @@ Statistics: 3,327 nodes, 4,552 undirected edges (9,104 directed), 3,703 features
     loader=partial(read_planetoid, prefix="citeseer"),
     stats={"nodes": 3327, "edges": 4552, "features": 3703, "classes": 6},
     variants={
-        "lpgcn": Variant("lpgcn", ("lpgcn",), "LPGCN (spec 1.2): " + _PUBLIC_SPLIT_DOC + " (120/500/1000)",
+        "lpgcn": Variant("lpgcn", ("lpgcn",), "LPGCN (docs/papers/lpgcn.md#data-and-splits): " + _PUBLIC_SPLIT_DOC + " (120/500/1000)",
                          build=_identity),
-        "drw": Variant("drw", ("drw",), "DRW (spec 4.2): transductive, " + _PUBLIC_SPLIT_DOC, build=_identity),
+        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC, build=_identity),
     },
 ))
 
@@ -151,7 +151,7 @@ Statistics: 19,717 nodes, 44,324 undirected edges, 500 TF-IDF features, 3 classe
     note="Not in the offline mirror (ind.pubmed.allx could not be obtained).",
     variants={
         "lpgnn": _lpgnn_variant(),
-        "drw": Variant("drw", ("drw",), "DRW (spec 4.2): transductive, " + _PUBLIC_SPLIT_DOC + " (60/500/1000)",
+        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC + " (60/500/1000)",
                        build=_identity),
     },
 ))
@@ -190,7 +190,7 @@ LPGCN paper's 2,545; raw ids kept in ``feature_ids``).""",
     stats={"nodes": 7126, "edges": 35324, "features": 2545, "classes": 2},
     variants={
         "lpgcn": Variant("lpgcn", ("lpgcn",),
-                         'LPGCN (spec 1.2): random 50/25/25 over all nodes, torch.Generator seed = sum(ord("musae"))',
+                         'LPGCN (docs/papers/lpgcn.md#data-and-splits): random 50/25/25 over all nodes, torch.Generator seed = sum(ord("musae"))',
                          build=_lpgcn_random_split, options={"seed": seed_from_name("musae")}),
     },
 ))
@@ -263,7 +263,7 @@ from dpgnn.data.transforms import (  # noqa: E402
 
 
 def _progap(data: Data, min_class_size: int, seed: int = GLOBAL_SEED) -> Data:
-    """ProGAP/GAP (spec 3.1), in the code's order: random 75/10/15 split over all nodes (seed option) -> keep
+    """ProGAP/GAP (docs/papers/progap.md#datasets), in the code's order: random 75/10/15 split over all nodes (seed option) -> keep
     classes with >= ``min_class_size`` nodes (unlabelled nodes dropped, induced subgraph, relabelled) -> remove
     self-loops -> remove isolated nodes."""
     data = random_node_split(data, 0.75, 0.10, 0.15, seed=seed)
@@ -273,20 +273,20 @@ def _progap(data: Data, min_class_size: int, seed: int = GLOBAL_SEED) -> Data:
 
 
 def _progap_variant(min_class_size: int, papers=("progap",), name: str = "progap") -> Variant:
-    return Variant(name, papers, f"ProGAP/GAP (spec 3.1): random 75/10/15 split, classes with >= "
+    return Variant(name, papers, f"ProGAP/GAP (docs/papers/progap.md#datasets): random 75/10/15 split, classes with >= "
                                  f"{min_class_size:,} nodes, self-loops and isolated nodes removed",
                    build=_progap, options={"min_class_size": min_class_size, "seed": GLOBAL_SEED})
 
 
 def _privgnn(data: Data, seed: int = GLOBAL_SEED, **split) -> Data:
-    """PrivGNN (spec 5.1): drop unlabelled nodes, then private/public node partition (masks)."""
+    """PrivGNN (docs/papers/privgnn.md#data-and-splits): drop unlabelled nodes, then private/public node partition (masks)."""
     if data.y.dim() == 1 and bool((data.y < 0).any()):
         data = relabel_classes(filter_classes(data))
     return private_public_split(data, seed=seed, **split)
 
 
 def _privgnn_variant(doc: str, **split) -> Variant:
-    return Variant("privgnn", ("privgnn",), "PrivGNN (spec 5.1): " + doc, build=_privgnn,
+    return Variant("privgnn", ("privgnn",), "PrivGNN (docs/papers/privgnn.md#data-and-splits): " + doc, build=_privgnn,
                    options={"seed": GLOBAL_SEED, **split})
 
 
@@ -381,7 +381,7 @@ for _uni in UNIVERSITIES:
         variants={
             "progap": _progap_variant(1000),
             "privgnn": Variant("privgnn", ("privgnn",),
-                               "PrivGNN (spec 5.1): all recorded years as classes, missing dropped, private half / "
+                               "PrivGNN (docs/papers/privgnn.md#data-and-splits): all recorded years as classes, missing dropped, private half / "
                                "public half with 20% public test", build=_fb100_privgnn,
                                options={"seed": GLOBAL_SEED, "private_fraction": 0.5, "public_test_share": 0.2}),
         },
@@ -494,7 +494,7 @@ classes >= 100,000 nodes (1,790,731 nodes, 10 classes); PrivGNN's "Amazon2M" use
 
 
 def _arxiv_privgnn(data: Data) -> Data:
-    """PrivGNN's ArXiv (spec 5.1): OGB time split, private = train (<= 2017), public train = valid (2018),
+    """PrivGNN's ArXiv (docs/papers/privgnn.md#data-and-splits): OGB time split, private = train (<= 2017), public train = valid (2018),
     public test = test (>= 2019)."""
     out = Data(**{k: v for k, v in data.items()})
     out.private_mask, out.public_train_mask, out.public_test_mask = data.train_mask, data.val_mask, data.test_mask
@@ -514,9 +514,9 @@ Statistics: 169,343 nodes, 1,166,243 directed citations, 128 features, 40 classe
     stats={"nodes": 169343, "edges": None, "features": 128, "classes": 40},
     note="Too large to mirror here.",
     variants={
-        "drw": Variant("drw", ("drw",), "DRW (spec 4.2): undirected graph, OGB time split (inductive)",
+        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): undirected graph, OGB time split (inductive)",
                        build=_identity),
-        "privgnn": Variant("privgnn", ("privgnn",), "PrivGNN (spec 5.1): OGB time split as private / public "
+        "privgnn": Variant("privgnn", ("privgnn",), "PrivGNN (docs/papers/privgnn.md#data-and-splits): OGB time split as private / public "
                            "train / public test", build=_arxiv_privgnn),
     },
 ))
@@ -543,8 +543,8 @@ Statistics: 89,250 nodes, 449,878 undirected edges, 500 features, 7 classes.""",
     stats={"nodes": 89250, "edges": 449878, "features": 500, "classes": 7},
     note="Too large to mirror here.",
     variants={
-        "lpgcn": Variant("lpgcn", ("lpgcn",), "LPGCN (spec 1.2): the dataset's own 50/25/25 split", build=_identity),
-        "drw": Variant("drw", ("drw",), "DRW (spec 4.2): own split, inductive", build=_identity),
+        "lpgcn": Variant("lpgcn", ("lpgcn",), "LPGCN (docs/papers/lpgcn.md#data-and-splits): the dataset's own 50/25/25 split", build=_identity),
+        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): own split, inductive", build=_identity),
     },
 ))
 
@@ -564,7 +564,7 @@ GAP/ProGAP keep the 8 classes with >= 10,000 nodes (116,713 nodes, 46,233,380 di
     variants={
         "progap": _progap_variant(10_000),
         "gap": _progap_variant(10_000, papers=("progap",), name="gap"),
-        "drw": Variant("drw", ("drw",), "DRW (spec 4.2): own split, inductive", build=_identity),
+        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): own split, inductive", build=_identity),
         "privgnn": _privgnn_variant("private 300 nodes/class, public 15,000 train + 15,000 test",
                                     private_per_class=300, num_public_train=15000, num_public_test=15000),
     },
@@ -584,12 +584,12 @@ Statistics (PyG): 56,944 nodes in 24 graphs, 50 features, 121 labels. DRW's tabl
     loader=read_ppi,
     stats={"nodes": 56944, "edges": None, "features": 50, "classes": 121},
     note="Too large to mirror here; DRW's PPI (14,755 nodes) is the GraphSAINT subset, not PyG's 56,944 nodes.",
-    variants={"drw": Variant("drw", ("drw",), "DRW (spec 4.2): inductive, own split", build=_identity)},
+    variants={"drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): inductive, own split", build=_identity)},
 ))
 
 
 def _elliptic_lpgcn(data: Data, seed: int) -> Data:
-    """LPGCN (spec 1.2): only labelled nodes split 50/25/25 (unlabelled nodes stay in the graph, in no mask)."""
+    """LPGCN (docs/papers/lpgcn.md#data-and-splits): only labelled nodes split 50/25/25 (unlabelled nodes stay in the graph, in no mask)."""
     return random_node_split(data, 0.5, 0.25, 0.25, seed=seed, among=data.y >= 0)
 
 
@@ -607,7 +607,7 @@ Statistics: 203,769 nodes, 234,355 edges, 166 features (time step included, as L
     loader=read_elliptic,
     stats={"nodes": 203769, "edges": 234355, "features": 166, "classes": 2},
     note="Too large to mirror here.",
-    variants={"lpgcn": Variant("lpgcn", ("lpgcn",), 'LPGCN (spec 1.2): labelled nodes split 50/25/25 with seed '
+    variants={"lpgcn": Variant("lpgcn", ("lpgcn",), 'LPGCN (docs/papers/lpgcn.md#data-and-splits): labelled nodes split 50/25/25 with seed '
                                'sum(ord("bitcoin")); unlabelled nodes stay', build=_elliptic_lpgcn,
                                options={"seed": seed_from_name("bitcoin")})},
 ))

@@ -1,4 +1,4 @@
-"""Random-walk samplers of the DRW paper (Ayle et al., arXiv 2301.00738; spec section 4.3).
+"""Random-walk samplers of the DRW paper (Ayle et al., arXiv 2301.00738; docs/papers/drw.md#samplers-and-the-sampling-bound).
 
 DP samplers split the training graph into *disjoint* subgraphs, each rooted at one training node, once before
 training (DRW, DRW-R) or every ``k`` iterations (DRW-D); a batch is ``B`` subgraphs drawn uniformly without

@@ -50,7 +50,7 @@ def undirected_edges(edge_index: Tensor, num_nodes: int, self_loops: bool = Fals
 def minmax_normalize(data: Data, drop_constant: bool = False) -> Data:
     """Scale every feature column to [0, 1] with its min and max over all nodes.
 
-    Zero-range (constant) columns become 0, or are removed when ``drop_constant`` (LPGNN, spec 2.2 step 2).
+    Zero-range (constant) columns become 0, or are removed when ``drop_constant`` (LPGNN, docs/papers/lpgnn.md#data-pipeline step 2).
     """
     x = data.x.to(torch.float32)
     lo, hi = torch.aminmax(x, dim=0)
@@ -97,7 +97,7 @@ _NEGATIVE_SAMPLING_LOCK = threading.Lock()
 
 
 def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int | torch.Generator) -> Data:
-    """LPGCN link-prediction split (spec 1.2): upper-triangle undirected edges split train/val/test.
+    """LPGCN link-prediction split (docs/papers/lpgcn.md#data-and-splits): upper-triangle undirected edges split train/val/test.
 
     ``n_val = floor(val * m)``, ``n_test = floor(test * m)`` of the ``m`` undirected edges (after a permutation
     drawn with ``torch.Generator(seed)``); the training edges are re-symmetrised into ``train_pos_edge_index``;
@@ -229,7 +229,7 @@ def per_class_split(y: Tensor, per_class: int, *, generator: torch.Generator,
 def private_public_split(data: Data, *, seed: int | torch.Generator, private_per_class: int | None = None,
                          num_private: int | None = None, num_public_train: int | None = None,
                          num_public_test: int | None = None, public_test_share: float | None = None) -> Data:
-    """PrivGNN's private/public node partition (spec 5.1), as masks on one graph.
+    """PrivGNN's private/public node partition (docs/papers/privgnn.md#data-and-splits), as masks on one graph.
 
     Private nodes: ``private_per_class`` random nodes per class, or ``num_private`` random nodes. Public nodes:
     ``num_public_train`` + ``num_public_test`` random remaining nodes, or (when those are ``None``) all the

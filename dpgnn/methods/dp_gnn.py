@@ -1,5 +1,5 @@
 """DP-GNN (Daigavane et al., "Node-level differentially private graph neural networks", arXiv 2111.15521) as
-ProGAP's node-level baseline (spec 3.6).
+ProGAP's node-level baseline (docs/papers/progap.md#baselines).
 
 - **Graph**: degrees bounded to ``D`` (in- and out-degree, :func:`dpgnn.methods.progap.bound_degree`), so that one
   node enters the 1-hop subgraphs of at most ``D`` other roots.

@@ -1,5 +1,5 @@
 """DRW -- Ayle et al., "Training Differentially Private Graph Neural Networks with Random Walk Sampling"
-(arXiv 2301.00738); spec section 4. Baseline FDP: Daigavane et al. (arXiv 2111.15521).
+(arXiv 2301.00738); docs/papers/drw.md. Baseline FDP: Daigavane et al. (arXiv 2111.15521).
 
 Privacy notion (paper Sec. 4.1): feature-level DP, neighbouring graphs share the structure and differ in ONE node's
 feature row (replace-one). DRW trains on disjoint subgraphs (:mod:`dpgnn.data.random_walks`): one node's features
@@ -12,9 +12,9 @@ runs until the next step would exceed the target ε (8 in Table 1) and records t
 
 Per-subgraph gradients are exact for any depth: the loss of each subgraph (on its root) is differentiated on that
 subgraph alone with ``torch.func.vmap(grad(...))`` over padded dense subgraphs (the authors' per-row gradients are
-only exact for one layer; spec 4.4 [BUG?]).
+only exact for one layer; docs/papers/drw.md#dp-training-step [BUG?]).
 
-Clipping (spec 4.4, the paper's "clip norm percentage"): ``C = clip_fraction · ‖g0‖`` where ``g0`` holds the
+Clipping (docs/papers/drw.md#dp-training-step, the paper's "clip norm percentage"): ``C = clip_fraction · ‖g0‖`` where ``g0`` holds the
 per-tensor gradient norms of single-root losses averaged over up to 10 roots of a first batch; per-tensor thresholds
 ``C_j = C·√softmax(g0)_j`` (Σ C_j² = C²). This calibration looks at the data without privacy (as the authors' code);
 ``clip_norm=`` gives a data-independent absolute C split evenly over tensors instead.
@@ -96,7 +96,7 @@ METHODS = ("gcn", "mlp", "fdp", "drw", "drw-d", "drw-r")
 DP_METHODS = ("fdp", "drw", "drw-d", "drw-r")
 #: Table 1 architectures: setting label -> (layers, hidden width)
 ARCHS = {"1-layer": (1, 256), "2x256": (2, 256), "2x512": (2, 512)}
-#: δ per dataset (paper Table 3 / spec 4.2)
+#: δ per dataset (paper Table 3 / docs/papers/drw.md#data)
 DELTA = {"cora": 1e-5, "citeseer": 1e-5, "ppi": 1e-5, "pubmed": 1e-6, "flickr": 1e-6, "arxiv": 1e-7, "reddit": 1e-7}
 #: training nodes (paper Table 3)
 NUM_TRAIN = {"cora": 140, "citeseer": 120, "ppi": 9716, "pubmed": 60, "flickr": 44625, "arxiv": 90941,
@@ -113,7 +113,7 @@ _LOAD = {"arxiv": "ogbn-arxiv"}
 
 
 def batch_size(dataset: str, method: str, num_layers: int) -> int:
-    """Paper Table 4: roots per batch (DRW-R has its own row; FDP uses the DRW row, spec 7.4 [AMBIG])."""
+    """Paper Table 4: roots per batch (DRW-R has its own row; FDP uses the DRW row, docs/papers/drw.md#open-questions [AMBIG])."""
     key = _dataset_key(dataset)
     if num_layers not in (1, 2):
         raise ValueError(f"num_layers must be 1 or 2 (Table 4), got {num_layers!r}")
@@ -142,7 +142,7 @@ def _method_key(method: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 @dataclass
 class DRWData:
-    """A dataset as the DRW code uses it (spec 4.2)."""
+    """A dataset as the DRW code uses it (docs/papers/drw.md#data)."""
 
     name: str
     x: Tensor                      # standardised with training-node statistics
@@ -252,7 +252,7 @@ def clip_thresholds(grads: dict[str, Tensor] | None, *, clip_fraction: float | N
                     clip_norm: float | None = None, names: list[str] | None = None) -> dict[str, float]:
     """Per-tensor thresholds ``C_j`` with ``Σ C_j² = C²``.
 
-    ``clip_fraction`` (the paper's clip-norm percentage; spec 4.4): ``g0_j`` = mean over the given per-sample
+    ``clip_fraction`` (the paper's clip-norm percentage; docs/papers/drw.md#dp-training-step): ``g0_j`` = mean over the given per-sample
     gradients of their tensor-``j`` norms, ``C = clip_fraction·‖g0‖``, ``C_j = C·√softmax(g0)_j``.
     ``clip_norm``: an absolute ``C`` split evenly, ``C_j = C/√J`` (needs ``names``).
     """

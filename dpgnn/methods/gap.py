@@ -1,4 +1,4 @@
-"""GAP (Sajadmanesh et al., USENIX Security 2023) as ProGAP's main baseline (spec 3.6), edge and node level.
+"""GAP (Sajadmanesh et al., USENIX Security 2023) as ProGAP's main baseline (docs/papers/progap.md#baselines), edge and node level.
 
 Three modules trained one after the other:
 

@@ -1,5 +1,5 @@
 """LPGCN / PGC -- Sajadmanesh & Gatica-Perez, "When Differential Privacy Meets Graph Neural Networks"
-(arXiv 2006.05535 v1, 2020); spec section 1.
+(arXiv 2006.05535 v1, 2020); docs/papers/lpgcn.md.
 
 Setting (paper Sec. 3-4): the server knows the graph; every node holds a private feature vector in [0, 1]^d (after
 per-column min-max normalisation, so α = 0 and Δ = 1) and sends an ε-LDP perturbation of *each* feature. The server
@@ -65,9 +65,9 @@ METHODS = ("lm", "pm", "pgc", "raw")
 EPSILONS_MAE = (1.0, 3.0, 5.0, 7.0, 9.0)  # Fig. 2
 EPSILONS_TABLE2 = (1.0, 5.0, 9.0)  # Table 2
 NUM_RUNS = 10  # Table 2: mean ± std (ddof 0) over 10 runs
-GLOBAL_SEED = 12345  # the authors' global seed (spec, general conventions)
+GLOBAL_SEED = 12345  # the authors' global seed (docs/papers/cross-paper.md#conventions-shared-by-the-sajadmanesh-repositories)
 
-#: Best hyper-parameters, paper Table 4 (Appendix E; grid-searched on RAW, reused for every mechanism), spec 1.3.
+#: Best hyper-parameters, paper Table 4 (Appendix E; grid-searched on RAW, reused for every mechanism), docs/papers/lpgcn.md#models-and-training.
 HPARAMS: dict[str, dict[str, dict[str, float]]] = {
     "citeseer": {"gcn": {"lr": 0.01, "weight_decay": 0.1, "dropout": 0.5},
                  "vgae": {"lr": 0.01, "weight_decay": 0.01, "dropout": 0.0}},
@@ -80,7 +80,7 @@ HPARAMS: dict[str, dict[str, dict[str, float]]] = {
     "twitch": {"gcn": {"lr": 0.001, "weight_decay": 1e-4, "dropout": 0.0},
                "vgae": {"lr": 0.01, "weight_decay": 1e-3, "dropout": 0.0}},
 }
-#: Node-classification hidden width. [CODE≠PAPER] (spec 1.3): the authors' code and experiment script use 16
+#: Node-classification hidden width. [CODE≠PAPER] (docs/papers/lpgcn.md#models-and-training): the authors' code and experiment script use 16
 #: (output = number of classes); the paper text says hidden 32 / output 16. Default: the code's 16.
 HIDDEN_CODE = 16
 HIDDEN_PAPER = 32
@@ -93,7 +93,7 @@ TABLE3_MEAN_FEATURE = {"citeseer": 0.009, "cora": 0.013, "elliptic": 0.219, "fli
 #: Paper Table 1: number of node features.
 TABLE1_NUM_FEATURES = {"citeseer": 3703, "cora": 1433, "elliptic": 166, "flickr": 500, "twitch": 2545}
 
-#: How each dataset is loaded for this paper (name, variant) -- spec 1.2.
+#: How each dataset is loaded for this paper (name, variant) -- docs/papers/lpgcn.md#data-and-splits.
 _LOAD = {"cora": ("cora", "lpgcn"), "citeseer": ("citeseer", "lpgcn"), "twitch": ("twitch", "lpgcn"),
          "elliptic": ("elliptic", "lpgcn"), "flickr": ("flickr", None)}
 
@@ -223,7 +223,7 @@ def gcn_propagation_matrix(edge_index: Tensor, num_nodes: int) -> Tensor:
 
 
 def gc_mae(data: Data, method: str, epsilon: float | None, seed: int | torch.Generator) -> Tensor:
-    """Per-node MAE of the perturbed first-layer graph convolution (paper eq. 8; spec 1.4).
+    """Per-node MAE of the perturbed first-layer graph convolution (paper eq. 8; docs/papers/lpgcn.md#experiments-and-reported-numbers).
 
     MAE(v) = (1/m) Σ_i |GC(v)_i − ĜC(v)_i| / Δ_i with GC = Â X and ĜC = Â Y* (identity weight), Δ_i the range of
     column i of ``data.x`` (columns with Δ_i = 0 contribute 0). One perturbation drawn from ``seed``.
@@ -391,11 +391,11 @@ def train_node_classifier(
     Each epoch (one :func:`dpgnn.train.fit` epoch): one Adam step on the NLL of the training nodes (model in train
     mode), then the validation NLL in eval mode. Early stopping as PyTorch-Lightning's
     ``EarlyStopping(monitor="val_loss", patience, min_delta)`` with ``Trainer(min_epochs, max_epochs)`` (the
-    authors' trainer, spec 1.3): training ends after the first epoch ``e >= min_epochs`` at which the validation
+    authors' trainer, docs/papers/lpgcn.md#models-and-training): training ends after the first epoch ``e >= min_epochs`` at which the validation
     loss has not improved for ``patience`` consecutive epochs, or after ``max_epochs``. (An improvement is
     ``val < best - min_delta``, :func:`dpgnn.train.fit`'s rule.)
 
-    The test is run on the weights at stopping time (the LPGCN authors' behaviour, spec 1.3);
+    The test is run on the weights at stopping time (the LPGCN authors' behaviour, docs/papers/lpgcn.md#models-and-training);
     ``restore_best=True`` reloads the weights of the epoch with the lowest validation loss instead.
 
     A model whose train-mode forward equals its eval-mode forward (no active dropout, no batch statistics)
@@ -706,7 +706,7 @@ def run_node_classification(data: Data, dataset_name: str, method: str, epsilon:
 
 
 def split_for_link_prediction(data: Data, dataset_name: str) -> Data:
-    """The fixed 85/5/10 edge split of spec 1.2 (torch.Generator seed = Σord(dataset name)), same for all runs."""
+    """The fixed 85/5/10 edge split of docs/papers/lpgcn.md#data-and-splits (torch.Generator seed = Σord(dataset name)), same for all runs."""
     return split_edges(data, val=0.05, test=0.10, seed=seed_from_name(_label(dataset_name)))
 
 

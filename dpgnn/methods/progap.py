@@ -6,7 +6,7 @@ concatenation and a head on the cached inputs ``X̃^(0) = X`` and ``X̃^(k) = NA
 mechanism (normalise rows to unit L2 norm → sum over in-neighbours → Gaussian noise) and cached. Training and
 inference afterwards only post-process cached aggregates, so the graph is queried exactly ``K`` times.
 
-Privacy (spec 3.3 / 3.4):
+Privacy (docs/papers/progap.md#edge-level-privacy and docs/papers/progap.md#node-level-privacy):
 
 - **edge level** (neighbouring graphs differ in one edge): each NAP query has L2 sensitivity 1, noise ``σ``;
   the run is the composition of ``K`` Gaussian mechanisms. Tight accounting: ``exact_gaussian`` (one Gaussian of
@@ -81,7 +81,7 @@ def _cap_per_group(group: Tensor, num_nodes: int, cap: int, gen: torch.Generator
 
 def bound_degree(edge_index: Tensor, num_nodes: int, max_degree: int, seed: int | torch.Generator = 0, *,
                  cap_out_degree: bool = True) -> Tensor:
-    """Keep at most ``max_degree`` in-edges per node, sampled uniformly without replacement (spec 3.4).
+    """Keep at most ``max_degree`` in-edges per node, sampled uniformly without replacement (docs/papers/progap.md#node-level-privacy).
 
     ``edge_index[1]`` is the receiving node. With ``cap_out_degree`` (default) a second pass also keeps at most
     ``D`` out-edges per node, so that removing one node changes at most ``D`` aggregates by one unit row each:
@@ -106,7 +106,7 @@ def bound_degree(edge_index: Tensor, num_nodes: int, max_degree: int, seed: int 
 
 
 class NAP:
-    """Normalise-aggregate-perturb on a fixed graph (spec 3.2): ``Σ_{j→i} h_j/‖h_j‖ + N(0, σ² I)``.
+    """Normalise-aggregate-perturb on a fixed graph (docs/papers/progap.md#architecture-and-training): ``Σ_{j→i} h_j/‖h_j‖ + N(0, σ² I)``.
 
     Each call is one query of the graph and is counted in :attr:`queries` (Algorithm 2 makes exactly ``K``).
     ``sigma = 0`` is the non-private aggregation. L2 sensitivity of one query: 1 for one edge (a unit row enters
@@ -162,7 +162,7 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
                 lr: float, dp: DPSettings | None = None, generator: torch.Generator,
                 weight_decay: float = 0.0, stage: int = 0,
                 per_sample: str = "ghost") -> tuple[StageModel, list[dict[str, Any]]]:
-    """Train one stage; restore the epoch with the best validation accuracy ("early stopping", spec 3.2).
+    """Train one stage; restore the epoch with the best validation accuracy ("early stopping", docs/papers/progap.md#architecture-and-training).
 
     Both branches run on the plain engine :func:`dpgnn.train.fit` (one ``step`` per epoch, then train/validation
     accuracy in eval mode; the best validation epoch, strictly better than the earlier ones, is restored; the
@@ -285,7 +285,7 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
 
 @dataclass(frozen=True)
 class ProGAPConfig:
-    """One ProGAP run (spec 3.2-3.5). ``epsilon=inf`` / ``level='none'`` is non-private ProGAP.
+    """One ProGAP run (docs/papers/progap.md#architecture-and-training to docs/papers/progap.md#hyper-parameter-search-and-reporting). ``epsilon=inf`` / ``level='none'`` is non-private ProGAP.
 
     ``noise`` (the noise multiplier) may be given instead of ``epsilon``; ``delta=None`` applies the authors' δ
     rule. ``layerwise=True`` freezes earlier bases (the ablation). ``batch_size``/``max_degree`` matter only at

@@ -1,4 +1,4 @@
-"""ProGAP's other Table 2 baselines (spec 3.6): MLP / DP-MLP, GraphSAGE (non-private), EdgeRand.
+"""ProGAP's other Table 2 baselines (docs/papers/progap.md#baselines): MLP / DP-MLP, GraphSAGE (non-private), EdgeRand.
 
 - **MLP** (edge level, costs ε = 0: it never reads the graph): 3 layers (2-layer base + 1-layer head), hidden 16,
   SELU, BatchNorm, full batch. **DP-MLP** (node level): the same with DP-Adam (GroupNorm, clip 1, Poisson

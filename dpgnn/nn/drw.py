@@ -1,4 +1,4 @@
-"""Models of the DRW paper (spec 4.5): GCN and MLP with row-L2-normalised logits.
+"""Models of the DRW paper (docs/papers/drw.md#model): GCN and MLP with row-L2-normalised logits.
 
 GCN layer = propagation ``Â·H`` (Â = D^{-1/2}(A+I)D^{-1/2} of whatever graph is passed: a padded subgraph as a
 dense [S, S] matrix, a batch or the full graph as a sparse matrix) followed by a Linear map (Xavier-uniform weights,

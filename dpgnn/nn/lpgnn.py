@@ -1,7 +1,7 @@
-"""LPGNN layers and models (Sajadmanesh & Gatica-Perez, CCS 2021; spec 2.5-2.6): KProp and the three backbones.
+"""LPGNN layers and models (Sajadmanesh & Gatica-Perez, CCS 2021; docs/papers/lpgnn.md#kprop to docs/papers/lpgnn.md#drop-training-and-model-selection): KProp and the three backbones.
 
 * :func:`normalized_adjacency` / :func:`kprop` / :class:`KProp` -- ``Â^K Z`` with ``Â = D^{-1/2} A D^{-1/2}``
-  **without self-loops** (spec 2.5); :class:`KProp` caches its output (features are propagated once).
+  **without self-loops** (docs/papers/lpgnn.md#kprop); :class:`KProp` caches its output (features are propagated once).
 * :class:`Backbone` -- the straightforward per-run model: 2 PyG layers (``gcn`` = GCNConv, ``sage`` = SAGEConv
   mean, ``gat`` = GATConv 4 heads → 1 head), hidden 16, SELU, dropout after the activation; returns logits.
 * :class:`BatchedBackbone` -- the same three models for ``R`` independent repeats at once, in a ``(nodes, R, ·)``
@@ -28,7 +28,7 @@ __all__ = ["SparseOp", "normalized_adjacency", "mean_adjacency", "kprop", "KProp
            "BatchedFeatures", "BACKBONES", "HIDDEN", "GAT_HEADS"]
 
 BACKBONES = ("gcn", "sage", "gat")
-HIDDEN = 16  # spec 2.6
+HIDDEN = 16  # docs/papers/lpgnn.md#drop-training-and-model-selection
 GAT_HEADS = 4
 
 
@@ -88,7 +88,7 @@ def _csr(rows: Tensor, cols: Tensor, vals: Tensor, n: int) -> SparseOp:
 def normalized_adjacency(edge_index: Tensor, num_nodes: int, *, self_loops: bool = False) -> Tensor:
     """Sparse ``D^{-1/2} A D^{-1/2}`` (``A + I`` when ``self_loops``), row = target, as PyG's ``gcn_norm``.
 
-    KProp uses ``self_loops=False`` (spec 2.5); the GCN backbone uses ``True``. Isolated nodes get zero rows.
+    KProp uses ``self_loops=False`` (docs/papers/lpgnn.md#kprop); the GCN backbone uses ``True``. Isolated nodes get zero rows.
     """
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
@@ -154,7 +154,7 @@ def _check(kind: str, dropout: float) -> str:
 
 
 class Backbone(nn.Module):
-    """Two-layer GCN / GraphSAGE / GAT with SELU and dropout after the activation (spec 2.6); returns logits."""
+    """Two-layer GCN / GraphSAGE / GAT with SELU and dropout after the activation (docs/papers/lpgnn.md#drop-training-and-model-selection); returns logits."""
 
     def __init__(self, kind: str, in_channels: int, out_channels: int, hidden: int = HIDDEN,
                  dropout: float = 0.0) -> None:

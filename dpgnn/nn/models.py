@@ -59,7 +59,7 @@ class GCN(nn.Module):
 
 
 class VGAEEncoder(nn.Module):
-    """Encoder of the variational graph auto-encoder used by LPGCN for link prediction (spec 1.3).
+    """Encoder of the variational graph auto-encoder used by LPGCN for link prediction (docs/papers/lpgcn.md#models-and-training).
 
     ``GCNConv(in → hidden)`` → BatchNorm → ReLU → dropout, then two ``GCNConv(hidden → out)`` heads giving μ and
     log σ. Returns ``(mu, logstd)`` as :class:`torch_geometric.nn.VGAE` expects.

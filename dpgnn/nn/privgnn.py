@@ -1,4 +1,4 @@
-"""PrivGNN models (Olatunji et al., TMLR 2023; spec 5.2): GraphSAGE teachers/students, the PATE-M MLP, and a batched
+"""PrivGNN models (Olatunji et al., TMLR 2023; docs/papers/privgnn.md#algorithm): GraphSAGE teachers/students, the PATE-M MLP, and a batched
 trainer that trains many independent GraphSAGE teachers at once.
 
 Architecture (paper Sec. 4.1 / App. G.1): 2-layer GraphSAGE with mean aggregation (PyG ``SAGEConv``: ``lin_l`` with

@@ -5,7 +5,7 @@
   it too (base MLPs).
 - :class:`StageModel`: stage ``s`` of the progressive model: base MLPs ``0..s`` (one per cached input
   ``X̃^(k)``), jumping knowledge by concatenation, row-wise L2 normalisation of the JK output (present in the
-  authors' code, not in the paper; spec 3.2) and a head MLP producing logits.
+  authors' code, not in the paper; docs/papers/progap.md#architecture-and-training) and a head MLP producing logits.
 - :func:`batchnorm_to_groupnorm`: replaces every ``BatchNorm1d`` by ``GroupNorm`` with ONE group (the authors'
   opacus fixer): per-sample normalisation, so per-sample gradients stay those of independent samples.
 - :class:`GhostClipper` / :func:`clipped_grad_sum`: the DP-SGD step's ``Σ_i clip_C(∇ℓ_i)`` of a :class:`StageModel`
@@ -13,7 +13,7 @@
 
 Every module here takes tensors of independent rows (no message passing): the graph only enters through the
 cached, already privatised aggregates, which is what makes per-sample clipping (opacus, or the exact ghost norms
-of :class:`GhostClipper`) valid DP-SGD (spec 3.4).
+of :class:`GhostClipper`) valid DP-SGD (docs/papers/progap.md#node-level-privacy).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class MLP(nn.Module):
 
 
 class StageModel(nn.Module):
-    """ProGAP sub-model ``M_s``: ``head( L2norm( cat_k base_k(X̃^(k)) ) )`` for ``k = 0..s`` (spec 3.2).
+    """ProGAP sub-model ``M_s``: ``head( L2norm( cat_k base_k(X̃^(k)) ) )`` for ``k = 0..s`` (docs/papers/progap.md#architecture-and-training).
 
     ``bases`` are shared with earlier stages (Algorithm 2 keeps fine-tuning them; the layer-wise ablation freezes
     them). :meth:`embed` returns ``X^(s) = base_s(X̃^(s))``, the embedding the next stage aggregates.
@@ -117,7 +117,7 @@ class StageModel(nn.Module):
 
 
 def batchnorm_to_groupnorm(module: nn.Module) -> nn.Module:
-    """Replace every ``BatchNorm1d`` in ``module`` (in place, returned) by ``GroupNorm(1, C)`` (spec 3.4).
+    """Replace every ``BatchNorm1d`` in ``module`` (in place, returned) by ``GroupNorm(1, C)`` (docs/papers/progap.md#node-level-privacy).
 
     BatchNorm mixes the samples of a batch, which breaks per-sample gradient clipping; one-group GroupNorm
     normalises each sample on its own (equivalent to a LayerNorm with an affine per channel).
@@ -265,7 +265,7 @@ def clipped_grad_sum(model: StageModel, xs: Sequence[Tensor], y: Tensor, max_nor
 
 
 class SAGEClassifier(nn.Module):
-    """GraphSAGE as the ProGAP/GAP repos use it (spec 3.6): base MLP → ``layers`` × ``SAGEConv`` (mean
+    """GraphSAGE as the ProGAP/GAP repos use it (docs/papers/progap.md#baselines): base MLP → ``layers`` × ``SAGEConv`` (mean
     aggregation by default, root weight, L2-normalised outputs, SELU) → jumping knowledge (concatenation of the base
     output and every layer) → head MLP. ``layers = 0`` is a plain MLP."""
 

@@ -1,5 +1,5 @@
 """Multi-term (hypergeometric) RDP accountant of the FDP baseline (Daigavane et al., "Node-level differentially
-private graph neural networks", arXiv 2111.15521; spec 4.7). Pure math: no graphs.
+private graph neural networks", arXiv 2111.15521; docs/papers/drw.md#fdp-baseline). Pure math: no graphs.
 
 Setting. Feature-level DP with replace-one neighbouring graphs. Every training node (root) trains on its own
 neighbourhood in a degree-bounded graph (max degree ``D``); a ``depth``-layer GCN lets one node's features reach

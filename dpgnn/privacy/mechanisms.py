@@ -378,7 +378,7 @@ class PGCMechanism(Mechanism):
 # labels
 # ----------------------------------------------------------------------------------------------------------------
 class RandomizedResponse(Mechanism):
-    """Generalised randomised response on labels (LPGNN paper; spec 2.4), ``c = num_classes``.
+    """Generalised randomised response on labels (LPGNN paper; docs/papers/lpgnn.md#label-randomised-response), ``c = num_classes``.
 
     Keeps the true label with probability ``e^ε/(e^ε + c − 1)``, otherwise outputs one of the other ``c − 1``
     labels uniformly at random. :meth:`transition_matrix` gives ``P[i, j] = P(out = j | in = i)``.

@@ -1,4 +1,4 @@
-"""Multi-bit mechanism (LPGNN, Sajadmanesh & Gatica-Perez, CCS 2021, Sec. 4.1, Algorithm 1; spec 2.3).
+"""Multi-bit mechanism (LPGNN, Sajadmanesh & Gatica-Perez, CCS 2021, Sec. 4.1, Algorithm 1; docs/papers/lpgnn.md#multi-bit-mechanism).
 
 A node holding ``x ∈ [α, β]^d`` spends its whole feature budget ``ε`` on one report ``x* ∈ {−1, 0, 1}^d``:
 
@@ -34,7 +34,7 @@ from dpgnn.privacy.mechanisms import GeneratorLike, Mechanism, _resolve_generato
 
 __all__ = ["MultiBitMechanism", "optimal_m", "M_RULE_CONSTANT"]
 
-#: the constant of the paper's rule m* = max(1, min(d, floor(ε / 2.18))) (spec 2.3)
+#: the constant of the paper's rule m* = max(1, min(d, floor(ε / 2.18))) (docs/papers/lpgnn.md#multi-bit-mechanism)
 M_RULE_CONSTANT = 2.18
 
 

@@ -3,7 +3,7 @@
 Both schemes answer ``|Q|`` label queries about public nodes with a Laplace-noised argmax computed from private
 data; only the labels (and the student trained on them) are released, so the student inherits the labels' (ε, δ).
 
-PrivGNN (paper Sec. 3.1.4, Thm. 7, App. B; spec 5.3)
+PrivGNN (paper Sec. 3.1.4, Thm. 7, App. B; docs/papers/privgnn.md#privacy-accounting)
     Each query trains a teacher on a Poisson(γ) subsample of the private nodes and releases
     ``argmax(posterior + Lap(0, 1/λ)^c)``. The posterior is a probability vector, so its L1 sensitivity is 1 and
     one query is the Laplace mechanism with scale ``b = 1/λ`` (pure λ-DP) on a Poisson subsample; |Q| queries
@@ -15,7 +15,7 @@ PrivGNN (paper Sec. 3.1.4, Thm. 7, App. B; spec 5.3)
     :func:`order2_epsilon` is the same order-2 bound converted at its own order (a valid bound).
     :func:`implied_delta` inverts ε(δ) for a given ε: it finds the δ at which a reported ε is reproduced.
 
-PATE (Papernot et al. 2017, "Semi-supervised knowledge transfer ...", Sec. 3 and App. B; spec 5.4)
+PATE (Papernot et al. 2017, "Semi-supervised knowledge transfer ...", Sec. 3 and App. B; docs/papers/privgnn.md#baselines)
     ``n`` teachers trained on disjoint partitions vote; Laplace(0, 1/λ) noise is added to each vote count and the
     noisy argmax is released. One query is (2λ)-DP under replace-one neighbouring (one record changes one teacher's
     vote, two counts by 1). The moments accountant bounds the log moment generating function of the privacy loss
@@ -58,7 +58,7 @@ __all__ = [
     "vote_counts",
 ]
 
-#: The PrivGNN authors' accountant (spec 5.3): autodp's anaRDPacct with the classic RDP -> (ε, δ) conversion.
+#: The PrivGNN authors' accountant (docs/papers/privgnn.md#privacy-accounting): autodp's anaRDPacct with the classic RDP -> (ε, δ) conversion.
 PRIVGNN_ACCOUNTANT = "autodp_rdp_acct"
 
 

@@ -1,4 +1,4 @@
-"""ProGAP accounting (Sajadmanesh & Gatica-Perez, WSDM 2024; spec 3.3 / 3.4): events, paper bounds, calibration.
+"""ProGAP accounting (Sajadmanesh & Gatica-Perez, WSDM 2024; docs/papers/progap.md#edge-level-privacy and docs/papers/progap.md#node-level-privacy): events, paper bounds, calibration.
 
 Pure math, no graphs (the method itself is :mod:`dpgnn.methods.progap`).
 
@@ -97,7 +97,7 @@ def guarantee_statement(level: str, *, edge_relation: str = "directed", dpsgd_ru
 
 LEVELS = ("none", "edge", "node")
 
-#: accountant used by default per level (spec 3.3 / 3.4; at edge level the exact composition, tighter than the
+#: accountant used by default per level (docs/papers/progap.md#edge-level-privacy and docs/papers/progap.md#node-level-privacy; at edge level the exact composition, tighter than the
 #: authors' code, see FIDELITY_ACCOUNTANT)
 DEFAULT_ACCOUNTANT = {"edge": "exact_gaussian", "node": "autodp"}
 
@@ -113,7 +113,7 @@ def accountant_for(level: str, fidelity: str = "paper", accountant: str | None =
     return accountant or FIDELITY_ACCOUNTANT[fidelity][level]
 
 #: calibration tolerance on ε per level: the edge-level profile is closed form, so calibrating to 1e-6 is free and
-#: lands on the exact σ of the spec's table (a 1e-3 tolerance on ε leaves σ up to ~0.1% too large)
+#: lands on the exact σ of the reference table (docs/papers/progap.md#edge-level-privacy) (a 1e-3 tolerance on ε leaves σ up to ~0.1% too large)
 DEFAULT_RTOL = {"edge": 1e-6, "node": 1e-3}
 
 
@@ -132,7 +132,7 @@ def check_level(level: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 def default_delta(count: int) -> float:
     """The authors' δ rule: ``10^-(number of decimal digits of count)`` (count = directed edges at edge level,
-    training nodes at node level; spec 3.3 / 3.4), so that δ < 1/count."""
+    training nodes at node level; docs/papers/progap.md#edge-level-privacy and docs/papers/progap.md#node-level-privacy), so that δ < 1/count."""
     n = check_int(count, "count", 1)
     return 10.0 ** (-len(str(n)))
 
@@ -146,9 +146,9 @@ def stage_steps(train_nodes: int, batch_size: int, epochs: int) -> tuple[float, 
 
 
 def accounted_steps(train_nodes: int, batch_size: int, epochs: int) -> int:
-    """Steps of one DP-SGD stage as the authors' accountant counts them: ``⌊E·N/B⌋`` (spec 3.4), never fewer than
+    """Steps of one DP-SGD stage as the authors' accountant counts them: ``⌊E·N/B⌋`` (docs/papers/progap.md#node-level-privacy), never fewer than
     the ``E·⌊N/B⌋`` steps :func:`stage_steps` trains, so counting them over-states ε by a hair, never under-states
-    it (e.g. N = 19,804, B = 256, E = 5: 386 accounted for 385 trained). This count reproduces the spec's reference
+    it (e.g. N = 19,804, B = 256, E = 5: 386 accounted for 385 trained). This count reproduces the reference
     noise multipliers to 3 digits; the trained count gives 0.1% smaller ones."""
     _, trained = stage_steps(train_nodes, batch_size, epochs)
     return max(trained, int(epochs) * int(train_nodes) // int(batch_size))

@@ -50,7 +50,7 @@ PROFILES: dict[str, dict[str, Any]] = {
              "nondp_max_steps": 10, "patience": 5, "eval_every": 1, "resample_every": 10, "fdp_degree": 4,
              "fdp_variant": "paper", "fidelity": "paper", "bound_datasets": ["cora", "reddit"], "bound_noises": [4.0],
              **_SOUND, "sound_methods": ["drw"]},
-    # paper: spec 4.6 grid, 3 seeds, target eps = 8, every dataset whose files exist
+    # paper: docs/papers/drw.md#grids-and-seeds grid, 3 seeds, target eps = 8, every dataset whose files exist
     "paper": {"datasets": list(drw.DATASETS), "methods": list(drw.METHODS), "archs": list(drw.ARCHS),
               "seeds": list(drw.SEEDS), **_DP_GRID, "target_epsilon": 8.0, "nondp_max_steps": 1000, "patience": 30,
               "eval_every": 1, "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",

@@ -1,4 +1,4 @@
-"""LPGNN series ("Locally Private Graph Neural Networks", CCS 2021): figures A, D, E and tables B, C, F of spec 2.9.
+"""LPGNN series ("Locally Private Graph Neural Networks", CCS 2021): figures A, D, E and tables B, C, F of docs/papers/lpgnn.md#figures-and-tables.
 
 Every training cell (dataset, feature method, ε_x, ε_y, K_x, K_y, backbone, label method, repeats, epochs, seed)
 runs once into the shared artifact ``runs`` (resumable: :func:`dpgnn.sweep.run_grid`), whatever notebook asks for

@@ -6,7 +6,7 @@ where their files exist and are otherwise recorded as ``not_run``. Stand-ins are
 the same preprocessing (target year, one-hot features, classes filtered by size, 75/10/15 split), reported under
 their own names (``fb100-…``), never the paper's.
 
-Hyper-parameter selection follows spec 3.5: every configuration of the profile's grid runs ``runs`` times, and for
+Hyper-parameter selection follows docs/papers/progap.md#hyper-parameter-search-and-reporting: every configuration of the profile's grid runs ``runs`` times, and for
 each (dataset, method, level, ε) the configuration with the highest MEAN validation accuracy is reported with its
 test accuracy (%). All runs are stored in ``<artifact>_runs``; the selected rows in ``<artifact>``.
 """
@@ -38,7 +38,7 @@ PAPER = "progap"
 #: the paper's datasets -> (registry name, variant)
 PAPER_DATASETS = {"facebook": ("facebook", "progap"), "reddit": ("reddit", "progap"),
                   "amazon": ("amazon", "progap"), "fb-100": ("fb100", "progap"), "wenet": ("wenet", None)}
-#: spec 3.4 per-dataset node-level settings (batch size B, degree bound D)
+#: docs/papers/progap.md#node-level-privacy per-dataset node-level settings (batch size B, degree bound D)
 PAPER_NODE = {"facebook": (256, 100), "reddit": (2048, 400), "amazon": (4096, 50), "fb-100": (4096, 100),
               "wenet": (1024, 400)}
 
@@ -324,7 +324,7 @@ def config_label(runs: pd.DataFrame) -> list[str]:
 
 
 def select_best(runs: pd.DataFrame, by: tuple[str, ...] = ("dataset", "method", "level", "setting")) -> pd.DataFrame:
-    """Spec 3.5: per ``by`` group, the configuration with the highest mean validation accuracy; its test rows
+    """docs/papers/progap.md#hyper-parameter-search-and-reporting: per ``by`` group, the configuration with the highest mean validation accuracy; its test rows
     (:func:`dpgnn.series.common.select_best` on the ``val_acc`` rows).
 
     Ties go to the first configuration in the order of :func:`config_label` strings (``groupby`` order of the
@@ -366,7 +366,7 @@ SPEC_NODE = {"train_nodes": 19_804, "batch_size": 256, "delta": 1e-5, "epochs": 
 
 
 def run_calibration(cfg: Settings, store: ResultStore) -> pd.DataFrame:
-    """Spec 3.3 edge σ table (δ = 1e-7) and spec 3.4 node z table, with the paper's bound at each calibrated noise."""
+    """docs/papers/progap.md#edge-level-privacy edge σ table (δ = 1e-7) and docs/papers/progap.md#node-level-privacy node z table, with the paper's bound at each calibrated noise."""
     rows = []
     for k in cfg.calibration_depths:
         for eps in _EDGE_EPS:
@@ -402,14 +402,14 @@ def calibration_table(store: ResultStore, level: str = "edge") -> pd.DataFrame:
     metric = "sigma" if level == "edge" else "noise_multiplier"
     if df.empty:
         print(f"no {level}-level calibration rows in this profile")
-        return pd.DataFrame(columns=["ours", "Thm bound at ours", "spec (autodp 0.2.3.1)", "diff"])
+        return pd.DataFrame(columns=["ours", "Thm bound at ours", "reference (autodp 0.2.3.1)", "diff"])
     wide = df.pivot_table(index="setting", columns="metric", values="value", aggfunc="first")
     wide = wide.rename(columns={metric: "ours", "epsilon_paper_bound": "Thm bound at ours",
                                 "sigma_nap_undirected": "NAP std, undirected edge (sound: ours x sqrt 2)"})
     ref = load_reference(PAPER, "calibration")
     ref = ref[ref["metric"] == metric].set_index("setting")["value"]
-    wide["spec (autodp 0.2.3.1)"] = ref.reindex(wide.index)
-    wide["diff"] = wide["ours"] - wide["spec (autodp 0.2.3.1)"]
+    wide["reference (autodp 0.2.3.1)"] = ref.reindex(wide.index)
+    wide["diff"] = wide["ours"] - wide["reference (autodp 0.2.3.1)"]
     return wide
 
 

@@ -1,4 +1,4 @@
-"""Loaders on the offline mirror: statistics exactly as the MANIFEST / spec state them."""
+"""Loaders on the offline mirror: statistics exactly as the MANIFEST / the docs/papers pages state them."""
 
 from __future__ import annotations
 

@@ -166,7 +166,7 @@ def test_node_calibration_spec_reference_z_and_theorem42():
     led = pg.privacy_ledger("node", depth=2, delta=1e-5, target_epsilon=8.0, train_nodes=19_804, batch_size=256,
                             epochs=5, max_degree=100)
     assert led["epsilon"] <= 8.0
-    assert led["noise_multiplier"] == pytest.approx(0.982, abs=2e-3)  # spec 3.4 reference z (K=2, E=5, eps=8)
+    assert led["noise_multiplier"] == pytest.approx(0.982, abs=2e-3)  # docs/papers/progap.md#node-level-privacy reference z (K=2, E=5, eps=8)
     assert led["sigma_nap"] == pytest.approx(10 * led["noise_multiplier"])
     z = led["noise_multiplier"]
     event = pg.privacy_event("node", z, aggregations=2, dpsgd_runs=3, train_nodes=19_804, batch_size=256, epochs=5)
@@ -184,8 +184,8 @@ def test_theorem42_reduces_to_gaussian_composition_without_sampling():
 
 
 def test_default_delta_rule():
-    assert pg.default_delta(2_117_924) == 1e-7  # facebook edges (spec 3.3)
-    assert pg.default_delta(19_804) == 1e-5     # facebook training nodes (spec 3.4)
+    assert pg.default_delta(2_117_924) == 1e-7  # facebook edges (docs/papers/progap.md#edge-level-privacy)
+    assert pg.default_delta(19_804) == 1e-5     # facebook training nodes (docs/papers/progap.md#node-level-privacy)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -318,7 +318,7 @@ def test_bad_privacy_inputs():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# series: hyper-parameter selection by mean validation accuracy (spec 3.5)
+# series: hyper-parameter selection by mean validation accuracy (docs/papers/progap.md#hyper-parameter-search-and-reporting)
 # ---------------------------------------------------------------------------------------------------------------
 def test_select_best_uses_mean_validation_accuracy():
     import pandas as pd

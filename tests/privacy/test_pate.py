@@ -145,7 +145,7 @@ def test_privgnn_event_and_bad_inputs():
 # ------------------------------------------------------------------------------------------------------------
 # PATE
 # ------------------------------------------------------------------------------------------------------------
-#: PATE δ implied by the log(1/δ) offsets of Table 2 (spec 5.4)
+#: PATE δ implied by the log(1/δ) offsets of Table 2 (docs/papers/privgnn.md#baselines)
 PATE_DELTA = {"amazon": 1 / 2500, "amazon2m": 1e-6, "reddit": 8e-5, "facebook": 3.0e-5}
 
 
