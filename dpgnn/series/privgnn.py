@@ -408,8 +408,24 @@ def accuracy_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dic
             for c in grid(dataset=names, run=range(cfg.runs))]
 
 
+def _seeded(fn):
+    """Run a cell with torch's global RNG (dropout masks) forked and seeded from the cell itself, so a cell gives
+    the same rows whatever ran before it in the process (the caller's RNG state is restored)."""
+
+    @functools.wraps(fn)
+    def wrapper(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+        dev = resolve_device(device)
+        with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+            torch.manual_seed(stable_seed(PAPER, fn.__name__, cell["dataset"], cell["run"], int(cfg.seed)))
+            return fn(cfg, cell, device)
+
+    return wrapper
+
+
+@_seeded
 def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
-    """Every accuracy row of one (dataset, run) cell (see :func:`_accuracy_cell`)."""
+    """Every accuracy row of one (dataset, run) cell (see :func:`_accuracy_cell`); dropout masks
+    come from the cell's own seed, so rerunning a cell gives the same rows."""
     return _accuracy_cell(cfg, _data(cell["dataset"]), cell["dataset"], cell["run"], device)
 
 
@@ -574,20 +590,6 @@ def fig3_cells(cfg: Settings) -> list[dict[str, Any]]:
     per (dataset, run); its teachers answer the largest |Q| once and every |Q| is a prefix of that ordering."""
     return _figure_cells(cfg, "fig3_datasets", {"fig3_queries": list(cfg.fig3_queries),
                                                 "d6_queries": list(cfg.d6_queries), "d6_lambda": cfg.d6_lambda})
-
-
-def _seeded(fn):
-    """Run a cell with torch's global RNG (dropout masks) forked and seeded from the cell itself, so a cell gives
-    the same rows whatever ran before it in the process (the caller's RNG state is restored)."""
-
-    @functools.wraps(fn)
-    def wrapper(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
-        dev = resolve_device(device)
-        with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
-            torch.manual_seed(stable_seed(PAPER, fn.__name__, cell["dataset"], cell["run"], int(cfg.seed)))
-            return fn(cfg, cell, device)
-
-    return wrapper
 
 
 @_seeded

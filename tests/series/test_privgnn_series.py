@@ -113,3 +113,18 @@ def test_figure_cells_through_the_api(store, toy_credit):
     side = series.side_by_side(store, "fig5")
     assert list(side.columns[:5]) == ["dataset", "method", "setting", "paper_value", "ours_value"]
     assert isinstance(series.plot(store, "fig5_accuracy"), Figure)
+
+
+def test_accuracy_cell_gives_the_same_rows_whatever_ran_before(toy_credit):
+    """Dropout masks come from the cell's own seed: the global RNG state before the cell does not matter."""
+    cell = series.accuracy_cells(toy_credit, ["credit"])[0]
+
+    def values(global_seed):
+        torch.manual_seed(global_seed)
+        return [(r["method"], r["setting"], r["value"]) for r in series.run_cell(toy_credit, cell, "cpu")]
+
+    first = values(1)
+    assert first == values(2)
+    state = torch.random.get_rng_state()
+    series.run_cell(toy_credit, cell, "cpu")
+    assert torch.equal(state, torch.random.get_rng_state())  # the caller's RNG is left as it was
