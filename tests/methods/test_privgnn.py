@@ -6,29 +6,15 @@ import math
 
 import pytest
 import torch
-from torch_geometric.data import Data
 
 from dpgnn.methods import privgnn as P
+from helpers.privgnn_toy import toy_privgnn
 from dpgnn.nn.privgnn import SAGE, BatchedSAGETeachers, train_batched_teachers
 from dpgnn.utils import make_generator
 
 
 def _toy(n_priv=60, n_pub=50, d=6, c=3, seed=0) -> P.PrivGNNData:
-    g = torch.Generator().manual_seed(seed)
-    n = n_priv + n_pub
-    y = torch.randint(0, c, (n,), generator=g)
-    x = torch.randn(n, d, generator=g) + 2.0 * torch.nn.functional.one_hot(y, d).float()
-    src = torch.randint(0, n, (400,), generator=g)
-    dst = torch.randint(0, n, (400,), generator=g)
-    keep = src != dst
-    ei = torch.stack([torch.cat([src[keep], dst[keep]]), torch.cat([dst[keep], src[keep]])])
-    priv = torch.zeros(n, dtype=torch.bool)
-    priv[:n_priv] = True
-    tr = torch.zeros(n, dtype=torch.bool)
-    tr[n_priv:n_priv + n_pub // 2] = True
-    te = ~priv & ~tr
-    data = Data(x=x, y=y, edge_index=ei, num_nodes=n, private_mask=priv, public_train_mask=tr, public_test_mask=te)
-    return P.prepare_from_data(data, "toy", order_seed=1)
+    return toy_privgnn(n_priv, n_pub, d, c, seed, name="toy")
 
 
 def test_split_graphs_share_no_edges_and_queries_are_a_prefix():

@@ -7,10 +7,10 @@ import math
 
 import pytest
 import torch
-from torch_geometric.data import Data
 
 from dpgnn import methods
 from dpgnn.methods import privgnn as P
+from helpers.privgnn_toy import toy_privgnn
 from dpgnn.nn.privgnn import BatchedSAGETeachers, train_batched_teachers
 from dpgnn.utils import make_generator
 
@@ -21,20 +21,7 @@ CONFIG = {"k": 8, "gamma": 0.5, "queries": 6, "lam": 0.4, "teacher_epochs": 3, "
 
 
 def _toy(n_priv=60, n_pub=50, d=6, c=3, seed=0) -> P.PrivGNNData:
-    g = torch.Generator().manual_seed(seed)
-    n = n_priv + n_pub
-    y = torch.randint(0, c, (n,), generator=g)
-    x = torch.randn(n, d, generator=g) + 2.0 * torch.nn.functional.one_hot(y, d).float()
-    src, dst = torch.randint(0, n, (400,), generator=g), torch.randint(0, n, (400,), generator=g)
-    keep = src != dst
-    ei = torch.stack([torch.cat([src[keep], dst[keep]]), torch.cat([dst[keep], src[keep]])])
-    priv = torch.zeros(n, dtype=torch.bool)
-    priv[:n_priv] = True
-    tr = torch.zeros(n, dtype=torch.bool)
-    tr[n_priv:n_priv + n_pub // 2] = True
-    data = Data(x=x, y=y, edge_index=ei, num_nodes=n, private_mask=priv, public_train_mask=tr,
-                public_test_mask=~priv & ~tr)
-    return P.prepare_from_data(data, "toy", order_seed=1)
+    return toy_privgnn(n_priv, n_pub, d, c, seed, name="toy")
 
 
 def test_every_method_is_registered_at_its_ledger_level():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 from matplotlib.figure import Figure
-from torch_geometric.data import Data
 
 from dpgnn.methods import privgnn as P
+from helpers.privgnn_toy import toy_privgnn
 from dpgnn.profiles import settings
 from dpgnn.results import ResultStore
 from dpgnn.series import privgnn as series
@@ -17,20 +17,7 @@ SIDE_BY_SIDE = ["artifact", "dataset", "method", "setting", "paper_value", "ours
 
 
 def _toy(n_priv=60, n_pub=50, d=6, c=2, seed=0) -> P.PrivGNNData:
-    g = torch.Generator().manual_seed(seed)
-    n = n_priv + n_pub
-    y = torch.randint(0, c, (n,), generator=g)
-    x = torch.randn(n, d, generator=g) + 2.0 * torch.nn.functional.one_hot(y, d).float()
-    src, dst = torch.randint(0, n, (400,), generator=g), torch.randint(0, n, (400,), generator=g)
-    keep = src != dst
-    ei = torch.stack([torch.cat([src[keep], dst[keep]]), torch.cat([dst[keep], src[keep]])])
-    priv = torch.zeros(n, dtype=torch.bool)
-    priv[:n_priv] = True
-    tr = torch.zeros(n, dtype=torch.bool)
-    tr[n_priv:n_priv + n_pub // 2] = True
-    data = Data(x=x, y=y, edge_index=ei, num_nodes=n, private_mask=priv, public_train_mask=tr,
-                public_test_mask=~priv & ~tr)
-    return P.prepare_from_data(data, "credit", order_seed=1)
+    return toy_privgnn(n_priv, n_pub, d, c, seed, name="credit")
 
 
 @pytest.fixture
