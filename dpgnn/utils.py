@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -10,6 +11,7 @@ import os
 import random
 import warnings
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -50,6 +52,17 @@ def seed_everything(seed: int) -> None:
     random.seed(int(seed))
     np.random.seed(int(seed) % 2**32)
     torch.manual_seed(int(seed))
+
+
+@contextlib.contextmanager
+def torch_global_seed(seed: int, device: str | torch.device = "auto") -> Iterator[None]:
+    """Run the block with torch's global RNG (dropout masks, default initialisation) forked and seeded with
+    ``seed``, on the CPU and on ``device`` when it is CUDA; the caller's RNG state is restored afterwards. A block
+    then draws the same numbers whatever ran before it in the process."""
+    dev = resolve_device(device)
+    with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+        torch.manual_seed(int(seed))
+        yield
 
 
 def make_generator(seed: int | torch.Generator | None, device: str | torch.device = "cpu") -> torch.Generator:

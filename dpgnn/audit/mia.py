@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from scipy import stats
 
 from dpgnn.methods import privgnn as P
-from dpgnn.utils import make_generator, stable_seed
+from dpgnn.utils import make_generator, stable_seed, torch_global_seed
 
 __all__ = ["auroc", "attack_features", "train_attack_model", "attack_auroc", "run_attacks"]
 
@@ -120,35 +120,81 @@ def _shadow_attack2(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str) 
 
 def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: float, seed: int,
                 teacher_epochs: int, student_epochs: int, shadow_epochs: int, max_nodes: int | None = None,
-                noise_on: str = "posterior", device: str = "auto") -> list[dict[str, Any]]:
-    """Attack-1 and Attack-2 against B1 and the PrivGNN student of one (dataset, run); one row per AUROC.
+                noise_on: str = "posterior", targets: tuple[str, ...] = ("b1", "privgnn"),
+                device: str = "auto") -> list[dict[str, Any]]:
+    """Attack-1 and Attack-2 against the ``targets`` of one (dataset, run); one row per AUROC.
 
-    ``noise_on="log_softmax"`` trains the student on the authors'-code labels (Laplace noise on log-probabilities)."""
+    ``targets``: ``"b1"`` (B1 for Attack-1, the student trained on B1's labels for Attack-2) and ``"privgnn"`` (the
+    student). ``noise_on="log_softmax"`` trains the student on the authors'-code labels (Laplace noise on
+    log-probabilities) and names its rows ``privgnn_code``; those rows also carry ``label_accuracy_posterior``, the
+    accuracy of the paper-noise labels drawn from the same teachers and the same noise (the teachers, the query
+    nodes and the noise draws do not depend on ``noise_on``). Every student row carries ``label_accuracy`` (its
+    pseudo-labels against the query nodes' true labels), and every row the target's mean top probability on the
+    attack's members and non-members (``member_confidence``, ``non_member_confidence``) and its public test
+    accuracy (``test_accuracy``). Each training draws its dropout masks from torch's global RNG seeded from
+    ``seed`` and its role, so a call gives the same rows whatever ran before it and whichever ``targets`` it has."""
+    unknown = set(targets) - {"b1", "privgnn"}
+    if unknown or not targets:
+        raise ValueError(f"targets must be a non-empty subset of ('b1', 'privgnn'), got {targets!r}")
     q_nodes = P.query_nodes(pd_, queries)
-    b1 = P.baseline_b1(pd_, seed=stable_seed(seed, "b1"), epochs=student_epochs, device=device)["model"]
-    post = P.teacher_posteriors(pd_, queries, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k),
-                                epochs=teacher_epochs, device=device)
-    noisy = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)),
-                           noise_on=noise_on)
-    student = P.train_student(pd_, q_nodes, noisy[:queries], seed=stable_seed(seed, "student", lam),
-                              epochs=student_epochs, device=device)["model"]
-    b1_pub = P.log_posteriors(b1, pd_.x_pub, pd_.edge_pub, device)
-    b1_labels = b1_pub[q_nodes].argmax(1)
-    b1_student = P.train_student(pd_, q_nodes, b1_labels, seed=stable_seed(seed, "student-b1"),
-                                 epochs=student_epochs, device=device)["model"]
-    atk1 = _shadow_attack1(pd_, seed=seed, epochs=student_epochs if shadow_epochs is None else shadow_epochs,
-                           device=device)
-    atk2 = _shadow_attack2(pd_, seed=seed, epochs=shadow_epochs, device=device)
-    rows = []
     test = pd_.pub_test
-    for method, target in (("b1", b1), ("privgnn", student)):
+    attack1_targets: list[tuple[str, torch.nn.Module, dict[str, float]]] = []
+    attack2_targets: list[tuple[str, torch.nn.Module, dict[str, float]]] = []
+    if "b1" in targets:
+        with torch_global_seed(stable_seed(seed, "dropout", "b1"), device):
+            b1 = P.baseline_b1(pd_, seed=stable_seed(seed, "b1"), epochs=student_epochs, device=device)["model"]
+        b1_labels = P.log_posteriors(b1, pd_.x_pub, pd_.edge_pub, device)[q_nodes].argmax(1)
+        with torch_global_seed(stable_seed(seed, "dropout", "student-b1"), device):
+            b1_student = P.train_student(pd_, q_nodes, b1_labels, seed=stable_seed(seed, "student-b1"),
+                                         epochs=student_epochs, device=device)["model"]
+        attack1_targets.append(("b1", b1, {}))
+        attack2_targets.append(("b1", b1_student, {"label_accuracy": _label_accuracy(b1_labels, pd_, q_nodes)}))
+    if "privgnn" in targets:
+        with torch_global_seed(stable_seed(seed, "dropout", "teachers"), device):
+            post = P.teacher_posteriors(pd_, queries, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k),
+                                        epochs=teacher_epochs, device=device)
+        noisy = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)),
+                               noise_on=noise_on)
+        with torch_global_seed(stable_seed(seed, "dropout", "student"), device):
+            student = P.train_student(pd_, q_nodes, noisy[:queries], seed=stable_seed(seed, "student", lam),
+                                      epochs=student_epochs, device=device)["model"]
+        extra = {"label_accuracy": _label_accuracy(noisy[:queries], pd_, q_nodes)}
+        if noise_on != "posterior":
+            paper = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)))
+            extra["label_accuracy_posterior"] = _label_accuracy(paper[:queries], pd_, q_nodes)
+        name = "privgnn" if noise_on == "posterior" else "privgnn_code"
+        attack1_targets.append((name, student, extra))
+        attack2_targets.append((name, student, extra))
+    with torch_global_seed(stable_seed(seed, "dropout", "shadow1"), device):
+        atk1 = _shadow_attack1(pd_, seed=seed, epochs=student_epochs if shadow_epochs is None else shadow_epochs,
+                               device=device)
+    with torch_global_seed(stable_seed(seed, "dropout", "shadow2"), device):
+        atk2 = _shadow_attack2(pd_, seed=seed, epochs=shadow_epochs, device=device)
+    rows = []
+    for method, target, extra in attack1_targets:
+        pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
         mem = attack_features(P.log_posteriors(target, pd_.x_priv, pd_.edge_priv, device))
-        non = attack_features(P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)[test])
+        non = attack_features(pub[test])
         rows.append({"attack": "attack1", "method": method,
-                     "value": attack_auroc(atk1, mem, non, seed=seed, max_nodes=max_nodes)})
-    for method, target in (("b1", b1_student), ("privgnn", student)):
-        logp = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
+                     "value": attack_auroc(atk1, mem, non, seed=seed, max_nodes=max_nodes),
+                     **_diagnostics(mem, non, pub, pd_), **extra})
+    for method, target, extra in attack2_targets:
+        pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
+        mem, non = attack_features(pub[q_nodes]), attack_features(pub[test])
         rows.append({"attack": "attack2", "method": method,
-                     "value": attack_auroc(atk2, attack_features(logp[q_nodes]), attack_features(logp[test]),
-                                           seed=seed, max_nodes=max_nodes)})
+                     "value": attack_auroc(atk2, mem, non, seed=seed, max_nodes=max_nodes),
+                     **_diagnostics(mem, non, pub, pd_), **extra})
     return rows
+
+
+def _label_accuracy(labels: torch.Tensor, pd_: P.PrivGNNData, q_nodes: torch.Tensor) -> float:
+    """Share of the query nodes whose pseudo-label equals their true label."""
+    return float((labels.cpu() == pd_.y_pub[q_nodes]).double().mean())
+
+
+def _diagnostics(mem: torch.Tensor, non: torch.Tensor, pub_logp: torch.Tensor, pd_: P.PrivGNNData
+                 ) -> dict[str, float]:
+    """The target's mean top probability on members and non-members, and its public test accuracy."""
+    test = pd_.pub_test
+    return {"member_confidence": float(mem[:, 0].mean()), "non_member_confidence": float(non[:, 0].mean()),
+            "test_accuracy": float((pub_logp[test].argmax(1).cpu() == pd_.y_pub[test]).double().mean())}

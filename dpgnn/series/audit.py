@@ -35,6 +35,8 @@ PAPER = "audit"
 _EPS = [0.5, 1.0, 2.0, 4.0, 8.0]
 _LDP = list(ldp.MECHANISMS) + list(ldp.BROKEN)
 
+#: Fig. 4 targets: the paper's noise placement (B1 and the student) and the authors' code's (``privgnn_code``)
+_MIA_NOISE = ["posterior", "log_softmax"]
 PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
         "ldp_mechanisms": _LDP, "ldp_epsilons": _EPS, "ldp_trials": 100_000,
@@ -42,7 +44,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "node_epsilons": [1.0, 8.0, math.inf], "node_canaries": 200, "node_graph_nodes": 600, "node_epochs": 20,
         "query_lambdas": [0.5, 1.0, 2.0], "query_classes": 10, "query_trials": 100_000,
         "mia_datasets": ["amazon"], "mia_queries": 100, "mia_k": 50, "mia_lambda": 1.0, "mia_teacher_epochs": 5,
-        "mia_student_epochs": 15, "mia_runs": 1,
+        "mia_student_epochs": 15, "mia_runs": 1, "mia_noise": _MIA_NOISE,
         "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": [8.0], "central_canaries": 200,
         "central_graph_nodes": 300, "central_epochs": 30, "central_controls": ["progap-node", "drw"],
         "central_broken": ["dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
@@ -55,7 +57,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "node_epsilons": [8.0], "node_canaries": 20, "node_graph_nodes": 100, "node_epochs": 2,
         "query_lambdas": [1.0], "query_classes": 10, "query_trials": 20_000,
         "mia_datasets": ["credit"], "mia_queries": 20, "mia_k": 20, "mia_lambda": 1.0, "mia_teacher_epochs": 2,
-        "mia_student_epochs": 3, "mia_runs": 1,
+        "mia_student_epochs": 3, "mia_runs": 1, "mia_noise": _MIA_NOISE,
         "central_methods": ["dp-gnn"], "central_epsilons": [8.0], "central_canaries": 20,
         "central_graph_nodes": 60, "central_epochs": 2, "central_controls": [], "central_broken": ["dp-gnn"],
         "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
@@ -68,7 +70,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "query_lambdas": [0.1, 0.2, 0.4, 0.8, 1.0, 2.0], "query_classes": 10, "query_trials": 2_000_000,
         # Fig. 4: λ = 1 (App. C), |Q| = 1000 and the main-result K (docs/papers/privgnn.md#data-and-splits), 200 epochs, 3 runs
         "mia_datasets": ["amazon", "credit"], "mia_queries": 1000, "mia_k": None, "mia_lambda": 1.0,
-        "mia_teacher_epochs": 200, "mia_student_epochs": 200, "mia_runs": 3,
+        "mia_teacher_epochs": 200, "mia_student_epochs": 200, "mia_runs": 3, "mia_noise": _MIA_NOISE,
         "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": _EPS, "central_canaries": 1000,
         "central_graph_nodes": 1000, "central_epochs": 50, "central_controls": ["progap-node", "drw"],
         "central_broken": ["progap-node", "dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
@@ -324,7 +326,10 @@ def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = A
 # Notebook 03: PrivGNN's membership-inference attacks (Fig. 4)
 # ---------------------------------------------------------------------------------------------------------------
 def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
-    """Attack-1 / Attack-2 AUROC against B1 and the PrivGNN student (λ = ``mia_lambda``), per dataset and run."""
+    """Attack-1 / Attack-2 AUROC against B1 and the PrivGNN student (λ = ``mia_lambda``), per dataset and run;
+    with ``"log_softmax"`` in ``mia_noise`` also against the authors'-code student (``privgnn_code``). Rows carry
+    the targets' diagnostics (:func:`dpgnn.audit.mia.run_attacks`: pseudo-label accuracy, member / non-member
+    confidence, test accuracy)."""
     cache: dict[str, Any] = {}
 
     def load(name):
@@ -337,24 +342,40 @@ def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: b
     def cell(c):
         info = P.DATASETS[c["dataset"]]
         k = c["k"] or info.k
+        code = c.get("noise_on") == "log_softmax"
         rows = mia.run_attacks(load(c["dataset"]), queries=c["queries"], k=k, gamma=info.gamma, lam=c["lam"],
                                seed=stable_seed(c["seed"], c["dataset"], c["run"]),
                                teacher_epochs=c["teacher_epochs"], student_epochs=c["student_epochs"],
-                               shadow_epochs=c["student_epochs"], device=device)
+                               shadow_epochs=c["student_epochs"], device=device,
+                               **({"noise_on": "log_softmax", "targets": ("privgnn",)} if code else {}))
         led_p = P.privacy_ledger("privgnn", lam=c["lam"], queries=c["queries"], gamma=info.gamma,
                                  delta=info.delta_reproducing, num_classes=info.classes,
                                  delta_sound=info.delta_stated, standardized=c["dataset"] in P.STANDARDIZED)
         led_p = {k2: v for k2, v in led_p.items() if k2 != "event"}
+        if code:
+            led_p = P.log_softmax_ledger(led_p)
         led_b = P.privacy_ledger("b1")
-        return [{"method": r["method"], "setting": r["attack"], "metric": "auroc", "value": r["value"],
-                 "level": "node" if r["method"] == "privgnn" else "none",
-                 "epsilon": led_p["epsilon"] if r["method"] == "privgnn" else math.inf,
-                 "delta": led_p["delta"] if r["method"] == "privgnn" else 0.0, "k_used": k,
-                 "ledger": led_p if r["method"] == "privgnn" else led_b} for r in rows]
+        out = []
+        for r in rows:
+            private = r["method"] != "b1"
+            diag = {k2: v for k2, v in r.items() if k2 not in ("attack", "method", "value")}
+            out.append({"method": r["method"], "setting": r["attack"], "metric": "auroc", "value": r["value"],
+                        "level": "node" if private else "none",
+                        "epsilon": led_p["epsilon"] if private else math.inf,
+                        "delta": led_p["delta"] if private else 0.0, "k_used": k,
+                        "ledger": led_p if private else led_b, **diag})
+        return out
 
-    cells = grid(dataset=names, run=list(range(cfg.mia_runs)), queries=[cfg.mia_queries], k=[cfg.mia_k],
-                 lam=[cfg.mia_lambda], teacher_epochs=[cfg.mia_teacher_epochs],
-                 student_epochs=[cfg.mia_student_epochs], seed=[cfg.seed]) if names else []
+    base = dict(dataset=names, run=list(range(cfg.mia_runs)), queries=[cfg.mia_queries], k=[cfg.mia_k],
+                lam=[cfg.mia_lambda], teacher_epochs=[cfg.mia_teacher_epochs],
+                student_epochs=[cfg.mia_student_epochs], seed=[cfg.seed])
+    noise = list(cfg.mia_noise)
+    if not noise or set(noise) - set(_MIA_NOISE):
+        raise ValueError(f"mia_noise must be a non-empty subset of {_MIA_NOISE}, got {noise!r}")
+    # "posterior": the paper's student and B1; "log_softmax": the authors'-code student (rows ``privgnn_code``), in
+    # cells of their own (the paper cells keep their config hashes)
+    cells = ((grid(**base) if "posterior" in noise else [])
+             + (grid(**base, noise_on=["log_softmax"]) if "log_softmax" in noise else [])) if names else []
     if not cells:
         return store.load("fig4")
     return run_grid(store, "fig4", cells, cell, desc="PrivGNN MI attacks", force=force)

@@ -42,7 +42,7 @@ from dpgnn.report import compare
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
 from dpgnn.sweep import CellSpec, check_train, grid, run_grid
-from dpgnn.utils import make_generator, resolve_device, stable_seed
+from dpgnn.utils import make_generator, resolve_device, stable_seed, torch_global_seed
 
 PAPER = "privgnn"
 LAMS = list(P.LAMBDAS)
@@ -414,9 +414,7 @@ def _seeded(fn):
 
     @functools.wraps(fn)
     def wrapper(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
-        dev = resolve_device(device)
-        with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
-            torch.manual_seed(stable_seed(PAPER, fn.__name__, cell["dataset"], cell["run"], int(cfg.seed)))
+        with torch_global_seed(stable_seed(PAPER, fn.__name__, cell["dataset"], cell["run"], int(cfg.seed)), device):
             return fn(cfg, cell, device)
 
     return wrapper

@@ -89,6 +89,8 @@ def test_every_audit_row_states_the_guarantee_of_what_it_audits(store):
         assert led["fig4", "b1"]["guarantee"] == "sound"
         # Credit is standardised over all nodes: PrivGNN's builder names it
         assert led["fig4", "privgnn"]["not_covered"] == ["preprocessing statistics"]
+        # the authors'-code student (noise on log-softmax): no finite epsilon is claimed for it
+        assert math.isinf(led["fig4", "privgnn_code"]["epsilon"]) and led["fig4", "privgnn_code"]["issues"] == []
 
 
 def test_central_rows_state_their_ledger_and_the_broken_control(store):
