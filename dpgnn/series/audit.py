@@ -44,7 +44,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "node_epsilons": [1.0, 8.0, math.inf], "node_canaries": 200, "node_graph_nodes": 600, "node_epochs": 20,
         "query_lambdas": [0.5, 1.0, 2.0], "query_classes": 10, "query_trials": 100_000,
         "mia_datasets": ["amazon"], "mia_queries": 100, "mia_k": 50, "mia_lambda": 1.0, "mia_teacher_epochs": 5,
-        "mia_student_epochs": 15, "mia_runs": 1, "mia_noise": _MIA_NOISE,
+        "mia_student_epochs": 15, "mia_runs": 1,
+        "mia_noise": ["posterior"],  # the authors'-code cells would double the notebook's smoke time
         "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": [8.0], "central_canaries": 200,
         "central_graph_nodes": 300, "central_epochs": 30, "central_controls": ["progap-node", "drw"],
         "central_broken": ["dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
