@@ -10,8 +10,8 @@ import logging
 import os
 import random
 import warnings
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
