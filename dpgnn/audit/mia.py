@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from scipy import stats
 
 from dpgnn.methods import privgnn as P
-from dpgnn.utils import make_generator, stable_seed, torch_global_seed
+from dpgnn.utils import make_generator, resolve_device, stable_seed, torch_global_seed
 
 __all__ = ["auroc", "attack_features", "train_attack_model", "attack_auroc", "run_attacks"]
 
@@ -136,6 +136,7 @@ def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: 
     unknown = set(targets) - {"b1", "privgnn"}
     if unknown or not targets:
         raise ValueError(f"targets must be a non-empty subset of ('b1', 'privgnn'), got {targets!r}")
+    device = str(resolve_device(device))  # once: "auto" would be resolved (and logged) by every training below
     q_nodes = P.query_nodes(pd_, queries)
     test = pd_.pub_test
     attack1_targets: list[tuple[str, torch.nn.Module, dict[str, float]]] = []
