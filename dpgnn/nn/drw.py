@@ -1,4 +1,4 @@
-"""Models of the DRW paper (docs/papers/drw.md#model): GCN and MLP with row-L2-normalised logits.
+"""Models of the DRW paper (docs/papers/drw.md#model): GCN with row-L2-normalised logits and MLP with raw logits.
 
 GCN layer = propagation ``Â·H`` (Â = D^{-1/2}(A+I)D^{-1/2} of whatever graph is passed: a padded subgraph as a
 dense [S, S] matrix, a batch or the full graph as a sparse matrix) followed by a Linear map (Xavier-uniform weights,
@@ -103,16 +103,24 @@ class DRWGCN(_Stack):
 
 
 class DRWMLP(_Stack):
-    """MLP baseline of the DRW paper (uniform node sampling): Linear layers, ReLU between, L2-normalised logits."""
+    """MLP baseline of the DRW paper (uniform node sampling): Linear layers, ReLU between, raw logits -- the DRW
+    code normalises only its GCN's logits (docs/papers/drw.md#model)."""
 
     propagate = False
 
+    def __init__(self, in_channels: int, out_channels: int, num_layers: int = 1, hidden: int = 256,
+                 normalize_logits: bool = False) -> None:
+        super().__init__(in_channels, out_channels, num_layers, hidden, normalize_logits)
+
 
 def build_model(kind: str, in_channels: int, out_channels: int, num_layers: int = 1, hidden: int = 256,
-                normalize_logits: bool = True) -> nn.Module:
-    """``kind`` ``"gcn"`` or ``"mlp"``."""
+                normalize_logits: bool | None = None) -> nn.Module:
+    """``kind`` ``"gcn"`` or ``"mlp"``; ``normalize_logits`` defaults to the DRW code's choice per kind (GCN: L2-
+    normalised logits, MLP: raw logits)."""
     key = str(kind).lower()
     if key not in ("gcn", "mlp"):
         raise ValueError(f"kind must be 'gcn' or 'mlp', got {kind!r}")
     cls = DRWGCN if key == "gcn" else DRWMLP
+    if normalize_logits is None:
+        normalize_logits = key == "gcn"
     return cls(in_channels, out_channels, num_layers, hidden, normalize_logits)

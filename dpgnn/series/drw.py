@@ -90,6 +90,8 @@ def table1_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[
                     for seed in cfg.seeds:
                         cells.append({**base, "lr": 0.01, "seed": seed, "max_steps": cfg.nondp_max_steps,
                                       "patience": cfg.patience})
+                        if method == "mlp":  # raw logits since the fix (a new config hash: old runs normalised)
+                            cells[-1]["logits"] = "raw"
     return cells
 
 

@@ -137,8 +137,12 @@ def test_models_and_multilabel_grads():
     torch.manual_seed(0)  # with 4 hidden ReLUs an input can switch them all off (zero logits stay zero)
     m = build_model("mlp", 5, 3, 2, 4)
     assert isinstance(m, DRWMLP)
+    # the DRW code normalises its GCN's logits to unit L2 norm but not its MLP's
     out = m(torch.randn(7, 5))
-    torch.testing.assert_close(out.norm(dim=1), torch.ones(7))
+    assert not torch.allclose(out.norm(dim=1), torch.ones(7))
+    assert build_model("mlp", 5, 3, 2, 4, normalize_logits=True)(torch.randn(7, 5)).norm(dim=1).allclose(torch.ones(7))
+    g = build_model("gcn", 5, 3, 2, 4)
+    torch.testing.assert_close(g(torch.randn(7, 5), torch.eye(7)).norm(dim=1), torch.ones(7))
     gcn = DRWGCN(5, 4, 2, 6)
     xb, ab = torch.randn(3, 4, 5), torch.eye(4).expand(3, 4, 4).clone()
     yb = torch.randint(0, 2, (3, 4)).float()
