@@ -613,14 +613,21 @@ def mlp_baseline(pd_: PrivGNNData, *, seed: int, epochs: int = 200, lr: float = 
 # PATE baselines
 # ---------------------------------------------------------------------------------------------------------------
 def pate_votes(pd_: PrivGNNData, num_queries: int, *, kind: str, num_teachers: int, seed: int, epochs: int = 200,
-               hidden: int = 64, dropout: float = 0.5, lr: float = 0.01, device: str = "auto") -> Tensor:
+               hidden: int = 64, dropout: float = 0.5, lr: float = 0.01, fidelity: str = "paper",
+               device: str = "auto") -> Tensor:
     """Vote counts [|Q|, c] of ``num_teachers`` teachers on disjoint random partitions of the private nodes.
 
     ``kind="gnn"`` (PATE-G): a SAGE teacher per induced partition subgraph, predicting each query by a forward pass
     over the public graph. ``kind="mlp"`` (PATE-M): an MLP teacher on the partition's features and labels.
+    ``fidelity="authors_code"`` (PATE-G only): the teachers vote untrained, as in the official code, whose
+    ``pate.train_models`` calls ``reset_parameters()`` on each SAGE teacher right after training it (every conv and
+    BatchNorm re-initialised, running statistics included); the reset of its MLP teachers is a no-op, so PATE-M is
+    unchanged. Training and then resetting equals not training, so the teachers are freshly initialised networks.
     """
     if kind not in ("gnn", "mlp"):
         raise ValueError(f"kind must be 'gnn' (PATE-G) or 'mlp' (PATE-M), got {kind!r}")
+    if fidelity not in FIDELITIES:
+        raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
     if isinstance(num_teachers, bool) or not isinstance(num_teachers, int) or not 1 <= num_teachers <= pd_.num_private:
         raise ValueError(f"num_teachers must be an integer in [1, {pd_.num_private}], got {num_teachers!r}")
     queries = query_nodes(pd_, num_queries)
@@ -632,8 +639,12 @@ def pate_votes(pd_: PrivGNNData, num_queries: int, *, kind: str, num_teachers: i
         for start in range(0, num_teachers, 64):
             chunk = parts[start:start + 64]
             seeds = [stable_seed(seed, "pate-teacher", start + j) for j in range(len(chunk))]
-            model = train_teacher_batch(pd_, chunk, seeds, hidden=hidden, dropout=dropout, epochs=epochs, lr=lr,
-                                        device=str(dev))
+            if fidelity == "authors_code":  # trained, then reset by the official code: fresh networks vote
+                model = BatchedSAGETeachers(len(chunk), pd_.num_features, hidden, pd_.num_classes, dropout=dropout,
+                                            generators=[make_generator(s) for s in seeds]).to(dev).eval()
+            else:
+                model = train_teacher_batch(pd_, chunk, seeds, hidden=hidden, dropout=dropout, epochs=epochs, lr=lr,
+                                            device=str(dev))
             xx, src, dst, inv = _graph_inputs(pd_.x_pub, pd_.edge_pub, dev)
             logp = model.predict_graph(xx, src, dst, inv)[:, queries.to(dev)]
             preds.extend(logp.argmax(-1).cpu())
@@ -847,7 +858,7 @@ def votes_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, kind: 
     ``votes=``)."""
     return pate_votes(data, int(_opt(config, "queries")), kind=kind, num_teachers=int(_opt(config, "num_teachers")),
                       seed=stable_seed(seed, "pate", kind), epochs=int(_opt(config, "teacher_epochs", 200)),
-                      device=device, **_model_kw(config))
+                      fidelity=str(_opt(config, "fidelity", "paper")), device=device, **_model_kw(config))
 
 
 def _run_pate(kind: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str,
@@ -1135,3 +1146,74 @@ def authors_code_baseline(pd_: PrivGNNData, which: str, *, seed: int, epochs: in
 
 
 __all__ += ["authors_code_baseline"]
+
+
+
+#: the official code's split sizes (``preprocess_datasets.get_inductive_spilt``): private nodes per class, public
+#: train, public test; only the datasets whose split the official repository holds
+AUTHORS_SPLITS: dict[str, tuple[int, int, int]] = {"amazon": (250, 3000, 3000), "reddit": (300, 15000, 15000)}
+
+
+def authors_code_split_nodes(name: str, y: Tensor, *, seed: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Node ids (private, public train, public test) of the official code's split (:func:`authors_code_split`)."""
+    if name not in AUTHORS_SPLITS:
+        raise ValueError(f"the official code's split is known for {sorted(AUTHORS_SPLITS)}, not {name!r}")
+    per_class, n_tr, n_te = AUTHORS_SPLITS[name]
+    n = y.numel()
+    if n_tr > n or n_te > n:
+        raise ValueError(f"{name}: {n_tr}/{n_te} public nodes asked for, the graph has {n}")
+    gen = make_generator(stable_seed(seed, "authors-split"))
+    priv = torch.cat([(y == c).nonzero().view(-1)[torch.randperm(int((y == c).sum()), generator=gen)[:per_class]]
+                      for c in torch.unique(y[y >= 0]).tolist()])
+    priv = priv[torch.randperm(priv.numel(), generator=gen)]
+    return priv, torch.randperm(n, generator=gen)[:n_tr], torch.randperm(n, generator=gen)[:n_te]
+
+
+def authors_code_graph(name: str, *, root=None) -> Data:
+    """The whole graph of a PrivGNN dataset (our split's masks are ignored by the official code's split)."""
+    info = _info(name)
+    return load_dataset(info.load[0], variant=info.load[1], **({} if root is None else {"root": root}))
+
+
+def authors_code_split(name: str, *, seed: int, root=None) -> PrivGNNData:
+    """G† and G split as the official code splits them (``fidelity="authors_code"``; docs/papers/privgnn.md#data-and-splits).
+
+    The private set is as ours (``AUTHORS_SPLITS`` nodes per class). The public sets are meant to come from the
+    other nodes and to be disjoint, but the official code tests whether a Python ``int`` is in a set of 0-d tensors,
+    which never holds (tensors hash by identity): public train and public test are two independent uniform samples
+    of *all* nodes. A public-test node can so be a private node (B1 and B3 trained on its label) or a public-train
+    node (B2, B3 and the queries). The public graph's rows are the concatenation [public train; public test] with
+    both copies of a repeated node; its edges are induced on that list and attach to the later copy, as PyG's
+    ``subgraph`` relabels by index assignment (the last write wins), so the earlier copy is isolated. One split per
+    ``seed`` (the official code draws one per run); the public-train order is the sample order (queries = prefix).
+    """
+    data = authors_code_graph(name, root=root)
+    y = data.y.long()
+    priv, tr, te = authors_code_split_nodes(name, y, seed=seed)
+    x = check_features(data.x, "data.x (node features)").to(torch.float32)
+    pub = torch.cat([tr, te])
+    return PrivGNNData(name, x[priv], y[priv], _relabel_onto(data.edge_index, priv, data.num_nodes), x[pub], y[pub],
+                       _relabel_onto(data.edge_index, pub, data.num_nodes), torch.arange(tr.numel()),
+                       torch.arange(tr.numel(), pub.numel()), int(y.max()) + 1)
+
+
+def _relabel_onto(edge_index: Tensor, nodes: Tensor, n: int) -> Tensor:
+    """Edges among ``nodes`` relabelled to positions in ``nodes``; a node listed twice takes its last position (the
+    other copy keeps no edges), as PyG's ``subgraph(nodes, ..., relabel_nodes=True)`` does."""
+    pos = torch.full((n,), -1, dtype=torch.long)
+    for i, v in enumerate(nodes.tolist()):  # a loop, so that the last occurrence wins by construction
+        pos[v] = i
+    keep = (pos[edge_index[0]] >= 0) & (pos[edge_index[1]] >= 0)
+    return pos[edge_index[:, keep]]
+
+
+def split_overlap(priv: Tensor, train: Tensor, test: Tensor) -> dict[str, float]:
+    """Shares of the public-test nodes that are also private nodes and that are also public-train nodes, and of the
+    public-train nodes that are private (all 0 for a disjoint split such as ours)."""
+    te = test.tolist()
+    p, t = set(priv.tolist()), set(train.tolist())
+    return {"test_in_private": sum(v in p for v in te) / len(te), "test_in_train": sum(v in t for v in te) / len(te),
+            "train_in_private": sum(v in p for v in train.tolist()) / train.numel()}
+
+
+__all__ += ["AUTHORS_SPLITS", "authors_code_graph", "authors_code_split_nodes", "authors_code_split", "split_overlap"]

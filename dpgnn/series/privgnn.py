@@ -85,13 +85,13 @@ EPSILON_ARTIFACTS = ("table2_eps", "table3_eps", "table9_eps", "fig7_eps")
 #: the paper's accuracy tables, whose rows live in the one stored artifact ``"accuracy"`` (:func:`run_accuracy`)
 ACCURACY_ARTIFACTS = ("table1", "table5", "table6", "table7", "table8", "table9")
 #: the figure and fidelity cells of notebooks 03/04 (``CELLS`` names, run by :func:`run_figures`)
-FIGURE_ARTIFACTS = ("fig3", "fig5", "fig6", "authors_code")
+FIGURE_ARTIFACTS = ("fig3", "fig5", "fig6", "authors_code", "authors_baselines")
 #: the reference artifacts of those cells (App. D.6's accuracy axis, ``fig7``, is stored with Fig. 3's cells)
 FIGURE_REFERENCES = ("fig3", "fig7", "fig5", "fig6")
 _FIGURE_TITLES = {"fig5": "Fig. 5 (App. D.1)", "fig6": "Fig. 6 (App. D.2): flipped portions"}
 #: the figures :func:`plot` draws
 FIGURES = ("fig2a", "fig2b", "fig7_eps", "fig3", "fig7_accuracy", "fig5_accuracy", "fig5_epsilon", "fig6_accuracy",
-           "fig6_epsilon", "authors_code")
+           "fig6_epsilon", "authors_code", "authors_baselines")
 
 
 def _unknown(what: str, name: str, valid) -> ValueError:
@@ -126,7 +126,8 @@ def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto
 def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
     """The paper's numbers beside ours: an ε table (:func:`epsilon_side_by_side`), ``"accuracy"`` (every accuracy
     table) or one accuracy table (:func:`accuracy_side_by_side`), a figure's cells (``fig3``, ``fig7`` = App. D.6,
-    ``fig5``, ``fig6``: :func:`figure_side_by_side`) or ``authors_code`` (:func:`authors_code_side_by_side`)."""
+    ``fig5``, ``fig6``: :func:`figure_side_by_side`), ``authors_code`` (:func:`authors_code_side_by_side`) or
+    ``authors_baselines`` (:func:`authors_baselines_side_by_side`)."""
     if artifact in EPSILON_ARTIFACTS:
         return epsilon_side_by_side(store, artifact)
     if artifact == "accuracy":
@@ -137,15 +138,17 @@ def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
         return figure_side_by_side(store, artifact)
     if artifact == "authors_code":
         return authors_code_side_by_side(store)
+    if artifact == "authors_baselines":
+        return authors_baselines_side_by_side(store)
     raise _unknown("artifact", artifact, [*EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS, *FIGURE_REFERENCES,
-                                          "authors_code"])
+                                          "authors_code", "authors_baselines"])
 
 
 def plot(store: ResultStore, artifact: str):
     """A figure from stored rows: ``"fig2a"`` (accuracy vs λ, Table 5), ``"fig2b"`` (ε vs λ), ``"fig7_eps"`` (ε vs
     |Q|), ``"fig3"``/``"fig7_accuracy"`` (:func:`plot_fig3`), ``"fig5_accuracy"``/``"fig5_epsilon"``/
-    ``"fig6_accuracy"``/``"fig6_epsilon"`` (:func:`plot_methods`), ``"authors_code"`` (:func:`plot_authors_code`);
-    a figure whose rows are not stored yet is an error."""
+    ``"fig6_accuracy"``/``"fig6_epsilon"`` (:func:`plot_methods`), ``"authors_code"`` (:func:`plot_authors_code`),
+    ``"authors_baselines"`` (:func:`plot_authors_baselines`); a figure whose rows are not stored yet is an error."""
     if artifact == "fig2a":
         return plot_accuracy(store)
     if artifact == "fig2b":
@@ -158,6 +161,8 @@ def plot(store: ResultStore, artifact: str):
         figs = plot_fig3(store)
     elif artifact == "authors_code":
         figs = plot_authors_code(store)
+    elif artifact == "authors_baselines":
+        figs = plot_authors_baselines(store)
     else:
         figs = plot_methods(store, artifact[:4], _FIGURE_TITLES[artifact[:4]])
     if artifact not in figs:
@@ -485,20 +490,23 @@ def plot_accuracy(store: ResultStore):
 #: cells, ``"paper"`` (Algorithm 1, our default) or
 #: ``"authors_code"`` (:func:`dpgnn.methods.privgnn.authors_code_teacher_posteriors`, unsound); ``figure_noise``:
 #: noise variants of the figure cells (``log_softmax`` = the authors' code, rows ``*_code``); ``d6_queries`` at
-#: ``d6_lambda``: App. D.6 / Fig. 7's accuracy axis; ``fidelity_*``: the authors'-code teacher cells.
+#: ``d6_lambda``: App. D.6 / Fig. 7's accuracy axis; ``fidelity_*``: the authors'-code teacher cells;
+#: ``fidelity_baselines_*``: the authors'-code baseline cells (:func:`authors_baselines_cells`).
 FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
     # smoke: one λ (= D.6's, so the |Q| = 50 student serves Fig. 3 and D.6) keeps notebook 03 near 20 s of CPU
     "smoke": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [0.4], "fig3_datasets": ["amazon"],
               "fig3_queries": [25, 50], "d6_queries": [25, 50], "d6_lambda": 0.4, "fig5_datasets": ["credit"],
               "fig6_datasets": ["amazon"], "figure_queries": 40, "figure_pate_teachers": 3,
               "fidelity_datasets": ["credit"], "fidelity_queries": [20], "fidelity_k": [50], "fidelity_runs": 1,
-              "fidelity_pair": True, "fidelity_noise": ["log_softmax"]},
+              "fidelity_pair": True, "fidelity_noise": ["log_softmax"],
+              # the baseline cells load Amazon twice (~18 s): not in the smoke budget; the test profile runs them
+              "fidelity_baselines_datasets": [], "fidelity_baselines_runs": 1},
     "test": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [1.0], "fig3_datasets": ["credit"],
              "fig3_queries": [10, 20],
              "d6_queries": [5, 20], "d6_lambda": 0.4, "fig5_datasets": ["credit"], "fig6_datasets": ["credit"],
              "figure_queries": 20, "figure_pate_teachers": 3, "fidelity_datasets": ["credit"],
              "fidelity_queries": [10], "fidelity_k": [20], "fidelity_runs": 1, "fidelity_pair": True,
-             "fidelity_noise": ["posterior"]},
+             "fidelity_noise": ["posterior"], "fidelity_baselines_datasets": ["amazon"], "fidelity_baselines_runs": 1},
     "paper": {"teacher": "paper", "figure_noise": ["posterior", "log_softmax"], "figure_lambdas": LAMS,
               "fig3_datasets": ["amazon"],
               "fig3_queries": [500, 1000], "d6_queries": [10, 100, 200, 300, 500, 1000], "d6_lambda": 0.4,
@@ -507,7 +515,8 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
               # a cheap configuration (the authors'-code teachers are sequential: ~3 s of one CPU core each on
               # Amazon), paired with the paper's teachers; fidelity_queries=[500] or [1000] mirrors Tables 6/5
               "fidelity_queries": [100], "fidelity_k": [None], "fidelity_runs": 1, "fidelity_pair": True,
-              "fidelity_noise": ["posterior", "log_softmax"]},
+              "fidelity_noise": ["posterior", "log_softmax"], "fidelity_baselines_datasets": ["amazon"],
+              "fidelity_baselines_runs": 3},
 }
 for _name, _extra in FIGURE_SETTINGS.items():
     PROFILES[_name].update(_extra)
@@ -720,11 +729,107 @@ def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "au
     return rows
 
 
+def authors_baselines_cells(cfg: Settings) -> list[dict[str, Any]]:
+    """The authors'-code baseline cells, one per (dataset, run): B1/B2/B3 on the official code's split and PATE-G
+    with its untrained teachers (:func:`run_authors_baselines_cell`)."""
+    return [{"dataset": n, "run": r, "seed": cfg.seed, "lambdas": list(cfg.figure_lambdas),
+             "queries": cfg.main_queries, "student_epochs": cfg.student_epochs,
+             "pate_teachers": cfg.pate_teachers or P.DATASETS[n].pate_teachers}
+            for n in cfg.fidelity_baselines_datasets for r in range(cfg.fidelity_baselines_runs)]
+
+
+@_seeded
+def run_authors_baselines_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """Rows (artifact ``fidelity``, ``mirrors`` = the paper cell) of two things the official code does:
+
+    - ``b1/b2/b3_authors_split``: the non-private baselines on the official code's split
+      (:func:`dpgnn.methods.privgnn.authors_code_split`: public test overlapping the private and public-train nodes;
+      one split per run), with the overlap shares (``test_in_private``, ``test_in_train``, ``train_in_private``);
+    - ``pate_g_authors_code``: PATE-G whose teachers vote untrained, as the official code resets them after training
+      (:func:`dpgnn.methods.privgnn.pate_votes`); partitions, noise and student seeds are those of the accuracy
+      grid's PATE-G rows of the same run, so the teachers are the only difference."""
+    dataset, run = cell["dataset"], cell["run"]
+    info = P.DATASETS[dataset]
+    seed = _run_seed(cfg, dataset, run)
+    se = cell["student_epochs"]
+    rows: list[dict[str, Any]] = []
+    if dataset in P.AUTHORS_SPLITS:
+        nodes = P.authors_code_split_nodes(dataset, P.authors_code_graph(dataset).y.long(), seed=seed)
+        overlap = P.split_overlap(*nodes)
+        pd_split = P.authors_code_split(dataset, seed=seed)
+        for b in ("b1", "b2", "b3"):
+            res = get_method(PAPER, b, "none").run(pd_split, {"epochs": se}, seed=seed, device=device)
+            for art in BASELINE_ARTIFACTS[b]:
+                if art in ("table5", "table8"):
+                    rows.append(_acc_row("fidelity", dataset, f"{b}_authors_split", "non-private", res.test, run,
+                                         seed, res.ledger, mirrors=f"{art}:non-private", split="authors_code",
+                                         student_epochs=se, **overlap))
+    pate_cfg = {"gamma": info.gamma, "student_epochs": se, "delta": info.pate_delta or info.delta_reproducing,
+                "queries": cell["queries"], "num_teachers": cell["pate_teachers"], "fidelity": "authors_code"}
+    pd_ = _data(dataset)
+    counts = P.votes_for(pd_, pate_cfg, seed=seed, kind="gnn", device=device)
+    spec = get_method(PAPER, "pate_g", "node")
+    for lam in cell["lambdas"]:
+        res = spec.run(pd_, {**pate_cfg, "lam": lam}, seed=seed, device=device, votes=counts)
+        rows.append(_acc_row("fidelity", dataset, "pate_g_authors_code", f"lam={lam:g}", res.test, run, seed,
+                             res.ledger, mirrors=f"table5:lam={lam:g}", fidelity="authors_code", lam=lam,
+                             queries=cell["queries"], pate_teachers=cell["pate_teachers"], student_epochs=se,
+                             top_vote_share=float(counts.max(1).values.sum() / counts.sum())))
+    return rows
+
+
+def authors_baselines_side_by_side(store: ResultStore) -> pd.DataFrame:
+    """Per (dataset, mirrored paper cell): the paper's value, ours as in the accuracy grid (our split, trained
+    teachers) and the authors'-code rows (:func:`run_authors_baselines_cell`), mean over runs, with n."""
+    a = store.load("authors_baselines")
+    if a.empty:
+        return a
+    a = a.assign(paper_method=a["method"].str.replace("_authors_split", "").str.replace("_authors_code", ""),
+                 paper_artifact=a["mirrors"].str.split(":").str[0])
+    ours = store.load("accuracy")
+    ref = load_reference(PAPER)
+    out = []
+    for (ds, mirrors, pm, method), g in a.groupby(["dataset", "mirrors", "paper_method", "method"]):
+        art, setting = mirrors.split(":", 1)
+        grid_rows = ours[(ours["dataset"] == ds) & (ours["artifact"] == art) & (ours["method"] == pm)
+                         & (ours["setting"] == setting)] if len(ours) else ours
+        paper = ref[(ref["dataset"] == ds) & (ref["artifact"] == art) & (ref["method"] == pm)
+                    & (ref["setting"] == setting)]["value"]
+        out.append({"dataset": ds, "paper cell": mirrors, "method": pm,
+                    "paper": float(paper.iloc[0]) if len(paper) else float("nan"),
+                    "ours": float(grid_rows["value"].mean()) if len(grid_rows) else float("nan"),
+                    "authors' code": float(g["value"].mean()),
+                    "what differs": "split" if method.endswith("_authors_split") else "untrained teachers",
+                    "n_runs": int(g["run"].nunique())})
+    return pd.DataFrame(out).round(3)
+
+
+def plot_authors_baselines(store: ResultStore):
+    """PATE-G accuracy vs λ with trained (ours) and untrained (the official code) teachers, paper ◇."""
+    tab = authors_baselines_side_by_side(store)
+    if tab.empty:
+        return {}
+    tab = tab[tab["method"] == "pate_g"]
+    if tab.empty:
+        return {}
+    long = tab.melt(id_vars=["dataset", "paper cell"], value_vars=["ours", "authors' code", "paper"],
+                    var_name="teachers", value_name="value").dropna(subset=["value"])
+    long = long.assign(lam=long["paper cell"].str.split("lam=").str[1].astype(float))
+    ref = long[long["teachers"] == "paper"]
+    return {"authors_baselines": plotting.lines(long[long["teachers"] != "paper"], x="lam", y="value",
+                                                hue="teachers", col="dataset", reference=ref if len(ref) else None,
+                                                xlabel="λ", ylabel="accuracy",
+                                                title="PATE-G: trained teachers (ours) vs the official code's "
+                                                      "untrained teachers (◇ = paper)")}
+
+
 CELLS.update({
     "fig3": CellSpec(PAPER, "fig3", "fig3", fig3_cells, run_fig3_cell),
     "fig5": CellSpec(PAPER, "fig5", "fig5", fig5_cells, run_fig5_cell),
     "fig6": CellSpec(PAPER, "fig6", "fig6", fig6_cells, run_fig6_cell),
     "authors_code": CellSpec(PAPER, "authors_code", "authors_code", authors_code_cells, run_authors_code_cell),
+    "authors_baselines": CellSpec(PAPER, "authors_baselines", "authors_baselines", authors_baselines_cells,
+                                  run_authors_baselines_cell),
 })
 
 

@@ -238,3 +238,47 @@ def test_authors_code_ledger_is_flagged_unsound():
     assert math.isinf(b["epsilon_sound"])
     with pytest.raises(ValueError, match="noise_on"):
         P.authors_code_ledger(led, lam=0.4, queries=100, num_classes=3, noise_on="logits")
+
+
+# --- the official code's split and PATE-G teachers (issue #18) ------------------------------------------------
+def test_authors_code_split_draws_both_public_sets_from_all_nodes():
+    y = torch.arange(20000) % 10
+    priv, tr, te = P.authors_code_split_nodes("amazon", y, seed=0)
+    assert priv.numel() == 2500 and torch.bincount(y[priv]).tolist() == [250] * 10
+    assert tr.numel() == 3000 and te.numel() == 3000
+    assert tr.unique().numel() == 3000 and te.unique().numel() == 3000
+    ov = P.split_overlap(priv, tr, te)
+    # independent uniform samples: overlaps near |priv|/n = 0.125 and |tr|/n = 0.15, never 0
+    assert 0.09 < ov["test_in_private"] < 0.16 and 0.12 < ov["test_in_train"] < 0.18
+    assert 0.09 < ov["train_in_private"] < 0.16
+    assert P.split_overlap(torch.tensor([0, 1]), torch.tensor([2, 3]), torch.tensor([4, 5])) == \
+        {"test_in_private": 0.0, "test_in_train": 0.0, "train_in_private": 0.0}
+    again = P.authors_code_split_nodes("amazon", y, seed=0)
+    assert all(torch.equal(a, b) for a, b in zip(again, (priv, tr, te)))
+    with pytest.raises(ValueError, match="known for"):
+        P.authors_code_split_nodes("credit", y, seed=0)
+
+
+def test_repeated_nodes_keep_their_edges_on_the_last_copy():
+    edge_index = torch.tensor([[0, 1, 1, 2, 2, 3], [1, 0, 2, 1, 3, 2]])  # path 0-1-2-3
+    out = P._relabel_onto(edge_index, torch.tensor([1, 2, 0, 1]), 4)  # node 1 listed at positions 0 and 3
+    pairs = set(map(tuple, out.t().tolist()))
+    assert pairs == {(2, 3), (3, 2), (3, 1), (1, 3)}  # 0-1 and 1-2 attach to position 3; position 0 is isolated
+    assert 0 not in out
+
+
+def test_authors_code_pate_g_teachers_vote_untrained():
+    pd_ = _toy()
+    flipped = P.PrivGNNData("toy", pd_.x_priv, (pd_.y_priv + 1) % pd_.num_classes, pd_.edge_priv, pd_.x_pub,
+                            pd_.y_pub, pd_.edge_pub, pd_.pub_train, pd_.pub_test, pd_.num_classes)
+    kw = dict(kind="gnn", num_teachers=4, seed=0, epochs=20, device="cpu")
+    # the official code resets every SAGE teacher after training: its votes do not depend on the private labels
+    a = P.pate_votes(pd_, 10, fidelity="authors_code", **kw)
+    assert torch.equal(a, P.pate_votes(flipped, 10, fidelity="authors_code", **kw))
+    assert not torch.equal(P.pate_votes(pd_, 10, **kw), P.pate_votes(flipped, 10, **kw))
+    assert (a.sum(1) == 4).all()
+    # its MLP teachers' reset is a no-op: PATE-M is the same in both modes
+    m = dict(kw, kind="mlp")
+    assert torch.equal(P.pate_votes(pd_, 10, fidelity="authors_code", **m), P.pate_votes(pd_, 10, **m))
+    with pytest.raises(ValueError, match="fidelity must be one of"):
+        P.pate_votes(pd_, 10, fidelity="official", **kw)

@@ -17,7 +17,7 @@ from dpgnn.series import privgnn as series
 
 def test_new_grids_are_registered_and_default_to_the_paper_teacher():
     names = [s.name for s in engine.select(["privgnn"])]
-    assert {"fig3", "fig5", "fig6", "authors_code"} <= set(names)
+    assert {"fig3", "fig5", "fig6", "authors_code", "authors_baselines"} <= set(names)
     for profile in ("smoke", "test", "paper"):
         cfg = settings("privgnn", profile)
         assert cfg.teacher == "paper"  # the sound paper version stays the default
@@ -86,3 +86,29 @@ def test_mirrored_cell_names_only_cells_the_paper_has():
     assert m("amazon", 300, 1000, 0.2, 1000) == "table1:K=300,lam=0.2"
     assert m("amazon", 750, 50, 0.4, 1000) == "fidelity:K=750,Q=50,lam=0.4"
     assert m("amazon", 300, 500, 0.4, 1000) == "fidelity:K=300,Q=500,lam=0.4"
+
+
+@pytest.mark.mirror
+def test_authors_baselines_cell_uses_the_official_split_and_untrained_pate_teachers(tmp_path):
+    from dpgnn.data import dataset_available
+
+    if not dataset_available("amazon", variant="privgnn"):
+        pytest.skip("amazon is not in the mirror")
+    cfg = settings("privgnn", "test")
+    assert settings("privgnn", "smoke").fidelity_baselines_datasets == []  # kept out of the smoke budget
+    assert settings("privgnn", "paper").fidelity_baselines_runs == 3
+    store = ResultStore("privgnn", "test", root=tmp_path)
+    rows = series.run(cfg, store, "authors_baselines", device="cpu")
+    assert set(rows["artifact"]) == {"fidelity"}
+    split = rows[rows["method"].str.endswith("_authors_split")]
+    assert set(split["mirrors"]) == {"table5:non-private", "table8:non-private"}
+    assert set(split["method"]) == {"b1_authors_split", "b2_authors_split", "b3_authors_split"}
+    # the official split's public test overlaps the private and public-train nodes (~18 % and ~22 % on Amazon)
+    assert (split["test_in_private"] > 0.1).all() and (split["test_in_train"] > 0.1).all()
+    pate = rows[rows["method"] == "pate_g_authors_code"]
+    assert list(pate["mirrors"]) == [f"table5:lam={lam:g}" for lam in cfg.figure_lambdas]
+    assert set(pate["fidelity"]) == {"authors_code"}
+    side = series.side_by_side(store, "authors_baselines")
+    assert set(side["what differs"]) == {"split", "untrained teachers"}
+    assert side.loc[side["method"] == "b1", "paper"].iloc[0] == pytest.approx(0.88)
+    assert "authors_baselines" in series.plot_authors_baselines(store)
