@@ -815,7 +815,7 @@ def plot_authors_baselines(store: ResultStore):
     long = tab.melt(id_vars=["dataset", "paper cell"], value_vars=["ours", "authors' code", "paper"],
                     var_name="teachers", value_name="value").dropna(subset=["value"])
     long = long.assign(lam=long["paper cell"].str.split("lam=").str[1].astype(float))
-    ref = long[long["teachers"] == "paper"]
+    ref = long[long["teachers"] == "paper"].assign(teachers="ours")  # drawn beside our series (matched by hue)
     return {"authors_baselines": plotting.lines(long[long["teachers"] != "paper"], x="lam", y="value",
                                                 hue="teachers", col="dataset", reference=ref if len(ref) else None,
                                                 xlabel="λ", ylabel="accuracy",
