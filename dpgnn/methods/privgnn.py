@@ -1148,7 +1148,6 @@ def authors_code_baseline(pd_: PrivGNNData, which: str, *, seed: int, epochs: in
 __all__ += ["authors_code_baseline"]
 
 
-
 #: the official code's split sizes (``preprocess_datasets.get_inductive_spilt``): private nodes per class, public
 #: train, public test; only the datasets whose split the official repository holds
 AUTHORS_SPLITS: dict[str, tuple[int, int, int]] = {"amazon": (250, 3000, 3000), "reddit": (300, 15000, 15000)}
@@ -1176,16 +1175,18 @@ def authors_code_graph(name: str, *, root=None) -> Data:
 
 
 def authors_code_split(name: str, *, seed: int, root=None) -> PrivGNNData:
-    """G† and G split as the official code splits them (``fidelity="authors_code"``; docs/papers/privgnn.md#data-and-splits).
+    """G† and G split as the official code splits them (``fidelity="authors_code"``;
+    docs/papers/privgnn.md#data-and-splits).
 
     The private set is as ours (``AUTHORS_SPLITS`` nodes per class). The public sets are meant to come from the
     other nodes and to be disjoint, but the official code tests whether a Python ``int`` is in a set of 0-d tensors,
     which never holds (tensors hash by identity): public train and public test are two independent uniform samples
-    of *all* nodes. A public-test node can so be a private node (B1 and B3 trained on its label) or a public-train
-    node (B2, B3 and the queries). The public graph's rows are the concatenation [public train; public test] with
-    both copies of a repeated node; its edges are induced on that list and attach to the later copy, as PyG's
-    ``subgraph`` relabels by index assignment (the last write wins), so the earlier copy is isolated. One split per
-    ``seed`` (the official code draws one per run); the public-train order is the sample order (queries = prefix).
+    of *all* nodes. A public-test node can therefore be a private node (B1 and B3 trained on its label) or a
+    public-train node (B2, B3 and the queries). The public graph's rows are the concatenation [public train; public
+    test] with both copies of a repeated node; its edges are induced on that list and attach to the later copy, as
+    PyG's ``subgraph`` relabels by index assignment (the last write wins), so the earlier copy is isolated. One
+    split per ``seed`` (the official code draws one per run); the public-train order is the sample order (queries =
+    prefix).
     """
     data = authors_code_graph(name, root=root)
     y = data.y.long()
