@@ -143,3 +143,15 @@ def test_series_api_on_the_test_profile(tmp_path):
     again = diag[diag["metric"] == "test_f1"].set_index("method")["value"]
     assert again.to_dict() == t1[t1["method"].isin(["drw", "fdp"])].set_index("method")["value"].to_dict()
     assert {"best_step", "top_class_share", "class_entropy"} <= set(diag["metric"])
+
+
+def test_select_ignores_mlp_runs_stored_before_the_raw_logits_fix(tmp_path):
+    store = ResultStore("drw", "x", root=tmp_path)
+    base = {"dataset": "cora", "method": "mlp", "setting": "1-layer", "lr": 0.01, "seed": 1, "config_hash": "a"}
+    store.append("grid", [{**base, "metric": m, "value": 10.0} for m in ("val_f1", "test_f1")])  # normalised logits
+    t1 = series.select(store, ["cora"])
+    assert t1.empty  # an old run alone is not reported
+    store.append("grid", [{**base, "config_hash": "b", "logits": "raw", "metric": m, "value": 40.0}
+                          for m in ("val_f1", "test_f1")])
+    t1 = series.select(store, ["cora"])
+    assert list(t1["value"]) == [40.0]  # not the mean with the stale run (25.0)
