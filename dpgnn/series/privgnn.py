@@ -754,9 +754,9 @@ def run_authors_baselines_cell(cfg: Settings, cell: dict[str, Any], device: str 
     se = cell["student_epochs"]
     rows: list[dict[str, Any]] = []
     if dataset in P.AUTHORS_SPLITS:
-        nodes = P.authors_code_split_nodes(dataset, P.authors_code_graph(dataset).y.long(), seed=seed)
-        overlap = P.split_overlap(*nodes)
-        pd_split = P.authors_code_split(dataset, seed=seed)
+        graph = P.authors_code_graph(dataset)  # loaded once for the split and its overlap shares
+        overlap = P.split_overlap(*P.authors_code_split_nodes(dataset, graph.y.long(), seed=seed))
+        pd_split = P.authors_code_split(dataset, seed=seed, data=graph)
         for b in ("b1", "b2", "b3"):
             res = get_method(PAPER, b, "none").run(pd_split, {"epochs": se}, seed=seed, device=device)
             for art in BASELINE_ARTIFACTS[b]:

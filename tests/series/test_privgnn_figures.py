@@ -108,6 +108,11 @@ def test_authors_baselines_cell_uses_the_official_split_and_untrained_pate_teach
     pate = rows[rows["method"] == "pate_g_authors_code"]
     assert list(pate["mirrors"]) == [f"table5:lam={lam:g}" for lam in cfg.figure_lambdas]
     assert set(pate["fidelity"]) == {"authors_code"}
+    for led in pate["ledger"]:  # the ledger says which mode it is and why the accounted epsilon still holds
+        led = check_ledger(json.loads(led))
+        assert led["fidelity"] == "authors_code" and "untrained" in led["note"]
+    for led in split["ledger"]:
+        assert math.isinf(check_ledger(json.loads(led))["epsilon"])  # non-private baselines
     side = series.side_by_side(store, "authors_baselines")
     assert set(side["what differs"]) == {"split", "untrained teachers"}
     assert side.loc[side["method"] == "b1", "paper"].iloc[0] == pytest.approx(0.88)
