@@ -491,7 +491,9 @@ def plot_accuracy(store: ResultStore):
 #: ``"authors_code"`` (:func:`dpgnn.methods.privgnn.authors_code_teacher_posteriors`, unsound); ``figure_noise``:
 #: noise variants of the figure cells (``log_softmax`` = the authors' code, rows ``*_code``); ``d6_queries`` at
 #: ``d6_lambda``: App. D.6 / Fig. 7's accuracy axis; ``fidelity_*``: the authors'-code teacher cells;
-#: ``fidelity_baselines_*``: the authors'-code baseline cells (:func:`authors_baselines_cells`).
+#: ``fidelity_baselines_*``: the authors'-code baseline cells (:func:`authors_baselines_cells`), whose
+#: ``fidelity_split_*`` PrivGNN students (K, ``None`` = the profile's; |Q|, at the dataset's K only; noise variants)
+#: are trained on the official split too.
 FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
     # smoke: one λ (= D.6's, so the |Q| = 50 student serves Fig. 3 and D.6) keeps notebook 03 near 20 s of CPU
     "smoke": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [0.4], "fig3_datasets": ["amazon"],
@@ -500,13 +502,15 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
               "fidelity_datasets": ["credit"], "fidelity_queries": [20], "fidelity_k": [50], "fidelity_runs": 1,
               "fidelity_pair": True, "fidelity_noise": ["log_softmax"],
               # the baseline cells load Amazon twice (~18 s): not in the smoke budget; the test profile runs them
-              "fidelity_baselines_datasets": [], "fidelity_baselines_runs": 1},
+              "fidelity_baselines_datasets": [], "fidelity_baselines_runs": 1,
+              "fidelity_split_k": [], "fidelity_split_queries": [], "fidelity_split_noise": []},
     "test": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [1.0], "fig3_datasets": ["credit"],
              "fig3_queries": [10, 20],
              "d6_queries": [5, 20], "d6_lambda": 0.4, "fig5_datasets": ["credit"], "fig6_datasets": ["credit"],
              "figure_queries": 20, "figure_pate_teachers": 3, "fidelity_datasets": ["credit"],
              "fidelity_queries": [10], "fidelity_k": [20], "fidelity_runs": 1, "fidelity_pair": True,
-             "fidelity_noise": ["posterior"], "fidelity_baselines_datasets": ["amazon"], "fidelity_baselines_runs": 1},
+             "fidelity_noise": ["posterior"], "fidelity_baselines_datasets": ["amazon"], "fidelity_baselines_runs": 1,
+             "fidelity_split_k": [None], "fidelity_split_queries": [20], "fidelity_split_noise": ["log_softmax"]},
     "paper": {"teacher": "paper", "figure_noise": ["posterior", "log_softmax"], "figure_lambdas": LAMS,
               "fig3_datasets": ["amazon"],
               "fig3_queries": [500, 1000], "d6_queries": [10, 100, 200, 300, 500, 1000], "d6_lambda": 0.4,
@@ -516,7 +520,11 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
               # Amazon), paired with the paper's teachers; fidelity_queries=[500] or [1000] mirrors Tables 6/5
               "fidelity_queries": [100], "fidelity_k": [None], "fidelity_runs": 1, "fidelity_pair": True,
               "fidelity_noise": ["posterior", "log_softmax"], "fidelity_baselines_datasets": ["amazon"],
-              "fidelity_baselines_runs": 3},
+              "fidelity_baselines_runs": 3,
+              # PrivGNN's authors'-code students on the official split, at Table 6's |Q| 500 and Table 1's K 300 (the
+              # teachers cost ~13 min of this CPU per run: 500 at K 750 and 1000 at K 300)
+              "fidelity_split_k": [None, 300], "fidelity_split_queries": [500],
+              "fidelity_split_noise": ["log_softmax"]},
 }
 for _name, _extra in FIGURE_SETTINGS.items():
     PROFILES[_name].update(_extra)
@@ -732,10 +740,18 @@ def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "au
 def authors_baselines_cells(cfg: Settings) -> list[dict[str, Any]]:
     """The authors'-code baseline cells, one per (dataset, run): B1/B2/B3 on the official code's split and PATE-G
     with its untrained teachers (:func:`run_authors_baselines_cell`)."""
-    return [{"dataset": n, "run": r, "seed": cfg.seed, "lambdas": list(cfg.figure_lambdas),
-             "queries": cfg.main_queries, "student_epochs": cfg.student_epochs,
-             "pate_teachers": cfg.pate_teachers or P.DATASETS[n].pate_teachers}
-            for n in cfg.fidelity_baselines_datasets for r in range(cfg.fidelity_baselines_runs)]
+    cells = []
+    for n in cfg.fidelity_baselines_datasets:
+        info = P.DATASETS[n]
+        students = [{"k": k or cfg.k or info.k, "queries": sorted(cfg.fidelity_split_queries) if k is None
+                     else [cfg.main_queries]} for k in cfg.fidelity_split_k]
+        extra = ({"students": students, "noise": list(cfg.fidelity_split_noise), "gamma": cfg.gamma or info.gamma,
+                  "teacher_epochs": cfg.teacher_epochs} if students else {})  # without: the earlier cells' hashes
+        cells += [{"dataset": n, "run": r, "seed": cfg.seed, "lambdas": list(cfg.figure_lambdas),
+                   "queries": cfg.main_queries, "student_epochs": cfg.student_epochs,
+                   "pate_teachers": cfg.pate_teachers or info.pate_teachers, **extra}
+                  for r in range(cfg.fidelity_baselines_runs)]
+    return cells
 
 
 @_seeded
@@ -745,6 +761,9 @@ def run_authors_baselines_cell(cfg: Settings, cell: dict[str, Any], device: str 
     - ``b1/b2/b3_authors_split``: the non-private baselines on the official code's split
       (:func:`dpgnn.methods.privgnn.authors_code_split`: public test overlapping the private and public-train nodes;
       one split per run), with the overlap shares (``test_in_private``, ``test_in_train``, ``train_in_private``);
+    - ``privgnn_authors_split`` / ``privgnn_code_authors_split`` (the cell's ``students``): PrivGNN's students on
+      that split, with the paper's teachers, noise on posteriors or on log-softmax, and the noise draws and student
+      seeds of :func:`_privgnn_students`;
     - ``pate_g_authors_code``: PATE-G whose teachers vote untrained, as the official code resets them after training
       (:func:`dpgnn.methods.privgnn.pate_votes`); partitions, noise and student seeds are those of the accuracy
       grid's PATE-G rows of the same run, so the teachers are the only difference."""
@@ -775,6 +794,18 @@ def run_authors_baselines_cell(cfg: Settings, cell: dict[str, Any], device: str 
                              res.ledger, mirrors=f"table5:lam={lam:g}", fidelity="authors_code", lam=lam,
                              queries=cell["queries"], pate_teachers=cell["pate_teachers"], student_epochs=se,
                              top_vote_share=float(counts.max(1).values.sum() / counts.sum())))
+    # last, so the rows above keep the global RNG stream (dropout masks) they had before the students
+    for st in (cell.get("students", []) if dataset in P.AUTHORS_SPLITS else []):
+        post = _teachers(pd_split, "paper", max(st["queries"]), k=st["k"], gamma=cell["gamma"], seed=seed,
+                         epochs=cell["teacher_epochs"], device=device)
+        points = [("fidelity", noise, lam, q, f"K={st['k']},Q={q},lam={lam:g}", run) for noise in cell["noise"]
+                  for lam in cell["lambdas"] for q in st["queries"]]
+        for r in _privgnn_students(pd_split, dataset, post, points, seed=seed, k=st["k"], gamma=cell["gamma"],
+                                   teacher="paper", student_epochs=se, device=device, suffix="_authors_split"):
+            led = P.authors_split_ledger(r["ledger"])
+            rows.append({**r, "ledger": led, "mirrors": mirrored_cell(dataset, st["k"], r["queries"], r["lam"],
+                                                                      cell["queries"]),
+                         "split": "authors_code", "teacher_epochs": cell["teacher_epochs"], **overlap})
     return rows
 
 
@@ -805,22 +836,38 @@ def authors_baselines_side_by_side(store: ResultStore) -> pd.DataFrame:
 
 
 def plot_authors_baselines(store: ResultStore):
-    """PATE-G accuracy vs λ with trained (ours) and untrained (the official code) teachers, paper ◇."""
+    """Accuracy vs λ, paper ◇: PATE-G with trained (ours) and untrained (the official code) teachers
+    (``authors_baselines``); PrivGNN's students on our split and on the official one, one panel per paper cell
+    family (``authors_split_students``)."""
     tab = authors_baselines_side_by_side(store)
     if tab.empty:
         return {}
-    tab = tab[tab["method"] == "pate_g"]
-    if tab.empty:
-        return {}
-    long = tab.melt(id_vars=["dataset", "paper cell"], value_vars=["ours", "authors' code", "paper"],
-                    var_name="teachers", value_name="value").dropna(subset=["value"])
-    long = long.assign(lam=long["paper cell"].str.split("lam=").str[1].astype(float))
-    ref = long[long["teachers"] == "paper"].assign(teachers="ours")  # drawn beside our series (matched by hue)
-    return {"authors_baselines": plotting.lines(long[long["teachers"] != "paper"], x="lam", y="value",
-                                                hue="teachers", col="dataset", reference=ref if len(ref) else None,
-                                                xlabel="λ", ylabel="accuracy",
-                                                title="PATE-G: trained teachers (ours) vs the official code's "
-                                                      "untrained teachers (◇ = paper)")}
+    long = tab.melt(id_vars=["dataset", "paper cell", "method"], value_vars=["ours", "authors' code", "paper"],
+                    var_name="variant", value_name="value").dropna(subset=["value"])
+    long = long[long["paper cell"].str.contains("lam=")]
+    long = long.assign(lam=long["paper cell"].str.split("lam=").str[1].astype(float),
+                       family=long["paper cell"].str.replace(r",?lam=[^,]*$", "", regex=True))
+    figs = {}
+    pate = long[long["method"] == "pate_g"].assign(teachers=lambda d: d["variant"])
+    if len(pate):
+        ref = pate[pate["teachers"] == "paper"].assign(teachers="ours")  # drawn beside our series (matched by hue)
+        figs["authors_baselines"] = plotting.lines(
+            pate[pate["teachers"] != "paper"], x="lam", y="value", hue="teachers", col="dataset",
+            reference=ref if len(ref) else None, xlabel="λ", ylabel="accuracy",
+            title="PATE-G: trained teachers (ours) vs the official code's untrained teachers (◇ = paper)")
+    st = long[long["method"].isin(["privgnn", "privgnn_code"])]
+    if len(st):
+        st = st.assign(split=st["variant"].map({"ours": "our split", "authors' code": "official split",
+                                                "paper": "paper"}) + " · " + st["method"],
+                       panel=st["dataset"] + " " + st["family"])
+        # the paper's values beside the official split's authors'-code students, the rows they are compared with
+        ref = st[(st["variant"] == "paper") & (st["method"] == "privgnn_code")].assign(
+            split="official split · privgnn_code")
+        figs["authors_split_students"] = plotting.lines(
+            st[st["variant"] != "paper"], x="lam", y="value", hue="split", col="panel", reference=ref,
+            xlabel="λ", ylabel="accuracy",
+            title="PrivGNN's students on our disjoint split and on the official overlapping split (◇ = paper)")
+    return figs
 
 
 CELLS.update({

@@ -259,6 +259,18 @@ def test_authors_code_split_draws_both_public_sets_from_all_nodes():
         P.authors_code_split_nodes("credit", y, seed=0)
 
 
+def test_authors_split_ledger_keeps_only_infinite_epsilon_sound():
+    from dpgnn.privacy.guarantee import check_ledger
+
+    led = P.privacy_ledger("privgnn", lam=0.4, queries=100, gamma=0.3, delta=1e-3, num_classes=3)
+    a = check_ledger(P.authors_split_ledger(led))
+    assert a["split"] == "authors_code" and a["guarantee"] == "as_published"
+    assert a["epsilon"] == led["epsilon"]  # the paper's statement, kept; the issue says why it is not the run's
+    assert any("official split" in s for s in a["issues"])
+    b = check_ledger(P.authors_split_ledger(P.log_softmax_ledger(led)))
+    assert math.isinf(b["epsilon"]) and b["guarantee"] == "sound" and b["split"] == "authors_code"
+
+
 def test_repeated_nodes_keep_their_edges_on_the_last_copy():
     edge_index = torch.tensor([[0, 1, 1, 2, 2, 3], [1, 0, 2, 1, 3, 2]])  # path 0-1-2-3
     out = P._relabel_onto(edge_index, torch.tensor([1, 2, 0, 1]), 4)  # node 1 listed at positions 0 and 3

@@ -100,7 +100,7 @@ def test_authors_baselines_cell_uses_the_official_split_and_untrained_pate_teach
     store = ResultStore("privgnn", "test", root=tmp_path)
     rows = series.run(cfg, store, "authors_baselines", device="cpu")
     assert set(rows["artifact"]) == {"fidelity"}
-    split = rows[rows["method"].str.endswith("_authors_split")]
+    split = rows[rows["method"].str.endswith("_authors_split") & rows["method"].str.startswith("b")]
     assert set(split["mirrors"]) == {"table5:non-private", "table8:non-private"}
     assert set(split["method"]) == {"b1_authors_split", "b2_authors_split", "b3_authors_split"}
     # the official split's public test overlaps the private and public-train nodes (~18 % and ~22 % on Amazon)
@@ -113,7 +113,16 @@ def test_authors_baselines_cell_uses_the_official_split_and_untrained_pate_teach
         assert led["fidelity"] == "authors_code" and "untrained" in led["note"]
     for led in split["ledger"]:
         assert math.isinf(check_ledger(json.loads(led))["epsilon"])  # non-private baselines
+    # PrivGNN's students on the same split: the profile's K and |Q|, noise on log-softmax (the test profile's)
+    students = rows[rows["method"].str.startswith("privgnn")]
+    assert set(students["method"]) == {"privgnn_code_authors_split"}
+    assert list(students["setting"]) == [f"K={cfg.k},Q={cfg.main_queries},lam={lam:g}" for lam in cfg.figure_lambdas]
+    assert (students["test_in_private"] == split["test_in_private"].iloc[0]).all()
+    for led in students["ledger"]:  # noise on log-softmax: epsilon = inf, a sound statement on any split
+        led = check_ledger(json.loads(led))
+        assert led["split"] == "authors_code" and math.isinf(led["epsilon"]) and led["guarantee"] == "sound"
     side = series.side_by_side(store, "authors_baselines")
     assert set(side["what differs"]) == {"split", "untrained teachers"}
+    assert "privgnn_code" in set(side["method"])
     assert side.loc[side["method"] == "b1", "paper"].iloc[0] == pytest.approx(0.88)
     assert "authors_baselines" in series.plot_authors_baselines(store)
