@@ -739,18 +739,22 @@ def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "au
 
 def authors_baselines_cells(cfg: Settings) -> list[dict[str, Any]]:
     """The authors'-code baseline cells, one per (dataset, run): B1/B2/B3 on the official code's split and PATE-G
-    with its untrained teachers (:func:`run_authors_baselines_cell`)."""
-    cells = []
+    with its untrained teachers; then one cell per (dataset, K of ``fidelity_split_k``, run) of PrivGNN's students
+    on the official split (``part = "split_students"``; K ``None`` = the profile's, with every |Q| of
+    ``fidelity_split_queries``; another K at the main |Q|), all run by :func:`run_authors_baselines_cell`."""
+    cells = [{"dataset": n, "run": r, "seed": cfg.seed, "lambdas": list(cfg.figure_lambdas),
+              "queries": cfg.main_queries, "student_epochs": cfg.student_epochs,
+              "pate_teachers": cfg.pate_teachers or P.DATASETS[n].pate_teachers}
+             for n in cfg.fidelity_baselines_datasets for r in range(cfg.fidelity_baselines_runs)]
     for n in cfg.fidelity_baselines_datasets:
         info = P.DATASETS[n]
-        students = [{"k": k or cfg.k or info.k, "queries": sorted(cfg.fidelity_split_queries) if k is None
-                     else [cfg.main_queries]} for k in cfg.fidelity_split_k]
-        extra = ({"students": students, "noise": list(cfg.fidelity_split_noise), "gamma": cfg.gamma or info.gamma,
-                  "teacher_epochs": cfg.teacher_epochs} if students else {})  # without: the earlier cells' hashes
-        cells += [{"dataset": n, "run": r, "seed": cfg.seed, "lambdas": list(cfg.figure_lambdas),
-                   "queries": cfg.main_queries, "student_epochs": cfg.student_epochs,
-                   "pate_teachers": cfg.pate_teachers or info.pate_teachers, **extra}
-                  for r in range(cfg.fidelity_baselines_runs)]
+        for k in cfg.fidelity_split_k:  # a K's runs before the next K: a cut run keeps whole K's first
+            qs = sorted(cfg.fidelity_split_queries) if k is None else [cfg.main_queries]
+            cells += [{"dataset": n, "run": r, "seed": cfg.seed, "part": "split_students", "k": k or cfg.k or info.k,
+                       "queries": qs, "main_queries": cfg.main_queries, "noise": list(cfg.fidelity_split_noise),
+                       "lambdas": list(cfg.figure_lambdas), "gamma": cfg.gamma or info.gamma,
+                       "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs}
+                      for r in range(cfg.fidelity_baselines_runs)]
     return cells
 
 
@@ -761,12 +765,13 @@ def run_authors_baselines_cell(cfg: Settings, cell: dict[str, Any], device: str 
     - ``b1/b2/b3_authors_split``: the non-private baselines on the official code's split
       (:func:`dpgnn.methods.privgnn.authors_code_split`: public test overlapping the private and public-train nodes;
       one split per run), with the overlap shares (``test_in_private``, ``test_in_train``, ``train_in_private``);
-    - ``privgnn_authors_split`` / ``privgnn_code_authors_split`` (the cell's ``students``): PrivGNN's students on
-      that split, with the paper's teachers, noise on posteriors or on log-softmax, and the noise draws and student
-      seeds of :func:`_privgnn_students`;
+    - ``privgnn_authors_split`` / ``privgnn_code_authors_split`` (cells with ``part = "split_students"``,
+      :func:`_split_students`): PrivGNN's students on that split;
     - ``pate_g_authors_code``: PATE-G whose teachers vote untrained, as the official code resets them after training
       (:func:`dpgnn.methods.privgnn.pate_votes`); partitions, noise and student seeds are those of the accuracy
       grid's PATE-G rows of the same run, so the teachers are the only difference."""
+    if cell.get("part") == "split_students":
+        return _split_students(cfg, cell, device)
     dataset, run = cell["dataset"], cell["run"]
     info = P.DATASETS[dataset]
     seed = _run_seed(cfg, dataset, run)
@@ -794,18 +799,32 @@ def run_authors_baselines_cell(cfg: Settings, cell: dict[str, Any], device: str 
                              res.ledger, mirrors=f"table5:lam={lam:g}", fidelity="authors_code", lam=lam,
                              queries=cell["queries"], pate_teachers=cell["pate_teachers"], student_epochs=se,
                              top_vote_share=float(counts.max(1).values.sum() / counts.sum())))
-    # last, so the rows above keep the global RNG stream (dropout masks) they had before the students
-    for st in (cell.get("students", []) if dataset in P.AUTHORS_SPLITS else []):
-        post = _teachers(pd_split, "paper", max(st["queries"]), k=st["k"], gamma=cell["gamma"], seed=seed,
-                         epochs=cell["teacher_epochs"], device=device)
-        points = [("fidelity", noise, lam, q, f"K={st['k']},Q={q},lam={lam:g}", run) for noise in cell["noise"]
-                  for lam in cell["lambdas"] for q in st["queries"]]
-        for r in _privgnn_students(pd_split, dataset, post, points, seed=seed, k=st["k"], gamma=cell["gamma"],
-                                   teacher="paper", student_epochs=se, device=device, suffix="_authors_split"):
-            led = P.authors_split_ledger(r["ledger"])
-            rows.append({**r, "ledger": led, "mirrors": mirrored_cell(dataset, st["k"], r["queries"], r["lam"],
-                                                                      cell["queries"]),
-                         "split": "authors_code", "teacher_epochs": cell["teacher_epochs"], **overlap})
+    return rows
+
+
+def _split_students(cfg: Settings, cell: dict[str, Any], device: str) -> list[dict[str, Any]]:
+    """PrivGNN's students on the official split (``privgnn_authors_split`` / ``privgnn_code_authors_split``): the
+    paper's teachers at ``k`` answer the largest |Q| once, and each (noise, λ, |Q|) student is drawn as in
+    :func:`_privgnn_students`; the split is the run's (:func:`dpgnn.methods.privgnn.authors_code_split`), and the
+    ledger says the accounting does not cover it (:func:`dpgnn.methods.privgnn.authors_split_ledger`)."""
+    dataset, run, k = cell["dataset"], cell["run"], cell["k"]
+    if dataset not in P.AUTHORS_SPLITS:
+        return []
+    seed = _run_seed(cfg, dataset, run)
+    graph = P.authors_code_graph(dataset)
+    overlap = P.split_overlap(*P.authors_code_split_nodes(dataset, graph.y.long(), seed=seed))
+    pd_split = P.authors_code_split(dataset, seed=seed, data=graph)
+    post = _teachers(pd_split, "paper", max(cell["queries"]), k=k, gamma=cell["gamma"], seed=seed,
+                     epochs=cell["teacher_epochs"], device=device)
+    points = [("fidelity", noise, lam, q, f"K={k},Q={q},lam={lam:g}", run) for noise in cell["noise"]
+              for lam in cell["lambdas"] for q in cell["queries"]]
+    rows = []
+    for r in _privgnn_students(pd_split, dataset, post, points, seed=seed, k=k, gamma=cell["gamma"],
+                               teacher="paper", student_epochs=cell["student_epochs"], device=device,
+                               suffix="_authors_split"):
+        rows.append({**r, "ledger": P.authors_split_ledger(r["ledger"]), "split": "authors_code",
+                     "mirrors": mirrored_cell(dataset, k, r["queries"], r["lam"], cell["main_queries"]),
+                     "teacher_epochs": cell["teacher_epochs"], **overlap})
     return rows
 
 

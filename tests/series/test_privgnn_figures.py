@@ -97,6 +97,8 @@ def test_authors_baselines_cell_uses_the_official_split_and_untrained_pate_teach
     cfg = settings("privgnn", "test")
     assert settings("privgnn", "smoke").fidelity_baselines_datasets == []  # kept out of the smoke budget
     assert settings("privgnn", "paper").fidelity_baselines_runs == 3
+    # the baseline cell keeps its keys (stored hashes unchanged); the students have a cell of their own per K
+    assert [c.get("part") for c in series.authors_baselines_cells(cfg)] == [None, "split_students"]
     store = ResultStore("privgnn", "test", root=tmp_path)
     rows = series.run(cfg, store, "authors_baselines", device="cpu")
     assert set(rows["artifact"]) == {"fidelity"}
