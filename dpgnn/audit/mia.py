@@ -17,7 +17,16 @@ queried nodes, and the attack's AUROC is reported (0.5 = random guess).
   induced public subgraph of a random half of the public nodes, trained on the labels of half of them.
 
 Choices the paper leaves open (docs/papers/privgnn.md#open-questions: shadow split and attack model) are the ones above; the attack model is
-a 2-layer MLP (hidden 64, Adam, 200 full-batch epochs) on the top ``min(c, 10)`` sorted probabilities.
+a 2-layer MLP (hidden 64, Adam, 200 full-batch epochs) on the top ``min(c, 10)`` sorted probabilities, and the
+AUROC is the usual one on its scores (``protocol="score"``).
+
+``protocol="rebmigraph"`` instead follows the public implementation the paper points to (Olatunji et al. 2021,
+repository ``iyempissy/rebMIGraph``, ``TSTF.py``; read for facts, nothing copied): the attack features are the whole
+probability vector in class order; the attack model is C→100→50→2 with a softmax output that the cross-entropy loss
+then applies a softmax to again (Adam 0.01, 100 epochs, minibatches of 32, Xavier-uniform weights, biases 0.01);
+the shadow's non-members of Attack-1 are scored on the whole public graph (members on their own subgraph, as the
+target's are); and the reported "AUROC" is the mean over shuffled batches of 64 of the AUROC of the attack's
+**hard** 0/1 predictions, i.e. the batches' mean balanced accuracy (:func:`batched_hard_auroc`).
 """
 
 from __future__ import annotations
@@ -32,7 +41,11 @@ from scipy import stats
 from dpgnn.methods import privgnn as P
 from dpgnn.utils import make_generator, resolve_device, stable_seed, torch_global_seed
 
-__all__ = ["auroc", "attack_features", "train_attack_model", "attack_auroc", "run_attacks"]
+__all__ = ["PROTOCOLS", "auroc", "attack_features", "train_attack_model", "attack_auroc", "full_features",
+           "train_rebmigraph_attack", "batched_hard_auroc", "run_attacks"]
+
+#: how the attack is built and scored: the usual score AUROC, or the published implementation's (module docstring)
+PROTOCOLS = ("score", "rebmigraph")
 
 
 def auroc(pos: np.ndarray, neg: np.ndarray) -> float:
@@ -83,6 +96,67 @@ def attack_auroc(attack: torch.nn.Module, member: torch.Tensor, non_member: torc
         return auroc(attack(mem.float()).squeeze(1).numpy(), attack(non.float()).squeeze(1).numpy())
 
 
+def full_features(log_probs: torch.Tensor) -> torch.Tensor:
+    """The whole posterior probability vector in class order (the rebMIGraph attack's input)."""
+    return log_probs.exp()
+
+
+def train_rebmigraph_attack(member: torch.Tensor, non_member: torch.Tensor, *, seed: int, epochs: int = 100,
+                            batch: int = 32, lr: float = 0.01) -> torch.nn.Module:
+    """The published attack model: C→100→50→2 ending in a softmax, trained with cross-entropy on that softmax
+    output (so the loss applies a second softmax), Adam, shuffled minibatches; members are class 1. Returns a
+    module whose output is the member-class probability."""
+    x = torch.cat([member, non_member]).float()
+    y = torch.cat([torch.ones(member.size(0)), torch.zeros(non_member.size(0))]).long()
+    torch.manual_seed(stable_seed("rebmigraph-attack-init", seed))
+    net = torch.nn.Sequential(torch.nn.Linear(x.size(1), 100), torch.nn.ReLU(), torch.nn.Linear(100, 50),
+                              torch.nn.ReLU(), torch.nn.Linear(50, 2), torch.nn.Softmax(dim=1))
+    for layer in net:
+        if isinstance(layer, torch.nn.Linear):
+            torch.nn.init.xavier_uniform_(layer.weight)
+            torch.nn.init.constant_(layer.bias, 0.01)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    gen = make_generator(stable_seed("rebmigraph-attack-batches", seed))
+    for _ in range(epochs):
+        for idx in torch.randperm(x.size(0), generator=gen).split(batch):
+            opt.zero_grad()
+            F.cross_entropy(net(x[idx]), y[idx]).backward()  # the softmax output taken as logits, as published
+            opt.step()
+    net.eval()
+    return torch.nn.Sequential(net, _MemberColumn())
+
+
+class _MemberColumn(torch.nn.Module):
+    def forward(self, p: torch.Tensor) -> torch.Tensor:
+        return p[:, 1:2]
+
+
+def batched_hard_auroc(attack: torch.nn.Module, member: torch.Tensor, non_member: torch.Tensor, *, seed: int,
+                       batch: int = 64, max_nodes: int | None = None) -> tuple[float, float]:
+    """(published "AUROC", score AUROC) of ``attack`` on a balanced sample of members and non-members.
+
+    The first is the published metric: the members and as many non-members are shuffled into batches of ``batch``;
+    per batch, the AUROC of the hard predictions (member probability > 1/2) against the truth, which for 0/1
+    predictions is the batch's balanced accuracy; the mean over batches (a batch holding one class only has no
+    AUROC and is left out). The second is the usual AUROC of the member probabilities on the same sample."""
+    n = min(member.size(0), non_member.size(0), max_nodes or 10**12)
+    gen = make_generator(stable_seed("attack-eval", seed))
+    mem = member[torch.randperm(member.size(0), generator=gen)[:n]]
+    non = non_member[torch.randperm(non_member.size(0), generator=gen)[:n]]
+    with torch.no_grad():
+        score = torch.cat([attack(mem.float()), attack(non.float())]).squeeze(1)
+    truth = torch.cat([torch.ones(n), torch.zeros(n)])
+    hard = (score > 0.5).double()
+    per_batch = []
+    for idx in torch.randperm(2 * n, generator=gen).split(batch):
+        t, h = truth[idx], hard[idx]
+        if 0 < int(t.sum()) < t.numel():
+            per_batch.append(auroc(h[t == 1].numpy(), h[t == 0].numpy()))
+    if not per_batch:
+        raise ValueError("no batch holds both members and non-members")
+    return float(np.mean(per_batch)), auroc(score[:n].numpy(), score[n:].numpy())
+
+
 def _shadow_split(pd_: P.PrivGNNData, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """A random half of the public nodes, split in two halves: (shadow members, shadow non-members)."""
     gen = make_generator(stable_seed("shadow-split", seed))
@@ -92,19 +166,30 @@ def _shadow_split(pd_: P.PrivGNNData, seed: int) -> tuple[torch.Tensor, torch.Te
     return torch.sort(perm[:half]).values, torch.sort(perm[half:]).values
 
 
-def _shadow_attack1(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str) -> torch.nn.Module:
+def _fit_attack(f_mem: torch.Tensor, f_non: torch.Tensor, seed: int, protocol: str) -> torch.nn.Module:
+    if protocol == "score":
+        return train_attack_model(f_mem, f_non, seed=seed)
+    return train_rebmigraph_attack(f_mem, f_non, seed=seed)
+
+
+def _shadow_attack1(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, protocol: str = "score"
+                    ) -> torch.nn.Module:
     mem, non = _shadow_split(pd_, seed)
     n = pd_.x_pub.size(0)
     e_mem = P.induced_subgraph(pd_.edge_pub, mem, n)
-    e_non = P.induced_subgraph(pd_.edge_pub, non, n)
     shadow = P.fit_sage(pd_.x_pub[mem], e_mem, torch.arange(mem.numel()), pd_.y_pub[mem],
                         seed=stable_seed(seed, "shadow1"), epochs=epochs, num_classes=pd_.num_classes, device=device)
-    f_mem = attack_features(P.log_posteriors(shadow, pd_.x_pub[mem], e_mem, device))
-    f_non = attack_features(P.log_posteriors(shadow, pd_.x_pub[non], e_non, device))
-    return train_attack_model(f_mem, f_non, seed=stable_seed(seed, "attack1"))
+    feats = attack_features if protocol == "score" else full_features
+    f_mem = feats(P.log_posteriors(shadow, pd_.x_pub[mem], e_mem, device))
+    if protocol == "score":  # non-members on their own induced subgraph
+        f_non = feats(P.log_posteriors(shadow, pd_.x_pub[non], P.induced_subgraph(pd_.edge_pub, non, n), device))
+    else:  # as published: non-members scored on the whole graph
+        f_non = feats(P.log_posteriors(shadow, pd_.x_pub, pd_.edge_pub, device)[non])
+    return _fit_attack(f_mem, f_non, stable_seed(seed, "attack1"), protocol)
 
 
-def _shadow_attack2(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str) -> torch.nn.Module:
+def _shadow_attack2(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, protocol: str = "score"
+                    ) -> torch.nn.Module:
     mem, non = _shadow_split(pd_, seed)
     nodes = torch.sort(torch.cat([mem, non])).values
     n = pd_.x_pub.size(0)
@@ -114,14 +199,14 @@ def _shadow_attack2(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str) 
     shadow = P.fit_sage(pd_.x_pub[nodes], edges, pos[mem], pd_.y_pub[mem], seed=stable_seed(seed, "shadow2"),
                         epochs=epochs, num_classes=pd_.num_classes, device=device)
     logp = P.log_posteriors(shadow, pd_.x_pub[nodes], edges, device)
-    return train_attack_model(attack_features(logp[pos[mem]]), attack_features(logp[pos[non]]),
-                              seed=stable_seed(seed, "attack2"))
+    feats = attack_features if protocol == "score" else full_features
+    return _fit_attack(feats(logp[pos[mem]]), feats(logp[pos[non]]), stable_seed(seed, "attack2"), protocol)
 
 
 def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: float, seed: int,
                 teacher_epochs: int, student_epochs: int, shadow_epochs: int, max_nodes: int | None = None,
-                noise_on: str = "posterior", targets: tuple[str, ...] = ("b1", "privgnn"),
-                device: str = "auto") -> list[dict[str, Any]]:
+                noise_on: str | tuple[str, ...] = "posterior", targets: tuple[str, ...] = ("b1", "privgnn"),
+                protocol: str = "score", device: str = "auto") -> list[dict[str, Any]]:
     """Attack-1 and Attack-2 against the ``targets`` of one (dataset, run); one row per AUROC.
 
     ``targets``: ``"b1"`` (B1 for Attack-1, the student trained on B1's labels for Attack-2) and ``"privgnn"`` (the
@@ -132,10 +217,20 @@ def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: 
     pseudo-labels against the query nodes' true labels), and every row the target's mean top probability on the
     attack's members and non-members (``member_confidence``, ``non_member_confidence``) and its public test
     accuracy (``test_accuracy``). Each training draws its dropout masks from torch's global RNG seeded from
-    ``seed`` and its role, so a call gives the same rows whatever ran before it and whichever ``targets`` it has."""
+    ``seed`` and its role, so a call gives the same rows whatever ran before it and whichever ``targets`` it has.
+
+    ``noise_on`` may name both placements (a tuple): one student per placement, all from the same teachers and
+    noise draws (the teachers are trained once). ``protocol`` (:data:`PROTOCOLS`, module docstring) picks the attack
+    model, its features and the metric; with ``"rebmigraph"`` the value is the published batched hard-label AUROC
+    and ``score_auroc`` the same attack's usual AUROC; every row names its ``protocol``."""
     unknown = set(targets) - {"b1", "privgnn"}
     if unknown or not targets:
         raise ValueError(f"targets must be a non-empty subset of ('b1', 'privgnn'), got {targets!r}")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    placements = (noise_on,) if isinstance(noise_on, str) else tuple(noise_on)
+    if not placements or set(placements) - {"posterior", "log_softmax"} or len(set(placements)) < len(placements):
+        raise ValueError(f"noise_on must be 'posterior', 'log_softmax' or a tuple of both, got {noise_on!r}")
     device = str(resolve_device(device))  # once: "auto" would be resolved (and logged) by every training below
     q_nodes = P.query_nodes(pd_, queries)
     test = pd_.pub_test
@@ -154,36 +249,43 @@ def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: 
         with torch_global_seed(stable_seed(seed, "dropout", "teachers"), device):
             post = P.teacher_posteriors(pd_, queries, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k),
                                         epochs=teacher_epochs, device=device)
-        noisy = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)),
-                               noise_on=noise_on)
-        with torch_global_seed(stable_seed(seed, "dropout", "student"), device):
-            student = P.train_student(pd_, q_nodes, noisy[:queries], seed=stable_seed(seed, "student", lam),
-                                      epochs=student_epochs, device=device)["model"]
-        extra = {"label_accuracy": _label_accuracy(noisy[:queries], pd_, q_nodes)}
-        if noise_on != "posterior":
-            paper = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)))
-            extra["label_accuracy_posterior"] = _label_accuracy(paper[:queries], pd_, q_nodes)
-        name = "privgnn" if noise_on == "posterior" else "privgnn_code"
-        attack1_targets.append((name, student, extra))
-        attack2_targets.append((name, student, extra))
+        for placement in placements:
+            noisy = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)),
+                                   noise_on=placement)
+            with torch_global_seed(stable_seed(seed, "dropout", "student"), device):
+                student = P.train_student(pd_, q_nodes, noisy[:queries], seed=stable_seed(seed, "student", lam),
+                                          epochs=student_epochs, device=device)["model"]
+            extra = {"label_accuracy": _label_accuracy(noisy[:queries], pd_, q_nodes)}
+            if placement != "posterior":
+                paper = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)))
+                extra["label_accuracy_posterior"] = _label_accuracy(paper[:queries], pd_, q_nodes)
+            name = "privgnn" if placement == "posterior" else "privgnn_code"
+            attack1_targets.append((name, student, extra))
+            attack2_targets.append((name, student, extra))
     with torch_global_seed(stable_seed(seed, "dropout", "shadow1"), device):
         atk1 = _shadow_attack1(pd_, seed=seed, epochs=student_epochs if shadow_epochs is None else shadow_epochs,
-                               device=device)
+                               device=device, protocol=protocol)
     with torch_global_seed(stable_seed(seed, "dropout", "shadow2"), device):
-        atk2 = _shadow_attack2(pd_, seed=seed, epochs=shadow_epochs, device=device)
+        atk2 = _shadow_attack2(pd_, seed=seed, epochs=shadow_epochs, device=device, protocol=protocol)
+    feats = attack_features if protocol == "score" else full_features
+
+    def score(atk: torch.nn.Module, mem: torch.Tensor, non: torch.Tensor) -> dict[str, float]:
+        if protocol == "score":
+            return {"value": attack_auroc(atk, mem, non, seed=seed, max_nodes=max_nodes)}
+        hard, soft = batched_hard_auroc(atk, mem, non, seed=seed, max_nodes=max_nodes)
+        return {"value": hard, "score_auroc": soft}
+
     rows = []
     for method, target, extra in attack1_targets:
         pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
-        mem = attack_features(P.log_posteriors(target, pd_.x_priv, pd_.edge_priv, device))
-        non = attack_features(pub[test])
-        rows.append({"attack": "attack1", "method": method,
-                     "value": attack_auroc(atk1, mem, non, seed=seed, max_nodes=max_nodes),
+        mem = feats(P.log_posteriors(target, pd_.x_priv, pd_.edge_priv, device))
+        non = feats(pub[test])
+        rows.append({"attack": "attack1", "method": method, **score(atk1, mem, non), "protocol": protocol,
                      **_diagnostics(mem, non, pub, pd_), **extra})
     for method, target, extra in attack2_targets:
         pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
-        mem, non = attack_features(pub[q_nodes]), attack_features(pub[test])
-        rows.append({"attack": "attack2", "method": method,
-                     "value": attack_auroc(atk2, mem, non, seed=seed, max_nodes=max_nodes),
+        mem, non = feats(pub[q_nodes]), feats(pub[test])
+        rows.append({"attack": "attack2", "method": method, **score(atk2, mem, non), "protocol": protocol,
                      **_diagnostics(mem, non, pub, pd_), **extra})
     return rows
 
@@ -195,7 +297,9 @@ def _label_accuracy(labels: torch.Tensor, pd_: P.PrivGNNData, q_nodes: torch.Ten
 
 def _diagnostics(mem: torch.Tensor, non: torch.Tensor, pub_logp: torch.Tensor, pd_: P.PrivGNNData
                  ) -> dict[str, float]:
-    """The target's mean top probability on members and non-members, and its public test accuracy."""
+    """The target's mean top probability on members and non-members, and its public test accuracy (``mem`` and
+    ``non``: attack features of either protocol)."""
     test = pd_.pub_test
-    return {"member_confidence": float(mem[:, 0].mean()), "non_member_confidence": float(non[:, 0].mean()),
+    return {"member_confidence": float(mem.max(1).values.mean()),
+            "non_member_confidence": float(non.max(1).values.mean()),
             "test_accuracy": float((pub_logp[test].argmax(1).cpu() == pd_.y_pub[test]).double().mean())}

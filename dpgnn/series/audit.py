@@ -25,6 +25,7 @@ from dpgnn.audit import argmax, canary, central, ldp, mia
 from dpgnn.data.synthetic import csbm
 from dpgnn.methods import privgnn as P
 from dpgnn.profiles import Settings
+from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
@@ -46,6 +47,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "mia_datasets": ["amazon"], "mia_queries": 100, "mia_k": 50, "mia_lambda": 1.0, "mia_teacher_epochs": 5,
         "mia_student_epochs": 15, "mia_runs": 1,
         "mia_noise": ["posterior"],  # the authors'-code cells would double the notebook's smoke time
+        "mia_published_datasets": [],
         "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": [8.0], "central_canaries": 200,
         "central_graph_nodes": 300, "central_epochs": 30, "central_controls": ["progap-node", "drw"],
         "central_broken": ["dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
@@ -58,7 +60,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "node_epsilons": [8.0], "node_canaries": 20, "node_graph_nodes": 100, "node_epochs": 2,
         "query_lambdas": [1.0], "query_classes": 10, "query_trials": 20_000,
         "mia_datasets": ["credit"], "mia_queries": 20, "mia_k": 20, "mia_lambda": 1.0, "mia_teacher_epochs": 2,
-        "mia_student_epochs": 3, "mia_runs": 1, "mia_noise": _MIA_NOISE,
+        "mia_student_epochs": 3, "mia_runs": 1, "mia_noise": _MIA_NOISE, "mia_published_datasets": ["credit"],
         "central_methods": ["dp-gnn"], "central_epsilons": [8.0], "central_canaries": 20,
         "central_graph_nodes": 60, "central_epochs": 2, "central_controls": [], "central_broken": ["dp-gnn"],
         "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
@@ -72,6 +74,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         # Fig. 4: λ = 1 (App. C), |Q| = 1000 and the main-result K (docs/papers/privgnn.md#data-and-splits), 200 epochs, 3 runs
         "mia_datasets": ["amazon", "credit"], "mia_queries": 1000, "mia_k": None, "mia_lambda": 1.0,
         "mia_teacher_epochs": 200, "mia_student_epochs": 200, "mia_runs": 3, "mia_noise": _MIA_NOISE,
+        # the published attack implementation's protocol (dpgnn.audit.mia), on Fig. 4's dataset
+        "mia_published_datasets": ["amazon"],
         "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": _EPS, "central_canaries": 1000,
         "central_graph_nodes": 1000, "central_epochs": 50, "central_controls": ["progap-node", "drw"],
         "central_broken": ["progap-node", "dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
@@ -343,28 +347,32 @@ def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: b
     def cell(c):
         info = P.DATASETS[c["dataset"]]
         k = c["k"] or info.k
-        code = c.get("noise_on") == "log_softmax"
+        published = c.get("protocol") == "rebmigraph"
+        if published:  # every target, both noise placements, one set of teachers
+            opts = {"noise_on": tuple(c["noise_on"]), "protocol": "rebmigraph"}
+        elif c.get("noise_on") == "log_softmax":
+            opts = {"noise_on": "log_softmax", "targets": ("privgnn",)}
+        else:
+            opts = {}
         rows = mia.run_attacks(load(c["dataset"]), queries=c["queries"], k=k, gamma=info.gamma, lam=c["lam"],
                                seed=stable_seed(c["seed"], c["dataset"], c["run"]),
                                teacher_epochs=c["teacher_epochs"], student_epochs=c["student_epochs"],
-                               shadow_epochs=c["student_epochs"], device=device,
-                               **({"noise_on": "log_softmax", "targets": ("privgnn",)} if code else {}))
+                               shadow_epochs=c["student_epochs"], device=device, **opts)
         led_p = P.privacy_ledger("privgnn", lam=c["lam"], queries=c["queries"], gamma=info.gamma,
                                  delta=info.delta_reproducing, num_classes=info.classes,
                                  delta_sound=info.delta_stated, standardized=c["dataset"] in P.STANDARDIZED)
         led_p = {k2: v for k2, v in led_p.items() if k2 != "event"}
-        if code:
-            led_p = P.log_softmax_ledger(led_p)
-        led_b = P.privacy_ledger("b1")
+        ledgers = {"b1": P.privacy_ledger("b1"), "privgnn": led_p, "privgnn_code": P.log_softmax_ledger(led_p)}
         out = []
         for r in rows:
             private = r["method"] != "b1"
+            led = ledgers[r["method"]]
             diag = {k2: v for k2, v in r.items() if k2 not in ("attack", "method", "value")}
-            out.append({"method": r["method"], "setting": r["attack"], "metric": "auroc", "value": r["value"],
+            out.append({"method": r["method"], "setting": r["attack"],
+                        "metric": "auroc_published" if published else "auroc", "value": r["value"],
                         "level": "node" if private else "none",
-                        "epsilon": led_p["epsilon"] if private else math.inf,
-                        "delta": led_p["delta"] if private else 0.0, "k_used": k,
-                        "ledger": led_p if private else led_b, **diag})
+                        "epsilon": led["epsilon"] if private else math.inf,
+                        "delta": led["delta"] if private else 0.0, "k_used": k, "ledger": led, **diag})
         return out
 
     base = dict(dataset=names, run=list(range(cfg.mia_runs)), queries=[cfg.mia_queries], k=[cfg.mia_k],
@@ -375,8 +383,13 @@ def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: b
         raise ValueError(f"mia_noise must be a non-empty subset of {_MIA_NOISE}, got {noise!r}")
     # "posterior": the paper's student and B1; "log_softmax": the authors'-code student (rows ``privgnn_code``), in
     # cells of their own (the paper cells keep their config hashes)
+    # "rebmigraph": the published attack protocol (metric ``auroc_published``), one cell per (dataset, run) with
+    # every target and noise placement
+    published = [n for n in cfg.get("mia_published_datasets", []) if n in names]
     cells = ((grid(**base) if "posterior" in noise else [])
-             + (grid(**base, noise_on=["log_softmax"]) if "log_softmax" in noise else [])) if names else []
+             + (grid(**base, noise_on=["log_softmax"]) if "log_softmax" in noise else [])
+             + (grid(**{**base, "dataset": published}, noise_on=[noise], protocol=["rebmigraph"])
+                if published else [])) if names else []
     if not cells:
         return store.load("fig4")
     return run_grid(store, "fig4", cells, cell, desc="PrivGNN MI attacks", force=force)
@@ -387,9 +400,32 @@ def mia_side_by_side(profile: str) -> pd.DataFrame:
     return paper_vs_ours(PAPER, "fig4", profile)
 
 
+def mia_protocols(store: ResultStore) -> pd.DataFrame:
+    """Per dataset, attack and target: the paper's value, ours with the usual score AUROC, and ours with the
+    published attack protocol (``auroc_published``: the batched hard-label AUROC, :mod:`dpgnn.audit.mia`) beside
+    that attack's score AUROC (means over runs, with the run counts)."""
+    df = store.load("fig4")
+    keys = ["dataset", "method", "setting"]
+    if df.empty:
+        return pd.DataFrame(columns=keys + ["paper", "score AUROC", "runs", "published protocol",
+                                            "its score AUROC", "published runs"])
+    score = df[df["metric"] == "auroc"].groupby(keys)["value"].agg(["mean", "size"])
+    score.columns = ["score AUROC", "runs"]
+    pub = df[df["metric"] == "auroc_published"]
+    cols = [score]
+    if len(pub):
+        g = pub.groupby(keys)
+        cols.append(pd.DataFrame({"published protocol": g["value"].mean(),
+                                  "its score AUROC": g["score_auroc"].mean(), "published runs": g.size()}))
+    out = pd.concat(cols, axis=1).reset_index()
+    ref = load_reference(PAPER, "fig4")[keys + ["value"]].rename(columns={"value": "paper"})
+    return ref.merge(out, on=keys, how="right")[keys + ["paper"] + [c for c in out if c not in keys]].round(3)
+
+
 def plot_mia(store: ResultStore):
     """Fig. 4: AUROC of Attack-1 and Attack-2 per dataset, B1 vs PrivGNN (mean over runs; 0.5 = random guess)."""
     df = store.load("fig4")
+    df = df[df["metric"] == "auroc"] if len(df) else df
     fig, axes = plotting.plt.subplots(1, 2, figsize=(8, 3.4), squeeze=False, sharey=True)
     for ax, attack in zip(axes[0], ("attack1", "attack2")):
         sub = df[df["setting"] == attack] if len(df) else df
@@ -402,5 +438,31 @@ def plot_mia(store: ResultStore):
         ax.set_title(f"MI {attack.replace('attack', 'Attack-')}", fontsize=9)
         ax.set_ylabel("AUROC")
     fig.suptitle("PrivGNN Fig. 4: membership inference (λ = 1)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_mia_protocols(store: ResultStore, dataset: str = "amazon"):
+    """Fig. 4 on ``dataset`` under both attack protocols: per attack, each target's AUROC with the usual score
+    AUROC and with the published batched hard-label one (:func:`mia_protocols`), the paper's values as ◇."""
+    tab = mia_protocols(store)
+    tab = tab[tab["dataset"] == dataset]
+    fig, axes = plotting.plt.subplots(1, 2, figsize=(8.5, 3.4), squeeze=False, sharey=True)
+    for ax, attack in zip(axes[0], ("attack1", "attack2")):
+        sub = tab[tab["setting"] == attack].set_index("method")
+        sub = sub.reindex([m for m in ("b1", "privgnn", "privgnn_code") if m in sub.index])
+        cols = [c for c in ("score AUROC", "published protocol") if c in sub]
+        if len(sub) and cols:
+            sub[cols].plot.bar(ax=ax, rot=0, color=["#1f77b4", "#2ca02c"][: len(cols)], legend=attack == "attack1")
+            xs = range(len(sub))
+            ax.scatter(xs, sub["paper"], marker="D", color="black", zorder=3, label="paper")
+        ax.axhline(0.5, color="#7f7f7f", ls="--", lw=1)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"MI {attack.replace('attack', 'Attack-')} ({dataset})", fontsize=9)
+        ax.set_ylabel("AUROC")
+        ax.set_xlabel("")
+    if axes[0][0].get_legend_handles_labels()[0]:
+        axes[0][0].legend(fontsize=7, loc="lower left")
+    fig.suptitle("PrivGNN Fig. 4 under two attack protocols (◇ paper)", fontsize=10)
     fig.tight_layout()
     return fig

@@ -62,3 +62,67 @@ def test_targets_are_checked(data):
         mia.run_attacks(data, targets=("b2",), **ARGS)
     with pytest.raises(ValueError, match="targets"):
         mia.run_attacks(data, targets=(), **ARGS)
+
+
+class _Fixed(torch.nn.Module):
+    """An "attack" whose member probability is the first feature."""
+
+    def forward(self, x):
+        return x[:, :1]
+
+
+@pytest.mark.parametrize("mem, non, hard, score", [
+    (1.0, 0.0, 1.0, 1.0),    # perfect
+    (0.0, 1.0, 0.0, 0.0),    # inverted
+    (0.3, 0.3, 0.5, 0.5),    # constant
+    (0.6, 0.55, 0.5, 1.0),   # ranks perfectly, but every node is called a member: balanced accuracy 1/2
+])
+def test_batched_hard_auroc_is_the_balanced_accuracy_of_the_hard_calls(mem, non, hard, score):
+    m, n = torch.full((200, 2), mem), torch.full((150, 2), non)
+    got_hard, got_score = mia.batched_hard_auroc(_Fixed(), m, n, seed=0)
+    assert got_hard == pytest.approx(hard) and got_score == pytest.approx(score)
+
+
+def test_batched_hard_auroc_averages_per_batch_balanced_accuracy():
+    # members called right 3 times in 4, non-members always: each batch's balanced accuracy is near 7/8
+    m = torch.tensor([[1.0], [1.0], [1.0], [0.0]]).repeat(64, 1)
+    n = torch.zeros(256, 1)
+    got, _ = mia.batched_hard_auroc(_Fixed(), m, n, seed=1)
+    assert got == pytest.approx(0.875, abs=0.02)
+    with pytest.raises(ValueError, match="both"):
+        mia.batched_hard_auroc(_Fixed(), m[:1], n[:1], seed=1, batch=1)
+
+
+def test_rebmigraph_attack_outputs_a_member_probability_and_learns_a_separable_case():
+    gen = torch.Generator().manual_seed(0)
+    mem = torch.softmax(torch.randn(300, 4, generator=gen) * 4, 1)  # confident posteriors
+    non = torch.full((300, 4), 0.25) + 0.01 * torch.randn(300, 4, generator=gen)  # flat ones
+    atk = mia.train_rebmigraph_attack(mem, non, seed=0)
+    with torch.no_grad():
+        p = atk(torch.cat([mem, non]))
+    assert p.shape == (600, 1) and bool(((p >= 0) & (p <= 1)).all())
+    hard, score = mia.batched_hard_auroc(atk, mem, non, seed=0)
+    assert hard > 0.8 and score > 0.8
+
+
+def test_published_protocol_rows_share_the_teachers_of_both_students(data, student_only):
+    rows = _by_key(mia.run_attacks(data, noise_on=("posterior", "log_softmax"), protocol="rebmigraph", **ARGS))
+    assert set(rows) == {(a, m) for a in ("attack1", "attack2") for m in ("b1", "privgnn", "privgnn_code")}
+    code = _by_key(mia.run_attacks(data, targets=("privgnn",), noise_on="log_softmax", **ARGS))
+    for attack in ("attack1", "attack2"):
+        assert rows[attack, "privgnn"]["label_accuracy"] == student_only[attack, "privgnn"]["label_accuracy"]
+        assert rows[attack, "privgnn_code"]["label_accuracy"] == code[attack, "privgnn_code"]["label_accuracy"]
+        assert rows[attack, "privgnn"]["test_accuracy"] == student_only[attack, "privgnn"]["test_accuracy"]
+    for row in rows.values():
+        assert row["protocol"] == "rebmigraph"
+        assert 0.0 <= row["value"] <= 1.0 and 0.0 <= row["score_auroc"] <= 1.0
+    assert all(r["protocol"] == "score" and "score_auroc" not in r for r in student_only.values())
+
+
+def test_protocol_and_noise_placements_are_checked(data):
+    with pytest.raises(ValueError, match="protocol"):
+        mia.run_attacks(data, protocol="tstf", **ARGS)
+    with pytest.raises(ValueError, match="noise_on"):
+        mia.run_attacks(data, noise_on=("posterior", "posterior"), **ARGS)
+    with pytest.raises(ValueError, match="noise_on"):
+        mia.run_attacks(data, noise_on="logits", **ARGS)
