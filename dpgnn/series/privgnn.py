@@ -778,9 +778,7 @@ def run_authors_baselines_cell(cfg: Settings, cell: dict[str, Any], device: str 
     se = cell["student_epochs"]
     rows: list[dict[str, Any]] = []
     if dataset in P.AUTHORS_SPLITS:
-        graph = P.authors_code_graph(dataset)  # loaded once for the split and its overlap shares
-        overlap = P.split_overlap(*P.authors_code_split_nodes(dataset, graph.y.long(), seed=seed))
-        pd_split = P.authors_code_split(dataset, seed=seed, data=graph)
+        pd_split, overlap = _authors_split(dataset, seed)
         for b in ("b1", "b2", "b3"):
             res = get_method(PAPER, b, "none").run(pd_split, {"epochs": se}, seed=seed, device=device)
             for art in BASELINE_ARTIFACTS[b]:
@@ -802,6 +800,14 @@ def run_authors_baselines_cell(cfg: Settings, cell: dict[str, Any], device: str 
     return rows
 
 
+def _authors_split(dataset: str, seed: int) -> tuple[P.PrivGNNData, dict[str, float]]:
+    """The run's official split (:func:`dpgnn.methods.privgnn.authors_code_split`) and its overlap shares, from one
+    load of the graph."""
+    graph = P.authors_code_graph(dataset)
+    overlap = P.split_overlap(*P.authors_code_split_nodes(dataset, graph.y.long(), seed=seed))
+    return P.authors_code_split(dataset, seed=seed, data=graph), overlap
+
+
 def _split_students(cfg: Settings, cell: dict[str, Any], device: str) -> list[dict[str, Any]]:
     """PrivGNN's students on the official split (``privgnn_authors_split`` / ``privgnn_code_authors_split``): the
     paper's teachers at ``k`` answer the largest |Q| once, and each (noise, λ, |Q|) student is drawn as in
@@ -811,9 +817,7 @@ def _split_students(cfg: Settings, cell: dict[str, Any], device: str) -> list[di
     if dataset not in P.AUTHORS_SPLITS:
         return []
     seed = _run_seed(cfg, dataset, run)
-    graph = P.authors_code_graph(dataset)
-    overlap = P.split_overlap(*P.authors_code_split_nodes(dataset, graph.y.long(), seed=seed))
-    pd_split = P.authors_code_split(dataset, seed=seed, data=graph)
+    pd_split, overlap = _authors_split(dataset, seed)
     post = _teachers(pd_split, "paper", max(cell["queries"]), k=k, gamma=cell["gamma"], seed=seed,
                      epochs=cell["teacher_epochs"], device=device)
     points = [("fidelity", noise, lam, q, f"K={k},Q={q},lam={lam:g}", run) for noise in cell["noise"]
