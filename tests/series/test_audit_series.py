@@ -91,6 +91,17 @@ def test_every_audit_row_states_the_guarantee_of_what_it_audits(store):
         assert led["fig4", "privgnn"]["not_covered"] == ["preprocessing statistics"]
         # the authors'-code student (noise on log-softmax): no finite epsilon is claimed for it
         assert math.isinf(led["fig4", "privgnn_code"]["epsilon"]) and led["fig4", "privgnn_code"]["issues"] == []
+        # the published-protocol cell: its own metric, every target, both protocols side by side
+        rows = _stored(store, "fig4")
+        published = [r for r in rows if r["metric"] == "auroc_published"]
+        assert {(r["method"], r["setting"]) for r in published} == {
+            (m, a) for m in ("b1", "privgnn", "privgnn_code") for a in ("attack1", "attack2")}
+        assert all(r["protocol"] == "rebmigraph" and 0 <= float(r["score_auroc"]) <= 1 for r in published)
+        tab = S.mia_protocols(store)
+        assert tab[["score AUROC", "published protocol"]].notna().all().all()
+        assert tab.loc[tab["method"] == "privgnn_code", "runs"].eq(1).all()
+        fig = S.plot_mia_protocols(store, "credit")
+        assert [len(ax.patches) for ax in fig.axes] == [6, 6]  # 3 targets x 2 protocols per attack
 
 
 def test_central_rows_state_their_ledger_and_the_broken_control(store):
