@@ -245,6 +245,10 @@ def local_cluster(workers: int, threads_per_worker: int = 1):
 
     from dask.distributed import LocalCluster
 
+    # the scheduler runs in this process: its INFO chatter (and the closed-comm traceback it logs at INFO when the
+    # cluster shuts down) is not ours to show (the engine prints the dashboard link); warnings and errors still are.
+    # Set after the import, which applies dask's own logging configuration.
+    logging.getLogger("distributed").setLevel(logging.WARNING)
     return LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
                         silence_logs=logging.ERROR, env=worker_env(threads_per_worker))
 

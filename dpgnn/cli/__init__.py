@@ -211,7 +211,4 @@ def report(
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    # the local Dask scheduler runs in this process: its INFO chatter (and the closed-comm traceback it logs at INFO
-    # when the cluster shuts down) is not ours to show; its warnings and errors still are
-    logging.getLogger("distributed").setLevel(logging.WARNING)
     app()
