@@ -724,7 +724,6 @@ def log_softmax_ledger(led: dict[str, Any]) -> dict[str, Any]:
                     "apply"}
 
 
-
 def authors_split_ledger(led: dict[str, Any]) -> dict[str, Any]:
     """The ledger of a PrivGNN run on the official code's split (:func:`authors_code_split`) from its ledger
     ``led``: the accounting assumes public and private nodes are disjoint, but there the queries and the public
@@ -737,6 +736,7 @@ def authors_split_ledger(led: dict[str, Any]) -> dict[str, Any]:
             "issues": [*led.get("issues", []), "official split: public nodes are drawn from all nodes, so private "
                        "nodes are queried and tested as public ones; epsilon assumes disjoint sets and does not "
                        "cover them"]}
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # the method contract (dpgnn.methods): prepare(dataset) -> PrivGNNData; run(data, config, *, seed, device) -> RunResult
