@@ -115,3 +115,31 @@ def test_accuracy_cell_gives_the_same_rows_whatever_ran_before(toy_credit):
     state = torch.random.get_rng_state()
     series.run_cell(toy_credit, cell, "cpu")
     assert torch.equal(state, torch.random.get_rng_state())  # the caller's RNG is left as it was
+
+
+def test_table5_configuration_is_listed_again_as_its_rows_of_tables_1_and_6():
+    row = {"artifact": "table5", "dataset": "amazon", "method": "privgnn", "setting": "lam=0.4", "value": 0.5,
+           "queries": 1000, "lam": 0.4}
+    rows = [row, {**row, "method": "privgnn_code"}, {**row, "queries": 500, "artifact": "table6"},
+            {**row, "method": "pate_m"}]
+    out = series.repeated_rows(rows, "amazon", 750, 1000)
+    assert sorted((r["artifact"], r["method"], r["setting"]) for r in out) == [
+        ("table1", "privgnn", "K=750,lam=0.4"), ("table1", "privgnn_code", "K=750,lam=0.4"),
+        ("table6", "privgnn", "Q=1000,lam=0.4"), ("table6", "privgnn_code", "Q=1000,lam=0.4")]
+    assert all(r["value"] == 0.5 and r["queries"] == 1000 for r in out)
+    # Credit is in neither table; the Facebook stand-in is listed like Facebook
+    assert series.repeated_rows(rows, "credit", 750, 1000) == []
+    assert len(series.repeated_rows(rows, "fb100-cornell5 (stand-in for facebook)", 1000, 1000)) == 4
+
+
+def test_the_repeated_reference_rows_carry_table5s_numbers_and_spread():
+    from dpgnn.reference import load_reference
+
+    ref = load_reference("privgnn")
+    t5 = ref[(ref["artifact"] == "table5") & (ref["method"] == "privgnn")].set_index(["dataset", "setting"])
+    for art, prefix in (("table1", "K=750,"), ("table6", "Q=1000,")):
+        rep = ref[(ref["artifact"] == art) & (ref["dataset"] == "amazon") & ref["setting"].str.startswith(prefix)]
+        assert set(rep["method"]) == {"privgnn", "privgnn_code"} and len(rep) == 10
+        for r in rep.itertuples():
+            src = t5.loc[("amazon", r.setting.split(",")[1])]
+            assert (r.value, r.spread, r.spread_kind) == (src.value, src.spread, "std")
