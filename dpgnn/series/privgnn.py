@@ -389,8 +389,8 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
     return rows
 
 
-#: the datasets of Tables 1 and 6 (App. A), whose row at the dataset's K (Table 1) and at |Q| = 1000 (Table 6)
-#: repeat Table 5's configuration, and Table 5's numbers
+#: the datasets of Table 1 (Sec. 5.2) and Table 6 (App. A), whose rows at the dataset's K (Table 1) and at
+#: |Q| = 1000 (Table 6) repeat Table 5's configuration and Table 5's numbers
 REPEATS_TABLE5 = ("amazon", "amazon2m", "reddit", "facebook")
 
 
