@@ -36,6 +36,7 @@ teachers serves a whole λ sweep and both |Q| settings (:func:`teacher_posterior
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -1022,6 +1023,9 @@ class AuthorsTeacherOutput(TeacherOutput):
     #: Adam's step counter after the last teacher: ``|Q| * epochs`` when the optimizer is shared (never reset)
     optimizer_steps: int = 0
     share_optimizer: bool = True
+    #: the shared Adam's ``state_dict()`` after the last teacher (``None`` with ``share_optimizer=False``): the
+    #: official student continues from it (:func:`authors_code_student`)
+    optimizer_state: dict[str, Any] | None = None
 
 
 def authors_code_teacher_posteriors(pd_: PrivGNNData, num_queries: int, *, k: int | None, gamma: float, seed: int,
@@ -1078,12 +1082,54 @@ def authors_code_teacher_posteriors(pd_: PrivGNNData, num_queries: int, *, k: in
     seconds = time.perf_counter() - t0
     steps = max((int(s["step"]) for s in opt.state.values() if "step" in s), default=0)
     sizes = torch.tensor([int(s.numel()) for s in sets])
+    state = copy.deepcopy(opt.state_dict()) if share_optimizer else None
     return AuthorsTeacherOutput(torch.stack(post), sizes, seconds, epochs * len(sets), optimizer_steps=steps,
-                                share_optimizer=share_optimizer)
+                                share_optimizer=share_optimizer, optimizer_state=state)
+
+
+#: the official code's epoch count for the teachers and the student (``student_epoch = 500`` in its config; the
+#: paper, App. G.1, says 200)
+AUTHORS_CODE_EPOCHS = 500
+
+
+def authors_code_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, *, seed: int,
+                         epochs: int = AUTHORS_CODE_EPOCHS, hidden: int = 64, dropout: float = 0.5, lr: float = 0.01,
+                         optimizer_state: Mapping[str, Any] | None = None, device: str = "auto") -> dict[str, Any]:
+    """The student as the official PrivGNN code trains it (``fidelity="authors_code"``; docs/papers/privgnn.md#algorithm):
+    the teachers' network (:class:`dpgnn.nn.privgnn_authors.AuthorsCodeSAGE`, d→64→64→c, re-initialised by the
+    last teacher) trained full batch on the public graph with NLL on ``labels`` of ``train_nodes`` for ``epochs``
+    (the official 500), by the teachers' Adam: ``optimizer_state`` (:attr:`AuthorsTeacherOutput.optimizer_state`)
+    is loaded first, so its moment estimates and step count, computed on the private subgraphs, carry into the
+    released model (``None``: a fresh Adam). Accuracy on the public test nodes at the final epoch, as
+    :func:`train_student` returns it, with Adam's final step count (``optimizer_steps``). Initialisation and
+    dropout come from torch's global generator seeded by ``seed`` inside :func:`torch.random.fork_rng`."""
+    from dpgnn.nn.privgnn_authors import AuthorsCodeSAGE
+
+    dev = resolve_device(device)
+    x, e = pd_.x_pub.to(dev), pd_.edge_pub.to(dev)
+    nodes, y = train_nodes.to(dev), labels.long().to(dev)
+    t0 = time.perf_counter()
+    with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+        torch.manual_seed(seed)
+        model = AuthorsCodeSAGE(pd_.num_features, hidden, pd_.num_classes, dropout=dropout).to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        if optimizer_state is not None:
+            opt.load_state_dict(copy.deepcopy(dict(optimizer_state)))
+        model.train()
+        for _ in range(epochs):
+            opt.zero_grad()
+            F.nll_loss(model(x, e)[nodes], y).backward()
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            pred = model(x, e)[pd_.pub_test.to(dev)].argmax(1).cpu()
+    acc = float((pred == pd_.y_pub[pd_.pub_test]).float().mean())
+    steps = max((int(s["step"]) for s in opt.state.values() if "step" in s), default=0)
+    return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model, "optimizer_steps": steps}
 
 
 def authors_code_ledger(led: dict[str, Any], *, lam: float, queries: int, num_classes: int | None,
-                        noise_on: str = "posterior") -> dict[str, Any]:
+                        noise_on: str = "posterior", student: str = "paper") -> dict[str, Any]:
     """The ledger of a ``fidelity="authors_code"`` row from the paper-mode PrivGNN ledger ``led``.
 
     ``epsilon`` stays the paper's accountant's value (what the authors report for the run), ``guarantee`` is
@@ -1091,27 +1137,37 @@ def authors_code_ledger(led: dict[str, Any], *, lam: float, queries: int, num_cl
     the posterior, each answer is still a noisy argmax over some probability vector, so ``|Q|·ε₀(C)`` (basic
     composition of pure-DP answers, conditional on the data-independent randomness; no subsampling amplification,
     which the shared optimizer voids) is a valid bound; with noise on log-softmax (the official code) the
-    sensitivity is unbounded: ∞.
+    sensitivity is unbounded: ∞. ``student="authors_code"`` (:func:`authors_code_student`): the released student
+    continues the teachers' Adam, whose state was computed on private subgraphs, so nothing bounds it: ∞.
     """
     from dpgnn.privacy.privgnn import query_epsilon
 
     if noise_on not in ("posterior", "log_softmax"):
         raise ValueError(f"noise_on must be 'posterior' or 'log_softmax', got {noise_on!r}")
+    if student not in FIDELITIES:
+        raise ValueError(f"student must be one of {FIDELITIES}, got {student!r}")
     issues = list(led.get("issues", [])) + list(AUTHORS_CODE_ISSUES)
     if noise_on == "log_softmax":
         issues.append("noise on log-softmax (official code): unbounded sensitivity, no finite epsilon holds")
         sound = math.inf
     else:
         sound = queries * query_epsilon(lam, num_classes)
+    if student == "authors_code":
+        issues.append("the official student is trained by the teachers' Adam optimizer (its moment estimates, "
+                      "computed from gradients on the private subgraphs, are never reset), so the released model "
+                      "depends on the private graph beyond the noisy labels: no finite epsilon holds")
+        sound = math.inf
+    who = ("teachers and student (the student: the same network, trained by the teachers' Adam)"
+           if student == "authors_code" else "teachers")
     return {**led, "fidelity": "authors_code", "guarantee": AS_PUBLISHED, "issues": issues,
             "epsilon_sound": sound, "delta_sound": 0.0,
-            "note": "fidelity=authors_code: the official code's teachers (d-64-64-c SAGE, one Adam shared by all "
+            "note": f"fidelity=authors_code: the official code's {who} (d-64-64-c SAGE, one Adam shared by all "
                     "teachers and never reset, fixed-size subsample); epsilon is the paper's accounting, which does "
                     "not hold for this run (see issues)"}
 
 
 __all__ += ["FIDELITIES", "AUTHORS_CODE_ISSUES", "AuthorsTeacherOutput", "authors_code_teacher_posteriors",
-            "authors_code_ledger"]
+            "AUTHORS_CODE_EPOCHS", "authors_code_student", "authors_code_ledger"]
 
 
 def flip(pd_: PrivGNNData, *, order_seed: int = GLOBAL_SEED) -> PrivGNNData:

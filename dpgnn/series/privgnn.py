@@ -511,7 +511,10 @@ def plot_accuracy(store: ResultStore):
 #: cells, ``"paper"`` (Algorithm 1, our default) or
 #: ``"authors_code"`` (:func:`dpgnn.methods.privgnn.authors_code_teacher_posteriors`, unsound); ``figure_noise``:
 #: noise variants of the figure cells (``log_softmax`` = the authors' code, rows ``*_code``); ``d6_queries`` at
-#: ``d6_lambda``: App. D.6 / Fig. 7's accuracy axis; ``fidelity_*``: the authors'-code teacher cells;
+#: ``d6_lambda``: App. D.6 / Fig. 7's accuracy axis; ``fidelity_*``: the authors'-code teacher cells
+#: (``fidelity_student="authors_code"``: their students are the official code's too; ``fidelity_epochs``: the
+#: epochs of the authors'-code teachers and of that student, ``None`` = the profile's ``teacher_epochs`` /
+#: ``student_epochs``; the official code runs 500, :data:`dpgnn.methods.privgnn.AUTHORS_CODE_EPOCHS`);
 #: ``fidelity_baselines_*``: the authors'-code baseline cells (:func:`authors_baselines_cells`), whose
 #: ``fidelity_split_*`` PrivGNN students (K, ``None`` = the profile's; |Q|, at the dataset's K only; noise variants)
 #: are trained on the official split too.
@@ -521,7 +524,7 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
               "fig3_queries": [25, 50], "d6_queries": [25, 50], "d6_lambda": 0.4, "fig5_datasets": ["credit"],
               "fig6_datasets": ["amazon"], "figure_queries": 40, "figure_pate_teachers": 3,
               "fidelity_datasets": ["credit"], "fidelity_queries": [20], "fidelity_k": [50], "fidelity_runs": 1,
-              "fidelity_pair": True, "fidelity_noise": ["log_softmax"],
+              "fidelity_pair": True, "fidelity_noise": ["log_softmax"], "fidelity_student": "paper", "fidelity_epochs": None,
               # the baseline cells load Amazon twice (~18 s): not in the smoke budget; the test profile runs them
               "fidelity_baselines_datasets": [], "fidelity_baselines_runs": 1,
               "fidelity_split_k": [], "fidelity_split_queries": [], "fidelity_split_noise": []},
@@ -530,7 +533,8 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
              "d6_queries": [5, 20], "d6_lambda": 0.4, "fig5_datasets": ["credit"], "fig6_datasets": ["credit"],
              "figure_queries": 20, "figure_pate_teachers": 3, "fidelity_datasets": ["credit"],
              "fidelity_queries": [10], "fidelity_k": [20], "fidelity_runs": 1, "fidelity_pair": True,
-             "fidelity_noise": ["posterior"], "fidelity_baselines_datasets": ["amazon"], "fidelity_baselines_runs": 1,
+             "fidelity_noise": ["posterior"], "fidelity_student": "paper", "fidelity_epochs": None,
+             "fidelity_baselines_datasets": ["amazon"], "fidelity_baselines_runs": 1,
              "fidelity_split_k": [None], "fidelity_split_queries": [20], "fidelity_split_noise": ["log_softmax"]},
     "paper": {"teacher": "paper", "figure_noise": ["posterior", "log_softmax"], "figure_lambdas": LAMS,
               "fig3_datasets": ["amazon"],
@@ -540,7 +544,8 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
               # a cheap configuration (the authors'-code teachers are sequential: ~3 s of one CPU core each on
               # Amazon), paired with the paper's teachers; fidelity_queries=[500] or [1000] mirrors Tables 6/5
               "fidelity_queries": [100], "fidelity_k": [None], "fidelity_runs": 1, "fidelity_pair": True,
-              "fidelity_noise": ["posterior", "log_softmax"], "fidelity_baselines_datasets": ["amazon"],
+              "fidelity_noise": ["posterior", "log_softmax"], "fidelity_student": "paper", "fidelity_epochs": None,
+              "fidelity_baselines_datasets": ["amazon"],
               "fidelity_baselines_runs": 3,
               # PrivGNN's authors'-code students on the official split, at Table 6's |Q| 500 and Table 1's K 300 (the
               # teachers cost ~13 min of this CPU per run: 500 at K 750 and 1000 at K 300)
@@ -555,6 +560,9 @@ for _name, _extra in FIGURE_SETTINGS.items():
 METHOD_NAMES = {("paper", "posterior"): "privgnn", ("paper", "log_softmax"): "privgnn_code",
                 ("authors_code", "posterior"): "privgnn_authors_teacher",
                 ("authors_code", "log_softmax"): "privgnn_authors_code"}
+#: method names of the rows whose student is also the official code's (:func:`dpgnn.methods.privgnn.authors_code_student`,
+#: ``fidelity_student="authors_code"``), per noise variant: ``privgnn_official`` is the official code end to end
+OFFICIAL_NAMES = {"posterior": "privgnn_official_posterior", "log_softmax": "privgnn_official"}
 
 
 def _check_teacher(teacher: str) -> str:
@@ -573,37 +581,50 @@ def _teachers(pd_: P.PrivGNNData, teacher: str, num_queries: int, *, k: int, gam
 
 
 def _privgnn_ledger(pd_: P.PrivGNNData, dataset: str, *, lam: float, queries: int, gamma: float, noise: str,
-                    teacher: str) -> dict[str, Any]:
+                    teacher: str, student: str = "paper") -> dict[str, Any]:
     info = P.DATASETS[dataset]
     led = P.privacy_ledger("privgnn", lam=lam, queries=queries, gamma=gamma, delta=info.delta_reproducing,
                            num_classes=pd_.num_classes, delta_sound=info.delta_stated, standardized=pd_.standardized)
     if noise == "log_softmax":
         led = log_softmax_ledger(led)
     if teacher == "authors_code":
-        led = P.authors_code_ledger(led, lam=lam, queries=queries, num_classes=pd_.num_classes, noise_on=noise)
+        led = P.authors_code_ledger(led, lam=lam, queries=queries, num_classes=pd_.num_classes, noise_on=noise,
+                                    student=student)
     return led
 
 
 def _privgnn_students(pd_: P.PrivGNNData, dataset: str, post: P.TeacherOutput, points, *, seed: int, k: int,
-                      gamma: float, teacher: str, student_epochs: int, device: str, suffix: str = ""
-                      ) -> list[dict[str, Any]]:
+                      gamma: float, teacher: str, student_epochs: int, device: str, suffix: str = "",
+                      student: str = "paper") -> list[dict[str, Any]]:
     """One student per ``(artifact, noise, lam, q, setting)`` point, on the first ``q`` noisy labels; the labels
     and the student seed are drawn exactly as in :func:`_accuracy_cell` (only the dropout masks differ). Students
-    shared by two points (e.g. Fig. 3 and App. D.6 at λ = 0.4) are trained once."""
+    shared by two points (e.g. Fig. 3 and App. D.6 at λ = 0.4) are trained once. ``student="authors_code"``
+    (authors'-code teachers only): the official student (:func:`dpgnn.methods.privgnn.authors_code_student`, which
+    continues the teachers' Adam), rows :data:`OFFICIAL_NAMES`."""
+    if student == "authors_code" and not isinstance(post, P.AuthorsTeacherOutput):
+        raise ValueError("the official student continues the authors'-code teachers' optimizer: use "
+                         "teacher='authors_code' with student='authors_code'")
     rows, done = [], {}
     for art, noise, lam, q, setting, run in points:
         key = (noise, lam, q)
         if key not in done:
             labels = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)),
                                     noise_on=noise)
-            done[key] = P.train_student(pd_, P.query_nodes(pd_, q), labels[:q],
-                                        seed=stable_seed(seed, ("student", noise, lam, q, k)), epochs=student_epochs,
-                                        device=device)["accuracy"]
-        led = _privgnn_ledger(pd_, dataset, lam=lam, queries=q, gamma=gamma, noise=noise, teacher=teacher)
+            sd = stable_seed(seed, ("student", noise, lam, q, k))
+            if student == "authors_code":
+                done[key] = P.authors_code_student(pd_, P.query_nodes(pd_, q), labels[:q], seed=sd,
+                                                   epochs=student_epochs, optimizer_state=post.optimizer_state,
+                                                   device=device)["accuracy"]
+            else:
+                done[key] = P.train_student(pd_, P.query_nodes(pd_, q), labels[:q], seed=sd, epochs=student_epochs,
+                                            device=device)["accuracy"]
+        led = _privgnn_ledger(pd_, dataset, lam=lam, queries=q, gamma=gamma, noise=noise, teacher=teacher,
+                              student=student)
         t_acc = float((post.posteriors[:q].argmax(1) == pd_.y_pub[P.query_nodes(pd_, q)]).float().mean())
         extra = {"optimizer_steps": post.optimizer_steps} if isinstance(post, P.AuthorsTeacherOutput) else {}
-        rows.append(_acc_row(art, dataset, METHOD_NAMES[(teacher, noise)] + suffix, setting, done[key], run, seed,
-                             led, queries=q, lam=lam, k=k, gamma=gamma, fidelity=teacher, teacher_accuracy=t_acc,
+        name = OFFICIAL_NAMES[noise] if student == "authors_code" else METHOD_NAMES[(teacher, noise)]
+        rows.append(_acc_row(art, dataset, name + suffix, setting, done[key], run, seed, led, queries=q, lam=lam,
+                             k=k, gamma=gamma, fidelity=teacher, teacher_accuracy=t_acc,
                              teacher_seconds=post.seconds, **extra))
     return rows
 
@@ -712,11 +733,17 @@ def authors_code_cells(cfg: Settings) -> list[dict[str, Any]]:
     """The authors'-code teacher cells (``fidelity="authors_code"``): one per (dataset, K, run). ``fidelity_pair``:
     also train the paper's teachers in the cell (same seeds), so the cell holds its own paired comparison (the
     paper profile leaves it off: its paper-mode rows are the accuracy grid's)."""
+    student = _check_teacher(cfg.get("fidelity_student", "paper"))
+    official = {}  # only when set, so the cells stored before these options keep their config hashes
+    if student != "paper":
+        official["student"] = student
+    if cfg.get("fidelity_epochs") is not None:
+        official["authors_epochs"] = int(cfg.fidelity_epochs)
     return [{"dataset": n, "run": r, "seed": cfg.seed, "k": k, "gamma": cfg.gamma,
              "lambdas": list(cfg.figure_lambdas), "queries": sorted(cfg.fidelity_queries),
              "main_queries": cfg.main_queries,
              "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs, "teacher": "authors_code",
-             "noise": list(cfg.fidelity_noise), "pair": bool(cfg.fidelity_pair)}
+             "noise": list(cfg.fidelity_noise), "pair": bool(cfg.fidelity_pair), **official}
             for n in cfg.fidelity_datasets for k in cfg.fidelity_k for r in range(cfg.fidelity_runs)]
 
 
@@ -747,12 +774,19 @@ def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "au
     gamma = cell["gamma"] or info.gamma
     rows = []
     for teacher in (["authors_code", "paper"] if cell["pair"] else ["authors_code"]):
+        authors = teacher == "authors_code"
+        epochs = cell.get("authors_epochs") if authors else None
+        student = cell.get("student", "paper") if authors else "paper"
         post = _teachers(pd_, teacher, max(cell["queries"]), k=k, gamma=gamma, seed=seed,
-                         epochs=cell["teacher_epochs"], device=device)
+                         epochs=epochs or cell["teacher_epochs"], device=device)
         points = [("fidelity", n, lam, q, f"K={k},Q={q},lam={lam:g}", run) for q in cell["queries"]
                   for lam in cell["lambdas"] for n in cell["noise"]]
+        se = (epochs or cell["student_epochs"]) if student == "authors_code" else cell["student_epochs"]
         for r in _privgnn_students(pd_, dataset, post, points, seed=seed, k=k, gamma=gamma, teacher=teacher,
-                                   student_epochs=cell["student_epochs"], device=device):
+                                   student_epochs=se, device=device, student=student):
+            if authors and epochs:
+                r["teacher_epochs"] = epochs
+            r["student_epochs"] = se
             r["mirrors"] = mirrored_cell(dataset, k, r["queries"], r["lam"], cell["main_queries"])
             rows.append(r)
     return rows
@@ -1016,29 +1050,39 @@ def plot_methods(store: ResultStore, artifact: str, title: str):
 
 def authors_code_side_by_side(store: ResultStore) -> pd.DataFrame:
     """Per (dataset, mirrored paper cell): the paper's value, the paper-mode teachers (``privgnn``,
-    ``privgnn_code``: the cell's own paired rows, else the accuracy grid's rows of the same runs) and the
-    authors'-code teachers (``privgnn_authors_teacher``, ``privgnn_authors_code``), mean over runs, with n."""
+    ``privgnn_code``: the cell's own paired rows, and for runs without them the accuracy grid's rows of the same
+    runs), the authors'-code teachers (``privgnn_authors_teacher``, ``privgnn_authors_code``) and the official code
+    end to end (``privgnn_official``: its teachers and student), mean over runs, with n; and the share of queries
+    the teachers answer right before noise, per teacher mode (``teachers paper`` / ``teachers authors_code``)."""
     a = store.load("authors_code")
     if a.empty:
         return a
     a = a[a["artifact"] == "fidelity"]
-    paired = a[a["method"].isin(["privgnn", "privgnn_code"])]
-    if paired.empty:  # paper profile: the accuracy grid's rows of the same (cell, run)
+    paper_names = ["privgnn", "privgnn_code"]
+    own = a[a["method"].isin(paper_names)]
+    keys = a[["dataset", "mirrors", "run"]].drop_duplicates()
+    missing = keys.merge(own[["dataset", "mirrors", "run"]].drop_duplicates(), how="left", indicator=True)
+    missing = missing[missing["_merge"] == "left_only"].drop(columns="_merge")
+    grid_rows = pd.DataFrame()
+    if len(missing):  # e.g. the paper profile: the accuracy grid's rows of the same (cell, run)
         acc = store.load("accuracy")
         if len(acc):
             acc = acc.assign(mirrors=acc["artifact"] + ":" + acc["setting"])
-            keys = a[["dataset", "mirrors", "run"]].drop_duplicates()
-            paired = acc[acc["method"].isin(["privgnn", "privgnn_code"])].merge(keys, on=["dataset", "mirrors",
-                                                                                         "run"])
-    both = pd.concat([a[~a["method"].isin(["privgnn", "privgnn_code"])], paired], ignore_index=True)
+            grid_rows = acc[acc["method"].isin(paper_names)].merge(missing, on=["dataset", "mirrors", "run"])
+    both = pd.concat([a[~a["method"].isin(paper_names)], own, grid_rows], ignore_index=True)
     wide = both.pivot_table(index=["dataset", "mirrors"], columns="method", values="value", aggfunc="mean")
+    teach = both.assign(mode=both["method"].isin(paper_names).map({True: "teachers paper",
+                                                                     False: "teachers authors_code"}))
+    teach = teach.pivot_table(index=["dataset", "mirrors"], columns="mode", values="teacher_accuracy",
+                              aggfunc="mean")
     n = a.groupby(["dataset", "mirrors"])["run"].nunique().rename("n_runs")
     ref = load_reference(PAPER)
     ref = ref[ref["method"] == "privgnn"]
     ref = ref.assign(mirrors=ref["artifact"] + ":" + ref["setting"]).set_index(["dataset", "mirrors"])["value"]
-    out = wide.join(n).join(ref.rename("paper"), how="left").reset_index()
+    out = wide.join(teach).join(n).join(ref.rename("paper"), how="left").reset_index()
     order = ["dataset", "mirrors", "paper", "privgnn", "privgnn_authors_teacher", "privgnn_code",
-             "privgnn_authors_code", "n_runs"]
+             "privgnn_authors_code", "privgnn_official_posterior", "privgnn_official", "teachers paper",
+             "teachers authors_code", "n_runs"]
     return out[[c for c in order if c in out]].round(3)
 
 
@@ -1049,7 +1093,8 @@ def plot_authors_code(store: ResultStore):
     if df.empty:
         return {}
     tab = authors_code_side_by_side(store)
-    methods = [c for c in ("privgnn", "privgnn_authors_teacher", "privgnn_code", "privgnn_authors_code") if c in tab]
+    methods = [c for c in ("privgnn", "privgnn_authors_teacher", "privgnn_code", "privgnn_authors_code",
+                           "privgnn_official_posterior", "privgnn_official") if c in tab]
     long = tab.melt(id_vars=["dataset", "mirrors"], value_vars=methods + (["paper"] if "paper" in tab else []),
                     var_name="method", value_name="value").dropna(subset=["value"])
     long = long.assign(lam=long["mirrors"].str.split("lam=").str[1].astype(float),

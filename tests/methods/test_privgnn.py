@@ -240,6 +240,36 @@ def test_authors_code_ledger_is_flagged_unsound():
         P.authors_code_ledger(led, lam=0.4, queries=100, num_classes=3, noise_on="logits")
 
 
+def test_authors_code_student_continues_the_teachers_optimizer():
+    """The official student is trained by the teachers' Adam: its step count goes on from the teachers' (|Q| x
+    epochs) and the result differs from a fresh Adam's; without a shared optimizer there is no state to hand on."""
+    pd_ = _toy()
+    kw = dict(k=10, gamma=0.5, seed=3, epochs=5, dropout=0.0, device="cpu")
+    teachers = P.authors_code_teacher_posteriors(pd_, 3, **kw)
+    assert teachers.optimizer_state is not None
+    assert P.authors_code_teacher_posteriors(pd_, 3, share_optimizer=False, **kw).optimizer_state is None
+    nodes, labels = P.query_nodes(pd_, 3), teachers.posteriors.argmax(1)
+    skw = dict(seed=1, epochs=4, dropout=0.0, device="cpu")
+    cont = P.authors_code_student(pd_, nodes, labels, optimizer_state=teachers.optimizer_state, **skw)
+    fresh = P.authors_code_student(pd_, nodes, labels, **skw)
+    assert cont["optimizer_steps"] == 3 * 5 + 4 and fresh["optimizer_steps"] == 4
+    assert 0.0 <= cont["accuracy"] <= 1.0
+    w_cont, w_fresh = (next(r["model"].out.parameters()).detach() for r in (cont, fresh))
+    assert not torch.allclose(w_cont, w_fresh, atol=1e-5)
+    # the handed-on state is copied, not consumed: the same call gives the same model again
+    again = P.authors_code_student(pd_, nodes, labels, optimizer_state=teachers.optimizer_state, **skw)
+    assert torch.equal(next(again["model"].out.parameters()).detach(), w_cont)
+
+
+def test_the_official_students_ledger_has_no_finite_epsilon():
+    led = P.privacy_ledger("privgnn", lam=0.4, queries=100, gamma=0.3, delta=1e-3, num_classes=3)
+    a = P.authors_code_ledger(led, lam=0.4, queries=100, num_classes=3, student="authors_code")
+    assert math.isinf(a["epsilon_sound"]) and a["epsilon"] == led["epsilon"]
+    assert any("teachers' Adam" in s for s in a["issues"]) and "student" in a["note"]
+    with pytest.raises(ValueError, match="student"):
+        P.authors_code_ledger(led, lam=0.4, queries=100, num_classes=3, student="official")
+
+
 # --- the official code's split and PATE-G teachers (issue #18) ------------------------------------------------
 def test_authors_code_split_draws_both_public_sets_from_all_nodes():
     y = torch.arange(20000) % 10

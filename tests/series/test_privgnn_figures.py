@@ -79,6 +79,47 @@ def test_figure_and_authors_cells_run_and_match_the_accuracy_grid(tmp_path):
     assert len(series.figure_side_by_side(store, "fig5"))
 
 
+def test_the_official_student_option_adds_keys_only_when_set():
+    """Cells stored before ``fidelity_student`` / ``fidelity_epochs`` existed keep their config hashes."""
+    plain = series.authors_code_cells(settings("privgnn", "test"))[0]
+    assert "student" not in plain and "authors_epochs" not in plain
+    cell = series.authors_code_cells(settings("privgnn", "test", fidelity_student="authors_code",
+                                              fidelity_epochs=500))[0]
+    assert cell["student"] == "authors_code" and cell["authors_epochs"] == 500
+    with pytest.raises(ValueError, match="teacher must be one of"):
+        series.authors_code_cells(settings("privgnn", "test", fidelity_student="official"))
+
+
+@pytest.mark.mirror
+def test_the_official_code_end_to_end_cell(tmp_path):
+    """``fidelity_student="authors_code"``: the authors'-code teachers' rows come from the official student
+    (``privgnn_official``), trained for ``fidelity_epochs`` with the teachers' Adam; the paired paper-mode rows
+    keep the profile's epochs and student; the side-by-side shows both and the teachers' accuracy."""
+    from dpgnn.data import dataset_available
+
+    if not dataset_available("credit"):
+        pytest.skip("credit is not in the mirror")
+    cfg = settings("privgnn", "test", fidelity_student="authors_code", fidelity_epochs=4,
+                   fidelity_noise=["log_softmax"])
+    store = ResultStore("privgnn", "test", root=tmp_path)
+    rows = series.run(cfg, store, "authors_code", device="cpu")
+    assert set(rows["method"]) == {"privgnn_official", "privgnn_code"}
+    off = rows[rows["method"] == "privgnn_official"]
+    assert (off["teacher_epochs"] == 4).all() and (off["student_epochs"] == 4).all()
+    assert (off["optimizer_steps"] == cfg.fidelity_queries[0] * 4).all()
+    for led in off["ledger"]:
+        led = check_ledger(json.loads(led))
+        assert math.isinf(led["epsilon_sound"]) and any("teachers' Adam" in s for s in led["issues"])
+    paired = rows[rows["method"] == "privgnn_code"]
+    assert (paired["student_epochs"] == cfg.student_epochs).all()
+    side = series.authors_code_side_by_side(store)
+    assert {"privgnn_official", "privgnn_code", "teachers paper", "teachers authors_code"} <= set(side.columns)
+    with pytest.raises(ValueError, match="official student"):
+        series._privgnn_students(None, "credit", P.TeacherOutput(torch.ones(2, 2) / 2, torch.tensor([1]), 0.0, 0),
+                                 [], seed=0, k=1, gamma=0.3, teacher="paper", student_epochs=1, device="cpu",
+                                 student="authors_code")
+
+
 def test_mirrored_cell_names_only_cells_the_paper_has():
     m = series.mirrored_cell
     assert m("amazon", 750, 1000, 0.4, 1000) == "table5:lam=0.4"
