@@ -3,6 +3,7 @@ train=False trains nothing)."""
 
 import json
 
+import pandas as pd
 import pytest
 
 from dpgnn import engine
@@ -143,6 +144,22 @@ def test_series_api_on_the_test_profile(tmp_path):
     again = diag[diag["metric"] == "test_f1"].set_index("method")["value"]
     assert again.to_dict() == t1[t1["method"].isin(["drw", "fdp"])].set_index("method")["value"].to_dict()
     assert {"best_step", "top_class_share", "class_entropy"} <= set(diag["metric"])
+    # the seed spread: the selected configuration with extra seeds, every 3-subset of all its seeds
+    with pytest.raises(ValueError, match="extra seeds only"):
+        series.seed_cells(cfg, store, seeds=tuple(cfg.seeds))
+    cells = series.seed_cells(cfg, store, [("cora", "drw", "1-layer")], seeds=(7, 8))
+    assert [c["seed"] for c in cells] == [7, 8] and {c["method"] for c in cells} == {"drw"}
+    spread = series.run_seeds(cfg, store, [("cora", "drw", "1-layer")], seeds=(7, 8), device="cpu")
+    assert len(spread) == 1 and spread["seeds"].iloc[0] == len(cfg.seeds) + 2
+    values = pd.concat([t1[t1["method"] == "drw"], store.load("table1_seeds")])
+    runs = values[values["metric"].isin(["f1_micro", "test_f1"])].drop_duplicates("seed")["value"]
+    assert spread["seed F1 max"].iloc[0] == pytest.approx(runs.max(), abs=1e-3)
+    from itertools import combinations
+
+    paper, tol = spread["paper"].iloc[0], spread["tolerance"].iloc[0]
+    means = [sum(c) / 3 for c in combinations(runs, 3)]
+    assert spread["3-seed means within tolerance"].iloc[0] == pytest.approx(
+        sum(abs(m - paper) <= tol for m in means) / len(means), abs=1e-3)
 
 
 def test_select_ignores_mlp_runs_stored_before_the_raw_logits_fix(tmp_path):
