@@ -344,13 +344,22 @@ EXTRA_SEEDS = tuple(range(1, 18))
 
 def seed_cells(cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None,
                seeds: tuple[int, ...] = EXTRA_SEEDS) -> list[dict[str, Any]]:
-    """The grid cells of the DP configurations Table 1 selected (those of :func:`diagnostic_cells`, optionally only
-    the ``(dataset, method, setting)`` triples in ``which``), with ``seeds`` in place of the paper's three."""
+    """The grid cells of the configurations Table 1 selected (the DP ones of :func:`diagnostic_cells` and the
+    non-private cells, each with its one configuration; optionally only the ``(dataset, method, setting)`` triples
+    in ``which``), with ``seeds`` in place of the paper's three."""
     if set(seeds) & set(cfg.seeds):
         raise ValueError(f"seeds {sorted(set(seeds) & set(cfg.seeds))} are the profile's own; extra seeds only")
+    t1 = store.load("table1")
+    if t1.empty:
+        return []
+    nondp = t1[~t1["method"].isin(drw.DP_METHODS)]
+    chosen = {tuple(r) for r in nondp[_KEYS].itertuples(index=False)}
+    wanted = None if which is None else {tuple(w) for w in which}
+    plain = [c for c in table1_cells(cfg, sorted(t1["dataset"].unique())) if c["method"] not in drw.DP_METHODS
+             and tuple(c[k] for k in _KEYS) in chosen and (wanted is None or tuple(c[k] for k in _KEYS) in wanted)]
     out, seen = [], set()
-    for c in diagnostic_cells(cfg, store, which):
-        key = tuple(c[k] for k in (*_KEYS, *_HP))
+    for c in diagnostic_cells(cfg, store, which) + plain:
+        key = tuple(c.get(k) for k in (*_KEYS, *_HP))
         if key not in seen:
             seen.add(key)
             out += [{**c, "seed": s} for s in seeds]

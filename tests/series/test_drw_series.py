@@ -149,6 +149,8 @@ def test_series_api_on_the_test_profile(tmp_path):
         series.seed_cells(cfg, store, seeds=tuple(cfg.seeds))
     cells = series.seed_cells(cfg, store, [("cora", "drw", "1-layer")], seeds=(7, 8))
     assert [c["seed"] for c in cells] == [7, 8] and {c["method"] for c in cells} == {"drw"}
+    mlp = series.seed_cells(cfg, store, [("cora", "mlp", "1-layer")], seeds=(7,))  # non-private: one configuration
+    assert [(c["method"], c["seed"], c["logits"]) for c in mlp] == [("mlp", 7, "raw")]
     spread = series.run_seeds(cfg, store, [("cora", "drw", "1-layer")], seeds=(7, 8), device="cpu")
     assert len(spread) == 1 and spread["seeds"].iloc[0] == len(cfg.seeds) + 2
     values = pd.concat([t1[t1["method"] == "drw"], store.load("table1_seeds")])
