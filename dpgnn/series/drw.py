@@ -378,7 +378,7 @@ def run_seeds(cfg: Settings, store: ResultStore, which: list[tuple[str, str, str
 
 
 def seed_spread(store: ResultStore, n: int = 3) -> pd.DataFrame:
-    """Per reported DP cell with extra seeds (:func:`run_seeds`): the paper's value, ours (the paper's seeds), the
+    """Per reported cell with extra seeds (:func:`run_seeds`): the paper's value, ours (the paper's seeds), the
     report's tolerance, the test F1 over every seed of the selected configuration (the paper's and the extra
     ones: count, min, median, max) and, over every subset of ``n`` of those seeds, the share of ``n``-seed means
     within the tolerance of the paper's value and the share at or above it: how often a Table 1 cell computed
