@@ -1028,6 +1028,24 @@ class AuthorsTeacherOutput(TeacherOutput):
     optimizer_state: dict[str, Any] | None = None
 
 
+def _adam_steps(opt: torch.optim.Adam) -> int:
+    """Adam's step counter (the largest over its parameters; 0 before the first step)."""
+    return max((int(st["step"]) for st in opt.state.values() if "step" in st), default=0)
+
+
+def _official_fit(model: torch.nn.Module, opt: torch.optim.Adam, x: Tensor, edge_index: Tensor, y: Tensor,
+                  epochs: int, nodes: Tensor | None = None) -> None:
+    """The official code's full-batch loop (teachers and student alike): ``epochs`` Adam steps on the NLL of
+    ``y`` at ``nodes`` (all nodes when ``None``), then eval mode."""
+    model.train()
+    for _ in range(epochs):
+        opt.zero_grad()
+        out = model(x, edge_index)
+        F.nll_loss(out if nodes is None else out[nodes], y).backward()
+        opt.step()
+    model.eval()
+
+
 def authors_code_teacher_posteriors(pd_: PrivGNNData, num_queries: int, *, k: int | None, gamma: float, seed: int,
                                     knn: bool = True, hidden: int = 64, dropout: float = 0.5, epochs: int = 200,
                                     lr: float = 0.01, share_optimizer: bool = True, device: str = "auto"
@@ -1070,20 +1088,13 @@ def authors_code_teacher_posteriors(pd_: PrivGNNData, num_queries: int, *, k: in
                 opt = torch.optim.Adam(model.parameters(), lr=lr)
             x = pd_.x_priv[nodes].to(dev)
             ei = induced_subgraph(pd_.edge_priv, nodes, pd_.num_private).to(dev)
-            y = pd_.y_priv[nodes].to(dev)
-            model.train()
-            for _ in range(epochs):
-                opt.zero_grad()
-                F.nll_loss(model(x, ei), y).backward()
-                opt.step()
-            model.eval()
+            _official_fit(model, opt, x, ei, pd_.y_priv[nodes].to(dev), epochs)
             with torch.no_grad():
                 post.append(model(x_pub, e_pub)[v].exp().cpu())
     seconds = time.perf_counter() - t0
-    steps = max((int(s["step"]) for s in opt.state.values() if "step" in s), default=0)
     sizes = torch.tensor([int(s.numel()) for s in sets])
     state = copy.deepcopy(opt.state_dict()) if share_optimizer else None
-    return AuthorsTeacherOutput(torch.stack(post), sizes, seconds, epochs * len(sets), optimizer_steps=steps,
+    return AuthorsTeacherOutput(torch.stack(post), sizes, seconds, epochs * len(sets), optimizer_steps=_adam_steps(opt),
                                 share_optimizer=share_optimizer, optimizer_state=state)
 
 
@@ -1115,17 +1126,12 @@ def authors_code_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, 
         opt = torch.optim.Adam(model.parameters(), lr=lr)
         if optimizer_state is not None:
             opt.load_state_dict(copy.deepcopy(dict(optimizer_state)))
-        model.train()
-        for _ in range(epochs):
-            opt.zero_grad()
-            F.nll_loss(model(x, e)[nodes], y).backward()
-            opt.step()
-        model.eval()
+        _official_fit(model, opt, x, e, y, epochs, nodes)
         with torch.no_grad():
             pred = model(x, e)[pd_.pub_test.to(dev)].argmax(1).cpu()
     acc = float((pred == pd_.y_pub[pd_.pub_test]).float().mean())
-    steps = max((int(s["step"]) for s in opt.state.values() if "step" in s), default=0)
-    return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model, "optimizer_steps": steps}
+    return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model,
+            "optimizer_steps": _adam_steps(opt)}
 
 
 def authors_code_ledger(led: dict[str, Any], *, lam: float, queries: int, num_classes: int | None,

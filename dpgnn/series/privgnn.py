@@ -524,7 +524,8 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
               "fig3_queries": [25, 50], "d6_queries": [25, 50], "d6_lambda": 0.4, "fig5_datasets": ["credit"],
               "fig6_datasets": ["amazon"], "figure_queries": 40, "figure_pate_teachers": 3,
               "fidelity_datasets": ["credit"], "fidelity_queries": [20], "fidelity_k": [50], "fidelity_runs": 1,
-              "fidelity_pair": True, "fidelity_noise": ["log_softmax"], "fidelity_student": "paper", "fidelity_epochs": None,
+              "fidelity_pair": True, "fidelity_noise": ["log_softmax"], "fidelity_student": "paper",
+              "fidelity_epochs": None,
               # the baseline cells load Amazon twice (~18 s): not in the smoke budget; the test profile runs them
               "fidelity_baselines_datasets": [], "fidelity_baselines_runs": 1,
               "fidelity_split_k": [], "fidelity_split_queries": [], "fidelity_split_noise": []},
@@ -542,7 +543,8 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
               "fig5_datasets": ["credit"], "fig6_datasets": ["amazon"], "figure_queries": 1000,
               "figure_pate_teachers": None, "fidelity_datasets": ["amazon"],
               # the official code end to end at Table 6's |Q| 500 (its teachers and student, 500 epochs, noise on
-              # log-softmax); the authors'-code teachers are sequential: ~80 min of this 2-core CPU per run. The
+              # log-softmax); the authors'-code teachers are sequential: 31 min of this 2-core CPU per run alone
+              # (78 min while sharing it). The
               # paper-mode rows of the same runs are the accuracy grid's (no pairing needed)
               "fidelity_queries": [500], "fidelity_k": [None], "fidelity_runs": 2, "fidelity_pair": False,
               "fidelity_noise": ["log_softmax"], "fidelity_student": "authors_code", "fidelity_epochs": 500,
