@@ -1103,7 +1103,8 @@ def plot_authors_code(store: ResultStore):
     long = long.assign(lam=long["mirrors"].str.split("lam=").str[1].astype(float),
                        panel=long["dataset"] + " " + long["mirrors"].str.split(":").str[0]
                        + long["mirrors"].str.extract(r"(Q=\d+|K=\d+)")[0].fillna("").radd(" "))
-    ref = long[long["method"] == "paper"]
+    # the printed value is the paper's PrivGNN: drawn as "privgnn (paper)" (the reference is matched by hue)
+    ref = long[long["method"] == "paper"].assign(method="privgnn")
     ours = long[long["method"] != "paper"]
     return {"authors_code": plotting.lines(ours, x="lam", y="value", hue="method", col="panel",
                                            reference=ref if len(ref) else None, xlabel="λ", ylabel="accuracy",

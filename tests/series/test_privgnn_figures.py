@@ -4,6 +4,8 @@ prefix reuse, the flipped split, and authors'-code rows flagged unsound."""
 import json
 import math
 
+import pandas as pd
+
 import pytest
 import torch
 
@@ -169,3 +171,18 @@ def test_authors_baselines_cell_uses_the_official_split_and_untrained_pate_teach
     assert "privgnn_code" in set(side["method"])
     assert side.loc[side["method"] == "b1", "paper"].iloc[0] == pytest.approx(0.88)
     assert "authors_baselines" in series.plot_authors_baselines(store)
+
+
+def test_the_authors_code_plot_draws_the_paper_values(monkeypatch):
+    """The printed PrivGNN value of a mirrored cell is drawn as open markers beside the measured lines."""
+    side = pd.DataFrame({"dataset": ["amazon"] * 2, "mirrors": ["table6:Q=500,lam=0.4", "table6:Q=500,lam=1"],
+                         "paper": [0.76, 0.77], "privgnn": [0.16, 0.26], "privgnn_official": [0.68, 0.75]})
+
+    class Store:
+        def load(self, artifact):
+            return side
+
+    monkeypatch.setattr(series, "authors_code_side_by_side", lambda store: side)
+    fig = series.plot_authors_code(Store())["authors_code"]
+    paper = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label().endswith("(paper)")]
+    assert len(paper) == 1 and list(paper[0].get_ydata()) == [0.76, 0.77]
