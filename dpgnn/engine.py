@@ -30,7 +30,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
@@ -285,7 +285,8 @@ def slurm_cluster(**kwargs):
 def compute(papers: Iterable[str] | None = None, *, profile: str = "smoke", artifacts: Iterable[str] | None = None,
             workers: int | None = None, threads_per_worker: int = 1, workers_per_gpu: int = 1,
             scheduler: str | None = None, force: bool = False, dry_run: bool = False, device: str = "auto",
-            stale: str = "keep", client=None, retries: int = 1, progress: bool = True) -> pd.DataFrame:
+            stale: str = "keep", client=None, retries: int = 1, progress: bool = True,
+            overrides: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Compute every missing cell of the chosen papers' artifacts on Dask and store their rows; nothing else.
 
     ``scheduler`` attaches to a running cluster (``tcp://host:8786``); otherwise a ``LocalCluster`` of
@@ -294,11 +295,14 @@ def compute(papers: Iterable[str] | None = None, *, profile: str = "smoke", arti
     staging store and swaps it in per artifact only when all its cells are done (an interrupted force keeps the
     old rows). ``stale``: ``keep`` (default) or ``rerun`` the stored cells computed by other code. ``dry_run``
     computes nothing and prints, per paper and artifact, cells stored / missing and an estimated cost from the
-    stored per-cell times. Returns the summary frame (see the module docstring).
+    stored per-cell times. ``overrides``: settings of the profile replaced for this run (``dpgnn run --set``,
+    e.g. ``{"fidelity_k": [300]}``); a key the profile does not have is a ``ValueError``. Cells are keyed by their
+    full configuration, so overridden cells are stored beside the profile's own. Returns the summary frame (see
+    the module docstring).
     """
     from dpgnn.profiles import settings
 
-    pairs = [(s, settings(s.paper, profile)) for s in select(papers, artifacts)]
+    pairs = [(s, settings(s.paper, profile, **dict(overrides or {}))) for s in select(papers, artifacts)]
     return run_specs(pairs, profile, workers=workers, threads_per_worker=threads_per_worker,
                      workers_per_gpu=workers_per_gpu, scheduler=scheduler, force=force, dry_run=dry_run,
                      device=device, stale=stale, client=client, retries=retries, progress=progress)

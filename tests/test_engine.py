@@ -215,3 +215,22 @@ def test_cli_run_usage_errors_and_dry_run(root):
     assert res.exit_code == 0, res.output
     assert "lpgcn/table2 (table2): 0 of 4 cells stored; 4 to compute" in res.output
     assert "lpgnn/fig_a (runs): 0 of 1 cells stored" in res.output and "fig3" not in res.output
+
+
+def test_cli_run_set_replaces_profile_settings(root):
+    """``--set KEY=VALUE`` reaches the cells (here: 3 authors'-code runs instead of the test profile's 1); an
+    unknown key is a usage error before any work."""
+    from typer.testing import CliRunner
+
+    from dpgnn.cli import app
+
+    r = CliRunner()
+    base = r.invoke(app, ["run", "privgnn", "--profile", "test", "--artifact", "authors_code", "--dry-run"])
+    assert base.exit_code == 0, base.output
+    assert "privgnn/authors_code (authors_code): 0 of 1 cells stored; 1 to compute" in base.output
+    res = r.invoke(app, ["run", "privgnn", "--profile", "test", "--artifact", "authors_code", "--dry-run",
+                         "--set", "fidelity_runs=3", "--set", "fidelity_k=[5]"])
+    assert res.exit_code == 0, res.output
+    assert "privgnn/authors_code (authors_code): 0 of 3 cells stored; 3 to compute" in res.output
+    bad = r.invoke(app, ["run", "privgnn", "--profile", "test", "--set", "no_such_setting=1", "--dry-run"])
+    assert bad.exit_code == 2 and "no_such_setting" in bad.output

@@ -171,16 +171,21 @@ def run_cells(
                                  "compute nothing."),
     force: bool = typer.Option(False, "--force", help="Recompute every cell (swapped in per artifact when "
                                "complete)."),
+    set_: Optional[List[str]] = typer.Option(None, "--set", help="Replace a setting of the profile, KEY=VALUE "
+                                             "(YAML, repeatable), e.g. --set fidelity_k=[300]; the cells are "
+                                             "stored beside the profile's own."),
 ) -> None:
     """Compute every missing grid cell of the chosen papers on Dask and store the rows (no notebooks)."""
     from dpgnn.engine import cluster_size, compute, select
+    from dpgnn.runner import parse_parameters
 
     profile = profile.value
-    with _usage_errors():  # bad papers / artifacts / sizes: one line and exit status 2, before any work
+    with _usage_errors():  # bad papers / artifacts / sizes / settings: one line and exit status 2, before any work
         from dpgnn.profiles import settings
 
+        overrides = parse_parameters(set_)
         for s in select(papers or None, artifact or None):
-            settings(s.paper, profile)
+            settings(s.paper, profile, **overrides)
         if stale not in ("keep", "rerun"):
             raise ValueError(f"--stale must be keep or rerun, got {stale!r}")
         if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
@@ -189,7 +194,7 @@ def run_cells(
             cluster_size(workers, threads_per_worker, workers_per_gpu, device)
     summary = compute(papers or None, profile=profile, artifacts=artifact or None, workers=workers,
                       threads_per_worker=threads_per_worker, workers_per_gpu=workers_per_gpu, scheduler=scheduler,
-                      force=force, dry_run=dry_run, device=device, stale=stale)
+                      force=force, dry_run=dry_run, device=device, stale=stale, overrides=overrides)
     if not dry_run and "failed" in summary and summary["failed"].sum():
         typer.echo(f"{int(summary['failed'].sum())} cell(s) failed (see above); the others are stored", err=True)
         raise typer.Exit(code=1)
