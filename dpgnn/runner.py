@@ -116,9 +116,10 @@ def declared_parameters(nb: Path) -> list[str]:
     return []
 
 
-def parse_parameters(items: list[str] | None) -> dict[str, Any]:
+def parse_parameters(items: list[str] | None, option: str = "-p") -> dict[str, Any]:
     """``["key=value", ...]`` → dict; values are read as YAML (``runs=2`` an int, ``datasets=[cora]`` a list,
-    ``x=null`` None). A malformed item or a reserved name (set by its own option) is a ``ValueError``."""
+    ``x=null`` None). A malformed item or a reserved name (set by its own option) is a ``ValueError``; messages
+    name the command-line ``option`` the items came from (``-p`` of ``reproduce``, ``--set`` of ``run``)."""
     import yaml
 
     out: dict[str, Any] = {}
@@ -126,13 +127,14 @@ def parse_parameters(items: list[str] | None) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key.isidentifier():
-            raise ValueError(f"parameter {item!r}: expected key=value, e.g. -p runs=2 or -p datasets=[cora]")
+            raise ValueError(f"{option} {item!r}: expected key=value, e.g. {option} runs=2 or "
+                             f"{option} datasets=[cora]")
         if key in RESERVED:
-            raise ValueError(f"parameter {key!r} is set by --{key}, not by -p")
+            raise ValueError(f"{option} {key!r}: set by --{key}, not by {option}")
         try:
             out[key] = yaml.safe_load(value) if value.strip() else ""
         except yaml.YAMLError as exc:
-            raise ValueError(f"parameter {item!r}: the value is not valid YAML ({exc.__class__.__name__})") from None
+            raise ValueError(f"{option} {item!r}: the value is not valid YAML ({exc.__class__.__name__})") from None
     return out
 
 

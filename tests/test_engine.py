@@ -234,3 +234,5 @@ def test_cli_run_set_replaces_profile_settings(root):
     assert "privgnn/authors_code (authors_code): 0 of 3 cells stored; 3 to compute" in res.output
     bad = r.invoke(app, ["run", "privgnn", "--profile", "test", "--set", "no_such_setting=1", "--dry-run"])
     assert bad.exit_code == 2 and "no_such_setting" in bad.output
+    bad = r.invoke(app, ["run", "privgnn", "--profile", "test", "--set", "fidelity_k", "--dry-run"])
+    assert bad.exit_code == 2 and "--set 'fidelity_k': expected key=value" in bad.output

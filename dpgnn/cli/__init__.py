@@ -183,7 +183,7 @@ def run_cells(
     with _usage_errors():  # bad papers / artifacts / sizes / settings: one line and exit status 2, before any work
         from dpgnn.profiles import settings
 
-        overrides = parse_parameters(set_)
+        overrides = parse_parameters(set_, option="--set")
         for s in select(papers or None, artifact or None):
             settings(s.paper, profile, **overrides)
         if stale not in ("keep", "rerun"):
