@@ -68,8 +68,8 @@ from dpgnn.utils import check_features, make_generator, resolve_device, stable_s
 __all__ = [
     "PAPER", "LAMBDAS", "GLOBAL_SEED", "SEEDS", "DATASETS", "DatasetInfo", "PrivGNNData", "prepare", "query_nodes",
     "poisson_subsample", "knn_select", "induced_subgraph", "teacher_subgraphs", "teacher_posteriors",
-    "single_gnn_posteriors", "noisy_argmax", "b4_soft_labels", "train_student", "baseline_b1", "baseline_b2",
-    "baseline_b3", "mlp_baseline", "pate_votes", "pate_labels", "privacy_ledger", "check_k", "check_gamma",
+    "single_gnn_posteriors", "noisy_argmax", "b4_noisy_onehot", "b4_soft_labels", "train_student", "baseline_b1",
+    "baseline_b2", "baseline_b3", "mlp_baseline", "pate_votes", "pate_labels", "privacy_ledger", "check_k", "check_gamma",
     "fit_sage", "log_posteriors", "log_softmax_ledger", "teachers_for", "votes_for", "MODEL_DEFAULTS", "run_privgnn",
     "run_privgnn_code", "run_knnrem", "run_singlegnn", "run_pate_g", "run_pate_m", "run_b1", "run_b2", "run_b3",
     "run_mlp", "run_b4",
@@ -415,13 +415,18 @@ def noisy_argmax(posteriors: Tensor, lam: float, generator: torch.Generator, *, 
     return (p + noise).argmax(dim=1)
 
 
-def b4_soft_labels(true_labels: Tensor, num_classes: int, lam: float, generator: torch.Generator) -> Tensor:
-    """B4 "noisy oracle" (App. D.5): one-hot true label + Lap(0, 1/λ) noise, negatives set to 0, renormalised
-    (a vector that is all non-positive becomes uniform)."""
+def b4_noisy_onehot(true_labels: Tensor, num_classes: int, lam: float, generator: torch.Generator) -> Tensor:
+    """B4's noisy vector (App. D.5): the one-hot true label + i.i.d. Lap(0, 1/λ) per class (float64)."""
     lam = check_lam(lam)
     onehot = F.one_hot(true_labels, num_classes).double()
     u = torch.rand(onehot.shape, generator=generator, dtype=torch.float64) - 0.5
-    v = (onehot - (1.0 / lam) * torch.sign(u) * torch.log1p(-2 * u.abs())).clamp_min(0.0)
+    return onehot - (1.0 / lam) * torch.sign(u) * torch.log1p(-2 * u.abs())
+
+
+def b4_soft_labels(true_labels: Tensor, num_classes: int, lam: float, generator: torch.Generator) -> Tensor:
+    """B4 "noisy oracle" (App. D.5): :func:`b4_noisy_onehot` with negatives set to 0, renormalised (a vector
+    that is all non-positive becomes uniform)."""
+    v = b4_noisy_onehot(true_labels, num_classes, lam, generator).clamp_min(0.0)
     s = v.sum(1, keepdim=True)
     return torch.where(s > 0, v / s.clamp_min(1e-300), torch.full_like(v, 1.0 / num_classes)).float()
 
@@ -967,11 +972,20 @@ run_mlp.__doc__ = _BASELINE_DOC.format(what="Table 7's MLP (:func:`mlp_baseline`
 def run_b4(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
     """B4 (App. D.5): the student on the TRUE labels of the |Q| queries turned into noisy soft labels
     (:func:`b4_soft_labels`); it reads the public ground truth, so it is not a private mechanism of G† (ε = ∞).
-    Config: ``queries``, ``lam``, ``student_epochs``; streams ``(seed, "b4", λ)`` (noise), ``(seed, "b4s", λ)``."""
+    Config: ``queries``, ``lam``, ``student_epochs``, ``labels`` (``"soft"``, the paper's words, default; or
+    ``"hard"``: the argmax of the same noisy vector, a reading docs/papers/privgnn.md#baselines measures);
+    streams ``(seed, "b4", λ)`` (noise), ``(seed, "b4s", λ)`` (student)."""
     t0 = time.perf_counter()
     q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
+    kind = _opt(config, "labels", "soft")
+    if kind not in ("soft", "hard"):
+        raise ValueError(f"B4 labels must be 'soft' or 'hard', got {kind!r}")
     nodes = query_nodes(data, q)
-    soft = b4_soft_labels(data.y_pub[nodes], data.num_classes, lam, make_generator(stable_seed(seed, "b4", lam)))
+    gen = make_generator(stable_seed(seed, "b4", lam))
+    if kind == "soft":
+        soft = b4_soft_labels(data.y_pub[nodes], data.num_classes, lam, gen)
+    else:
+        soft = b4_noisy_onehot(data.y_pub[nodes], data.num_classes, lam, gen).argmax(1)
     out = train_student(data, nodes, soft, seed=stable_seed(seed, "b4s", lam),
                         epochs=int(_opt(config, "student_epochs", 200)), device=device, **_model_kw(config))
     return _non_private(out["accuracy"], t0, out["history"], model=out["model"])
