@@ -5,7 +5,6 @@ import json
 import math
 
 import pandas as pd
-
 import pytest
 import torch
 
