@@ -70,9 +70,9 @@ __all__ = [
     "poisson_subsample", "knn_select", "induced_subgraph", "teacher_subgraphs", "teacher_posteriors",
     "single_gnn_posteriors", "noisy_argmax", "b4_noisy_onehot", "b4_soft_labels", "train_student", "baseline_b1",
     "baseline_b2", "baseline_b3", "mlp_baseline", "pate_votes", "pate_labels", "privacy_ledger", "check_k",
-    "check_gamma", "fit_sage", "log_posteriors", "log_softmax_ledger", "teachers_for", "votes_for", "MODEL_DEFAULTS", "run_privgnn",
-    "run_privgnn_code", "run_knnrem", "run_singlegnn", "run_pate_g", "run_pate_m", "run_b1", "run_b2", "run_b3",
-    "run_mlp", "run_b4",
+    "check_gamma", "fit_sage", "log_posteriors", "log_softmax_ledger", "teachers_for", "votes_for", "MODEL_DEFAULTS",
+    "run_privgnn", "run_privgnn_code", "run_knnrem", "run_singlegnn", "run_pate_g", "run_pate_m", "run_b1", "run_b2",
+    "run_b3", "run_mlp", "run_b4",
 ]
 
 PAPER = "privgnn"
