@@ -983,10 +983,10 @@ def run_b4(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: s
     nodes = query_nodes(data, q)
     gen = make_generator(stable_seed(seed, "b4", lam))
     if kind == "soft":
-        soft = b4_soft_labels(data.y_pub[nodes], data.num_classes, lam, gen)
+        labels = b4_soft_labels(data.y_pub[nodes], data.num_classes, lam, gen)
     else:
-        soft = b4_noisy_onehot(data.y_pub[nodes], data.num_classes, lam, gen).argmax(1)
-    out = train_student(data, nodes, soft, seed=stable_seed(seed, "b4s", lam),
+        labels = b4_noisy_onehot(data.y_pub[nodes], data.num_classes, lam, gen).argmax(1)
+    out = train_student(data, nodes, labels, seed=stable_seed(seed, "b4s", lam),
                         epochs=int(_opt(config, "student_epochs", 200)), device=device, **_model_kw(config))
     return _non_private(out["accuracy"], t0, out["history"], model=out["model"])
 

@@ -544,8 +544,8 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
               "figure_pate_teachers": None, "fidelity_datasets": ["amazon"],
               # the official code end to end at Table 6's |Q| 500 (its teachers and student, 500 epochs, noise on
               # log-softmax); the authors'-code teachers are sequential: 31 min of this 2-core CPU per run alone
-              # (78 min while sharing it). The
-              # paper-mode rows of the same runs are the accuracy grid's (no pairing needed)
+              # (78 min while sharing it). The paper-mode rows of the same runs are the accuracy grid's (no pairing
+              # needed). Table 1's K 300 was run the same way: --set 'fidelity_k=[300]' --set 'fidelity_queries=[1000]'
               "fidelity_queries": [500], "fidelity_k": [None], "fidelity_runs": 2, "fidelity_pair": False,
               "fidelity_noise": ["log_softmax"], "fidelity_student": "authors_code", "fidelity_epochs": 500,
               "fidelity_baselines_datasets": ["amazon"],
