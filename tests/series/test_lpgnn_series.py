@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from dpgnn.data import csbm
@@ -103,3 +104,39 @@ def test_registered_methods_levels_and_the_run_result(counted):
     none = methods.get("lpgnn", "one", "none").run(data, {"dataset": "cora", "repeats": 1, "epochs": 3}, seed=1,
                                                    device="cpu")
     assert none.extra["rows"][0]["eps_x"] == float("inf") and none.ledger["epsilon"] == float("inf")
+
+
+def test_seed_spread_retrains_points_with_extra_seeds_and_pools_them(counted):
+    cfg = settings("lpgnn", "test", repeats=3, seed_points=["fig_a/cora/sage/eps_x=1,eps_y=1",
+                                                            "table_f/cora/drop/eps_x=1,eps_y=1"], extra_seeds=[1, 2])
+    store = ResultStore("lpgnn", "test")
+    series.run(cfg, store, ["fig_a", "table_f"], device="cpu")
+    cells = series.seed_cells(cfg)
+    # Fig. A's point and Table F's Drop are one training cell: 2 seeds, not 4
+    assert [c["seed"] for c in cells] == [1, 2]
+    assert cells[0] == {**series.point_cell(cfg, cfg.seed_points[0]), "seed": 1}
+    for bad, match in [({"extra_seeds": [0, 1]}, "exclude the profile's seed"), ({"extra_seeds": [1, 1]}, "distinct"),
+                       ({"seed_points": ["fig_a/cora/sage"]}, "artifact/dataset/method/setting"),
+                       ({"seed_points": ["fig_z/cora/sage/eps_x=1,eps_y=1"]}, "unknown artifact"),
+                       ({"seed_points": ["fig_a/cora/gcn/eps_x=1,eps_y=1"]}, "not a point of fig_a")]:
+        with pytest.raises(ValueError, match=match):
+            series.seed_cells(settings("lpgnn", "test", **bad))
+    assert series.run_seeds(cfg, store, train=False)["seeds"].tolist() == [1, 1]  # nothing trained yet
+    table = series.run_seeds(cfg, store, device="cpu")
+    assert len(counted) == 3 + 2  # the two artifacts' three cells, then one cell per extra seed
+    assert list(table["point"]) == cfg.seed_points and (table["seeds"] == 3).all()
+    own = store.load("fig_a")["value"].to_numpy(float)
+    extra = store.load("seeds")
+    runs = [own] + [extra[extra["seed"] == s]["value"].to_numpy(float) for s in (1, 2)]
+    pooled = np.concatenate(runs)
+    row = table.iloc[0]
+    assert row["ours"] == pytest.approx(own.mean(), abs=1e-3)
+    assert row["pooled"] == pytest.approx(pooled.mean(), abs=1e-3)
+    assert row["means"] == [round(float(r.mean()), 2) for r in runs]
+    se = pooled.std(ddof=1) / np.sqrt(3)
+    assert row["se"] == pytest.approx(se, abs=1e-3)
+    assert row["z"] == pytest.approx((row["paper"] - pooled.mean()) / se, abs=2e-3)
+    assert row["within tolerance"] == pytest.approx(np.mean([abs(r.mean() - row["paper"]) <= row["tolerance"]
+                                                             for r in runs]))
+    fig = series.plot_seed_spread(table)
+    assert len(fig.axes[0].get_yticklabels()) == 2
