@@ -82,6 +82,28 @@ def test_twitch_lpgcn(mirror_env):
     assert not torch.equal(other.train_mask, v.train_mask)
 
 
+def _official_lpgnn_split(n: int) -> list[torch.Tensor]:
+    """The LPGNN repository's final split rule (docs/papers/lpgnn.md#data-pipeline): torch.randperm(n) right after
+    seeding 12345; the first floor(n/2) nodes train, the next floor(n/4) validate, the next floor(n/4) test."""
+    with torch.random.fork_rng(devices=[]):  # the official code seeds torch's global generator; restored after
+        torch.manual_seed(12345)
+        perm = torch.randperm(n)
+    cuts = [0, n // 2, n // 2 + n // 4, n // 2 + 2 * (n // 4)]
+    masks = []
+    for lo, hi in zip(cuts, cuts[1:]):
+        m = torch.zeros(n, dtype=torch.bool)
+        m[perm[lo:hi]] = True
+        masks.append(m)
+    return masks
+
+
+@needs_mirror(*CORA)
+def test_lpgnn_cora_split_is_the_official_one_node_for_node(mirror_env):
+    v = load_dataset("cora", variant="lpgnn")
+    ours = [v.train_mask, v.val_mask, v.test_mask]
+    assert all(torch.equal(a, b) for a, b in zip(ours, _official_lpgnn_split(v.num_nodes)))
+
+
 @needs_mirror("karateclub/facebook/edges.csv", "karateclub/facebook/target.csv", "musae_facebook/facebook.json")
 def test_facebook_pagepage_and_lpgnn(mirror_env):
     d = load_dataset("facebook-pagepage")
@@ -92,6 +114,9 @@ def test_facebook_pagepage_and_lpgnn(mirror_env):
     assert float(v.x.min()) == 0.0 and float(v.x.max()) == 1.0
     assert bool((v.x.max(0).values > v.x.min(0).values).all())  # constant columns dropped
     assert [int(v[m].sum()) for m in ("train_mask", "val_mask", "test_mask")] == [11234, 5618, 5618]
+    # the official code truncates the sizes (11,235 / 5,617 / 5,617): one node differs in each mask
+    official = _official_lpgnn_split(v.num_nodes)
+    assert [int((a != b).sum()) for a, b in zip([v.train_mask, v.val_mask, v.test_mask], official)] == [1, 1, 1]
 
 
 @needs_mirror("amazon_computers/amazon_electronics_computers.npz")
