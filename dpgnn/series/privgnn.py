@@ -85,7 +85,7 @@ EPSILON_ARTIFACTS = ("table2_eps", "table3_eps", "table9_eps", "fig7_eps")
 #: the paper's accuracy tables, whose rows live in the one stored artifact ``"accuracy"`` (:func:`run_accuracy`)
 ACCURACY_ARTIFACTS = ("table1", "table5", "table6", "table7", "table8", "table9")
 #: the figure and fidelity cells of notebooks 03/04 (``CELLS`` names, run by :func:`run_figures`)
-FIGURE_ARTIFACTS = ("fig3", "fig5", "fig6", "authors_code", "authors_baselines")
+FIGURE_ARTIFACTS = ("fig3", "fig5", "fig6", "authors_code", "authors_baselines", "b4_readings")
 #: the reference artifacts of those cells (App. D.6's accuracy axis, ``fig7``, is stored with Fig. 3's cells)
 FIGURE_REFERENCES = ("fig3", "fig7", "fig5", "fig6")
 _FIGURE_TITLES = {"fig5": "Fig. 5 (App. D.1)", "fig6": "Fig. 6 (App. D.2): flipped portions"}
@@ -107,7 +107,7 @@ def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto
     ``force`` and ``train`` do not apply. ``"accuracy"``: every accuracy cell (:func:`run_accuracy`, resumable;
     ``force`` retrains, ``train=False`` only reads what is stored), or one of :data:`ACCURACY_ARTIFACTS` (the same
     cells, that table's rows returned). One of :data:`FIGURE_ARTIFACTS` (``fig3``, ``fig5``, ``fig6``,
-    ``authors_code``): that grid's cells (:func:`run_figures`)."""
+    ``authors_code``, ``authors_baselines``, ``b4_readings``): that grid's cells (:func:`run_figures`)."""
     check_train(force, train)
     if artifact == "epsilon" or artifact in EPSILON_ARTIFACTS:
         out = run_epsilon(cfg, store)
@@ -127,7 +127,7 @@ def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
     """The paper's numbers beside ours: an ε table (:func:`epsilon_side_by_side`), ``"accuracy"`` (every accuracy
     table) or one accuracy table (:func:`accuracy_side_by_side`), a figure's cells (``fig3``, ``fig7`` = App. D.6,
     ``fig5``, ``fig6``: :func:`figure_side_by_side`), ``authors_code`` (:func:`authors_code_side_by_side`) or
-    ``authors_baselines`` (:func:`authors_baselines_side_by_side`)."""
+    ``authors_baselines`` (:func:`authors_baselines_side_by_side`) or ``b4_readings`` (:func:`b4_readings_table`)."""
     if artifact in EPSILON_ARTIFACTS:
         return epsilon_side_by_side(store, artifact)
     if artifact == "accuracy":
@@ -140,8 +140,10 @@ def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
         return authors_code_side_by_side(store)
     if artifact == "authors_baselines":
         return authors_baselines_side_by_side(store)
+    if artifact == "b4_readings":
+        return b4_readings_table(store)
     raise _unknown("artifact", artifact, [*EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS, *FIGURE_REFERENCES,
-                                          "authors_code", "authors_baselines"])
+                                          "authors_code", "authors_baselines", "b4_readings"])
 
 
 def plot(store: ResultStore, artifact: str):
@@ -517,7 +519,7 @@ def plot_accuracy(store: ResultStore):
 #: ``student_epochs``; the official code runs 500, :data:`dpgnn.methods.privgnn.AUTHORS_CODE_EPOCHS`);
 #: ``fidelity_baselines_*``: the authors'-code baseline cells (:func:`authors_baselines_cells`), whose
 #: ``fidelity_split_*`` PrivGNN students (K, ``None`` = the profile's; |Q|, at the dataset's K only; noise variants)
-#: are trained on the official split too.
+#: are trained on the official split too. ``b4_*``: the readings of B4 (:func:`b4_readings_cells`).
 FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
     # smoke: one λ (= D.6's, so the |Q| = 50 student serves Fig. 3 and D.6) keeps notebook 03 near 20 s of CPU
     "smoke": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [0.4], "fig3_datasets": ["amazon"],
@@ -528,7 +530,8 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
               "fidelity_epochs": None,
               # the baseline cells load Amazon twice (~18 s): not in the smoke budget; the test profile runs them
               "fidelity_baselines_datasets": [], "fidelity_baselines_runs": 1,
-              "fidelity_split_k": [], "fidelity_split_queries": [], "fidelity_split_noise": []},
+              "fidelity_split_k": [], "fidelity_split_queries": [], "fidelity_split_noise": [],
+              "b4_datasets": ["credit"], "b4_runs": 1, "b4_reading_queries": [50], "b4_reading_lambdas": [1.0]},
     "test": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [1.0], "fig3_datasets": ["credit"],
              "fig3_queries": [10, 20],
              "d6_queries": [5, 20], "d6_lambda": 0.4, "fig5_datasets": ["credit"], "fig6_datasets": ["credit"],
@@ -536,7 +539,8 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
              "fidelity_queries": [10], "fidelity_k": [20], "fidelity_runs": 1, "fidelity_pair": True,
              "fidelity_noise": ["posterior"], "fidelity_student": "paper", "fidelity_epochs": None,
              "fidelity_baselines_datasets": ["amazon"], "fidelity_baselines_runs": 1,
-             "fidelity_split_k": [None], "fidelity_split_queries": [20], "fidelity_split_noise": ["log_softmax"]},
+             "fidelity_split_k": [None], "fidelity_split_queries": [20], "fidelity_split_noise": ["log_softmax"],
+             "b4_datasets": ["credit"], "b4_runs": 1, "b4_reading_queries": [10], "b4_reading_lambdas": [1.0]},
     "paper": {"teacher": "paper", "figure_noise": ["posterior", "log_softmax"], "figure_lambdas": LAMS,
               "fig3_datasets": ["amazon"],
               "fig3_queries": [500, 1000], "d6_queries": [10, 100, 200, 300, 500, 1000], "d6_lambda": 0.4,
@@ -553,7 +557,11 @@ FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
               # PrivGNN's authors'-code students on the official split, at Table 6's |Q| 500 and Table 1's K 300 (the
               # teachers cost ~13 min of this CPU per run: 500 at K 750 and 1000 at K 300)
               "fidelity_split_k": [None, 300], "fidelity_split_queries": [500],
-              "fidelity_split_noise": ["log_softmax"]},
+              "fidelity_split_noise": ["log_softmax"],
+              # B4's readings on Table 9's datasets with the accuracy grid's runs (seeds): hard labels at every λ,
+              # and λ 1 / 0.5 with |Q| 100 ... 500 (Table 9's ε row read as |Q|·λ)
+              "b4_datasets": ["credit", "amazon"], "b4_runs": 3, "b4_reading_queries": [100, 200, 300, 400, 500],
+              "b4_reading_lambdas": [1.0, 0.5]},
 }
 for _name, _extra in FIGURE_SETTINGS.items():
     PROFILES[_name].update(_extra)
@@ -951,6 +959,74 @@ def plot_authors_baselines(store: ResultStore):
     return figs
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# B4 (Table 9, App. D.5): readings of the paper's words, as B4 is not in the authors' code (issue #18)
+# ---------------------------------------------------------------------------------------------------------------
+def b4_readings_cells(cfg: Settings) -> list[dict[str, Any]]:
+    """One cell per (dataset of ``b4_datasets``, run of ``b4_runs``), with the accuracy grid's run seeds (run r
+    here draws the same noise as the grid's soft-label B4 of run r): the readings of B4 that
+    :func:`run_b4_readings_cell` trains."""
+    return [{"dataset": n, "run": r, "seed": cfg.seed, "lambdas": list(cfg.lambdas), "queries": cfg.main_queries,
+             "reading_queries": list(cfg.b4_reading_queries), "reading_lambdas": list(cfg.b4_reading_lambdas),
+             "student_epochs": cfg.student_epochs}
+            for n in cfg.b4_datasets for r in range(cfg.b4_runs)]
+
+
+@_seeded
+def run_b4_readings_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """Rows (artifact ``b4_readings``, method ``b4``) of the two readings of B4 that the paper's soft labels
+    (the accuracy grid's ``table9`` rows) leave open (docs/papers/privgnn.md#baselines):
+
+    - ``labels=hard,lam=λ``: the argmax of the same noisy one-hot vector, |Q| = the main queries, every λ;
+    - ``labels=soft,Q=q,lam=λ``: λ fixed and the columns read as |Q| (Table 9's ε row 100 ... 500 = |Q|·λ at
+      λ 1), soft labels as the paper words them.
+
+    B4 reads the public ground truth: not a private mechanism of the private graph (ε = ∞ in the ledger)."""
+    dataset, run = cell["dataset"], cell["run"]
+    pd_ = _data(dataset)
+    seed = _run_seed(cfg, dataset, run)
+    spec = get_method(PAPER, "b4", "none")
+    points = ([("hard", cell["queries"], lam) for lam in cell["lambdas"]]
+              + [("soft", q, lam) for lam in cell["reading_lambdas"] for q in cell["reading_queries"]])
+    rows = []
+    for labels, q, lam in points:
+        res = spec.run(pd_, {"queries": q, "lam": lam, "student_epochs": cell["student_epochs"], "labels": labels},
+                       seed=seed, device=device)
+        sett = f"labels=hard,lam={lam:g}" if labels == "hard" else f"labels=soft,Q={q},lam={lam:g}"
+        rows.append(_acc_row("b4_readings", dataset, "b4", sett, res.test, run, seed, res.ledger, labels=labels,
+                             queries=q, lam=lam, student_epochs=cell["student_epochs"]))
+    return rows
+
+
+def b4_readings_table(store: ResultStore) -> pd.DataFrame:
+    """Per dataset with stored readings: B4 as Table 9 prints it (λ 0.1 … 1), ours with soft labels (the accuracy
+    grid's ``table9`` rows) and the readings of :func:`run_b4_readings_cell`, mean over runs; a column per
+    Table 9 column, ``lam=λ`` or, for the "λ fixed" readings, ``Q=|Q|`` (the order of the paper's columns)."""
+    read = store.load("b4_readings")
+    if read.empty:
+        return read
+    acc = store.load("accuracy")
+    lam = read["setting"].str.extract(r"lam=([\d.]+)")[0]
+    q = read["setting"].str.extract(r"Q=(\d+)")[0]
+    hard = read["labels"] == "hard"
+    ref = load_reference(PAPER, "table9")
+    ref = ref[ref["method"] == "b4"]
+    frames = [ref.assign(reading="paper (Table 9)", column=ref["setting"]),
+              read[hard].assign(reading="hard labels (argmax)", column="lam=" + lam[hard]),
+              read[~hard].assign(reading="λ " + lam[~hard] + " fixed, columns |Q|", column="Q=" + q[~hard])]
+    if len(acc):
+        soft = acc[(acc["artifact"] == "table9") & (acc["method"] == "b4")]
+        frames.insert(1, soft.assign(reading="soft labels (the paper's words)", column=soft["setting"]))
+    long = pd.concat(frames, ignore_index=True)
+    long = long[long["dataset"].isin(set(read["dataset"]))]
+    order = {name: i for i, name in enumerate(dict.fromkeys(long["reading"]))}
+    wide = long.pivot_table(index=["dataset", "reading"], columns="column", values="value", aggfunc="mean")
+    wide = wide[sorted(wide.columns, key=lambda c: (c.split("=")[0] != "lam", float(c.split("=")[1])))]
+    wide = wide.reset_index().sort_values(["dataset", "reading"], key=lambda col: col.map(order) if col.name ==
+                                          "reading" else col)
+    return wide.round(3).reset_index(drop=True)
+
+
 CELLS.update({
     "fig3": CellSpec(PAPER, "fig3", "fig3", fig3_cells, run_fig3_cell),
     "fig5": CellSpec(PAPER, "fig5", "fig5", fig5_cells, run_fig5_cell),
@@ -958,6 +1034,7 @@ CELLS.update({
     "authors_code": CellSpec(PAPER, "authors_code", "authors_code", authors_code_cells, run_authors_code_cell),
     "authors_baselines": CellSpec(PAPER, "authors_baselines", "authors_baselines", authors_baselines_cells,
                                   run_authors_baselines_cell),
+    "b4_readings": CellSpec(PAPER, "b4_readings", "b4_readings", b4_readings_cells, run_b4_readings_cell),
 })
 
 

@@ -143,3 +143,30 @@ def test_the_repeated_reference_rows_carry_table5s_numbers_and_spread():
         for r in rep.itertuples():
             src = t5.loc[("amazon", r.setting.split(",")[1])]
             assert (r.value, r.spread, r.spread_kind) == (src.value, src.spread, "std")
+
+
+def test_b4_readings_cell_and_table(store, toy_credit):
+    """B4's readings: hard labels at every λ, and λ fixed with the columns read as |Q|; the table puts them beside
+    Table 9's B4 and the soft-label rows of the accuracy grid, one column per Table 9 column."""
+    cfg = settings("privgnn", "test", k=10, queries=[10], main_queries=10, baselines=["b4"], lambdas=[0.4, 1.0],
+                   b4_reading_queries=[5, 10], b4_reading_lambdas=[1.0])
+    cells = series.b4_readings_cells(cfg)
+    assert [(c["dataset"], c["run"], c["seed"]) for c in cells] == [("credit", 0, cfg.seed)]
+    series.run(cfg, store, "accuracy", device="cpu")
+    rows = series.run(cfg, store, "b4_readings", device="cpu")
+    assert list(rows["setting"]) == ["labels=hard,lam=0.4", "labels=hard,lam=1", "labels=soft,Q=5,lam=1",
+                                     "labels=soft,Q=10,lam=1"]
+    assert list(rows["labels"]) == ["hard", "hard", "soft", "soft"] and list(rows["queries"]) == [10, 10, 5, 10]
+    assert (rows["method"] == "b4").all() and rows["value"].between(0, 1).all()
+    assert (rows["epsilon"] == float("inf")).all()  # B4 reads the public ground truth: not private
+    # the same run seed as the accuracy grid's soft-label B4, so the hard labels are that noise's argmax
+    soft = store.load("accuracy").query("artifact == 'table9' and method == 'b4'")
+    assert set(rows["seed"]) == set(soft["seed"])
+    table = series.side_by_side(store, "b4_readings")
+    assert list(table["reading"]) == ["paper (Table 9)", "soft labels (the paper's words)", "hard labels (argmax)",
+                                      "λ 1 fixed, columns |Q|"]
+    assert [c for c in table.columns if "=" in c] == ["lam=0.1", "lam=0.2", "lam=0.4", "lam=0.8", "lam=1",
+                                                      "Q=5", "Q=10"]
+    hard = table.set_index("reading").loc["hard labels (argmax)"]
+    assert hard["lam=1"] == pytest.approx(rows.loc[rows["setting"] == "labels=hard,lam=1", "value"].iloc[0], abs=1e-3)
+    assert table.set_index("reading").loc["paper (Table 9)", "lam=1"] == pytest.approx(0.80)  # Credit's printed B4
