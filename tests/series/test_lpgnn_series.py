@@ -140,3 +140,19 @@ def test_seed_spread_retrains_points_with_extra_seeds_and_pools_them(counted):
                                                              for r in runs]))
     fig = series.plot_seed_spread(table)
     assert len(fig.axes[0].get_yticklabels()) == 2
+
+
+def test_fig_a_points_printed_in_tables_b_and_c_carry_their_number_and_spread():
+    """Fig. A's printed points are Table B's LPGNN row (ε_y = 1) and Table C's multi-bit row (ε_y = ∞): the same
+    configuration and number, so the same ± (and the report's band, max(floor, 2 × ±))."""
+    from dpgnn.reference import load_reference
+
+    ref = load_reference("lpgnn")
+    printed = ref[(ref["artifact"] == "fig_a") & ~ref["approx"].astype(bool)]
+    tables = {"1": ref[(ref["artifact"] == "table_b") & (ref["method"] == "lpgnn")].set_index(["dataset", "setting"]),
+              "inf": ref[(ref["artifact"] == "table_c") & (ref["method"] == "mbm")].set_index(["dataset", "setting"])}
+    assert len(printed) == 32
+    for r in printed.itertuples():
+        src = tables[r.setting.split("eps_y=")[1]].loc[(r.dataset, r.setting)]
+        assert (r.value, r.spread, r.spread_kind) == (src.value, src.spread, "ci95_bootstrap")
+    assert ref[(ref["artifact"] == "fig_a") & ref["approx"].astype(bool)]["spread"].isna().all()  # read off: none
