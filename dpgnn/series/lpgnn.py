@@ -1,4 +1,5 @@
-"""LPGNN series ("Locally Private Graph Neural Networks", CCS 2021): figures A, D, E and tables B, C, F of docs/papers/lpgnn.md#figures-and-tables.
+"""LPGNN series ("Locally Private Graph Neural Networks", CCS 2021): figures A, D, E and tables B, C, F of
+docs/papers/lpgnn.md#figures-and-tables.
 
 Every training cell (dataset, feature method, ε_x, ε_y, K_x, K_y, backbone, label method, repeats, epochs, seed)
 runs once into the shared artifact ``runs`` (resumable: :func:`dpgnn.sweep.run_grid`), whatever notebook asks for
@@ -113,8 +114,8 @@ def _cell(cfg: Settings, dataset: str, method: str, ex: float, ey: float, *, k_x
             "epochs": int(cfg.epochs), "seed": int(cfg.seed)}
 
 
-_LEDGER = ("level", "guarantee", "not_covered", "accounted", "neighbouring", "mechanism", "eps_x", "eps_y", "epsilon", "delta", "m", "feature_epsilon",
-           "accountant")
+_LEDGER = ("level", "guarantee", "not_covered", "accounted", "neighbouring", "mechanism", "eps_x", "eps_y", "epsilon",
+           "delta", "m", "feature_epsilon", "accountant")
 _KEEP = ("run", "value", "metric", "level", "epsilon", "delta", "val_acc_noisy", "train_acc_noisy",
          "val_loss_noisy", "best_epoch", "max_acc", "lr", "weight_decay", "dropout", "train_time_s",
          "perturb_time_s", "m")
@@ -384,7 +385,8 @@ def _position(values: list[float]) -> dict[float, int]:
 
 
 def plot_fig_a(store: ResultStore):
-    """Fig. A: accuracy vs ε_x (positions 0.01, 0.1, 1, 2, 3, ∞), one line per ε_y, a panel per backbone × dataset."""
+    """Fig. A: accuracy vs ε_x (positions 0.01, 0.1, 1, 2, 3, ∞), one line per ε_y, a panel per backbone ×
+    dataset."""
     df = _summary(store.load("fig_a"))
     ref = _ref("fig_a")
     pos = _position(list(df["eps_x"]) + list(ref["eps_x"]))
@@ -400,7 +402,8 @@ def plot_fig_a(store: ResultStore):
     order = [r.panel for r in rows]
     return plotting.lines(df, x="x", y="value", err="spread", hue="hue", col="panel", reference=ref,
                           col_order=order, ncols=panels["method"].nunique(),
-                          xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()}, xlabel="ε_x", ylabel="test accuracy %",
+                          xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()}, xlabel="ε_x",
+                          ylabel="test accuracy %",
                           title="Fig. A: accuracy vs ε_x (lines: ours ± 95% CI; ◇ paper, SAGE)")
 
 
@@ -427,8 +430,8 @@ def plot_table(store: ResultStore, artifact: str):
         d["x"] = d[x].map(pos)
     ref = ref[ref["dataset"].isin(df["dataset"].unique())]
     return plotting.lines(df, x="x", y="value", err="spread", hue="method", col="dataset", reference=ref,
-                          xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()}, xlabel=x.replace("eps", "ε"),
-                          ylabel="test accuracy %",
+                          xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()},
+                          xlabel=x.replace("eps", "ε"), ylabel="test accuracy %",
                           title=f"{artifact}: ours (± 95% CI) vs paper (◇)")
 
 
