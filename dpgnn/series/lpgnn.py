@@ -325,6 +325,30 @@ def seed_spread(cfg: Settings, store: ResultStore) -> pd.DataFrame:
     return pd.DataFrame(out).round(3)
 
 
+def sampling_check(store: ResultStore) -> pd.DataFrame:
+    """Per dataset: the reported points run, how many are beyond the report's band (``outside`` or ``explained``),
+    and how many would be expected beyond it if the paper's numbers were our computation with other seeds. A
+    point whose runs have standard error ``se`` (std / √runs) and whose band is ``b``: two independent means of
+    this kind differ by more than ``b`` with probability erfc(b / (2·se)) (their difference has standard
+    deviation √2·se); the expectation is the sum over points (values read off a plot would only add error)."""
+    out: dict[str, dict[str, float]] = {}
+    for artifact in ARTIFACTS:
+        rep = paper_vs_ours(PAPER, artifact, store.profile)
+        rep = rep[rep["status"] != "not_run"]
+        if rep.empty:
+            continue
+        g = store.load(artifact).groupby(["dataset", "method", "setting"])["value"]
+        se = (g.std(ddof=1) / np.sqrt(g.size())).rename("se")
+        rep = rep.join(se, on=["dataset", "method", "setting"])
+        for r in rep.itertuples(index=False):
+            d = out.setdefault(r.dataset, {"points": 0, "beyond the band": 0, "expected by sampling": 0.0})
+            d["points"] += 1
+            d["beyond the band"] += int(r.status in ("outside", "explained"))
+            d["expected by sampling"] += math.erfc(r.tolerance / (2 * r.se)) if r.se > 0 else 0.0
+    table = pd.DataFrame.from_dict(out, orient="index").rename_axis("dataset").reset_index()
+    return table.round({"expected by sampling": 1})
+
+
 def plot_seed_spread(table: pd.DataFrame):
     """:func:`seed_spread` drawn: a row per point with every seed's mean (dots), the pooled mean ± 2 se of one
     run-mean (bar) and the paper's value (◇) inside the report's tolerance (grey band)."""
@@ -459,4 +483,4 @@ def ledger_summary(store: ResultStore, artifact: str) -> pd.DataFrame:
 
 __all__ = ["PAPER", "PROFILES", "ARTIFACTS", "setting", "run", "side_by_side", "plot", "plot_fig_a", "plot_k",
            "plot_table", "ledger_summary", "CELLS", "run_cell", "artifact_cells", "parse_point", "point_cell",
-           "seed_cells", "run_seeds", "seed_spread", "plot_seed_spread"]
+           "seed_cells", "run_seeds", "seed_spread", "plot_seed_spread", "sampling_check"]

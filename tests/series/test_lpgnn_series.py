@@ -156,3 +156,28 @@ def test_fig_a_points_printed_in_tables_b_and_c_carry_their_number_and_spread():
         src = tables[r.setting.split("eps_y=")[1]].loc[(r.dataset, r.setting)]
         assert (r.value, r.spread, r.spread_kind) == (src.value, src.spread, "ci95_bootstrap")
     assert ref[(ref["artifact"] == "fig_a") & ref["approx"].astype(bool)]["spread"].isna().all()  # read off: none
+
+
+def test_sampling_check_counts_points_beyond_the_band_and_the_expected_number(counted):
+    from scipy.stats import norm
+
+    from dpgnn.report import paper_vs_ours
+
+    cfg = settings("lpgnn", "test", repeats=3)
+    store = ResultStore("lpgnn", "test")
+    series.run(cfg, store, ["fig_a", "table_f"], device="cpu")
+    check = series.sampling_check(store).set_index("dataset")
+    rows, expected = 0, 0.0
+    for artifact in ("fig_a", "table_f"):
+        rep = paper_vs_ours("lpgnn", artifact, "test").query("status != 'not_run'")
+        runs = store.load(artifact)
+        for r in rep.itertuples():
+            v = runs[(runs["method"] == r.method) & (runs["setting"] == r.setting)]["value"].to_numpy(float)
+            se = v.std(ddof=1) / np.sqrt(len(v))
+            expected += 2 * norm.sf(r.tolerance / (np.sqrt(2) * se))  # |difference of two such means| > band
+            rows += 1
+    assert check.loc["cora", "points"] == rows == 4  # Fig. A's point and Table F's three methods
+    assert check.loc["cora", "expected by sampling"] == pytest.approx(expected, abs=0.05)
+    beyond = sum((paper_vs_ours("lpgnn", a, "test")["status"].isin(["outside", "explained"])).sum()
+                 for a in ("fig_a", "table_f"))
+    assert check.loc["cora", "beyond the band"] == beyond
