@@ -24,6 +24,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from dpgnn import methods, plotting
 from dpgnn.methods import lpgnn
@@ -287,13 +288,22 @@ def run_seeds(cfg: Settings, store: ResultStore, *, device: str = "auto", force:
     return seed_spread(cfg, store)
 
 
+def _share_within(mean: float, se: float, paper: float, tol: float) -> float:
+    """P(|M − paper| <= tol) for M ~ N(mean, se²)."""
+    if not se > 0:
+        return float(abs(mean - paper) <= tol)
+    return float(stats.norm.cdf((paper + tol - mean) / se) - stats.norm.cdf((paper - tol - mean) / se))
+
+
 def seed_spread(cfg: Settings, store: ResultStore) -> pd.DataFrame:
     """Per point of ``cfg.seed_points``: the paper's value, the report's tolerance and status, ours (the profile's
     seed), and the ``repeats``-run means of every seed trained (:func:`seed_cells`, artifact ``seeds``; count,
     min, max, share within the tolerance of the paper's value); ``pooled``: the mean over all their runs, ``se``:
-    the standard error of one ``repeats``-run mean (std of the runs / √repeats) and ``z`` = (paper − pooled) / se.
-    ``|z| <= 2``: the paper's value is an ordinary draw of our computation (the gap is the seed); larger: a gap
-    that more runs do not close."""
+    the standard error of one ``repeats``-run mean (std of the runs / √repeats), ``z`` = (paper − pooled) / se, and
+    ``p within``: the share of ``repeats``-run means within the tolerance of the paper's value, P(|M − paper| <=
+    tolerance) for M ~ N(pooled, se²) (the seeds' own share, ``within tolerance``, is coarse with few seeds). The
+    criterion of DRW's seed spread (docs/papers/drw.md#reported-results) applies: ``p within`` >= 5 % means
+    that another seed would read ``within`` at least that often, so the gap is the seed draw."""
     extra = store.load("seeds")
     by_hash = {h: g for h, g in extra.groupby(extra["config_hash"].astype(str))} if len(extra) else {}
     reports: dict[str, pd.DataFrame] = {}
@@ -322,7 +332,8 @@ def seed_spread(cfg: Settings, store: ResultStore) -> pd.DataFrame:
                     "ours": float(means[0]), "seeds": len(runs), "means": [round(float(m), 2) for m in means],
                     "mean min": means.min(), "mean max": means.max(),
                     "within tolerance": float(np.mean(np.abs(means - paper) <= tol)), "pooled": float(pooled.mean()),
-                    "se": se, "z": (paper - float(pooled.mean())) / se if se > 0 else math.nan})
+                    "se": se, "z": (paper - float(pooled.mean())) / se if se > 0 else math.nan,
+                    "p within": _share_within(float(pooled.mean()), se, paper, tol)})
     return pd.DataFrame(out).round(3)
 
 

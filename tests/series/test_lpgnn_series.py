@@ -138,6 +138,10 @@ def test_seed_spread_retrains_points_with_extra_seeds_and_pools_them(counted):
     assert row["z"] == pytest.approx((row["paper"] - pooled.mean()) / se, abs=2e-3)
     assert row["within tolerance"] == pytest.approx(np.mean([abs(r.mean() - row["paper"]) <= row["tolerance"]
                                                              for r in runs]))
+    assert series._share_within(0.0, 1.0, 0.0, 1.96) == pytest.approx(0.95, abs=1e-3)  # ±1.96 se: 95 %
+    assert series._share_within(5.0, 1.0, 0.0, 3.0) == pytest.approx(0.02275, abs=1e-4)  # 2 se beyond the band
+    draws = np.random.default_rng(0).normal(pooled.mean(), se, 400_000)  # Monte Carlo of N(pooled, se²)
+    assert row["p within"] == pytest.approx(np.mean(np.abs(draws - row["paper"]) <= row["tolerance"]), abs=0.003)
     fig = series.plot_seed_spread(table)
     assert len(fig.axes[0].get_yticklabels()) == 2
 
