@@ -362,18 +362,18 @@ def sampling_check(store: ResultStore) -> pd.DataFrame:
 
 
 def plot_seed_spread(table: pd.DataFrame):
-    """:func:`seed_spread` drawn: a row per point with every seed's mean (dots), the pooled mean ± 2 se of one
-    run-mean (bar) and the paper's value (◇) inside the report's tolerance (grey band)."""
+    """:func:`seed_spread` drawn: a row per point with every seed's mean (dots), the pooled mean (tick) ± 2 se of
+    one run-mean (bar) and the paper's value (◇) inside the report's tolerance (grey band)."""
     fig, ax = plt.subplots(figsize=(8.5, 0.42 * max(len(table), 2) + 1.4))
     for i, r in enumerate(table.itertuples(index=False)):
         ax.fill_betweenx([i - 0.32, i + 0.32], r.paper - r.tolerance, r.paper + r.tolerance, color="0.87", lw=0)
-        ax.errorbar(r.pooled, i, xerr=2 * r.se, fmt="none", ecolor="C0", capsize=4, lw=1.5)
+        ax.errorbar(r.pooled, i, xerr=2 * r.se, fmt="|", color="C0", ms=14, mew=2.5, capsize=4, lw=1.5)
         ax.plot(r.means, [i] * len(r.means), "o", color="C0", ms=3.5, alpha=0.6)
         ax.plot(r.paper, i, "D", color="k", ms=6)
     ax.set_yticks(range(len(table)), list(table["point"]), fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("test accuracy %")
-    ax.set_title("Seed spread: ● a seed's mean over its repeats, ├┤ pooled mean ± 2 se;\n"
+    ax.set_title("Seed spread: ● a seed's mean over its repeats, ├┼┤ pooled mean ± 2 se;\n"
                  "◇ paper in its tolerance band", fontsize=9)
     fig.tight_layout()
     return fig
