@@ -1022,6 +1022,7 @@ def b4_readings_table(store: ResultStore) -> pd.DataFrame:
     order = {name: i for i, name in enumerate(dict.fromkeys(long["reading"]))}
     wide = long.pivot_table(index=["dataset", "reading"], columns="column", values="value", aggfunc="mean")
     wide = wide[sorted(wide.columns, key=lambda c: (c.split("=")[0] != "lam", float(c.split("=")[1])))]
+    wide.columns.name = None
     wide = wide.reset_index().sort_values(["dataset", "reading"], key=lambda col: col.map(order) if col.name ==
                                           "reading" else col)
     return wide.round(3).reset_index(drop=True)
