@@ -1023,8 +1023,8 @@ def b4_readings_table(store: ResultStore) -> pd.DataFrame:
     wide = long.pivot_table(index=["dataset", "reading"], columns="column", values="value", aggfunc="mean")
     wide = wide[sorted(wide.columns, key=lambda c: (c.split("=")[0] != "lam", float(c.split("=")[1])))]
     wide.columns.name = None
-    wide = wide.reset_index().sort_values(["dataset", "reading"], key=lambda col: col.map(order) if col.name ==
-                                          "reading" else col)
+    wide = wide.reset_index()
+    wide = wide.assign(_order=wide["reading"].map(order)).sort_values(["dataset", "_order"]).drop(columns="_order")
     return wide.round(3).reset_index(drop=True)
 
 
