@@ -306,15 +306,14 @@ def seed_spread(cfg: Settings, store: ResultStore) -> pd.DataFrame:
     that another seed would read ``within`` at least that often, so the gap is the seed draw."""
     extra = store.load("seeds")
     by_hash = {h: g for h, g in extra.groupby(extra["config_hash"].astype(str))} if len(extra) else {}
-    reports: dict[str, pd.DataFrame] = {}
+    loaded: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}  # per artifact: (report rows, stored rows), read once
     out = []
     for point in cfg.seed_points:
         artifact, dataset, method, sett = parse_point(point)
-        if artifact not in reports:
-            reports[artifact] = paper_vs_ours(PAPER, artifact, store.profile)
-        rep = reports[artifact]
+        if artifact not in loaded:
+            loaded[artifact] = (paper_vs_ours(PAPER, artifact, store.profile), store.load(artifact))
+        rep, own = loaded[artifact]
         ref = rep[(rep["dataset"] == dataset) & (rep["method"] == method) & (rep["setting"] == sett)]
-        own = store.load(artifact)
         own = own[(own["dataset"] == dataset) & (own["method"] == method) & (own["setting"] == sett)]
         if ref.empty or own.empty:
             continue
