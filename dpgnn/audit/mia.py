@@ -42,7 +42,8 @@ from dpgnn.methods import privgnn as P
 from dpgnn.utils import make_generator, resolve_device, stable_seed, torch_global_seed
 
 __all__ = ["PROTOCOLS", "auroc", "attack_features", "train_attack_model", "attack_auroc", "full_features",
-           "train_rebmigraph_attack", "batched_hard_auroc", "run_attacks"]
+           "train_rebmigraph_attack", "batched_hard_auroc", "SHADOW_SIZES", "build_targets", "run_attacks",
+           "shadow_sensitivity"]
 
 #: how the attack is built and scored: the usual score AUROC, or the published implementation's (module docstring)
 PROTOCOLS = ("score", "rebmigraph")
@@ -157,13 +158,30 @@ def batched_hard_auroc(attack: torch.nn.Module, member: torch.Tensor, non_member
     return float(np.mean(per_batch)), auroc(score[:n].numpy(), score[n:].numpy())
 
 
-def _shadow_split(pd_: P.PrivGNNData, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """A random half of the public nodes, split in two halves: (shadow members, shadow non-members)."""
+#: shadow sizes of :func:`shadow_sensitivity`; ``"quarter"`` is the default design of :func:`run_attacks`
+SHADOW_SIZES = ("quarter", "half", "target")
+
+
+def _shadow_split(pd_: P.PrivGNNData, seed: int, size: str = "quarter", n_target: int | None = None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(shadow members, shadow non-members), disjoint random sets of public nodes.
+
+    ``"quarter"``: a random half of the public nodes, halved (the default design); ``"half"``: all of them, halved;
+    ``"target"``: as many members as the target has (``n_target``, at most half the public nodes) and as many
+    non-members."""
+    if size not in SHADOW_SIZES:
+        raise ValueError(f"shadow size must be one of {SHADOW_SIZES}, got {size!r}")
     gen = make_generator(stable_seed("shadow-split", seed))
     n = pd_.x_pub.size(0)
-    perm = torch.randperm(n, generator=gen)[: n // 2]
-    half = perm.numel() // 2
-    return torch.sort(perm[:half]).values, torch.sort(perm[half:]).values
+    perm = torch.randperm(n, generator=gen)
+    if size == "quarter":
+        mem, non = perm[: (n // 2) // 2], perm[(n // 2) // 2: n // 2]
+    else:
+        if size == "target" and (n_target is None or n_target < 1):
+            raise ValueError("shadow size 'target' needs the target's member count n_target >= 1")
+        m = n // 2 if size == "half" else min(int(n_target), n // 2)
+        mem, non = perm[:m], perm[m: 2 * m]
+    return torch.sort(mem).values, torch.sort(non).values
 
 
 def _fit_attack(f_mem: torch.Tensor, f_non: torch.Tensor, seed: int, protocol: str) -> torch.nn.Module:
@@ -172,66 +190,77 @@ def _fit_attack(f_mem: torch.Tensor, f_non: torch.Tensor, seed: int, protocol: s
     return train_rebmigraph_attack(f_mem, f_non, seed=seed)
 
 
-def _shadow_attack1(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, protocol: str = "score"
-                    ) -> torch.nn.Module:
-    mem, non = _shadow_split(pd_, seed)
+def _features(protocol: str):
+    return attack_features if protocol == "score" else full_features
+
+
+def _shadow1_posteriors(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, size: str = "quarter",
+                        n_target: int | None = None) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Attack-1's shadow (inductive, like B1): trained on its members' induced subgraph. Its log-posteriors on
+    (members, non-members) per protocol: members on their own subgraph; non-members on theirs (``"score"``) or, as
+    published, on the whole public graph (``"rebmigraph"``)."""
+    mem, non = _shadow_split(pd_, seed, size, n_target)
     n = pd_.x_pub.size(0)
     e_mem = P.induced_subgraph(pd_.edge_pub, mem, n)
     shadow = P.fit_sage(pd_.x_pub[mem], e_mem, torch.arange(mem.numel()), pd_.y_pub[mem],
                         seed=stable_seed(seed, "shadow1"), epochs=epochs, num_classes=pd_.num_classes, device=device)
-    feats = attack_features if protocol == "score" else full_features
-    f_mem = feats(P.log_posteriors(shadow, pd_.x_pub[mem], e_mem, device))
-    if protocol == "score":  # non-members on their own induced subgraph
-        f_non = feats(P.log_posteriors(shadow, pd_.x_pub[non], P.induced_subgraph(pd_.edge_pub, non, n), device))
-    else:  # as published: non-members scored on the whole graph
-        f_non = feats(P.log_posteriors(shadow, pd_.x_pub, pd_.edge_pub, device)[non])
-    return _fit_attack(f_mem, f_non, stable_seed(seed, "attack1"), protocol)
+    lp_mem = P.log_posteriors(shadow, pd_.x_pub[mem], e_mem, device)
+    lp_own = P.log_posteriors(shadow, pd_.x_pub[non], P.induced_subgraph(pd_.edge_pub, non, n), device)
+    lp_whole = P.log_posteriors(shadow, pd_.x_pub, pd_.edge_pub, device)[non]
+    return {"score": (lp_mem, lp_own), "rebmigraph": (lp_mem, lp_whole)}
 
 
-def _shadow_attack2(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, protocol: str = "score"
-                    ) -> torch.nn.Module:
-    mem, non = _shadow_split(pd_, seed)
-    nodes = torch.sort(torch.cat([mem, non])).values
+def _shadow2_posteriors(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, size: str = "quarter",
+                        n_target: int | None = None) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Attack-2's shadow (transductive, like the student): trained on its members' labels within the induced
+    subgraph of its members and non-members, or, with ``size="target"`` (as many members as the student's queries),
+    within the whole public graph as the student is. Its log-posteriors on (members, non-members), any protocol."""
+    mem, non = _shadow_split(pd_, seed, size, n_target)
     n = pd_.x_pub.size(0)
-    edges = P.induced_subgraph(pd_.edge_pub, nodes, n)
+    nodes = torch.arange(n) if size == "target" else torch.sort(torch.cat([mem, non])).values
+    edges = pd_.edge_pub if size == "target" else P.induced_subgraph(pd_.edge_pub, nodes, n)
     pos = torch.full((n,), -1, dtype=torch.long)
     pos[nodes] = torch.arange(nodes.numel())
     shadow = P.fit_sage(pd_.x_pub[nodes], edges, pos[mem], pd_.y_pub[mem], seed=stable_seed(seed, "shadow2"),
                         epochs=epochs, num_classes=pd_.num_classes, device=device)
     logp = P.log_posteriors(shadow, pd_.x_pub[nodes], edges, device)
-    feats = attack_features if protocol == "score" else full_features
-    return _fit_attack(feats(logp[pos[mem]]), feats(logp[pos[non]]), stable_seed(seed, "attack2"), protocol)
+    pair = (logp[pos[mem]], logp[pos[non]])
+    return {"score": pair, "rebmigraph": pair}
 
 
-def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: float, seed: int,
-                teacher_epochs: int, student_epochs: int, shadow_epochs: int, max_nodes: int | None = None,
-                noise_on: str | tuple[str, ...] = "posterior", targets: tuple[str, ...] = ("b1", "privgnn"),
-                protocol: str = "score", device: str = "auto") -> list[dict[str, Any]]:
-    """Attack-1 and Attack-2 against the ``targets`` of one (dataset, run); one row per AUROC.
+def _shadow_attack1(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, protocol: str = "score"
+                    ) -> torch.nn.Module:
+    lp_mem, lp_non = _shadow1_posteriors(pd_, seed=seed, epochs=epochs, device=device)[protocol]
+    feats = _features(protocol)
+    return _fit_attack(feats(lp_mem), feats(lp_non), stable_seed(seed, "attack1"), protocol)
 
-    ``targets``: ``"b1"`` (B1 for Attack-1, the student trained on B1's labels for Attack-2) and ``"privgnn"`` (the
-    student). ``noise_on="log_softmax"`` trains the student on the authors'-code labels (Laplace noise on
-    log-probabilities) and names its rows ``privgnn_code``; those rows also carry ``label_accuracy_posterior``, the
-    accuracy of the paper-noise labels drawn from the same teachers and the same noise (the teachers, the query
-    nodes and the noise draws do not depend on ``noise_on``). Every student row carries ``label_accuracy`` (its
-    pseudo-labels against the query nodes' true labels), and every row the target's mean top probability on the
-    attack's members and non-members (``member_confidence``, ``non_member_confidence``) and its public test
-    accuracy (``test_accuracy``). Each training draws its dropout masks from torch's global RNG seeded from
-    ``seed`` and its role, so a call gives the same rows whatever ran before it and whichever ``targets`` it has.
 
-    ``noise_on`` may name both placements (a tuple): one student per placement, all from the same teachers and
-    noise draws (the teachers are trained once). ``protocol`` (:data:`PROTOCOLS`, module docstring) picks the attack
-    model, its features and the metric; with ``"rebmigraph"`` the value is the published batched hard-label AUROC
-    and ``score_auroc`` the same attack's usual AUROC; every row names its ``protocol``."""
+def _shadow_attack2(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, protocol: str = "score"
+                    ) -> torch.nn.Module:
+    lp_mem, lp_non = _shadow2_posteriors(pd_, seed=seed, epochs=epochs, device=device)[protocol]
+    feats = _features(protocol)
+    return _fit_attack(feats(lp_mem), feats(lp_non), stable_seed(seed, "attack2"), protocol)
+
+
+def _check_targets(targets: tuple[str, ...], noise_on: str | tuple[str, ...]) -> tuple[str, ...]:
     unknown = set(targets) - {"b1", "privgnn"}
     if unknown or not targets:
         raise ValueError(f"targets must be a non-empty subset of ('b1', 'privgnn'), got {targets!r}")
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     placements = (noise_on,) if isinstance(noise_on, str) else tuple(noise_on)
     if not placements or set(placements) - {"posterior", "log_softmax"} or len(set(placements)) < len(placements):
         raise ValueError(f"noise_on must be 'posterior', 'log_softmax' or a tuple of both, got {noise_on!r}")
-    device = str(resolve_device(device))  # once: "auto" would be resolved (and logged) by every training below
+    return placements
+
+
+def build_targets(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: float, seed: int,
+                  teacher_epochs: int, student_epochs: int, noise_on: str | tuple[str, ...] = "posterior",
+                  targets: tuple[str, ...] = ("b1", "privgnn"), device: str = "auto") -> list[dict[str, Any]]:
+    """The attacked models of one (dataset, run) and what the attacks query them on: one entry per (attack,
+    target) with ``attack``, ``method`` (``b1``, ``privgnn``, ``privgnn_code``), the target's log-posteriors on
+    the attack's members (``member``) and non-members (``non_member``) and on every public node (``public``), and
+    ``extra`` (the pseudo-label diagnostics). Targets as in :func:`run_attacks`, which attacks them."""
+    placements = _check_targets(targets, noise_on)
+    device = str(resolve_device(device))
     q_nodes = P.query_nodes(pd_, queries)
     test = pd_.pub_test
     attack1_targets: list[tuple[str, torch.nn.Module, dict[str, float]]] = []
@@ -262,31 +291,136 @@ def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: 
             name = "privgnn" if placement == "posterior" else "privgnn_code"
             attack1_targets.append((name, student, extra))
             attack2_targets.append((name, student, extra))
+    out = []
+    for method, target, extra in attack1_targets:
+        pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
+        out.append({"attack": "attack1", "method": method, "public": pub, "non_member": pub[test], "extra": extra,
+                    "member": P.log_posteriors(target, pd_.x_priv, pd_.edge_priv, device)})
+    for method, target, extra in attack2_targets:
+        pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
+        out.append({"attack": "attack2", "method": method, "public": pub, "member": pub[q_nodes],
+                    "non_member": pub[test], "extra": extra})
+    return out
+
+
+def _score(atk: torch.nn.Module, mem: torch.Tensor, non: torch.Tensor, *, protocol: str, seed: int,
+           max_nodes: int | None = None) -> dict[str, float]:
+    if protocol == "score":
+        return {"value": attack_auroc(atk, mem, non, seed=seed, max_nodes=max_nodes)}
+    hard, soft = batched_hard_auroc(atk, mem, non, seed=seed, max_nodes=max_nodes)
+    return {"value": hard, "score_auroc": soft}
+
+
+def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: float, seed: int,
+                teacher_epochs: int, student_epochs: int, shadow_epochs: int, max_nodes: int | None = None,
+                noise_on: str | tuple[str, ...] = "posterior", targets: tuple[str, ...] = ("b1", "privgnn"),
+                protocol: str = "score", device: str = "auto") -> list[dict[str, Any]]:
+    """Attack-1 and Attack-2 against the ``targets`` of one (dataset, run); one row per AUROC.
+
+    ``targets``: ``"b1"`` (B1 for Attack-1, the student trained on B1's labels for Attack-2) and ``"privgnn"`` (the
+    student). ``noise_on="log_softmax"`` trains the student on the authors'-code labels (Laplace noise on
+    log-probabilities) and names its rows ``privgnn_code``; those rows also carry ``label_accuracy_posterior``, the
+    accuracy of the paper-noise labels drawn from the same teachers and the same noise (the teachers, the query
+    nodes and the noise draws do not depend on ``noise_on``). Every student row carries ``label_accuracy`` (its
+    pseudo-labels against the query nodes' true labels), and every row the target's mean top probability on the
+    attack's members and non-members (``member_confidence``, ``non_member_confidence``) and its public test
+    accuracy (``test_accuracy``). Each training draws its dropout masks from torch's global RNG seeded from
+    ``seed`` and its role, so a call gives the same rows whatever ran before it and whichever ``targets`` it has.
+
+    ``noise_on`` may name both placements (a tuple): one student per placement, all from the same teachers and
+    noise draws (the teachers are trained once). ``protocol`` (:data:`PROTOCOLS`, module docstring) picks the attack
+    model, its features and the metric; with ``"rebmigraph"`` the value is the published batched hard-label AUROC
+    and ``score_auroc`` the same attack's usual AUROC; every row names its ``protocol``."""
+    _check_targets(targets, noise_on)
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    device = str(resolve_device(device))  # once: "auto" would be resolved (and logged) by every training below
+    attacked = build_targets(pd_, queries=queries, k=k, gamma=gamma, lam=lam, seed=seed,
+                             teacher_epochs=teacher_epochs, student_epochs=student_epochs, noise_on=noise_on,
+                             targets=targets, device=device)
     with torch_global_seed(stable_seed(seed, "dropout", "shadow1"), device):
         atk1 = _shadow_attack1(pd_, seed=seed, epochs=student_epochs if shadow_epochs is None else shadow_epochs,
                                device=device, protocol=protocol)
     with torch_global_seed(stable_seed(seed, "dropout", "shadow2"), device):
         atk2 = _shadow_attack2(pd_, seed=seed, epochs=shadow_epochs, device=device, protocol=protocol)
-    feats = attack_features if protocol == "score" else full_features
-
-    def score(atk: torch.nn.Module, mem: torch.Tensor, non: torch.Tensor) -> dict[str, float]:
-        if protocol == "score":
-            return {"value": attack_auroc(atk, mem, non, seed=seed, max_nodes=max_nodes)}
-        hard, soft = batched_hard_auroc(atk, mem, non, seed=seed, max_nodes=max_nodes)
-        return {"value": hard, "score_auroc": soft}
-
+    feats = _features(protocol)
     rows = []
-    for method, target, extra in attack1_targets:
-        pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
-        mem = feats(P.log_posteriors(target, pd_.x_priv, pd_.edge_priv, device))
-        non = feats(pub[test])
-        rows.append({"attack": "attack1", "method": method, **score(atk1, mem, non), "protocol": protocol,
-                     **_diagnostics(mem, non, pub, pd_), **extra})
-    for method, target, extra in attack2_targets:
-        pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
-        mem, non = feats(pub[q_nodes]), feats(pub[test])
-        rows.append({"attack": "attack2", "method": method, **score(atk2, mem, non), "protocol": protocol,
-                     **_diagnostics(mem, non, pub, pd_), **extra})
+    for t in attacked:
+        mem, non = feats(t["member"]), feats(t["non_member"])
+        atk = atk1 if t["attack"] == "attack1" else atk2
+        rows.append({"attack": t["attack"], "method": t["method"],
+                     **_score(atk, mem, non, protocol=protocol, seed=seed, max_nodes=max_nodes),
+                     "protocol": protocol, **_diagnostics(mem, non, t["public"], pd_), **t["extra"]})
+    return rows
+
+
+def shadow_sensitivity(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: float, seed: int,
+                       teacher_epochs: int, student_epochs: int, shadow_sizes: tuple[str, ...] = SHADOW_SIZES,
+                       shadow_epochs: tuple[int, ...] = (50, 200, 500), protocols: tuple[str, ...] = PROTOCOLS,
+                       noise_on: str | tuple[str, ...] = ("posterior", "log_softmax"),
+                       targets: tuple[str, ...] = ("b1", "privgnn"), max_nodes: int | None = None,
+                       device: str = "auto") -> list[dict[str, Any]]:
+    """How much the attacker's choices the paper leaves open move Attack-1 / Attack-2 against fixed targets.
+
+    The targets of one (dataset, run) are trained once (:func:`build_targets`, the same models as
+    :func:`run_attacks` with the same arguments), then attacked by every shadow design: each size of
+    :data:`SHADOW_SIZES` (members / non-members drawn from the public nodes; ``"target"`` sizes the shadow's members
+    like the target's: the private nodes for Attack-1, the queries for Attack-2) × each shadow training length ×
+    each protocol. Two references need no shadow: ``design="oracle"``, an attack model of the protocol trained on a
+    random half of the target's *own* members and non-members and scored on the other half (what an attacker who
+    could label the target's nodes would reach; no shadow design is meant to beat it), and
+    ``design="confidence"``, the AUROC of the target's top probability alone (a threshold attack, no model).
+
+    One row per (attack, target, design): ``attack``, ``method``, ``design`` (``shadow`` / ``oracle`` /
+    ``confidence``), ``shadow`` (size, or ``""``), ``shadow_epochs`` (0 without a shadow), ``protocol``, ``value``
+    (the protocol's metric) and, for ``"rebmigraph"``, ``score_auroc``; the target's ``extra`` diagnostics."""
+    if not protocols or set(protocols) - set(PROTOCOLS):
+        raise ValueError(f"protocols must be a non-empty subset of {PROTOCOLS}, got {protocols!r}")
+    if not shadow_sizes or set(shadow_sizes) - set(SHADOW_SIZES):
+        raise ValueError(f"shadow_sizes must be a non-empty subset of {SHADOW_SIZES}, got {shadow_sizes!r}")
+    if not shadow_epochs or min(shadow_epochs) < 1:
+        raise ValueError(f"shadow_epochs must be positive training lengths, got {shadow_epochs!r}")
+    device = str(resolve_device(device))
+    attacked = build_targets(pd_, queries=queries, k=k, gamma=gamma, lam=lam, seed=seed,
+                             teacher_epochs=teacher_epochs, student_epochs=student_epochs, noise_on=noise_on,
+                             targets=targets, device=device)
+    n_members = {t["attack"]: t["member"].size(0) for t in attacked}
+    rows: list[dict[str, Any]] = []
+
+    def add(t, design, size, epochs, protocol, scored):
+        rows.append({"attack": t["attack"], "method": t["method"], "design": design, "shadow": size,
+                     "shadow_epochs": epochs, "protocol": protocol, **scored, **t["extra"]})
+
+    for t in attacked:  # the references without a shadow
+        top_mem, top_non = t["member"].exp().max(1).values, t["non_member"].exp().max(1).values
+        add(t, "confidence", "", 0, "score", {"value": auroc(top_mem.cpu().numpy(), top_non.cpu().numpy())})
+        gen = make_generator(stable_seed("oracle-split", seed, t["attack"], t["method"]))
+        pm, pn = torch.randperm(t["member"].size(0), generator=gen), torch.randperm(t["non_member"].size(0),
+                                                                                   generator=gen)
+        hm, hn = pm.numel() // 2, pn.numel() // 2
+        for protocol in protocols:
+            feats = _features(protocol)
+            fm, fn = feats(t["member"]).cpu(), feats(t["non_member"]).cpu()
+            atk = _fit_attack(fm[pm[:hm]], fn[pn[:hn]], stable_seed(seed, "oracle", t["attack"]), protocol)
+            add(t, "oracle", "", 0, protocol, _score(atk, fm[pm[hm:]], fn[pn[hn:]], protocol=protocol, seed=seed,
+                                                     max_nodes=max_nodes))
+    for attack, shadow_fn in (("attack1", _shadow1_posteriors), ("attack2", _shadow2_posteriors)):
+        if attack not in n_members:
+            continue
+        for size in shadow_sizes:
+            for epochs in shadow_epochs:
+                with torch_global_seed(stable_seed(seed, "dropout", "shadow" + attack[-1]), device):
+                    lps = shadow_fn(pd_, seed=seed, epochs=epochs, device=device, size=size,
+                                    n_target=n_members[attack])
+                for protocol in protocols:
+                    feats = _features(protocol)
+                    atk = _fit_attack(feats(lps[protocol][0]), feats(lps[protocol][1]),
+                                      stable_seed(seed, attack), protocol)
+                    for t in attacked:
+                        if t["attack"] == attack:
+                            add(t, "shadow", size, epochs, protocol,
+                                _score(atk, feats(t["member"]), feats(t["non_member"]), protocol=protocol,
+                                       seed=seed, max_nodes=max_nodes))
     return rows
 
 

@@ -48,6 +48,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "mia_student_epochs": 15, "mia_runs": 1,
         "mia_noise": ["posterior"],  # the authors'-code cells would double the notebook's smoke time
         "mia_published_datasets": [],
+        # the shadow designs' spread (fig4_shadows): one small run, the usual protocol
+        "mia_shadow_datasets": ["amazon"], "mia_shadow_runs": 1, "mia_shadow_sizes": ["quarter", "target"],
+        "mia_shadow_epochs": [15], "mia_shadow_protocols": ["score"],
         "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": [8.0], "central_canaries": 200,
         "central_graph_nodes": 300, "central_epochs": 30, "central_controls": ["progap-node", "drw"],
         "central_broken": ["dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
@@ -61,6 +64,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "query_lambdas": [1.0], "query_classes": 10, "query_trials": 20_000,
         "mia_datasets": ["credit"], "mia_queries": 20, "mia_k": 20, "mia_lambda": 1.0, "mia_teacher_epochs": 2,
         "mia_student_epochs": 3, "mia_runs": 1, "mia_noise": _MIA_NOISE, "mia_published_datasets": ["credit"],
+        "mia_shadow_datasets": ["credit"], "mia_shadow_runs": 1, "mia_shadow_sizes": ["quarter", "target"],
+        "mia_shadow_epochs": [3], "mia_shadow_protocols": list(mia.PROTOCOLS),
         "central_methods": ["dp-gnn"], "central_epsilons": [8.0], "central_canaries": 20,
         "central_graph_nodes": 60, "central_epochs": 2, "central_controls": [], "central_broken": ["dp-gnn"],
         "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
@@ -72,10 +77,15 @@ PROFILES: dict[str, dict[str, Any]] = {
         "node_epsilons": _EPS + [math.inf], "node_canaries": 1000, "node_graph_nodes": 2000, "node_epochs": 50,
         "query_lambdas": [0.1, 0.2, 0.4, 0.8, 1.0, 2.0], "query_classes": 10, "query_trials": 2_000_000,
         # Fig. 4: λ = 1 (App. C), |Q| = 1000 and the main-result K (docs/papers/privgnn.md#data-and-splits), 200 epochs, 3 runs
-        "mia_datasets": ["amazon", "credit"], "mia_queries": 1000, "mia_k": None, "mia_lambda": 1.0,
+        # Fig. 4 draws Amazon, ArXiv and Reddit (App. C); Credit is run for the text's "on all datasets"
+        "mia_datasets": ["amazon", "arxiv", "reddit", "credit"], "mia_queries": 1000, "mia_k": None, "mia_lambda": 1.0,
         "mia_teacher_epochs": 200, "mia_student_epochs": 200, "mia_runs": 3, "mia_noise": _MIA_NOISE,
         # the published attack implementation's protocol (dpgnn.audit.mia), on Fig. 4's dataset
         "mia_published_datasets": ["amazon"],
+        # how far the attacker's open choices move Fig. 4 (fig4_shadows): every shadow size, 50 / 200 (the targets')
+        # / 500 (the official code's) epochs, both protocols, against the same targets
+        "mia_shadow_datasets": ["amazon"], "mia_shadow_runs": 3, "mia_shadow_sizes": list(mia.SHADOW_SIZES),
+        "mia_shadow_epochs": [50, 200, 500], "mia_shadow_protocols": list(mia.PROTOCOLS),
         "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": _EPS, "central_canaries": 1000,
         "central_graph_nodes": 1000, "central_epochs": 50, "central_controls": ["progap-node", "drw"],
         "central_broken": ["progap-node", "dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
@@ -330,6 +340,25 @@ def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = A
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 03: PrivGNN's membership-inference attacks (Fig. 4)
 # ---------------------------------------------------------------------------------------------------------------
+def _mia_ledgers(c: dict[str, Any], info) -> dict[str, dict[str, Any]]:
+    """Per Fig. 4 target (``b1``, ``privgnn``, ``privgnn_code``), the ledger of the cell's student settings."""
+    led_p = P.privacy_ledger("privgnn", lam=c["lam"], queries=c["queries"], gamma=info.gamma,
+                             delta=info.delta_reproducing, num_classes=info.classes,
+                             delta_sound=info.delta_stated, standardized=c["dataset"] in P.STANDARDIZED)
+    led_p = {k2: v for k2, v in led_p.items() if k2 != "event"}
+    return {"b1": P.privacy_ledger("b1"), "privgnn": led_p, "privgnn_code": P.log_softmax_ledger(led_p)}
+
+
+def _mia_row(r: dict[str, Any], ledgers: dict[str, dict[str, Any]], *, metric: str, k: int) -> dict[str, Any]:
+    """A stored row from one attack row of :mod:`dpgnn.audit.mia` (``setting`` = the attack)."""
+    private = r["method"] != "b1"
+    led = ledgers[r["method"]]
+    diag = {k2: v for k2, v in r.items() if k2 not in ("attack", "method", "value")}
+    return {"method": r["method"], "setting": r["attack"], "metric": metric, "value": r["value"],
+            "level": "node" if private else "none", "epsilon": led["epsilon"] if private else math.inf,
+            "delta": led["delta"] if private else 0.0, "k_used": k, "ledger": led, **diag}
+
+
 def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
     """Attack-1 / Attack-2 AUROC against B1 and the PrivGNN student (λ = ``mia_lambda``), per dataset and run;
     with ``"log_softmax"`` in ``mia_noise`` also against the authors'-code student (``privgnn_code``). Rows carry
@@ -358,22 +387,8 @@ def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: b
                                seed=stable_seed(c["seed"], c["dataset"], c["run"]),
                                teacher_epochs=c["teacher_epochs"], student_epochs=c["student_epochs"],
                                shadow_epochs=c["student_epochs"], device=device, **opts)
-        led_p = P.privacy_ledger("privgnn", lam=c["lam"], queries=c["queries"], gamma=info.gamma,
-                                 delta=info.delta_reproducing, num_classes=info.classes,
-                                 delta_sound=info.delta_stated, standardized=c["dataset"] in P.STANDARDIZED)
-        led_p = {k2: v for k2, v in led_p.items() if k2 != "event"}
-        ledgers = {"b1": P.privacy_ledger("b1"), "privgnn": led_p, "privgnn_code": P.log_softmax_ledger(led_p)}
-        out = []
-        for r in rows:
-            private = r["method"] != "b1"
-            led = ledgers[r["method"]]
-            diag = {k2: v for k2, v in r.items() if k2 not in ("attack", "method", "value")}
-            out.append({"method": r["method"], "setting": r["attack"],
-                        "metric": "auroc_published" if published else "auroc", "value": r["value"],
-                        "level": "node" if private else "none",
-                        "epsilon": led["epsilon"] if private else math.inf,
-                        "delta": led["delta"] if private else 0.0, "k_used": k, "ledger": led, **diag})
-        return out
+        metric = "auroc_published" if published else "auroc"
+        return [_mia_row(r, _mia_ledgers(c, info), metric=metric, k=k) for r in rows]
 
     base = dict(dataset=names, run=list(range(cfg.mia_runs)), queries=[cfg.mia_queries], k=[cfg.mia_k],
                 lam=[cfg.mia_lambda], teacher_epochs=[cfg.mia_teacher_epochs],
@@ -468,5 +483,129 @@ def plot_mia_protocols(store: ResultStore, dataset: str = "amazon"):
     if axes[0][0].get_legend_handles_labels()[0]:
         axes[0][0].legend(fontsize=7, loc="upper right")
     fig.suptitle("PrivGNN Fig. 4 under two attack protocols (◇ paper)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Notebook 03: how far the attacker's open choices move Fig. 4 (shadow designs, fig4_shadows)
+# ---------------------------------------------------------------------------------------------------------------
+def run_mia_shadows(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False
+                    ) -> pd.DataFrame:
+    """Artifact ``fig4_shadows``: per (dataset, run) of ``mia_shadow_datasets`` the Fig. 4 targets (B1 and both
+    students, the settings of :func:`run_mia`) trained once and attacked with every shadow design of
+    ``mia_shadow_sizes`` × ``mia_shadow_epochs`` × ``mia_shadow_protocols``, plus the oracle and confidence
+    references (:func:`dpgnn.audit.mia.shadow_sensitivity`). Rows as in ``fig4`` (``metric`` ``auroc`` or
+    ``auroc_published``) with ``design``, ``shadow``, ``shadow_epochs`` and ``protocol``."""
+    cache: dict[str, Any] = {}
+
+    def load(name):
+        if name not in cache:
+            cache[name] = P.prepare(name)
+        return cache[name]
+
+    names = [n for n in cfg.mia_shadow_datasets
+             if load_or_skip(store, n, load, artifact="fig4_shadows") is not None]
+
+    def cell(c):
+        info = P.DATASETS[c["dataset"]]
+        k = c["k"] or info.k
+        rows = mia.shadow_sensitivity(load(c["dataset"]), queries=c["queries"], k=k, gamma=info.gamma, lam=c["lam"],
+                                      seed=stable_seed(c["seed"], c["dataset"], c["run"]),
+                                      teacher_epochs=c["teacher_epochs"], student_epochs=c["student_epochs"],
+                                      shadow_sizes=tuple(c["sizes"]), shadow_epochs=tuple(c["shadow_epochs"]),
+                                      protocols=tuple(c["protocols"]), noise_on=tuple(c["noise_on"]),
+                                      device=device)
+        ledgers = _mia_ledgers(c, info)
+        return [_mia_row(r, ledgers, metric="auroc" if r["protocol"] == "score" else "auroc_published", k=k)
+                for r in rows]
+
+    noise = list(cfg.mia_noise)
+    if not noise or set(noise) - set(_MIA_NOISE):
+        raise ValueError(f"mia_noise must be a non-empty subset of {_MIA_NOISE}, got {noise!r}")
+    cells = grid(dataset=names, run=list(range(cfg.mia_shadow_runs)), queries=[cfg.mia_queries], k=[cfg.mia_k],
+                 lam=[cfg.mia_lambda], teacher_epochs=[cfg.mia_teacher_epochs],
+                 student_epochs=[cfg.mia_student_epochs], seed=[cfg.seed], noise_on=[noise],
+                 sizes=[list(cfg.mia_shadow_sizes)], shadow_epochs=[list(cfg.mia_shadow_epochs)],
+                 protocols=[list(cfg.mia_shadow_protocols)]) if names else []
+    if not cells:
+        return store.load("fig4_shadows")
+    return run_grid(store, "fig4_shadows", cells, cell, desc="PrivGNN MI shadow designs", force=force)
+
+
+_SHADOW_COLUMNS = ["dataset", "method", "setting", "metric", "paper", "paper ±", "default", "shadow min",
+                   "shadow max", "min design", "max design", "oracle", "confidence", "runs", "paper reached"]
+
+
+def mia_shadow_range(store: ResultStore) -> pd.DataFrame:
+    """Per Fig. 4 cell (dataset, target, attack) and metric: the paper's value and band, our default design
+    (quarter-size shadow trained as long as the target), the lowest and highest AUROC over every shadow design (each
+    a mean over runs; which designs), the oracle attack and the confidence threshold (no shadow), the run count,
+    and ``paper reached``: whether the paper's band meets the designs' range [min, max]."""
+    df = store.load("fig4_shadows")
+    if df.empty:
+        return pd.DataFrame(columns=_SHADOW_COLUMNS)
+    keys = ["dataset", "method", "setting", "metric"]
+    sh = df[df["design"] == "shadow"].copy()
+    sh["design name"] = sh["shadow"].astype(str) + "/" + sh["shadow_epochs"].astype(int).astype(str) + " ep"
+    means = sh.groupby(keys + ["design name", "shadow", "shadow_epochs"])["value"].mean().reset_index()
+    out = []
+    for key, g in means.groupby(keys):
+        lo, hi = g.loc[g["value"].idxmin()], g.loc[g["value"].idxmax()]
+        default = g[g["shadow"] == "quarter"]
+        default = default[default["shadow_epochs"] == default["shadow_epochs"].median()] if len(default) else default
+        sel = df[(df[keys] == pd.Series(key, index=keys)).all(axis=1)]
+        ref = {d: sel.loc[sel["design"] == d, "value"].mean() for d in ("oracle", "confidence")}
+        out.append(dict(zip(keys, key), default=default["value"].mean() if len(default) else np.nan,
+                        **{"shadow min": lo["value"], "shadow max": hi["value"], "min design": lo["design name"],
+                           "max design": hi["design name"], "oracle": ref["oracle"], "confidence": ref["confidence"],
+                           "runs": int(sel["run"].nunique())}))
+    tab = pd.DataFrame(out)
+    ref = load_reference(PAPER, "fig4")[["dataset", "method", "setting", "value", "tolerance"]].rename(
+        columns={"value": "paper", "tolerance": "paper ±"})
+    tab = ref.merge(tab, on=["dataset", "method", "setting"], how="right")
+    band_lo, band_hi = tab["paper"] - tab["paper ±"], tab["paper"] + tab["paper ±"]
+    tab["paper reached"] = (band_lo <= tab["shadow max"]) & (band_hi >= tab["shadow min"]) & tab["paper"].notna()
+    return tab[_SHADOW_COLUMNS].round(3).reset_index(drop=True)
+
+
+def plot_mia_shadows(store: ResultStore, dataset: str = "amazon"):
+    """Per attack, each target's AUROC over the shadow designs (bar from the lowest to the highest design mean, ●
+    our default design, ▲ the oracle attack) under both metrics, the paper's value as ◇ with its band."""
+    tab = mia_shadow_range(store)
+    tab = tab[tab["dataset"] == dataset]
+    fig, axes = plotting.plt.subplots(1, 2, figsize=(8.5, 3.6), squeeze=False, sharey=True)
+    colours = {"auroc": "#1f77b4", "auroc_published": "#2ca02c"}
+    labels = {"auroc": "score AUROC", "auroc_published": "published metric"}
+    for ax, attack in zip(axes[0], ("attack1", "attack2")):
+        sub = tab[tab["setting"] == attack]
+        methods = [m for m in ("b1", "privgnn", "privgnn_code") if (sub["method"] == m).any()]
+        for i, method in enumerate(methods):
+            rows = sub[sub["method"] == method]
+            for j, (metric, colour) in enumerate(colours.items()):
+                r = rows[rows["metric"] == metric]
+                if not len(r):
+                    continue
+                r = r.iloc[0]
+                x = i + (j - 0.5) * 0.25
+                first = i == 0 and attack == "attack1"
+                ax.vlines(x, r["shadow min"], r["shadow max"], color=colour, lw=6, alpha=0.5,
+                          label=f"{labels[metric]}: shadow designs" if first else None)
+                ax.plot(x, r["default"], "o", color=colour, ms=5)
+                ax.plot(x, r["oracle"], "^", color=colour, ms=6, mfc="none",
+                        label=f"{labels[metric]}: oracle" if first else None)
+            paper = rows.dropna(subset=["paper"])
+            if len(paper):
+                ax.errorbar(i, paper["paper"].iloc[0], yerr=paper["paper ±"].iloc[0], fmt="D", color="black",
+                            capsize=3, label="paper (± band)" if i == 0 and attack == "attack1" else None)
+        ax.set_xticks(range(len(methods)))
+        ax.set_xticklabels(methods)
+        ax.axhline(0.5, color="#7f7f7f", ls="--", lw=1)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"MI {attack.replace('attack', 'Attack-')} ({dataset})", fontsize=9)
+        ax.set_ylabel("AUROC")
+    if axes[0][0].get_legend_handles_labels()[0]:
+        axes[0][0].legend(fontsize=6, loc="lower left")
+    fig.suptitle("Fig. 4 over the attacker's open choices (shadow size × training length; ● default)", fontsize=10)
     fig.tight_layout()
     return fig

@@ -237,7 +237,7 @@ def _audit(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
         if row.get("lam"):
             _same(row["lam"], lam, "lam")
         return argmax.query_statement(lam, int(_num(row.get("classes"), "classes")), match.group(1))
-    if art == "fig4":
+    if art in ("fig4", "fig4_shadows"):
         return _privgnn(row, led)
     raise BackfillError(f"audit artifact {art!r} unknown")
 

@@ -126,3 +126,61 @@ def test_protocol_and_noise_placements_are_checked(data):
         mia.run_attacks(data, noise_on=("posterior", "posterior"), **ARGS)
     with pytest.raises(ValueError, match="noise_on"):
         mia.run_attacks(data, noise_on="logits", **ARGS)
+
+
+@pytest.mark.parametrize("size, n_target, expect", [("quarter", None, (20, 20)), ("half", None, (40, 40)),
+                                                     ("target", 25, (25, 25)), ("target", 500, (40, 40))])
+def test_shadow_splits_are_disjoint_public_nodes_of_the_named_size(data, size, n_target, expect):
+    mem, non = mia._shadow_split(data, 7, size, n_target)
+    assert (mem.numel(), non.numel()) == expect
+    assert not set(mem.tolist()) & set(non.tolist())
+    assert max(mem.max(), non.max()) < data.x_pub.size(0)
+    with pytest.raises(ValueError, match="shadow size"):
+        mia._shadow_split(data, 7, "third")
+    with pytest.raises(ValueError, match="n_target"):
+        mia._shadow_split(data, 7, "target")
+
+
+@pytest.fixture(scope="module")
+def designs(data):
+    args = {k: v for k, v in ARGS.items() if k != "shadow_epochs"}
+    return mia.shadow_sensitivity(data, shadow_sizes=("quarter", "target"), shadow_epochs=(5, 8), **args)
+
+
+def test_shadow_sensitivity_default_design_is_run_attacks(data, designs, both):
+    """The quarter-size shadow trained as long as run_attacks' shadow gives run_attacks' rows exactly, under
+    both protocols; every (attack, target) has every design, the oracle per protocol and the confidence row."""
+    published = _by_key(mia.run_attacks(data, noise_on=("posterior", "log_softmax"), protocol="rebmigraph", **ARGS))
+    for r in designs:
+        if r["design"] == "shadow" and r["shadow"] == "quarter" and r["shadow_epochs"] == 5:
+            ref = both if r["protocol"] == "score" else published
+            if (r["attack"], r["method"]) in ref:
+                assert r["value"] == ref[r["attack"], r["method"]]["value"], r
+    keys = {(r["attack"], r["method"]) for r in designs}
+    assert keys == {(a, m) for a in ("attack1", "attack2") for m in ("b1", "privgnn", "privgnn_code")}
+    for key in keys:
+        mine = [r for r in designs if (r["attack"], r["method"]) == key]
+        assert len(mine) == 2 * 2 * 2 + 2 + 1  # sizes x epochs x protocols, oracle per protocol, confidence
+        assert {r["design"] for r in mine} == {"shadow", "oracle", "confidence"}
+        assert all(0.0 <= r["value"] <= 1.0 for r in mine)
+        assert all(("score_auroc" in r) == (r["protocol"] == "rebmigraph") for r in mine)
+
+
+def test_confidence_reference_is_the_auroc_of_the_top_probability(data, designs):
+    """The no-model reference recomputed from the targets' own posteriors."""
+    args = {k: v for k, v in ARGS.items() if k != "shadow_epochs"}
+    targets = mia.build_targets(data, noise_on=("posterior", "log_softmax"), **args)
+    conf = {(r["attack"], r["method"]): r["value"] for r in designs if r["design"] == "confidence"}
+    for t in targets:
+        top = [t[k].exp().max(1).values.numpy() for k in ("member", "non_member")]
+        assert conf[t["attack"], t["method"]] == pytest.approx(mia.auroc(*top))
+
+
+def test_shadow_sensitivity_checks_its_grid(data):
+    args = {k: v for k, v in ARGS.items() if k != "shadow_epochs"}
+    with pytest.raises(ValueError, match="protocols"):
+        mia.shadow_sensitivity(data, protocols=("tstf",), **args)
+    with pytest.raises(ValueError, match="shadow_sizes"):
+        mia.shadow_sensitivity(data, shadow_sizes=(), **args)
+    with pytest.raises(ValueError, match="shadow_epochs"):
+        mia.shadow_sensitivity(data, shadow_epochs=(0,), **args)

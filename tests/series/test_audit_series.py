@@ -19,7 +19,9 @@ def test_profiles_cover_the_issue_grid():
         cfg = settings("audit", profile)
         assert cfg.ldp_epsilons == [0.5, 1.0, 2.0, 4.0, 8.0]
         assert "broken_laplace" in cfg.ldp_mechanisms and math.inf in cfg.node_epsilons
-    assert settings("audit", "paper").mia_datasets == ["amazon", "credit"]
+    paper = settings("audit", "paper")
+    assert paper.mia_datasets == ["amazon", "arxiv", "reddit", "credit"]  # Fig. 4's three, and Credit
+    assert paper.mia_shadow_epochs == [50, 200, 500] and paper.mia_student_epochs in paper.mia_shadow_epochs
 
 
 def test_ldp_rows_and_flags(store):
@@ -102,6 +104,32 @@ def test_every_audit_row_states_the_guarantee_of_what_it_audits(store):
         assert tab.loc[tab["method"] == "privgnn_code", "runs"].eq(1).all()
         fig = S.plot_mia_protocols(store, "credit")
         assert [len(ax.patches) for ax in fig.axes] == [6, 6]  # 3 targets x 2 protocols per attack
+
+
+def test_shadow_designs_series_extends_fig4(store):
+    """fig4_shadows at the test profile: its default design (quarter-size shadow, as many epochs as the targets)
+    stores fig4's values for every target and metric; every row's ledger passes; the range table and figure."""
+    from dpgnn.privacy.guarantee import check_ledger
+
+    cfg = settings("audit", "test")
+    S.run_mia(cfg, store)
+    if not store.path("fig4").exists():
+        pytest.skip("Credit's raw files are not available here")
+    rows = S.run_mia_shadows(cfg, store)
+    assert set(rows["design"]) == {"shadow", "oracle", "confidence"}
+    for row in _stored(store, "fig4_shadows"):
+        check_ledger(row["ledger"])
+    fig4 = store.load("fig4").groupby(["method", "setting", "metric"])["value"].mean()
+    default = rows[(rows["design"] == "shadow") & (rows["shadow"] == "quarter")
+                   & (rows["shadow_epochs"] == cfg.mia_student_epochs)]
+    got = default.groupby(["method", "setting", "metric"])["value"].mean()
+    assert len(got) == 12 and got.to_dict() == pytest.approx(fig4.loc[got.index].to_dict())
+    tab = S.mia_shadow_range(store)
+    assert len(tab) == 12 and (tab["shadow min"] <= tab["default"]).all() and (tab["default"] <= tab["shadow max"]).all()
+    assert tab["paper"].isna().all() and not tab["paper reached"].any()  # Fig. 4 has no Credit value
+    assert tab.loc[tab["metric"] == "auroc", "confidence"].notna().all()
+    fig = S.plot_mia_shadows(store, "credit")
+    assert len(fig.axes) == 2
 
 
 def test_central_rows_state_their_ledger_and_the_broken_control(store):
