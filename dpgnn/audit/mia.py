@@ -368,7 +368,8 @@ def shadow_sensitivity(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float
     like the target's: the private nodes for Attack-1, the queries for Attack-2) × each shadow training length ×
     each protocol. Two references need no shadow: ``design="oracle"``, an attack model of the protocol trained on a
     random half of the target's *own* members and non-members and scored on the other half (what an attacker who
-    could label the target's nodes would reach; no shadow design is meant to beat it), and
+    could label the target's nodes would reach: for the score AUROC the reference a shadow design approaches; the
+    published attack model's hard calls may still fall on one side of its threshold, 0.5), and
     ``design="confidence"``, the AUROC of the target's top probability alone (a threshold attack, no model).
 
     One row per (attack, target, design): ``attack``, ``method``, ``design`` (``shadow`` / ``oracle`` /

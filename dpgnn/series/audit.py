@@ -475,14 +475,21 @@ def plot_mia_protocols(store: ResultStore, dataset: str = "amazon"):
             xs = range(len(sub))
             ax.errorbar(xs, sub["paper"], yerr=sub["paper ±"], fmt="D", color="black", capsize=3, zorder=3,
                         label="paper (± agreement band)")
+        ax.set_xlabel("")
+    return _finish_mia_figure(fig, axes, dataset, "PrivGNN Fig. 4 under two attack protocols (◇ paper)",
+                              legend=dict(fontsize=7, loc="upper right"))
+
+
+def _finish_mia_figure(fig, axes, dataset: str, title: str, *, legend: dict[str, Any]):
+    """Per attack panel: the random-guess line, AUROC axis and title; the legend on the first panel."""
+    for ax, attack in zip(axes[0], ("attack1", "attack2")):
         ax.axhline(0.5, color="#7f7f7f", ls="--", lw=1)
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, 1.02)
         ax.set_title(f"MI {attack.replace('attack', 'Attack-')} ({dataset})", fontsize=9)
         ax.set_ylabel("AUROC")
-        ax.set_xlabel("")
     if axes[0][0].get_legend_handles_labels()[0]:
-        axes[0][0].legend(fontsize=7, loc="upper right")
-    fig.suptitle("PrivGNN Fig. 4 under two attack protocols (◇ paper)", fontsize=10)
+        axes[0][0].legend(**legend)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -534,21 +541,25 @@ def run_mia_shadows(cfg: Settings, store: ResultStore, *, device: str = "auto", 
 
 
 _SHADOW_COLUMNS = ["dataset", "method", "setting", "metric", "paper", "paper ±", "default", "shadow min",
-                   "shadow max", "min design", "max design", "oracle", "confidence", "runs", "paper reached"]
+                   "shadow max", "min design", "max design", "oracle", "confidence", "its score min",
+                   "its score max", "runs", "paper reached"]
 
 
 def mia_shadow_range(store: ResultStore) -> pd.DataFrame:
     """Per Fig. 4 cell (dataset, target, attack) and metric: the paper's value and band, our default design
     (quarter-size shadow trained as long as the target), the lowest and highest AUROC over every shadow design (each
-    a mean over runs; which designs), the oracle attack and the confidence threshold (no shadow), the run count,
-    and ``paper reached``: whether the paper's band meets the designs' range [min, max]."""
+    a mean over runs; which designs), the oracle attack and the confidence threshold (no shadow), for the published
+    metric the range of the same attack models' score AUROC (``its score min`` / ``max``), the run count, and
+    ``paper reached``: whether the paper's band meets the designs' range [min, max] of the row's metric."""
     df = store.load("fig4_shadows")
     if df.empty:
         return pd.DataFrame(columns=_SHADOW_COLUMNS)
     keys = ["dataset", "method", "setting", "metric"]
     sh = df[df["design"] == "shadow"].copy()
     sh["design name"] = sh["shadow"].astype(str) + "/" + sh["shadow_epochs"].astype(int).astype(str) + " ep"
-    means = sh.groupby(keys + ["design name", "shadow", "shadow_epochs"])["value"].mean().reset_index()
+    if "score_auroc" not in sh:
+        sh["score_auroc"] = np.nan
+    means = sh.groupby(keys + ["design name", "shadow", "shadow_epochs"])[["value", "score_auroc"]].mean().reset_index()
     out = []
     for key, g in means.groupby(keys):
         lo, hi = g.loc[g["value"].idxmin()], g.loc[g["value"].idxmax()]
@@ -559,6 +570,7 @@ def mia_shadow_range(store: ResultStore) -> pd.DataFrame:
         out.append(dict(zip(keys, key), default=default["value"].mean() if len(default) else np.nan,
                         **{"shadow min": lo["value"], "shadow max": hi["value"], "min design": lo["design name"],
                            "max design": hi["design name"], "oracle": ref["oracle"], "confidence": ref["confidence"],
+                           "its score min": g["score_auroc"].min(), "its score max": g["score_auroc"].max(),
                            "runs": int(sel["run"].nunique())}))
     tab = pd.DataFrame(out)
     ref = load_reference(PAPER, "fig4")[["dataset", "method", "setting", "value", "tolerance"]].rename(
@@ -600,12 +612,6 @@ def plot_mia_shadows(store: ResultStore, dataset: str = "amazon"):
                             capsize=3, label="paper (± band)" if i == 0 and attack == "attack1" else None)
         ax.set_xticks(range(len(methods)))
         ax.set_xticklabels(methods)
-        ax.axhline(0.5, color="#7f7f7f", ls="--", lw=1)
-        ax.set_ylim(0, 1.02)
-        ax.set_title(f"MI {attack.replace('attack', 'Attack-')} ({dataset})", fontsize=9)
-        ax.set_ylabel("AUROC")
-    if axes[0][0].get_legend_handles_labels()[0]:
-        axes[0][0].legend(fontsize=6, loc="lower left")
-    fig.suptitle("Fig. 4 over the attacker's open choices (shadow size × training length; ● default)", fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _finish_mia_figure(fig, axes, dataset,
+                              "Fig. 4 over the attacker's open choices (shadow size × training length; ● default)",
+                              legend=dict(fontsize=6, loc="lower left"))
