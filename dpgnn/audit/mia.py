@@ -228,18 +228,19 @@ def _shadow2_posteriors(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: s
     return {"score": pair, "rebmigraph": pair}
 
 
-def _shadow_attack1(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, protocol: str = "score"
-                    ) -> torch.nn.Module:
-    lp_mem, lp_non = _shadow1_posteriors(pd_, seed=seed, epochs=epochs, device=device)[protocol]
-    feats = _features(protocol)
-    return _fit_attack(feats(lp_mem), feats(lp_non), stable_seed(seed, "attack1"), protocol)
+def _shadow_posteriors(pd_: P.PrivGNNData, attack: str, *, seed: int, epochs: int, device: str,
+                       size: str = "quarter", n_target: int | None = None
+                       ) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """``attack``'s shadow, trained with dropout masks seeded from ``seed`` and its role."""
+    shadow = _shadow1_posteriors if attack == "attack1" else _shadow2_posteriors
+    with torch_global_seed(stable_seed(seed, "dropout", "shadow" + attack[-1]), device):
+        return shadow(pd_, seed=seed, epochs=epochs, device=device, size=size, n_target=n_target)
 
 
-def _shadow_attack2(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, protocol: str = "score"
-                    ) -> torch.nn.Module:
-    lp_mem, lp_non = _shadow2_posteriors(pd_, seed=seed, epochs=epochs, device=device)[protocol]
+def _fit_on(lp_mem: torch.Tensor, lp_non: torch.Tensor, seed: int, protocol: str) -> torch.nn.Module:
+    """The protocol's attack model fitted on (member, non-member) log-posteriors."""
     feats = _features(protocol)
-    return _fit_attack(feats(lp_mem), feats(lp_non), stable_seed(seed, "attack2"), protocol)
+    return _fit_attack(feats(lp_mem), feats(lp_non), seed, protocol)
 
 
 def _check_targets(targets: tuple[str, ...], noise_on: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -338,18 +339,17 @@ def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: 
     attacked = build_targets(pd_, queries=queries, k=k, gamma=gamma, lam=lam, seed=seed,
                              teacher_epochs=teacher_epochs, student_epochs=student_epochs, noise_on=noise_on,
                              targets=targets, device=device)
-    with torch_global_seed(stable_seed(seed, "dropout", "shadow1"), device):
-        atk1 = _shadow_attack1(pd_, seed=seed, epochs=student_epochs if shadow_epochs is None else shadow_epochs,
-                               device=device, protocol=protocol)
-    with torch_global_seed(stable_seed(seed, "dropout", "shadow2"), device):
-        atk2 = _shadow_attack2(pd_, seed=seed, epochs=shadow_epochs, device=device, protocol=protocol)
+    atk = {}
+    for attack, epochs in (("attack1", student_epochs if shadow_epochs is None else shadow_epochs),
+                           ("attack2", shadow_epochs)):
+        lp_mem, lp_non = _shadow_posteriors(pd_, attack, seed=seed, epochs=epochs, device=device)[protocol]
+        atk[attack] = _fit_on(lp_mem, lp_non, stable_seed(seed, attack), protocol)
     feats = _features(protocol)
     rows = []
     for t in attacked:
         mem, non = feats(t["member"]), feats(t["non_member"])
-        atk = atk1 if t["attack"] == "attack1" else atk2
         rows.append({"attack": t["attack"], "method": t["method"],
-                     **_score(atk, mem, non, protocol=protocol, seed=seed, max_nodes=max_nodes),
+                     **_score(atk[t["attack"]], mem, non, protocol=protocol, seed=seed, max_nodes=max_nodes),
                      "protocol": protocol, **_diagnostics(mem, non, t["public"], pd_), **t["extra"]})
     return rows
 
@@ -405,18 +405,16 @@ def shadow_sensitivity(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float
             atk = _fit_attack(fm[pm[:hm]], fn[pn[:hn]], stable_seed(seed, "oracle", t["attack"]), protocol)
             add(t, "oracle", "", 0, protocol, _score(atk, fm[pm[hm:]], fn[pn[hn:]], protocol=protocol, seed=seed,
                                                      max_nodes=max_nodes))
-    for attack, shadow_fn in (("attack1", _shadow1_posteriors), ("attack2", _shadow2_posteriors)):
+    for attack in ("attack1", "attack2"):
         if attack not in n_members:
             continue
         for size in shadow_sizes:
             for epochs in shadow_epochs:
-                with torch_global_seed(stable_seed(seed, "dropout", "shadow" + attack[-1]), device):
-                    lps = shadow_fn(pd_, seed=seed, epochs=epochs, device=device, size=size,
-                                    n_target=n_members[attack])
+                lps = _shadow_posteriors(pd_, attack, seed=seed, epochs=epochs, device=device, size=size,
+                                         n_target=n_members[attack])
                 for protocol in protocols:
+                    atk = _fit_on(*lps[protocol], stable_seed(seed, attack), protocol)
                     feats = _features(protocol)
-                    atk = _fit_attack(feats(lps[protocol][0]), feats(lps[protocol][1]),
-                                      stable_seed(seed, attack), protocol)
                     for t in attacked:
                         if t["attack"] == attack:
                             add(t, "shadow", size, epochs, protocol,

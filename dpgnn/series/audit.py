@@ -342,6 +342,18 @@ def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = A
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 03: PrivGNN's membership-inference attacks (Fig. 4)
 # ---------------------------------------------------------------------------------------------------------------
+def _prepared():
+    """A loader of PrivGNN datasets that prepares each once (per call of a run function)."""
+    cache: dict[str, Any] = {}
+
+    def load(name):
+        if name not in cache:
+            cache[name] = P.prepare(name)
+        return cache[name]
+
+    return load
+
+
 def _mia_ledgers(c: dict[str, Any], info) -> dict[str, dict[str, Any]]:
     """Per Fig. 4 target (``b1``, ``privgnn``, ``privgnn_code``), the ledger of the cell's student settings."""
     led_p = P.privacy_ledger("privgnn", lam=c["lam"], queries=c["queries"], gamma=info.gamma,
@@ -366,12 +378,7 @@ def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: b
     with ``"log_softmax"`` in ``mia_noise`` also against the authors'-code student (``privgnn_code``). Rows carry
     the targets' diagnostics (:func:`dpgnn.audit.mia.run_attacks`: pseudo-label accuracy, member / non-member
     confidence, test accuracy)."""
-    cache: dict[str, Any] = {}
-
-    def load(name):
-        if name not in cache:
-            cache[name] = P.prepare(name)
-        return cache[name]
+    load = _prepared()
 
     names = [n for n in cfg.mia_datasets if load_or_skip(store, n, load, artifact="fig4") is not None]
 
@@ -506,12 +513,7 @@ def run_mia_shadows(cfg: Settings, store: ResultStore, *, device: str = "auto", 
     ``mia_shadow_sizes`` × ``mia_shadow_epochs`` × ``mia_shadow_protocols``, plus the oracle and confidence
     references (:func:`dpgnn.audit.mia.shadow_sensitivity`). Rows as in ``fig4`` (``metric`` ``auroc`` or
     ``auroc_published``) with ``design``, ``shadow``, ``shadow_epochs`` and ``protocol``."""
-    cache: dict[str, Any] = {}
-
-    def load(name):
-        if name not in cache:
-            cache[name] = P.prepare(name)
-        return cache[name]
+    load = _prepared()
 
     names = [n for n in cfg.mia_shadow_datasets
              if load_or_skip(store, n, load, artifact="fig4_shadows") is not None]
@@ -561,12 +563,12 @@ def mia_shadow_range(store: ResultStore) -> pd.DataFrame:
     sh["design name"] = sh["shadow"].astype(str) + "/" + sh["shadow_epochs"].astype(int).astype(str) + " ep"
     if "score_auroc" not in sh:
         sh["score_auroc"] = np.nan
-    means = sh.groupby(keys + ["design name", "shadow", "shadow_epochs"])[["value", "score_auroc"]].mean().reset_index()
+    sh["default"] = (sh["shadow"] == "quarter") & (sh["shadow_epochs"] == sh["student_epochs"])
+    means = sh.groupby(keys + ["design name", "default"])[["value", "score_auroc"]].mean().reset_index()
     out = []
     for key, g in means.groupby(keys):
         lo, hi = g.loc[g["value"].idxmin()], g.loc[g["value"].idxmax()]
-        default = g[g["shadow"] == "quarter"]
-        default = default[default["shadow_epochs"] == default["shadow_epochs"].median()] if len(default) else default
+        default = g[g["default"]]
         sel = df[(df[keys] == pd.Series(key, index=keys)).all(axis=1)]
         ref = {d: sel.loc[sel["design"] == d, "value"].mean() for d in ("oracle", "confidence")}
         out.append(dict(zip(keys, key), default=default["value"].mean() if len(default) else np.nan,
