@@ -35,7 +35,8 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from dpgnn.results import ResultStore
-from dpgnn.sweep import STALE_CHOICES, CellSpec, cell_rows, donor_rows, stale_hashes, staging_store, swap_in
+from dpgnn.sweep import (STALE_CHOICES, CellSpec, cell_rows, donor_rows, resume_staging, stale_hashes,
+                          swap_in)
 from dpgnn.utils import config_hash
 
 #: the five series, in the order they run
@@ -293,11 +294,12 @@ def compute(papers: Iterable[str] | None = None, *, profile: str = "smoke", arti
     ``workers`` processes (default: sized to the machine, ``workers_per_gpu`` per GPU on a GPU machine) is started
     and closed. ``client``: an existing ``distributed.Client`` (tests). ``force`` recomputes every cell into a
     staging store and swaps it in per artifact only when all its cells are done (an interrupted force keeps the
-    old rows). ``stale``: ``keep`` (default) or ``rerun`` the stored cells computed by other code. ``dry_run``
-    computes nothing and prints, per paper and artifact, cells stored / missing and an estimated cost from the
-    stored per-cell times. ``overrides``: settings of the profile replaced for this run (``dpgnn run --set``,
-    e.g. ``{"fidelity_k": [300]}``); a key the profile does not have is a ``ValueError``. Cells are keyed by their
-    full configuration, so overridden cells are stored beside the profile's own. Returns the summary frame (see
+    old rows, and the next force resumes from the cells it staged). ``stale``: ``keep`` (default) or ``rerun`` the
+    stored cells computed by other code. ``dry_run`` computes nothing and prints, per paper and artifact, cells
+    stored / missing and an estimated cost from the stored per-cell times. ``overrides``: settings of the profile
+    replaced for this run (``dpgnn run --set``, e.g. ``{"fidelity_k": [300]}``); a key the profile does not have
+    is a ``ValueError``. Cells are keyed by their full configuration, so overridden cells are stored beside the
+    profile's own. Returns the summary frame (see
     the module docstring).
     """
     from dpgnn.profiles import settings
@@ -338,6 +340,15 @@ def run_specs(pairs: list[tuple[CellSpec, Any]], profile: str, *, workers: int |
                     t.done.add(h)
                     copied[(paper, art)] += 1
 
+    # --force / --stale rerun: a staging store per artifact; the cells an interrupted one staged with this code
+    # are not run again
+    for t in targets.values():
+        if t.redo:
+            t.staging, t.staged = resume_staging(t.store, t.artifact, t.redo)
+            if t.staged:
+                print(f"{t.store.paper}/{t.artifact}: {len(t.staged)} of the {len(t.redo)} cells to recompute already "
+                      "staged by this code (an interrupted run): kept")
+
     # availability (cheap checks), then one task per distinct cell of a share group
     skipped: dict[tuple[str, str], str] = {}
     tasks: dict[str, _Task] = {}
@@ -357,7 +368,7 @@ def run_specs(pairs: list[tuple[CellSpec, Any]], profile: str, *, workers: int |
                 t.store.record_skip(name, skipped[(spec.paper, name)], artifact=spec.skip_as or spec.name)
                 t.redo.discard(h)
                 continue
-            if h in t.done and h not in t.redo:
+            if (h in t.done and h not in t.redo) or h in t.staged:
                 continue
             key = f"dpgnn-{profile}-{spec.paper}-{_group(spec)}-{h}-{token}"
             if key not in tasks:
@@ -365,10 +376,7 @@ def run_specs(pairs: list[tuple[CellSpec, Any]], profile: str, *, workers: int |
             if all(tt is not t for tt, _ in tasks[key].targets):
                 tasks[key].targets.append((t, h))
     for t in targets.values():
-        if t.redo:
-            t.staging = staging_store(t.store, fresh=False)
-            t.staging.clear(t.artifact)
-            _maybe_swap(t)
+        _maybe_swap(t)  # every cell to recompute was already staged
 
     counts = {"computed": 0, "failed": 0}
     failures: list[str] = []
@@ -535,5 +543,5 @@ def _lines(summary: pd.DataFrame, stale: str, force: bool) -> list[str]:
     return out
 
 
-__all__ = ["PAPERS", "compute", "comparable", "run_specs", "select", "specs", "execute", "cluster_size", "local_cluster",
-           "slurm_cluster"]
+__all__ = ["PAPERS", "compute", "comparable", "run_specs", "select", "specs", "execute", "cluster_size",
+           "local_cluster", "slurm_cluster"]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
@@ -135,21 +134,41 @@ def stored_line(artifact: str, n_cells: int, n_stored: int, n_stale: int, stale:
 # ---------------------------------------------------------------------------------------------------------------
 # --force / --stale rerun: recompute into a staging store, swap only when the whole set is complete
 # ---------------------------------------------------------------------------------------------------------------
-def staging_store(store: ResultStore, *, fresh: bool = False) -> ResultStore:
+def staging_store(store: ResultStore) -> ResultStore:
     """A store beside ``store`` (``<store>/.staging/``) that receives recomputed rows until :func:`swap_in`."""
     st = ResultStore(store.paper, store.profile)
     st.dir = store.dir / ".staging"
-    if fresh and st.dir.exists():
-        shutil.rmtree(st.dir)
     return st
 
 
+def resume_staging(store: ResultStore, artifact: str, redo: set[str]) -> tuple[ResultStore, set[str]]:
+    """The staging store for recomputing the cells ``redo`` of ``store``'s ``artifact``, and the cells of ``redo``
+    it already holds from this code (:func:`stale_hashes`): an interrupted ``--force`` / ``--stale rerun``
+    resumes where it stopped instead of starting over. Staged rows of other cells or other code are dropped.
+    A cell's rows are staged by one append, so a staged cell is complete."""
+    staging = staging_store(store)
+    df = staging.load(artifact)
+    if df.empty:
+        return staging, set()
+    h = df["config_hash"].astype(str)
+    keep = h.isin(redo) & ~h.isin(stale_hashes(df))
+    if not keep.all():
+        staging.clear(artifact)
+        if keep.any():
+            path = staging.path(artifact)
+            tmp = path.with_name(path.name + ".tmp")
+            df[keep].to_csv(tmp, index=False)
+            os.replace(tmp, path)
+    return staging, set(h[keep])
+
+
 def swap_in(store: ResultStore, artifact: str, staging: ResultStore, hashes: set[str]) -> None:
-    """Replace the rows of ``hashes`` in ``store``'s ``artifact`` by the staged ones (other rows kept), atomically
-    when the artifact has no archive (``os.replace`` of the live file). Called only once every hash is staged, so
-    an interrupted recomputation leaves the old rows in place."""
+    """Replace the rows of ``hashes`` in ``store``'s ``artifact`` by their staged ones (other rows kept),
+    atomically when the artifact has no archive (``os.replace`` of the live file). Called only once every hash is
+    staged, so an interrupted recomputation leaves the old rows in place."""
     old = store.load(artifact)
     new = staging.load(artifact)
+    new = new[new["config_hash"].astype(str).isin(hashes)] if len(new) else new
     keep = old[~old["config_hash"].astype(str).isin(hashes)] if len(old) else old
     merged = pd.concat([f for f in (keep, new) if len(f)], ignore_index=True) if len(keep) or len(new) else new
     live, arc = store.path(artifact), store.archive_path(artifact)
@@ -178,7 +197,8 @@ def run_grid(store: ResultStore, artifact: str, cells: list[dict[str, Any]], fn:
     ``fn`` returns one row (dict) or several (one per metric). Each row inherits the cell's keys it does not set
     itself, the cell's config hash, its wall time (``cell_seconds``) and ``device`` (``cell_device``, when given).
     ``force=True`` recomputes every cell of the grid into a staging store and replaces their stored rows only
-    once all of them are done (an interrupted force keeps the old rows; rows of cells outside the grid are kept).
+    once all of them are done (an interrupted force keeps the old rows, and the next one resumes from the cells it
+    staged: :func:`resume_staging`; rows of cells outside the grid are kept).
     ``stale="rerun"`` does the same for the cells stored by other code (``versions``), ``"keep"`` keeps them.
     ``reuse`` names other artifacts of the same store whose grids share cells with this one (e.g. a table's runs
     that are also points of a sweep): a cell already stored there, by the same config hash, is copied instead of
@@ -196,10 +216,11 @@ def run_grid(store: ResultStore, artifact: str, cells: list[dict[str, Any]], fn:
     old_code = stale_hashes(stored) & in_grid
     print(stored_line(artifact, len(cells), len(done & in_grid), len(old_code), stale))
     redo = in_grid if force else (old_code if stale == "rerun" else set())
-    staging = staging_store(store, fresh=False) if redo else None
-    if staging is not None:
-        staging.clear(artifact)
-    todo = [(h, c) for h, c in zip(hashes, cells) if h not in done or h in redo]
+    staging, staged = resume_staging(store, artifact, redo) if redo else (None, set())
+    if staged:
+        print(f"{artifact}: {len(staged)} of the {len(redo)} cells to recompute already staged by this code "
+              "(an interrupted run): kept")
+    todo = [(h, c) for h, c in zip(hashes, cells) if (h not in done or h in redo) and h not in staged]
     cache: dict[str, tuple[Any, pd.DataFrame]] = {}
     for h, cell in tqdm(todo, desc=desc or artifact, mininterval=5.0, disable=not todo):
         target = staging if h in redo else store

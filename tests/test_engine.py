@@ -1,6 +1,7 @@
 """dpgnn.engine on a real LocalCluster of 2 worker processes: identical rows to the sequential loop, a killed
 worker's cell retried without duplicate rows, a killed driver resumed with only the missing cells, an interrupted
---force that keeps the old rows, stale-code reporting, the dry run, the SLURM job script and the CLI."""
+--force that keeps the old rows and resumes from its staged cells, stale-code reporting, the dry run, the SLURM
+job script and the CLI."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 import engine_toy
 from dpgnn import engine
 from dpgnn.results import ResultStore
-from dpgnn.sweep import grid, run_grid
+from dpgnn.sweep import grid, run_grid, staging_store
 
 TESTS = Path(__file__).resolve().parent
 
@@ -129,8 +130,11 @@ def test_interrupted_force_keeps_the_old_rows_and_a_complete_one_swaps(client, r
                            force=True, progress=False)
     assert out["failed"].item() == 1 and "old rows stay" in capsys.readouterr().out
     pd.testing.assert_frame_equal(_toy(root), old)  # nothing swapped in
-    engine.run_specs([(engine_toy.SPEC, {"n": 4, "offset": 100.0})], "test", client=client, force=True,
-                     progress=False)
+    log = root / "ran.txt"
+    out = engine.run_specs([(engine_toy.SPEC, {"n": 4, "offset": 100.0, "log": str(log)})], "test", client=client,
+                           force=True, progress=False)
+    assert "3 of the 4 cells to recompute already staged by this code" in capsys.readouterr().out
+    assert log.read_text().split() == ["3"] and out["computed"].item() == 1  # it resumed: only the failed cell ran
     new = _toy(root)
     assert len(new) == 8 and (new[new["metric"] == "m"]["value"] > 100).all()
     assert not any(ResultStore("toy", "test").dir.joinpath(".staging").glob("*.csv"))
@@ -176,8 +180,44 @@ def test_run_grid_force_swaps_only_when_complete(root):
     with pytest.raises(RuntimeError, match="boom"):
         run_grid(store, "art", grid(x=[1, 2, 3]), failing, force=True)
     pd.testing.assert_frame_equal(store.load("art"), before)
-    run_grid(store, "art", grid(x=[1, 2, 3]), lambda c: {"metric": "m", "value": 10 * c["x"]}, force=True)
+    calls = []
+
+    def counted(c):
+        calls.append(c["x"])
+        return {"metric": "m", "value": 10 * c["x"]}
+
+    run_grid(store, "art", grid(x=[1, 2, 3]), counted, force=True)
+    assert calls == [3]  # the interrupted force's staged cells are kept, not run again
     assert sorted(store.load("art")["value"]) == [10, 20, 30]
+    assert not any(store.dir.joinpath(".staging").glob("*.csv"))
+
+
+def test_staged_rows_of_other_code_or_other_cells_are_run_again(root):
+    store = ResultStore("demo", "test")
+    run_grid(store, "art", grid(x=[1, 2, 3]), lambda c: {"metric": "m", "value": c["x"]})
+
+    def failing(c):
+        if c["x"] == 3:
+            raise RuntimeError("boom")
+        return {"metric": "m", "value": 10 * c["x"]}
+
+    with pytest.raises(RuntimeError, match="boom"):
+        run_grid(store, "art", grid(x=[1, 2, 3]), failing, force=True)
+    staging = staging_store(store)
+    staged = staging.load("art")
+    staged.loc[staged["x"] == 1, "versions"] = "dpgnn=0.0.1+gdeadbeef;torch=1"  # staged by other code
+    staging.clear("art")
+    staging.append("art", staged.to_dict("records"))
+    calls = []
+
+    def counted(c):
+        calls.append(c["x"])
+        return {"metric": "m", "value": 100 * c["x"]}
+
+    run_grid(store, "art", grid(x=[1, 3]), counted, force=True)  # x = 2 staged, but no longer in the grid
+    assert calls == [1, 3]
+    df = store.load("art").sort_values("x")
+    assert df["value"].tolist() == [100, 2, 300]  # x = 2 keeps its stored row: its staged one is not swapped in
 
 
 def test_cluster_size_never_oversubscribes():
