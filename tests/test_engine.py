@@ -167,18 +167,19 @@ def test_dry_run_estimates_the_cost_from_stored_cell_times(root, capsys):
     assert out["est_seconds"].item() == pytest.approx(8.0) and len(store.load("grid")) == 2
 
 
+def _fails_at_3(c):
+    if c["x"] == 3:
+        raise RuntimeError("boom")
+    return {"metric": "m", "value": 10 * c["x"]}
+
+
 def test_run_grid_force_swaps_only_when_complete(root):
     store = ResultStore("demo", "test")
     run_grid(store, "art", grid(x=[1, 2, 3]), lambda c: {"metric": "m", "value": c["x"]})
     before = store.load("art")
 
-    def failing(c):
-        if c["x"] == 3:
-            raise RuntimeError("boom")
-        return {"metric": "m", "value": 10 * c["x"]}
-
     with pytest.raises(RuntimeError, match="boom"):
-        run_grid(store, "art", grid(x=[1, 2, 3]), failing, force=True)
+        run_grid(store, "art", grid(x=[1, 2, 3]), _fails_at_3, force=True)
     pd.testing.assert_frame_equal(store.load("art"), before)
     calls = []
 
@@ -196,13 +197,8 @@ def test_staged_rows_of_other_code_or_other_cells_are_run_again(root):
     store = ResultStore("demo", "test")
     run_grid(store, "art", grid(x=[1, 2, 3]), lambda c: {"metric": "m", "value": c["x"]})
 
-    def failing(c):
-        if c["x"] == 3:
-            raise RuntimeError("boom")
-        return {"metric": "m", "value": 10 * c["x"]}
-
     with pytest.raises(RuntimeError, match="boom"):
-        run_grid(store, "art", grid(x=[1, 2, 3]), failing, force=True)
+        run_grid(store, "art", grid(x=[1, 2, 3]), _fails_at_3, force=True)
     staging = staging_store(store)
     staged = staging.load("art")
     staged.loc[staged["x"] == 1, "versions"] = "dpgnn=0.0.1+gdeadbeef;torch=1"  # staged by other code
