@@ -448,24 +448,39 @@ def mia_protocols(store: ResultStore) -> pd.DataFrame:
                                                 + [c for c in out if c not in keys]].round(3)
 
 
+#: one colour per Fig. 4 target in every MIA figure
+_MIA_COLOURS = {"b1": "#1f77b4", "privgnn": "#ff7f0e", "privgnn_code": "#9467bd"}
+
+
 def plot_mia(store: ResultStore):
-    """Fig. 4: AUROC of Attack-1 and Attack-2 per dataset, B1 vs PrivGNN (mean over runs; 0.5 = random guess)."""
+    """Fig. 4: AUROC of Attack-1 and Attack-2 per dataset for B1, the paper's student and (where run) the
+    authors'-code student (mean over runs; 0.5 = random guess), the paper's values as ◇ on their bars with the
+    report's agreement band (the text's bounds, for Attack-1)."""
     df = store.load("fig4")
     df = df[df["metric"] == "auroc"] if len(df) else df
+    ref = load_reference(PAPER, "fig4").set_index(["dataset", "method", "setting"])
     fig, axes = plotting.plt.subplots(1, 2, figsize=(8, 3.4), squeeze=False, sharey=True)
     for ax, attack in zip(axes[0], ("attack1", "attack2")):
         sub = df[df["setting"] == attack] if len(df) else df
-        if len(sub):
-            m = sub.groupby(["dataset", "method"])["value"].mean().unstack("method")
-            m = m.reindex(columns=[c for c in ("b1", "privgnn") if c in m.columns])
-            m.plot.bar(ax=ax, rot=0, color=["#1f77b4", "#ff7f0e"][: m.shape[1]])
-        ax.axhline(0.5, color="#7f7f7f", ls="--", lw=1)
-        ax.set_ylim(0, 1)
-        ax.set_title(f"MI {attack.replace('attack', 'Attack-')}", fontsize=9)
-        ax.set_ylabel("AUROC")
-    fig.suptitle("PrivGNN Fig. 4: membership inference (λ = 1)", fontsize=10)
-    fig.tight_layout()
-    return fig
+        if not len(sub):
+            continue
+        m = sub.groupby(["dataset", "method"])["value"].mean().unstack("method")
+        methods = [c for c in _MIA_COLOURS if c in m.columns]
+        m[methods].plot.bar(ax=ax, rot=0, color=[_MIA_COLOURS[c] for c in methods], legend=False)
+        for bars, method in zip(list(ax.containers), methods):  # the bar containers, one per target
+            for bar, dataset in zip(bars, m.index):
+                if (dataset, method, attack) in ref.index:
+                    r = ref.loc[(dataset, method, attack)]
+                    ax.errorbar(bar.get_x() + bar.get_width() / 2, r["value"], yerr=r["tolerance"], fmt="D",
+                                color=plotting.PALETTE["paper"], capsize=3, zorder=3,
+                                label="paper (± agreement band)")
+        ax.set_xlabel("")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    keep = dict(zip(labels, handles))  # one legend entry per label (the paper's marker is drawn per bar)
+    if keep:
+        axes[0][0].legend(keep.values(), keep.keys(), fontsize=7, loc="upper right")
+    return _finish_mia_figure(fig, axes, "per dataset", "PrivGNN Fig. 4: membership inference (λ = 1; ◇ paper)",
+                              legend=None)
 
 
 def plot_mia_protocols(store: ResultStore, dataset: str = "amazon"):
@@ -489,14 +504,15 @@ def plot_mia_protocols(store: ResultStore, dataset: str = "amazon"):
                               legend=dict(fontsize=7, loc="upper right"))
 
 
-def _finish_mia_figure(fig, axes, dataset: str, title: str, *, legend: dict[str, Any]):
-    """Per attack panel: the random-guess line, AUROC axis and title; the legend on the first panel."""
+def _finish_mia_figure(fig, axes, dataset: str, title: str, *, legend: dict[str, Any] | None):
+    """Per attack panel: the random-guess line, AUROC axis and title; the legend (``legend``: its options, None:
+    the caller drew it) on the first panel."""
     for ax, attack in zip(axes[0], ("attack1", "attack2")):
         ax.axhline(0.5, color="#7f7f7f", ls="--", lw=1)
         ax.set_ylim(0, 1.02)
         ax.set_title(f"MI {attack.replace('attack', 'Attack-')} ({dataset})", fontsize=9)
         ax.set_ylabel("AUROC")
-    if axes[0][0].get_legend_handles_labels()[0]:
+    if legend is not None and axes[0][0].get_legend_handles_labels()[0]:
         axes[0][0].legend(**legend)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()

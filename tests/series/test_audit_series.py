@@ -2,6 +2,8 @@
 
 import math
 
+import matplotlib.container
+
 import pytest
 
 from dpgnn.profiles import settings
@@ -167,3 +169,25 @@ def test_committed_paper_audits_flag_exactly_the_broken_variants():
     assert table["broken"].sum() >= 3 and table.loc[table["broken"], "flagged"].all()
     central = table[table["unit"].isin(["node", "feature"]) & ~table["broken"] & table["accounted"].lt(math.inf)]
     assert set(central["method"]) >= {"ProGAP node level", "DP-GNN", "DRW (sound mode)", "FDP (sound mode)"}
+
+
+def test_fig4_figure_puts_the_paper_values_on_their_bars(store):
+    """plot_mia: a bar per target and dataset (the authors'-code student included), the paper's value as ◇ at the
+    centre of the bar it belongs to (Amazon has reference rows, Credit none)."""
+    from dpgnn.reference import load_reference
+
+    rows = [{"dataset": d, "method": m, "setting": a, "metric": "auroc", "value": 0.6, "run": 0, "config_hash": d}
+            for d in ("amazon", "credit") for m in ("b1", "privgnn", "privgnn_code") for a in ("attack1", "attack2")]
+    store.append("fig4", rows)
+    ref = load_reference("audit", "fig4").set_index(["dataset", "method", "setting"])["value"]
+    fig = S.plot_mia(store)
+    for ax, attack in zip(fig.axes, ("attack1", "attack2")):
+        bars = [b for c in ax.containers if isinstance(c, matplotlib.container.BarContainer) for b in c]
+        assert len(bars) == 6  # 3 targets x 2 datasets
+        markers = [c for c in ax.containers if isinstance(c, matplotlib.container.ErrorbarContainer)]
+        assert len(markers) == 3  # Amazon's three targets; Credit has no paper value
+        amazon = [b for c in ax.containers if isinstance(c, matplotlib.container.BarContainer) for b in c[:1]]
+        for bar, mark, method in zip(amazon, markers, ("b1", "privgnn", "privgnn_code")):
+            x, y = mark.lines[0].get_data()
+            assert x[0] == pytest.approx(bar.get_x() + bar.get_width() / 2)
+            assert y[0] == pytest.approx(ref[("amazon", method, attack)])
