@@ -299,8 +299,7 @@ def compute(papers: Iterable[str] | None = None, *, profile: str = "smoke", arti
     stored / missing and an estimated cost from the stored per-cell times. ``overrides``: settings of the profile
     replaced for this run (``dpgnn run --set``, e.g. ``{"fidelity_k": [300]}``); a key the profile does not have
     is a ``ValueError``. Cells are keyed by their full configuration, so overridden cells are stored beside the
-    profile's own. Returns the summary frame (see
-    the module docstring).
+    profile's own. Returns the summary frame (see the module docstring).
     """
     from dpgnn.profiles import settings
 
@@ -473,8 +472,8 @@ def _drive(tasks: dict[str, _Task], targets, skipped, counts, failures, *, worke
                 for t, h in task.targets:
                     t.failed.add(h)
                 failures.append(f"failed: {task.paper} cell {task.cell}: {type(exc).__name__}: {exc}"
-                                + (" (recomputation not swapped in: the old rows stay)"
-                                   if any(h in t.redo for t, h in task.targets) else ""))
+                                + (" (recomputation not swapped in: the old rows stay; the next --force resumes from"
+                                   " the cells it staged)" if any(h in t.redo for t, h in task.targets) else ""))
                 continue
             if "skip" in res:
                 name = str(task.cell.get("dataset"))
