@@ -63,8 +63,12 @@ def spread(values: Iterable[float], kind: str) -> float:
     raise ValueError(f"unknown spread_kind {kind!r}; expected std_ddof0, std, ci95_bootstrap or none")
 
 
-def _not_run_reason(dataset: str, artifact: str, skipped: pd.DataFrame | None, paper_value: float) -> str:
-    """Why a reference cell has no result: the skip log's reason, else dataset availability here, else profile."""
+def _not_run_reason(dataset: str, artifact: str, skipped: pd.DataFrame | None, paper_value: float,
+                    paper: str | None = None) -> str:
+    """Why a reference cell has no result: the skip log's reason, else dataset availability here, else profile.
+
+    Availability is the ``paper``'s graph where the name is ambiguous ("facebook" is LPGNN's page-page graph, which
+    is mirrored, but PrivGNN's and ProGAP's Facebook100 UIUC, which is not)."""
     if skipped is not None and len(skipped):
         hit = skipped[(skipped["dataset"] == dataset) & skipped["artifact"].isin([artifact, "*"])]
         if len(hit):  # the skip log says why: usually missing raw files, sometimes a run out of reach here
@@ -74,9 +78,10 @@ def _not_run_reason(dataset: str, artifact: str, skipped: pd.DataFrame | None, p
     if np.isnan(paper_value):
         return "the paper prints no value for this cell (figure only)"
     try:
-        from dpgnn.data import dataset_available
+        from dpgnn.data import dataset_available, get_spec
 
-        available = dataset_available(dataset)
+        variant = paper if paper is not None and paper in get_spec(dataset).variants else None
+        available = dataset_available(dataset, variant)
     except (ValueError, KeyError):
         return f"dataset not available here ({dataset!r} is not in our offline registry)"
     if not available:
@@ -120,7 +125,7 @@ def compare(reference: pd.DataFrame, ours: pd.DataFrame, *, profile: str,
         row = dict(zip(KEY, key), paper_value=paper_value, paper_spread=paper_spread, profile=profile,
                    tolerance=tol, approx=bool(ref.approx), source=ref.source, note="")
         if vals.size == 0 or np.isnan(paper_value):
-            note = _not_run_reason(ref.dataset, ref.artifact, skipped, paper_value)
+            note = _not_run_reason(ref.dataset, ref.artifact, skipped, paper_value, ref.paper)
             row.update(ours_value=float(vals.mean()) if vals.size else float("nan"),
                        ours_spread=spread(vals, ref.spread_kind) if vals.size else float("nan"),
                        n_runs=int(vals.size), status="not_run", diff=float("nan"), note=note)
