@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from dpgnn.results import ResultStore
-from dpgnn.sweep import (STALE_CHOICES, CellSpec, cell_rows, donor_rows, resume_staging, stale_hashes,
+from dpgnn.sweep import (STALE_CHOICES, CellSpec, cell_rows, donor_rows, resume_staging, stale_hashes, staged_line,
                           swap_in)
 from dpgnn.utils import config_hash
 
@@ -345,8 +345,7 @@ def run_specs(pairs: list[tuple[CellSpec, Any]], profile: str, *, workers: int |
         if t.redo:
             t.staging, t.staged = resume_staging(t.store, t.artifact, t.redo)
             if t.staged:
-                print(f"{t.store.paper}/{t.artifact}: {len(t.staged)} of the {len(t.redo)} cells to recompute already "
-                      "staged by this code (an interrupted run): kept")
+                print(staged_line(f"{t.store.paper}/{t.artifact}", len(t.staged), len(t.redo)))
 
     # availability (cheap checks), then one task per distinct cell of a share group
     skipped: dict[tuple[str, str], str] = {}

@@ -153,13 +153,14 @@ def resume_staging(store: ResultStore, artifact: str, redo: set[str]) -> tuple[R
     h = df["config_hash"].astype(str)
     keep = h.isin(redo) & ~h.isin(stale_hashes(df))
     if not keep.all():
-        staging.clear(artifact)
-        if keep.any():
-            path = staging.path(artifact)
-            tmp = path.with_name(path.name + ".tmp")
-            df[keep].to_csv(tmp, index=False)
-            os.replace(tmp, path)
+        staging.replace(artifact, df[keep].to_dict("records"))  # atomic; no rows left: the staged file goes
     return staging, set(h[keep])
+
+
+def staged_line(label: str, n_staged: int, n_redo: int) -> str:
+    """The line saying that an interrupted recomputation's staged cells are kept (engine and :func:`run_grid`)."""
+    return (f"{label}: {n_staged} of the {n_redo} cells to recompute already staged by this code (an interrupted "
+            "run): kept")
 
 
 def swap_in(store: ResultStore, artifact: str, staging: ResultStore, hashes: set[str]) -> None:
@@ -218,8 +219,7 @@ def run_grid(store: ResultStore, artifact: str, cells: list[dict[str, Any]], fn:
     redo = in_grid if force else (old_code if stale == "rerun" else set())
     staging, staged = resume_staging(store, artifact, redo) if redo else (None, set())
     if staged:
-        print(f"{artifact}: {len(staged)} of the {len(redo)} cells to recompute already staged by this code "
-              "(an interrupted run): kept")
+        print(staged_line(artifact, len(staged), len(redo)))
     todo = [(h, c) for h, c in zip(hashes, cells) if (h not in done or h in redo) and h not in staged]
     cache: dict[str, tuple[Any, pd.DataFrame]] = {}
     for h, cell in tqdm(todo, desc=desc or artifact, mininterval=5.0, disable=not todo):
