@@ -251,7 +251,7 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
         on_model(model)
     acc = split_accuracy(logits(), y, masks)
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
-                        history=history, seconds=time.perf_counter() - t0)
+                        history=history, seconds=time.perf_counter() - t0, model=model)
 
 
 def per_root_gradients(model: DPGNNModel, x_root: Tensor, x_nbrs: Tensor, mask: Tensor, y: Tensor

@@ -129,7 +129,8 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
     acc = split_accuracy(predict(clf, *xs), y, masks)
     ledger["queries"] = nap.queries
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
-                        history=hist + hist2, queries=nap.queries, seconds=time.perf_counter() - t0)
+                        history=hist + hist2, queries=nap.queries, seconds=time.perf_counter() - t0,
+                        model={"encoder": enc, "classifier": clf})
 
 
 _GAP_KEYS = ("epsilon", "delta", "noise", "depth", "hidden", "lr", "epochs", "batch_size", "max_degree", "clip",

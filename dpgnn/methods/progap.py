@@ -23,10 +23,11 @@ Calibration (``target_epsilon``) is conservative: the returned noise satisfies `
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
 import torch
@@ -348,9 +349,14 @@ class ProGAPResult:
     stage_test_acc: list[float] = field(default_factory=list)
     queries: int = 0
     seconds: float = 0.0
+    #: the trained model(s) the metrics were scored with (what :func:`dpgnn.fit` returns to the user): ProGAP
+    #: ``{"stages": StageModel, "encoders": [base_s at its NAP query]}``, GAP ``{"encoder", "classifier"}``, the
+    #: baselines their module; not part of :meth:`row`
+    model: Any = field(default=None, repr=False, compare=False)
 
     def row(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "history"}
+        return {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)
+                if f.name not in ("history", "model")}
 
     def to_run_result(self) -> RunResult:
         """This run under the method contract (:class:`dpgnn.methods.RunResult`): the accuracies as ``metrics``,
@@ -358,7 +364,7 @@ class ProGAPResult:
         return RunResult(metrics={"train": self.train_acc, "val": self.val_acc, "test": self.test_acc},
                          ledger=self.ledger, history=self.history, seconds=self.seconds,
                          extra={"stage_val_acc": self.stage_val_acc, "stage_test_acc": self.stage_test_acc,
-                                "queries": self.queries})
+                                "queries": self.queries, "model": self.model})
 
 
 def _masks(data: Data, device: torch.device) -> dict[str, Tensor]:
@@ -417,10 +423,12 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
     history: list[dict[str, Any]] = []
     stage_val, stage_test = [], []
     model: StageModel | None = None
+    encoders: list[nn.Module] = []  # base_{s-1} as it was when X^(s-1) was aggregated (to predict on new graphs)
     for s in range(k + 1):
         if s > 0:
             assert model is not None
             model.eval()
+            encoders.append(copy.deepcopy(model.bases[-1]))
             xs.append(nap(model.embed(xs[-1])))  # the only use of the graph in stage s
         base = MLP(xs[s].size(1), cfg.hidden, cfg.base_layers, dropout=cfg.dropout, activation=cfg.activation,
                    norm=norm, plain_last=False).to(dev)
@@ -444,7 +452,7 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
     ledger["queries"] = nap.queries
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
                         history=history, stage_val_acc=stage_val, stage_test_acc=stage_test, queries=nap.queries,
-                        seconds=time.perf_counter() - t0)
+                        seconds=time.perf_counter() - t0, model={"stages": model, "encoders": encoders})
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def train_mlp(data: Data, *, level: str = "none", epsilon: float | None = None, 
     model, hist = train_stage(model, [x], y, masks, epochs=epochs, lr=lr, dp=dp, generator=gen)
     acc = split_accuracy(predict(model, x), y, masks)
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
-                        history=hist, seconds=time.perf_counter() - t0)
+                        history=hist, seconds=time.perf_counter() - t0, model=model)
 
 
 def train_sage(data: Data, *, layers: int = 2, edge_index: Tensor | None = None, hidden: int = 16,
@@ -114,7 +114,7 @@ def train_sage(data: Data, *, layers: int = 2, edge_index: Tensor | None = None,
     acc = split_accuracy(predict(model, x, ei), y, masks)
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"],
                         ledger=ledger or privacy_ledger("none", depth=layers, method="sage"), history=hist,
-                        seconds=time.perf_counter() - t0)
+                        seconds=time.perf_counter() - t0, model=model)
 
 
 def edgerand_perturb(edge_index: Tensor, num_nodes: int, epsilon: float, *, seed: int = 0,
