@@ -7,11 +7,24 @@ Sub-packages (no module imports "upward"):
 - :mod:`dpgnn.nn`      -- layers and models.
 - :mod:`dpgnn.methods` -- one module per paper method.
 - :mod:`dpgnn.results`, :mod:`dpgnn.report`, :mod:`dpgnn.runner`, :mod:`dpgnn.plotting`, :mod:`dpgnn.cli`.
+- :mod:`dpgnn.api`     -- your own graph: ``dpgnn.fit``, ``dpgnn.load``, ``dpgnn.describe`` (imported on first use).
 """
 
 import os as _os
 
 __version__ = "0.1.0"
+
+_API = ("fit", "load", "describe", "TrainedModel")
+
+
+def __getattr__(name: str):
+    """``dpgnn.fit`` / ``load`` / ``describe`` / ``TrainedModel`` from :mod:`dpgnn.api`, imported on first use (so
+    ``import dpgnn`` stays light: no torch)."""
+    if name in _API:
+        import dpgnn.api
+
+        return getattr(dpgnn.api, name)
+    raise AttributeError(f"module 'dpgnn' has no attribute {name!r}")
 
 
 def _batch_kernel() -> None:
