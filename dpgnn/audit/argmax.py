@@ -17,15 +17,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import torch
+from scipy.special import gammaln
 
 from dpgnn.audit.bounds import epsilon_lower_bound
 from dpgnn.methods.privgnn import noisy_argmax
 from dpgnn.privacy.guarantee import AS_PUBLISHED, statement
 from dpgnn.privacy.privgnn import NEIGHBOURING, query_epsilon
+from dpgnn.privacy.pure_composition import pair_epsilon
 from dpgnn.utils import make_generator, stable_seed
 
-__all__ = ["audit_noisy_argmax", "exact_label_probabilities", "exact_epsilon", "NOISE_ON", "query_statement"]
+__all__ = ["audit_noisy_argmax", "exact_label_probabilities", "exact_epsilon", "NOISE_ON", "query_statement",
+           "worst_case_release_pairs", "worst_case_release_epsilon"]
 
 NOISE_ON = ("posterior", "log_softmax")
 
@@ -70,6 +74,45 @@ def exact_epsilon(lam: float, num_classes: int) -> float:
     """The ε that the test "label = 0" (or its complement) proves for the pair (e_0, e_1), without sampling error."""
     a, b = exact_label_probabilities(lam, num_classes)
     return max(math.log(a / b), math.log((1.0 - b) / (1.0 - a)))
+
+
+def worst_case_release_pairs(lam: float, num_classes: int, gamma: float, queries: int, subsampling: str = "per_query"
+                             ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Remove/add pairs (log-pmfs) of a whole PrivGNN release at its worst-case neighbouring graphs: the teacher's
+    posterior is ``e_0`` when the subsample holds the extra node and ``e_1`` when it does not, at every query.
+
+    Per query the label is 0, 1 or another class with probabilities ``(a, b, r)`` under ``e_0`` and ``(b, a, r)``
+    under ``e_1`` (:func:`exact_label_probabilities`), so the counts ``(n_0, n_1)`` of the ``|Q|`` labels are a
+    sufficient statistic (multinomial). ``subsampling="per_query"`` (PrivGNN): each query holds the node with
+    probability γ on its own; ``"once"`` (SingleGNN): every query holds it, or none, with probability γ. The pair's
+    exact ε(δ) is a lower bound on the release's true ε (one admissible pair of graphs)."""
+    a, b = exact_label_probabilities(lam, num_classes)
+    r = max(0.0, 1.0 - a - b)
+    n = int(queries)
+    n0, n1 = np.meshgrid(np.arange(n + 1.0), np.arange(n + 1.0), indexing="ij")
+    keep = n0 + n1 <= n if r > 0 else n0 + n1 == n
+    n0, n1 = n0[keep], n1[keep]
+    coef = gammaln(n + 1.0) - gammaln(n0 + 1.0) - gammaln(n1 + 1.0) - gammaln(n - n0 - n1 + 1.0)
+    rest = (n - n0 - n1) * (math.log(r) if r > 0 else 0.0)
+
+    def log_pmf(p0: float, p1: float) -> np.ndarray:
+        return coef + n0 * math.log(p0) + n1 * math.log(p1) + rest
+
+    without = log_pmf(b, a)
+    if subsampling == "once":
+        with_node = np.logaddexp(math.log(gamma) + log_pmf(a, b), math.log1p(-gamma) + without) if gamma < 1 \
+            else log_pmf(a, b)
+    elif subsampling == "per_query":
+        with_node = log_pmf(gamma * a + (1 - gamma) * b, gamma * b + (1 - gamma) * a)
+    else:
+        raise ValueError(f"subsampling must be 'per_query' or 'once', got {subsampling!r}")
+    return [(with_node, without), (without, with_node)]
+
+
+def worst_case_release_epsilon(lam: float, num_classes: int, gamma: float, queries: int, delta: float,
+                               subsampling: str = "per_query") -> float:
+    """Exact ε(δ) of :func:`worst_case_release_pairs`: a lower bound on a PrivGNN release's true ε."""
+    return pair_epsilon(worst_case_release_pairs(lam, num_classes, gamma, queries, subsampling), delta)
 
 
 def audit_noisy_argmax(lam: float, *, num_classes: int, trials: int, seed: int, noise_on: str = "posterior",

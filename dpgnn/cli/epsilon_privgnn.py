@@ -33,7 +33,7 @@ from dpgnn.privacy.pate import (
     privgnn_event,
     theorem7_epsilon,
 )
-from dpgnn.privacy.privgnn import check_num_classes, query_epsilon, sound_epsilon
+from dpgnn.privacy.privgnn import SOUND_ACCOUNTANT, check_num_classes, query_epsilon, sound_epsilon
 
 __all__ = ["register", "read_votes"]
 
@@ -98,7 +98,7 @@ def register(app: typer.Typer) -> None:
                        "epsilon_sound": sound_epsilon(lam_, n, g, d, c),
                        "epsilon_per_query_sound": query_epsilon(lam_, c),
                        "sound_accounting": "noisy argmax, pure eps0 per query (exact for num_classes, else "
-                                           "2*lambda), autodp general Poisson amplification, tight conversion"}
+                                           f"2*lambda), each on its own Poisson subsample; {SOUND_ACCOUNTANT}"}
             _emit(payload, as_json,
                   f"privgnn: epsilon = {eps:.6g} at delta = {d:g} [lam={lam_:g}, queries={n}, gamma={g:g}; "
                   f"accountant={accountant}] (paper Theorem 7 closed form: {payload['epsilon_theorem7']:.6g}; "
@@ -133,13 +133,15 @@ def register(app: typer.Typer) -> None:
             res = pate_epsilon(lam_, n, d, counts, moments=m)
             payload = {"command": "pate", "epsilon": res.epsilon, "delta": d, "lam": lam_, "queries": n,
                        "moments": m, "data_dependent": res.data_dependent,
-                       "epsilon_data_independent": res.epsilon_data_independent, "order": res.order,
+                       "epsilon_data_independent": res.epsilon_data_independent,
+                       "epsilon_sound": res.epsilon_sound, "order": res.order,
                        "order_data_independent": res.order_data_independent, "votes": votes,
                        "accountant": "pate_moments (Papernot et al. 2017)",
                        "neighbouring": "replace one private record (changes one teacher's vote)"}
             kind = "data-dependent" if res.data_dependent else "data-independent"
             _emit(payload, as_json,
                   f"pate: epsilon = {res.epsilon:.6g} ({kind}, moment order {res.order}) at delta = {d:g} "
-                  f"[lam={lam_:g}, queries={n}]; data-independent bound {res.epsilon_data_independent:.6g}")
+                  f"[lam={lam_:g}, queries={n}]; data-independent bound {res.epsilon_data_independent:.6g}; "
+                  f"sound: epsilon = {res.epsilon_sound:.6g} (exact composition of {n} (2*lambda)-DP answers)")
             if not math.isfinite(res.epsilon):  # pragma: no cover - defensive
                 raise CliInputError("epsilon is not finite")

@@ -72,7 +72,7 @@ __all__ = [
     "baseline_b2", "baseline_b3", "mlp_baseline", "pate_votes", "pate_labels", "privacy_ledger", "check_k",
     "check_gamma", "fit_sage", "log_posteriors", "log_softmax_ledger", "teachers_for", "votes_for", "MODEL_DEFAULTS",
     "run_privgnn", "run_privgnn_code", "run_knnrem", "run_singlegnn", "run_pate_g", "run_pate_m", "run_b1", "run_b2",
-    "run_b3", "run_mlp", "run_b4",
+    "run_b3", "run_mlp", "run_b4", "SUBSAMPLING_OF",
 ]
 
 PAPER = "privgnn"
@@ -689,13 +689,18 @@ def pate_statement(queries: int, *, data_dependent: bool, not_covered: Sequence[
                      if data_dependent else ())
 
 
+#: how each teacher-student variant subsamples the private nodes (:func:`dpgnn.privacy.privgnn.sound_epsilon`)
+SUBSAMPLING_OF = {"privgnn": "per_query", "knnrem": "per_query", "singlegnn": "once"}
+
+
 def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None = None, gamma: float | None = None,
                    delta: float | None = None, counts: np.ndarray | None = None, num_classes: int | None = None,
                    delta_sound: float | None = None, standardized: bool = False) -> dict[str, Any]:
     """The privacy statement of one run (flat, for a tidy row). PrivGNN/KNNRem/SingleGNN share PrivGNN's
     accounting (paper Sec. 5.5): ``epsilon`` is the paper's (``guarantee = as_published``), ``epsilon_sound`` the
     algorithm's (:mod:`dpgnn.privacy.privgnn`, exact per-query ε₀ for ``num_classes``, at ``delta_sound``,
-    default ``delta``). PATE-M/G use the moments accountant (data-dependent when ``counts`` are given; noisy argmax
+    default ``delta``), amplified as the variant samples (:data:`SUBSAMPLING_OF`: SingleGNN's one subsample
+    serves every query). PATE-M/G use the moments accountant (data-dependent when ``counts`` are given; noisy argmax
     of vote counts, whose sensitivity argument holds: sound). B1/B2/B3 are non-private; B4 touches the public
     labels (not a private mechanism of G†: ε = ∞ w.r.t. the ground truth it reads). ``standardized``: the
     features were z-scored with statistics that include the private nodes (Credit): not covered."""
@@ -706,12 +711,13 @@ def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None
                 "noise_scale": 1.0 / lam, "sample_rate": gamma, "steps": queries, "epsilon": eps, "delta": delta,
                 "accountant": PRIVGNN_ACCOUNTANT, "event": privgnn_event(lam, queries, gamma).to_dict(),
                 **privgnn_statement(lam, queries, gamma, delta, num_classes, delta_sound=delta_sound,
-                                    not_covered=nc)}
+                                    not_covered=nc, subsampling=SUBSAMPLING_OF[method])}
     if method in ("pate_g", "pate_m"):
         res = pate_epsilon(lam, queries, delta, counts)
         return {"level": "node", "mechanism": "laplace on vote counts",
                 "noise_scale": 1.0 / lam, "sample_rate": 1.0, "steps": queries, "epsilon": res.epsilon,
-                "epsilon_data_independent": res.epsilon_data_independent, "delta": delta,
+                "epsilon_data_independent": res.epsilon_data_independent, "epsilon_sound": res.epsilon_sound,
+                "delta": delta,
                 "accountant": "pate_moments" + ("_data_dependent" if res.data_dependent else ""),
                 **pate_statement(queries, data_dependent=res.data_dependent, not_covered=nc)}
     if method in ("b1", "b2", "b3", "mlp", "b4"):

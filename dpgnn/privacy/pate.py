@@ -23,7 +23,8 @@ PATE (Papernot et al. 2017, "Semi-supervised knowledge transfer ...", Sec. 3 and
     data-dependently through the probability ``q`` that the noisy argmax differs from the plurality
     (:func:`pate_noisy_max_q`, :func:`pate_logmgf`). ε(δ) = min_l (Σ_queries logmgf + log(1/δ)) / l
     (:func:`pate_epsilon`). Beside the data-independent bound, ``epsilon_data_independent_rr`` uses the exact
-    worst-case log-moment of a (2λ)-DP answer, randomised response (:func:`pate_logmgf_rr`): sound and tighter; the
+    worst-case log-moment of a (2λ)-DP answer, randomised response (:func:`pate_logmgf_rr`), and ``epsilon_sound``
+    the exact ε(δ) of |Q| composed (2λ)-DP answers (Kairouz, Oh & Viswanath 2015): sound and the tightest; the
     tables keep the paper's. The data-dependent value itself depends on the private votes (it is not a DP release
     unless smoothed, as Papernot et al. note); PrivGNN's Table 2 reports it for PATE-M/PATE-G.
 """
@@ -40,6 +41,7 @@ import numpy as np
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.events import Event, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent
+from dpgnn.privacy.pure_composition import per_query_epsilon
 
 __all__ = [
     "PRIVGNN_ACCOUNTANT",
@@ -253,6 +255,9 @@ class PateEpsilon:
     #: data-independent ε from the exact randomised-response log-moments (:func:`pate_logmgf_rr`), same orders and
     #: conversion: a sound, tighter value beside the paper's (which the tables reproduce)
     epsilon_data_independent_rr: Optional[float] = None
+    #: the tightest sound value: exact ε(δ) of |Q| composed (2λ)-DP answers (Kairouz–Oh–Viswanath,
+    #: :func:`dpgnn.privacy.pure_composition.per_query_epsilon` without subsampling)
+    epsilon_sound: Optional[float] = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -276,9 +281,10 @@ def pate_epsilon(lam: float, queries: int, delta: float, counts: Optional[np.nda
     i_ind = int(np.argmin(eps_ind))
     eps_rr = float(np.min((np.array([n * pate_logmgf_rr(lam, int(o)) for o in orders]) + math.log(1.0 / d))
                           / orders))
+    sound = min(per_query_epsilon(2.0 * lam, 1.0, n, d), eps_rr, float(eps_ind[i_ind]))
     if counts is None:
         return PateEpsilon(float(eps_ind[i_ind]), float(eps_ind[i_ind]), int(orders[i_ind]), int(orders[i_ind]),
-                           d, n, lam, False, eps_rr)
+                           d, n, lam, False, eps_rr, sound)
     c = np.asarray(counts, dtype=float)
     if c.ndim != 2 or c.shape[0] != n:
         raise ValueError(f"counts must have shape [queries={n}, classes], got {c.shape}")
@@ -289,4 +295,4 @@ def pate_epsilon(lam: float, queries: int, delta: float, counts: Optional[np.nda
     eps_dep = (dep + math.log(1.0 / d)) / orders
     i_dep = int(np.argmin(eps_dep))
     return PateEpsilon(float(eps_dep[i_dep]), float(eps_ind[i_ind]), int(orders[i_dep]), int(orders[i_ind]),
-                       d, n, lam, True, eps_rr)
+                       d, n, lam, True, eps_rr, sound)

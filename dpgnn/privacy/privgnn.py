@@ -6,11 +6,21 @@ the teacher's posterior, on a Poisson(γ) subsample of the private nodes. Two po
 simplex) differ by up to **2** in L1 (``e1`` vs ``e2``), so that charge is not a bound for the pseudo-label
 ``argmax(p + Lap(1/λ)^C)`` the algorithm releases.
 
-**Sound** (this module): one query is a pure-DP mechanism whose ε we derive for ``C`` classes, then Poisson
-subsampling and ``|Q|``-fold composition are accounted by autodp's *general* amplification bound for Poisson
-sampling (Zhu & Wang 2019, Thm. 6; no assumption on the base mechanism) on the RDP of a pure-DP mechanism (Bun &
-Steinke 2016, Lemma 4), converted to (ε, δ) with the tight conversion; basic composition ``|Q|·ε₀`` is the other
-valid bound and the smaller of the two is reported.
+**Sound** (this module): one query is a pure-DP mechanism whose ε₀ we derive for ``C`` classes below; the
+release is accounted by the exact (ε, δ) of its randomised-response dominating pair
+(:mod:`dpgnn.privacy.pure_composition`), which follows how the variant samples and answers:
+
+- ``subsampling="per_query"`` (PrivGNN, KNNRem): each query's teacher sees its own Poisson(γ) subsample, so each
+  query is amplified on its own and the ``|Q|`` amplified queries compose;
+- ``subsampling="once"`` (SingleGNN): one teacher on one Poisson(γ) subsample answers every query, so the
+  ``|Q|``-fold composition is amplified once (pure DP: ``log(1 + γ(e^{|Q|ε₀} − 1))``); amplifying each query as if it
+  had its own subsample would under-report ε by up to an order of magnitude.
+
+The value is exact for the dominating pair and never below the truth for any ε₀-DP query; it is exact for the
+mechanism when ``C = 2`` (two-class noisy argmax at its worst-case posteriors is randomised response). For ``C > 2``
+the worst-case posteriors ``e₁`` / ``e₂`` on every query give a lower bound on the truth
+(:func:`dpgnn.audit.argmax.worst_case_pair_epsilon`), below the sound value by the difference between ``C``-class
+noisy argmax and randomised response.
 
 Per-query ε₀ of ``M(p) = argmax_j (p_j + Z_j)``, ``Z_j`` i.i.d. Laplace(b = 1/λ), ``p ∈ Δ_C`` (the teacher's
 posterior; a neighbouring private graph may change it to any ``p' ∈ Δ_C``):
@@ -28,7 +38,8 @@ posterior; a neighbouring private graph may change it to any ``p' ∈ Δ_C``):
    Both probabilities are one-dimensional integrals (:func:`noisy_argmax_distribution`), computed by adaptive
    quadrature on the pieces between the kinks; the reported value adds the quadrature's error estimates in the
    conservative direction. E.g. 10 classes, λ = 1: 1.1374; 5 classes, λ = 0.4: 0.4665 (the issue's sampled
-   0.467); 2 classes, λ = 1: 0.965 (< λ). It is not monotone in ``C``, so without ``C`` only ``2λ`` is used.
+   0.467); 2 classes, λ = 1: 0.965 (< λ), 2 classes, λ = 0.1: 0.0999 (< λ). ``ε₀ ≤ 2λ`` always, and ``ε₀ < λ`` is
+   possible; it is not monotone in ``C``, so without ``C`` only ``2λ`` is used.
 """
 
 from __future__ import annotations
@@ -42,19 +53,15 @@ import numpy as np
 from dpgnn.privacy.validation import check_count, check_delta, check_sample_rate
 from dpgnn.privacy.guarantee import AS_PUBLISHED, SOUND, statement
 from dpgnn.privacy.pate import PRIVGNN_ACCOUNTANT, check_lam
-from dpgnn.privacy.rdp import rdp_to_epsilon
+from dpgnn.privacy.pure_composition import once_epsilon, per_query_epsilon
 
-__all__ = ["NEIGHBOURING", "check_num_classes", "noisy_argmax_distribution", "query_epsilon_exact",
-           "query_epsilon", "sound_epsilon", "subsampled_pure_dp_rdp", "statement_as_published",
-           "statement_sound", "SOUND_ORDERS"]
+__all__ = ["NEIGHBOURING", "SOUND_ACCOUNTANT", "SUBSAMPLING", "check_num_classes", "check_subsampling",
+           "noisy_argmax_distribution", "query_epsilon_exact", "query_epsilon", "sound_epsilon",
+           "statement_as_published", "statement_sound"]
 
 NEIGHBOURING = "add/remove one private node"
-
-#: RDP orders for the sound composition (any set gives a valid bound; this one spans the optima met in Tables
-#: 2/3/9 and keeps one (ε₀, γ) pair under 0.1 s)
-SOUND_ORDERS = (2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192,
-                224, 256, 320, 384, 448, 512)
-
+#: how the sound ε is computed from ε₀ (the text of a sound statement and of ``dpgnn epsilon privgnn``)
+SOUND_ACCOUNTANT = "exact epsilon(delta) of the randomised-response dominating pair (Kairouz-Oh-Viswanath)"
 
 def check_num_classes(num_classes: Any, name: str = "num_classes") -> int:
     """Number of classes ``C``: an integer ≥ 2."""
@@ -124,71 +131,73 @@ def query_epsilon(lam: float, num_classes: Optional[int] = None) -> float:
     return min(2.0 * lam, query_epsilon_exact(lam, num_classes))
 
 
-@lru_cache(maxsize=4096)
-def _subsampled_rdp(eps0: float, gamma: float) -> tuple[float, ...]:
-    import warnings
-
-    from autodp import rdp_acct, rdp_bank
-
-    if gamma >= 1.0:
-        return tuple(float(rdp_bank.RDP_pureDP({"eps": eps0}, a)) for a in SOUND_ORDERS)
-    acct = rdp_acct.anaRDPacct(m=2)  # no precomputed table: the orders below are evaluated exactly
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        acct.compose_poisson_subsampled_mechanisms1(lambda a: rdp_bank.RDP_pureDP({"eps": eps0}, a), gamma)
-        fn = acct.RDPs[0]
-        return tuple(float(fn(a)) for a in SOUND_ORDERS)
+#: how a PrivGNN variant subsamples the private nodes: a fresh subsample per query, or one for all queries
+SUBSAMPLING = ("per_query", "once")
 
 
-def subsampled_pure_dp_rdp(eps0: float, gamma: float) -> np.ndarray:
-    """RDP at :data:`SOUND_ORDERS` of one Poisson(γ)-subsampled ε₀-pure-DP mechanism (autodp's general bound)."""
-    if not (isinstance(eps0, (int, float)) and math.isfinite(eps0) and eps0 > 0):
-        raise ValueError(f"eps0 must be a finite number > 0, got {eps0!r}")
-    return np.array(_subsampled_rdp(float(eps0), check_sample_rate(gamma, "gamma")))
+def check_subsampling(value: Any) -> str:
+    """``value`` if it is one of :data:`SUBSAMPLING`, else ``ValueError``."""
+    if value not in SUBSAMPLING:
+        raise ValueError(f"subsampling must be one of {list(SUBSAMPLING)}, got {value!r}")
+    return str(value)
 
 
-def sound_epsilon(lam: float, queries: int, gamma: float, delta: float, num_classes: Optional[int] = None) -> float:
-    """ε of a PrivGNN release as run: ``|Q|`` Poisson(γ)-subsampled noisy-argmax queries of pure-DP ε₀ each
-    (:func:`query_epsilon`), min of the RDP accounting and basic composition ``|Q|·ε₀``."""
+def sound_epsilon(lam: float, queries: int, gamma: float, delta: float, num_classes: Optional[int] = None, *,
+                  subsampling: str = "per_query") -> float:
+    """ε of a PrivGNN release as run: ``|Q|`` noisy-argmax queries of pure-DP ε₀ each (:func:`query_epsilon`) on
+    Poisson(γ) subsamples, ``subsampling="per_query"`` (PrivGNN, KNNRem) or ``"once"`` (SingleGNN); the exact ε(δ)
+    of the randomised-response dominating pair (:mod:`dpgnn.privacy.pure_composition`)."""
     lam = check_lam(lam)
     n = check_count(queries, "queries")
     g = check_sample_rate(gamma, "gamma")
     d = check_delta(delta)
+    how = check_subsampling(subsampling)
     eps0 = query_epsilon(lam, None if num_classes is None else check_num_classes(num_classes))
-    eps_rdp, _ = rdp_to_epsilon(SOUND_ORDERS, n * subsampled_pure_dp_rdp(eps0, g), d)
-    return float(min(eps_rdp, n * eps0))
+    return per_query_epsilon(eps0, g, n, d) if how == "per_query" else once_epsilon(eps0, g, n, d)
+
+
+def _sound_text(queries: int, gamma: float, subsampling: str) -> str:
+    if subsampling == "once":
+        return f"{queries} noisy-argmax queries answered by one teacher on one Poisson({gamma:g}) subsample"
+    return f"{queries} noisy-argmax queries, each on its own Poisson({gamma:g}) subsample"
 
 
 def statement_as_published(lam: float, queries: int, gamma: float, delta: float,
                            num_classes: Optional[int] = None, *, accountant: str = PRIVGNN_ACCOUNTANT,
-                           delta_sound: Optional[float] = None, not_covered: Sequence[str] = ()
-                           ) -> dict[str, Any]:
+                           delta_sound: Optional[float] = None, not_covered: Sequence[str] = (),
+                           subsampling: str = "per_query") -> dict[str, Any]:
     """Guarantee fields of a PrivGNN row reported with the paper's ε, with the sound ε beside it (at
     ``delta_sound``, default ``delta``: the δ the paper states, where its tables need a larger one to reproduce).
 
     PrivGNN selects nothing on private labels (teachers are any function of their private subgraph, which the
     per-query ε covers; the student trains on public nodes and noisy pseudo-labels), so ``not_covered`` is empty
-    unless the caller names a step (e.g. Credit's feature standardisation over all nodes).
+    unless the caller names a step (e.g. Credit's feature standardisation over all nodes). ``subsampling="once"``
+    (SingleGNN) adds the issue that the paper's per-query amplification does not hold for one shared subsample.
     """
+    how = check_subsampling(subsampling)
+    issues = ["the posterior's L1 sensitivity is 2, not 1: noisy argmax is eps0(C)-DP per query, see "
+              "dpgnn.privacy.privgnn"]
+    if how == "once":
+        issues.append("one teacher on one subsample answers every query: the queries are amplified by "
+                      "subsampling once, not each on its own")
+    d_sound = delta if delta_sound is None else delta_sound
     return statement(
         AS_PUBLISHED, NEIGHBOURING, not_covered=not_covered,
         accounted=f"{queries} Poisson({gamma:g})-subsampled Laplace(1/lambda={1 / lam:g}) queries, L1 sensitivity 1 "
                   f"(paper Sec. 5.5 / Theorem 7; accountant {accountant})",
-        issues=["the posterior's L1 sensitivity is 2, not 1: noisy argmax is eps0(C)-DP per query, see "
-                "dpgnn.privacy.privgnn"],
-        epsilon_sound=sound_epsilon(lam, queries, gamma, delta if delta_sound is None else delta_sound, num_classes),
-        delta_sound=delta if delta_sound is None else delta_sound,
-        epsilon_per_query_sound=query_epsilon(lam, num_classes), num_classes=num_classes)
+        issues=issues,
+        epsilon_sound=sound_epsilon(lam, queries, gamma, d_sound, num_classes, subsampling=how),
+        delta_sound=d_sound, epsilon_per_query_sound=query_epsilon(lam, num_classes), num_classes=num_classes)
 
 
 def statement_sound(lam: float, queries: int, gamma: float, delta: float,
-                    num_classes: Optional[int] = None) -> dict[str, Any]:
+                    num_classes: Optional[int] = None, *, subsampling: str = "per_query") -> dict[str, Any]:
     """Guarantee fields of a PrivGNN row whose ``epsilon`` is :func:`sound_epsilon`."""
     eps0 = query_epsilon(lam, num_classes)
     return statement(
         SOUND, NEIGHBOURING,
-        accounted=f"{queries} Poisson({gamma:g})-subsampled noisy-argmax queries, pure eps0 = {eps0:.6g} each "
+        accounted=f"{_sound_text(queries, gamma, check_subsampling(subsampling))}, pure eps0 = {eps0:.6g} each "
                   f"({'exact for C = ' + str(num_classes) if num_classes else 'sensitivity-2 bound 2*lambda'}); "
-                  "autodp general Poisson amplification of pure-DP RDP, tight conversion",
+                  f"{SOUND_ACCOUNTANT}",
         epsilon_per_query_sound=eps0, num_classes=num_classes)
 

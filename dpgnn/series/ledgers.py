@@ -30,7 +30,8 @@ from typing import Any, Callable, Mapping
 from dpgnn.privacy.guarantee import LEDGER_FIELDS, check_ledger, non_private
 from dpgnn.results import _locked, _replace_text, results_dir
 
-__all__ = ["BackfillError", "backfill", "backfill_file", "rewrite_ledgers", "guarantee_fields_for", "DERIVERS"]
+__all__ = ["BackfillError", "backfill", "backfill_file", "rewrite_ledgers", "guarantee_fields_for", "DERIVERS",
+           "refresh_sound_file"]
 
 #: the keys a backfill adds (or, for ``neighbouring``, replaces by the builder's wording)
 FIELDS = (*LEDGER_FIELDS, "issues")
@@ -375,3 +376,49 @@ def backfill(profile: str, paper: str | None = None, root: Path | str | None = N
             if "ledger" in header:
                 out[str(path)] = backfill_file(path, pp)
     return out
+
+
+# -- sound values re-derived when their accountant tightens -------------------------------------------------------
+def _privgnn_sound(row: dict[str, str], led: dict[str, Any]) -> dict[str, Any] | None:
+    """``led`` with its sound ε recomputed from its own parameters by today's accountant (PrivGNN-family rows with a
+    finite ``epsilon_sound``; PATE rows get theirs), or None for every other row."""
+    from dpgnn.methods.privgnn import SUBSAMPLING_OF
+    from dpgnn.privacy.pate import pate_epsilon
+    from dpgnn.privacy.privgnn import sound_epsilon
+
+    acc = str(led.get("accountant", ""))
+    if acc.startswith("pate_moments"):
+        new = pate_epsilon(1.0 / _num(led.get("noise_scale"), "noise_scale"), int(_num(led.get("steps"), "steps")),
+                           _num(row.get("delta") or led.get("delta"), "delta")).epsilon_sound
+        return None if led.get("epsilon_sound") == new else {**led, "epsilon_sound": new}
+    if "epsilon_sound" not in led or not math.isfinite(_num(led["epsilon_sound"], "epsilon_sound")):
+        return None
+    how = SUBSAMPLING_OF.get(str(row.get("method")), "per_query")
+    classes = led.get("num_classes")
+    new = sound_epsilon(1.0 / _num(led.get("noise_scale"), "noise_scale"), int(_num(led.get("steps"), "steps")),
+                        _num(led.get("sample_rate"), "sample_rate"), _num(led.get("delta_sound"), "delta_sound"),
+                        None if classes is None else int(classes), subsampling=how)
+    return None if led["epsilon_sound"] == new else {**led, "epsilon_sound": new}
+
+
+def refresh_sound_file(path: Path | str) -> int:
+    """Recompute the sound ε of every PrivGNN/PATE row of one stored CSV from the row's own ledger parameters
+    (:func:`_privgnn_sound`), keeping every other byte; returns the number of rows changed."""
+    path = Path(path)
+    changed = 0
+
+    def fix(row: dict[str, str], led: dict[str, Any]) -> dict[str, Any] | None:
+        nonlocal changed
+        out = _privgnn_sound(row, led) if led else None
+        changed += out is not None
+        return out
+
+    with _locked(path.with_name(path.name.removesuffix(".gz"))):
+        text = _read_text(path)
+        new = rewrite_ledgers(text, fix)
+        if new != text:
+            if path.suffix == ".gz":
+                _write_gz(new, path)
+            else:
+                _replace_text(new, path)
+    return changed

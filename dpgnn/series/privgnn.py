@@ -35,6 +35,7 @@ from dpgnn.privacy.pate import (
     theorem7_epsilon,
 )
 from dpgnn.privacy.privgnn import statement_as_published as privgnn_statement
+from dpgnn.privacy.privgnn import SOUND_ACCOUNTANT
 from dpgnn.privacy.privgnn import statement_sound as privgnn_sound_statement
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference, stand_in_for
@@ -210,7 +211,7 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
                 out[art].append(_eps_row(art, ds, name, setting, v, **{**common, "epsilon": v,
                                                                        "ledger": {**led, **extra}}))
             sound = pub["epsilon_sound"]
-            led_s = {"accountant": "autodp general Poisson amplification of pure DP (tight conversion)",
+            led_s = {"accountant": SOUND_ACCOUNTANT,
                      "noise_scale": 1 / lam, "sample_rate": gamma, "steps": q,
                      **privgnn_sound_statement(lam, q, gamma, info.delta_stated, info.classes)}
             out[art].append(_eps_row(art, ds, "privgnn (sound)", setting, sound,

@@ -77,8 +77,10 @@ def test_sound_composition():
     assert s <= 1000 * eps0
     assert sound_epsilon(0.4, 1000, 0.3, 1e-4) >= s  # 2λ per query without the class count
     assert sound_epsilon(0.4, 500, 0.3, 1e-4, 10) < s < sound_epsilon(0.4, 1000, 0.5, 1e-4, 10)
-    # one unsampled query: (ε₀, 0)-DP, the RDP route cannot beat basic composition by more than rounding
-    assert sound_epsilon(0.4, 1, 1.0, 1e-4, 10) == pytest.approx(eps0, rel=1e-9)
+    # one unsampled query is randomised response RR(ε₀): δ(ε) = (e^ε₀ − e^ε) / (1 + e^ε₀) in closed form
+    closed = math.log(math.exp(eps0) - 1e-4 * (1 + math.exp(eps0)))
+    assert sound_epsilon(0.4, 1, 1.0, 1e-4, 10) == pytest.approx(closed, rel=1e-8)
+    assert sound_epsilon(0.4, 1, 1.0, 1e-4, 10, subsampling="once") == pytest.approx(closed, rel=1e-8)
     with pytest.raises(ValueError, match="num_classes"):
         sound_epsilon(0.4, 10, 0.3, 1e-4, 1)
 
