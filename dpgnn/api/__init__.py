@@ -51,9 +51,10 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
     The graph is checked first (:func:`dpgnn.api.inputs.check_graph`): NaN/inf features, labels that are not
     1-D integers 0..C-1 with every class present, mismatched sizes, node ids out of range, a graph without edges
     or partial masks raise one line naming the fix; self-loops are dropped, duplicate edges merged, a missing
-    split drawn with the seed (all stated in ``model.notes``). At edge level the neighbouring relation follows the
-    graph's direction (symmetric ``edge_index``: one undirected edge; else one directed edge) unless the config's
-    ``edge_relation`` says otherwise.
+    split drawn with the seed (all stated in ``model.notes``). Edge level needs an undirected graph (a symmetric
+    ``edge_index``; a one-direction one is refused with the fix): the neighbouring relation is then one undirected
+    edge (both directions, L2 sensitivity √2), or one directed edge with ``edge_relation='directed'`` (the ProGAP
+    authors' relation, stated in the ledger).
 
     Args:
         data: a :class:`torch_geometric.data.Data` with ``x`` ``[N, F]``, ``y`` ``[N]``, ``edge_index`` ``[2, E]``
@@ -88,9 +89,9 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
     if relation == "auto":
         relation = "undirected" if notes["undirected"] else "directed"
         cfg = replace(cfg, edge_relation=relation)
-    if door.needs_undirected and not notes["undirected"]:
-        raise ValueError(f"{door.name} perturbs an undirected graph but edge_index is not symmetric: symmetrise it "
-                         "(torch_geometric.utils.to_undirected) or use progap/gap with edge_relation='directed'")
+    if level == "edge" and not notes["undirected"]:
+        raise ValueError("edge level needs an undirected graph but edge_index is not symmetric (an edge without its "
+                         "reverse): symmetrise it with torch_geometric.utils.to_undirected")
     rule = "non-private" if level == "none" else ("pure ε-DP: δ = 0" if door.pure else "given by the user")
     reg = door.to_registry(cfg, level, relation)
     if level != "none":

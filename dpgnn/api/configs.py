@@ -101,9 +101,9 @@ def _activation(paper: str) -> Any:
 
 
 def _edge_relation(paper: str) -> Any:
-    return _f("auto", "edge level: what one neighbouring change is. 'auto' follows the graph's direction (symmetric "
-                      "edge_index: one undirected edge = both directions, sensitivity √2; else one directed edge)",
-              choices=EDGE_RELATIONS, paper=paper)
+    return _f("auto", "edge level: what one neighbouring change is; 'auto' = 'undirected' (edge level needs a "
+                      "symmetric edge_index): one undirected edge, both directions, sensitivity √2; 'directed': one "
+                      "directed edge, sensitivity 1 (the authors' relation)", choices=EDGE_RELATIONS, paper=paper)
 
 
 @dataclass(frozen=True)

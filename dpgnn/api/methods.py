@@ -44,7 +44,6 @@ class FrontDoor:
     summary: str
     to_registry: Callable[[Any, str, str], dict[str, Any]]
     predict: Callable[[Any, Tensor, Tensor, Context], Tensor]
-    needs_undirected: bool = False
     pure: bool = False  # pure ε-DP: δ = 0, no δ rule
 
 
@@ -54,12 +53,20 @@ def _eval(module: torch.nn.Module, *inputs: Any) -> Tensor:
         return module(*inputs)
 
 
-def _nap(edge_index: Tensor, n: int, ctx: Context):
-    from dpgnn.methods.progap import NAP, bound_degree
+def _bounded(edge_index: Tensor, n: int, ctx: Context, method: str) -> Tensor:
+    """Node level: degrees capped to ``D`` with the training run's seed (the same edges kept on the same graph)."""
+    from dpgnn.methods.progap import bound_degree
+    from dpgnn.utils import stable_seed
+
+    return bound_degree(edge_index, n, ctx.config.max_degree, stable_seed(f"{method}-degree", ctx.seed))
+
+
+def _nap(edge_index: Tensor, n: int, ctx: Context, method: str):
+    from dpgnn.methods.progap import NAP
     from dpgnn.utils import make_generator, stable_seed
 
     if ctx.level == "node":
-        edge_index = bound_degree(edge_index, n, ctx.config.max_degree, stable_seed("fit-predict-degree", ctx.seed))
+        edge_index = _bounded(edge_index, n, ctx, method)
     gen = make_generator(stable_seed("fit-predict-noise", ctx.seed))
     return NAP(edge_index, n, float(ctx.ledger.get("sigma_nap", 0.0)), generator=gen, device=ctx.device)
 
@@ -67,7 +74,7 @@ def _nap(edge_index: Tensor, n: int, ctx: Context):
 def _predict_progap(parts: dict[str, Any], x: Tensor, ei: Tensor, ctx: Context) -> Tensor:
     """``X̃^(0) = X``, ``X̃^(s) = NAP(base_{s-1}(X̃^(s-1)))`` with each base as it was at its training query, then
     the final stage model on all cached inputs (Algorithm 2's inference)."""
-    nap = _nap(ei, x.size(0), ctx)
+    nap = _nap(ei, x.size(0), ctx, "progap")
     xs = [x]
     with torch.no_grad():
         for enc in parts["encoders"]:
@@ -77,7 +84,7 @@ def _predict_progap(parts: dict[str, Any], x: Tensor, ei: Tensor, ctx: Context) 
 
 def _predict_gap(parts: dict[str, Any], x: Tensor, ei: Tensor, ctx: Context) -> Tensor:
     """Encoder embedding, ``H`` normalised noisy aggregations, classifier (GAP's inference)."""
-    nap = _nap(ei, x.size(0), ctx)
+    nap = _nap(ei, x.size(0), ctx, "gap")
     enc = parts["encoder"].eval()
     with torch.no_grad():
         xs = [F.normalize(enc.embed(x), dim=-1)]
@@ -87,11 +94,8 @@ def _predict_gap(parts: dict[str, Any], x: Tensor, ei: Tensor, ctx: Context) -> 
 
 
 def _predict_dp_gnn(model: Any, x: Tensor, ei: Tensor, ctx: Context) -> Tensor:
-    from dpgnn.methods.progap import bound_degree
-    from dpgnn.utils import stable_seed
-
     n = x.size(0)
-    ei = bound_degree(ei, n, ctx.config.max_degree, stable_seed("fit-predict-degree", ctx.seed))
+    ei = _bounded(ei, n, ctx, "dp-gnn")
     adj = to_torch_csr_tensor(ei.flip(0), size=(n, n)).to(ctx.device)
     model.eval()
     with torch.no_grad():
@@ -155,7 +159,7 @@ METHODS: dict[str, FrontDoor] = {m.name: m for m in [
     FrontDoor("edgerand", SAGEConfig, {"edge": ("progap", "edgerand", "edge")},
               "Wu et al., LinkTeller/EdgeRand, IEEE S&P 2022 (as run in ProGAP's experiments)",
               "randomized response on the undirected graph (pure ε), then GraphSAGE; edge level", _sage_cfg,
-              _predict_sage, needs_undirected=True, pure=True),
+              _predict_sage, pure=True),
 ]}
 
 

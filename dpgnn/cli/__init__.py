@@ -214,6 +214,11 @@ def report(
     typer.echo(summarize(rep))
 
 
+from dpgnn.cli.train import register as _register_train  # noqa: E402  (typer only; the library on use)
+
+_register_train(app)  # dpgnn train, dpgnn methods
+
+
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     app()

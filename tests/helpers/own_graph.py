@@ -1,0 +1,23 @@
+"""Tiny graphs and settings for the dpgnn.fit / dpgnn train tests (tests/api/)."""
+
+import torch
+from torch_geometric.data import Data
+from torch_geometric.utils import to_undirected
+
+#: tiny settings per method (a few epochs; one aggregation)
+FAST = {"progap": {"epochs": 2, "depth": 1}, "gap": {"epochs": 2, "hops": 1}, "dp-gnn": {"epochs": 2},
+        "dp-mlp": {"epochs": 2}, "mlp": {"epochs": 2}, "graphsage": {"epochs": 2, "depth": 1},
+        "edgerand": {"epochs": 2, "depth": 1}}
+EPS = {"none": None, "edge": 2.0, "node": 8.0}
+
+
+def random_graph(n=60, f=5, c=3, seed=0, undirected=True):
+    gen = torch.Generator().manual_seed(seed)
+    y = torch.arange(n) % c
+    x = torch.randn(n, f, generator=gen)
+    x[torch.arange(n), y % f] += 2.0
+    ei = torch.randint(0, n, (2, 4 * n), generator=gen)
+    ei = ei[:, ei[0] != ei[1]]
+    if undirected:
+        ei = to_undirected(ei, num_nodes=n)
+    return Data(x=x, y=y, edge_index=ei)
