@@ -154,11 +154,19 @@ def _durations(df: pd.DataFrame) -> dict[str, tuple[float, str]]:
 
 
 def _unavailable(t: _Target, spec: CellSpec, cfg: Any, cells: dict[str, dict]) -> set[str]:
-    """Hashes whose dataset is recorded ``not_run`` in the store or fails the spec's cheap availability check."""
+    """Hashes whose dataset is recorded ``not_run`` in the store or fails the spec's cheap availability check (the
+    data registry's, for the paper's own graph, where the spec has none)."""
+    from dpgnn.data.registry import paper_dataset_available
+
     sk = t.store.skipped()
     names = set(sk.loc[sk["artifact"].isin([spec.skip_as or spec.name, "*"]), "dataset"].astype(str))
-    bad = {n for n in {str(c.get("dataset")) for c in cells.values()}
-           if n in names or (spec.available is not None and not spec.available(cfg, n))}
+
+    def here(n: str) -> bool:
+        if spec.available is not None:
+            return bool(spec.available(cfg, n))
+        return paper_dataset_available(n, spec.paper) is not False
+
+    bad = {n for n in {str(c.get("dataset")) for c in cells.values()} if n in names or not here(n)}
     return {h for h, c in cells.items() if str(c.get("dataset")) in bad}
 
 
@@ -523,22 +531,44 @@ def _summary(targets, per_spec, stale: str) -> pd.DataFrame:
 
 
 def _lines(summary: pd.DataFrame, stale: str, force: bool) -> list[str]:
+    """One line per artifact, then what applies to all of them once: cells from other code, and the total."""
     out = []
     for r in summary.itertuples(index=False):
         line = f"{r.paper}/{r.artifact} ({r.store}): {r.stored} of {r.cells} cells stored"
         if r.from_other_code:
-            line += (f", {r.from_other_code} of them from other code "
-                     + ("(--stale rerun: recomputing them)" if stale == "rerun" else
-                        "(kept; --stale rerun recomputes them)"))
+            line += f", {r.from_other_code} of them from other code"
         line += f"; {r.missing} to compute" + (" (--force: all)" if force else "")
-        if r.unavailable:
-            line += f" ({r.unavailable} more whose dataset is unavailable here: not_run)"
         if r.missing:
             line += f", est. {_fmt_seconds(r.est_seconds)}"
             if r.sec_per_cell == r.sec_per_cell:
-                line += f" at {r.sec_per_cell:.1f} s/cell" + (f" on {r.devices}" if r.devices else "")
+                line += f" at {r.sec_per_cell:.1f} s/cell on {_devices(r.devices)}"
+        if r.unavailable:
+            line += f"; {r.unavailable} not run (dataset not here)"
         out.append(line)
+    if not len(summary):
+        return out
+    old = int(summary["from_other_code"].sum())
+    if old:
+        what = "recomputing them (--stale rerun)" if stale == "rerun" else "kept (--stale rerun recomputes them)"
+        out.append(f"{old} stored cells come from other code: {what}")
+    est = float(summary["est_seconds"].sum())
+    unknown = int(summary.loc[summary["missing"] > 0, "sec_per_cell"].isna().sum())
+    out.append(f"total: {int(summary['cells'].sum())} cells, {int(summary['stored'].sum())} stored, "
+               f"{int(summary['missing'].sum())} to compute"
+               + (f" (est. {_fmt_seconds(est)}" + (f"; {unknown} artifacts without stored cell times" if unknown
+                                                    else "") + ")" if summary["missing"].sum() else "")
+               + f", {int(summary['unavailable'].sum())} not run (dataset not here)")
     return out
+
+
+def _devices(devices: str) -> str:
+    """The stored cells' devices as a reader wants them: ``?`` (rows from before devices were recorded) said so."""
+    names = [d for d in str(devices).split(",") if d]
+    known = [d for d in names if d != "?"]
+    text = ", ".join(known) if known else ""
+    if "?" in names or not names:
+        text = (text + " and " if text else "") + "an unrecorded device"
+    return text
 
 
 __all__ = ["PAPERS", "compute", "comparable", "run_specs", "select", "specs", "execute", "cluster_size",

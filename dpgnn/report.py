@@ -77,12 +77,10 @@ def _not_run_reason(dataset: str, artifact: str, skipped: pd.DataFrame | None, p
             return f"{'dataset not available here' if unavailable else 'not run here'}: {reason}"
     if np.isnan(paper_value):
         return "the paper prints no value for this cell (figure only)"
-    try:
-        from dpgnn.data import dataset_available, get_spec
+    from dpgnn.data.registry import paper_dataset_available
 
-        variant = paper if paper is not None and paper in get_spec(dataset).variants else None
-        available = dataset_available(dataset, variant)
-    except (ValueError, KeyError):
+    available = paper_dataset_available(dataset, paper)
+    if available is None:
         return f"dataset not available here ({dataset!r} is not in our offline registry)"
     if not available:
         return f"dataset not available here ({dataset!r}: raw files missing from the mirror)"

@@ -5,6 +5,7 @@ job script and the CLI."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -148,7 +149,9 @@ def test_stale_cells_reported_and_rerun_on_request(client, root, capsys):
     store.clear("grid")
     store.append("grid", df.to_dict("records"))
     out = engine.run_specs([(engine_toy.SPEC, {"n": 3})], "test", client=client, progress=False)
-    assert "3 of 3 cells stored, 1 of them from other code (kept" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "3 of 3 cells stored, 1 of them from other code;" in text
+    assert text.count("from other code: kept (--stale rerun recomputes them)") == 1  # said once, not per artifact
     assert out["from_other_code"].item() == 1 and out["computed"].item() == 0
     out = engine.run_specs([(engine_toy.SPEC, {"n": 3})], "test", client=client, stale="rerun", progress=False)
     assert out["computed"].item() == 1 and out["from_other_code"].item() == 0
@@ -164,7 +167,24 @@ def test_dry_run_estimates_the_cost_from_stored_cell_times(root, capsys):
     out = engine.run_specs([(engine_toy.SPEC, {"n": 6})], "test", dry_run=True)
     text = capsys.readouterr().out
     assert "toy/grid (grid): 2 of 6 cells stored; 4 to compute, est. 8 s at 2.0 s/cell on cuda:0" in text
+    assert "total: 6 cells, 2 stored, 4 to compute (est. 8 s), 0 not run (dataset not here)" in text
     assert out["est_seconds"].item() == pytest.approx(8.0) and len(store.load("grid")) == 2
+
+
+def test_dry_run_counts_cells_of_datasets_not_here_as_not_run(root, capsys, monkeypatch):
+    """A spec without its own availability check asks the data registry for the paper's graph."""
+    from dpgnn.data import registry
+
+    monkeypatch.setattr(registry, "paper_dataset_available", lambda name, paper=None: name != "toy-absent")
+    def with_absent(cfg):
+        return [*engine_toy.cells(cfg), *({**c, "dataset": "toy-absent"} for c in engine_toy.cells(cfg))]
+
+    pairs = [(dataclasses.replace(engine_toy.SPEC, cells=with_absent), {"n": 2})]
+    out = engine.run_specs(pairs, "test", dry_run=True)
+    text = capsys.readouterr().out
+    assert "0 of 4 cells stored; 2 to compute" in text and "; 2 not run (dataset not here)" in text
+    assert out["missing"].item() == 2 and out["unavailable"].item() == 2
+    assert "total: 4 cells, 0 stored, 2 to compute" in text
 
 
 def _fails_at_3(c):

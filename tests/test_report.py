@@ -52,10 +52,10 @@ def test_statuses_within_explained_outside_not_run():
 def test_not_run_asks_for_the_papers_own_graph_of_an_ambiguous_name(monkeypatch):
     """'facebook' is LPGNN's page-page graph (mirrored) but PrivGNN's Facebook100 UIUC (not): PrivGNN's cells
     without a result must say the dataset is missing, not that it was left out of the profile."""
-    import dpgnn.data
+    import dpgnn.data.registry
 
     here = {("facebook", None): True, ("facebook", "lpgnn"): True, ("facebook", "privgnn"): False}
-    monkeypatch.setattr(dpgnn.data, "dataset_available", lambda name, variant=None, **_: here[(name, variant)])
+    monkeypatch.setattr(dpgnn.data.registry, "dataset_available", lambda name, variant=None, **_: here[(name, variant)])
     ref = _ref([(p, "t1", "facebook", "m", "a", "acc", 50.0, None, "none", 2.0, False, "T1")
                 for p in ("privgnn", "lpgnn")])
     rep = compare(ref, _ours([]), profile="x", explanations=load_explanations().iloc[:0])

@@ -254,6 +254,18 @@ def dataset_available(name: str, variant: str | None = None, *, root: str | Path
     return any(present) if spec.partial_ok else (bool(present) and all(present))
 
 
+def paper_dataset_available(name: str, paper: str | None = None) -> bool | None:
+    """Whether ``paper``'s graph named ``name`` can be loaded here (the paper's own variant where the registry has
+    one: an ambiguous name such as ``facebook`` may be mirrored for one paper and not another); ``None`` when
+    ``name`` is not a registered dataset (a synthetic graph, say), which callers treat as available."""
+    try:
+        spec = get_spec(name)
+        variant = paper if paper is not None and paper in spec.variants else None
+        return dataset_available(name, variant)
+    except (ValueError, KeyError):
+        return None
+
+
 def _variants_text(spec: DatasetSpec) -> str:
     parts = []
     for vname, v in spec.variants.items():
