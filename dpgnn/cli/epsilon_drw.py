@@ -12,7 +12,9 @@ Both build their events and ε with :mod:`dpgnn.privacy.drw`, as the method's le
 compositions of the Gaussian (z relative to the replace-one sensitivity 2C) on a uniform subsample without
 replacement; ``--accountant autodp`` (default) follows the authors' code. ``fdp``: the multi-term hypergeometric RDP
 accountant of Daigavane et al. with K = (D^(L+1) − 1)/(D − 1) affected roots (``--variant authors``: the DRW
-code's single order α = 10 with the classic conversion).
+code's single order α = 10 with the classic conversion). Both also print ``epsilon_sound``, the tightest sound ε of
+the same steps (:func:`dpgnn.privacy.drw.drw_sound_epsilon` / :func:`~dpgnn.privacy.drw.fdp_sound_epsilon`:
+privacy-loss distributions of :mod:`dpgnn.privacy.sampled_pld`); ``epsilon`` stays the paper's accountant.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import typer
 
 from dpgnn.cli.options import JSON, CliInputError, option_check, option_errors, report
 from dpgnn.data.random_walks import min_num_subgraphs
-from dpgnn.privacy.drw import drw_event, fdp_event, fdp_run_epsilon
+from dpgnn.privacy.drw import drw_event, drw_sound_epsilon, fdp_event, fdp_run_epsilon, fdp_sound_epsilon
 from dpgnn.privacy.fdp import max_affected
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 
@@ -68,7 +70,8 @@ def drw_cmd(
         event = drw_event(z, q, t)  # the event the method's ledger records (paper fidelity)
         report("drw", event, delta, accountant, as_json,
                inputs={"noise_multiplier": z, "batch_size": b, "train_nodes": n, "walk_length": L, "restarts": r,
-                       "min_subgraphs": m_min, "sample_rate": q, "steps": t},
+                       "min_subgraphs": m_min, "sample_rate": q, "steps": t,
+                       "epsilon_sound": drw_sound_epsilon(z, q, t, delta)},
                neighbouring="replace one node's features (uniform sampling without replacement)")
 
 
@@ -101,7 +104,9 @@ def fdp_cmd(
             raise CliInputError(f"--variant must be 'paper' or 'authors', got {variant!r}")
         k = max_affected(dmax, L)
         eps, order = fdp_run_epsilon(t, z, n, b, k, d, variant)
-        payload = {"command": "fdp", "epsilon": eps, "delta": d, "noise_multiplier": z, "batch_size": b,
+        sound = fdp_sound_epsilon(t, z, n, b, k, d)
+        payload = {"command": "fdp", "epsilon": eps, "epsilon_sound": sound, "delta": d, "noise_multiplier": z,
+                   "batch_size": b,
                    "train_nodes": n, "max_degree": dmax, "layers": L, "max_affected": k, "sample_rate": b / n,
                    "steps": t, "variant": variant, "accountant": "fdp-hypergeometric-rdp",
                    "order": None if math.isnan(order) else order,
@@ -112,7 +117,7 @@ def fdp_cmd(
         else:
             typer.echo(f"fdp: epsilon = {eps:.6g} at delta = {d:g} [noise_multiplier={z}, batch_size={b}, "
                        f"train_nodes={n}, max_degree={dmax}, layers={L}, K={k}, steps={t}; variant={variant}, "
-                       f"optimal RDP order {order:g}]")
+                       f"optimal RDP order {order:g}]; epsilon_sound = {sound:.6g} (privacy-loss distribution)")
 
 
 def register(app: typer.Typer) -> None:

@@ -628,14 +628,17 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
     acct = run_accounting(method, noise_multiplier=z, steps=T, delta=delta, sample_rate=q, num_train=N, batch=B,
                           max_affected=K, accountant=accountant, fidelity=fidelity, fdp_variant=fdp_variant)
     eps, acc_name, event = acct["epsilon"], acct["accountant"], acct["event"]
+    guarantee = guarantee_fields(scaling=d.scaling, clip_norm=clip_norm, select=select, method=method)
+    # epsilon_sound: the tight bound of the accounted steps where they are all the run reads, else nothing holds
+    sound = acct["epsilon_sound"] if guarantee["guarantee"] == "sound" else math.inf
     ledger = {"level": "feature", "neighbouring": "replace one node's features", "mechanism": "gaussian",
               "noise_multiplier": z, "sigma": sigma, "clip_total": C, "sensitivity": sens_factor * C,
               "sampling_rate": q, "sampling": "uniform without replacement", "batch": B, "steps": T,
               "epsilon": eps, "delta": delta, "accountant": acc_name, "event": event,
+              "epsilon_sound": sound,
               "max_affected": K, "clip_calibration": "data-dependent (not private)" if clip_norm is None else "fixed",
               "scaling": d.scaling, "select": select, "fidelity": fidelity, "early_stopped_at": stopped,
-              "selection": "among trained steps (>= 1)",
-              **guarantee_fields(scaling=d.scaling, clip_norm=clip_norm, select=select, method=method)}
+              "selection": "among trained steps (>= 1)", **guarantee}
     return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
             "val_f1": best["val"] if best["val"] >= 0 else math.nan, "train_f1": best["train"],
             "best_step": best["step"], "steps": T, "epsilon": eps, "delta": delta,

@@ -14,6 +14,9 @@ disagree.
 - **FDP**: one node's features reach at most ``K = (D^(L+1) − 1)/(D − 1)`` roots' gradients, noise ``z·2KC``; the
   multi-term hypergeometric RDP accountant (:mod:`dpgnn.privacy.fdp`, :class:`FdpSampledGaussianEvent`, composed by
   the ``rdp`` accountant), with the DRW authors' variant (one order α = 10, classic conversion) as ``authors``.
+- **Sound ε** (``epsilon_sound`` of :func:`run_accounting`, :func:`drw_sound_epsilon`, :func:`fdp_sound_epsilon`):
+  the privacy-loss distributions of :mod:`dpgnn.privacy.sampled_pld` for the same steps, never above the RDP
+  values (benchmarks/epsilon_tightness.py); ``epsilon`` stays the paper's accountant, which also sets the steps.
 
 What the code guarantees (issue #13; :func:`guarantee_fields`): the paper's pipeline z-scores features with the
 training nodes' statistics (one node's raw features then move every input: the 2C sensitivity fails), calibrates the
@@ -29,11 +32,13 @@ from typing import Any
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.events import Event, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon
+from dpgnn.privacy.sampled_pld import MAX_COMPOSITIONS
 from dpgnn.privacy.guarantee import AS_PUBLISHED, CLIPPING, MODEL_SELECTION, PREPROCESSING, SOUND, statement
 from dpgnn.privacy.validation import check_choice, check_int, check_positive
 
 __all__ = ["FIDELITIES", "FDP_ACCOUNTING", "NEIGHBOURING", "check_fidelity", "drw_event", "drw_epsilon",
-           "fdp_event", "fdp_run_epsilon", "run_accounting", "guarantee_fields"]
+           "drw_sound_epsilon", "fdp_event", "fdp_run_epsilon", "fdp_sound_epsilon", "run_accounting",
+           "guarantee_fields"]
 
 #: ``paper`` or ``authors_code`` (the official code's accountant at sampling rate 1; :func:`drw_event`)
 FIDELITIES = ("paper", "authors_code")
@@ -74,6 +79,37 @@ def drw_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: 
     return get_accountant(accountant).compose(event).get_epsilon(delta)
 
 
+def drw_sound_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float) -> float:
+    """The tightest sound ε we compute for :func:`drw_event` (paper fidelity; ``steps=0``: 0).
+
+    Replace-one on the ``m ≥ m_min`` disjoint subgraphs, sensitivity 2C, ``q = B / m_min`` an upper bound on the
+    inclusion probability (ε grows with q): rate < 1 is the symmetrised without-replacement PLD of
+    :mod:`dpgnn.privacy.sampled_pld` (Dong, Roth & Su 2022, Thm. 4.2; Zhu, Dong & Wang 2022, Prop. 30), rate 1
+    the exact Gaussian composition (Balle & Wang 2018); above :data:`~dpgnn.privacy.sampled_pld.MAX_COMPOSITIONS`
+    steps the RDP accountant. Never above the ``rdp`` accountant's value (the smaller of two sound bounds)."""
+    if check_int(steps, "steps", 0) == 0:
+        return 0.0
+    event = drw_event(noise_multiplier, sample_rate, steps)
+    rdp = get_accountant("rdp").compose(event).get_epsilon(delta)
+    if steps > MAX_COMPOSITIONS:
+        return rdp
+    tight = get_accountant("exact_gaussian" if sample_rate == 1.0 else "pld").compose(event).get_epsilon(delta)
+    return min(tight, rdp)
+
+
+def fdp_sound_epsilon(steps: int, noise_multiplier: float, num_train: int, batch_size: int, max_affected: int,
+                      delta: float) -> float:
+    """The tightest sound ε we compute for ``steps`` FDP steps (``steps=0``: 0): the PLD of the hypergeometric
+    pair (:func:`dpgnn.privacy.sampled_pld.fdp_pld`; exact for K = 1, the count revealed for K > 1), never above
+    Daigavane et al.'s multi-term RDP bound (the smaller of the two sound values; RDP alone beyond
+    :data:`~dpgnn.privacy.sampled_pld.MAX_COMPOSITIONS` steps)."""
+    rdp = fdp_run_epsilon(steps, noise_multiplier, num_train, batch_size, max_affected, delta)[0]
+    if steps == 0 or steps > MAX_COMPOSITIONS:
+        return rdp
+    event = FdpSampledGaussianEvent(noise_multiplier, num_train, batch_size, max_affected)
+    return min(get_accountant("pld").compose(event, steps).get_epsilon(delta), rdp)
+
+
 def _fdp_variant(variant: str) -> dict[str, Any]:
     return dict(FDP_ACCOUNTING[check_choice(variant, tuple(FDP_ACCOUNTING), "fdp_variant")])
 
@@ -93,15 +129,19 @@ def fdp_run_epsilon(steps: int, noise_multiplier: float, num_train: int, batch_s
 def run_accounting(method: str, *, noise_multiplier: float, steps: int, delta: float, sample_rate: float = 1.0,
                    num_train: int = 1, batch: int = 1, max_affected: int = 1, accountant: str = "autodp",
                    fidelity: str = "paper", fdp_variant: str = "paper") -> dict[str, Any]:
-    """``epsilon``, ``accountant`` (the ledger's name) and ``event`` (one step for FDP; the whole run otherwise, one
-    step when ``steps = 0``) of a DP training run of ``method`` (``fdp``, ``drw``, ``drw-d`` or ``drw-r``)."""
+    """``epsilon``, ``accountant`` (the ledger's name), ``event`` (one step for FDP; the whole run otherwise, one
+    step when ``steps = 0``) and ``epsilon_sound`` (:func:`drw_sound_epsilon` / :func:`fdp_sound_epsilon`, the
+    tightest sound ε of the same steps; ``epsilon`` stays the paper's accountant) of a DP training run of
+    ``method`` (``fdp``, ``drw``, ``drw-d`` or ``drw-r``)."""
     if method == "fdp":
         step = FdpSampledGaussianEvent(noise_multiplier, num_train, batch, max_affected)
         eps = fdp_run_epsilon(steps, noise_multiplier, num_train, batch, max_affected, delta, fdp_variant)[0]
-        return {"epsilon": eps, "accountant": f"fdp-hypergeometric-rdp ({fdp_variant})", "event": step.to_dict()}
+        return {"epsilon": eps, "accountant": f"fdp-hypergeometric-rdp ({fdp_variant})", "event": step.to_dict(),
+                "epsilon_sound": fdp_sound_epsilon(steps, noise_multiplier, num_train, batch, max_affected, delta)}
     eps = drw_epsilon(noise_multiplier, sample_rate, steps, delta, accountant, fidelity)
     return {"epsilon": eps, "accountant": accountant,
-            "event": drw_event(noise_multiplier, sample_rate, max(steps, 1), fidelity).to_dict()}
+            "event": drw_event(noise_multiplier, sample_rate, max(steps, 1), fidelity).to_dict(),
+            "epsilon_sound": drw_sound_epsilon(noise_multiplier, sample_rate, steps, delta)}
 
 
 def guarantee_fields(*, scaling: str, clip_norm: float | None, select: str, method: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typer.testing import CliRunner
 
 from dpgnn.privacy import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent, epsilon
 from dpgnn.cli.epsilon import app
+from dpgnn.privacy.drw import drw_sound_epsilon, fdp_sound_epsilon
 from dpgnn.privacy.fdp import fdp_epsilon
 
 runner = CliRunner()
@@ -31,6 +32,7 @@ def test_drw_json_matches_library_and_q_formula():
     rdp = _json(["drw", "-z", "2", "-b", "1800", "-n", "9716", "-l", "2", "-r", "2", "-t", "50", "--delta", "1e-5",
                  "--accountant", "rdp", "--json"])
     assert rdp["epsilon"] == pytest.approx(out["epsilon"], rel=0.25)
+    assert out["epsilon_sound"] == drw_sound_epsilon(2.0, q, 50, 1e-5) < out["epsilon"]
 
 
 def test_drw_full_batch_is_plain_gaussian_composition():
@@ -48,6 +50,8 @@ def test_fdp_json_matches_library():
     auth = _json(["fdp", "-z", "4", "-b", "70", "-n", "140", "-d", "4", "-l", "2", "-t", "100", "--delta", "1e-5",
                   "--variant", "authors", "--json"])
     assert auth["order"] == 10.0 and auth["epsilon"] >= out["epsilon"]
+    assert out["epsilon_sound"] == auth["epsilon_sound"] == fdp_sound_epsilon(100, 4.0, 140, 70, 21, 1e-5)
+    assert out["epsilon_sound"] < out["epsilon"]
 
 
 @pytest.mark.parametrize("args,option", [

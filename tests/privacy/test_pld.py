@@ -114,12 +114,12 @@ def test_pld_laplace_composition_below_rdp_and_authors():
     assert 1.05 < rdp / pld < 1.2
 
 
-def test_pld_refuses_sampling_without_replacement():
+def test_pld_composes_sampling_without_replacement_below_rdp():
+    """The symmetrised without-replacement PLD (dpgnn.privacy.sampled_pld; tests/privacy/test_sampled_pld.py)."""
     acc = get_accountant("pld")
     ev = SampledWithoutReplacementEvent(0.1, GaussianEvent(1.0))
-    assert not acc.supports(ev)
-    with pytest.raises(NotImplementedError, match="without replacement"):
-        acc.compose(ev)
+    assert acc.supports(ev)
+    assert acc.compose(ev, 100).get_epsilon(1e-5) < 0.75 * get_accountant("rdp").compose(ev, 100).get_epsilon(1e-5)
 
 
 def test_pld_discretisation_is_pessimistic():
