@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Optional
 
 import typer
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Datasets of the five papers.")
+#: the widest line ``dpgnn data list`` prints
+WIDTH = 120
 
 
 def _stats(data) -> dict:
@@ -40,6 +43,17 @@ def _collapse_universities(df):
     return pd.concat([rows.iloc[:first], pd.DataFrame([summary]), rows.iloc[first:]], ignore_index=True)
 
 
+def _table(df, left: tuple[str, ...]) -> str:
+    """``df`` as aligned text: the ``left`` columns flush left, the others flush right, two spaces apart."""
+    widths = {c: max(len(c), *(len(v) for v in df[c])) for c in df.columns}
+
+    def line(values) -> str:
+        return "  ".join(v.ljust(widths[c]) if c in left else v.rjust(widths[c])
+                         for c, v in zip(df.columns, values)).rstrip()
+
+    return "\n".join([line(df.columns), *(line(r) for r in df.itertuples(index=False))])
+
+
 @app.command("list")
 def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON records."),
@@ -58,15 +72,16 @@ def list_cmd(
     if not all_universities:
         df = _collapse_universities(df)
     df = df.assign(available=df["available"].map(lambda a: {True: "yes", False: "no"}.get(a, a)))
-    cols = ["name", "papers", "nodes", "edges", "features", "classes", "available", "variants"]
+    cols = ["name", "papers", "nodes", "edges", "features", "classes", "available"]
     show = df[cols].astype(object).where(df[cols].notna(), "-")
     show = show.replace("", "-")
-    import pandas as pd
-
-    with pd.option_context("display.max_rows", None, "display.max_colwidth", 60, "display.width", 200):
-        typer.echo(show.to_string(index=False))
+    typer.echo(_table(show.astype(str), left=("name", "papers")))
+    for name, variants in zip(df["name"], df["variants"]):
+        if isinstance(variants, str) and "->" in variants:  # names that mean another graph per paper
+            typer.echo(textwrap.fill(f"{name}: {variants}", width=WIDTH, subsequent_indent="  "))
     if not all_universities and "note" in df and (df["name"] == "fb100-<university>").any():
-        typer.echo("fb100-<university> " + df.loc[df["name"] == "fb100-<university>", "note"].iloc[0])
+        note = df.loc[df["name"] == "fb100-<university>", "note"].iloc[0]
+        typer.echo(textwrap.fill(f"fb100-<university> {note}", width=WIDTH, subsequent_indent="  "))
 
 
 def _check_name(name: str, variant: str | None = None) -> None:

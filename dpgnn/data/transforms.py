@@ -6,8 +6,10 @@ Randomness always comes from an explicit ``torch.Generator`` seeded with the giv
 from __future__ import annotations
 
 import copy
+import operator
 import random
 import threading
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -17,7 +19,8 @@ from torch_geometric.utils import coalesce, negative_sampling, remove_self_loops
 from dpgnn.utils import make_generator
 
 __all__ = [
-    "seed_from_name", "minmax_normalize", "random_node_split", "split_edges", "undirected_edges",
+    "seed_from_name", "minmax_normalize", "random_node_split", "split_edges", "undirected_edges", "EdgeCleaning",
+    "clean_edges", "with_clean_edges", "SELF_LOOP_RULES",
     "subgraph_nodes", "filter_classes", "remove_isolated_nodes", "drop_self_loops", "relabel_classes",
     "per_class_split", "private_public_split", "index_to_mask",
 ]
@@ -45,6 +48,116 @@ def undirected_edges(edge_index: Tensor, num_nodes: int, self_loops: bool = Fals
     if not self_loops:
         ei, _ = remove_self_loops(ei)
     return to_undirected(ei, num_nodes=num_nodes)
+
+
+#: what :func:`clean_edges` does with self-loops ``(u, u)``: keep them or remove them
+SELF_LOOP_RULES = ("keep", "remove")
+
+
+@dataclass(frozen=True)
+class EdgeCleaning:
+    """What :func:`clean_edges` did to a user's ``edge_index``.
+
+    Attributes:
+        entries: columns of the ``edge_index`` given.
+        duplicates: columns dropped because they repeat an earlier ``(u, v)`` (the edge list was coalesced).
+        self_loops: self-loops ``(u, u)`` removed (0 when the method keeps them).
+    """
+
+    entries: int
+    duplicates: int = 0
+    self_loops: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """Whether the cleaned edge list differs from the given one (else it is the given tensor itself)."""
+        return bool(self.duplicates or self.self_loops)
+
+    def describe(self) -> str:
+        """One line for a ledger, e.g. ``"edge_index: 3 repeated entries merged (of 40 entries)"``."""
+        done = [f"{self.duplicates} repeated entries merged"] if self.duplicates else []
+        done += [f"{self.self_loops} self-loops removed"] if self.self_loops else []
+        return f"edge_index: {', '.join(done)} (of {self.entries} entries)" if done else "edge_index as given"
+
+
+def clean_edges(edge_index: Tensor, num_nodes: int, *, self_loops: str = "keep", undirected: bool = False,
+                owner: str = "edge_index") -> tuple[Tensor, EdgeCleaning]:
+    """The edge list a method may use: each directed pair ``(u, v)`` at most once, self-loops as the method needs.
+
+    Every method that reads a user's ``edge_index`` goes through here. A repeated column would count one edge
+    several times: NAP (GAP/ProGAP) would sum its unit row twice and removing one undirected edge would move the
+    aggregates by ``2√2`` instead of the ``√2`` (``1`` per direction) the edge-level ledger assumes; degree bounds
+    would spend several slots on one neighbour. Repeated columns are therefore merged (coalesced): the cleaned
+    graph is the simple graph of the pairs given, so the sensitivity arguments hold for it unchanged.
+
+    Args:
+        edge_index: ``[2, E]`` integer tensor, ``edge_index[0]`` → ``edge_index[1]``.
+        num_nodes: number of nodes; ids must lie in ``[0, num_nodes)``.
+        self_loops: ``"keep"`` or ``"remove"`` (:data:`SELF_LOOP_RULES`).
+        undirected: require the reverse of every pair (an undirected graph in both directions, as every loader
+            gives it). A one-direction pair is refused with a one-line error naming the fix
+            (:func:`undirected_edges`): the edge-level guarantees of GAP/ProGAP/EdgeRand protect one undirected
+            edge, i.e. both of its directions, and EdgeRand reads the upper triangle only.
+        owner: the method's name for the error messages.
+
+    Returns:
+        The cleaned ``edge_index`` -- the given tensor itself when nothing changed (paper datasets: their loaders
+        give coalesced, undirected, loop-free graphs, so their runs are unchanged), else the coalesced pairs sorted
+        by ``(source, target)`` on the same device -- and the :class:`EdgeCleaning` report.
+    """
+    if self_loops not in SELF_LOOP_RULES:
+        raise ValueError(f"self_loops must be one of {SELF_LOOP_RULES}, got {self_loops!r}")
+    try:
+        n = operator.index(num_nodes)
+    except TypeError:
+        n = 0
+    if isinstance(num_nodes, bool) or n < 1:
+        raise ValueError(f"{owner}: num_nodes must be an integer >= 1, got {num_nodes!r}")
+    num_nodes = n
+    if not isinstance(edge_index, Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(f"{owner}: edge_index must be a tensor of shape [2, E], got "
+                         f"{tuple(getattr(edge_index, 'shape', ())) or type(edge_index).__name__}")
+    if edge_index.dtype.is_floating_point or edge_index.dtype.is_complex or edge_index.dtype == torch.bool:
+        raise ValueError(f"{owner}: edge_index must hold integer node ids, got dtype {edge_index.dtype}")
+    e = edge_index.size(1)
+    if e == 0:
+        return edge_index, EdgeCleaning(0)
+    ei = edge_index.to(torch.long)
+    if int(ei.min()) < 0 or int(ei.max()) >= num_nodes:
+        raise ValueError(f"{owner}: edge_index has node ids outside [0, num_nodes={num_nodes})")
+    loops = 0
+    if self_loops == "remove":
+        keep = ei[0] != ei[1]
+        loops = e - int(keep.sum())
+        if loops:
+            ei = ei[:, keep]
+    key = ei[0] * num_nodes + ei[1]
+    pairs = torch.unique(key)  # sorted: (source, target) order, as torch_geometric's coalesce
+    report = EdgeCleaning(e, duplicates=key.numel() - pairs.numel(), self_loops=loops)
+    if undirected:
+        rev = (pairs % num_nodes) * num_nodes + pairs // num_nodes
+        pos = torch.searchsorted(pairs, rev).clamp(max=pairs.numel() - 1)
+        one_way = int((pairs[pos] != rev).sum())
+        if one_way:
+            raise ValueError(f"{owner}: edge_index is not undirected ({one_way} of {pairs.numel()} pairs lack their "
+                             f"reverse) but its edge-level guarantee is for one undirected edge (both directions); "
+                             f"pass dpgnn.data.transforms.undirected_edges(edge_index, num_nodes)")
+    if not report.changed:
+        return edge_index, report
+    return torch.stack([pairs // num_nodes, pairs % num_nodes]), report
+
+
+def with_clean_edges(data: Data, *, self_loops: str = "keep", undirected: bool = False,
+                     owner: str = "edge_index") -> tuple[Data, EdgeCleaning]:
+    """:func:`clean_edges` on ``data.edge_index``: ``data`` itself when nothing changed, else a shallow copy with the
+    cleaned edge list (the input is never modified)."""
+    ei, report = clean_edges(data.edge_index, data.num_nodes, self_loops=self_loops, undirected=undirected,
+                             owner=owner)
+    if not report.changed:
+        return data, report
+    out = _copy(data)
+    out.edge_index = ei
+    return out, report
 
 
 def minmax_normalize(data: Data, drop_constant: bool = False) -> Data:
@@ -99,7 +212,9 @@ _NEGATIVE_SAMPLING_LOCK = threading.Lock()
 def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int | torch.Generator) -> Data:
     """LPGCN link-prediction split (docs/papers/lpgcn.md#data-and-splits): upper-triangle undirected edges split train/val/test.
 
-    ``n_val = floor(val * m)``, ``n_test = floor(test * m)`` of the ``m`` undirected edges (after a permutation
+    The ``m`` undirected edges are the distinct pairs ``(min(u, v), max(u, v))``, ``u != v``, of ``data.edge_index``
+    (one direction or both, repeated entries counted once: the same pairs as the upper triangle of an undirected
+    graph). ``n_val = floor(val * m)``, ``n_test = floor(test * m)`` of them (after a permutation
     drawn with ``torch.Generator(seed)``); the training edges are re-symmetrised into ``train_pos_edge_index``;
     ``val/test_pos_edge_index`` hold one direction per edge; ``val/test_neg_edge_index`` are as many negatives
     from :func:`torch_geometric.utils.negative_sampling` on the full graph, drawn after seeding torch's and Python's
@@ -108,9 +223,10 @@ def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int 
     gen = make_generator(seed)
     n = data.num_nodes
     row, col = data.edge_index
-    keep = row < col
+    keep = row != col
     row, col = row[keep], col[keep]
-    ei = coalesce(torch.stack([row, col]), num_nodes=n)
+    # each undirected pair once as (min, max), whichever direction(s) the edge list holds and however often
+    ei = coalesce(torch.stack([torch.minimum(row, col), torch.maximum(row, col)]), num_nodes=n)
     row, col = ei
     m = row.numel()
     n_val, n_test = int(val * m), int(test * m)

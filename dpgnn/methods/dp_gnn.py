@@ -1,8 +1,10 @@
 """DP-GNN (Daigavane et al., "Node-level differentially private graph neural networks", arXiv 2111.15521) as
 ProGAP's node-level baseline (docs/papers/progap.md#baselines).
 
-- **Graph**: degrees bounded to ``D`` (in- and out-degree, :func:`dpgnn.methods.progap.bound_degree`), so that one
-  node enters the 1-hop subgraphs of at most ``D`` other roots.
+- **Graph**: repeated pairs of the edge list merged (:func:`dpgnn.methods.progap.graph_edges`: a neighbour listed
+  twice would take two of a root's ``D`` slots and enter its sum twice), then degrees bounded to ``D`` (in- and
+  out-degree, :func:`dpgnn.methods.progap.bound_degree`), so that one node enters the 1-hop subgraphs of at most
+  ``D`` other roots -- for any directed graph, so a one-direction ``edge_index`` is used as given.
 - **Model**: base MLP → one GraphSAGE layer with SUM aggregation and a root weight → jumping knowledge (base output
   and layer output concatenated) → head MLP (hidden 16, SELU, no normalisation: every example is one subgraph).
 - **Training**: every step draws ``B`` training roots uniformly without replacement; each root's loss is computed
@@ -34,7 +36,8 @@ from torch_geometric.data import Data
 from torch_geometric.utils import to_torch_csr_tensor
 
 from dpgnn.methods import RunResult, register
-from dpgnn.methods.progap import ProGAPResult, _masks, bound_degree, default_delta, method_config
+from dpgnn.methods.progap import (ProGAPResult, _masks, bound_degree, default_delta, graph_edges, method_config,
+                                  note_edges)
 from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import ACTIVATIONS, MLP
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
@@ -206,7 +209,9 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
                            target_epsilon=cfg.epsilon if cfg.noise is None else None, noise=cfg.noise, clip=cfg.clip)
     ledger["config"] = asdict(cfg)
     n = data.num_nodes
-    ei = bound_degree(data.edge_index, n, cfg.max_degree, stable_seed("dp-gnn-degree", seed))
+    ei, cleaning = graph_edges(data, "node", "DP-GNN")
+    note_edges(ledger, cleaning)
+    ei = bound_degree(ei, n, cfg.max_degree, stable_seed("dp-gnn-degree", seed))
     table, tmask = neighbour_table(ei, n, cfg.max_degree)
     table, tmask = table.to(dev), tmask.to(dev)
     adj = to_torch_csr_tensor(ei.flip(0), size=(n, n)).to(dev)  # rows = receiving nodes, sum aggregation

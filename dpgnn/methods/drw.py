@@ -49,9 +49,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import functional_call, grad, vmap
-from torch_geometric.utils import remove_self_loops, subgraph
+from torch_geometric.utils import subgraph
 
 from dpgnn.data import load_dataset
+from dpgnn.data.transforms import clean_edges
 from dpgnn.data.random_walks import (
     SAMPLERS,
     Subgraphs,
@@ -157,6 +158,7 @@ class DRWData:
     adj_full: Tensor = field(repr=False)  # sparse Â of the full graph
     inductive: bool = False
     scaling: str = "train_zscore"  # see SCALINGS
+    edge_input: str = "edge_index as given"  # what prepare's clean_edges did (repeated pairs, self-loops)
 
     @property
     def num_nodes(self) -> int:
@@ -195,12 +197,17 @@ def scale_features(x: Tensor, train: Tensor, scaling: str = "train_zscore") -> T
 
 def prepare(name: str, data=None, *, scaling: str = "train_zscore") -> DRWData:
     """Load ``name`` (variant ``drw``), drop self-loops, scale features (:func:`scale_features`; the paper's
-    z-score with training-node statistics by default, ``scaling="none"`` for the sound mode)."""
+    z-score with training-node statistics by default, ``scaling="none"`` for the sound mode).
+
+    The graph (public in DRW's feature-level setting) is the simple graph of ``data.edge_index``: self-loops
+    removed and repeated pairs merged (:func:`dpgnn.data.transforms.clean_edges`; a repeated pair would double a
+    neighbour's chance in the walks), directions as given; ``edge_input`` records what was done."""
     key = _dataset_key(name) if data is None else str(name).lower()
     if data is None:
         data = load_dataset(_LOAD.get(key, key), variant="drw")
     n = int(data.num_nodes)
-    ei, _ = remove_self_loops(data.edge_index.long())
+    ei, cleaning = clean_edges(data.edge_index, n, self_loops="remove", owner="DRW")
+    ei = ei.long()
     train = torch.nonzero(data.train_mask).view(-1)
     x = scale_features(data.x, train, scaling)
     y = data.y
@@ -211,7 +218,8 @@ def prepare(name: str, data=None, *, scaling: str = "train_zscore") -> DRWData:
     return DRWData(name=key, x=x, y=y.float() if multilabel else y.long(), num_classes=num_classes,
                    multilabel=multilabel, train=train.numpy(), val=torch.nonzero(data.val_mask).view(-1),
                    test=torch.nonzero(data.test_mask).view(-1), edge_index=ei, train_edge_index=train_ei,
-                   adj_full=normalized_adjacency(ei, n), inductive=inductive, scaling=scaling)
+                   adj_full=normalized_adjacency(ei, n), inductive=inductive, scaling=scaling,
+                   edge_input=cleaning.describe())
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -739,8 +747,11 @@ def _run(method: str, data: DRWData, config: Any, seed: int, device: str) -> Run
     res = trainer(data, method, seed=seed, device=device, **kw)
     extra = {k: v for k, v in res.items() if k not in ("train_f1", "val_f1", "test_f1", "ledger", "history",
                                                           "seconds")}
+    ledger = res["ledger"]
+    if data.edge_input != "edge_index as given":
+        ledger = {**ledger, "edge_input": data.edge_input}
     return RunResult(metrics={"train": res["train_f1"], "val": res["val_f1"], "test": res["test_f1"]},
-                     ledger=res["ledger"], history=res["history"], seconds=res["seconds"], extra=extra)
+                     ledger=ledger, history=res["history"], seconds=res["seconds"], extra=extra)
 
 
 @register(PAPER, "gcn", "none", prepare=prepare, description="non-private GCN on random-walk batches (Table 1)")

@@ -33,7 +33,9 @@ from dpgnn.methods.progap import (
     bound_degree,
     default_delta,
     edge_sensitivity,
+    graph_edges,
     method_config,
+    note_edges,
     predict,
     privacy_ledger,
     train_stage,
@@ -90,10 +92,11 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
     check_features(data.x, "data.x (node features)")
     n_train = int(masks["train"].sum())
     private = cfg.level != "none"
+    edge_index, cleaning = graph_edges(data, cfg.level, "GAP")
     delta = None
     if private:
         delta = cfg.delta if cfg.delta is not None else default_delta(
-            data.edge_index.size(1) if cfg.level == "edge" else n_train)
+            edge_index.size(1) if cfg.level == "edge" else n_train)
     ledger = privacy_ledger(cfg.level, depth=cfg.hops, delta=delta, noise=cfg.noise if private else None,
                             target_epsilon=(cfg.epsilon if cfg.noise is None else None) if private else None,
                             dpsgd_runs=2 if cfg.level == "node" else None, train_nodes=n_train,
@@ -102,7 +105,6 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
                             accountant=cfg.accountant, method="gap", edge_relation=cfg.edge_relation)
     torch.manual_seed(stable_seed("gap-init", seed))
     gen = make_generator(stable_seed("gap-noise", seed), dev if dev.type == "cuda" else "cpu")
-    edge_index = data.edge_index
     if cfg.level == "node":
         edge_index = bound_degree(edge_index, data.num_nodes, cfg.max_degree, stable_seed("gap-degree", seed))
     dp = DPSettings(ledger["noise_multiplier"], cfg.batch_size, cfg.clip) if cfg.level == "node" else None
@@ -128,6 +130,7 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
     clf, hist2 = train_stage(clf, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=1)
     acc = split_accuracy(predict(clf, *xs), y, masks)
     ledger["queries"] = nap.queries
+    note_edges(ledger, cleaning)
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
                         history=hist + hist2, queries=nap.queries, seconds=time.perf_counter() - t0,
                         model={"encoder": enc, "classifier": clf})

@@ -38,6 +38,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from dpgnn.data import load_dataset
+from dpgnn.data.transforms import with_clean_edges
 from dpgnn.methods import RunResult, register
 from dpgnn.metrics import accuracy_tensor
 from dpgnn.nn.lpgnn import (BACKBONES, Backbone, BatchedBackbone, BatchedFeatures, KProp, kprop,
@@ -367,6 +368,7 @@ def train_batched(data: Data, features: BatchedFeatures, noisy: Tensor, *, backb
         finally:
             torch.set_num_threads(before)
     lm = _choice(label_method, LABEL_METHODS, "label_method")
+    data, _ = with_clean_edges(data, owner="LPGNN")  # repeated pairs merged, as in run_cell
     n = data.num_nodes
     c = int(data.num_classes)
     train_idx, val_idx, test_idx = _masks(data, dev)
@@ -425,6 +427,7 @@ def train_reference(data: Data, x: Tensor, noisy: Tensor, *, backbone: str, seed
     """
     dev = resolve_device(device)
     lm = _choice(label_method, LABEL_METHODS, "label_method")
+    data, _ = with_clean_edges(data, owner="LPGNN")  # repeated pairs merged, as in run_cell
     c = int(data.num_classes)
     train_idx, val_idx, test_idx = _masks(data, dev)
     T = transition_matrix(eps_y, c).to(dev)
@@ -516,6 +519,9 @@ def run_cell(data: Data, dataset: str, *, method: str = "mbm", eps_x: float = 1.
     kx = _steps(published[0] if k_x is None else k_x, "K_x")
     ky = _steps(published[1] if k_y is None else k_y, "K_y") if lm == "drop" else 0
     hp = {**hparams_for(key, meth, ex, ey), **(hparams or {})}
+    # the server's (public) graph as a simple graph: a repeated pair would weigh twice in KProp and the backbone;
+    # directions as given (dpgnn.data.transforms.clean_edges; the rows' edge_input says what was merged)
+    data, cleaning = with_clean_edges(data, owner="LPGNN")
     n, d = data.x.shape
     ledger = privacy_ledger(meth, ex, ey, d, m)
     adj = normalized_adjacency(data.edge_index, n)
@@ -563,7 +569,7 @@ def run_cell(data: Data, dataset: str, *, method: str = "mbm", eps_x: float = 1.
                      "max_acc": 100.0 * results["max_acc"][run], "perturb_time_s": t_perturb / repeats,
                      "train_time_s": results["train_time_s"][run] / min(chunk, repeats),
                      "config_hash": config_hash({**config, "seed": int(seed), "repeats": int(repeats)}),
-                     "versions": versions()})
+                     "versions": versions(), **({"edge_input": cleaning.describe()} if cleaning.changed else {})})
     return rows
 
 
@@ -649,6 +655,8 @@ def _contract_run(method: str, level: str):
                    "val": float(np.mean([r["val_acc_noisy"] for r in rows])) / 100.0,
                    "test": float(np.mean([r["value"] for r in rows])) / 100.0}
         ledger = privacy_ledger(method, cfg["eps_x"], cfg["eps_y"], data.num_features, cfg.get("m"))
+        if "edge_input" in rows[0]:
+            ledger["edge_input"] = rows[0]["edge_input"]
         return RunResult(metrics=metrics, ledger=ledger, seconds=time.perf_counter() - t0, extra={"rows": rows})
 
     run.__qualname__ = run.__name__ = f"run_{method}_{level.replace('+', '_')}"

@@ -49,6 +49,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from dpgnn.data import load_dataset
+from dpgnn.data.transforms import with_clean_edges
 from dpgnn.methods import RunResult, register
 from dpgnn.metrics import accuracy
 from dpgnn.nn.privgnn import MLP, SAGE, BatchedSAGETeachers, mean_neighbours, teacher_step, train_batched_teachers
@@ -164,6 +165,8 @@ class PrivGNNData:
     #: feature columns z-scored with statistics of all nodes, private ones included (Credit): a preprocessing
     #: statistic the ε does not cover
     standardized: bool = False
+    #: what :func:`dpgnn.data.transforms.clean_edges` merged in the input graph (repeated pairs counted once)
+    edge_input: str = "edge_index as given"
     agg_pub: Tensor = field(init=False)
     csr_ptr: Tensor = field(init=False)
     csr_idx: Tensor = field(init=False)
@@ -212,7 +215,10 @@ def prepare_from_data(data: Data, name: str, *, order_seed: int = GLOBAL_SEED, s
 
     ``order_seed`` orders the public-train nodes randomly (the query set is its first |Q| entries).
     ``standardize`` z-scores the feature columns (used for Credit, whose raw columns span 0..10^6).
+    Both graphs are induced on the simple graph of ``data.edge_index`` (repeated pairs merged: a repeated pair
+    would weigh twice in the neighbour means; directions as given; :func:`dpgnn.data.transforms.clean_edges`).
     """
+    data, cleaning = with_clean_edges(data, owner="PrivGNN")
     x = check_features(data.x, "data.x (node features)").to(torch.float32)
     if standardize:
         x = _standardize(x)
@@ -225,7 +231,7 @@ def prepare_from_data(data: Data, name: str, *, order_seed: int = GLOBAL_SEED, s
     tr = tr[torch.randperm(tr.numel(), generator=make_generator(order_seed))]
     classes = int(y.max()) + 1
     return PrivGNNData(name, x[data.private_mask], y[data.private_mask], edge_priv, x[pub_mask], y[pub_mask],
-                       edge_pub, tr, te, classes, standardized=bool(standardize))
+                       edge_pub, tr, te, classes, standardized=bool(standardize), edge_input=cleaning.describe())
 
 
 def prepare(name: str, *, order_seed: int = GLOBAL_SEED, root=None) -> PrivGNNData:
@@ -1290,13 +1296,14 @@ def authors_code_split(name: str, *, seed: int, root=None, data: Data | None = N
     prefix). ``data``: the graph of :func:`authors_code_graph`, when the caller has already loaded it.
     """
     data = authors_code_graph(name, root=root) if data is None else data
+    data, cleaning = with_clean_edges(data, owner="PrivGNN")  # repeated pairs merged, as prepare_from_data
     y = data.y.long()
     priv, tr, te = authors_code_split_nodes(name, y, seed=seed)
     x = check_features(data.x, "data.x (node features)").to(torch.float32)
     pub = torch.cat([tr, te])
     return PrivGNNData(name, x[priv], y[priv], _relabel_onto(data.edge_index, priv, data.num_nodes), x[pub], y[pub],
                        _relabel_onto(data.edge_index, pub, data.num_nodes), torch.arange(tr.numel()),
-                       torch.arange(tr.numel(), pub.numel()), int(y.max()) + 1)
+                       torch.arange(tr.numel(), pub.numel()), int(y.max()) + 1, edge_input=cleaning.describe())
 
 
 def _relabel_onto(edge_index: Tensor, nodes: Tensor, n: int) -> Tensor:

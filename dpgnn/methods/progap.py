@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
+from dpgnn.data.transforms import EdgeCleaning, clean_edges
 from dpgnn.methods import RunResult, register
 from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import MLP, GhostClipper, StageModel
@@ -59,7 +60,7 @@ from dpgnn.utils import check_features, make_generator, resolve_device, stable_s
 __all__ = [
     "LEVELS", "ProGAPConfig", "ProGAPResult", "NAP", "bound_degree", "default_delta", "privacy_event",
     "privacy_ledger", "calibrate_noise", "theorem41_epsilon", "theorem42_epsilon", "stage_steps",
-    "train_progap", "train_stage", "DPSettings", "predict", "PER_SAMPLE", "method_config",
+    "train_progap", "train_stage", "DPSettings", "predict", "PER_SAMPLE", "method_config", "graph_edges",
 ]
 
 PAPER = "progap"
@@ -110,9 +111,12 @@ class NAP:
     """Normalise-aggregate-perturb on a fixed graph (docs/papers/progap.md#architecture-and-training): ``Σ_{j→i} h_j/‖h_j‖ + N(0, σ² I)``.
 
     Each call is one query of the graph and is counted in :attr:`queries` (Algorithm 2 makes exactly ``K``).
-    ``sigma = 0`` is the non-private aggregation. L2 sensitivity of one query: 1 for one edge (a unit row enters
-    one aggregate); ``√D`` for one node once degrees are bounded to ``D`` (paper §4.2, GAP's Lemma 3), so the
-    caller passes ``sigma = z`` (edge) or ``z·√D`` (node).
+    ``sigma = 0`` is the non-private aggregation. L2 sensitivity of one query: 1 for one directed edge (a unit row
+    enters one aggregate), ``√2`` for one undirected edge (two rows); ``√D`` for one node once degrees are bounded
+    to ``D`` (paper §4.2, GAP's Lemma 3), so the caller passes ``sigma = z`` (edge) or ``z·√D`` (node). These
+    hold for a simple graph: the edge list is coalesced first (:func:`dpgnn.data.transforms.clean_edges`), since a
+    pair listed twice would enter its aggregate twice (sensitivity ``2``, ``2√2`` for an undirected edge).
+    :attr:`cleaning` reports what was merged.
     """
 
     def __init__(self, edge_index: Tensor, num_nodes: int, sigma: float, *, generator: torch.Generator,
@@ -121,6 +125,7 @@ class NAP:
             raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
         self.sigma = float(sigma)
         self.num_nodes = _int(num_nodes, "num_nodes", 1)
+        edge_index, self.cleaning = clean_edges(edge_index, self.num_nodes, owner="NAP")
         dev = torch.device(device)
         src, dst = edge_index[0].to(dev), edge_index[1].to(dev)
         self.adj = to_csr(torch.sparse_coo_tensor(torch.stack([dst, src]), torch.ones(src.numel(), device=dev),
@@ -136,6 +141,23 @@ class NAP:
             noise = torch.randn(out.shape, generator=self.generator, device=self.generator.device)
             out = out + self.sigma * noise.to(out.device)
         return out
+
+
+def graph_edges(data: Data, level: str, owner: str) -> tuple[Tensor, EdgeCleaning]:
+    """The edge list a ProGAP-family run uses (:func:`dpgnn.data.transforms.clean_edges`): repeated pairs merged,
+    self-loops kept (a self-loop is one unit row in one aggregate, within every sensitivity above); at edge level
+    the graph must be undirected (both directions of every pair), as the ledger's neighbouring relation is one
+    undirected edge -- a one-direction ``edge_index`` is refused with the fix. Node level caps in- and out-degrees
+    (:func:`bound_degree`), which bounds a node's influence for any directed graph."""
+    return clean_edges(data.edge_index, data.num_nodes, undirected=level == "edge", owner=owner)
+
+
+def note_edges(ledger: dict[str, Any], cleaning: EdgeCleaning) -> dict[str, Any]:
+    """Record in ``ledger`` (as ``edge_input``) what :func:`graph_edges` merged; nothing when the graph was used as
+    given (every paper dataset)."""
+    if cleaning.changed:
+        ledger["edge_input"] = cleaning.describe()
+    return ledger
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -374,10 +396,10 @@ def _masks(data: Data, device: torch.device) -> dict[str, Tensor]:
     return {"train": data.train_mask.to(device), "val": data.val_mask.to(device), "test": data.test_mask.to(device)}
 
 
-def _delta_for(cfg: ProGAPConfig, data: Data, n_train: int) -> float:
+def _delta_for(cfg: ProGAPConfig, num_edges: int, n_train: int) -> float:
     if cfg.delta is not None:
         return float(cfg.delta)
-    return default_delta(data.edge_index.size(1) if cfg.level == "edge" else n_train)
+    return default_delta(num_edges if cfg.level == "edge" else n_train)
 
 
 def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = "auto",
@@ -400,7 +422,8 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
         raise ValueError("data has no training nodes")
     k = cfg.depth
     private = cfg.level != "none"
-    delta = _delta_for(cfg, data, n_train) if private else None
+    edge_index, cleaning = graph_edges(data, cfg.level, "ProGAP")
+    delta = _delta_for(cfg, edge_index.size(1), n_train) if private else None
     ledger = privacy_ledger(cfg.level, depth=k, delta=delta, noise=cfg.noise if private else None,
                             target_epsilon=(cfg.epsilon if cfg.noise is None else None) if private else None,
                             train_nodes=n_train, batch_size=cfg.batch_size, epochs=cfg.epochs,
@@ -410,7 +433,6 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
         raise ValueError("a finite epsilon with zero noise is not a private run")
     torch.manual_seed(stable_seed("progap-init", seed))
     gen = make_generator(stable_seed("progap-noise", seed), dev if dev.type == "cuda" else "cpu")
-    edge_index = data.edge_index
     if cfg.level == "node":
         edge_index = bound_degree(edge_index, data.num_nodes, cfg.max_degree, stable_seed("progap-degree", seed))
     nap = NAP(edge_index, data.num_nodes, ledger["sigma_nap"], generator=gen, device=dev)
@@ -450,6 +472,7 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
     assert model is not None
     acc = split_accuracy(predict(model, *xs), y, masks)  # inference: stage-K model on the cached aggregates
     ledger["queries"] = nap.queries
+    note_edges(ledger, cleaning)
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
                         history=history, stage_val_acc=stage_val, stage_test_acc=stage_test, queries=nap.queries,
                         seconds=time.perf_counter() - t0, model={"stages": model, "encoders": encoders})

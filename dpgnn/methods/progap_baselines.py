@@ -7,6 +7,11 @@
 - **EdgeRand** (Wu et al. 2022, as in the GAP repository): asymmetric randomized response on the adjacency
   (budget split 0.9 links / 0.1 density, rows processed in chunks), then GraphSAGE on the noisy graph. Edge-level
   ε-DP (pure): the density estimate costs ``0.1 ε`` (Laplace), the link flips ``0.9 ε`` (randomized response).
+  It reads the upper triangle of an undirected graph: the edge list must hold both directions of every pair
+  (a one-direction one is refused); repeated pairs are merged and self-loops removed first.
+
+Every graph read here goes through :func:`dpgnn.data.transforms.clean_edges` (repeated pairs merged; the
+ledger's ``edge_input`` says so when any were).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.utils import to_torch_csr_tensor
 
+from dpgnn.data.transforms import clean_edges
 from dpgnn.methods import RunResult, register
 from dpgnn.methods.progap import (
     DPSettings,
@@ -28,6 +34,7 @@ from dpgnn.methods.progap import (
     _masks,
     default_delta,
     method_config,
+    note_edges,
     predict,
     privacy_ledger,
     train_stage,
@@ -84,14 +91,17 @@ def train_sage(data: Data, *, layers: int = 2, edge_index: Tensor | None = None,
                base_layers: int = 2, lr: float = 0.01, epochs: int = 100, seed: int = 0, device: str = "auto",
                ledger: dict[str, Any] | None = None) -> ProGAPResult:
     """Non-private GraphSAGE (or on ``edge_index`` given, e.g. EdgeRand's noisy graph): full-batch Adam on
-    :func:`dpgnn.train.fit`, the best validation epoch restored (strictly better than the earlier ones)."""
+    :func:`dpgnn.train.fit`, the best validation epoch restored (strictly better than the earlier ones). The edge
+    list is used in its direction(s) as given, repeated pairs merged (the ledger's ``edge_input`` says so)."""
     dev = resolve_device(device)
     t0 = time.perf_counter()
     masks = _masks(data, dev)
     check_features(data.x, "data.x (node features)")
     torch.manual_seed(stable_seed("sage-init", seed))
     x, y = data.x.to(dev).float(), data.y.to(dev)
-    ei = (data.edge_index if edge_index is None else edge_index).to(dev)
+    ei, cleaning = clean_edges(data.edge_index if edge_index is None else edge_index, data.num_nodes,
+                               owner="GraphSAGE")
+    ei = ei.to(dev)
     # the adjacency as a CSR matrix (rows = targets): SAGEConv then aggregates with one sparse matmul instead of
     # a gather/scatter over the edge list (same result, ~2.5x faster on CPU for a 1M-edge graph)
     ei = to_torch_csr_tensor(ei.flip(0), size=(data.num_nodes, data.num_nodes))
@@ -112,9 +122,9 @@ def train_sage(data: Data, *, layers: int = 2, edge_index: Tensor | None = None,
                  epochs=_int(epochs, "epochs", 1), monitor="val", mode="max")
     hist = [{"stage": 0, "epoch": h["epoch"], "train_acc": h["train"], "val_acc": h["val"]} for h in fitted.history]
     acc = split_accuracy(predict(model, x, ei), y, masks)
-    return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"],
-                        ledger=ledger or privacy_ledger("none", depth=layers, method="sage"), history=hist,
-                        seconds=time.perf_counter() - t0, model=model)
+    ledger = note_edges(dict(ledger) if ledger else privacy_ledger("none", depth=layers, method="sage"), cleaning)
+    return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
+                        history=hist, seconds=time.perf_counter() - t0, model=model)
 
 
 def edgerand_perturb(edge_index: Tensor, num_nodes: int, epsilon: float, *, seed: int = 0,
@@ -125,10 +135,15 @@ def edgerand_perturb(edge_index: Tensor, num_nodes: int, epsilon: float, *, seed
     ``1/n²``); with ``p = sigmoid(0.9 ε)`` and ``q = min(1, d̂/(2p d̂ − p − d̂ + 1))`` an existing edge is kept w.p.
     ``p q`` and a non-edge added w.p. ``(1 − p) q``. The link step is ``0.9 ε``-edge-DP because the likelihood
     ratio of an entry is at most ``p/(1 − p) = e^{0.9 ε}``. Rows are processed ``chunk`` at a time.
+
+    ``edge_index`` must be undirected (both directions of every pair; a one-direction list is refused: its
+    pairs below the diagonal would be read as non-edges); repeated pairs are merged and self-loops removed
+    (:func:`dpgnn.data.transforms.clean_edges`), so ``m`` counts each directed pair of the simple graph once.
     """
     eps = _pos(epsilon, "epsilon")
     n = _int(num_nodes, "num_nodes", 2)
     c = _int(chunk, "chunk", 1)
+    edge_index, _ = clean_edges(edge_index, n, self_loops="remove", undirected=True, owner="EdgeRand")
     gen = make_generator(stable_seed("edgerand", seed))
     m = float(edge_index.size(1))
     lap = torch.distributions.Laplace(0.0, 1.0).icdf(torch.rand(1, generator=gen, dtype=torch.float64) * 0.999998
@@ -170,12 +185,15 @@ def edgerand_statement() -> dict[str, Any]:
 def train_edgerand(data: Data, epsilon: float, *, layers: int = 2, seed: int = 0, device: str = "auto",
                    **kw: Any) -> ProGAPResult:
     """EdgeRand: perturb the graph once (ε-edge-DP, δ = 0), then GraphSAGE on it (post-processing)."""
-    noisy = edgerand_perturb(data.edge_index, data.num_nodes, epsilon, seed=seed)
+    edges, cleaning = clean_edges(data.edge_index, data.num_nodes, self_loops="remove", undirected=True,
+                                  owner="EdgeRand")
+    noisy = edgerand_perturb(edges, data.num_nodes, epsilon, seed=seed)
     ledger = {"level": "edge", "method": "edgerand",
               "mechanism": "asymmetric randomized response (0.9 eps) + Laplace density (0.1 eps)",
               "epsilon": float(epsilon), "delta": 0.0, "accountant": "pure DP, basic composition",
               "noisy_edges": int(noisy.size(1)),
               **edgerand_statement()}
+    note_edges(ledger, cleaning)
     return train_sage(data, layers=layers, edge_index=noisy, seed=seed, device=device, ledger=ledger, **kw)
 
 

@@ -25,6 +25,8 @@ def test_list_json(tmp_data_dir, no_network):
 def test_list_table(tmp_data_dir):
     res = runner.invoke(app, ["list"])
     assert res.exit_code == 0 and "citeseer" in res.output and "available" in res.output
+    assert max(len(line) for line in res.output.splitlines()) <= 120  # fits a terminal, variants wrapped below
+    assert any(line.startswith("facebook: lpgnn->") for line in res.output.splitlines())
 
 
 def test_info_shows_urls_hashes_locations(tmp_data_dir):
