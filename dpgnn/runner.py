@@ -164,6 +164,13 @@ def load_manifest(profile: str, root: Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(columns=MANIFEST_COLUMNS)
 
 
+def _write_manifest(manifest: pd.DataFrame, profile: str, root: Path | None = None) -> None:
+    """Replace the manifest atomically (a reader never sees a half-written file)."""
+    tmp = manifest_path(profile, root).with_suffix(".tmp")
+    manifest.reindex(columns=MANIFEST_COLUMNS).to_csv(tmp, index=False)
+    os.replace(tmp, manifest_path(profile, root))
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S")
 
@@ -341,6 +348,19 @@ def plan(papers: list[str] | None = None, *, profile: str = "smoke", jobs: int =
     return todo
 
 
+def _mark_forced(todo: list[tuple[str, Path]], profile: str, root: Path) -> None:
+    """Mark the manifest rows of ``todo`` ``forced`` before a ``--force`` run starts, so that a notebook the run does
+    not reach (interrupted, killed) is executed by the next plain ``dpgnn reproduce`` instead of reported cached."""
+    manifest = load_manifest(profile, root)
+    if not len(manifest):
+        return
+    names = {(paper, nb.name) for paper, nb in todo}
+    hit = [(p, n) in names for p, n in zip(manifest["paper"], manifest["notebook"])]
+    manifest.loc[hit, "status"] = "forced"
+    manifest.loc[hit, "error"] = "--force started: executed again by the next run"
+    _write_manifest(manifest, profile, root)
+
+
 def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device: str = "auto", jobs: int = 1,
               force: bool = False, timeout: int | None = None, root: Path | None = None, report: bool = True,
               notebooks: list[str] | None = None, parameters: dict[str, Any] | None = None,
@@ -356,6 +376,9 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
     parameters = dict(parameters or {})
     todo = plan(papers, profile=profile, jobs=jobs, root=root, notebooks=notebooks, parameters=parameters,
                 device=device, stale=stale)
+    rerun = force  # --force executes every selected notebook again, even where its cells were recomputed on Dask
+    if rerun:
+        _mark_forced(todo, profile, root)
     if cells and not notebooks and not parameters:
         if compute_cells([p for p, _ in todo], profile=profile, device=device, force=force, workers=workers,
                          scheduler=scheduler):
@@ -372,9 +395,7 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
         with lock:
             keep = ~((manifest["paper"] == row["paper"]) & (manifest["notebook"] == row["notebook"]))
             manifest = pd.concat([manifest[keep], pd.DataFrame([row])], ignore_index=True)
-            tmp = manifest_path(profile, root).with_suffix(".tmp")
-            manifest.reindex(columns=MANIFEST_COLUMNS).to_csv(tmp, index=False)
-            os.replace(tmp, manifest_path(profile, root))
+            _write_manifest(manifest, profile, root)
 
     def previous(paper: str, name: str) -> dict | None:
         hit = manifest[(manifest["paper"] == paper) & (manifest["notebook"] == name)]
@@ -395,7 +416,7 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
         same_run = (prev is not None and prev.get("status") in ("ok", "cached", "stale")
                     and prev.get("notebook_sha256") == digest and (prev.get("parameters") or "{}") == params_json
                     and out.exists())
-        if not force and same_run:
+        if not rerun and same_run:
             if prev.get("code_sha256") == digest_code:
                 row = {**prev, **base, "status": "cached", "duration_s": "0", "error": "",
                        "code_version": prev.get("code_version", "")}

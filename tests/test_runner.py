@@ -218,6 +218,44 @@ def test_reproduce_computes_grid_cells_on_dask_first(tmp_path, monkeypatch):
     assert executed[-1]["force"] is True
 
 
+def test_force_executes_the_notebooks_again_and_an_interrupted_force_resumes(tmp_path, monkeypatch):
+    """--force recomputes the cells on Dask, then executes every notebook again (not 'cached'), with force=False
+    inside; a --force that dies before a notebook leaves it 'forced', and the next plain run executes it."""
+    from dpgnn import engine, runner
+
+    calls, executed = [], []
+    monkeypatch.setattr(engine, "compute", _fake_compute(calls))
+    die = {"at": None}
+
+    def fake_execute(nb, out, log, params, **kw):
+        if die["at"] == nb.name:
+            raise KeyboardInterrupt  # the batch dies while this notebook runs
+        executed.append(nb.name)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("{}")
+        return "ok", ""
+
+    monkeypatch.setattr(runner, "execute_notebook", fake_execute)
+    (tmp_path / "notebooks" / "lpgcn").mkdir(parents=True)
+    for name in ("01_a.ipynb", "02_b.ipynb"):
+        nbformat.write(_notebook("pass"), tmp_path / "notebooks" / "lpgcn" / name)
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
+    reproduce(["lpgcn"], profile="test", device="cpu", root=tmp_path, report=False)
+    manifest = reproduce(["lpgcn"], profile="test", device="cpu", root=tmp_path, report=False)
+    assert set(manifest["status"]) == {"cached"} and executed == ["01_a.ipynb", "02_b.ipynb"]
+    manifest = reproduce(["lpgcn"], profile="test", device="cpu", root=tmp_path, report=False, force=True)
+    assert set(manifest["status"]) == {"ok"} and executed[2:] == ["01_a.ipynb", "02_b.ipynb"]
+    die["at"] = "02_b.ipynb"
+    with pytest.raises(KeyboardInterrupt):
+        reproduce(["lpgcn"], profile="test", device="cpu", root=tmp_path, report=False, force=True)
+    status = dict(zip(load_manifest("test", tmp_path)["notebook"], load_manifest("test", tmp_path)["status"]))
+    assert status["01_a.ipynb"] == "ok" and status["02_b.ipynb"] in ("forced", "running")
+    die["at"] = None
+    manifest = reproduce(["lpgcn"], profile="test", device="cpu", root=tmp_path, report=False)
+    assert dict(zip(manifest["notebook"], manifest["status"])) == {"01_a.ipynb": "cached", "02_b.ipynb": "ok"}
+    assert executed[-1] == "02_b.ipynb"
+
+
 def test_sigterm_while_computing_cells_exits_cleanly(monkeypatch):
     from dpgnn import engine, runner
 
