@@ -60,10 +60,12 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
         data: a :class:`torch_geometric.data.Data` with ``x`` ``[N, F]``, ``y`` ``[N]``, ``edge_index`` ``[2, E]``
             and optional ``train_mask``/``val_mask``/``test_mask``.
         method: a front-door name (:func:`describe` lists them): ``progap``, ``gap``, ``dp-gnn``, ``dp-mlp``,
-            ``mlp``, ``graphsage``, ``edgerand``.
-        level: ``none`` (non-private), ``edge`` (neighbouring graphs differ in one edge) or ``node`` (one node
-            with its edges added/removed), as the method supports.
-        epsilon: the privacy budget ε (finite, > 0) at levels ``edge``/``node``; omitted at ``none``.
+            ``mlp``, ``graphsage``, ``edgerand``, ``lm``/``pm``/``pgc`` (LDP features + GCN).
+        level: ``none`` (non-private), ``edge`` (neighbouring graphs differ in one edge), ``node`` (one node
+            with its edges added/removed) or ``feature`` (local DP of each node's features), as the method
+            supports.
+        epsilon: the privacy budget ε (finite, > 0); omitted at ``none``. At ``feature`` level it is per feature
+            (LPGCN's convention; the ledger's ``epsilon_node_total`` = ε·d).
         delta: δ; ``None`` applies :func:`dpgnn.api.inputs.delta_rule` (from the public node count, recorded in
             ``ledger["delta_rule"]``); pure-DP methods (EdgeRand) have δ = 0.
         seed: seeds everything random (split, initialisation, noise); 0 is a seed.
@@ -105,7 +107,11 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
         name += "-layerwise"
     dev = resolve_device(device)
     t0 = time.perf_counter()
-    res = registry.get(paper, name, lv).run(graph, reg, seed=seed, device=str(dev))
+    if door.runner is not None:
+        registry.get(paper, name, lv)  # the paper's method is registered (provenance)
+        res = door.runner(graph, cfg, level, epsilon, seed, str(dev))
+    else:
+        res = registry.get(paper, name, lv).run(graph, reg, seed=seed, device=str(dev))
     ledger = {**res.ledger, "delta_rule": rule}
     return TrainedModel(method=door.name, level=level, config=cfg, metrics=dict(res.metrics),
                         history=list(res.history), ledger=ledger, notes=notes, parts=res.extra["model"],

@@ -18,6 +18,7 @@ from torch import Tensor
 from torch_geometric.utils import to_torch_csr_tensor
 
 from dpgnn.api.configs import DPGNNConfig, GAPConfig, MLPConfig, ProGAPConfig, SAGEConfig
+from dpgnn.api.ldp import LPGCNConfig, lpgcn_predictor, lpgcn_runner
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class FrontDoor:
     to_registry: Callable[[Any, str, str], dict[str, Any]]
     predict: Callable[[Any, Tensor, Tensor, Context], Tensor]
     pure: bool = False  # pure ε-DP: δ = 0, no δ rule
+    #: ``runner(graph, cfg, level, epsilon, seed, device) -> RunResult`` where the method is composed here from
+    #: its paper module's functions (the registry's entry needs a paper dataset's name); else the registry runs it
+    runner: Callable[..., Any] | None = None
 
 
 def _eval(module: torch.nn.Module, *inputs: Any) -> Tensor:
@@ -161,6 +165,12 @@ METHODS: dict[str, FrontDoor] = {m.name: m for m in [
               "randomized response on the undirected graph (pure ε), then GraphSAGE; edge level", _sage_cfg,
               _predict_sage, pure=True),
 ]}
+_LPGCN_PAPER = "Lin et al., When Differential Privacy Meets Graph Neural Networks (LPGCN), arXiv 2006.05535"
+for _name, _what in (("lm", "Laplace"), ("pm", "piecewise"), ("pgc", "PGC")):
+    METHODS[_name] = FrontDoor(
+        _name, LPGCNConfig, {"feature": ("lpgcn", f"{_name}-gcn", "feature")}, _LPGCN_PAPER,
+        f"{_what} mechanism on each node's features in [0, 1] (ε per feature, local DP), then a GCN; feature level",
+        _plain, lpgcn_predictor(_name), pure=True, runner=lpgcn_runner(_name))
 
 
 def front_door(name: str) -> FrontDoor:

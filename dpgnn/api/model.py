@@ -14,6 +14,7 @@ from torch import Tensor
 
 from dpgnn.api.configs import make_config
 from dpgnn.api.inputs import check_new_graph
+from dpgnn.api.ldp import per_node_total
 from dpgnn.api.methods import Context, front_door
 
 FORMAT = "dpgnn-trained-model/1"
@@ -73,7 +74,7 @@ class TrainedModel:
         eps, delta = float(self.ledger.get("epsilon", math.inf)), float(self.ledger.get("delta", 0.0) or 0.0)
         budget = "non-private (ε = ∞)" if self.level == "none" else f"ε = {eps:.3g}, δ = {delta:.1e}"
         if self.level != "none":
-            budget += f" ({self.ledger.get('delta_rule', '')})"
+            budget += f" ({self.ledger.get('delta_rule', '')}){per_node_total(self.ledger)}"
         return (f"{self.method} [{self.level}]: test accuracy {self.metrics.get('test', math.nan):.4f} (val "
                 f"{self.metrics.get('val', math.nan):.4f}); {budget}; guarantee {self.ledger.get('guarantee')}: "
                 f"{self.ledger.get('neighbouring')}")

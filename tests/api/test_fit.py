@@ -125,6 +125,7 @@ def _one_line_error(match, *args, **kwargs):
 
 @pytest.mark.parametrize("change,match", [
     ({"x": "nan"}, r"data.x holds NaN or infinite values in 1 of 60 rows \(first: row 3\): impute"),
+    ({"x": "wide"}, r"the LDP feature mechanisms need data.x in \[0, 1\], got \[-0\.9.*minmax_normalize"),
     ({"y": "2d"}, r"data.y must be 1-D class labels of shape \[N\]"),
     ({"y": "float"}, r"integer class labels 0..C-1, got non-integer floats"),
     ({"y": "gap"}, r"class\(es\) \[1\] of 0..2 have no node: relabel"),
@@ -143,8 +144,9 @@ def test_bad_inputs_are_one_line_errors(graph, change, match):
              "gap": lambda: torch.where(graph.y == 1, 2, graph.y), "short": lambda: graph.y[:-1],
              "out": lambda: torch.cat([graph.edge_index, torch.tensor([[0], [n]])], 1),
              "empty": lambda: torch.empty(2, 0, dtype=torch.long), "only": lambda: torch.ones(n, dtype=torch.bool),
-             "1d": lambda: graph.x[:, 0]}[kind]()
-    _one_line_error(match, _bad(graph, **{key: value}), "progap", level="edge", epsilon=1.0, device="cpu")
+             "1d": lambda: graph.x[:, 0], "wide": lambda: graph.x * 2 - 1}[kind]()
+    args = ("pm", "feature") if kind == "wide" else ("progap", "edge")
+    _one_line_error(match, _bad(graph, **{key: value}), args[0], level=args[1], epsilon=1.0, device="cpu")
 
 
 @pytest.mark.parametrize("kwargs,match", [

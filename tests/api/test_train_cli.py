@@ -12,11 +12,10 @@ import dpgnn
 from dpgnn.api import METHODS
 from dpgnn.api.io import load_graph
 from dpgnn.cli import app
-from helpers.own_graph import EPS, random_graph
+from helpers.own_graph import EPS, FAST, random_graph
 
 runner = CliRunner()
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "own_graph"
-TINY = {"progap": ["depth=1"], "gap": ["hops=1"], "graphsage": ["depth=1"], "edgerand": ["depth=1"]}
 
 
 def _write(fmt: str, folder: Path) -> Path:
@@ -37,8 +36,9 @@ def _write(fmt: str, folder: Path) -> Path:
 
 
 def _train(method, level, data, out, *extra):
+    settings = [f"{k}={v}" for k, v in FAST.get(method, {}).items()]
     args = ["train", method, "--level", level, "--data", str(data), "--out", str(out), "--device", "cpu",
-            "--set", "epochs=1", *sum((["--set", s] for s in TINY.get(method, [])), []), *extra]
+            *sum((["--set", s] for s in settings), []), *extra]
     if EPS[level] is not None:
         args += ["--epsilon", str(EPS[level])]
     return runner.invoke(app, args)
@@ -56,7 +56,8 @@ def test_train_every_method_on_every_format(tmp_path, fmt, method):
     if level != "none" and not METHODS[method].pure:
         assert "digits of N=40" in summary  # how δ was chosen
     result = json.loads((tmp_path / "out" / "result.json").read_text())
-    assert result["config"]["epochs"] == 1 and result["ledger"]["delta_rule"] and result["input"]["split"] == "seeded"
+    assert all(result["config"][k] == v for k, v in FAST[method].items())
+    assert result["ledger"]["delta_rule"] and result["input"]["split"] == "seeded"
     model = dpgnn.load(tmp_path / "out" / "model.pt")
     assert model.predict(load_graph(data)).shape == (40, 3)
 

@@ -7,15 +7,15 @@ from torch_geometric.utils import to_undirected
 #: tiny settings per method (a few epochs; one aggregation)
 FAST = {"progap": {"epochs": 2, "depth": 1}, "gap": {"epochs": 2, "hops": 1}, "dp-gnn": {"epochs": 2},
         "dp-mlp": {"epochs": 2}, "mlp": {"epochs": 2}, "graphsage": {"epochs": 2, "depth": 1},
-        "edgerand": {"epochs": 2, "depth": 1}}
-EPS = {"none": None, "edge": 2.0, "node": 8.0}
+        "edgerand": {"epochs": 2, "depth": 1}, **{m: {"max_epochs": 2, "min_epochs": 1} for m in ("lm", "pm", "pgc")}}
+EPS = {"none": None, "edge": 2.0, "node": 8.0, "feature": 4.0}
 
 
 def random_graph(n=60, f=5, c=3, seed=0, undirected=True):
     gen = torch.Generator().manual_seed(seed)
     y = torch.arange(n) % c
-    x = torch.randn(n, f, generator=gen)
-    x[torch.arange(n), y % f] += 2.0
+    x = 0.6 * torch.rand(n, f, generator=gen)  # in [0, 1], as the LDP feature mechanisms need
+    x[torch.arange(n), y % f] += 0.4
     ei = torch.randint(0, n, (2, 4 * n), generator=gen)
     ei = ei[:, ei[0] != ei[1]]
     if undirected:
