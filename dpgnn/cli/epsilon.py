@@ -7,9 +7,17 @@ Commands::
     dpgnn epsilon laplace --scale B --sample-rate Q --count N --delta D
 
 Both accept ``--accountant`` (``rdp`` default; ``pld`` = tight privacy-loss-distribution accounting with
-``dp_accounting``, pessimistic, Poisson sampling only; ``autodp``, ``autodp_rdp_acct``) and ``--json`` (exactly one
-JSON object on stdout). Invalid input exits with status 2 and a message naming the option and its valid range; no
-number is printed.
+``dp_accounting``, pessimistic; ``autodp``, ``autodp_rdp_acct``) and ``--json`` (exactly one JSON object on stdout).
+
+**What ``-z`` means, in every calculator**: the noise standard deviation divided by the clipping norm ``C`` (the
+norm each per-example, per-subgraph or per-node gradient is clipped to). The neighbouring relation fixes the
+sensitivity of the clipped sum: ``C`` for add/remove one record (Poisson sampling), ``2C`` for replace one record
+(``--sampling uniform``, DRW), ``2KC`` for FDP's K affected roots; the calculator divides ``z`` by it before
+accounting (``noise_multiplier_accounted`` in ``--json``) and prints the relation and the sensitivity beside ε.
+``--target-epsilon`` returns ``z`` in the same meaning.
+
+Invalid input exits with status 2 and one line on stderr naming the option and its valid range; a computation the
+accountant cannot do (e.g. ``pld`` with 10^12 steps) exits with status 1 and one line; no number is printed.
 
 The papers' calculators live in ``dpgnn/cli/epsilon_<paper>.py`` (``drw``/``fdp``, ``lpgnn``, ``privgnn``/``pate``,
 ``progap``), each with ``register(app)``, and are listed below by name. Adding one: a module that builds the paper's
@@ -21,7 +29,8 @@ and calls :func:`report` (:mod:`dpgnn.cli.options`) — it runs the accountant a
         def mine(..., delta: float = DELTA, accountant: str = ACCOUNTANT, as_json: bool = JSON) -> None:
             with option_errors():
                 event = ...
-                report("mine", event, delta, accountant, as_json, inputs={...}, neighbouring="...")
+                report("mine", event, delta, accountant, as_json, inputs={...}, neighbouring="...",
+                       sensitivity="2C")
 """
 
 from __future__ import annotations
@@ -36,18 +45,20 @@ from dpgnn.cli.options import (
     DELTA,
     JSON,
     CliInputError,
+    OneLineErrors,
     option_check,
     option_errors,
     report,
 )
 from dpgnn.privacy.accountant import get_accountant
-from dpgnn.privacy.calibration import calibrate_noise_multiplier, dpsgd_event
+from dpgnn.privacy.calibration import DPSGD_RELATIONS, calibrate_noise_multiplier, dpsgd_event, dpsgd_relation
 from dpgnn.privacy.events import Event, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
 
 __all__ = ["app", "PAPER_CALCULATORS"]
 
 app = typer.Typer(
+    cls=OneLineErrors,
     no_args_is_help=True,
     add_completion=False,
     help="Privacy calculators: epsilon of a mechanism or a training run (pure accounting, no data needed).",
@@ -57,29 +68,32 @@ app = typer.Typer(
 @app.command("dpsgd")
 def dpsgd(
     noise_multiplier: Optional[float] = typer.Option(
-        None, "--noise-multiplier", "-z", help="Noise std / clipping norm (sensitivity-1 Gaussian), > 0."),
+        None, "--noise-multiplier", "-z", help="Noise std / clipping norm C, > 0 (the relation's sensitivity, C or "
+                                               "2C, is applied inside)."),
     target_epsilon: Optional[float] = typer.Option(
-        None, "--target-epsilon", help="Calibrate the smallest noise multiplier with epsilon <= this (> 0) "
-                                       "instead of giving it."),
+        None, "--target-epsilon", help="Calibrate the smallest noise multiplier (std / C) with epsilon <= this "
+                                       "(> 0) instead of giving it."),
     sample_rate: float = typer.Option(..., "--sample-rate", "-q", help="Sampling probability per step, in (0, 1]."),
     steps: int = typer.Option(..., "--steps", "-t", help="Number of steps, an integer >= 1."),
     delta: float = DELTA,
     sampling: str = typer.Option("poisson", "--sampling",
-                                 help="poisson (add/remove neighbouring) or uniform (without replacement, "
-                                      "replace-one neighbouring)."),
+                                 help="poisson (add/remove one record: sensitivity C) or uniform (without "
+                                      "replacement, replace one record: sensitivity 2C)."),
     accountant: str = ACCOUNTANT,
     as_json: bool = JSON,
 ) -> None:
     """Epsilon of DP-SGD: STEPS compositions of a sampled Gaussian mechanism (or, with --target-epsilon, the
-    calibrated noise multiplier and its epsilon)."""
+    calibrated noise multiplier and its epsilon). The noise std is Z*C for clipping norm C, under either sampling;
+    the accountant sees Z / (sensitivity / C)."""
     with option_errors():
         if (noise_multiplier is None) == (target_epsilon is None):
             raise CliInputError("give exactly one of --noise-multiplier and --target-epsilon")
         q = option_check("--sample-rate", check_sample_rate, sample_rate)
         t = option_check("--steps", check_count, steps)
         d = option_check("--delta", check_delta, delta)
-        if sampling not in ("poisson", "uniform"):
+        if sampling not in DPSGD_RELATIONS:
             raise CliInputError(f"--sampling must be 'poisson' or 'uniform', got {sampling!r}")
+        neighbouring, sens = dpsgd_relation(sampling)
         inputs: Dict[str, Any] = {}
         if target_epsilon is not None:
             target = option_check("--target-epsilon", check_positive_finite, target_epsilon)
@@ -88,18 +102,18 @@ def dpsgd(
             except ValueError as err:
                 raise CliInputError(f"--accountant: {err}") from None
             cal = calibrate_noise_multiplier(target, d, sample_rate=q, steps=t, sampling=sampling,
-                                             accountant=accountant)
+                                             accountant=accountant, sensitivity=sens)
             z = cal.value
             inputs.update(target_epsilon=target, target_reached=cal.target_reached)
             if not cal.target_reached:
                 typer.echo(f"Warning: {cal.describe('noise multiplier')}", err=True)
         else:
             z = option_check("--noise-multiplier", check_positive_finite, noise_multiplier)
-        event = dpsgd_event(z, q, t, sampling)
-        neighbouring = "add/remove one record" if sampling == "poisson" else "replace one record"
+        event = dpsgd_event(z / sens, q, t, sampling)
         report("dpsgd", event, delta, accountant, as_json,
-               inputs={"noise_multiplier": z, "sample_rate": q, "steps": t, "sampling": sampling, **inputs},
-               neighbouring=neighbouring)
+               inputs={"noise_multiplier": z, "noise_multiplier_accounted": z / sens, "sample_rate": q, "steps": t,
+                       "sampling": sampling, **inputs},
+               neighbouring=neighbouring, sensitivity=f"{sens:g}C" if sens != 1 else "C")
 
 
 @app.command("laplace")
@@ -122,7 +136,8 @@ def laplace(
             base = PoissonSampledEvent(q, base)
         event = SelfComposedEvent(base, n) if n > 1 else base
         report("laplace", event, delta, accountant, as_json,
-               inputs={"scale": b, "sample_rate": q, "count": n}, neighbouring="add/remove one record")
+               inputs={"scale": b, "sample_rate": q, "count": n}, neighbouring="add/remove one record",
+               sensitivity="1 (L1; the scale is in its units)")
 
 
 #: The papers' calculators, registered after ``dpsgd`` and ``laplace`` in this order (the order ``--help`` lists).

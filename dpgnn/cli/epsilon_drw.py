@@ -7,14 +7,18 @@
     dpgnn epsilon fdp --noise-multiplier Z --batch-size B --train-nodes N --max-degree D --layers L
                       --steps T --delta D [--variant paper|authors] [--json]
 
-Both build their events and ε with :mod:`dpgnn.privacy.drw`, as the method's ledgers do.
-``drw``: q = B / ⌈N / (1 + R·L)⌉ (R walks of length L per root: 1 = DRW/DRW-D, 2 = the paper's DRW-R), then T
-compositions of the Gaussian (z relative to the replace-one sensitivity 2C) on a uniform subsample without
-replacement; ``--accountant autodp`` (default) follows the authors' code. ``fdp``: the multi-term hypergeometric RDP
-accountant of Daigavane et al. with K = (D^(L+1) − 1)/(D − 1) affected roots (``--variant authors``: the DRW
-code's single order α = 10 with the classic conversion). Both also print ``epsilon_sound``, the tightest sound ε of
-the same steps (:func:`dpgnn.privacy.drw.drw_sound_epsilon` / :func:`~dpgnn.privacy.drw.fdp_sound_epsilon`:
-privacy-loss distributions of :mod:`dpgnn.privacy.sampled_pld`); ``epsilon`` stays the paper's accountant.
+Both build their events and ε with :mod:`dpgnn.privacy.drw`, as the method's ledgers do. ``-z`` is the noise std
+over the clipping norm C, as in every ``dpgnn epsilon`` calculator; the relation's sensitivity is applied inside.
+``drw``: replace one node's features, sensitivity 2C (one node is in one subgraph, whose clipped gradient is
+swapped), so the event's multiplier is z / 2 (the DRW method's ``noise_multiplier`` z adds std z·2C: pass 2z here);
+q = B / ⌈N / (1 + R·L)⌉ (R walks of length L per root: 1 = DRW/DRW-D, 2 = the paper's DRW-R), then T
+compositions of the Gaussian on a uniform subsample without replacement; ``--accountant autodp`` (default) follows
+the authors' code. ``fdp``: one node's features reach K = (D^(L+1) − 1)/(D − 1) roots, sensitivity 2KC, the
+event's multiplier z / (2K) (the method's z adds std z·2KC: pass 2Kz); the multi-term hypergeometric RDP accountant
+of Daigavane et al. (``--variant authors``: the DRW code's single order α = 10 with the classic conversion).
+Both also print ``epsilon_sound``, the tightest sound ε of the same steps
+(:func:`dpgnn.privacy.drw.drw_sound_epsilon` / :func:`~dpgnn.privacy.drw.fdp_sound_epsilon`: privacy-loss
+distributions of :mod:`dpgnn.privacy.sampled_pld`); ``epsilon`` stays the paper's accountant.
 """
 
 from __future__ import annotations
@@ -25,13 +29,17 @@ from typing import Any
 
 import typer
 
-from dpgnn.cli.options import JSON, CliInputError, option_check, option_errors, report
-from dpgnn.data.random_walks import min_num_subgraphs
+from dpgnn.cli.options import JSON, CliInputError, option_check, option_errors, relation_text, report
 from dpgnn.privacy.drw import drw_event, drw_sound_epsilon, fdp_event, fdp_run_epsilon, fdp_sound_epsilon
 from dpgnn.privacy.fdp import max_affected
+from dpgnn.privacy.subgraphs import min_num_subgraphs
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 
-__all__ = ["register"]
+__all__ = ["register", "DRW_SENSITIVITY"]
+
+#: replace-one sensitivity of a clipped gradient sum in units of the clipping norm C (one gradient swapped for
+#: another: up to 2C; Ayle et al., Sec. 4.1); FDP multiplies it by K affected roots
+DRW_SENSITIVITY = 2.0
 
 
 def _nonneg_int(value: Any, option: str) -> int:
@@ -42,7 +50,8 @@ def _nonneg_int(value: Any, option: str) -> int:
 
 def drw_cmd(
     noise_multiplier: float = typer.Option(..., "--noise-multiplier", "-z",
-                                           help="Noise std / replace-one sensitivity (2C), > 0."),
+                                           help="Noise std / clipping norm C, > 0 (sensitivity 2C applied inside: "
+                                                "the DRW method's noise_multiplier z is 2z here)."),
     batch_size: int = typer.Option(..., "--batch-size", "-b", help="Subgraphs (roots) per batch B, >= 1."),
     train_nodes: int = typer.Option(..., "--train-nodes", "-n", help="Training nodes N (the root pool), >= 1."),
     walk_length: int = typer.Option(..., "--walk-length", "-l", help="Walk length L (= GNN layers), >= 0."),
@@ -67,17 +76,20 @@ def drw_cmd(
             raise CliInputError(f"--batch-size must be in [1, m_min={m_min}] where m_min = ceil(N / (1 + R*L)) "
                                 f"for --train-nodes {n}, --walk-length {L}, --restarts {r}; got {b}")
         q = b / m_min
-        event = drw_event(z, q, t)  # the event the method's ledger records (paper fidelity)
+        z_acc = z / DRW_SENSITIVITY
+        event = drw_event(z_acc, q, t)  # the event the method's ledger records (paper fidelity)
         report("drw", event, delta, accountant, as_json,
-               inputs={"noise_multiplier": z, "batch_size": b, "train_nodes": n, "walk_length": L, "restarts": r,
-                       "min_subgraphs": m_min, "sample_rate": q, "steps": t,
-                       "epsilon_sound": drw_sound_epsilon(z, q, t, delta)},
-               neighbouring="replace one node's features (uniform sampling without replacement)")
+               inputs={"noise_multiplier": z, "noise_multiplier_accounted": z_acc, "batch_size": b,
+                       "train_nodes": n, "walk_length": L, "restarts": r, "min_subgraphs": m_min, "sample_rate": q,
+                       "steps": t, "epsilon_sound": drw_sound_epsilon(z_acc, q, t, delta)},
+               neighbouring="replace one node's features (uniform sampling without replacement)",
+               sensitivity="2C (one node's subgraph gradient swapped)")
 
 
 def fdp_cmd(
     noise_multiplier: float = typer.Option(..., "--noise-multiplier", "-z",
-                                           help="Noise std / batch sensitivity (2KC), > 0."),
+                                           help="Noise std / clipping norm C, > 0 (sensitivity 2KC applied inside: "
+                                                "the method's noise_multiplier z is 2Kz here)."),
     batch_size: int = typer.Option(..., "--batch-size", "-b", help="Roots per batch B, in [1, N]."),
     train_nodes: int = typer.Option(..., "--train-nodes", "-n", help="Training nodes N, >= 1."),
     max_degree: int = typer.Option(..., "--max-degree", "-d", help="Degree bound D, >= 1."),
@@ -103,21 +115,25 @@ def fdp_cmd(
         if variant not in ("paper", "authors"):
             raise CliInputError(f"--variant must be 'paper' or 'authors', got {variant!r}")
         k = max_affected(dmax, L)
-        eps, order = fdp_run_epsilon(t, z, n, b, k, d, variant)
-        sound = fdp_sound_epsilon(t, z, n, b, k, d)
+        z_acc = z / (DRW_SENSITIVITY * k)
+        eps, order = fdp_run_epsilon(t, z_acc, n, b, k, d, variant)
+        sound = fdp_sound_epsilon(t, z_acc, n, b, k, d)
+        neighbouring = "replace one node's features (uniform sampling without replacement)"
+        sensitivity = f"2KC = {2 * k}C (one node's features in at most K = {k} roots' gradients)"
         payload = {"command": "fdp", "epsilon": eps, "epsilon_sound": sound, "delta": d, "noise_multiplier": z,
-                   "batch_size": b,
-                   "train_nodes": n, "max_degree": dmax, "layers": L, "max_affected": k, "sample_rate": b / n,
-                   "steps": t, "variant": variant, "accountant": "fdp-hypergeometric-rdp",
-                   "order": None if math.isnan(order) else order,
-                   "neighbouring": "replace one node's features (uniform sampling without replacement)",
-                   "event": fdp_event(z, n, b, k, t).to_dict()}
+                   "noise_multiplier_accounted": z_acc, "batch_size": b, "train_nodes": n, "max_degree": dmax,
+                   "layers": L, "max_affected": k, "sample_rate": b / n, "steps": t, "variant": variant,
+                   "accountant": "fdp-hypergeometric-rdp", "order": None if math.isnan(order) else order,
+                   "neighbouring": neighbouring, "sensitivity": sensitivity,
+                   "event": fdp_event(z_acc, n, b, k, t).to_dict()}
         if as_json:
             typer.echo(json.dumps(payload))
         else:
-            typer.echo(f"fdp: epsilon = {eps:.6g} at delta = {d:g} [noise_multiplier={z}, batch_size={b}, "
-                       f"train_nodes={n}, max_degree={dmax}, layers={L}, K={k}, steps={t}; variant={variant}, "
-                       f"optimal RDP order {order:g}]; epsilon_sound = {sound:.6g} (privacy-loss distribution)")
+            typer.echo(f"fdp: epsilon = {eps:.6g} at delta = {d:g} [noise_multiplier={z}, "
+                       f"noise_multiplier_accounted={z_acc:.6g}, batch_size={b}, train_nodes={n}, max_degree={dmax}, "
+                       f"layers={L}, K={k}, steps={t}; variant={variant}, optimal RDP order {order:g}; "
+                       f"{relation_text(neighbouring, sensitivity)}]; epsilon_sound = {sound:.6g} (privacy-loss "
+                       "distribution)")
 
 
 def register(app: typer.Typer) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import typer
 
-from dpgnn.cli.options import option_errors
+from dpgnn.cli.options import option_errors, relation_text
 from dpgnn.privacy.lpgnn import budget
 
 __all__ = ["register"]
@@ -41,10 +41,11 @@ def register(app: typer.Typer) -> None:
         """Per-node epsilon of LPGNN: feature (multi-bit / baselines) + label (randomised response) reports."""
         with option_errors():
             out = budget(feature_epsilon, label_epsilon, num_features, mechanism, m)
-            payload = {"command": "lpgnn", **{k: _js(v) for k, v in out.items()}}
+            payload = {"command": "lpgnn", **{k: _js(v) for k, v in out.items()},
+                       "sensitivity": "none (local DP: each report's ratio is bounded for any two inputs)"}
             if as_json:
                 typer.echo(json.dumps(payload))
             else:
                 typer.echo(f"lpgnn: epsilon = {out['epsilon']:.6g} at delta = {out['delta']:g} per node "
                            f"[eps_x={feature_epsilon:g} ({mechanism}, m={out.get('m')}), eps_y={label_epsilon:g}, "
-                           f"d={num_features}]")
+                           f"d={num_features}; {relation_text(out['neighbouring'], payload['sensitivity'])}]")

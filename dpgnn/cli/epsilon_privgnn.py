@@ -24,7 +24,7 @@ import numpy as np
 import typer
 
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
-from dpgnn.cli.options import CliInputError, option_check, option_errors
+from dpgnn.cli.options import CliInputError, option_check, option_errors, relation_text
 from dpgnn.privacy.pate import (
     PRIVGNN_ACCOUNTANT,
     order2_epsilon,
@@ -94,6 +94,8 @@ def register(app: typer.Typer) -> None:
                        "accountant": accountant, "epsilon_theorem7": theorem7_epsilon(lam_, n, g, d),
                        "epsilon_order2_bound": order2_epsilon(lam_, n, g, d),
                        "neighbouring": "add/remove one private node", "event": privgnn_event(lam_, n, g).to_dict(),
+                       "sensitivity": "L1 1 per query as published (Laplace scale 1/lambda); the sound epsilon uses "
+                                      "2 (noisy argmax on a probability vector)",
                        "guarantee": "as_published", "num_classes": c,
                        "epsilon_sound": sound_epsilon(lam_, n, g, d, c),
                        "epsilon_per_query_sound": query_epsilon(lam_, c),
@@ -102,7 +104,8 @@ def register(app: typer.Typer) -> None:
             _emit(payload, as_json,
                   f"privgnn: epsilon = {eps:.6g} at delta = {d:g} [lam={lam_:g}, queries={n}, gamma={g:g}; "
                   f"accountant={accountant}] (paper Theorem 7 closed form: {payload['epsilon_theorem7']:.6g}; "
-                  f"order-2 bound: {payload['epsilon_order2_bound']:.6g}); as published (L1 sensitivity 1)\n"
+                  f"order-2 bound: {payload['epsilon_order2_bound']:.6g}); as published "
+                  f"({relation_text(payload['neighbouring'], 'L1 1')})\n"
                   f"sound: epsilon = {payload['epsilon_sound']:.6g} (per-query eps0 = "
                   f"{payload['epsilon_per_query_sound']:.6g}, "
                   + (f"exact for {c} classes)" if c else "2*lambda; give --num-classes for the exact value)"))
@@ -137,11 +140,13 @@ def register(app: typer.Typer) -> None:
                        "epsilon_sound": res.epsilon_sound, "order": res.order,
                        "order_data_independent": res.order_data_independent, "votes": votes,
                        "accountant": "pate_moments (Papernot et al. 2017)",
-                       "neighbouring": "replace one private record (changes one teacher's vote)"}
+                       "neighbouring": "replace one private record (changes one teacher's vote)",
+                       "sensitivity": "one teacher's vote: two vote counts move by 1 (Laplace scale 1/lambda each)"}
             kind = "data-dependent" if res.data_dependent else "data-independent"
             _emit(payload, as_json,
                   f"pate: epsilon = {res.epsilon:.6g} ({kind}, moment order {res.order}) at delta = {d:g} "
                   f"[lam={lam_:g}, queries={n}]; data-independent bound {res.epsilon_data_independent:.6g}; "
-                  f"sound: epsilon = {res.epsilon_sound:.6g} (exact composition of {n} (2*lambda)-DP answers)")
+                  f"sound: epsilon = {res.epsilon_sound:.6g} (exact composition of {n} (2*lambda)-DP answers); "
+                  f"{relation_text(payload['neighbouring'], payload['sensitivity'])}")
             if not math.isfinite(res.epsilon):  # pragma: no cover - defensive
                 raise CliInputError("epsilon is not finite")

@@ -23,7 +23,7 @@ from typing import Optional
 import typer
 
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
-from dpgnn.cli.options import CliInputError, option_check, option_errors
+from dpgnn.cli.options import CliInputError, option_check, option_errors, relation_text
 from dpgnn.privacy.progap import calibrate_noise, privacy_event, privacy_ledger
 
 __all__ = ["register"]
@@ -37,7 +37,8 @@ def register(app: typer.Typer) -> None:
         level: str = typer.Option(..., "--level", help="edge or node."),
         depth: int = typer.Option(..., "--depth", "-k", help="Depth K (number of NAP queries), an integer >= 1."),
         delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
-        sigma: Optional[float] = typer.Option(None, "--sigma", help="Edge level: NAP noise std sigma (> 0)."),
+        sigma: Optional[float] = typer.Option(None, "--sigma", help="Edge level: NAP noise std sigma (> 0; "
+                                                                    "sensitivity 1, one directed edge)."),
         noise_multiplier: Optional[float] = typer.Option(
             None, "--noise-multiplier", "-z", help="Node level: shared noise multiplier z (> 0)."),
         target_epsilon: Optional[float] = typer.Option(
@@ -111,6 +112,8 @@ def register(app: typer.Typer) -> None:
             if level == "node":
                 payload.update(sample_rate=led["sample_rate"], steps_per_stage=led["steps_per_run"],
                                sigma_sgd=led["sigma_sgd"])
+            payload["sensitivity"] = (f"C per DP-SGD step (one clipped example), sqrt(D) = {led['sensitivity_nap']:.4g} "
+                                      "per NAP query" if level == "node" else "1 per NAP query (one directed edge)")
         name = "sigma" if level == "edge" else "noise multiplier"
         if not reached:
             typer.echo(f"Warning: --target-epsilon {target_epsilon:g} cannot be reached: the smallest {name} searched, "
@@ -127,4 +130,5 @@ def register(app: typer.Typer) -> None:
                 how = f"target {target_epsilon:g} NOT reached: smallest {name} searched"
             typer.echo(f"progap ({level} level, K={k}): epsilon = {led['epsilon']:.6g} at delta = {d:g} "
                        f"[{led['accountant']}]; {name} = {z:.6g} ({how}); paper {led.get('paper_bound')}: "
-                       f"epsilon <= {led.get('epsilon_paper_bound'):.6g}")
+                       f"epsilon <= {led.get('epsilon_paper_bound'):.6g}; "
+                       f"{relation_text(led['neighbouring'], payload['sensitivity'])}")

@@ -1,5 +1,10 @@
-"""Shared pieces of the ``dpgnn epsilon`` calculators: option checks, clean usage errors (exit status 2), and
-:func:`report` (runs an accountant on an event and prints ε, or one JSON object with ``--json``).
+"""Shared pieces of the ``dpgnn epsilon`` calculators: option checks, one-line errors, and :func:`report` (runs an
+accountant on an event and prints ε with the neighbouring relation and the sensitivity, or one JSON object with
+``--json``).
+
+Errors never print a traceback: a bad value (typer's own parsing included, through :class:`OneLineErrors`) is one
+``Error: ...`` line on stderr naming the option, exit status 2; a computation that cannot be done (too large for
+the accountant, an overflow) is one ``Error: cannot compute ...`` line, exit status 1. Nothing goes to stdout then.
 
 Every calculator module (:mod:`dpgnn.cli.epsilon` and ``dpgnn/cli/epsilon_<paper>.py``) imports from here; this
 module imports none of them, so the calculators form no import circle.
@@ -13,16 +18,58 @@ import math
 from typing import Any, Callable, Dict, Iterator, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from dpgnn.privacy.accountant import available_accountants, get_accountant
 from dpgnn.privacy.events import Event
 from dpgnn.privacy.validation import check_delta
 
-__all__ = ["CliInputError", "option_check", "option_errors", "report", "DELTA", "ACCOUNTANT", "JSON"]
+__all__ = ["CliInputError", "OneLineErrors", "option_check", "option_errors", "report", "relation_text", "one_line",
+           "DELTA", "ACCOUNTANT", "JSON", "USAGE_EXIT", "COMPUTE_EXIT"]
+
+#: exit status of a refused input (as click's usage errors) and of a computation that cannot be done
+USAGE_EXIT = 2
+COMPUTE_EXIT = 1
 
 
 class CliInputError(Exception):
     """An invalid command-line value; the message names the option and the valid range."""
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line (runs of whitespace, newlines included, become one space)."""
+    return " ".join(str(text).split())
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"Error: {one_line(message)}", err=True)
+    return typer.Exit(code=code)
+
+
+class OneLineErrors(TyperGroup):
+    """A command group whose usage errors (unknown option or command, a value typer cannot parse, a missing
+    option, a wrong choice) print one ``Error:`` line on stderr and exit with status 2, instead of click's usage
+    block or typer's framed panel."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        with _one_line_usage_errors():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx):
+        with _one_line_usage_errors():
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def _one_line_usage_errors() -> Iterator[None]:
+    """typer's parsing errors (``typer.TyperException``: click's usage errors, as typer ships them) as one line;
+    a bare ``dpgnn epsilon`` still prints the help (``NoArgsIsHelpError``)."""
+    try:
+        yield
+    except typer.TyperException as err:
+        if type(err).__name__ == "NoArgsIsHelpError" or not hasattr(err, "format_message"):
+            raise
+        raise _fail(err.format_message(), getattr(err, "exit_code", USAGE_EXIT)) from None
 
 
 def option_check(option: str, check: Callable[..., Any], value: Any, *args: Any) -> Any:
@@ -35,12 +82,16 @@ def option_check(option: str, check: Callable[..., Any], value: Any, *args: Any)
 
 @contextlib.contextmanager
 def option_errors() -> Iterator[None]:
-    """Turn :class:`CliInputError` (and library validation errors) into a clean exit with status 2."""
+    """One line on stderr instead of a traceback: :class:`CliInputError` and library validation errors exit with
+    status 2; a computation the library cannot do (``ArithmeticError`` such as an overflow, ``MemoryError``,
+    ``RecursionError``) with status 1."""
     try:
         yield
     except (CliInputError, ValueError, TypeError, NotImplementedError) as err:
-        typer.echo(f"Error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        raise _fail(str(err), USAGE_EXIT) from None
+    except (ArithmeticError, MemoryError, RecursionError) as err:
+        raise _fail(f"cannot compute this: {type(err).__name__}: {err}; give smaller counts or more noise, or "
+                    "another --accountant", COMPUTE_EXIT) from None
 
 
 def _json_float(x: Optional[float]) -> Any:
@@ -51,9 +102,17 @@ def _json_float(x: Optional[float]) -> Any:
     return x
 
 
+def relation_text(neighbouring: str, sensitivity: str) -> str:
+    """``neighbouring: <relation>, sensitivity <value>`` as the calculators print it."""
+    return f"neighbouring: {neighbouring}; sensitivity {sensitivity}"
+
+
 def report(command: str, event: Event, delta: float, accountant: str, as_json: bool,
-           inputs: Dict[str, Any], neighbouring: str) -> Dict[str, Any]:
-    """Compute ε of ``event`` with ``accountant`` at ``delta`` and print it (one JSON object with ``as_json``)."""
+           inputs: Dict[str, Any], neighbouring: str, sensitivity: str) -> Dict[str, Any]:
+    """Compute ε of ``event`` with ``accountant`` at ``delta`` and print it (one JSON object with ``as_json``).
+
+    ``neighbouring`` (the relation, in words) and ``sensitivity`` (of the noised quantity under it, e.g. ``"2C"``)
+    are printed beside ε, so that a reader sees what the noise multiplier is relative to."""
     d = option_check("--delta", check_delta, delta)
     try:
         acc = get_accountant(accountant)
@@ -68,6 +127,7 @@ def report(command: str, event: Event, delta: float, accountant: str, as_json: b
         "accountant": accountant,
         "order": _json_float(order),
         "neighbouring": neighbouring,
+        "sensitivity": sensitivity,
         "event": event.to_dict(),
     }
     if as_json:
@@ -80,7 +140,8 @@ def report(command: str, event: Event, delta: float, accountant: str, as_json: b
             at = " (pure-DP basic composition is tighter)"
         else:
             at = f" (optimal RDP order {order:g})"
-        typer.echo(f"{command}: epsilon = {eps:.6g} at delta = {d:g} [{args}; accountant={accountant}{at}]")
+        typer.echo(f"{command}: epsilon = {eps:.6g} at delta = {d:g} [{args}; accountant={accountant}{at}; "
+                   f"{relation_text(neighbouring, sensitivity)}]")
     return payload
 
 

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from dpgnn.privacy.subgraphs import min_num_subgraphs
 from dpgnn.privacy.validation import check_int as _check_int
 
 __all__ = [
@@ -141,14 +142,6 @@ def disjoint_random_walks(edge_index: Tensor, num_nodes: int, roots: Tensor | Se
         edge_lists.append(es)
     name = sampler or ("drw" if R == 1 else "drw-r")
     return subgraphs_from_node_lists(node_lists, edge_lists, 1 + R * L, sampler=name, walk_length=L, restarts=R)
-
-
-def min_num_subgraphs(num_train: int, walk_length: int, restarts: int = 1) -> int:
-    """``m_min = ⌈N_train / (1 + R·L)⌉``: a subgraph holds at most ``1 + R·L`` nodes, so at least this many exist."""
-    n = _check_int(num_train, "num_train", 1)
-    L = _check_int(walk_length, "walk_length", 0)
-    R = _check_int(restarts, "restarts", 1)
-    return -(-n // (1 + R * L))
 
 
 def sampling_probability_bound(batch_size: int, num_train: int, walk_length: int, restarts: int = 1) -> float:

@@ -6,7 +6,12 @@
 - :mod:`dpgnn.privacy.analytic`    -- exact (epsilon, delta) profile of the Gaussian mechanism (Balle & Wang 2018).
 - :mod:`dpgnn.privacy.accountant`  -- immutable accountants (rdp, exact_gaussian, autodp, autodp_rdp_acct, pld).
 - :mod:`dpgnn.privacy.calibration` -- conservative calibration (epsilon(value) <= target, asserted).
+
+The mechanisms (torch) are loaded on first use of their names (``_LAZY``); the accounting imports no torch.
 """
+
+import importlib
+from typing import Any
 
 from dpgnn.privacy.accountant import (
     Accountant,
@@ -38,19 +43,31 @@ from dpgnn.privacy.events import (
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
 )
-from dpgnn.privacy.multibit import MultiBitMechanism, optimal_m  # noqa: F401  (registers "multibit")
-from dpgnn.privacy.mechanisms import (
-    AnalyticGaussianMechanism,
-    GaussianMechanism,
-    LaplaceMechanism,
-    Mechanism,
-    PGCMechanism,
-    PiecewiseMechanism,
-    RandomizedResponse,
-    available_mechanisms,
-    get_mechanism,
-    register_mechanism,
-)
+#: Names loaded on first use (they need torch): the accounting above stays importable without it, so that
+#: ``dpgnn epsilon`` answers in well under a second. Loading any of them imports :mod:`dpgnn.privacy.multibit`
+#: first, which registers the ``multibit`` mechanism beside the others of :mod:`dpgnn.privacy.mechanisms`.
+_LAZY = {
+    **{name: "dpgnn.privacy.mechanisms" for name in (
+        "AnalyticGaussianMechanism", "GaussianMechanism", "LaplaceMechanism", "Mechanism", "PGCMechanism",
+        "PiecewiseMechanism", "RandomizedResponse", "available_mechanisms", "get_mechanism", "register_mechanism")},
+    "MultiBitMechanism": "dpgnn.privacy.multibit",
+    "optimal_m": "dpgnn.privacy.lpgnn",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dpgnn.privacy' has no attribute {name!r}")
+    importlib.import_module("dpgnn.privacy.multibit")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     # mechanisms
@@ -64,6 +81,8 @@ __all__ = [
     "get_mechanism",
     "register_mechanism",
     "available_mechanisms",
+    "MultiBitMechanism",
+    "optimal_m",
     # events
     "Event",
     "GaussianEvent",

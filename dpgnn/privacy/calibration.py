@@ -37,7 +37,8 @@ from dpgnn.privacy.events import (
     SelfComposedEvent,
 )
 
-__all__ = ["Calibration", "calibrate", "calibrate_noise_multiplier", "dpsgd_event"]
+__all__ = ["Calibration", "calibrate", "calibrate_noise_multiplier", "dpsgd_event", "dpsgd_relation",
+           "DPSGD_RELATIONS"]
 
 
 @dataclass(frozen=True)
@@ -208,17 +209,42 @@ def _pld_bracket(make_event: Callable[[float], Event], eps_of: Callable[[float],
         factor = factor * factor
 
 
+#: DP-SGD's neighbouring relation per sampling scheme and the L2 sensitivity of the clipped-gradient sum under
+#: it, in units of the clipping norm C: Poisson sampling goes with add/remove one record (one clipped gradient more
+#: or less: C); fixed-size batches drawn without replacement go with replace one record (one clipped gradient
+#: swapped for another: up to 2C). Balle, Barthe & Gaboardi 2018 (Sec. 5); DRW, Ayle et al., Sec. 4.
+DPSGD_RELATIONS = {"poisson": ("add/remove one record", 1.0), "uniform": ("replace one record", 2.0)}
+
+
+def dpsgd_relation(sampling: str) -> tuple:
+    """``(neighbouring relation in words, sensitivity in units of C)`` of DP-SGD with ``sampling``
+    (:data:`DPSGD_RELATIONS`): ``poisson`` → add/remove, ``C``; ``uniform`` → replace one, ``2C``."""
+    if sampling not in DPSGD_RELATIONS:
+        raise ValueError(f"sampling must be 'poisson' or 'uniform', got {sampling!r}")
+    return DPSGD_RELATIONS[sampling]
+
+
 def dpsgd_event(noise_multiplier: float, sample_rate: float, steps: int, sampling: str = "poisson") -> Event:
     """The event of ``steps`` DP-SGD steps: a sampled sensitivity-1 Gaussian, self-composed.
 
-    ``sampling="poisson"`` (add/remove neighbouring) or ``"uniform"`` (fixed-size batches without replacement,
-    replace-one neighbouring). ``sample_rate = 1`` is full-batch (no sampling event).
+    Args:
+        noise_multiplier: noise std **over the sensitivity of the sampling's neighbouring relation**
+            (:func:`dpsgd_relation`): ``σ / C`` with ``poisson`` (add/remove one record, sensitivity ``C``), but
+            ``σ / (2C)`` with ``uniform`` (replace one record, sensitivity ``2C``). A run that adds noise of std
+            ``z·C`` to the clipped-gradient sum passes ``z / sensitivity`` (what ``dpgnn epsilon dpsgd -z`` does).
+        sample_rate: ``poisson``: each record's inclusion probability; ``uniform``: batch size / dataset size.
+            ``1`` is full-batch (no sampling event).
+        steps: number of steps (self-compositions).
+        sampling: ``"poisson"`` or ``"uniform"`` (fixed-size batches without replacement).
+
+    Returns:
+        ``steps`` compositions of the (Poisson or without-replacement) subsampled Gaussian with multiplier
+        ``noise_multiplier``; the accountants (:mod:`dpgnn.privacy.accountant`) bound its (ε, δ) under the relation.
     """
     z = check_positive_finite(noise_multiplier, "noise_multiplier")
     q = check_sample_rate(sample_rate)
     t = check_count(steps, "steps")
-    if sampling not in ("poisson", "uniform"):
-        raise ValueError(f"sampling must be 'poisson' or 'uniform', got {sampling!r}")
+    dpsgd_relation(sampling)
     base: Event = GaussianEvent(z)
     if q < 1.0:
         base = PoissonSampledEvent(q, base) if sampling == "poisson" else SampledWithoutReplacementEvent(q, base)
@@ -236,11 +262,18 @@ def calibrate_noise_multiplier(
     lower: float = 0.05,
     upper: float = 500.0,
     rtol: float = 1e-3,
+    sensitivity: float = 1.0,
 ) -> Calibration:
-    """Smallest noise multiplier of ``steps`` sampled Gaussian steps (see :func:`dpsgd_event`) with ε ≤ target."""
+    """Smallest noise multiplier of ``steps`` sampled Gaussian steps (see :func:`dpsgd_event`) with ε ≤ target.
+
+    The returned ``value`` is ``sensitivity`` times the event's multiplier: the event is
+    ``dpsgd_event(value / sensitivity, ...)`` and ``[lower, upper]`` scale by ``sensitivity``. The default ``1``
+    returns the event's own multiplier (σ / C with ``poisson``, σ / 2C with ``uniform``); ``sensitivity =
+    dpsgd_relation(sampling)[1]`` returns σ / C for both (the ``dpgnn epsilon dpsgd --target-epsilon`` value).
+    """
     check_sample_rate(sample_rate)
     check_count(steps, "steps")
-    if sampling not in ("poisson", "uniform"):
-        raise ValueError(f"sampling must be 'poisson' or 'uniform', got {sampling!r}")
-    return calibrate(lambda z: dpsgd_event(z, sample_rate, steps, sampling), target_epsilon, delta,
-                     lower=lower, upper=upper, accountant=accountant, rtol=rtol)
+    dpsgd_relation(sampling)
+    s = check_positive_finite(sensitivity, "sensitivity")
+    return calibrate(lambda z: dpsgd_event(z / s, sample_rate, steps, sampling), target_epsilon, delta,
+                     lower=lower * s, upper=upper * s, accountant=accountant, rtol=rtol)

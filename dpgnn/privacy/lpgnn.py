@@ -19,13 +19,14 @@ dropped) before the users perturb them, a statistic of every node's features tha
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Dict, Optional
 
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
-from dpgnn.privacy.multibit import optimal_m
+from dpgnn.privacy.validation import check_int
 
-__all__ = ["AGM_DELTA", "FEATURE_MECHANISMS", "REPLACEMENTS", "NEIGHBOURING", "ACCOUNTED", "feature_method",
-           "feature_samples", "privacy_ledger", "budget"]
+__all__ = ["M_RULE_CONSTANT", "optimal_m", "AGM_DELTA", "FEATURE_MECHANISMS", "REPLACEMENTS", "NEIGHBOURING",
+           "ACCOUNTED", "feature_method", "feature_samples", "privacy_ledger", "budget"]
 
 #: δ of the analytic-Gaussian feature baseline (the authors' choice; Sec. 5.1)
 AGM_DELTA = 1e-10
@@ -35,6 +36,18 @@ FEATURE_MECHANISMS = ("mbm", "1bm", "lpm", "agm")
 REPLACEMENTS = ("rnd", "one", "ohd")
 NEIGHBOURING = "LDP: any two (feature vector, label) pairs of one node"
 ACCOUNTED = "one feature report and one label report per node, basic composition"
+
+
+#: the constant of the paper's rule m* = max(1, min(d, floor(ε / 2.18))) (docs/papers/lpgnn.md#multi-bit-mechanism)
+M_RULE_CONSTANT = 2.18
+
+
+def optimal_m(epsilon: float, num_features: int) -> int:
+    """The paper's sampling parameter ``m* = max(1, min(d, ⌊ε/2.18⌋))`` of the multi-bit mechanism (Sec. 4.1)."""
+    d = check_int(num_features, "num_features", 1)
+    if not (isinstance(epsilon, numbers.Real) and epsilon > 0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    return max(1, min(d, int(math.floor(float(epsilon) / M_RULE_CONSTANT))))
 
 
 def _budget(value: Any, name: str) -> float:
@@ -68,7 +81,7 @@ def feature_method(method: str, eps_x: float) -> tuple[str, float]:
 def feature_samples(method: str, eps_x: float, num_features: int, m: Optional[int] = None, *,
                     name: str = "m") -> Optional[int]:
     """Coordinates a node reports: ``mbm`` -- ``m`` when given (an integer in [1, d]) else the paper's rule
-    :func:`dpgnn.privacy.multibit.optimal_m` (Sec. 4.1); ``1bm`` -- ``d``; otherwise (or ``ε_x = inf``) ``None``."""
+    :func:`optimal_m` (Sec. 4.1); ``1bm`` -- ``d``; otherwise (or ``ε_x = inf``) ``None``."""
     if method == "mbm" and math.isfinite(eps_x):
         mm = optimal_m(eps_x, num_features) if m is None else int(m)
         if not 1 <= mm <= num_features:

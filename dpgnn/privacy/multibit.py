@@ -30,21 +30,10 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 import torch
 
+from dpgnn.privacy.lpgnn import M_RULE_CONSTANT, optimal_m
 from dpgnn.privacy.mechanisms import GeneratorLike, Mechanism, _resolve_generator, _uniform, register_mechanism
 
 __all__ = ["MultiBitMechanism", "optimal_m", "M_RULE_CONSTANT"]
-
-#: the constant of the paper's rule m* = max(1, min(d, floor(ε / 2.18))) (docs/papers/lpgnn.md#multi-bit-mechanism)
-M_RULE_CONSTANT = 2.18
-
-
-def optimal_m(epsilon: float, num_features: int) -> int:
-    """The paper's sampling parameter ``m* = max(1, min(d, ⌊ε/2.18⌋))``."""
-    d = _check_num_features(num_features)
-    if not (isinstance(epsilon, numbers.Real) and epsilon > 0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    return max(1, min(d, int(math.floor(float(epsilon) / M_RULE_CONSTANT))))
-
 
 def _check_num_features(d: Any) -> int:
     if isinstance(d, bool) or not isinstance(d, (numbers.Integral, np.integer)) or int(d) < 1:

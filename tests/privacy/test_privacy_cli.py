@@ -39,6 +39,33 @@ def test_dpsgd_uniform_and_text_output():
     assert res.exit_code == 0, res.output
     assert re.match(r"dpsgd: epsilon = [0-9.]+ at delta = 1e-05 \[.*sampling=uniform; accountant=rdp",
                     res.stdout)
+    assert "neighbouring: replace one record; sensitivity 2C" in res.stdout
+
+
+def test_dpsgd_z_is_std_over_clip_norm_under_both_samplings():
+    """-z is std / C; replace-one (uniform) has sensitivity 2C, so the accountant sees z / 2. With z = 1.08815 the
+    true epsilon is at least 6.04 (the review's lower bound); reading z as std / 2C gave 1.39."""
+    args = ["dpsgd", "-z", "1.08815", "-q", "0.007003317", "-t", "75", "--delta", "1e-7", "--json"]
+    uni = json.loads(_invoke(args + ["--sampling", "uniform"]).stdout)
+    assert uni["epsilon"] == epsilon(dpsgd_event(1.08815 / 2, 0.007003317, 75, "uniform"), 1e-7)
+    assert uni["epsilon"] >= 6.04 and uni["noise_multiplier"] == 1.08815
+    assert uni["noise_multiplier_accounted"] == 1.08815 / 2 and uni["sensitivity"] == "2C"
+    assert uni["neighbouring"] == "replace one record"
+    poi = json.loads(_invoke(args).stdout)  # Poisson, add/remove: sensitivity C, z unchanged
+    assert poi["epsilon"] == epsilon(dpsgd_event(1.08815, 0.007003317, 75), 1e-7)
+    assert poi["noise_multiplier_accounted"] == 1.08815 and poi["sensitivity"] == "C"
+    assert poi["neighbouring"] == "add/remove one record"
+
+
+def test_dpsgd_target_epsilon_returns_std_over_clip_norm():
+    from dpgnn.privacy import calibrate_noise_multiplier
+
+    res = _invoke(["dpsgd", "--target-epsilon", "2", "-q", "0.01", "-t", "100", "--delta", "1e-5", "--sampling",
+                   "uniform", "--json"])
+    out = json.loads(res.stdout)
+    own = calibrate_noise_multiplier(2.0, 1e-5, sample_rate=0.01, steps=100, sampling="uniform")  # std / 2C
+    assert out["noise_multiplier"] == 2 * own.value and out["noise_multiplier_accounted"] == own.value
+    assert out["epsilon"] == epsilon(dpsgd_event(out["noise_multiplier"] / 2, 0.01, 100, "uniform"), 1e-5) <= 2.0
 
 
 def test_laplace_privgnn_golden_via_cli():
@@ -103,10 +130,11 @@ def test_pld_accountant_via_cli():
     assert out["epsilon"] == epsilon(dpsgd_event(0.6, 0.001, 10), 1e-5, "pld")
     res = _invoke(["laplace", "-b", "2.5", "-q", "0.3", "-n", "100", "--delta", "1e-4", "--accountant", "pld"])
     assert res.exit_code == 0 and "accountant=pld" in res.stdout
-    # PLD has no sampling without replacement: a usage error naming the alternative, no number
+    # sampling without replacement: the PLD of dpgnn.privacy.sampled_pld, with the replace-one sensitivity 2C
     res = _invoke(["dpsgd", "-z", "1", "-q", "0.01", "-t", "10", "--delta", "1e-5", "--sampling", "uniform",
-                   "--accountant", "pld"])
-    assert res.exit_code == 2 and "without replacement" in res.output and "epsilon =" not in res.output
+                   "--accountant", "pld", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["epsilon"] == epsilon(dpsgd_event(0.5, 0.01, 10, "uniform"), 1e-5, "pld")
 
 
 def test_dpsgd_target_epsilon_calibrates_and_flags_unreachable_targets():

@@ -48,7 +48,8 @@ def test_lpgnn_statement_refuses_false_claims():
 @pytest.mark.parametrize("z, b, n, L, r, t", [(4.0, 70, 140, 1, 1, 100), (2.0, 46, 140, 2, 1, 9),
                                               (4.0, 28, 140, 2, 2, 50), (8.0, 10, 140, 1, 1, 1)])
 def test_drw_calculator_reports_the_event_and_epsilon_of_the_method_ledger(z, b, n, L, r, t):
-    res = runner.invoke(app, ["drw", "-z", str(z), "-b", str(b), "-n", str(n), "-l", str(L), "-r", str(r),
+    # the method adds std z * 2C; the calculator's -z is std / C = 2z
+    res = runner.invoke(app, ["drw", "-z", str(2 * z), "-b", str(b), "-n", str(n), "-l", str(L), "-r", str(r),
                               "-t", str(t), "--delta", "1e-5", "--json"])
     assert res.exit_code == 0, res.output
     cli = json.loads(res.stdout)
@@ -61,7 +62,8 @@ def test_drw_calculator_reports_the_event_and_epsilon_of_the_method_ledger(z, b,
 
 @pytest.mark.parametrize("variant", ["paper", "authors"])
 def test_fdp_calculator_and_method_ledger_agree(variant):
-    res = runner.invoke(app, ["fdp", "-z", "4", "-b", "70", "-n", "140", "-d", "4", "-l", "2", "-t", "100",
+    # the method adds std z * 2KC (K = 21); the calculator's -z is std / C = 2 * 21 * 4 = 168
+    res = runner.invoke(app, ["fdp", "-z", "168", "-b", "70", "-n", "140", "-d", "4", "-l", "2", "-t", "100",
                               "--delta", "1e-5", "--variant", variant, "--json"])
     cli = json.loads(res.stdout)
     row = P_drw.run_accounting("fdp", noise_multiplier=4.0, steps=100, delta=1e-5, num_train=140, batch=70,
