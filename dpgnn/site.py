@@ -8,9 +8,13 @@ the repository as it is laid out:
   cross-paper comparison, the environment (package versions, device, date);
 - ``<paper>/index.html``: the paper's artifacts with their counts;
 - ``<paper>/<artifact>.html``: our figure (from ``figures/<profile>/<paper>/``), the paper's values beside ours, the
-  misses (``outside`` / ``not_run``) with their notes, links to the executed notebook rendered to HTML (nbconvert,
-  from ``papermill_runs/<profile>/<paper>/``) and to the result CSV (``results/<profile>/<paper>/``);
-- ``notebooks/<series>/<notebook>.html``: the executed notebooks (only those that ran in this profile).
+  misses (``outside`` / ``not_run``) with their notes, links to the notebooks that draw it (the repository's
+  ``notebooks/<paper>/``) and to the result CSV (``results/<profile>/<paper>/``);
+- ``notebooks/<series>/<notebook>.html``: the executed notebooks rendered to HTML (nbconvert, from
+  ``papermill_runs/<profile>/``, only those that ran here; git ignores them, so no committed page links to them).
+
+Every committed page follows from the stored results and the repository alone (the devices come from the rows'
+``cell_device``), so rebuilding the site of unchanged results on a clean checkout leaves ``git status`` clean.
 
 Rendered notebooks load MathJax from its CDN for the LaTeX in their markdown (the only external resource); the
 pages of the site itself load nothing from outside.
@@ -102,30 +106,29 @@ def _counts(rep: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return c[list(STATUSES)].reset_index()
 
 
-def _environment(profile: str, runs: Path, results: Path) -> str:
+def _environment(profile: str, results: Path) -> str:
     """The environment table. Everything in it follows from the stored results and the installed libraries (no
     build time, no commit of the code that drew the site), so rebuilding the site of unchanged results leaves its
     files byte-identical."""
     import importlib.metadata as md
 
-    manifest = runs / profile / "manifest.csv"
-    devices = "not recorded (no manifest)"
-    if manifest.exists():
-        m = pd.read_csv(manifest)
-        if "device" in m and m["device"].notna().any():
-            devices = ", ".join(sorted(set(m["device"].dropna().astype(str))))
-    stamps, codes = [], set()
+    stamps, codes, devices = [], set(), {}
     for path in sorted((results / profile).glob("*/*.csv*")):
         if path.name.startswith(("skipped", "report")) or not path.name.endswith((".csv", ".csv.gz")):
             continue
         try:
-            df = pd.read_csv(path, usecols=lambda c: c in ("timestamp", "versions"), dtype=str)
+            df = pd.read_csv(path, usecols=lambda c: c in ("timestamp", "versions", "cell_device"), dtype=str)
         except (ValueError, OSError):
             continue
         if "timestamp" in df:
             stamps += [t for t in (df["timestamp"].dropna().min(), df["timestamp"].dropna().max()) if isinstance(t, str)]
         if "versions" in df:
             codes |= {v.split(";")[0].removeprefix("dpgnn=") for v in df["versions"].dropna()}
+        kinds = df["cell_device"].fillna("not recorded") if "cell_device" in df else pd.Series("not recorded",
+                                                                                               index=df.index)
+        for kind, n in kinds.value_counts().items():
+            devices[kind] = devices.get(kind, 0) + int(n)
+    devices_text = ", ".join(f"{k}: {n:,} rows" for k, n in sorted(devices.items())) or "no result rows"
     dated = f"{min(stamps)} to {max(stamps)}" if stamps else "no result rows"
     libs = []
     for pkg in ("torch", "torch-geometric", "opacus", "autodp", "dp-accounting"):
@@ -139,7 +142,7 @@ def _environment(profile: str, runs: Path, results: Path) -> str:
             f"<tr><th>code versions of the rows</th><td>{len(codes)} distinct dpgnn versions/commits (each row's "
             f"<code>versions</code> column names its own)</td></tr>"
             f"<tr><th>libraries here</th><td>{_e(';'.join(libs))}</td></tr>"
-            f"<tr><th>device of the runs (manifest)</th><td>{_e(devices)}</td></tr></table>")
+            f"<tr><th>device of the stored rows</th><td>{_e(devices_text)}</td></tr></table>")
 
 
 def _render_notebook(src: Path, dest: Path) -> bool:
@@ -244,7 +247,7 @@ def build_site(rep: pd.DataFrame, profile: str, *, results_root: Path, figures_r
         prep = rep[rep["paper"] == paper]
         arts = list(dict.fromkeys(prep["artifact"]))
         ac = _counts(prep, ["artifact"])
-        nb_pages = _notebook_pages(paper, profile, runs, site)
+        _notebook_pages(paper, profile, runs, site)
         nb_of = _artifact_notebooks(paper, arts)
         csv_of = _artifact_csvs(results, paper)
         (site / paper).mkdir(exist_ok=True)
@@ -262,12 +265,8 @@ def build_site(rep: pd.DataFrame, profile: str, *, results_root: Path, figures_r
             else:
                 body.append(f"<p class='muted'>No figure named {_e(art)}.png in figures/{_e(profile)}/"
                             f"{_e(paper)}/.</p>")
-            links = []
-            for nb in nb_of.get(art, []):
-                if nb in nb_pages:
-                    links.append(f'<a href="../{nb_pages[nb]}">executed notebook {_e(nb)}</a>')
-                else:
-                    links.append(f"notebook {_e(nb)} (not executed in this profile)")
+            links = [f'<a href="{_e(_rel(ROOT / "notebooks" / paper / nb, site / paper))}">notebook {_e(nb)}</a>'
+                     for nb in nb_of.get(art, [])]
             csv = csv_of.get(art)
             if csv is not None:
                 links.append(f'<a href="{_e(_rel(csv, site / paper))}">result CSV {_e(csv.name)}</a>')
@@ -288,16 +287,18 @@ def build_site(rep: pd.DataFrame, profile: str, *, results_root: Path, figures_r
     index.append("<h2>Course and comparison</h2>")
     for series, title in (("learn", "Course: DP-GNNs one concept at a time"),
                           ("compare", "Cross-paper comparison")):
-        pages = _notebook_pages(series, profile, runs, site)
+        _notebook_pages(series, profile, runs, site)
         sources = sorted((ROOT / "notebooks" / series).glob("*.ipynb"))
-        items = [f'<li><a href="{pages[s.name]}">{_e(s.stem)}</a></li>' if s.name in pages
-                 else f"<li>{_e(s.stem)} <span class='muted'>(not executed in this profile: open "
-                      f"notebooks/{_e(series)}/{_e(s.name)} in JupyterLab)</span></li>" for s in sources]
+        items = [f'<li><a href="{_e(_rel(nb, site))}">{_e(nb.stem)}</a></li>' for nb in sources]
         for name in ("accuracy_vs_epsilon", "best_method") if series == "compare" else ():
             fig = figures_root / profile / series / f"{name}.png"
             if fig.exists():
                 items.append(f'<li><img class="figure" src="{_e(_rel(fig, site))}" alt="{_e(name)}"></li>')
         index.append(f"<h3>{_e(title)}</h3><ul>{''.join(items)}</ul>")
-    index.append("<h2>Environment</h2>" + _environment(profile, runs, results_root))
+    index.append("<p class='muted'>Notebook links open the notebooks of the repository. The executed notebooks of "
+                 "this profile, where they ran here, are rendered to <code>notebooks/&lt;series&gt;/</code> beside "
+                 "these pages (not part of the repository: they come from <code>papermill_runs/</code>, which git "
+                 "ignores).</p>")
+    index.append("<h2>Environment</h2>" + _environment(profile, results_root))
     (site / "index.html").write_text(_page(f"dpgnn report — profile {profile}", "".join(index), 0), "utf-8")
     return site

@@ -80,14 +80,16 @@ def test_site_pages_and_links(site):
     assert not broken, broken[:5]
     index = (out / "index.html").read_text()
     assert "Environment" in index and "torch=" in index and "<svg" in index
-    assert 'href="notebooks/learn/01_ldp_features.html"' in index
+    assert 'notebooks/learn/01_ldp_features.ipynb"' in index  # the repository's notebook, which always exists
+    assert "notebooks/learn/01_ldp_features.html" not in index  # the rendered one is not in the repository
     # the per-paper chart carries the report's counts
     lpgcn = rep[rep["paper"] == "lpgcn"]["status"].value_counts()
     assert f"<title>within: {lpgcn['within']}</title>" in index
     art = (out / "lpgcn" / "table2.html").read_text()
     assert "figures/paper/lpgcn/table2.png" in art and "result CSV table2.csv" in art and "Paper beside ours" in art
     table3 = (out / "lpgcn" / "table3.html").read_text()
-    assert 'href="../notebooks/lpgcn/01_variance.html"' in table3  # the executed notebook behind Table 3
+    assert 'notebooks/lpgcn/01_variance.ipynb"' in table3  # the notebook behind Table 3
+    assert "device of the stored rows" in index and "rows" in index
 
 
 def test_build_report_writes_the_site(tmp_path):
