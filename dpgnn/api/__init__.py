@@ -60,12 +60,14 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
         data: a :class:`torch_geometric.data.Data` with ``x`` ``[N, F]``, ``y`` ``[N]``, ``edge_index`` ``[2, E]``
             and optional ``train_mask``/``val_mask``/``test_mask``.
         method: a front-door name (:func:`describe` lists them): ``progap``, ``gap``, ``dp-gnn``, ``dp-mlp``,
-            ``mlp``, ``graphsage``, ``edgerand``, ``lm``/``pm``/``pgc`` (LDP features + GCN).
+            ``mlp``, ``graphsage``, ``edgerand``, ``lm``/``pm``/``pgc`` (LDP features + GCN), ``mbm``/``rr``
+            (LDP features and/or labels + KProp).
         level: ``none`` (non-private), ``edge`` (neighbouring graphs differ in one edge), ``node`` (one node
-            with its edges added/removed) or ``feature`` (local DP of each node's features), as the method
-            supports.
-        epsilon: the privacy budget ε (finite, > 0); omitted at ``none``. At ``feature`` level it is per feature
-            (LPGCN's convention; the ledger's ``epsilon_node_total`` = ε·d).
+            with its edges added/removed), or local DP of each node's ``feature`` vector, ``label`` or both
+            (``feature+label``), as the method supports.
+        epsilon: the privacy budget ε (finite, > 0); omitted at ``none``. For ``lm``/``pm``/``pgc`` it is per
+            feature (LPGCN's convention; the ledger's ``epsilon_node_total`` = ε·d); for ``mbm`` at
+            ``feature+label`` it is ε_x (the config's ``label_epsilon`` is ε_y).
         delta: δ; ``None`` applies :func:`dpgnn.api.inputs.delta_rule` (from the public node count, recorded in
             ``ledger["delta_rule"]``); pure-DP methods (EdgeRand) have δ = 0.
         seed: seeds everything random (split, initialisation, noise); 0 is a seed.

@@ -19,6 +19,7 @@ from torch_geometric.utils import to_torch_csr_tensor
 
 from dpgnn.api.configs import DPGNNConfig, GAPConfig, MLPConfig, ProGAPConfig, SAGEConfig
 from dpgnn.api.ldp import LPGCNConfig, lpgcn_predictor, lpgcn_runner
+from dpgnn.api.lpgnn import LPGNNConfig, lpgnn_predictor, lpgnn_runner
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,16 @@ for _name, _what in (("lm", "Laplace"), ("pm", "piecewise"), ("pgc", "PGC")):
         _name, LPGCNConfig, {"feature": ("lpgcn", f"{_name}-gcn", "feature")}, _LPGCN_PAPER,
         f"{_what} mechanism on each node's features in [0, 1] (ε per feature, local DP), then a GCN; feature level",
         _plain, lpgcn_predictor(_name), pure=True, runner=lpgcn_runner(_name))
+
+_LPGNN_PAPER = "Sajadmanesh & Gatica-Perez, Locally Private Graph Neural Networks (LPGNN), CCS 2021"
+METHODS["mbm"] = FrontDoor(
+    "mbm", LPGNNConfig, {lv: ("lpgnn", "mbm", lv) for lv in ("feature", "feature+label")}, _LPGNN_PAPER,
+    "multi-bit mechanism on each node's features in [0, 1] (local DP; + RR labels at feature+label), KProp, GNN",
+    _plain, lpgnn_predictor("mbm"), pure=True, runner=lpgnn_runner("mbm"))
+METHODS["rr"] = FrontDoor(
+    "rr", LPGNNConfig, {"label": ("lpgnn", "raw", "label")}, _LPGNN_PAPER,
+    "randomized response on each node's label (local DP), Drop label propagation, KProp, GNN; label level",
+    _plain, lpgnn_predictor("rr"), pure=True, runner=lpgnn_runner("rr"))
 
 
 def front_door(name: str) -> FrontDoor:

@@ -423,7 +423,9 @@ def train_reference(data: Data, x: Tensor, noisy: Tensor, *, backbone: str, seed
     plain engine :func:`dpgnn.train.fit` (each epoch: one Adam step, then the noisy evaluation and the selection rule).
 
     Same model, loss and selection rule as :func:`train_batched` for a single repeat (``x`` dense ``N × d``,
-    ``noisy`` ``(N,)``); used as the speed baseline and as an independent check of the batched trainer.
+    ``noisy`` ``(N,)``); used as the speed baseline, as an independent check of the batched trainer and by
+    :func:`dpgnn.fit`. Returns the selected epoch's metrics, ``max_acc`` and ``model``: the backbone with the
+    selected epoch's weights (in eval mode; its input is ``KProp(k_x)`` of the features).
     """
     dev = resolve_device(device)
     lm = _choice(label_method, LABEL_METHODS, "label_method")
@@ -467,10 +469,15 @@ def train_reference(data: Data, x: Tensor, noisy: Tensor, *, backbone: str, seed
         if best is None or (cur["val_loss"] < best["val_loss"] and best["val_acc"] < cur["val_acc"] <= max_acc + 1e-12
                             and best["train_acc"] < cur["train_acc"] <= 1.05 * max_acc + 1e-12):
             best = cur
+            selected.clear()
+            selected.append({k: v.detach().clone() for k, v in model.state_dict().items()})
         return cur
 
+    selected: list[dict[str, Tensor]] = []  # the weights of the selected epoch (the model returned)
     fit(model, step, evaluate, epochs=epochs, monitor=None, restore_best=False)
-    return {**best, "max_acc": max_acc}
+    model.load_state_dict(selected[0])
+    model.eval()
+    return {**best, "max_acc": max_acc, "model": model}
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ def test_fit_predict_save_load(graph, name, level, tmp_path):
     led = model.ledger
     assert led["neighbouring"] and led["delta_rule"] and led["guarantee"] in ("sound", "as_published")
     if level != "none":
-        assert 0 < led["epsilon"] <= EPS[level] * (1 + 1e-9)
+        budget = EPS[level] + (model.config.label_epsilon if level == "feature+label" else 0.0)  # ε_x + ε_y
+        assert 0 < led["epsilon"] <= budget * (1 + 1e-9)
     new = random_graph(n=23, seed=5)  # new nodes, a new graph, no labels needed
     del new.y
     logits = model.predict(new)

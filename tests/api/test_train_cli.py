@@ -74,7 +74,7 @@ def test_shipped_example_trains(tmp_path):
     res = _train("mlp", "none", EXAMPLE, tmp_path / "out")
     assert res.exit_code == 0, res.output
     g = load_graph(EXAMPLE)
-    assert g.num_nodes == 120 and g.x.shape == (120, 6)
+    assert g.num_nodes == 120 and g.x.shape == (120, 6) and 0 <= float(g.x.min()) <= float(g.x.max()) <= 1
 
 
 @pytest.mark.parametrize("broken,match", [
