@@ -161,3 +161,22 @@ def test_privgnn_repeated_entries_give_the_deduplicated_graphs(graph):
         torch.manual_seed(0)  # BatchedSAGETeachers' dropout draws from torch's global generator
         accs.append(privgnn.baseline_b1(pd_, seed=0, epochs=3, device="cpu")["accuracy"])
     assert accs[0] == accs[1]
+
+
+def test_edgerand_density_counts_both_directions_so_one_undirected_edge_costs_1_1_eps(graph):
+    """Brute force over the density step: neighbouring graphs (one undirected edge removed) move the Laplace
+    centre by 2/n²; the noise scale measured from draws gives a privacy loss of 0.2 ε there, not 0.1 ε."""
+    eps, n = 2.0, graph.num_nodes
+    u, v = graph.edge_index[:, 0].tolist()
+    keep = ~(((graph.edge_index[0] == u) & (graph.edge_index[1] == v))
+             | ((graph.edge_index[0] == v) & (graph.edge_index[1] == u)))
+    m, m_minus = graph.edge_index.size(1), int(keep.sum())
+    assert m - m_minus == 2
+    gen = torch.Generator().manual_seed(0)
+    draws = torch.tensor([bl.edgerand_density(m, n, eps, gen) for _ in range(20000)], dtype=torch.float64)
+    scale = float((draws - m / n ** 2).abs().mean())  # a Laplace's mean absolute deviation is its scale
+    loss = abs(m - m_minus) / n ** 2 / scale  # worst-case log-likelihood ratio of the two Laplace densities
+    assert loss == pytest.approx(0.2 * eps, rel=0.03)
+    led = bl.train_edgerand(graph, eps, epochs=1, device="cpu").ledger
+    assert led["epsilon_sound"] >= 0.9 * eps + loss * 0.97 and led["epsilon_sound"] == pytest.approx(1.1 * eps)
+    assert led["guarantee"] == "as_published" and "1.1 eps" in led["issues"][0]
