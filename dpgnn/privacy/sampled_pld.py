@@ -24,15 +24,23 @@ a fixed batch size a record left out is replaced by another, so it is below the 
 
 **FDP** (:func:`fdp_pld`; Daigavane et al., arXiv 2111.15521, Thm. 1). One node's features reach at most ``K`` roots'
 gradients; ``B`` of ``n`` roots are drawn without replacement, so the number ``ρ`` of affected roots in the batch is
-``Hypergeometric(n, K, B)``; noise ``σ = z · 2KC``. Given ``ρ = i`` the sum moves by at most ``2iC``. For ``K = 1`` this
-is the case above (``q = B / n``). For ``K > 1`` we use the pair with ``ρ`` revealed,
-``P = Σ_i p_i δ_i ⊗ N(0, σ²)``, ``Q = Σ_i p_i δ_i ⊗ N(2iC, σ²)``: the hockey-stick divergence is jointly convex, so
-``H_α(M(D) ‖ M(D')) ≤ Σ_i p_i E[H_α(N(f_D(S)) ‖ N(f_D'(S))) | ρ = i] ≤ Σ_i p_i H_α(N(0) ‖ N(2iC)) = H_α(P ‖ Q)`` for
-all α ≥ 0 and both orders (each component is symmetric), so ``(P, Q)`` is a dominating pair and composes (Zhu et al.
-Thm. 10). Its Rényi divergence is exactly Daigavane et al.'s multi-term bound (:func:`dpgnn.privacy.fdp.fdp_rdp`), so
-the PLD is never looser than their accountant. It is not tight: the datasets with every root's gradient ``C·e`` and
-the K affected roots' turned to ``−C·e`` give ``(N(0), Σ_i p_i N(2iC))`` (``ρ`` hidden), a lower bound
-(:func:`fdp_lower_bound_pld`); a dominating pair with ``ρ`` hidden for K > 1 needs a proof we do not have.
+``Hypergeometric(n, K, B)`` (``p_i = P(ρ = i)``); noise ``σ = z · 2KC``. Write ``M(D) = p_0 μ_0 + (1 − p_0) μ_1`` and
+``M(D') = p_0 μ_0 + (1 − p_0) μ_1'``: the batches without an affected root give the same ``μ_0`` on both graphs. By
+advanced joint convexity (Balle, Barthe & Gaboardi 2018, Thm. 2), for ``α' ≥ 1``,
+``H_α'(M(D) ‖ M(D')) = (1 − p_0) H_α(μ_1 ‖ (1 − β) μ_0 + β μ_1')`` with ``α = 1 + (α' − 1)/(1 − p_0)``, ``β = α'/α``,
+and by joint convexity this is at most ``(1 − p_0)[(1 − β) H_α(μ_1 ‖ μ_0) + β H_α(μ_1 ‖ μ_1')]``. Conditional on
+``ρ = i ≥ 1``, replacing the ``i`` affected roots of the batch by ``i`` random unaffected ones gives a batch distributed
+as the ρ = 0 batches that moves the sum by at most ``2iC``, and the same batch on ``D'`` moves it by at most ``2iC``;
+joint convexity over ``(i, batch)`` bounds both terms by ``Σ_{i≥1} p̃_i H_α(N(2iC, σ²) ‖ N(0, σ²))``,
+``p̃_i = p_i / (1 − p_0)``. That is exactly ``H_α'`` of the pair ``((1 − p_0) P̃ + p_0 Q̃, Q̃)`` with the count
+revealed among the affected batches, ``P̃ = Σ_{i≥1} p̃_i δ_i ⊗ N(2iC)``, ``Q̃ = Σ_{i≥1} p̃_i δ_i ⊗ N(0)`` (a
+subsampled Gaussian of sensitivity ``i`` and rate ``1 − p_0`` per revealed ``i``), for both orders of ``(D, D')``. For
+``α' < 1``, ``H_α'(P ‖ Q) = 1 − α' + α' H_{1/α'}(Q ‖ P)`` gives the swapped pair. So the step is ``C(f)``-DP with ``f``
+this pair's trade-off function, symmetrised as above (:func:`symmetrise`), and composes (Dong, Roth & Su, Thm. 3.2).
+``K = 1`` is the without-replacement case (``q = B / n``). Its Rényi divergence is at most Daigavane et al.'s
+multi-term bound (:func:`dpgnn.privacy.fdp.fdp_rdp`, the count revealed in every batch). It is not proven tight: the
+graphs with every root's gradient ``C·e`` and the K affected roots' turned to ``−C·e`` give ``(N(0), Σ_i p_i N(2iC))``
+(the count hidden), a lower bound (:func:`fdp_lower_bound_pld`).
 
 **Discretisation.** ``dp_accounting`` rounds both directions pessimistically (connect-the-dots). On the loss grid
 ``ℓ_j = jΔℓ`` each direction's ``δ`` is piecewise linear in ``u = e^ε`` with kinks on the grid, so the chord of
@@ -47,7 +55,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.stats import hypergeom
 
 from dpgnn.privacy.validation import check_count, check_positive_finite, check_sample_rate
 
@@ -128,6 +135,8 @@ def _affected_pmf(num_train: int, batch_size: int, max_affected: int) -> tuple[n
     if b > n:
         raise ValueError(f"batch_size must be in [1, num_train={n}], got {b}")
     k = min(check_count(max_affected, "max_affected"), n)
+    from scipy.stats import hypergeom  # on use: scipy.stats costs ~0.3 s to import (dpgnn epsilon stays fast)
+
     i = np.arange(0, min(k, b) + 1)
     p = hypergeom.pmf(i, n, k, b)
     return i[p > 0], p[p > 0]
@@ -136,8 +145,9 @@ def _affected_pmf(num_train: int, batch_size: int, max_affected: int) -> tuple[n
 @functools.lru_cache(maxsize=128)
 def fdp_pld(noise_multiplier: float, num_train: int, batch_size: int, max_affected: int,
             interval: float = DEFAULT_INTERVAL) -> Any:
-    """PLD of one FDP step (noise ``z · 2KC``; module docstring): ``K = 1`` the without-replacement pair, else the
-    pair with the hypergeometric count revealed (a mixture of Gaussian PLDs of sensitivity ``i / (zK)``)."""
+    """PLD of one FDP step (noise ``z · 2KC``; module docstring): the symmetrised pair
+    ``((1 − p_0) P̃ + p_0 Q̃, Q̃)``, a mixture over the revealed count ``i ≥ 1`` of subsampled Gaussians of
+    sensitivity ``i / (zK)`` at rate ``1 − p_0`` (``K = 1``: the without-replacement pair at ``q = B / n``)."""
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
     z = check_positive_finite(noise_multiplier, "noise_multiplier")
@@ -145,12 +155,13 @@ def fdp_pld(noise_multiplier: float, num_train: int, batch_size: int, max_affect
     k = min(max_affected, num_train)
     if k == 1:
         return wor_pld("gaussian", z, batch_size / num_train, interval)
+    rate = 1.0 - (float(p[0]) if i[0] == 0 else 0.0)  # no unaffected batch (n - K < B): rate 1, no sampling
     out, weight = None, 0.0
-    for count, prob in zip(i, p):
-        part = (pld_lib.identity(interval) if count == 0 else
-                pld_lib.from_gaussian_mechanism(z * k, sensitivity=float(count), value_discretization_interval=interval))
+    for count, prob in zip(i[i > 0], p[i > 0]):
+        part = pld_lib.from_gaussian_mechanism(z * k, sensitivity=float(count), sampling_prob=rate,
+                                               value_discretization_interval=interval)
         out, weight = (part, prob) if out is None else (part.compute_mixture(out, prob / (weight + prob)), weight + prob)
-    return out
+    return symmetrise(out)
 
 
 def fdp_lower_bound_pld(noise_multiplier: float, num_train: int, batch_size: int, max_affected: int,

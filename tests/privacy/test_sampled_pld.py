@@ -123,17 +123,28 @@ def test_fdp_brute_force_on_a_tiny_graph():
         assert ours <= fdp_epsilon(t, z, n, b, k, 1e-5)[0]
 
 
-def test_fdp_revealed_count_pair_is_the_dual_of_the_multi_term_rdp():
-    """δ of ρ-revealed pair = Σ_i p_i δ_Gauss(i/(zK)) (independent closed form of the Gaussian hockey-stick)."""
+def test_fdp_pair_against_its_closed_form_and_the_count_revealed_everywhere():
+    """For ε ≥ 0 our δ is (1 − p0)·Σ_{i≥1} p̃_i H_α(N(i/(zK)) ‖ N(0)), α = 1 + (e^ε − 1)/(1 − p0) (Gaussian closed
+    form), below the pair with the count revealed in every batch (the dual of the multi-term RDP, Σ_i p_i δ_i(ε))
+    and above the pair of graphs with the count hidden."""
     z, n, b, k = 2.0, 140, 70, 5
     pld = fdp_pld(z, n, b, k)
-    i = np.arange(0, k + 1)
+    i = np.arange(1, k + 1)
     w = hypergeom.pmf(i, n, k, b)
-    for eps in (0.0, 0.1, 0.5):
-        mu = np.maximum(i / (z * k), 1e-300)
-        gauss = norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * norm.cdf(-mu / 2 - eps / mu)
-        exact = float(np.sum(w[1:] * gauss[1:]))
-        assert exact <= pld.get_delta_for_epsilon(eps) <= exact + 2e-4
+    p0 = hypergeom.pmf(0, n, k, b)
+    mu = i / (z * k)
+
+    def gauss(eps):
+        return norm.cdf(mu / 2 - eps / mu) - np.exp(eps) * norm.cdf(-mu / 2 - eps / mu)
+
+    lower = fdp_lower_bound_pld(z, n, b, k)
+    for eps in (0.0, 0.1, 0.5, 1.0):
+        closed = float(np.sum(w * gauss(math.log1p(math.expm1(eps) / (1 - p0)))))
+        ours = pld.get_delta_for_epsilon(eps)
+        assert closed <= ours <= closed + 3e-4
+        revealed = float(np.sum(w * gauss(eps)))  # equal total variation at ε = 0, strictly larger after
+        assert ours <= revealed + 1e-12 and (eps == 0.0 or ours < revealed)
+        assert lower.get_delta_for_epsilon(eps) <= ours
 
 
 def test_fdp_with_one_affected_root_is_sampling_without_replacement():
