@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Callable, Optional
 
 import typer
 
 from dpgnn.cli.options import JSON, CliInputError, option_check, option_errors, relation_text, report
 from dpgnn.privacy.drw import drw_event, drw_sound_epsilon, fdp_event, fdp_run_epsilon, fdp_sound_epsilon
 from dpgnn.privacy.fdp import max_affected
+from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.subgraphs import min_num_subgraphs
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 
@@ -40,6 +41,16 @@ __all__ = ["register", "DRW_SENSITIVITY"]
 #: replace-one sensitivity of a clipped gradient sum in units of the clipping norm C (one gradient swapped for
 #: another: up to 2C; Ayle et al., Sec. 4.1); FDP multiplies it by K affected roots
 DRW_SENSITIVITY = 2.0
+
+
+def _sound(fn: Callable[..., float], *args: Any) -> Optional[float]:
+    """``fn(*args)`` (the tight sound ε), or ``None`` with a warning on stderr when its privacy-loss distribution
+    is too large to compute (the paper's ε is still printed)."""
+    try:
+        return fn(*args)
+    except TooLargeToAccount as err:
+        typer.echo(f"Warning: epsilon_sound not computed: {err}", err=True)
+        return None
 
 
 def _nonneg_int(value: Any, option: str) -> int:
@@ -81,7 +92,7 @@ def drw_cmd(
         report("drw", event, delta, accountant, as_json,
                inputs={"noise_multiplier": z, "noise_multiplier_accounted": z_acc, "batch_size": b,
                        "train_nodes": n, "walk_length": L, "restarts": r, "min_subgraphs": m_min, "sample_rate": q,
-                       "steps": t, "epsilon_sound": drw_sound_epsilon(z_acc, q, t, delta)},
+                       "steps": t, "epsilon_sound": _sound(drw_sound_epsilon, z_acc, q, t, delta)},
                neighbouring="replace one node's features (uniform sampling without replacement)",
                sensitivity="2C (one node's subgraph gradient swapped)")
 
@@ -117,7 +128,7 @@ def fdp_cmd(
         k = max_affected(dmax, L)
         z_acc = z / (DRW_SENSITIVITY * k)
         eps, order = fdp_run_epsilon(t, z_acc, n, b, k, d, variant)
-        sound = fdp_sound_epsilon(t, z_acc, n, b, k, d)
+        sound = _sound(fdp_sound_epsilon, t, z_acc, n, b, k, d)
         neighbouring = "replace one node's features (uniform sampling without replacement)"
         sensitivity = f"2KC = {2 * k}C (one node's features in at most K = {k} roots' gradients)"
         payload = {"command": "fdp", "epsilon": eps, "epsilon_sound": sound, "delta": d, "noise_multiplier": z,
@@ -132,8 +143,8 @@ def fdp_cmd(
             typer.echo(f"fdp: epsilon = {eps:.6g} at delta = {d:g} [noise_multiplier={z}, "
                        f"noise_multiplier_accounted={z_acc:.6g}, batch_size={b}, train_nodes={n}, max_degree={dmax}, "
                        f"layers={L}, K={k}, steps={t}; variant={variant}, optimal RDP order {order:g}; "
-                       f"{relation_text(neighbouring, sensitivity)}]; epsilon_sound = {sound:.6g} (privacy-loss "
-                       "distribution)")
+                       f"{relation_text(neighbouring, sensitivity)}]; epsilon_sound = "
+                       + ("not computed" if sound is None else f"{sound:.6g} (privacy-loss distribution)"))
 
 
 def register(app: typer.Typer) -> None:

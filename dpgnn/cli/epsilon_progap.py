@@ -24,6 +24,7 @@ import typer
 
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 from dpgnn.cli.options import CliInputError, option_check, option_errors, relation_text
+from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.progap import calibrate_noise, privacy_event, privacy_ledger
 
 __all__ = ["register"]
@@ -60,6 +61,11 @@ def register(app: typer.Typer) -> None:
                 raise CliInputError(f"--level must be 'edge' or 'node', got {level!r}")
             if fidelity not in ("paper", "authors_code"):
                 raise CliInputError(f"--fidelity must be 'paper' or 'authors_code', got {fidelity!r}")
+            if accountant is not None:
+                try:
+                    get_accountant(accountant)
+                except ValueError as err:
+                    raise CliInputError(f"--accountant: {err}") from None
             k = option_check("--depth", check_count, depth)
             d = option_check("--delta", check_delta, delta)
             noise_opt, noise = ("--sigma", sigma) if level == "edge" else ("--noise-multiplier", noise_multiplier)

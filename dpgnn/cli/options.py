@@ -22,6 +22,7 @@ from typer.core import TyperGroup
 
 from dpgnn.privacy.accountant import available_accountants, get_accountant
 from dpgnn.privacy.events import Event
+from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.validation import check_delta
 
 __all__ = ["CliInputError", "OneLineErrors", "option_check", "option_errors", "report", "relation_text", "one_line",
@@ -83,10 +84,12 @@ def option_check(option: str, check: Callable[..., Any], value: Any, *args: Any)
 @contextlib.contextmanager
 def option_errors() -> Iterator[None]:
     """One line on stderr instead of a traceback: :class:`CliInputError` and library validation errors exit with
-    status 2; a computation the library cannot do (``ArithmeticError`` such as an overflow, ``MemoryError``,
-    ``RecursionError``) with status 1."""
+    status 2; a computation the library cannot do (:class:`~dpgnn.privacy.pld_limits.TooLargeToAccount`,
+    ``ArithmeticError`` such as an overflow, ``MemoryError``, ``RecursionError``) with status 1."""
     try:
         yield
+    except TooLargeToAccount as err:  # a ValueError of the library, but the input is valid: too large to compute
+        raise _fail(str(err), COMPUTE_EXIT) from None
     except (CliInputError, ValueError, TypeError, NotImplementedError) as err:
         raise _fail(str(err), USAGE_EXIT) from None
     except (ArithmeticError, MemoryError, RecursionError) as err:

@@ -33,7 +33,8 @@ Accountants (names are normalised like mechanism names):
   exact ε). Sampling without replacement (replace-one) and the FDP step use the dominating pairs of
   :mod:`dpgnn.privacy.sampled_pld` (symmetrised, so both directions of every step are covered). Much tighter than
   RDP at few steps (z = 0.6, q = 0.001, T = 10, δ = 1e-5: 0.333 vs 2.04). Counts above
-  :data:`dpgnn.privacy.sampled_pld.MAX_COMPOSITIONS` are refused in one line (use ``"rdp"``).
+  :data:`dpgnn.privacy.sampled_pld.MAX_COMPOSITIONS`, and loss grids too large to build
+  (:mod:`dpgnn.privacy.pld_limits`), are refused in one line (use ``"rdp"``).
 
 The default ``"rdp"`` is always sound; it is at least as tight as the autodp paths for the RDP-based cases because
 it uses the same (or exact) RDP curves and a tighter conversion.
@@ -62,6 +63,7 @@ from dpgnn.privacy.events import (
 )
 from dpgnn.privacy import rdp as _rdp
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_rdp
+from dpgnn.privacy import pld_limits as _pld_limits
 from dpgnn.privacy import sampled_pld as _spld
 
 __all__ = [
@@ -617,7 +619,9 @@ class PldAccountant(Accountant):
             return 0.0, None
         merged = _flatten(self._ledger)
         leaves = tuple(sorted(merged.items(), key=repr))
-        eps = _pld_epsilon(leaves, d, self.value_discretization_interval)
+        _pld_limits.check_steps(leaves, self.value_discretization_interval)  # too large: one line, nothing built
+        with _pld_limits.bounded_convolutions():
+            eps = _pld_epsilon(leaves, d, self.value_discretization_interval)
         pure = float(sum(n * _pure_epsilon(e) for e, n in merged.items()))
         if pure < eps:
             return pure, math.inf

@@ -37,7 +37,6 @@ import math
 from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
-from scipy import integrate
 from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
 
 from dpgnn.privacy.validation import check_delta, check_positive_finite, check_sample_rate
@@ -288,6 +287,8 @@ def _cgf_laplace_mixture_quad(q: float, b: float, e: float) -> float:
     f = lambda x: -x / b + e * lmix(x)  # log(integrand · 2b)
     # e ≥ 0: f is convex (max at an end point); e < 0: f is decreasing (max at 0)
     f_top = max(float(f(0.0)), float(f(1.0)))
+    from scipy import integrate  # on use: a slow import that pure Gaussian accounting never needs
+
     val, err = integrate.quad(lambda x: math.exp(float(f(x)) - f_top), 0.0, 1.0, epsabs=0.0, epsrel=1e-11,
                               limit=500)
     part_mid = f_top - math.log(2.0 * b) + math.log(val + abs(err))

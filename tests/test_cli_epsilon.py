@@ -1,0 +1,159 @@
+"""``dpgnn epsilon``: every subcommand refuses every bad value with one line on stderr and a non-zero exit (never a
+traceback, nothing on stdout); what an accountant cannot compute is refused the same way; pure accounting imports
+no torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from dpgnn.cli.epsilon import app
+
+runner = CliRunner()
+
+#: one valid call per subcommand (option -> value; a flag's value is None)
+VALID = {
+    "dpsgd": {"-z": "1.1", "-q": "0.01", "-t": "100", "--delta": "1e-5"},
+    "laplace": {"-b": "2", "-q": "0.3", "-n": "10", "--delta": "1e-4"},
+    "drw": {"-z": "4", "-b": "10", "-n": "140", "-l": "1", "-t": "5", "--delta": "1e-5", "--accountant": "rdp"},
+    "fdp": {"-z": "8", "-b": "10", "-n": "140", "-d": "3", "-l": "1", "-t": "5", "--delta": "1e-5"},
+    "lpgnn": {"-x": "1", "-y": "1", "-d": "100"},
+    "privgnn": {"--lam": "0.4", "--queries": "10", "--gamma": "0.3", "--delta": "1e-3"},
+    "pate": {"--lam": "0.4", "--queries": "10", "--delta": "1e-3"},
+    "progap": {"--level": "edge", "-k": "2", "--delta": "1e-7", "--sigma": "4"},
+}
+NOT_A_NUMBER = ["abc", ""]
+POSITIVE = ["-1", "0", "nan", "inf", "-inf", "1e309"] + NOT_A_NUMBER  # 1e309 parses as inf
+RATE = ["-0.1", "0", "1.5", "nan", "inf", "1e300"] + NOT_A_NUMBER
+DELTA = ["0", "1", "-1e-5", "nan", "inf", "1e300"] + NOT_A_NUMBER
+COUNT = ["0", "-1", "1.5", "1e30"] + NOT_A_NUMBER
+NONNEG_INT = ["-1", "1.5", "1e30"] + NOT_A_NUMBER
+#: subcommand -> option -> bad values
+BAD = {
+    "dpsgd": {"-z": POSITIVE, "-q": RATE, "-t": COUNT, "--delta": DELTA, "--sampling": ["shuffle", ""],
+              "--accountant": ["zz", ""]},
+    "laplace": {"-b": POSITIVE, "-q": RATE, "-n": COUNT, "--delta": DELTA, "--accountant": ["zz"]},
+    "drw": {"-z": POSITIVE, "-b": COUNT + ["71"], "-n": COUNT, "-l": NONNEG_INT, "-r": COUNT, "-t": COUNT,
+            "--delta": DELTA, "--accountant": ["zz"]},
+    "fdp": {"-z": POSITIVE, "-b": COUNT + ["141"], "-n": COUNT, "-d": COUNT, "-l": NONNEG_INT, "-t": COUNT,
+            "--delta": DELTA, "--variant": ["x"]},
+    "lpgnn": {"-x": ["-1", "0", "nan"] + NOT_A_NUMBER, "-y": ["-1", "0", "nan"] + NOT_A_NUMBER, "-d": COUNT,
+              "--mechanism": ["zz"], "--m": ["0", "101", "1.5"] + NOT_A_NUMBER},
+    "privgnn": {"--lam": POSITIVE, "--queries": COUNT, "--gamma": RATE, "--delta": DELTA, "--accountant": ["zz"],
+                "--num-classes": ["1", "0", "-2", "1.5"] + NOT_A_NUMBER},
+    "pate": {"--lam": POSITIVE, "--queries": COUNT, "--delta": DELTA, "--moments": COUNT,
+             "--votes": ["/nonexistent/votes.csv"]},
+    "progap": {"--level": ["nodes", ""], "-k": COUNT, "--delta": DELTA, "--sigma": POSITIVE,
+               "--accountant": ["zz"], "--fidelity": ["x"]},
+}
+#: names an error may use for an option (typer prints "'--noise-multiplier' / '-z'")
+LONG = {"-z": "--noise-multiplier", "-q": "--sample-rate", "-t": "--steps", "-b": "--scale", "-n": "--count",
+        "-l": "--walk-length", "-r": "--restarts", "-d": "--max-degree", "-x": "--feature-epsilon",
+        "-y": "--label-epsilon", "-k": "--depth"}
+LONG_BY_COMMAND = {"drw": {"-b": "--batch-size", "-n": "--train-nodes"},
+                   "fdp": {"-b": "--batch-size", "-n": "--train-nodes", "-l": "--layers"},
+                   "lpgnn": {"-d": "--num-features"}}
+
+
+def _args(command: str, options: dict) -> list:
+    out = [command]
+    for opt, value in options.items():
+        out += [opt] if value is None else [opt, value]
+    return out
+
+
+def _cases():
+    for command, table in BAD.items():
+        for option, values in table.items():
+            for value in values:
+                yield pytest.param(command, option, _args(command, {**VALID[command], option: value}),
+                                   id=f"{command} {option}={value!r}")
+        for option in VALID[command]:  # every required option missing
+            if option not in ("--accountant", "--sigma"):
+                rest = {k: v for k, v in VALID[command].items() if k != option}
+                yield pytest.param(command, option, _args(command, rest), id=f"{command} missing {option}")
+
+
+def _assert_one_line_error(res, *names):
+    assert res.exit_code not in (0, None), res.stdout
+    assert res.stdout == "", f"a refused command printed on stdout: {res.stdout!r}"
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), res.stderr
+    assert "Traceback" not in res.stderr and (res.exception is None or isinstance(res.exception, SystemExit))
+    if names:
+        assert any(n in lines[0] for n in names), (names, lines[0])
+
+
+def test_the_tables_cover_every_subcommand():
+    commands = set(typer_commands())
+    assert commands == set(VALID) == set(BAD)
+
+
+def typer_commands():
+    import typer
+
+    return typer.main.get_group(app).list_commands(None)
+
+
+@pytest.mark.parametrize("command, option, args", list(_cases()))
+def test_bad_value_gives_one_line_and_non_zero_exit(command, option, args):
+    long = LONG_BY_COMMAND.get(command, {}).get(option, LONG.get(option, option))
+    names = (option, long)
+    if option == "--num-classes" or (command == "lpgnn" and option == "-d"):
+        names += ("num_classes", "num_features", "[1, d]")
+    if command == "lpgnn" and option in ("-x", "-y", "--mechanism", "--m"):  # the library's names (eps_x, m)
+        names += ("eps_x", "eps_y", "feature method", "m must")
+    if command == "progap" and option == "--level" and args[-1] == "":
+        names += ("--level",)
+    res = runner.invoke(app, args)
+    _assert_one_line_error(res, *names)
+
+
+@pytest.mark.parametrize("args", [
+    ["dpsgd", "-z", "1", "-q", "0.1", "-t", "10", "--delta", "1e-5", "--target-epsilon", "1"],  # both
+    ["dpsgd", "-q", "0.1", "-t", "10", "--delta", "1e-5"],  # neither
+    ["progap", "--level", "node", "-k", "2", "--delta", "1e-5", "-z", "1"],  # node options missing
+    ["progap", "--level", "edge", "-k", "2", "--delta", "1e-5", "-z", "1"],  # the other level's noise
+    ["nosuch"],
+    ["dpsgd", "--bogus"],
+])
+def test_inconsistent_options_give_one_line(args):
+    _assert_one_line_error(runner.invoke(app, args))
+
+
+@pytest.mark.parametrize("args, message", [
+    # the review's example: a PLD over 10^12 steps asked numpy for terabytes (a 182-line MemoryError traceback)
+    (["dpsgd", "-z", "1", "-q", "0.01", "-t", "1000000000000", "--delta", "1e-5", "--accountant", "pld"],
+     "use the 'rdp' accountant"),
+    (["dpsgd", "-z", "1e-6", "-q", "0.01", "-t", "10", "--delta", "1e-5", "--accountant", "pld"], "rdp"),
+    (["laplace", "-b", "1e-6", "-q", "0.1", "-n", "1000000000000", "--delta", "1e-5", "--accountant", "pld"], "rdp"),
+    (["dpsgd", "--target-epsilon", "1", "-q", "0.01", "-t", "100000000", "--delta", "1e-5", "--accountant", "pld"],
+     "rdp"),
+    (["dpsgd", "-z", "1", "-q", "1", "-t", "1000000000000", "--delta", "1e-5", "--accountant", "exact_gaussian"],
+     "cannot compute"),
+])
+def test_what_cannot_be_computed_is_refused_in_one_line(args, message):
+    res = runner.invoke(app, args)
+    _assert_one_line_error(res, message)
+    assert res.exit_code == 1
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "autodp", "autodp_rdp_acct"])
+def test_huge_counts_are_computed_by_the_rdp_accountants(accountant):
+    res = runner.invoke(app, ["dpsgd", "-z", "1", "-q", "0.01", "-t", "1000000000000", "--delta", "1e-5",
+                              "--accountant", accountant, "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["epsilon"] > 1e6
+
+
+def test_pure_accounting_imports_no_torch():
+    code = ("import sys\nimport dpgnn.cli, dpgnn.cli.epsilon, dpgnn.privacy\n"
+            "from dpgnn.cli.epsilon import PAPER_CALCULATORS\n"
+            "heavy = ('torch', 'torch_geometric', 'dpgnn.methods', 'dpgnn.series', 'dpgnn.data', 'pandas')\n"
+            "print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy[:2]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
