@@ -391,8 +391,9 @@ def _privgnn_sound(row: dict[str, str], led: dict[str, Any]) -> dict[str, Any] |
         new = pate_epsilon(1.0 / _num(led.get("noise_scale"), "noise_scale"), int(_num(led.get("steps"), "steps")),
                            _num(row.get("delta") or led.get("delta"), "delta")).epsilon_sound
         return None if led.get("epsilon_sound") == new else {**led, "epsilon_sound": new}
-    if "epsilon_sound" not in led or not math.isfinite(_num(led["epsilon_sound"], "epsilon_sound")):
-        return None
+    if "epsilon_per_query_sound" not in led or "epsilon_sound" not in led \
+            or not math.isfinite(_num(led["epsilon_sound"], "epsilon_sound")):
+        return None  # not a PrivGNN statement (those carry the per-query ε₀), or ε = ∞
     how = SUBSAMPLING_OF.get(str(row.get("method")), "per_query")
     classes = led.get("num_classes")
     new = sound_epsilon(1.0 / _num(led.get("noise_scale"), "noise_scale"), int(_num(led.get("steps"), "steps")),
@@ -401,15 +402,27 @@ def _privgnn_sound(row: dict[str, str], led: dict[str, Any]) -> dict[str, Any] |
     return None if led["epsilon_sound"] == new else {**led, "epsilon_sound": new}
 
 
+def _edgerand_sound(row: dict[str, str], led: dict[str, Any]) -> dict[str, Any] | None:
+    """An EdgeRand row's ledger with today's statement (:func:`dpgnn.methods.progap_baselines.edgerand_statement`)
+    and its ``epsilon_sound``, or None for every other row."""
+    if led.get("method") != "edgerand" or led.get("level") != "edge":
+        return None
+    from dpgnn.methods.progap_baselines import edgerand_epsilon_sound, edgerand_statement
+
+    new = {**led, **edgerand_statement(), "epsilon_sound": edgerand_epsilon_sound(_num(led["epsilon"], "epsilon"))}
+    return None if new == led else new
+
+
 def refresh_sound_file(path: Path | str) -> int:
-    """Recompute the sound ε of every PrivGNN/PATE row of one stored CSV from the row's own ledger parameters
-    (:func:`_privgnn_sound`), keeping every other byte; returns the number of rows changed."""
+    """Recompute the sound ε of every PrivGNN/PATE/EdgeRand row of one stored CSV from the row's own ledger
+    parameters (:func:`_privgnn_sound`, :func:`_edgerand_sound`), keeping every other byte; returns the number of
+    rows changed."""
     path = Path(path)
     changed = 0
 
     def fix(row: dict[str, str], led: dict[str, Any]) -> dict[str, Any] | None:
         nonlocal changed
-        out = _privgnn_sound(row, led) if led else None
+        out = (_privgnn_sound(row, led) or _edgerand_sound(row, led)) if led else None
         changed += out is not None
         return out
 

@@ -179,3 +179,30 @@ def test_an_underivable_audit_row_raises(tmp_path, artifact, ledger, match):
     with pytest.raises(BackfillError, match=match):
         backfill("test", "audit", root=tmp_path)
     assert st.path(artifact).read_bytes() == raw
+
+
+def test_refresh_sound_recomputes_privgnn_and_edgerand_rows_and_nothing_else(tmp_path):
+    """A tightened or corrected sound accountant: stored rows get the value today's builders give from the row's
+    own ledger parameters; every other row and byte stays; a second pass changes nothing."""
+    from dpgnn.methods.privgnn import privacy_ledger
+    from dpgnn.privacy.privgnn import sound_epsilon
+    from dpgnn.series.ledgers import refresh_sound_file
+
+    priv = privacy_ledger("privgnn", lam=0.4, queries=300, gamma=0.3, delta=1e-3, num_classes=10, delta_sound=1e-4)
+    old_priv = {**priv, "epsilon_sound": 99.0}
+    old_edge = {"level": "edge", "method": "edgerand", "epsilon": 2.0, "delta": 0.0, "guarantee": "sound",
+                "neighbouring": "add/remove one undirected edge", "not_covered": [], "accounted": "old"}
+    other = {"level": "node", "epsilon": 1.0, "epsilon_sound": 5.0, "guarantee": "sound", "neighbouring": "x",
+             "not_covered": [], "accounted": "y"}
+    rows = [{"method": m, "value": v, "ledger": json.dumps(led, sort_keys=True)}
+            for m, v, led in (("privgnn", 0.5, old_priv), ("edgerand", 0.6, old_edge), ("dp_gnn", 0.7, other))]
+    path = tmp_path / "rows.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    assert refresh_sound_file(path) == 2
+    new = pd.read_csv(path)
+    leds = [json.loads(t) for t in new["ledger"]]
+    assert leds[0]["epsilon_sound"] == sound_epsilon(0.4, 300, 0.3, 1e-4, 10)
+    assert leds[1]["guarantee"] == "as_published" and leds[1]["epsilon_sound"] == pytest.approx(2.2)
+    assert leds[2] == other and list(new["value"]) == [0.5, 0.6, 0.7]
+    before = path.read_bytes()
+    assert refresh_sound_file(path) == 0 and path.read_bytes() == before
