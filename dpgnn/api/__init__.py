@@ -61,7 +61,7 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
             and optional ``train_mask``/``val_mask``/``test_mask``.
         method: a front-door name (:func:`describe` lists them): ``progap``, ``gap``, ``dp-gnn``, ``dp-mlp``,
             ``mlp``, ``graphsage``, ``edgerand``, ``lm``/``pm``/``pgc`` (LDP features + GCN), ``mbm``/``rr``
-            (LDP features and/or labels + KProp).
+            (LDP features and/or labels + KProp), ``drw``/``fdp`` (DP-SGD on subgraphs, node features private).
         level: ``none`` (non-private), ``edge`` (neighbouring graphs differ in one edge), ``node`` (one node
             with its edges added/removed), or local DP of each node's ``feature`` vector, ``label`` or both
             (``feature+label``), as the method supports.
@@ -111,7 +111,8 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
     t0 = time.perf_counter()
     if door.runner is not None:
         registry.get(paper, name, lv)  # the paper's method is registered (provenance)
-        res = door.runner(graph, cfg, level, epsilon, seed, str(dev))
+        res = door.runner(graph, cfg, level, epsilon, seed, str(dev), **({} if door.pure else {"delta": delta}))
+        cfg = res.extra.get("config", cfg)  # a value resolved by a public rule (e.g. DRW's batch)
     else:
         res = registry.get(paper, name, lv).run(graph, reg, seed=seed, device=str(dev))
     ledger = {**res.ledger, "delta_rule": rule}

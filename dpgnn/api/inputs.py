@@ -169,12 +169,12 @@ def check_new_graph(data: Any, num_features: int) -> Data:
 
 
 def delta_rule(level: str, num_nodes: int) -> tuple[float, str]:
-    """δ from the public node count ``N`` when the user gives none: ``10^-(digits of N)`` (< 1/N) at node level,
-    ``10^-(digits of N + 1)`` (< 1/(10 N), below 1/E for an average degree under 10) at edge level -- the
-    authors' rule of ProGAP §5.3 (δ < 1/#private units) with ``N`` in place of the private counts of edges and
-    training nodes, which are not public."""
+    """δ from the public node count ``N`` when the user gives none: ``10^-(digits of N + 1)`` (< 1/(10 N), below
+    1/E for an average degree under 10) at edge level, ``10^-(digits of N)`` (< 1/N) at the node-unit levels
+    (node, feature) -- the authors' rule of ProGAP §5.3 (δ < 1/#private units) with ``N`` in place of the private
+    counts of edges and training nodes, which are not public."""
     digits = len(str(int(num_nodes)))
-    if level == "node":
+    if level != "edge":
         return 10.0 ** -digits, f"10^-(digits of N={num_nodes}) < 1/N (public node count; ProGAP §5.3's rule)"
     return 10.0 ** -(digits + 1), (f"10^-(digits of N={num_nodes} + 1) < 1/(10N) (public node count; ProGAP §5.3's "
                                    "rule δ < 1/#edges for average degree < 10)")

@@ -19,6 +19,7 @@ from torch_geometric.utils import to_torch_csr_tensor
 
 from dpgnn.api.configs import DPGNNConfig, GAPConfig, MLPConfig, ProGAPConfig, SAGEConfig
 from dpgnn.api.ldp import LPGCNConfig, lpgcn_predictor, lpgcn_runner
+from dpgnn.api.drw import DRWConfig, drw_runner, predict_drw
 from dpgnn.api.lpgnn import LPGNNConfig, lpgnn_predictor, lpgnn_runner
 
 
@@ -182,6 +183,16 @@ METHODS["rr"] = FrontDoor(
     "rr", LPGNNConfig, {"label": ("lpgnn", "raw", "label")}, _LPGNN_PAPER,
     "randomized response on each node's label (local DP), Drop label propagation, KProp, GNN; label level",
     _plain, lpgnn_predictor("rr"), pure=True, runner=lpgnn_runner("rr"))
+
+_DRW_PAPER = "Ayle et al., Training Differentially Private GNNs with Random Walk Sampling (DRW)"
+METHODS["drw"] = FrontDoor(
+    "drw", DRWConfig, {"feature": ("drw", "drw", "feature")}, _DRW_PAPER,
+    "DP-SGD on disjoint random-walk subgraphs, sound mode (raw features, fixed clip, final model); node features",
+    _plain, predict_drw, runner=drw_runner("drw"))
+METHODS["fdp"] = FrontDoor(
+    "fdp", DRWConfig, {"feature": ("drw", "fdp", "feature")}, _DRW_PAPER + "; Daigavane et al.'s neighbourhoods",
+    "DP-SGD on degree-bounded L-hop neighbourhoods (DRW's FDP baseline), sound mode; node features",
+    _plain, predict_drw, runner=drw_runner("fdp"))
 
 
 def front_door(name: str) -> FrontDoor:

@@ -188,3 +188,9 @@ def test_predict_refuses_another_feature_space(graph):
     model = dpgnn.fit(graph, "mlp", level="none", device="cpu", epochs=1)
     with pytest.raises(ValueError, match="data.x has 4 features but the model was trained on 5"):
         model.predict(Data(x=torch.randn(3, 4), edge_index=torch.empty(2, 0, dtype=torch.long)))
+
+
+def test_drw_runs_in_the_sound_mode_with_the_public_batch_rule(graph):
+    model = dpgnn.fit(graph, "drw", level="feature", epsilon=8.0, device="cpu", max_steps=2, hidden=8)
+    assert model.config.batch == 8 and model.ledger["guarantee"] == "sound" and model.ledger["steps"] == 2
+    assert model.ledger["delta"] == 1e-2 and model.ledger["epsilon"] <= 8.0
