@@ -175,3 +175,23 @@ def test_drw_and_fdp_runs_carry_the_tight_sound_epsilon_and_keep_the_published_o
     exact = get_accountant("exact_gaussian").compose(GaussianEvent(8.0), 177).get_epsilon(1e-5)
     assert D.drw_sound_epsilon(8.0, 1.0, 177, 1e-5) == pytest.approx(exact, rel=1e-12)
     assert D.drw_sound_epsilon(8.0, 1.0, 0, 1e-5) == 0.0
+
+
+def test_dpsgd_calculator_with_uniform_sampling_uses_the_pld():
+    """``dpgnn epsilon dpsgd --sampling uniform --accountant pld`` composes the event it prints with the
+    without-replacement PLD (it used to be refused), below the ``rdp`` value."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from dpgnn.cli.epsilon import app
+
+    args = ["dpsgd", "-z", "1.0", "-q", "0.01", "-t", "100", "--delta", "1e-5", "--sampling", "uniform", "--json"]
+    res = CliRunner().invoke(app, args + ["--accountant", "pld"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    leaf = out["event"]["inner"] if out["event"]["event"] == "self_composed" else out["event"]
+    ev = SampledWithoutReplacementEvent(leaf["sample_rate"], GaussianEvent(leaf["inner"]["noise_multiplier"]))
+    assert out["epsilon"] == get_accountant("pld").compose(ev, 100).get_epsilon(1e-5)
+    rdp = json.loads(CliRunner().invoke(app, args).stdout.strip().splitlines()[-1])
+    assert out["epsilon"] < 0.8 * rdp["epsilon"]
