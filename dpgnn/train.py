@@ -8,19 +8,34 @@ DP stages) implement the method contract (:mod:`dpgnn.methods`) without it. LPGC
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 from torch import nn
 
-__all__ = ["FitResult", "fit"]
+__all__ = ["FitResult", "fit", "progress_bars"]
+
+_SHOW_PROGRESS = contextvars.ContextVar("dpgnn_show_progress", default=False)
+
+
+@contextlib.contextmanager
+def progress_bars(enabled: bool = True) -> Iterator[None]:
+    """Every :func:`fit` run inside the block shows a progress bar over its epochs (``tqdm``, refreshed at most
+    every 5 s), whatever its caller passed as ``progress``; ``dpgnn train`` uses it for long runs."""
+    token = _SHOW_PROGRESS.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _SHOW_PROGRESS.reset(token)
 
 
 def _progress(total: int, enabled: bool, desc: str):
-    if not enabled:
+    if not (enabled or _SHOW_PROGRESS.get()):
         return None
     from tqdm.auto import tqdm
 

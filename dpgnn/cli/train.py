@@ -37,12 +37,14 @@ def train(
         overrides = parse_parameters(set_, option="--set")
         from dpgnn.api import fit, write_result
         from dpgnn.api.io import load_graph
+        from dpgnn.train import progress_bars
 
         graph = load_graph(data)
         typer.echo(f"training {method} [{level}] on {data} ({graph.num_nodes} nodes, "
                    f"{graph.edge_index.size(1) if graph.edge_index is not None else 0} edge rows) ...", err=True)
-        model = fit(graph, method, level=level, epsilon=epsilon, delta=delta, seed=seed, device=device,
-                    **overrides)
+        with progress_bars():  # a bar per training loop on stderr (refreshed at most every 5 s)
+            model = fit(graph, method, level=level, epsilon=epsilon, delta=delta, seed=seed, device=device,
+                        **overrides)
     except ValueError as err:
         typer.echo(f"Error: {err}", err=True)
         raise typer.Exit(code=2) from None

@@ -113,3 +113,19 @@ def test_methods_lists_and_describes():
     assert res.exit_code == 0 and "max_degree = 10" in res.stdout
     res = runner.invoke(app, ["methods", "nope"])
     assert res.exit_code == 2 and "unknown method 'nope'" in res.output
+
+
+def test_train_shows_progress(tmp_path):
+    """Every training loop of the run shows a progress bar on stderr (dpgnn.train.progress_bars)."""
+    res = _train("mlp", "none", _write("npz", tmp_path), tmp_path / "out")
+    assert res.exit_code == 0 and "train:   0%|" in res.output and "0/2 [" in res.output
+
+
+def test_progress_bars_reach_every_fit(capsys):
+    from dpgnn.train import fit, progress_bars
+
+    with progress_bars():
+        fit(None, lambda epoch: None, epochs=3, monitor=None, desc="stage-x")
+    assert "stage-x" in capsys.readouterr().err
+    fit(None, lambda epoch: None, epochs=3, monitor=None, desc="stage-y")
+    assert "stage-y" not in capsys.readouterr().err
