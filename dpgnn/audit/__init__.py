@@ -3,6 +3,7 @@
 - :mod:`dpgnn.audit.bounds`  — ε from TPR/FPR with Clopper–Pearson bounds; the one-run audit (Steinke et al. 2023)
 - :mod:`dpgnn.audit.ldp`     — distinguishing tests of the local mechanisms (LM, PM, PGC, multi-bit, RR, baselines)
 - :mod:`dpgnn.audit.canary`  — canary audits of central DP training (DP-SGD one-run) and of edge-level aggregation
+- :mod:`dpgnn.audit.whitebox` — white-box Dirac gradient canaries in every DP-SGD step of the methods (tight audits)
 - :mod:`dpgnn.audit.mia`     — PrivGNN's membership-inference Attack-1 / Attack-2 (shadow model → attack → AUROC)
 
 An accountant's ε is an upper bound; an audit's ε is a lower bound with a confidence level. A correct mechanism has

@@ -31,7 +31,7 @@ from torch_geometric.data import Data
 from dpgnn.audit.bounds import one_run_guess_audit, threshold_audit
 from dpgnn.methods.progap import NAP, DPSettings, train_stage
 from dpgnn.nn.progap import MLP, StageModel
-from dpgnn.privacy.progap import calibrate_noise, default_delta, guarantee_statement
+from dpgnn.privacy.progap import calibrate_noise, default_delta, guarantee_statement, privacy_ledger
 from dpgnn.utils import make_generator, stable_seed
 
 __all__ = ["insert_canaries", "audit_dpsgd_one_run", "audit_edge_aggregation", "node_statement", "edge_statement"]
@@ -132,14 +132,22 @@ def audit_dpsgd_one_run(data: Data, *, epsilon: float, num_canaries: int, seed: 
 
 def audit_edge_aggregation(epsilon: float, *, hops: int, trials: int, seed: int, num_nodes: int = 40,
                            num_features: int = 8, num_edges: int = 120, delta: float | None = None,
-                           alpha: float = 0.05) -> dict[str, Any]:
+                           alpha: float = 0.05, noise_factor: float = 1.0, copies: int = 1) -> dict[str, Any]:
     """Canary-edge audit of ``hops`` NAP queries (GAP/ProGAP edge level) at the σ calibrated for ``epsilon``.
 
     ``delta`` defaults to ProGAP's ``1/|E|`` rule for the small audit graph. Each trial draws fresh noise for all
     ``hops`` queries with and without the canary edge; the statistic is the noise-free-difference projection
-    described in the module docstring."""
+    described in the module docstring. ``noise_factor < 1`` runs NAP with σ × factor under the unchanged claim
+    (the broken variant an audit must flag); ``epsilon_claimed`` is the claim, ``epsilon_accounted`` the ε of the
+    σ actually used. ``copies > 1`` runs each NAP query on that many disjoint copies of the graph at once
+    (independent trials of the same mechanism in far fewer calls; for ``hops = 1`` the very trials of
+    ``copies = 1``: the same noise draws in the same order)."""
     if isinstance(hops, bool) or not isinstance(hops, int) or hops < 1:
         raise ValueError(f"hops must be an integer >= 1, got {hops!r}")
+    if isinstance(noise_factor, bool) or not (isinstance(noise_factor, (int, float)) and 0 < noise_factor <= 1):
+        raise ValueError(f"noise_factor must be in (0, 1], got {noise_factor!r}")
+    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
+        raise ValueError(f"copies must be an integer >= 1, got {copies!r}")
     gen = make_generator(stable_seed("edge-audit-graph", seed))
     n = num_nodes
     ei = torch.randint(0, n, (2, num_edges), generator=gen)
@@ -148,9 +156,11 @@ def audit_edge_aggregation(epsilon: float, *, hops: int, trials: int, seed: int,
     ei = ei[:, ~((ei[0] == u) & (ei[1] == v))]
     d = float(delta) if delta is not None else default_delta(ei.size(1) + 1)
     cal = calibrate_noise("edge", epsilon, d, aggregations=hops)
-    sigma = float(cal.value)
+    sigma = float(cal.value) * float(noise_factor)
     if not sigma > 0:
         raise ValueError("a finite ε needs noise: calibration returned zero")
+    eps_run = float(cal.epsilon) if noise_factor == 1.0 else float(
+        privacy_ledger("edge", depth=hops, delta=d, noise=sigma)["epsilon"])
     h = torch.randn(n, num_features, generator=gen)
     direction = F.normalize(h[u], dim=0)
     with_edge = torch.cat([ei, torch.tensor([[u], [v]])], dim=1)
@@ -158,15 +168,25 @@ def audit_edge_aggregation(epsilon: float, *, hops: int, trials: int, seed: int,
     base = NAP(ei, n, 0.0, generator=noise_gen)(h)[v]
     stats = []
     for graph in (with_edge, ei):
-        nap = NAP(graph, n, sigma, generator=noise_gen)
-        s = np.empty(trials)
-        for t in range(trials):
-            s[t] = sum(float((nap(h)[v] - base) @ direction) for _ in range(hops))
+        if copies == 1:
+            nap = NAP(graph, n, sigma, generator=noise_gen)
+            s = np.empty(trials)
+            for t in range(trials):
+                s[t] = sum(float((nap(h)[v] - base) @ direction) for _ in range(hops))
+        else:  # ``copies`` disjoint copies of the graph: one NAP call answers the query of ``copies`` trials
+            shift = n * torch.arange(copies).repeat_interleave(graph.size(1))
+            nap = NAP(graph.repeat(1, copies) + shift, n * copies, sigma, generator=noise_gen)
+            hh, rows = h.repeat(copies, 1), v + n * torch.arange(copies)
+            s = np.concatenate([sum(((nap(hh)[rows] - base) @ direction).numpy() for _ in range(hops))
+                                for _ in range(-(-trials // copies))])[:trials]
         stats.append(s)
     thr, b = threshold_audit(stats[0], stats[1], delta=d, alpha=alpha)
-    return {"epsilon_accounted": float(cal.epsilon), "delta": d, "sigma": sigma, "hops": hops,
-            "epsilon_lb": b.epsilon_lb, "epsilon_point": b.epsilon_point, "threshold": thr, "tpr": b.tpr,
-            "fpr": b.fpr, "trials": trials, "alpha": alpha,
-            "ledger": {"level": "edge", **edge_statement(hops), "mechanism": "NAP Gaussian",
-                       "sigma": sigma, "aggregations": hops, "epsilon": float(cal.epsilon), "delta": d,
-                       "accountant": "exact_gaussian"}}
+    ledger = {"level": "edge", **edge_statement(hops), "mechanism": "NAP Gaussian", "sigma": sigma,
+              "aggregations": hops, "epsilon": eps_run, "delta": d, "accountant": "exact_gaussian"}
+    if noise_factor != 1.0:
+        ledger["guarantee"] = "as_published"
+        ledger["issues"] = [f"deliberately broken variant: sigma x {noise_factor:g} of the one calibrated for the "
+                            f"claimed epsilon {float(cal.epsilon):.4g}"]
+    return {"epsilon_accounted": eps_run, "epsilon_claimed": float(cal.epsilon), "delta": d, "sigma": sigma,
+            "hops": hops, "epsilon_lb": b.epsilon_lb, "epsilon_point": b.epsilon_point, "threshold": thr,
+            "tpr": b.tpr, "fpr": b.fpr, "trials": trials, "alpha": alpha, "ledger": ledger}

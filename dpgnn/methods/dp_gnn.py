@@ -36,6 +36,7 @@ from torch_geometric.data import Data
 from torch_geometric.utils import to_torch_csr_tensor
 
 from dpgnn.methods import RunResult, register
+from dpgnn.methods.hooks import DPStepHook, DPStepInfo
 from dpgnn.methods.progap import (ProGAPResult, _masks, bound_degree, default_delta, graph_edges, method_config,
                                   note_edges)
 from dpgnn.metrics import split_accuracy
@@ -192,9 +193,11 @@ def dp_gnn_ledger(*, train_nodes: int, batch_size: int, epochs: int, max_degree:
 
 
 def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "auto",
-                 on_model=None) -> ProGAPResult:
+                 on_model=None, canary: DPStepHook | None = None) -> ProGAPResult:
     """One DP-GNN run (node-level DP): ledger, per-root clipped and noised Adam steps, best-validation restore.
-    ``on_model(model)`` is called with the released (restored) model (audits, :mod:`dpgnn.audit.central`)."""
+    ``on_model(model)`` is called with the released (restored) model (audits, :mod:`dpgnn.audit.central`).
+    ``canary`` (audits, :mod:`dpgnn.methods.hooks`): called around every step's noise with the per-root clipped
+    sums (``B`` of the ``N_train`` roots uniformly without replacement, per-root norm ``C``)."""
     t0 = time.perf_counter()
     dev = resolve_device(device)
     masks = _masks(data, dev)
@@ -227,6 +230,7 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
     b = min(cfg.batch_size, n_train)
     std = ledger["noise_multiplier"] * ledger["sensitivity"]
     steps_per_epoch = ledger["steps_trained"] // cfg.epochs
+    info = DPStepInfo(population=n_train, batch=b, poisson=False, std=std, clip=cfg.clip)
 
     def step(epoch: int) -> None:
         """One epoch: ``steps_per_epoch`` noisy steps on fresh uniform batches of training roots."""
@@ -236,10 +240,15 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
             g = per_root_gradients(model, x[roots], x_pad[nb], tmask[roots], y[roots])
             norms = torch.sqrt(sum(g[k].flatten(1).pow(2).sum(1) for k in names))
             scale = (cfg.clip / (norms + 1e-6)).clamp(max=1.0)
+            sums = {k: torch.einsum("b,b...->...", scale, g[k]) for k in names}
+            if canary is not None:
+                canary.before_noise(sums, info)
             for k, p in model.named_parameters():
-                noisy = torch.einsum("b,b...->...", scale, g[k])
-                noisy = noisy + std * torch.randn(p.shape, generator=gen, device=gen.device).to(dev)
-                p.grad = noisy / b
+                sums[k] += std * torch.randn(p.shape, generator=gen, device=gen.device).to(dev)
+            if canary is not None:
+                canary.after_noise(sums, info)
+            for k, p in model.named_parameters():
+                p.grad = sums[k] / b
             opt.step()
 
     def logits() -> Tensor:  # the full (degree-bounded) graph, non-private forward, eval mode, no gradients

@@ -63,6 +63,7 @@ from dpgnn.data.random_walks import (
     uniform_batch,
 )
 from dpgnn.methods import RunResult, get, register
+from dpgnn.methods.hooks import DPStepHook, DPStepInfo
 from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
 from dpgnn.metrics import f1_micro
 from dpgnn.nn.drw import SplitFeatures, build_model
@@ -495,7 +496,8 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
              seed: int = 1234, resample_every: int = 10, eval_every: int = 1, max_steps: int | None = None,
              accountant: str = "autodp", fdp_degree: int = 4, fdp_variant: str = "paper",
              per_sample: str = "ghost", select: str = "best_val", fidelity: str = "paper", patience: int = 30,
-             device: str = "auto", on_model: Callable[[nn.Module], None] | None = None) -> dict[str, Any]:
+             device: str = "auto", on_model: Callable[[nn.Module], None] | None = None,
+             canary: DPStepHook | None = None) -> dict[str, Any]:
     """DP training (DRW, DRW-D, DRW-R or FDP) until ε would exceed ``target_epsilon`` (or ``max_steps``).
 
     The best-validation model is chosen among the *trained* models (steps ≥ 1, as in the authors' code): the
@@ -517,6 +519,8 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
     Returns test/val F1 of the selected model, the privacy ledger and ``checkpoints``: for every integer
     ``k ≤ target`` the step where ε last stays ≤ k and the test F1 of the selected model up to then.
     ``on_model(model)`` is called with the final model (the released one when ``select="last"``; audits).
+    ``canary`` (audits, :mod:`dpgnn.methods.hooks`): called around every step's noise with the clipped sums (``B``
+    of the run's subgraphs uniformly without replacement, per-tensor norms ``C_j``).
     """
     if select not in ("best_val", "last"):
         raise ValueError(f"select must be 'best_val' or 'last', got {select!r}")
@@ -614,10 +618,15 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
             subs = _sample_subgraphs(d, method, L, rng, fdp_degree, fdp_variant, seed)
         xb, ab, yb, nodes = batch_inputs(subs)
         if per_sample == "ghost":
-            noisy = add_noise(clipped_grad_sum(model, xb, ab, yb, thr, d.multilabel, split=split, nodes=nodes),
-                              sigma, gen)
+            sums = clipped_grad_sum(model, xb, ab, yb, thr, d.multilabel, split=split, nodes=nodes)
         else:
-            noisy = clip_and_noise(per_subgraph_grads(model, xb, ab, yb, d.multilabel), thr, sigma, gen)
+            sums = clip_and_noise(per_subgraph_grads(model, xb, ab, yb, d.multilabel), thr, 0.0)
+        if canary is not None:
+            info = DPStepInfo(population=subs.num_subgraphs, batch=B, poisson=False, std=sigma, clip=thr)
+            canary.before_noise(sums, info)
+        noisy = add_noise(sums, sigma, gen)
+        if canary is not None:
+            canary.after_noise(noisy, info)
         for k, p in model.named_parameters():
             p.grad = noisy[k] / B
         opt.step()

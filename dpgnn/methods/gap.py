@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch_geometric.data import Data
 
 from dpgnn.methods import RunResult, register
+from dpgnn.methods.hooks import DPStepHook
 from dpgnn.methods.progap import (
     LEVELS,
     NAP,
@@ -84,8 +85,10 @@ class GAPConfig:
             _delta(self.delta)
 
 
-def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto") -> ProGAPResult:
-    """One GAP run with its ledger (``epsilon`` from the numerical accountant of the level)."""
+def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto",
+              canary: DPStepHook | None = None) -> ProGAPResult:
+    """One GAP run with its ledger (``epsilon`` from the numerical accountant of the level). ``canary`` (audits,
+    :mod:`dpgnn.methods.hooks`): passed to both node-level DP-SGD runs (encoder and classifier)."""
     t0 = time.perf_counter()
     dev = resolve_device(device)
     masks = _masks(data, dev)
@@ -114,7 +117,8 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
     # 1. encoder
     enc = StageModel([MLP(x.size(1), cfg.hidden, cfg.encoder_layers, activation=cfg.activation, norm=norm)],
                      MLP(cfg.hidden, cfg.hidden, 1, out_dim=c, plain_last=True, norm=norm)).to(dev)
-    enc, hist = train_stage(enc, [x], y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=0)
+    enc, hist = train_stage(enc, [x], y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=0,
+                           canary=canary)
     enc.eval()
     with torch.no_grad():
         xs = [F.normalize(enc.embed(x), dim=-1)]
@@ -127,7 +131,8 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
     clf = StageModel([MLP(cfg.hidden, cfg.hidden, 1, activation=cfg.activation, norm=norm) for _ in xs],
                      MLP(cfg.hidden * len(xs), cfg.hidden, 1, out_dim=c, plain_last=True, norm=norm),
                      normalize_jk=False).to(dev)
-    clf, hist2 = train_stage(clf, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=1)
+    clf, hist2 = train_stage(clf, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=1,
+                             canary=canary)
     acc = split_accuracy(predict(clf, *xs), y, masks)
     ledger["queries"] = nap.queries
     note_edges(ledger, cleaning)

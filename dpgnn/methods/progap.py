@@ -37,6 +37,7 @@ from torch_geometric.data import Data
 
 from dpgnn.data.transforms import EdgeCleaning, clean_edges
 from dpgnn.methods import RunResult, register
+from dpgnn.methods.hooks import DPStepHook, DPStepInfo
 from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import MLP, GhostClipper, StageModel
 from dpgnn.privacy.progap import (  # noqa: F401  (re-exported: the method's accounting)
@@ -183,8 +184,8 @@ def predict(model: nn.Module, *inputs: Tensor) -> Tensor:
 
 def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[str, Tensor], *, epochs: int,
                 lr: float, dp: DPSettings | None = None, generator: torch.Generator,
-                weight_decay: float = 0.0, stage: int = 0,
-                per_sample: str = "ghost") -> tuple[StageModel, list[dict[str, Any]]]:
+                weight_decay: float = 0.0, stage: int = 0, per_sample: str = "ghost",
+                canary: DPStepHook | None = None) -> tuple[StageModel, list[dict[str, Any]]]:
     """Train one stage; restore the epoch with the best validation accuracy ("early stopping", docs/papers/progap.md#architecture-and-training).
 
     Both branches run on the plain engine :func:`dpgnn.train.fit` (one ``step`` per epoch, then train/validation
@@ -201,11 +202,15 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
     original path, ~3x slower). Both draw the same Poisson batches and the same noise from ``generator`` in the
     same order, so a seed gives the same run up to float rounding (tested). Returns the
     restored model and the per-epoch history (train/val accuracy of the model in eval mode after each epoch).
+    ``canary`` (audits only; ghost path): a :class:`dpgnn.methods.hooks.DPStepHook` called around every step's
+    noise with the clipped sums ``{parameter name: tensor}`` (Poisson law over the ``N_train`` rows).
     """
     _int(epochs, "epochs", 1)
     _pos(lr, "lr")
     if per_sample not in PER_SAMPLE:
         raise ValueError(f"per_sample must be one of {PER_SAMPLE}, got {per_sample!r}")
+    if canary is not None and (dp is None or per_sample != "ghost"):
+        raise ValueError("canary needs a DP stage (dp) with per_sample='ghost'")
     train_idx = masks["train"].nonzero().view(-1)
     params = [p for p in model.parameters() if p.requires_grad]
     watched = {"train": masks["train"], "val": masks["val"]}
@@ -258,6 +263,11 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
         noise = torch.empty(sum(sizes), dtype=params[0].dtype, device=params[0].device)
         noise_views = noise.split(sizes)
         clipper = GhostClipper(model, params)
+        names = [k for k, p in model.named_parameters() if p.requires_grad]
+        info = DPStepInfo(population=n_train, batch=expected, poisson=True, std=std, clip=dp.clip)
+
+        def views(flat: Tensor) -> dict[str, Tensor]:
+            return {k: v.view_as(p) for k, v, p in zip(names, flat.split(sizes), params)}
     sample_sizes = []
 
     def dp_step(epoch: int) -> None:
@@ -274,10 +284,14 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
                 else:
                     sums, _ = clipper([x.index_select(0, batch) for x in xs], y[batch], dp.clip)
                     flat = torch.cat([g.reshape(-1) for g in sums])
+                if canary is not None:
+                    canary.before_noise(views(flat), info)
                 if std > 0:
                     for v in noise_views:
                         v.normal_(0.0, std, generator=generator)
                     flat += noise
+                if canary is not None:
+                    canary.after_noise(views(flat), info)
                 flat /= expected
                 for p, g in zip(params, flat.split(sizes)):
                     p.grad = g.view_as(p)
@@ -403,13 +417,14 @@ def _delta_for(cfg: ProGAPConfig, num_edges: int, n_train: int) -> float:
 
 
 def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = "auto",
-                 on_stage=None, per_sample: str = "ghost") -> ProGAPResult:
+                 on_stage=None, per_sample: str = "ghost", canary: DPStepHook | None = None) -> ProGAPResult:
     """One full ProGAP run (Algorithm 2): ``K + 1`` stages, ``K`` cached NAP queries, ledger attached.
 
     ``seed`` drives everything random in the run (initialisation, degree bounding, NAP noise, Poisson sampling,
     DP noise); a seed of 0 is a seed. ``on_stage(stage, model, xs)`` is called after each stage (tests).
     ``per_sample`` (node level): ``"ghost"`` or ``"opacus"`` clipped gradient sums, the same run up to float
-    rounding (see :func:`train_stage`); not part of the configuration.
+    rounding (see :func:`train_stage`); not part of the configuration. ``canary`` (audits): passed to every
+    node-level stage's :func:`train_stage`.
     """
     t0 = time.perf_counter()
     if per_sample not in PER_SAMPLE:
@@ -462,7 +477,7 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
                    activation=cfg.activation, norm=norm, plain_last=True).to(dev)
         model = StageModel(bases, head)
         model, hist = train_stage(model, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen,
-                                  stage=s, per_sample=per_sample)
+                                  stage=s, per_sample=per_sample, canary=canary)
         history += hist
         acc = split_accuracy(predict(model, *xs), y, masks)
         stage_val.append(acc["val"])

@@ -28,6 +28,7 @@ from torch_geometric.utils import to_torch_csr_tensor
 
 from dpgnn.data.transforms import clean_edges
 from dpgnn.methods import RunResult, register
+from dpgnn.methods.hooks import DPStepHook
 from dpgnn.methods.progap import (
     DPSettings,
     ProGAPResult,
@@ -55,8 +56,12 @@ EDGERAND_LINK_SHARE, EDGERAND_DENSITY_SHARE = 0.9, 0.1
 
 def train_mlp(data: Data, *, level: str = "none", epsilon: float | None = None, delta: float | None = None,
               layers: int = 3, hidden: int = 16, lr: float = 0.01, epochs: int = 100, batch_size: int = 256,
-              clip: float = 1.0, accountant: str | None = None, seed: int = 0, device: str = "auto") -> ProGAPResult:
-    """MLP (``level`` none/edge: no private data used, ε = 0 at edge level) or DP-MLP (``level='node'``)."""
+              clip: float = 1.0, accountant: str | None = None, seed: int = 0, device: str = "auto",
+              noise: float | None = None, canary: DPStepHook | None = None) -> ProGAPResult:
+    """MLP (``level`` none/edge: no private data used, ε = 0 at edge level) or DP-MLP (``level='node'``).
+
+    ``noise`` (node level): the noise multiplier instead of calibrating it to ``epsilon`` (the ledger then reports
+    the ε of that noise). ``canary`` (audits, :mod:`dpgnn.methods.hooks`): passed to the DP-SGD stage."""
     _int(layers, "layers", 2)
     dev = resolve_device(device)
     t0 = time.perf_counter()
@@ -64,11 +69,11 @@ def train_mlp(data: Data, *, level: str = "none", epsilon: float | None = None, 
     check_features(data.x, "data.x (node features)")
     n_train = int(masks["train"].sum())
     if level == "node":
-        if epsilon is None:
-            raise ValueError("epsilon is required for the node-level DP-MLP")
+        if (epsilon is None) == (noise is None):
+            raise ValueError("the node-level DP-MLP needs exactly one of epsilon and noise")
         d = delta if delta is not None else default_delta(n_train)
         ledger = privacy_ledger("node", depth=0, aggregations=0, dpsgd_runs=1, delta=d, target_epsilon=epsilon,
-                                train_nodes=n_train, batch_size=batch_size, epochs=epochs, clip=clip,
+                                noise=noise, train_nodes=n_train, batch_size=batch_size, epochs=epochs, clip=clip,
                                 accountant=accountant, method="dp-mlp")
     elif level == "edge":
         ledger = privacy_ledger("edge", depth=0, delta=delta or default_delta(data.edge_index.size(1)), noise=1.0,
@@ -85,7 +90,7 @@ def train_mlp(data: Data, *, level: str = "none", epsilon: float | None = None, 
     c = int(data.y.max()) + 1
     model = StageModel([MLP(x.size(1), hidden, layers - 1, norm=norm)],
                        MLP(hidden, hidden, 1, out_dim=c, plain_last=True, norm=norm), normalize_jk=False).to(dev)
-    model, hist = train_stage(model, [x], y, masks, epochs=epochs, lr=lr, dp=dp, generator=gen)
+    model, hist = train_stage(model, [x], y, masks, epochs=epochs, lr=lr, dp=dp, generator=gen, canary=canary)
     acc = split_accuracy(predict(model, x), y, masks)
     return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
                         history=hist, seconds=time.perf_counter() - t0, model=model)

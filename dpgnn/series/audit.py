@@ -30,7 +30,7 @@ from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import audit_white_box as white_box, load_or_skip
 from dpgnn.sweep import grid, run_grid
 from dpgnn.utils import stable_seed
 
@@ -94,6 +94,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "alpha": 0.05, "seed": 12345,
     },
 }
+
+for _name, _wb in white_box.PROFILES.items():  # notebook 05's settings (dpgnn.series.audit_white_box)
+    PROFILES[_name].update(_wb)
 
 UNITS = {"ldp": "LDP (one node's feature / vector / label)", "edge": "edge-level DP", "node": "node-level DP",
          "feature": "feature-level DP (one node's features; DRW/FDP)",
