@@ -133,6 +133,8 @@ class GAPConfig(_Checked):
     hops: int = _f(2, "H: number of perturbed aggregations", low=1, high=10, integer=True, paper="GAP, as run in ProGAP §5.2-5.3")
     hidden: int = _hidden("GAP, as run in ProGAP §5.2-5.3")
     activation: str = _activation("GAP, as run in ProGAP §5.2-5.3")
+    dropout: float = _f(0.0, "dropout probability in the encoder and classifier MLPs", low=0.0, high=0.95,
+                        paper="GAP authors' code (sisaman/GAP)")
     lr: float = _lr("GAP, as run in ProGAP §5.2-5.3")
     epochs: int = _epochs(100, "GAP, as run in ProGAP §5.2-5.3", "epochs of the encoder and of the classifier")
     batch_size: int = _batch("GAP, as run in ProGAP §5.2-5.3")

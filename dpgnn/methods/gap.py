@@ -67,6 +67,9 @@ class GAPConfig:
     max_degree: int = 100
     clip: float = 1.0
     activation: str = "selu"
+    #: dropout probability after each hidden layer of the encoder and classifier MLPs (the authors' GAP code has
+    #: one; 0 = none, the setting of every stored ProGAP-series run)
+    dropout: float = 0.0
     accountant: str | None = None
     edge_relation: str = "directed"  # or "undirected" (sensitivity √2), see dpgnn.privacy.progap
 
@@ -79,6 +82,8 @@ class GAPConfig:
         _int(self.max_degree, "max_degree", 1)
         _int(self.encoder_layers, "encoder_layers", 1)
         _pos(self.lr, "lr")
+        if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
+            raise ValueError(f"dropout must be a number in [0, 1), got {self.dropout!r}")
         if self.level != "none" and self.noise is None and not (0 < self.epsilon < math.inf):
             raise ValueError(f"epsilon must be a finite number > 0 for level={self.level!r}, got {self.epsilon!r}")
         if self.delta is not None:
@@ -115,7 +120,8 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
     x, y = data.x.to(dev).float(), data.y.to(dev)
     c = int(data.y.max()) + 1
     # 1. encoder
-    enc = StageModel([MLP(x.size(1), cfg.hidden, cfg.encoder_layers, activation=cfg.activation, norm=norm)],
+    enc = StageModel([MLP(x.size(1), cfg.hidden, cfg.encoder_layers, activation=cfg.activation, norm=norm,
+                          dropout=cfg.dropout)],
                      MLP(cfg.hidden, cfg.hidden, 1, out_dim=c, plain_last=True, norm=norm)).to(dev)
     enc, hist = train_stage(enc, [x], y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=0,
                            canary=canary)
@@ -128,7 +134,8 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
         for _ in range(cfg.hops):
             xs.append(F.normalize(nap(xs[-1]), dim=-1))
     # 3. classifier
-    clf = StageModel([MLP(cfg.hidden, cfg.hidden, 1, activation=cfg.activation, norm=norm) for _ in xs],
+    clf = StageModel([MLP(cfg.hidden, cfg.hidden, 1, activation=cfg.activation, norm=norm, dropout=cfg.dropout)
+                      for _ in xs],
                      MLP(cfg.hidden * len(xs), cfg.hidden, 1, out_dim=c, plain_last=True, norm=norm),
                      normalize_jk=False).to(dev)
     clf, hist2 = train_stage(clf, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=1,
@@ -142,7 +149,7 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
 
 
 _GAP_KEYS = ("epsilon", "delta", "noise", "depth", "hidden", "lr", "epochs", "batch_size", "max_degree", "clip",
-             "activation", "accountant", "edge_relation")
+             "activation", "dropout", "accountant", "edge_relation")
 
 
 def _gap_runner(level: str):

@@ -194,3 +194,9 @@ def test_drw_runs_in_the_sound_mode_with_the_public_batch_rule(graph):
     model = dpgnn.fit(graph, "drw", level="feature", epsilon=8.0, device="cpu", max_steps=2, hidden=8)
     assert model.config.batch == 8 and model.ledger["guarantee"] == "sound" and model.ledger["steps"] == 2
     assert model.ledger["delta"] == 1e-2 and model.ledger["epsilon"] <= 8.0
+
+
+def test_gap_exposes_the_authors_dropout(graph):
+    model = dpgnn.fit(graph, "gap", level="edge", epsilon=2.0, device="cpu", epochs=1, hops=1, dropout=0.5)
+    drops = [m.p for part in model.parts.values() for m in part.modules() if isinstance(m, torch.nn.Dropout)]
+    assert model.config.dropout == 0.5 and drops and set(drops) <= {0.5, 0.0} and 0.5 in drops
