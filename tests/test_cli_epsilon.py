@@ -45,7 +45,7 @@ BAD = {
               "--mechanism": ["zz"], "--m": ["0", "101", "1.5"] + NOT_A_NUMBER},
     "privgnn": {"--lam": POSITIVE, "--queries": COUNT, "--gamma": RATE, "--delta": DELTA, "--accountant": ["zz"],
                 "--num-classes": ["1", "0", "-2", "1.5"] + NOT_A_NUMBER},
-    "pate": {"--lam": POSITIVE, "--queries": COUNT, "--delta": DELTA, "--moments": COUNT,
+    "pate": {"--lam": POSITIVE, "--queries": COUNT, "--delta": DELTA, "--moments": COUNT + ["1000000000"],
              "--votes": ["/nonexistent/votes.csv"]},
     "progap": {"--level": ["nodes", ""], "-k": COUNT, "--delta": DELTA, "--sigma": POSITIVE,
                "--accountant": ["zz"], "--fidelity": ["x"]},
@@ -134,6 +134,13 @@ def test_inconsistent_options_give_one_line(args):
     (["dpsgd", "--target-epsilon", "1", "-q", "0.01", "-t", "100000000", "--delta", "1e-5", "--accountant", "pld"],
      "rdp"),
     (["dpsgd", "-z", "1", "-q", "1", "-t", "1000000000000", "--delta", "1e-5", "--accountant", "exact_gaussian"],
+     "cannot compute"),
+    (["privgnn", "--lam", "0.4", "--queries", "1000000000000", "--gamma", "0.3", "--delta", "1e-3"], "--queries"),
+    (["pate", "--lam", "0.4", "--queries", "1000000000000", "--delta", "1e-3"], "--queries"),
+    (["fdp", "-z", "8", "-b", "10", "-n", "140", "-d", "1000000", "-l", "1000000000", "-t", "5", "--delta", "1e-5"],
+     "--layers"),
+    # autodp overflows (its RuntimeWarning lines are not printed: one line)
+    (["privgnn", "--lam", "1e6", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3", "--num-classes", "10"],
      "cannot compute"),
 ])
 def test_what_cannot_be_computed_is_refused_in_one_line(args, message):

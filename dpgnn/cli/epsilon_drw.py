@@ -36,11 +36,13 @@ from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.subgraphs import min_num_subgraphs
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 
-__all__ = ["register", "DRW_SENSITIVITY"]
+__all__ = ["register", "DRW_SENSITIVITY", "MAX_AFFECTED_LOG10"]
 
 #: replace-one sensitivity of a clipped gradient sum in units of the clipping norm C (one gradient swapped for
 #: another: up to 2C; Ayle et al., Sec. 4.1); FDP multiplies it by K affected roots
 DRW_SENSITIVITY = 2.0
+#: FDP's K = (D^(L+1) - 1)/(D - 1) is refused above 10^this (the noise multiplier z / 2K would underflow)
+MAX_AFFECTED_LOG10 = 300
 
 
 def _sound(fn: Callable[..., float], *args: Any) -> Optional[float]:
@@ -125,6 +127,9 @@ def fdp_cmd(
             raise CliInputError(f"--batch-size must be in [1, --train-nodes={n}], got {b}")
         if variant not in ("paper", "authors"):
             raise CliInputError(f"--variant must be 'paper' or 'authors', got {variant!r}")
+        if dmax > 1 and (L + 1) * math.log10(dmax) > MAX_AFFECTED_LOG10:  # before D^(L+1) is computed
+            raise TooLargeToAccount(f"--max-degree {dmax} and --layers {L} give K = (D^(L+1) - 1)/(D - 1) above "
+                                    f"1e{MAX_AFFECTED_LOG10} affected roots, which cannot be accounted")
         k = max_affected(dmax, L)
         z_acc = z / (DRW_SENSITIVITY * k)
         eps, order = fdp_run_epsilon(t, z_acc, n, b, k, d, variant)

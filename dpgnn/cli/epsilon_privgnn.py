@@ -25,6 +25,7 @@ import typer
 
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
 from dpgnn.cli.options import CliInputError, option_check, option_errors, relation_text
+from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.pate import (
     PRIVGNN_ACCOUNTANT,
     order2_epsilon,
@@ -35,7 +36,21 @@ from dpgnn.privacy.pate import (
 )
 from dpgnn.privacy.privgnn import SOUND_ACCOUNTANT, check_num_classes, query_epsilon, sound_epsilon
 
-__all__ = ["register", "read_votes"]
+__all__ = ["register", "read_votes", "MAX_EXACT_QUERIES", "MAX_MOMENTS"]
+
+#: most answered queries whose sound ε is computed: the exact composition of the pure-DP answers
+#: (:mod:`dpgnn.privacy.pure_composition`) sums over queries + 1 outcomes (about 40 s and 0.6 GB at 10^7)
+MAX_EXACT_QUERIES = 10 ** 7
+#: highest moment order of ``pate`` (Papernot et al. use l ≤ 100; 10^6 orders take seconds, 10^8 would not fit)
+MAX_MOMENTS = 10 ** 6
+
+
+def _check_exact_queries(n: int) -> int:
+    if n > MAX_EXACT_QUERIES:
+        raise TooLargeToAccount(f"--queries {n:,} is above {MAX_EXACT_QUERIES:,}: the sound epsilon composes the "
+                                "answers exactly over every count of answered queries, which cannot be computed "
+                                "that large")
+    return n
 
 
 def _emit(payload: Dict[str, Any], as_json: bool, text: str) -> None:
@@ -82,12 +97,14 @@ def register(app: typer.Typer) -> None:
         """Epsilon of PrivGNN: |Q| Poisson(gamma)-subsampled Laplace(1/lambda) label queries (add/remove one node)."""
         with option_errors():
             lam_ = option_check("--lam", check_positive_finite, lam)
-            n = option_check("--queries", check_count, queries)
+            n = _check_exact_queries(option_check("--queries", check_count, queries))
             g = option_check("--gamma", check_sample_rate, gamma)
             d = option_check("--delta", check_delta, delta)
             c = None if num_classes is None else option_check("--num-classes", check_num_classes, num_classes)
             try:
                 eps = privgnn_epsilon(lam_, n, g, d, accountant)
+            except TooLargeToAccount:
+                raise
             except ValueError as err:
                 raise CliInputError(f"--accountant: {err}") from None
             payload = {"command": "privgnn", "epsilon": eps, "delta": d, "lam": lam_, "queries": n, "gamma": g,
@@ -118,21 +135,27 @@ def register(app: typer.Typer) -> None:
         votes: Optional[str] = typer.Option(None, "--votes",
                                             help="Vote counts [queries, classes] (.npy or .csv) for the "
                                                  "data-dependent epsilon."),
-        moments: int = typer.Option(8, "--moments", help="Highest moment order l, an integer >= 1."),
+        moments: int = typer.Option(8, "--moments", help="Highest moment order l, an integer in [1, 10^6]."),
         as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     ) -> None:
         """Epsilon of PATE (moments accountant, Papernot et al. 2017): |Q| noisy-argmax answers over teacher votes."""
         with option_errors():
             lam_ = option_check("--lam", check_positive_finite, lam)
-            n = option_check("--queries", check_count, queries)
+            n = _check_exact_queries(option_check("--queries", check_count, queries))
             d = option_check("--delta", check_delta, delta)
             m = option_check("--moments", check_count, moments)
+            if m > MAX_MOMENTS:
+                raise CliInputError(f"--moments must be an integer in [1, {MAX_MOMENTS:,}], got {m:,}")
             counts = None
             if votes is not None:
                 counts = read_votes(votes)
                 if counts.shape[0] != n:
                     raise CliInputError(f"--votes has {counts.shape[0]} rows but --queries is {n}; one row per "
                                         "answered query")
+                if n * m > MAX_EXACT_QUERIES:
+                    raise TooLargeToAccount(f"--votes with {n:,} queries and --moments {m:,}: the data-dependent "
+                                            f"moments are a {n:,} x {m:,} table, above {MAX_EXACT_QUERIES:,} "
+                                            "entries; give fewer --moments")
             res = pate_epsilon(lam_, n, d, counts, moments=m)
             payload = {"command": "pate", "epsilon": res.epsilon, "delta": d, "lam": lam_, "queries": n,
                        "moments": m, "data_dependent": res.data_dependent,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import warnings
 from typing import Any, Callable, Dict, Iterator, Optional
 
 import typer
@@ -85,9 +86,13 @@ def option_check(option: str, check: Callable[..., Any], value: Any, *args: Any)
 def option_errors() -> Iterator[None]:
     """One line on stderr instead of a traceback: :class:`CliInputError` and library validation errors exit with
     status 2; a computation the library cannot do (:class:`~dpgnn.privacy.pld_limits.TooLargeToAccount`,
-    ``ArithmeticError`` such as an overflow, ``MemoryError``, ``RecursionError``) with status 1."""
+    ``ArithmeticError`` such as an overflow, ``MemoryError``, ``RecursionError``) with status 1. Numeric
+    ``RuntimeWarning`` lines (overflow in exp) are not printed: what they warn of ends in one of these errors or in
+    a checked value."""
     try:
-        yield
+        with warnings.catch_warnings():  # numpy / autodp overflow warnings: the result is checked instead
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
     except TooLargeToAccount as err:  # a ValueError of the library, but the input is valid: too large to compute
         raise _fail(str(err), COMPUTE_EXIT) from None
     except (CliInputError, ValueError, TypeError, NotImplementedError) as err:
@@ -122,6 +127,8 @@ def report(command: str, event: Event, delta: float, accountant: str, as_json: b
     except ValueError as err:
         raise CliInputError(f"--accountant: {err}") from None
     eps, order = acc.compose(event).get_epsilon_and_order(d)
+    if math.isnan(eps):
+        raise ArithmeticError(f"the {accountant!r} accountant returned epsilon = nan")
     payload: Dict[str, Any] = {
         "command": command,
         "epsilon": _json_float(eps),
