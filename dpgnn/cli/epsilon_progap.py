@@ -118,8 +118,9 @@ def register(app: typer.Typer) -> None:
             if level == "node":
                 payload.update(sample_rate=led["sample_rate"], steps_per_stage=led["steps_per_run"],
                                sigma_sgd=led["sigma_sgd"])
-            payload["sensitivity"] = (f"C per DP-SGD step (one clipped example), sqrt(D) = {led['sensitivity_nap']:.4g} "
-                                      "per NAP query" if level == "node" else "1 per NAP query (one directed edge)")
+            payload["sensitivity"] = (f"C per DP-SGD step (one clipped example), sqrt(D) = "
+                                      f"{led['sensitivity_nap']:.4g} per NAP query" if level == "node"
+                                      else "1 per NAP query (one directed edge)")
         name = "sigma" if level == "edge" else "noise multiplier"
         if not reached:
             typer.echo(f"Warning: --target-epsilon {target_epsilon:g} cannot be reached: the smallest {name} searched, "

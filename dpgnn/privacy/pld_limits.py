@@ -9,8 +9,8 @@ MemoryError traceback). Two sizes are checked, and a request above either is ref
 - **one step**, before it is built (:func:`step_points`): a Gaussian of noise multiplier σ (sensitivity 1) has
   losses ``(2x − 1)/(2σ²)`` for ``x`` within about ±10.5σ (``dp_accounting`` truncates the tails at mass e^-50),
   so about ``(21/σ + 1/σ²)/Δ`` grid points; subsampling only shrinks that range. A Laplace of scale b has losses in
-  ``[−1/b, 1/b]``: ``2/(bΔ)`` points. FDP's step is a mixture of ``min(K, B)`` Gaussians, counted as many. Limit :data:`MAX_STEP_POINTS` (building a sampled step costs seconds per
-  10^5 points);
+  ``[−1/b, 1/b]``: ``2/(bΔ)`` points. FDP's step is a mixture of ``min(K, B)`` Gaussians, counted as many.
+  Limit :data:`MAX_STEP_POINTS` (building a sampled step costs seconds per 10^5 points);
 - **the composition**: ``T`` self-compositions are one FFT over the range that ``dp_accounting``'s own Chernoff
   bound (``common.compute_self_convolve_bounds``, tail mass 1e-15) keeps; :func:`bounded_convolutions` computes
   that length first, with the library's own function, and refuses above :data:`MAX_POINTS` (about 1.5 GiB of

@@ -15,7 +15,8 @@ __all__ = ["min_num_subgraphs"]
 
 
 def min_num_subgraphs(num_train: int, walk_length: int, restarts: int = 1) -> int:
-    """``m_min = ⌈N_train / (1 + R·L)⌉``: a subgraph holds at most ``1 + R·L`` nodes, so at least this many exist."""
+    """``m_min = ⌈N_train / (1 + R·L)⌉``: a subgraph holds at most ``1 + R·L`` nodes, so at least this many
+    exist."""
     n = check_int(num_train, "num_train", 1)
     L = check_int(walk_length, "walk_length", 0)
     R = check_int(restarts, "restarts", 1)
