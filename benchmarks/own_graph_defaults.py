@@ -343,7 +343,7 @@ def not_run(df, datasets, seeds) -> list[str]:
         secs = pd.to_numeric(df[df["dataset"] == name]["seconds"], errors="coerce").dropna()
         speed = (f"measured {secs.median():.1f} s per fit (median of {len(secs)}), about "
                  f"{secs.mean() * len(left) / 3600:.1f} h more" if len(secs) else "no fit measured yet")
-        lines.append(f"{name}: {len(left)} of {len(exp)} fits not run when the run stopped ({speed})")
+        lines.append(f"{name}: {len(left)} of {len(exp)} fits not stored ({speed})")
     return lines
 
 
@@ -363,7 +363,8 @@ def write_table(csv_path: Path = CSV_PATH, out: Path = TABLE_PATH, datasets=None
              "(`benchmarks/own_graph_defaults.py`, `PAPER`), mean ± sample std over seeds (runs in brackets). "
              "Δ = defaults − paper-tuned, in points; **bold** where the defaults are more than 5 points below. "
              "ε in the method's unit (`dpgnn.fit`'s convention); `–`: non-private reference. "
-             "`=` marks cells whose paper-tuned fields equal the defaults.", "",
+             "`=` marks cells whose paper-tuned fields equal the defaults (the same fit: run once, its row copied). "
+             "Each paper-tuned value's source: `PAPER` in the script and the CSV's `settings` column.", "",
              "| dataset | method | level | ε | defaults | paper-tuned | Δ | |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         diff = "–" if math.isnan(r["diff"]) else f"{r['diff']:+.1f}"

@@ -47,7 +47,7 @@ def test_table_from_hand_made_rows(bench, tmp_path):
     assert "55.0 (1)" in mlp and "| – |" in mlp  # no paper run: no difference
     assert "error: cora gap/node ε=8.0 paper seed 0: ValueError: GAPConfig.hops" in text
     missing = next(ln for ln in text.splitlines() if ln.startswith("- cora:"))
-    assert "not run" in missing and "s per fit" in missing
+    assert "not stored" in missing and "s per fit" in missing
 
 
 def test_resume_keys_match_between_jobs_and_rows(bench):
