@@ -15,7 +15,8 @@ the swapped pair, so (convex conjugate of a minimum = maximum of conjugates) the
 ``C_q(f)`` is ``δ(ε) = max(δ_remove(ε), δ_add(ε))`` for *every* real ε, where ``δ_remove``/``δ_add`` are the two
 directions of the Poisson-subsampled mechanism's PLD under add/remove (what ``dp_accounting`` builds). Symmetrising
 *before* composing matters: with adaptive training the other records' gradients can put one step in one direction
-and the next step in the other, so the maximum of the two directions composed separately is not a bound.
+and the next step in the other, so the maximum of the two directions composed separately is not a bound (an attack
+that picks step 2's direction from step 1's output exceeds it: ``tests/privacy/test_sampled_pld.py``).
 The bound is attained: with every other record's gradient equal to ``C·e`` and the replaced record's ``C·e → −C·e``,
 the output pair is exactly ``(N(0), (1−q)N(0) + q N(−Δ))`` and the swapped datasets give the other direction.
 (Lebeda et al. 2024's pair ``((1−q)N(0)+qN(C), (1−q)N(0)+qN(−C))`` is for Poisson sampling under substitution; with
