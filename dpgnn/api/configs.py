@@ -21,7 +21,7 @@ ACTIVATIONS = ("selu", "relu", "tanh")
 EDGE_RELATIONS = ("auto", "directed", "undirected")
 
 
-def _f(default: Any, doc: str, *, low: float | None = None, high: float | None = None,
+def documented(default: Any, doc: str, *, low: float | None = None, high: float | None = None,
        choices: tuple[str, ...] | None = None, integer: bool = False, paper: str = "") -> Any:
     """A documented field: ``low``/``high`` inclusive bounds, ``choices`` for strings, ``integer`` for counts."""
     return field(default=default, metadata={"doc": doc, "low": low, "high": high, "choices": choices,
@@ -64,76 +64,80 @@ def _check(cfg: Any) -> None:
                 raise ValueError(msg)
 
 
-class _Checked:
+class Checked:
     def __post_init__(self) -> None:
         _check(self)
 
 
 # -- the fields shared by several methods ---------------------------------------------------------------------------
 def _hidden(paper: str) -> Any:
-    return _f(16, "width of every hidden layer (units)", low=1, integer=True, paper=paper)
+    return documented(16, "width of every hidden layer (units)", low=1, integer=True, paper=paper)
 
 
 def _lr(paper: str) -> Any:
-    return _f(0.01, "Adam learning rate", low=1e-6, high=10.0, paper=paper)
+    return documented(0.01, "Adam learning rate", low=1e-6, high=10.0, paper=paper)
 
 
 def _epochs(default: int, paper: str, what: str = "training epochs (per stage where the method has stages)") -> Any:
-    return _f(default, what, low=1, integer=True, paper=paper)
+    return documented(default, what, low=1, integer=True, paper=paper)
 
 
 def _batch(paper: str) -> Any:
-    return _f(256, "expected batch size of DP-Adam (nodes; node level only: Poisson rate = batch_size / N_train)",
+    return documented(256,
+                      "expected batch size of DP-Adam (nodes; node level only: Poisson rate = batch_size / N_train)",
               low=1, integer=True, paper=paper)
 
 
 def _clip(paper: str) -> Any:
-    return _f(1.0, "per-sample gradient clipping bound C (L2 norm; node level only)", low=1e-6, paper=paper)
+    return documented(1.0, "per-sample gradient clipping bound C (L2 norm; node level only)", low=1e-6, paper=paper)
 
 
 def _max_degree(default: int, paper: str) -> Any:
-    return _f(default, "degree bound D at node level (in- and out-edges kept per node, sampled; a fixed constant, "
+    return documented(default,
+                      "degree bound D at node level (in- and out-edges kept per node, sampled; a fixed constant, "
                        "never read off the graph); sensitivity grows with D", low=1, integer=True, paper=paper)
 
 
 def _activation(paper: str) -> Any:
-    return _f("selu", "activation function", choices=ACTIVATIONS, paper=paper)
+    return documented("selu", "activation function", choices=ACTIVATIONS, paper=paper)
 
 
 def _edge_relation(paper: str) -> Any:
-    return _f("auto", "edge level: what one neighbouring change is; 'auto' = 'undirected' (edge level needs a "
+    return documented("auto", "edge level: what one neighbouring change is; 'auto' = 'undirected' (edge level needs a "
                       "symmetric edge_index): one undirected edge, both directions, sensitivity √2; 'directed': one "
                       "directed edge, sensitivity 1 (the authors' relation)", choices=EDGE_RELATIONS, paper=paper)
 
 
 @dataclass(frozen=True)
-class ProGAPConfig(_Checked):
+class ProGAPConfig(Checked):
     """ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024): progressive training, K noisy aggregations (NAP)."""
 
-    depth: int = _f(3, "K: number of stages / NAP aggregations of the graph", low=1, high=10, integer=True,
+    depth: int = documented(3, "K: number of stages / NAP aggregations of the graph", low=1, high=10, integer=True,
                     paper="ProGAP §4.1; grid {1..5} in §5.3")
     hidden: int = _hidden("ProGAP §5.3")
-    base_layers: int = _f(1, "layers of each stage's base MLP", low=1, integer=True, paper="ProGAP §5.3")
-    head_layers: int = _f(1, "layers of each stage's head MLP", low=1, integer=True, paper="ProGAP §5.3")
-    dropout: float = _f(0.0, "dropout probability in the MLPs", low=0.0, high=0.95, paper="ProGAP code")
+    base_layers: int = documented(1, "layers of each stage's base MLP", low=1, integer=True, paper="ProGAP §5.3")
+    head_layers: int = documented(1, "layers of each stage's head MLP", low=1, integer=True, paper="ProGAP §5.3")
+    dropout: float = documented(0.0, "dropout probability in the MLPs", low=0.0, high=0.95, paper="ProGAP code")
     activation: str = _activation("ProGAP §5.3")
     lr: float = _lr("ProGAP §5.3")
     epochs: int = _epochs(100, "ProGAP §5.3")
     batch_size: int = _batch("ProGAP §5.3")
     max_degree: int = _max_degree(100, "ProGAP §4.2, §5.3")
     clip: float = _clip("ProGAP §4.2, §5.3")
-    layerwise: bool = _f(False, "freeze earlier bases (the paper's layer-wise ablation)", paper="ProGAP §4.1 (progressive vs layer-wise)")
+    layerwise: bool = documented(False, "freeze earlier bases (the paper's layer-wise ablation)",
+                                 paper="ProGAP §4.1 (progressive vs layer-wise)")
     edge_relation: str = _edge_relation("ProGAP §4.2")
 
 
 @dataclass(frozen=True)
-class GAPConfig(_Checked):
+class GAPConfig(Checked):
     """GAP (Sajadmanesh et al., USENIX Security 2023): encoder, H perturbed aggregations, classifier."""
 
-    hops: int = _f(2, "H: number of perturbed aggregations", low=1, high=10, integer=True, paper="GAP, as run in ProGAP §5.2-5.3")
+    hops: int = documented(2, "H: number of perturbed aggregations", low=1, high=10, integer=True,
+                           paper="GAP, as run in ProGAP §5.2-5.3")
     hidden: int = _hidden("GAP, as run in ProGAP §5.2-5.3")
     activation: str = _activation("GAP, as run in ProGAP §5.2-5.3")
-    dropout: float = _f(0.0, "dropout probability in the encoder and classifier MLPs", low=0.0, high=0.95,
+    dropout: float = documented(0.0, "dropout probability in the encoder and classifier MLPs", low=0.0, high=0.95,
                         paper="GAP authors' code (sisaman/GAP)")
     lr: float = _lr("GAP, as run in ProGAP §5.2-5.3")
     epochs: int = _epochs(100, "GAP, as run in ProGAP §5.2-5.3", "epochs of the encoder and of the classifier")
@@ -144,25 +148,27 @@ class GAPConfig(_Checked):
 
 
 @dataclass(frozen=True)
-class DPGNNConfig(_Checked):
+class DPGNNConfig(Checked):
     """DP-GNN (Daigavane et al., arXiv 2111.15521): per-root clipped gradients of degree-bounded 1-hop subgraphs."""
 
     max_degree: int = _max_degree(10, "Daigavane et al., as run in ProGAP §5.2; 10 here (ProGAP's series: 100)")
     hidden: int = _hidden("ProGAP §5.2-5.3 (baseline)")
-    base_layers: int = _f(2, "layers of the base MLP", low=1, integer=True, paper="ProGAP §5.2-5.3 (baseline)")
-    head_layers: int = _f(1, "layers of the head MLP", low=1, integer=True, paper="ProGAP §5.2-5.3 (baseline)")
+    base_layers: int = documented(2, "layers of the base MLP", low=1, integer=True, paper="ProGAP §5.2-5.3 (baseline)")
+    head_layers: int = documented(1, "layers of the head MLP", low=1, integer=True, paper="ProGAP §5.2-5.3 (baseline)")
     activation: str = _activation("ProGAP §5.2-5.3 (baseline)")
     lr: float = _lr("Daigavane et al., as run in ProGAP §5.2")
     epochs: int = _epochs(100, "Daigavane et al., as run in ProGAP §5.2; 100 here (ProGAP's series: 10)")
-    batch_size: int = _f(256, "roots drawn per step (nodes)", low=1, integer=True, paper="Daigavane et al., as run in ProGAP §5.2")
-    clip: float = _f(1.0, "per-root gradient clipping bound C (L2 norm)", low=1e-6, paper="Daigavane et al., as run in ProGAP §5.2")
+    batch_size: int = documented(256, "roots drawn per step (nodes)", low=1, integer=True,
+                                 paper="Daigavane et al., as run in ProGAP §5.2")
+    clip: float = documented(1.0, "per-root gradient clipping bound C (L2 norm)", low=1e-6,
+                             paper="Daigavane et al., as run in ProGAP §5.2")
 
 
 @dataclass(frozen=True)
-class MLPConfig(_Checked):
+class MLPConfig(Checked):
     """MLP on the node features alone (never reads the graph); DP-MLP (node level) trains it with DP-Adam."""
 
-    base_layers: int = _f(2, "hidden layers before the 1-layer head", low=1, integer=True, paper="ProGAP §5.3")
+    base_layers: int = documented(2, "hidden layers before the 1-layer head", low=1, integer=True, paper="ProGAP §5.3")
     hidden: int = _hidden("ProGAP §5.3")
     lr: float = _lr("ProGAP §5.3")
     epochs: int = _epochs(100, "ProGAP §5.3")
@@ -171,12 +177,13 @@ class MLPConfig(_Checked):
 
 
 @dataclass(frozen=True)
-class SAGEConfig(_Checked):
+class SAGEConfig(Checked):
     """GraphSAGE (mean aggregation, jumping knowledge); EdgeRand (Wu et al. 2022) trains it on a randomized-
     response copy of the graph."""
 
-    depth: int = _f(2, "SAGE message-passing layers", low=1, high=10, integer=True, paper="ProGAP §5.2-5.3 (baseline)")
-    base_layers: int = _f(2, "layers of the base MLP", low=1, integer=True, paper="ProGAP §5.2-5.3 (baseline)")
+    depth: int = documented(2, "SAGE message-passing layers", low=1, high=10, integer=True,
+                            paper="ProGAP §5.2-5.3 (baseline)")
+    base_layers: int = documented(2, "layers of the base MLP", low=1, integer=True, paper="ProGAP §5.2-5.3 (baseline)")
     hidden: int = _hidden("ProGAP §5.2-5.3 (baseline)")
     lr: float = _lr("ProGAP §5.2-5.3 (baseline)")
     epochs: int = _epochs(100, "ProGAP §5.2-5.3 (baseline)")

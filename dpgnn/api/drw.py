@@ -19,27 +19,30 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from dpgnn.api.configs import _Checked, _f
+from dpgnn.api.configs import Checked, documented
 from dpgnn.methods import RunResult
 
 _DRW = "DRW §5 (Table 4)"
 
 
 @dataclass(frozen=True)
-class DRWConfig(_Checked):
+class DRWConfig(Checked):
     """DP-SGD on random-walk subgraphs (DRW) or degree-bounded neighbourhoods (FDP), sound mode."""
 
-    num_layers: int = _f(1, "GCN layers = walk length / neighbourhood hops", low=1, high=4, integer=True, paper=_DRW)
-    hidden: int = _f(256, "GCN hidden width (units)", low=1, integer=True, paper=_DRW)
-    lr: float = _f(0.1, "Adam learning rate", low=1e-6, high=10.0, paper=_DRW)
-    noise_multiplier: float = _f(4.0, "z: noise std over the sensitivity", low=0.1, high=1000.0, paper=_DRW)
-    clip_norm: float = _f(1.0, "fixed per-subgraph gradient clipping norm C (L2)", low=1e-6, paper="DRW §4 (sound mode)")
-    batch: int = _f(0, "subgraphs per step; 0 = the public rule max(8, N // 40) from the node count N (Cora: 67, "
-                       "the paper's 70)", low=0, integer=True, paper=_DRW)
-    fdp_degree: int = _f(4, "FDP only: degree bound of the neighbourhoods", low=1, integer=True, paper="DRW §5")
-    max_steps: int = _f(1000, "stop after this many steps (the accounted ε is then that of the steps taken, at "
-                              "most the target); 0 = run until the target ε is reached", low=0, integer=True,
-                        paper="DRW Alg. 1")
+    num_layers: int = documented(1, "GCN layers = walk length / neighbourhood hops", low=1, high=4, integer=True,
+                                 paper=_DRW)
+    hidden: int = documented(256, "GCN hidden width (units)", low=1, integer=True, paper=_DRW)
+    lr: float = documented(0.1, "Adam learning rate", low=1e-6, high=10.0, paper=_DRW)
+    noise_multiplier: float = documented(4.0, "z: noise std over the sensitivity", low=0.1, high=1000.0, paper=_DRW)
+    clip_norm: float = documented(1.0, "fixed per-subgraph gradient clipping norm C (L2)", low=1e-6,
+                                  paper="DRW §4 (sound mode)")
+    batch: int = documented(0, "subgraphs per step; 0 = the public rule max(8, N // 40) from the node count N "
+                               "(Cora: 67, the paper's 70)", low=0, integer=True, paper=_DRW)
+    fdp_degree: int = documented(4, "FDP only: degree bound of the neighbourhoods", low=1, integer=True,
+                                 paper="DRW §5")
+    max_steps: int = documented(1000, "stop after this many steps (the accounted ε is then that of the steps "
+                                      "taken, at most the target); 0 = run until the target ε is reached", low=0,
+                                integer=True, paper="DRW Alg. 1")
 
 
 def drw_runner(method: str):

@@ -20,24 +20,25 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from dpgnn.api.configs import _Checked, _f
+from dpgnn.api.configs import Checked, documented
 from dpgnn.methods import RunResult
 
 _LPGCN = "LPGCN Table 4 (Cora)"
 
 
 @dataclass(frozen=True)
-class LPGCNConfig(_Checked):
+class LPGCNConfig(Checked):
     """GCN on LDP features (LPGCN §5): defaults are Table 4's Cora values and the authors' code's width."""
 
-    hidden: int = _f(16, "GCN hidden width (units; the authors' code: 16, the paper's text: 32)", low=1, integer=True,
+    hidden: int = documented(16, "GCN hidden width (units; the authors' code: 16, the paper's text: 32)", low=1,
+                             integer=True,
                      paper="LPGCN §5 / authors' code")
-    lr: float = _f(0.01, "Adam learning rate", low=1e-6, high=10.0, paper=_LPGCN)
-    weight_decay: float = _f(0.01, "Adam weight decay (L2)", low=0.0, high=1.0, paper=_LPGCN)
-    dropout: float = _f(0.5, "dropout between the GCN layers", low=0.0, high=0.95, paper=_LPGCN)
-    max_epochs: int = _f(500, "most training epochs", low=1, integer=True, paper="LPGCN §5")
-    min_epochs: int = _f(10, "epochs before early stopping may fire", low=1, integer=True, paper="LPGCN §5")
-    patience: int = _f(20, "early stopping: epochs without a lower validation loss", low=1, integer=True,
+    lr: float = documented(0.01, "Adam learning rate", low=1e-6, high=10.0, paper=_LPGCN)
+    weight_decay: float = documented(0.01, "Adam weight decay (L2)", low=0.0, high=1.0, paper=_LPGCN)
+    dropout: float = documented(0.5, "dropout between the GCN layers", low=0.0, high=0.95, paper=_LPGCN)
+    max_epochs: int = documented(500, "most training epochs", low=1, integer=True, paper="LPGCN §5")
+    min_epochs: int = documented(10, "epochs before early stopping may fire", low=1, integer=True, paper="LPGCN §5")
+    patience: int = documented(20, "early stopping: epochs without a lower validation loss", low=1, integer=True,
                        paper="LPGCN §5")
 
 

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from dpgnn.api.configs import _Checked, _f
+from dpgnn.api.configs import Checked, documented
 from dpgnn.api.ldp import check_unit_range
 from dpgnn.methods import RunResult
 
@@ -28,20 +28,21 @@ _LWD = "LPGNN authors' lwd.csv (Cora, finite ε)"
 
 
 @dataclass(frozen=True)
-class LPGNNConfig(_Checked):
+class LPGNNConfig(Checked):
     """KProp + GNN backbone on LDP features and/or labels (LPGNN §4-5); fixed defaults from the paper's grids."""
 
-    backbone: str = _f("sage", "GNN after KProp", choices=("sage", "gcn", "gat"), paper="LPGNN §6.1")
-    k_x: int = _f(8, "KProp steps on the features (denoising by neighbourhood averaging)", low=0, high=16,
+    backbone: str = documented("sage", "GNN after KProp", choices=("sage", "gcn", "gat"), paper="LPGNN §6.1")
+    k_x: int = documented(8, "KProp steps on the features (denoising by neighbourhood averaging)", low=0, high=16,
                   integer=True, paper=_STEPS)
-    k_y: int = _f(4, "label propagation steps of Drop (level with labels)", low=0, high=16, integer=True,
+    k_y: int = documented(4, "label propagation steps of Drop (level with labels)", low=0, high=16, integer=True,
                   paper=_STEPS)
-    label_epsilon: float = _f(1.0, "ε_y of randomized response on the labels (level feature+label only; at level "
+    label_epsilon: float = documented(1.0,
+                                      "ε_y of randomized response on the labels (level feature+label only; at level "
                                    "label the budget is fit's epsilon)", low=1e-3, high=100.0, paper="LPGNN §5.1")
-    lr: float = _f(0.01, "Adam learning rate", low=1e-6, high=10.0, paper=_LWD)
-    weight_decay: float = _f(0.001, "Adam weight decay (L2)", low=0.0, high=1.0, paper=_LWD)
-    dropout: float = _f(0.5, "dropout after each activation", low=0.0, high=0.95, paper=_LWD)
-    epochs: int = _f(500, "training epochs (the selected epoch's weights are kept)", low=1, integer=True,
+    lr: float = documented(0.01, "Adam learning rate", low=1e-6, high=10.0, paper=_LWD)
+    weight_decay: float = documented(0.001, "Adam weight decay (L2)", low=0.0, high=1.0, paper=_LWD)
+    dropout: float = documented(0.5, "dropout after each activation", low=0.0, high=0.95, paper=_LWD)
+    epochs: int = documented(500, "training epochs (the selected epoch's weights are kept)", low=1, integer=True,
                      paper="LPGNN §6.1")
 
 
