@@ -19,6 +19,8 @@ from dpgnn.data.transforms import random_node_split
 from dpgnn.utils import stable_seed
 
 MASKS = ("train_mask", "val_mask", "test_mask")
+#: a private/public node split (PrivGNN), passed through to the method that checks it
+PUBLIC_MASKS = ("private_mask", "public_train_mask", "public_test_mask")
 #: the fractions of the seeded split drawn for a graph without masks (ProGAP §5.3 uses 75/10/15)
 SPLIT = (0.75, 0.10, 0.15)
 
@@ -142,7 +144,8 @@ def check_graph(data: Any, seed: int) -> tuple[Data, dict[str, Any]]:
     y, changes = check_labels(getattr(data, "y", None), n)
     ei, edge_notes, undirected = check_edges(getattr(data, "edge_index", None), n)
     masks, split_notes = check_masks(data, n, seed)
-    clean = Data(x=x, y=y, edge_index=ei, num_nodes=n, **masks)
+    public = {m: data[m] for m in PUBLIC_MASKS if getattr(data, m, None) is not None}  # PrivGNN's split, checked there
+    clean = Data(x=x, y=y, edge_index=ei, num_nodes=n, **masks, **public)
     return clean, {"changes": changes + edge_notes + split_notes, "undirected": undirected, "num_nodes": n,
                    "num_classes": int(y.max()) + 1, "split": "seeded" if split_notes else "given"}
 

@@ -21,6 +21,7 @@ from dpgnn.api.configs import DPGNNConfig, GAPConfig, MLPConfig, ProGAPConfig, S
 from dpgnn.api.ldp import LPGCNConfig, lpgcn_predictor, lpgcn_runner
 from dpgnn.api.drw import DRWConfig, drw_runner, predict_drw
 from dpgnn.api.lpgnn import LPGNNConfig, lpgnn_predictor, lpgnn_runner
+from dpgnn.api.privgnn import PrivGNNConfig, predict_privgnn, privgnn_runner
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,12 @@ METHODS["fdp"] = FrontDoor(
     "fdp", DRWConfig, {"feature": ("drw", "fdp", "feature")}, _DRW_PAPER + "; Daigavane et al.'s neighbourhoods",
     "DP-SGD on degree-bounded L-hop neighbourhoods (DRW's FDP baseline), sound mode; node features",
     _plain, predict_drw, runner=drw_runner("fdp"))
+
+METHODS["privgnn"] = FrontDoor(
+    "privgnn", PrivGNNConfig, {"node": ("privgnn", "privgnn", "node")},
+    "Olatunji et al., Releasing Graph Neural Networks with Differential Privacy Guarantees (PrivGNN), TMLR 2023",
+    "teachers on the private part label public nodes by noisy argmax; a GraphSAGE student on the public part",
+    _plain, predict_privgnn, runner=privgnn_runner)
 
 
 def front_door(name: str) -> FrontDoor:
