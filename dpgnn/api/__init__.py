@@ -62,7 +62,7 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
         method: a front-door name (:func:`describe` lists them): ``progap``, ``gap``, ``dp-gnn``, ``dp-mlp``,
             ``mlp``, ``graphsage``, ``edgerand``, ``lm``/``pm``/``pgc`` (LDP features + GCN), ``mbm``/``rr``
             (LDP features and/or labels + KProp), ``drw``/``fdp`` (DP-SGD on subgraphs, node features private),
-            ``privgnn`` (teachers and a public student; needs a public part, else a seeded split).
+            ``privgnn``/``pate`` (teachers and a public student; a public part given, else a seeded split).
         level: ``none`` (non-private), ``edge`` (neighbouring graphs differ in one edge), ``node`` (one node
             with its edges added/removed), or local DP of each node's ``feature`` vector, ``label`` or both
             (``feature+label``), as the method supports.

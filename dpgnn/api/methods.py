@@ -21,7 +21,7 @@ from dpgnn.api.configs import DPGNNConfig, GAPConfig, MLPConfig, ProGAPConfig, S
 from dpgnn.api.ldp import LPGCNConfig, lpgcn_predictor, lpgcn_runner
 from dpgnn.api.drw import DRWConfig, drw_runner, predict_drw
 from dpgnn.api.lpgnn import LPGNNConfig, lpgnn_predictor, lpgnn_runner
-from dpgnn.api.privgnn import PrivGNNConfig, predict_privgnn, privgnn_runner
+from dpgnn.api.privgnn import PATEConfig, PrivGNNConfig, pate_runner, predict_privgnn, privgnn_runner
 
 
 @dataclass(frozen=True)
@@ -200,6 +200,11 @@ METHODS["privgnn"] = FrontDoor(
     "Olatunji et al., Releasing Graph Neural Networks with Differential Privacy Guarantees (PrivGNN), TMLR 2023",
     "teachers on the private part label public nodes by noisy argmax; a GraphSAGE student on the public part",
     _plain, predict_privgnn, runner=privgnn_runner)
+METHODS["pate"] = FrontDoor(
+    "pate", PATEConfig, {"node": ("privgnn", "pate_g", "node")},
+    "PATE-G/PATE-M as the PrivGNN paper's baselines (Olatunji et al., TMLR 2023; Papernot et al. 2017)",
+    "teachers on disjoint private partitions vote; noisy argmax labels public nodes; a GraphSAGE student",
+    _plain, predict_privgnn, runner=pate_runner)
 
 
 def front_door(name: str) -> FrontDoor:

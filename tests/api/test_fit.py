@@ -222,3 +222,16 @@ def test_privgnn_uses_given_public_masks_and_refuses_partial_ones(graph):
     assert model.ledger["split"] == ["masks given"] and model.config.k == 4  # ⌊0.3 · 30⌋ // 2
     del g.public_test_mask
     _one_line_error(r"give all three or none", g, "privgnn", level="node", epsilon=8.0, device="cpu")
+
+
+def test_pate_is_calibrated_on_its_data_independent_bound(graph):
+    from dpgnn.api.privgnn import calibrate_lam
+    from dpgnn.methods.privgnn import privacy_ledger
+
+    lam, led = calibrate_lam(2.0, queries=50, gamma=1.0, delta=1e-4, num_classes=4, method="pate_m")
+    assert max(led["epsilon_data_independent"], led["epsilon_sound"]) <= 2.0
+    above = privacy_ledger("pate_m", lam=lam * 10 ** (1 / 40), queries=50, delta=1e-4)
+    assert max(above["epsilon_data_independent"], above["epsilon_sound"]) > 2.0
+    model = dpgnn.fit(graph, "pate", level="node", epsilon=8.0, device="cpu", teachers="mlp", **FAST["pate"])
+    assert model.ledger["guarantee"] == "sound" and model.ledger["epsilon"] <= 8.0
+    assert model.predict(graph).shape == (60, 3)
