@@ -7,7 +7,9 @@ three), or none of them and a seeded split (:data:`PRIVATE_SHARE` of the nodes p
 the rest public test; stated in the result). Privacy (:func:`dpgnn.methods.privgnn.privacy_ledger`, paper §5.5):
 neighbouring = add/remove one private node; each query is Poisson(γ)-subsampled noisy argmax with Laplace
 ``1/λ``. λ is the largest one on a geometric grid whose sound ε (``epsilon_sound``: exact per-query ε₀ for C
-classes, :mod:`dpgnn.privacy.privgnn`) and the paper's ``epsilon`` are both ≤ fit's ε. Only the student's public-test accuracy is reported (``metrics["test"]``).
+classes, :mod:`dpgnn.privacy.privgnn`) and the paper's ``epsilon`` are both ≤ fit's ε. Only the student's
+public-test accuracy is reported (``metrics["test"]``). :func:`pate_runner` does the same with PATE-G/PATE-M
+teachers (calibrated on PATE's data-independent bound).
 """
 
 from __future__ import annotations
