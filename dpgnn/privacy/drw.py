@@ -32,6 +32,7 @@ from typing import Any
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.events import Event, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon
+from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.sampled_pld import MAX_COMPOSITIONS
 from dpgnn.privacy.guarantee import AS_PUBLISHED, CLIPPING, MODEL_SELECTION, PREPROCESSING, SOUND, statement
 from dpgnn.privacy.validation import check_choice, check_int, check_positive
@@ -86,14 +87,18 @@ def drw_sound_epsilon(noise_multiplier: float, sample_rate: float, steps: int, d
     inclusion probability (ε grows with q): rate < 1 is the symmetrised without-replacement PLD of
     :mod:`dpgnn.privacy.sampled_pld` (Dong, Roth & Su 2022, Thm. 4.2; Zhu, Dong & Wang 2022, Prop. 30), rate 1
     the exact Gaussian composition (Balle & Wang 2018); above :data:`~dpgnn.privacy.sampled_pld.MAX_COMPOSITIONS`
-    steps the RDP accountant. Never above the ``rdp`` accountant's value (the smaller of two sound bounds)."""
+    steps or a loss grid too large to build (:mod:`dpgnn.privacy.pld_limits`) the RDP accountant. Never above the
+    ``rdp`` accountant's value (the smaller of two sound bounds)."""
     if check_int(steps, "steps", 0) == 0:
         return 0.0
     event = drw_event(noise_multiplier, sample_rate, steps)
     rdp = get_accountant("rdp").compose(event).get_epsilon(delta)
     if steps > MAX_COMPOSITIONS:
         return rdp
-    tight = get_accountant("exact_gaussian" if sample_rate == 1.0 else "pld").compose(event).get_epsilon(delta)
+    try:
+        tight = get_accountant("exact_gaussian" if sample_rate == 1.0 else "pld").compose(event).get_epsilon(delta)
+    except TooLargeToAccount:  # a loss grid too large to build: the RDP bound, never a MemoryError
+        return rdp
     return min(tight, rdp)
 
 
@@ -102,12 +107,15 @@ def fdp_sound_epsilon(steps: int, noise_multiplier: float, num_train: int, batch
     """The tightest sound ε we compute for ``steps`` FDP steps (``steps=0``: 0): the PLD of the hypergeometric
     pair (:func:`dpgnn.privacy.sampled_pld.fdp_pld`; exact for K = 1, the count revealed for K > 1), never above
     Daigavane et al.'s multi-term RDP bound (the smaller of the two sound values; RDP alone beyond
-    :data:`~dpgnn.privacy.sampled_pld.MAX_COMPOSITIONS` steps)."""
+    :data:`~dpgnn.privacy.sampled_pld.MAX_COMPOSITIONS` steps or where the loss grid is too large to build)."""
     rdp = fdp_run_epsilon(steps, noise_multiplier, num_train, batch_size, max_affected, delta)[0]
     if steps == 0 or steps > MAX_COMPOSITIONS:
         return rdp
     event = FdpSampledGaussianEvent(noise_multiplier, num_train, batch_size, max_affected)
-    return min(get_accountant("pld").compose(event, steps).get_epsilon(delta), rdp)
+    try:
+        return min(get_accountant("pld").compose(event, steps).get_epsilon(delta), rdp)
+    except TooLargeToAccount:  # a loss grid too large to build: the RDP bound, never a MemoryError
+        return rdp
 
 
 def _fdp_variant(variant: str) -> dict[str, Any]:

@@ -196,6 +196,9 @@ def test_huge_counts_are_refused_in_one_line_and_the_sound_values_fall_back_to_r
     assert D.drw_sound_epsilon(20.0, 0.001, steps, 1e-5) == get_accountant("rdp").compose(ev.__class__(
         0.001, GaussianEvent(20.0)), steps).get_epsilon(1e-5)
     assert D.fdp_sound_epsilon(steps, 50.0, 1000, 10, 5, 1e-5) == fdp_epsilon(steps, 50.0, 1000, 10, 5, 1e-5)[0]
+    # a step too large to build (10^5 affected-root counts): the RDP value, no MemoryError
+    big = (10, 0.01, 10 ** 6, 10 ** 5, 10 ** 5, 1e-5)
+    assert D.fdp_sound_epsilon(*big) == fdp_epsilon(*big)[0]
 
 
 def test_drw_and_fdp_runs_carry_the_tight_sound_epsilon_and_keep_the_published_one():
