@@ -100,7 +100,7 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
     rule = "non-private" if level == "none" else ("pure ε-DP: δ = 0" if door.pure else "given by the user")
     reg = door.to_registry(cfg, level, relation)
     if level != "none":
-        reg["epsilon"] = epsilon
+        reg["epsilon"] = door.method_epsilon(epsilon) if door.method_epsilon else epsilon
         if not door.pure:
             if delta is None:
                 delta, rule = delta_rule(level, notes["num_nodes"])

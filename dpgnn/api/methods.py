@@ -52,6 +52,8 @@ class FrontDoor:
     #: ``runner(graph, cfg, level, epsilon, seed, device) -> RunResult`` where the method is composed here from
     #: its paper module's functions (the registry's entry needs a paper dataset's name); else the registry runs it
     runner: Callable[..., Any] | None = None
+    #: the ε to pass the method so that its sound ε is fit's target, where the two differ (EdgeRand)
+    method_epsilon: Callable[[float], float] | None = None
 
 
 def _eval(module: torch.nn.Module, *inputs: Any) -> Tensor:
@@ -146,6 +148,14 @@ def _sage_cfg(cfg: SAGEConfig, level: str, relation: str) -> dict[str, Any]:
     return asdict(cfg)
 
 
+def _edgerand_budget(target: float) -> float:
+    """EdgeRand's ε argument whose sound ε (one undirected edge enters the density twice:
+    :func:`dpgnn.methods.progap_baselines.edgerand_epsilon_sound`, linear in ε) equals ``target``."""
+    from dpgnn.methods.progap_baselines import edgerand_epsilon_sound
+
+    return target / edgerand_epsilon_sound(1.0)
+
+
 _PROGAP = "Sajadmanesh & Gatica-Perez, ProGAP, WSDM 2024"
 METHODS: dict[str, FrontDoor] = {m.name: m for m in [
     FrontDoor("progap", ProGAPConfig, {lv: ("progap", "progap", lv) for lv in ("none", "edge", "node")}, _PROGAP,
@@ -166,7 +176,7 @@ METHODS: dict[str, FrontDoor] = {m.name: m for m in [
     FrontDoor("edgerand", SAGEConfig, {"edge": ("progap", "edgerand", "edge")},
               "Wu et al., LinkTeller/EdgeRand, IEEE S&P 2022 (as run in ProGAP's experiments)",
               "randomized response on the undirected graph (pure ε), then GraphSAGE; edge level", _sage_cfg,
-              _predict_sage, pure=True),
+              _predict_sage, pure=True, method_epsilon=lambda target: _edgerand_budget(target)),
 ]}
 _LPGCN_PAPER = "Lin et al., When Differential Privacy Meets Graph Neural Networks (LPGCN), arXiv 2006.05535"
 for _name, _what in (("lm", "Laplace"), ("pm", "piecewise"), ("pgc", "PGC")):

@@ -72,7 +72,10 @@ class TrainedModel:
     def summary(self) -> str:
         """One line: accuracy, ε, δ and how δ was chosen, the guarantee and the neighbouring relation."""
         eps, delta = float(self.ledger.get("epsilon", math.inf)), float(self.ledger.get("delta", 0.0) or 0.0)
+        sound = float(self.ledger.get("epsilon_sound", math.nan))
         budget = "non-private (ε = ∞)" if self.level == "none" else f"ε = {eps:.3g}, δ = {delta:.1e}"
+        if self.level != "none" and math.isfinite(sound) and abs(sound - eps) > 1e-9:
+            budget = f"ε = {sound:.3g} (sound; the paper's accounting: {eps:.3g}), δ = {delta:.1e}"
         if self.level != "none":
             budget += f" ({self.ledger.get('delta_rule', '')}){per_node_total(self.ledger)}"
         return (f"{self.method} [{self.level}]: test accuracy {self.metrics.get('test', math.nan):.4f} (val "
