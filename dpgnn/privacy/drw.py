@@ -97,7 +97,7 @@ def drw_sound_epsilon(noise_multiplier: float, sample_rate: float, steps: int, d
         return rdp
     try:
         tight = get_accountant("exact_gaussian" if sample_rate == 1.0 else "pld").compose(event).get_epsilon(delta)
-    except TooLargeToAccount:  # a loss grid too large to build: the RDP bound, never a MemoryError
+    except (TooLargeToAccount, OverflowError):  # a grid too large to build, or losses beyond float range
         return rdp
     return min(tight, rdp)
 
@@ -114,7 +114,7 @@ def fdp_sound_epsilon(steps: int, noise_multiplier: float, num_train: int, batch
     event = FdpSampledGaussianEvent(noise_multiplier, num_train, batch_size, max_affected)
     try:
         return min(get_accountant("pld").compose(event, steps).get_epsilon(delta), rdp)
-    except TooLargeToAccount:  # a loss grid too large to build: the RDP bound, never a MemoryError
+    except (TooLargeToAccount, OverflowError):  # a grid too large to build, or losses beyond float range
         return rdp
 
 

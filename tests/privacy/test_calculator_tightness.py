@@ -107,3 +107,12 @@ def test_progap_node_pld_and_autodp_against_the_pair():
     assert led["epsilon"] >= exact
     ev = SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(4.0)), steps)
     assert get_accountant("pld").compose(ev).get_epsilon(1e-5) <= pld
+
+
+def test_tiny_noise_falls_back_to_the_rdp_bound_instead_of_overflowing():
+    """At z = 0.04 the privacy losses leave float range inside the PLD: the sound value is then the RDP bound."""
+    from dpgnn.privacy.accountant import get_accountant
+    from dpgnn.privacy.drw import drw_event, drw_sound_epsilon
+
+    rdp = get_accountant("rdp").compose(drw_event(0.04, 0.5, 10)).get_epsilon(1e-5)
+    assert drw_sound_epsilon(0.04, 0.5, 10, 1e-5) == rdp and math.isfinite(rdp)
