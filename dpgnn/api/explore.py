@@ -24,7 +24,8 @@ def accuracy_table(data: Any, methods: Sequence[str], epsilons: Sequence[float],
         device: ``auto``, ``cpu`` or ``cuda``.
 
     Returns:
-        one row per run: ``method``, ``epsilon`` (accounted), ``delta``, ``delta_rule``, ``val``, ``test``,
+        one row per run: ``method``, ``epsilon`` (accounted), ``epsilon_sound`` (the algorithm's sound ε where the
+        ledger has one, else ``epsilon``), ``delta``, ``delta_rule``, ``val``, ``test``,
         ``guarantee``, ``neighbouring``, ``seconds``.
     """
     rows = []
@@ -33,6 +34,7 @@ def accuracy_table(data: Any, methods: Sequence[str], epsilons: Sequence[float],
             model = fit(data, method, level=level, epsilon=float(eps), seed=seed, device=device, **settings)
             led = model.ledger
             rows.append({"method": method, "target_epsilon": float(eps), "epsilon": float(led["epsilon"]),
+                         "epsilon_sound": float(led.get("epsilon_sound", led["epsilon"])),
                          "delta": float(led.get("delta") or 0.0), "delta_rule": led["delta_rule"],
                          "val": model.metrics["val"], "test": model.metrics["test"],
                          "guarantee": led["guarantee"], "neighbouring": led["neighbouring"],
