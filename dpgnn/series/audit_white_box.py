@@ -44,19 +44,21 @@ PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
         "wb_methods": list(METHODS), "wb_epsilons": [4.0], "wb_halved_epsilons": [2.0], "wb_power_epsilon": 4.0,
         "wb_graph_nodes": 200, "wb_features": 64, "wb_epochs": 3, "wb_canaries": 4000, "wb_runs": 2,
-        "wb_drw_nodes": 200, "wb_drw_classes": 128, "wb_drw_steps": 2, "wb_drw_runs": 6,
+        "wb_drw_nodes": 200, "wb_drw_classes": 128, "wb_drw_steps": 2, "wb_drw_runs": 6, "wb_drw_power_runs": 6,
         "wb_edge_hops": 1, "wb_edge_trials": 10_000,
     },
     "test": {
         "wb_methods": ["dp-mlp", "drw", EDGE], "wb_epsilons": [4.0], "wb_halved_epsilons": [2.0],
         "wb_power_epsilon": 4.0, "wb_graph_nodes": 100, "wb_features": 32, "wb_epochs": 3, "wb_canaries": 1000,
         "wb_runs": 2, "wb_drw_nodes": 100, "wb_drw_classes": 64, "wb_drw_steps": 2, "wb_drw_runs": 4,
+        "wb_drw_power_runs": 4,
         "wb_edge_hops": 1, "wb_edge_trials": 2_000,
     },
     "paper": {
         "wb_methods": list(METHODS), "wb_epsilons": [1.0, 2.0, 4.0, 8.0], "wb_halved_epsilons": [2.0, 4.0],
         "wb_power_epsilon": 4.0, "wb_graph_nodes": 200, "wb_features": 64, "wb_epochs": 5, "wb_canaries": 4000,
         "wb_runs": 15, "wb_drw_nodes": 200, "wb_drw_classes": 128, "wb_drw_steps": 3, "wb_drw_runs": 100,
+        "wb_drw_power_runs": 300,
         "wb_edge_hops": 1, "wb_edge_trials": 40_000,
     },
 }
@@ -113,6 +115,9 @@ def cells(cfg: Settings) -> list[dict[str, Any]]:
         raise ValueError(f"wb_methods: unknown {unknown}; valid: {list(METHODS)}")
     power = float(cfg.wb_power_epsilon)
     out = _method_cells(cfg)
+    for c in out:  # DRW/FDP: 128 canaries a run (one per class) where a node-level run has 4000
+        if c["method"] in FEATURE_METHODS and c["epsilon"] == power and c["noise_factor"] == 1.0:
+            c["runs"] = cfg.wb_drw_power_runs
 
     def rank(c: dict[str, Any]) -> int:
         return 0 if c["noise_factor"] == 1.0 and c["epsilon"] == power else 1 if c["noise_factor"] != 1.0 else 2
