@@ -4,7 +4,9 @@ Notebooks ``notebooks/audit/``: 01 the local mechanisms (LDP distinguishing test
 02 central DP (canary-edge audit of GAP/ProGAP's aggregate perturbation, one-run canary audit of node-level DP-SGD,
 one PrivGNN query), 03 PrivGNN's Attack-1/Attack-2 (Fig. 4), 04 canary audits of central DP *training* through the
 methods' entry points (ProGAP node level, DP-GNN, DRW, FDP; :mod:`dpgnn.audit.central`) and the figure none of the
-papers has (accounted vs audited ε per privacy unit). Results live under ``results/<profile>/audit/``; figures are drawn from the stored rows only.
+papers has (accounted vs audited ε per privacy unit), 05 white-box audits with Dirac gradient canaries in every DP-SGD
+step and a canary edge in NAP (artifact ``white_box``, :mod:`dpgnn.series.audit_white_box`). Results live under
+``results/<profile>/audit/``; figures are drawn from the stored rows only.
 
 Stored rows (tidy): ``artifact`` ``ldp`` / ``edge`` / ``node`` have ``metric = "epsilon_lb"`` (the audited lower
 bound, confidence ``1 − alpha``), ``epsilon`` = the accounted (claimed) ε, ``method`` = the mechanism, ``setting``
