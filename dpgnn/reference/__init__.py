@@ -6,7 +6,7 @@ Each paper has one CSV here, one row per reported cell of a table or figure that
 - ``spread_kind`` says what the paper's ± means (``std_ddof0``: population std over runs; ``ci95_bootstrap``:
   half-width of a 95% bootstrap CI of the mean; ``none``: no spread reported). Our spread is computed the same way.
 - ``tolerance`` is the absolute floor of the agreement band; the band is ``max(tolerance, 2 * spread)``
-  (2 points for percentages, see README "Reading the report").
+  (2 points for percentages, see docs/usage.md#reading-the-report).
 - ``approx`` marks values read off a figure rather than printed in the paper.
 - ``source`` cites paper, table/figure, row and column.
 - ``value`` may be empty where the paper reports a cell only as a curve whose values cannot be read (the report
