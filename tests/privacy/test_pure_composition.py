@@ -135,6 +135,8 @@ def test_pair_epsilon_is_zero_when_delta_covers_everything_and_refuses_bad_input
         per_query_epsilon(0.0, 0.5, 10, 1e-5)
     with pytest.raises(ValueError, match="gamma"):
         once_epsilon(0.5, 1.5, 10, 1e-5)
+    with pytest.raises(ValueError, match="at most 10,000,000"):
+        per_query_epsilon(0.5, 0.5, 10 ** 12, 1e-5)  # refused before any array is allocated
     with pytest.raises(ValueError, match="subsampling"):
         sound_epsilon(0.5, 10, 0.5, 1e-5, 3, subsampling="twice")
     assert query_epsilon(0.1, 2) < 0.1  # ε₀ < λ is possible: the bound is ε₀ ≤ 2λ, no lower bound λ
