@@ -25,6 +25,8 @@ VALID = {
     "privgnn": {"--lam": "0.4", "--queries": "10", "--gamma": "0.3", "--delta": "1e-3"},
     "pate": {"--lam": "0.4", "--queries": "10", "--delta": "1e-3"},
     "progap": {"--level": "edge", "-k": "2", "--delta": "1e-7", "--sigma": "4"},
+    "progap node": {"--level": "node", "-k": "2", "--delta": "1e-5", "-z": "1", "--max-degree": "10",
+                    "--batch-size": "10", "--train-nodes": "100", "--epochs-per-stage": "2"},
 }
 NOT_A_NUMBER = ["abc", ""]
 POSITIVE = ["-1", "0", "nan", "inf", "-inf", "1e309"] + NOT_A_NUMBER  # 1e309 parses as inf
@@ -48,7 +50,9 @@ BAD = {
     "pate": {"--lam": POSITIVE, "--queries": COUNT, "--delta": DELTA, "--moments": COUNT + ["1000000000"],
              "--votes": ["/nonexistent/votes.csv"]},
     "progap": {"--level": ["nodes", ""], "-k": COUNT, "--delta": DELTA, "--sigma": POSITIVE,
-               "--accountant": ["zz"], "--fidelity": ["x"]},
+               "--accountant": ["zz"], "--fidelity": ["x"], "--target-epsilon": POSITIVE},
+    "progap node": {"-z": POSITIVE, "--max-degree": COUNT, "--batch-size": COUNT + ["101"], "--train-nodes": COUNT,
+                    "--epochs-per-stage": COUNT, "--target-epsilon": POSITIVE},
 }
 #: names an error may use for an option (typer prints "'--noise-multiplier' / '-z'")
 LONG = {"-z": "--noise-multiplier", "-q": "--sample-rate", "-t": "--steps", "-b": "--scale", "-n": "--count",
@@ -60,7 +64,7 @@ LONG_BY_COMMAND = {"drw": {"-b": "--batch-size", "-n": "--train-nodes"},
 
 
 def _args(command: str, options: dict) -> list:
-    out = [command]
+    out = [command.split()[0]]  # "progap node": the progap subcommand at node level
     for opt, value in options.items():
         out += [opt] if value is None else [opt, value]
     return out
@@ -73,7 +77,7 @@ def _cases():
                 yield pytest.param(command, option, _args(command, {**VALID[command], option: value}),
                                    id=f"{command} {option}={value!r}")
         for option in VALID[command]:  # every required option missing
-            if option not in ("--accountant", "--sigma"):
+            if option != "--accountant":  # the only option of VALID with a default
                 rest = {k: v for k, v in VALID[command].items() if k != option}
                 yield pytest.param(command, option, _args(command, rest), id=f"{command} missing {option}")
 
@@ -90,7 +94,7 @@ def _assert_one_line_error(res, *names):
 
 def test_the_tables_cover_every_subcommand():
     commands = set(typer_commands())
-    assert commands == set(VALID) == set(BAD)
+    assert commands == {c.split()[0] for c in VALID} and set(VALID) == set(BAD)
 
 
 def typer_commands():
@@ -102,6 +106,8 @@ def typer_commands():
 @pytest.mark.parametrize("command, option, args", list(_cases()))
 def test_bad_value_gives_one_line_and_non_zero_exit(command, option, args):
     long = LONG_BY_COMMAND.get(command, {}).get(option, LONG.get(option, option))
+    if command == "progap node" and option == "-z":
+        long = "--noise-multiplier"
     names = (option, long)
     if option == "--num-classes" or (command == "lpgnn" and option == "-d"):
         names += ("num_classes", "num_features", "[1, d]")
@@ -164,3 +170,13 @@ def test_pure_accounting_imports_no_torch():
             "print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy[:2]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_calibration_range_named_in_the_message_is_the_one_searched():
+    from dpgnn.cli.epsilon import Z_MAX
+    from dpgnn.privacy.calibration import calibrate_noise_multiplier
+
+    assert calibrate_noise_multiplier.__kwdefaults__["upper"] == Z_MAX
+    res = runner.invoke(app, ["dpsgd", "--target-epsilon", "1e-9", "-q", "0.01", "-t", "1000", "--delta", "1e-5",
+                              "--sampling", "uniform"])
+    _assert_one_line_error(res, "--target-epsilon", f"up to {2 * Z_MAX:g} (std / C)")

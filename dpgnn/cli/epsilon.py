@@ -53,9 +53,14 @@ from dpgnn.cli.options import (
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.calibration import DPSGD_RELATIONS, calibrate_noise_multiplier, dpsgd_event, dpsgd_relation
 from dpgnn.privacy.events import Event, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent
+from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
 
 __all__ = ["app", "PAPER_CALCULATORS"]
+
+#: the largest multiplier of the event that ``dpsgd --target-epsilon`` searches (``calibrate_noise_multiplier``'s
+#: default ``upper``; times the relation's sensitivity in std / C)
+Z_MAX = 500.0
 
 app = typer.Typer(
     cls=OneLineErrors,
@@ -101,8 +106,15 @@ def dpsgd(
                 get_accountant(accountant)
             except ValueError as err:
                 raise CliInputError(f"--accountant: {err}") from None
-            cal = calibrate_noise_multiplier(target, d, sample_rate=q, steps=t, sampling=sampling,
-                                             accountant=accountant, sensitivity=sens)
+            try:
+                cal = calibrate_noise_multiplier(target, d, sample_rate=q, steps=t, sampling=sampling,
+                                                 accountant=accountant, sensitivity=sens)
+            except TooLargeToAccount:
+                raise
+            except ValueError:
+                raise CliInputError(f"--target-epsilon {target:g} cannot be reached with a noise multiplier up to "
+                                    f"{Z_MAX * sens:g} (std / C) at this sample rate and these steps; give a "
+                                    "larger target") from None
             z = cal.value
             inputs.update(target_epsilon=target, target_reached=cal.target_reached)
             if not cal.target_reached:
