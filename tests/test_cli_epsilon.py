@@ -180,3 +180,12 @@ def test_the_calibration_range_named_in_the_message_is_the_one_searched():
     res = runner.invoke(app, ["dpsgd", "--target-epsilon", "1e-9", "-q", "0.01", "-t", "1000", "--delta", "1e-5",
                               "--sampling", "uniform"])
     _assert_one_line_error(res, "--target-epsilon", f"up to {2 * Z_MAX:g} (std / C)")
+
+
+def test_an_unparsable_value_is_told_the_valid_range():
+    res = runner.invoke(app, ["dpsgd", "-z", "abc", "-q", "0.1", "-t", "10", "--delta", "1e-5"])
+    _assert_one_line_error(res, "--noise-multiplier")
+    assert "; expected: Noise std / clipping norm C, > 0" in res.stderr
+    res = runner.invoke(app, ["laplace", "-b", "1", "-q", "0.1", "--delta", "1e-5"])  # --count missing
+    _assert_one_line_error(res, "--count")
+    assert "expected: Number of compositions (answered queries), >= 1" in res.stderr

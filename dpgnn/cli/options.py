@@ -64,14 +64,17 @@ class OneLineErrors(TyperGroup):
 
 @contextlib.contextmanager
 def _one_line_usage_errors() -> Iterator[None]:
-    """typer's parsing errors (``typer.TyperException``: click's usage errors, as typer ships them) as one line;
-    a bare ``dpgnn epsilon`` still prints the help (``NoArgsIsHelpError``)."""
+    """typer's parsing errors (``typer.TyperException``: click's usage errors, as typer ships them) as one line,
+    with the option's help (its valid range) appended; a bare ``dpgnn epsilon`` still prints the help
+    (``NoArgsIsHelpError``)."""
     try:
         yield
     except typer.TyperException as err:
         if type(err).__name__ == "NoArgsIsHelpError" or not hasattr(err, "format_message"):
             raise
-        raise _fail(err.format_message(), getattr(err, "exit_code", USAGE_EXIT)) from None
+        hint = getattr(getattr(err, "param", None), "help", None)  # the option's help states its valid range
+        message = err.format_message().rstrip(".") + (f"; expected: {hint}" if hint else "")
+        raise _fail(message, getattr(err, "exit_code", USAGE_EXIT)) from None
 
 
 def option_check(option: str, check: Callable[..., Any], value: Any, *args: Any) -> Any:
