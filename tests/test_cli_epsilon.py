@@ -189,3 +189,19 @@ def test_an_unparsable_value_is_told_the_valid_range():
     res = runner.invoke(app, ["laplace", "-b", "1", "-q", "0.1", "--delta", "1e-5"])  # --count missing
     _assert_one_line_error(res, "--count")
     assert "expected: Number of compositions (answered queries), >= 1" in res.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["dpsgd", "-z", "1.1", "-q", "0.004266", "-t", "2000", "--delta", "1e-5", "--sampling", "uniform"],
+    ["dpsgd", "-z", "0.6", "-q", "0.001", "-t", "10", "--delta", "1e-5"],
+    ["laplace", "-b", "2.5", "-q", "0.3", "-n", "200", "--delta", "1e-4"],
+])
+def test_the_default_accountant_is_printed_with_the_tightest_sound_value(args):
+    """rdp stays the default (fast, the papers' tables), and every call also gives the tightest sound value we can
+    compute: the pld accountant's where it is smaller, never above the default's."""
+    out = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    pld = json.loads(runner.invoke(app, [*args, "--json", "--accountant", "pld"]).stdout)
+    assert out["accountant"] == "rdp" and out["sound_accountant"] == "pld"
+    assert out["epsilon_sound"] == pld["epsilon"] < out["epsilon"]
+    text = runner.invoke(app, args).stdout
+    assert text.splitlines()[1].startswith("sound: epsilon = ")

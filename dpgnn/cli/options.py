@@ -120,7 +120,9 @@ def relation_text(neighbouring: str, sensitivity: str) -> str:
 
 def report(command: str, event: Event, delta: float, accountant: str, as_json: bool,
            inputs: Dict[str, Any], neighbouring: str, sensitivity: str) -> Dict[str, Any]:
-    """Compute ε of ``event`` with ``accountant`` at ``delta`` and print it (one JSON object with ``as_json``).
+    """Compute ε of ``event`` with ``accountant`` at ``delta`` and print it (one JSON object with ``as_json``), with
+    ``epsilon_sound``: the tightest of it and the ``pld`` accountant's (:func:`tightest`), unless ``inputs`` carries
+    the calculator's own.
 
     ``neighbouring`` (the relation, in words) and ``sensitivity`` (of the noised quantity under it, e.g. ``"2C"``)
     are printed beside ε, so that a reader sees what the noise multiplier is relative to."""
@@ -132,6 +134,8 @@ def report(command: str, event: Event, delta: float, accountant: str, as_json: b
     eps, order = acc.compose(event).get_epsilon_and_order(d)
     if math.isnan(eps):
         raise ArithmeticError(f"the {accountant!r} accountant returned epsilon = nan")
+    # a calculator that derives its own sound value (DRW, FDP) passes it in ``inputs``
+    sound, sound_by = (None, accountant) if "epsilon_sound" in inputs else tightest(event, d, eps, accountant)
     payload: Dict[str, Any] = {
         "command": command,
         "epsilon": _json_float(eps),
@@ -139,6 +143,7 @@ def report(command: str, event: Event, delta: float, accountant: str, as_json: b
         **inputs,
         "accountant": accountant,
         "order": _json_float(order),
+        **({} if sound is None else {"epsilon_sound": _json_float(sound), "sound_accountant": sound_by}),
         "neighbouring": neighbouring,
         "sensitivity": sensitivity,
         "event": event.to_dict(),
@@ -155,7 +160,25 @@ def report(command: str, event: Event, delta: float, accountant: str, as_json: b
             at = f" (optimal RDP order {order:g})"
         typer.echo(f"{command}: epsilon = {eps:.6g} at delta = {d:g} [{args}; accountant={accountant}{at}; "
                    f"{relation_text(neighbouring, sensitivity)}]")
+        if sound is not None and sound_by != accountant:
+            typer.echo(f"sound: epsilon = {sound:.6g} (tightest: {sound_by} accountant)")
     return payload
+
+
+def tightest(event: Event, delta: float, epsilon: float, accountant: str) -> tuple[float, str]:
+    """The smaller of ``epsilon`` (from ``accountant``) and the ``pld`` accountant's value where it supports the event
+    and can compute it (both are sound upper bounds; PLD is tight up to its pessimistic rounding), with the name of
+    the accountant that gave it."""
+    if accountant == "pld":
+        return epsilon, accountant
+    pld = get_accountant("pld")
+    if not pld.supports(event):
+        return epsilon, accountant
+    try:
+        tight = pld.compose(event).get_epsilon(delta)
+    except (TooLargeToAccount, OverflowError, MemoryError):
+        return epsilon, accountant
+    return (tight, "pld") if tight < epsilon else (epsilon, accountant)
 
 
 DELTA = typer.Option(..., "--delta", help="Target delta, in (0, 1).")
