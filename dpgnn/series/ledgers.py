@@ -328,6 +328,19 @@ def _write_gz(text: str, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def _rewrite_file(path: Path, fix: Callable[[dict[str, str], dict[str, Any]], dict[str, Any] | None]) -> None:
+    """:func:`rewrite_ledgers` on one stored CSV (``.csv`` or ``.csv.gz``) under the store's lock; the file is
+    replaced atomically, and only when a ledger changed."""
+    with _locked(path.with_name(path.name.removesuffix(".gz"))):
+        text = _read_text(path)
+        new = rewrite_ledgers(text, fix)
+        if new != text:
+            if path.suffix == ".gz":
+                _write_gz(new, path)
+            else:
+                _replace_text(new, path)
+
+
 def backfill_file(path: Path | str, paper: str) -> int:
     """Add the guarantee fields to every row of one stored CSV (``.csv`` or ``.csv.gz``) that lacks one; returns the
     number of rows changed (0: the file is left byte-identical). Rows that already pass :func:`check_ledger` are
@@ -350,14 +363,7 @@ def backfill_file(path: Path | str, paper: str) -> int:
         changed += 1
         return out
 
-    with _locked(path.with_name(path.name.removesuffix(".gz"))):
-        text = _read_text(path)
-        new = rewrite_ledgers(text, fix)
-        if new != text:
-            if path.suffix == ".gz":
-                _write_gz(new, path)
-            else:
-                _replace_text(new, path)
+    _rewrite_file(path, fix)
     return changed
 
 
@@ -426,12 +432,5 @@ def refresh_sound_file(path: Path | str) -> int:
         changed += out is not None
         return out
 
-    with _locked(path.with_name(path.name.removesuffix(".gz"))):
-        text = _read_text(path)
-        new = rewrite_ledgers(text, fix)
-        if new != text:
-            if path.suffix == ".gz":
-                _write_gz(new, path)
-            else:
-                _replace_text(new, path)
+    _rewrite_file(path, fix)
     return changed
