@@ -154,8 +154,7 @@ def paper_config(method: str, level: str, dataset: str, epsilon: float | None) -
     by_eps = spec.get((level, dataset), spec.get(level))
     if by_eps is None:
         return None
-    hit = by_eps.get("*", by_eps.get(epsilon))
-    return hit
+    return by_eps.get("*", by_eps.get(epsilon))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -295,9 +294,9 @@ def _same_config(method: str, level: str, dataset: str, eps: float | None) -> bo
         return False
 
 
-def summarise(df, seeds: tuple[int, ...] = SEEDS) -> tuple[list[dict[str, Any]], list[str]]:
+def summarise(df) -> tuple[list[dict[str, Any]], list[str]]:
     """Per (dataset, method, level, ε): defaults and paper-tuned mean ± std (runs), the difference in points; and
-    the lines naming what is missing (errors, and cells with fewer than ``len(seeds)`` runs)."""
+    one line per stored error (:func:`not_run` names the fits without a row)."""
     import pandas as pd
 
     df = df.copy()
@@ -342,7 +341,8 @@ def not_run(df, datasets, seeds) -> list[str]:
             continue
         secs = pd.to_numeric(df[df["dataset"] == name]["seconds"], errors="coerce").dropna()
         speed = (f"measured {secs.median():.1f} s per fit (median of {len(secs)}), about "
-                 f"{secs.mean() * len(left) / 3600:.1f} h more" if len(secs) else "no fit measured yet")
+                 f"{secs.mean() * len(left) / 3600:.1f} h more at that pace" if len(secs)
+                 else "not reached: the grid runs the smaller graphs first; no fit measured on this graph")
         lines.append(f"{name}: {len(left)} of {len(exp)} fits not stored ({speed})")
     return lines
 
@@ -357,7 +357,7 @@ def write_table(csv_path: Path = CSV_PATH, out: Path = TABLE_PATH, datasets=None
     for col in COLUMNS:
         if col not in df:
             df[col] = ""
-    rows, errors = summarise(df, seeds)
+    rows, errors = summarise(df)
     lines = ["# dpgnn.fit: defaults vs paper-tuned configurations", "",
              "Test accuracy (%) of `dpgnn.fit` with the API's defaults and with the papers' tuned configuration "
              "(`benchmarks/own_graph_defaults.py`, `PAPER`), mean ± sample std over seeds (runs in brackets). "
