@@ -23,7 +23,7 @@ from typing import Optional
 import typer
 
 from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
-from dpgnn.cli.options import CliInputError, option_check, option_errors, relation_text
+from dpgnn.cli.options import CliInputError, option_check, option_errors, relation_text, tightest
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.progap import calibrate_noise, privacy_event, privacy_ledger
 
@@ -115,6 +115,8 @@ def register(app: typer.Typer) -> None:
                        "epsilon_paper_bound": led.get("epsilon_paper_bound"), "paper_bound": led.get("paper_bound"),
                        "accountant": led["accountant"], "fidelity": fidelity, "neighbouring": led["neighbouring"],
                        "sigma_nap": led["sigma_nap"], **kw, "event": event.to_dict()}
+            sound, sound_by = tightest(event, d, led["epsilon"], led["accountant"])
+            payload.update(epsilon_sound=sound, sound_accountant=sound_by)
             if level == "node":
                 payload.update(sample_rate=led["sample_rate"], steps_per_stage=led["steps_per_run"],
                                sigma_sgd=led["sigma_sgd"])
@@ -139,3 +141,5 @@ def register(app: typer.Typer) -> None:
                        f"[{led['accountant']}]; {name} = {z:.6g} ({how}); paper {led.get('paper_bound')}: "
                        f"epsilon <= {led.get('epsilon_paper_bound'):.6g}; "
                        f"{relation_text(led['neighbouring'], payload['sensitivity'])}")
+            if sound_by != led["accountant"]:
+                typer.echo(f"sound: epsilon = {sound:.6g} (tightest: {sound_by} accountant)")

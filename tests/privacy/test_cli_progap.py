@@ -123,3 +123,14 @@ def test_unreachable_target_says_so_and_names_the_returned_epsilon():
     assert out["target_reached"] is False and out["epsilon"] == pytest.approx(546.142, abs=1e-3)
     ok = _json("--level", "edge", "--target-epsilon", 1, "--depth", 2, "--delta", 1e-7)
     assert ok["target_reached"] is True
+
+
+def test_node_level_prints_the_tightest_sound_value_beside_the_authors_accountant():
+    """autodp (the authors' accountant, which calibrates the stored runs) is 1.06-1.08x above the PLD of the same
+    steps; the calculator gives both, the tighter as epsilon_sound."""
+    args = ["epsilon", "progap", "--level", "node", "-k", "2", "-z", "1.5", "--delta", "1e-5", "--batch-size", "256",
+            "--train-nodes", "10000", "--epochs-per-stage", "10", "--max-degree", "100", "--json"]
+    out = json.loads(runner.invoke(app, args).stdout)
+    pld = json.loads(runner.invoke(app, [*args, "--accountant", "pld"]).stdout)
+    assert out["accountant"] == "autodp" and out["sound_accountant"] == "pld"
+    assert out["epsilon_sound"] == pytest.approx(pld["epsilon"]) and out["epsilon_sound"] < out["epsilon"]
