@@ -71,7 +71,8 @@ def main() -> int:
             rc = subprocess.run(cmd, shell=True, cwd=clone, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
         secs = time.perf_counter() - t0
         print(f"[quickstart] {cmd}: exit {rc}, {secs:.0f} s", flush=True)
-        note = ("set-up included" if name == "smoke" else "environment already set up by the first command") \
+        first = name == (args.only or list(COMMANDS))[0]
+        note = ("set-up included" if first else "environment already set up by the first command") \
             + (f"; load average {load:.1f} at the start" if load > 1.5 else "")
         row = {"date": dt.datetime.now().isoformat(timespec="seconds"), "command": cmd, "seconds": f"{secs:.1f}",
                "status": rc, "commit": commit, "machine": machine(), "note": note}
