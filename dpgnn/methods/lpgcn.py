@@ -685,9 +685,9 @@ def run_node_classification(data: Data, dataset_name: str, method: str, epsilon:
     ``history`` of losses, which stored rows leave out). The GCN runs on the simple graph of ``data.edge_index``
     (repeated pairs merged, :func:`dpgnn.data.transforms.clean_edges`; ``edge_input`` in the row says so).
     """
-    data, cleaning = with_clean_edges(data, owner="LPGCN")
     key, m = _label(dataset_name), _method_key(method)
-    eps = _epsilon(m, epsilon)
+    eps = _epsilon(m, epsilon)  # a bad (method, ε) is refused before the data are touched
+    data, cleaning = with_clean_edges(data, owner="LPGCN")
     hp = _hparams(key, "gcn", hparams)
     run_seed = _run_seed(seed, key, m, eps, run, "node")
     t0 = time.perf_counter()
