@@ -237,6 +237,21 @@ def test_authors_code_teachers_run_and_use_the_official_shape():
     assert torch.equal(again.posteriors, out.posteriors)
 
 
+def test_authors_code_baselines_train_the_official_network():
+    from dpgnn.nn.privgnn_authors import AuthorsCodeSAGE
+
+    pd_ = _toy()
+    accs = {}
+    for which in ("b1", "b2", "b3"):
+        out = P.authors_code_baseline(pd_, which, seed=0, epochs=3, device="cpu")
+        assert isinstance(out["model"], AuthorsCodeSAGE) and not out["model"].training
+        assert 0.0 <= out["accuracy"] <= 1.0
+        accs[which] = out["accuracy"]
+    assert P.authors_code_baseline(pd_, "b2", seed=0, epochs=3, device="cpu")["accuracy"] == accs["b2"]
+    with pytest.raises(ValueError, match="which must be"):
+        P.authors_code_baseline(pd_, "b4", seed=0, epochs=3, device="cpu")
+
+
 def test_authors_code_optimizer_is_shared_and_never_reset():
     """Teacher 0 is the same with or without a shared optimizer; every later teacher differs, because Adam's moments
     and step count carry over (this fails if the implementation resets the optimizer per teacher)."""
