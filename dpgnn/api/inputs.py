@@ -13,9 +13,9 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
-from torch_geometric.utils import coalesce, is_undirected, remove_self_loops
+from torch_geometric.utils import is_undirected
 
-from dpgnn.data.transforms import random_node_split
+from dpgnn.data.transforms import clean_edges, random_node_split
 from dpgnn.utils import stable_seed
 
 MASKS = ("train_mask", "val_mask", "test_mask")
@@ -82,21 +82,18 @@ def check_edges(edge_index: Any, num_nodes: int) -> tuple[Tensor, list[str], boo
                          f"{list(getattr(edge_index, 'shape', [])) or type(edge_index).__name__}")
     if edge_index.is_floating_point():
         raise ValueError("data.edge_index must hold integer node ids, got floats")
-    ei = edge_index.long().cpu()
-    if ei.size(1) == 0:
+    if edge_index.size(1) == 0:
         raise ValueError("data.edge_index has no edges: use method 'mlp' or 'dp-mlp' for a graph without edges")
+    ei = edge_index.long().cpu()
     if int(ei.min()) < 0 or int(ei.max()) >= num_nodes:
         raise ValueError(f"data.edge_index has node ids outside [0, {num_nodes}) (N = rows of data.x): renumber the "
                          "nodes 0..N-1 or add their feature rows")
+    ei, cleaning = clean_edges(ei, num_nodes, self_loops="remove", owner="data.edge_index")
     notes = []
-    before = ei.size(1)
-    ei, _ = remove_self_loops(ei)
-    if ei.size(1) < before:
-        notes.append(f"{before - ei.size(1)} self-loop(s) dropped (the models add each node's own features)")
-    before = ei.size(1)
-    ei = coalesce(ei, num_nodes=num_nodes)
-    if ei.size(1) < before:
-        notes.append(f"{before - ei.size(1)} duplicate edge(s) merged")
+    if cleaning.self_loops:
+        notes.append(f"{cleaning.self_loops} self-loop(s) dropped (the models add each node's own features)")
+    if cleaning.duplicates:
+        notes.append(f"{cleaning.duplicates} duplicate edge(s) merged")
     if ei.size(1) == 0:
         raise ValueError("data.edge_index has only self-loops: use method 'mlp' or 'dp-mlp' for a graph without edges")
     undirected = bool(is_undirected(ei, num_nodes=num_nodes))
@@ -167,7 +164,7 @@ def check_new_graph(data: Any, num_features: int) -> Data:
         ei = ei.long().cpu()
         if int(ei.min()) < 0 or int(ei.max()) >= x.size(0):
             raise ValueError(f"data.edge_index has node ids outside [0, {x.size(0)}): renumber the nodes 0..N-1")
-        ei = coalesce(remove_self_loops(ei)[0], num_nodes=x.size(0))
+        ei = clean_edges(ei, x.size(0), self_loops="remove", owner="data.edge_index")[0]
     return Data(x=x, edge_index=ei, num_nodes=x.size(0))
 
 
