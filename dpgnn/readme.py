@@ -1,13 +1,20 @@
-"""The README's generated blocks: the numbers it quotes come from stored files, never typed.
+"""The README's and the docs pages' generated blocks: the numbers they quote come from stored files, never typed.
 
 A block sits between ``<!-- begin NAME -->`` and ``<!-- end NAME -->`` lines; :func:`refresh` rewrites every block
-from its source and leaves the rest of the text alone. ``python -m dpgnn.readme`` rewrites ``README.md`` (``--check``
-exits 1 when a block is stale instead, as ``tests/test_readme.py`` does).
+from its source and leaves the rest of the text alone. ``python -m dpgnn.readme`` rewrites every page of
+:data:`PAGES` (``--check`` exits 1 when a block is stale instead, as ``tests/test_readme.py`` does; ``--path`` one
+file).
+
+The README's blocks:
 
 - ``series``: one line per paper series with its report counts (``results/paper/report.csv``, written by
   ``dpgnn report --profile paper``) and its page under ``docs/`` (whose first heading names the paper);
 - ``timings``: the quick start's measured durations (``benchmarks/results/quickstart.csv``, written by
   ``benchmarks/quickstart_timing.py`` on a fresh clone), with their date and machine.
+
+The docs pages' blocks (``docs/papers/<paper>.md``, ``docs/audits.md``) are the findings of the committed paper
+profile, from its stored rows and its report (with the measured causes of ``dpgnn/reference/explanations.csv``):
+:func:`dpgnn.findings.doc_blocks`, the ``BLOCKS`` of each ``dpgnn.findings.<series>`` module.
 """
 
 from __future__ import annotations
@@ -22,11 +29,14 @@ import pandas as pd
 
 from dpgnn.utils import ROOT
 
-__all__ = ["BLOCKS", "refresh", "series_block", "timings_block", "SERIES_PAGES"]
+__all__ = ["BLOCKS", "PAGES", "refresh", "series_block", "timings_block", "SERIES_PAGES"]
 
 #: the docs page of each report series (its first heading is the paper's title)
 SERIES_PAGES = {"lpgcn": "docs/papers/lpgcn.md", "lpgnn": "docs/papers/lpgnn.md", "privgnn": "docs/papers/privgnn.md",
                 "drw": "docs/papers/drw.md", "progap": "docs/papers/progap.md", "audit": "docs/audits.md"}
+
+#: the pages with generated blocks, relative to the repository root
+PAGES = ("README.md", "docs/papers/lpgnn.md")
 
 _BLOCK = re.compile(r"(<!-- begin (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- end (?P=name) -->)", re.S)
 
@@ -86,14 +96,22 @@ def timings_block(root: Path = ROOT) -> str:
 BLOCKS: dict[str, Callable[[Path], str]] = {"series": series_block, "timings": timings_block}
 
 
+def all_blocks() -> dict[str, Callable[[Path], str]]:
+    """The README's blocks and the docs pages' (:func:`dpgnn.findings.doc_blocks`) by name."""
+    from dpgnn.findings import doc_blocks
+
+    return {**BLOCKS, **doc_blocks()}
+
+
 def refresh(text: str, root: Path = ROOT) -> str:
     """``text`` with every known block rebuilt from its source (unknown block names raise ``ValueError``)."""
+    blocks = all_blocks() if _BLOCK.search(text) else {}
 
     def one(m: re.Match) -> str:
         name = m.group("name")
-        if name not in BLOCKS:
-            raise ValueError(f"unknown README block {name!r}; known: {sorted(BLOCKS)}")
-        return m.group(1) + BLOCKS[name](root) + m.group(4)
+        if name not in blocks:
+            raise ValueError(f"unknown generated block {name!r}; known: {sorted(blocks)}")
+        return m.group(1) + blocks[name](root) + m.group(4)
 
     return _BLOCK.sub(one, text)
 
@@ -101,19 +119,23 @@ def refresh(text: str, root: Path = ROOT) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m dpgnn.readme", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 when a block is stale, write nothing")
-    ap.add_argument("--path", type=Path, default=ROOT / "README.md")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the repository whose stored files the blocks read")
+    ap.add_argument("--path", type=Path, help="one file (default: the root's README.md and docs pages with blocks)")
     args = ap.parse_args(argv)
-    text = args.path.read_text(encoding="utf-8")
-    new = refresh(text, args.path.parent)
-    if new == text:
-        print(f"{args.path.name}: every generated block is current")
-        return 0
-    if args.check:
-        print(f"{args.path.name}: generated blocks are stale (run python -m dpgnn.readme)", file=sys.stderr)
-        return 1
-    args.path.write_text(new, encoding="utf-8")
-    print(f"{args.path.name}: generated blocks rewritten")
-    return 0
+    paths = [args.path] if args.path else [args.root / p for p in PAGES]
+    stale = 0
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        new = refresh(text, args.root)
+        if new == text:
+            print(f"{path.name}: every generated block is current")
+        elif args.check:
+            stale += 1
+            print(f"{path.name}: generated blocks are stale (run python -m dpgnn.readme)", file=sys.stderr)
+        else:
+            path.write_text(new, encoding="utf-8")
+            print(f"{path.name}: generated blocks rewritten")
+    return int(bool(stale))
 
 
 if __name__ == "__main__":

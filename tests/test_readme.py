@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
-from dpgnn.readme import refresh, series_block, timings_block
+from dpgnn.readme import PAGES, all_blocks, refresh, series_block, timings_block
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -25,6 +26,27 @@ def test_generated_blocks_are_current():
     assert refresh(README) == README, "README.md's generated blocks are stale: run python -m dpgnn.readme"
     for name in ("series", "timings"):
         assert f"<!-- begin {name} -->" in README
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p != "README.md"])
+def test_docs_findings_are_current(page):
+    """A docs page's findings of the paper profile are generated: stale after the stored rows, the report or
+    ``explanations.csv`` changed (run `python -m dpgnn.readme`)."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    assert "<!-- begin " in text, f"{page} has no generated block"
+    assert refresh(text) == text, f"{page}'s generated blocks are stale: run python -m dpgnn.readme"
+
+
+def test_every_block_is_on_a_page():
+    used = set()
+    for page in PAGES:
+        used |= set(re.findall(r"<!-- begin ([a-z_]+) -->", (ROOT / page).read_text(encoding="utf-8")))
+    assert set(all_blocks()) <= used, f"blocks no page shows: {sorted(set(all_blocks()) - used)}"
+
+
+def test_refresh_rejects_an_unknown_block():
+    with pytest.raises(ValueError, match="unknown generated block"):
+        refresh("<!-- begin nonsense -->\nx\n<!-- end nonsense -->\n")
 
 
 def test_relative_links_resolve():

@@ -311,7 +311,7 @@ def seed_spread(cfg: Settings, store: ResultStore) -> pd.DataFrame:
     for point in cfg.seed_points:
         artifact, dataset, method, sett = parse_point(point)
         if artifact not in loaded:
-            loaded[artifact] = (paper_vs_ours(PAPER, artifact, store.profile), store.load(artifact))
+            loaded[artifact] = (paper_vs_ours(PAPER, artifact, store.profile, root=store.dir.parent.parent), store.load(artifact))
         rep, own = loaded[artifact]
         ref = rep[(rep["dataset"] == dataset) & (rep["method"] == method) & (rep["setting"] == sett)]
         own = own[(own["dataset"] == dataset) & (own["method"] == method) & (own["setting"] == sett)]
@@ -344,7 +344,7 @@ def sampling_check(store: ResultStore) -> pd.DataFrame:
     deviation √2·se); the expectation is the sum over points (values read off a plot would only add error)."""
     out: dict[str, dict[str, float]] = {}
     for artifact in ARTIFACTS:
-        rep = paper_vs_ours(PAPER, artifact, store.profile)
+        rep = paper_vs_ours(PAPER, artifact, store.profile, root=store.dir.parent.parent)
         rep = rep[rep["status"] != "not_run"]
         if rep.empty:
             continue
@@ -391,7 +391,7 @@ def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
     """``ours ± CI`` beside ``paper ± CI`` with the difference and status per reported cell of ``artifact``."""
     if artifact not in ARTIFACTS:
         raise ValueError(f"unknown LPGNN artifact {artifact!r}; valid: {list(ARTIFACTS)}")
-    rep = paper_vs_ours(PAPER, artifact, store.profile)
+    rep = paper_vs_ours(PAPER, artifact, store.profile, root=store.dir.parent.parent)
     rep["ours"] = [fmt(v, s) for v, s in zip(rep["ours_value"], rep["ours_spread"])]
     rep["paper"] = [fmt(v, s) for v, s in zip(rep["paper_value"], rep["paper_spread"])]
     rep["diff"] = rep["diff"].round(1)
