@@ -84,8 +84,17 @@ PLANETOID_SHA256 = {
         "graph": "d79a4ef9d3e7169aee8946145f6b7306e35bc79bffad26346cfb94e10e9912a7",
         "test.index": "2af990671580b6b2df5d158d1038f8292e30c9cd821b5453f399659b25b723d4",
     },
-    # PubMed is not mirrored; only the allx hash is documented (MANIFEST "not available offline").
-    "pubmed": {"allx": "508e538e2abdccdd54c4d3e9f49d638b4af7107d85845f66ddea5a5152658b7e"},
+    # the mirror has 7 of PubMed's 8 files (byte-identical to kimiyoung/planetoid); allx could not be obtained
+    "pubmed": {
+        "x": "fbe9cb5c47200d1b7769a26e579be3b7130b556831f9d850e77c4c74f2599b33",
+        "tx": "4eb5f5d0f30f26497eb0ac6ac9719d09c67e284f1ed0385c93f3ef27a671da3d",
+        "allx": "508e538e2abdccdd54c4d3e9f49d638b4af7107d85845f66ddea5a5152658b7e",
+        "y": "e6c807633307a07ed659249006536a147c7999c797f11a2560752990181b41b3",
+        "ty": "ee2e0d4819d9fbcc403689c3bf2e49face401b605932f093bc58ab6461130fdd",
+        "ally": "0c37bbe3b5014ec365e9d393cf4791925e5ed94fb194305d74f064a8d7b50f0e",
+        "graph": "5b89f0036ca22909471f1e6558eb42fa06e0c730a577bde5b058b40638f81dc9",
+        "test.index": "b101d421688bbaecbd82e8a18f1e282378d6830f3a37666f28ebc47f844341b5",
+    },
 }
 
 
@@ -148,7 +157,7 @@ Statistics: 19,717 nodes, 44,324 undirected edges, 500 TF-IDF features, 3 classe
     raw_files=_planetoid_files("pubmed"),
     loader=partial(read_planetoid, prefix="pubmed"),
     stats={"nodes": 19717, "edges": 44324, "features": 500, "classes": 3},
-    note="Not in the offline mirror (ind.pubmed.allx could not be obtained).",
+    note="ind.pubmed.allx is not in the offline mirror (the other seven files are).",
     variants={
         "lpgnn": _lpgnn_variant(),
         "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC + " (60/500/1000)",

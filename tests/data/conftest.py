@@ -46,6 +46,26 @@ def shared_cache(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
+def offline_cache(tmp_path, monkeypatch, no_network) -> Path:
+    """A fresh cache root, an empty mirror and no network: only the raw files a test writes into the cache
+    (``<cache>/<dataset>/raw/``, see :func:`dpgnn_data_testutils.raw_dir`) can be loaded."""
+    monkeypatch.setenv("DPGNN_DATA_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DPGNN_DATA_MIRROR", str(tmp_path / "empty-mirror"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def made_files(monkeypatch) -> set[str]:
+    """Names of raw files a test wrote in the real format (so never the published bytes): add a name to exempt that
+    file from the sha256 check; every other file is still verified."""
+    names: set[str] = set()
+    verify = dl.verify
+    monkeypatch.setattr(dl, "verify", lambda path, raw, raw_dir=None: (
+        "made by the test" if raw.name in names else verify(path, raw, raw_dir)))
+    return names
+
+
+@pytest.fixture
 def mirror_env(shared_cache, monkeypatch, no_network) -> Path:
     """Mirror from the environment + the shared tmp cache + no network."""
     monkeypatch.setenv("DPGNN_DATA_DIR", str(shared_cache))

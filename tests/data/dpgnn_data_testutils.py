@@ -29,6 +29,15 @@ def needs_mirror(*relpaths: str):
     return deco
 
 
+def raw_dir(name: str) -> Path:
+    """The cache folder where ``name``'s raw files are looked up (created): ``$DPGNN_DATA_DIR/<dataset>/raw``."""
+    from dpgnn.data import get_spec
+
+    d = get_spec(name).raw_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
 def undirected_ok(data) -> bool:
     """edge_index holds both directions of every edge, no duplicates, no self-loops."""
     import torch

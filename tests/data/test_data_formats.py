@@ -1,5 +1,6 @@
 """Loaders of the datasets too large to mirror, run on tiny files written in their real raw formats
-(OGB zips, GraphSAINT Flickr, DGL Reddit/PPI zips, Kaggle/PyG Elliptic zips, Planetoid pickles) put in the cache."""
+(OGB zips, GraphSAINT Flickr, DGL Reddit/PPI zips, Kaggle/PyG Elliptic zips) put in the cache; PubMed on its seven
+mirrored Planetoid files and an ``allx`` made in their pickle format. More in ``test_data_formats_graphs.py``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import gzip
 import io
 import json
 import pickle
+import struct
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,20 +18,7 @@ import scipy.sparse as sp
 import torch
 
 from dpgnn.data import get_spec, load_dataset, seed_from_name
-from dpgnn_data_testutils import undirected_ok
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch, no_network):
-    monkeypatch.setenv("DPGNN_DATA_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("DPGNN_DATA_MIRROR", str(tmp_path / "empty-mirror"))
-    return tmp_path / "cache"
-
-
-def raw_dir(name):
-    d = get_spec(name).raw_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+from dpgnn_data_testutils import MIRROR, needs_mirror, raw_dir, undirected_ok
 
 
 def gz_csv(rows) -> bytes:
@@ -42,7 +32,7 @@ def npz_bytes(**arrays) -> bytes:
     return buf.getvalue()
 
 
-def test_ogbn_arxiv_zip(env):
+def test_ogbn_arxiv_zip(offline_cache):
     n = 6
     edges = [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5)]  # directed citations
     with zipfile.ZipFile(raw_dir("ogbn-arxiv") / "arxiv.zip", "w") as zf:
@@ -64,7 +54,7 @@ def test_ogbn_arxiv_zip(env):
     assert torch.equal(p.private_mask, d.train_mask) and torch.equal(p.public_test_mask, d.test_mask)
 
 
-def test_flickr_graphsaint(env):
+def test_flickr_graphsaint(offline_cache):
     r = raw_dir("flickr")
     adj = sp.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 0]], dtype=np.float32))
     (r / "adj_full.npz").write_bytes(npz_bytes(data=adj.data, indices=adj.indices, indptr=adj.indptr,
@@ -77,7 +67,7 @@ def test_flickr_graphsaint(env):
     assert d.train_mask.tolist() == [True, True, False, False] and d.test_mask.tolist() == [False] * 3 + [True]
 
 
-def test_reddit_dgl_zip_and_gap_filter(env):
+def test_reddit_dgl_zip_and_gap_filter(offline_cache):
     n = 12
     y = np.array([0] * 5 + [1] * 5 + [2, 2])
     rng = np.random.default_rng(0)
@@ -96,7 +86,7 @@ def test_reddit_dgl_zip_and_gap_filter(env):
     assert sorted(p.y.unique().tolist()) == [0, 1] and p.num_nodes <= 10  # class 2 (2 nodes) filtered out
 
 
-def test_ppi_dgl_zip(env):
+def test_ppi_dgl_zip(offline_cache):
     def graph_json(n, links):
         return json.dumps({"directed": False, "multigraph": False, "graph": {},
                            "nodes": [{"id": i} for i in range(n)],
@@ -124,7 +114,7 @@ def _npy(arr) -> bytes:
     return buf.getvalue()
 
 
-def test_elliptic_zips_lpgcn_split(env):
+def test_elliptic_zips_lpgcn_split(offline_cache):
     r = raw_dir("elliptic")
     n = 40
     tx = np.arange(1000, 1000 + n)
@@ -151,23 +141,93 @@ def test_elliptic_zips_lpgcn_split(env):
     assert torch.equal(w.train_mask, v.train_mask)
 
 
-def test_planetoid_pubmed_format(env, monkeypatch):
-    """A tiny Planetoid-format PubMed (pickled scipy/numpy objects); its known allx hash is bypassed."""
+PUBMED_MIRRORED = [f"planetoid/ind.pubmed.{p}" for p in ("x", "tx", "y", "ty", "ally", "graph", "test.index")]
+
+
+def _py2_int(v: int) -> bytes:
+    """An int as Python 2's cPickle wrote it (BININT1 / BININT2 / BININT)."""
+    if 0 <= v < 256:
+        return b"K" + struct.pack("<B", v)
+    if 0 <= v < 65536:
+        return b"M" + struct.pack("<H", v)
+    return b"J" + struct.pack("<i", v)
+
+
+def _py2_str(s: bytes) -> bytes:
+    """A Python 2 ``str`` (SHORT_BINSTRING / BINSTRING)."""
+    return (b"U" + struct.pack("<B", len(s)) if len(s) < 256 else b"T" + struct.pack("<i", len(s))) + s
+
+
+def _py2_array(arr: np.ndarray, memo: dict[str, int], put) -> bytes:
+    """One 1-D numpy array as numpy's ``__reduce__`` under Python 2 (``numpy.core.multiarray._reconstruct``)."""
+    out = b""
+    for name in ("numpy.core.multiarray\n_reconstruct\n", "numpy\nndarray\n"):
+        out += b"h" + bytes([memo[name]]) if name in memo else b"c" + name.encode() + put(name)
+    out += _py2_int(0) + b"\x85" + _py2_str(b"b") + b"\x87R" + put(None)
+    out += b"(" + _py2_int(1) + _py2_int(len(arr)) + b"\x85"
+    code = arr.dtype.str[1:]  # "i4", "f4"
+    if code in memo:
+        out += b"h" + bytes([memo[code]])
+    else:
+        glob = "numpy\ndtype\n"
+        out += b"h" + bytes([memo[glob]]) if glob in memo else b"c" + glob.encode() + put(glob)
+        out += _py2_str(code.encode()) + _py2_int(0) + _py2_int(1) + b"\x87R" + put(code)
+        out += b"(" + _py2_int(3) + _py2_str(b"<") + b"NNN" + b"J\xff\xff\xff\xff" * 2 + _py2_int(0) + b"tb"
+    return out + b"\x89" + _py2_str(arr.astype(arr.dtype.newbyteorder("<")).tobytes()) + b"tb"
+
+
+def py2_csr_pickle(m: sp.csr_matrix) -> bytes:
+    """``cPickle.dump(m, f, 2)`` under Python 2 with scipy < 1.8, as the Planetoid ``x``/``tx``/``allx`` files were
+    written (int32 indices, float32 values): checked below to reproduce the mirrored files byte for byte."""
+    memo: dict[str, int] = {}
+    count = [0]
+
+    def put(key: str | None) -> bytes:  # BINPUT of the next memo slot (named when it is reused later)
+        count[0] += 1
+        if key is not None:
+            memo[key] = count[0]
+        return b"q" + bytes([count[0]])
+
+    out = b"\x80\x02c" + b"scipy.sparse.csr\ncsr_matrix\n" + put(None) + b")\x81" + put(None) + b"}" + put(None)
+    out += b"(" + _py2_str(b"format") + put(None) + _py2_str(b"csr")
+    out += _py2_str(b"_shape") + put(None) + _py2_int(m.shape[0]) + _py2_int(m.shape[1]) + b"\x86"
+    out += _py2_str(b"indptr") + put(None) + _py2_array(m.indptr.astype(np.int32), memo, put)
+    out += _py2_str(b"_cs_matrix__has_sorted_indices") + put(None) + b"\x88"
+    out += _py2_str(b"indices") + put(None) + _py2_array(m.indices.astype(np.int32), memo, put)
+    out += _py2_str(b"maxprint") + put(None) + _py2_int(50)
+    out += _py2_str(b"data") + put(None) + _py2_array(m.data.astype(np.float32), memo, put)
+    return out + b"ub."
+
+
+@needs_mirror(*PUBMED_MIRRORED)
+def test_pubmed_real_files_with_a_made_allx(tmp_path, monkeypatch, no_network, made_files):
+    """PubMed's seven mirrored Planetoid files (read in place, sha256-verified) and an ``allx`` written in their
+    pickle format (its first rows are ``x``, as in Planetoid; the rest made up): the loader's parse on real bytes."""
     import dpgnn.data.download as dl
 
-    monkeypatch.setattr(dl, "verify", lambda path, raw, raw_dir=None: "skipped")
-    r = raw_dir("pubmed")
-    objs = {
-        "x": sp.csr_matrix(np.eye(2, 3)), "y": np.eye(2, 3)[[0, 1]],
-        "allx": sp.csr_matrix(np.eye(3, 3)), "ally": np.eye(3)[[0, 1, 2]],
-        "tx": sp.csr_matrix(np.array([[1.0, 1, 0], [0, 1, 1]])), "ty": np.eye(3)[[2, 0]],
-        "graph": {0: [1], 1: [0, 2], 2: [1, 4], 3: [4], 4: [2, 3, 4]},
-    }
-    for k, v in objs.items():
-        (r / f"ind.pubmed.{k}").write_bytes(pickle.dumps(v))
-    (r / "ind.pubmed.test.index").write_text("4\n3\n")
+    mirror = Path(MIRROR) / "planetoid"
+    real = {p: pickle.loads((mirror / f"ind.pubmed.{p}").read_bytes(), encoding="latin1") for p in ("x", "tx", "ally")}
+    for p in ("x", "tx"):  # the writer reproduces the real files byte for byte: the made allx has their format
+        assert py2_csr_pickle(real[p]) == (mirror / f"ind.pubmed.{p}").read_bytes()
+    monkeypatch.setenv("DPGNN_DATA_DIR", str(tmp_path / "cache"))
+    n_all, n_feat = real["ally"].shape[0], real["x"].shape[1]
+    rest = sp.random(n_all - real["x"].shape[0], n_feat, 0.02, "csr", np.float32, np.random.default_rng(0))
+    allx = sp.vstack([real["x"], rest], format="csr")
+    allx.sort_indices()
+    (raw_dir("pubmed") / "ind.pubmed.allx").write_bytes(py2_csr_pickle(allx))
+    made_files.add("ind.pubmed.allx")  # cannot match the published file's sha256; the seven real ones are checked
+
     d = load_dataset("pubmed")
-    assert d.num_nodes == 5 and d.y.tolist() == [0, 1, 2, 0, 2]
-    assert d.x[4].tolist() == [1.0, 1.0, 0.0] and d.x[3].tolist() == [0.0, 1.0, 1.0]
-    assert d.edge_index.size(1) == 8 and undirected_ok(d)  # self-loop 4-4 dropped
-    assert d.train_mask.tolist()[:2] == [True, True] and d.test_mask.tolist() == [False] * 3 + [True, True]
+    stats = get_spec("pubmed").stats
+    assert d.num_nodes == stats["nodes"] == 19717 and d.x.shape == (19717, stats["features"])
+    assert d.x.dtype == torch.float32 and d.y.dtype == torch.long
+    assert d.edge_index.size(1) == 2 * stats["edges"] and undirected_ok(d)
+    assert torch.bincount(d.y).tolist() == [4103, 7739, 7875]  # the mirror MANIFEST's class counts over ally + ty
+    test_index = torch.tensor([int(v) for v in (mirror / "ind.pubmed.test.index").read_text().split()])
+    assert torch.equal(d.x[test_index], torch.from_numpy(real["tx"].toarray()))  # tx row j is node test_index[j]
+    assert torch.equal(d.x[:60], torch.from_numpy(real["x"].toarray()))
+    assert [int(d[m].sum()) for m in ("train_mask", "val_mask", "test_mask")] == [60, 500, 1000]
+    assert d.train_mask[:60].all() and d.val_mask[60:560].all() and torch.equal(d.test_mask.nonzero().view(-1),
+                                                                                 test_index.sort().values)
+    assert not (d.train_mask & d.test_mask).any() and not (d.val_mask & d.test_mask).any()
+    assert no_network.calls == []

@@ -202,7 +202,7 @@ def test_fb100_union_of_present_universities(tmp_path, monkeypatch, no_network):
     u = load_dataset("fb100-present")
     assert u.num_nodes == cal.num_nodes + reed.num_nodes
     assert u.edge_index.size(1) == cal.edge_index.size(1) + reed.edge_index.size(1)
-    assert sorted(u.university.unique().tolist()) == [14, 51]  # indices of Caltech36 and Reed98
+    assert sorted(u.university.unique().tolist()) == [13, 50]  # indices of Caltech36 and Reed98
     # no edge crosses universities (disjoint union)
     assert bool((u.university[u.edge_index[0]] == u.university[u.edge_index[1]]).all())
     # three one-hot attributes (status, gender, major): at most 3 ones per node

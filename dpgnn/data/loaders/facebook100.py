@@ -21,9 +21,9 @@ COLUMNS = ("status", "gender", "major", "minor", "housing", "year", "high_school
 FEATURES = ("status", "gender", "major", "minor", "housing")
 YEAR_RANGE = (2004, 2009)  # sisaman/pyg-datasets: years outside [2004, 2009] are treated as missing
 
-#: The 100 universities (file stems of the .mat files).
+#: The 100 universities (file stems of the .mat files in sisaman/pyg-datasets, sorted).
 UNIVERSITIES = (
-    "Abilene9", "American75", "Amherst41", "Auburn71", "BC17", "BU10", "Baylor93", "Berkeley13", "Bingham82",
+    "American75", "Amherst41", "Auburn71", "BC17", "BU10", "Baylor93", "Berkeley13", "Bingham82",
     "Bowdoin47", "Brandeis99", "Brown11", "Bucknell39", "Cal65", "Caltech36", "Carnegie49", "Colgate88",
     "Columbia2", "Cornell5", "Dartmouth6", "Duke14", "Emory27", "FSU53", "GWU54", "Georgetown15", "Hamilton46",
     "Harvard1", "Haverford76", "Howard90", "Indiana69", "JMU79", "JohnsHopkins55", "Lehigh96", "MIT8", "MSU24",

@@ -3,7 +3,8 @@ zips (``http://snap.stanford.edu/ogb/data/nodeproppred/<name>.zip``), read in pl
 
 Layout: ``<name>/raw/{edge,node-feat,node-label,num-node-list,num-edge-list}.csv.gz`` (no header;
 ``node_year.csv.gz`` for arxiv) and ``<name>/split/<split>/{train,valid,test}.csv.gz`` (node ids).
-Edges are returned undirected (ogbn-arxiv's raw edges are directed citations; ogbn-products' already both ways).
+Edges are returned undirected (ogbn-arxiv's raw edges are directed citations; ogbn-products' list each
+undirected edge once, OGB's ``add_inverse_edge``).
 """
 
 from __future__ import annotations
