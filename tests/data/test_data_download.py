@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import dpgnn.data.download as dl
-from dpgnn.data import ChecksumError, DatasetUnavailable, dataset_available, get_spec, load_dataset
+from dpgnn.data import ChecksumError, DatasetUnavailable, dataset_available, describe, get_spec, load_dataset
 from dpgnn.data.download import RawFile, fetch, sha256sum
+from dpgnn.data.registry import PROCESS_VERSION
 from dpgnn_data_testutils import MIRROR, needs_mirror
 
 CORA = [f"planetoid/ind.cora.{p}" for p in ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")]
@@ -78,6 +79,29 @@ def test_unmirrored_datasets_raise_unavailable(tmp_path, monkeypatch, no_network
     msg = str(err.value)
     assert missing and all(r.url in msg for r in missing)
     assert not dataset_available(name)
+
+
+@needs_mirror(*CORA)
+def test_data_dir_with_the_raw_files_needs_no_network(tmp_path, monkeypatch, no_network):
+    """Without a mirror, raw files put where the message says (``$DPGNN_DATA_DIR/<dataset>/raw/<file>``) are used:
+    sha256-verified, nothing downloaded, the parsed copy cached beside them."""
+    monkeypatch.delenv("DPGNN_DATA_MIRROR", raising=False)
+    own = tmp_path / "my-datasets"
+    monkeypatch.setenv("DPGNN_DATA_DIR", str(own))
+    assert not dataset_available("cora")
+    with pytest.raises(DatasetUnavailable) as err:
+        load_dataset("cora", download=False)
+    for rel in CORA:
+        target = own / "cora" / "raw" / Path(rel).name
+        assert str(target) in str(err.value)  # the message names the place
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(Path(MIRROR) / rel, target)
+    assert dataset_available("cora") and f"present here: {own / 'cora' / 'raw' / 'ind.cora.x'}" in describe("cora")
+    d = load_dataset("cora", variant="lpgcn")
+    assert (d.num_nodes, d.edge_index.size(1) // 2, int(d.train_mask.sum())) == (2708, 5278, 140)
+    assert {p.name for p in (own / "cora" / "processed").iterdir()} == {f"base-v{PROCESS_VERSION}.pt",
+                                                                     f"lpgcn-v{PROCESS_VERSION}.pt"}
+    assert no_network.calls == []
 
 
 def test_real_downloader_fails_fast_offline(tmp_path, monkeypatch):
