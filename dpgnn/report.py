@@ -14,12 +14,15 @@ paper_spread, ours_value, ours_spread, n_runs, profile, status, tolerance, diff,
   ``fb100-cornell5`` for Facebook), shown in its own row with the paper's value for the paper's dataset as context
   only: it is never compared (no ``diff``) and is not counted among the reported cells.
 
-Our spread uses the paper's convention (``spread_kind`` of the reference row).
+Our spread uses the paper's convention (``spread_kind`` of the reference row). ``report.md``, ``report.html`` and the
+site show numbers rounded by one rule, :func:`format_value`: the paper's precision for the quantity
+(:func:`paper_decimals`), else 3 significant figures; ``report.csv`` keeps 4 significant figures.
 """
 
 from __future__ import annotations
 
 import html
+from decimal import Decimal
 from pathlib import Path
 from typing import Iterable
 
@@ -228,8 +231,33 @@ def summarize(rep: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _fmt(v: float, nd: int = 2) -> str:
-    return "" if pd.isna(v) else f"{v:.{nd}f}"
+def paper_decimals(rep: pd.DataFrame) -> pd.Series:
+    """Per report row, the decimals the paper prints for its quantity: the most that any of the paper's values of
+    the same metric in the same artifact shows (written as briefly as the float allows, so a trailing zero of one
+    value is made up by its siblings); ``NaN`` where the paper prints no value of that metric there."""
+    if rep.empty:
+        return pd.Series(dtype=float, index=rep.index)
+
+    def places(v: float) -> float:
+        return float("nan") if pd.isna(v) else float(max(0, -Decimal(repr(float(v))).normalize().as_tuple().exponent))
+
+    shown = rep["paper_value"].map(places)
+    return shown.groupby([rep["paper"], rep["artifact"], rep["metric"]], sort=False).transform("max")
+
+
+def format_value(value: float, decimals: float | None = None, *, spread: float | None = None,
+                 signed: bool = False) -> str:
+    """The report's one rounding rule: ``value`` (and its ``± spread``, with the same places) rounded to
+    ``decimals`` places, the paper's precision for the quantity (:func:`paper_decimals`); where the paper prints
+    none (``decimals`` ``None``/``NaN``), to 3 significant figures (one decimal for a percentage from 10 to 99.9).
+    ``signed`` prints a sign (a difference); ``""`` for a missing value."""
+    if value is None or pd.isna(value):
+        return ""
+    if decimals is None or pd.isna(decimals):
+        decimals = 0 if value == 0 else max(0, 2 - int(np.floor(np.log10(abs(value)))))
+    d = min(int(decimals), 8)
+    text = f"{value:+.{d}f}" if signed else f"{value:.{d}f}"
+    return text + ("" if spread is None or pd.isna(spread) else f" ± {spread:.{d}f}")
 
 
 def to_markdown(rep: pd.DataFrame, profile: str) -> str:
@@ -246,9 +274,9 @@ def to_markdown(rep: pd.DataFrame, profile: str) -> str:
         lines.append("")
     lines += ["| paper | artifact | dataset | method | setting | metric | paper | ours | n | status | note |",
               "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rep.itertuples(index=False):
-        p = _fmt(r.paper_value, 3) + ("" if pd.isna(r.paper_spread) else f" ± {r.paper_spread:g}")
-        o = _fmt(r.ours_value, 3) + ("" if pd.isna(r.ours_spread) else f" ± {r.ours_spread:.2f}")
+    for r, d in zip(rep.itertuples(index=False), paper_decimals(rep)):
+        p = format_value(r.paper_value, d, spread=r.paper_spread)
+        o = format_value(r.ours_value, d, spread=r.ours_spread)
         lines.append(f"| {r.paper} | {r.artifact} | {r.dataset} | {r.method} | {r.setting} | {r.metric} | {p} | {o} "
                      f"| {r.n_runs} | {r.status} | {r.note} |")
     return "\n".join(lines) + "\n"
@@ -258,10 +286,10 @@ def to_html(rep: pd.DataFrame, profile: str) -> str:
     colours = {"within": "#d8f0d8", "explained": "#f8ecd0", "outside": "#f8d8d8", "not_run": "#eeeeee",
                "stand_in": "#dde8f8"}
     rows = []
-    for r in rep.itertuples(index=False):
+    for r, d in zip(rep.itertuples(index=False), paper_decimals(rep)):
         cells = [r.paper, r.artifact, r.dataset, r.method, r.setting, r.metric,
-                 _fmt(r.paper_value, 3), _fmt(r.paper_spread, 2), _fmt(r.ours_value, 3), _fmt(r.ours_spread, 2),
-                 r.n_runs, r.status, r.note]
+                 format_value(r.paper_value, d), format_value(r.paper_spread, d), format_value(r.ours_value, d),
+                 format_value(r.ours_spread, d), r.n_runs, r.status, r.note]
         tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
         rows.append(f'<tr style="background:{colours.get(r.status, "#fff")}">{tds}</tr>')
     head = "".join(f"<th>{h}</th>" for h in ["paper", "artifact", "dataset", "method", "setting", "metric", "paper",

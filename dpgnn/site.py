@@ -1,28 +1,29 @@
 """The report as a small static site: ``results/<profile>/site/`` (written by :func:`dpgnn.report.build_report`).
 
-Pages (plain HTML + inline SVG charts, no JavaScript of its own). Every link is relative, and figures and CSVs are
-linked where they already are (``figures/``, ``results/``) rather than copied, so the site opens from disk or from
-the repository as it is laid out:
+Pages (plain HTML + inline SVG charts, no JavaScript, nothing loaded from the network). Every link is relative, and
+figures and CSVs are linked where they already are (``figures/``, ``results/``) rather than copied, so the site opens
+from disk or from the repository as it is laid out:
 
-- ``index.html``: one summary per paper (within / outside / not_run counts as a chart), the course and the
-  cross-paper comparison, the environment (package versions, device, date);
+- ``index.html``: per paper, what is reproduced in words and numbers (cells within the paper's tolerance, explained,
+  outside, not run and why) and as a chart; the course and the cross-paper comparison; the environment (package
+  versions, device, date);
 - ``<paper>/index.html``: the paper's artifacts with their counts;
-- ``<paper>/<artifact>.html``: our figure (from ``figures/<profile>/<paper>/``), the paper's values beside ours, the
-  misses (``outside`` / ``not_run``) with their notes, links to the notebooks that draw it (the repository's
-  ``notebooks/<paper>/``) and to the result CSV (``results/<profile>/<paper>/``);
-- ``notebooks/<series>/<notebook>.html``: the executed notebooks rendered to HTML (nbconvert, from
-  ``papermill_runs/<profile>/``, only those that ran here; git ignores them, so no committed page links to them).
+- ``<paper>/<artifact>.html``: our figures (from ``figures/<profile>/<paper>/``), links to the notebooks that draw
+  them (the repository's ``notebooks/<paper>/``) and to the result CSV (``results/<profile>/<paper>/``), then the
+  paper's values beside ours, misses first: cells outside the tolerance, then those explained (grouped by their
+  measured cause), then those within and the stand-in rows; the cells not run are folded in a ``<details>``, as is
+  every table longer than :data:`LONG_TABLE` rows, so a page stays short with its details closed;
+- ``notebooks/<series>/<notebook>.html``: the executed notebooks rendered to HTML (:mod:`dpgnn.notebook_html`: math
+  as MathML, no script from outside), from ``papermill_runs/<profile>/``, only those that ran here; git ignores
+  them, so no committed page links to them.
 
-Every committed page follows from the stored results and the repository alone (the devices come from the rows'
-``cell_device``), so rebuilding the site of unchanged results on a clean checkout leaves ``git status`` clean.
-
-Rendered notebooks load MathJax from its CDN for the LaTeX in their markdown (the only external resource); the
-pages of the site itself load nothing from outside.
+Numbers are rounded by :func:`dpgnn.report.format_value` to the paper's precision. Every committed page follows from
+the stored results and the repository alone (the devices come from the rows' ``cell_device``), so rebuilding the site
+of unchanged results on a clean checkout leaves ``git status`` clean.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import html
 import os
 from pathlib import Path
@@ -30,23 +31,32 @@ from typing import Iterable
 
 import pandas as pd
 
+from dpgnn.report import format_value, paper_decimals
 from dpgnn.utils import ROOT
 
-__all__ = ["build_site", "status_chart", "COURSE_SERIES"]
+__all__ = ["COURSE_SERIES", "LONG_TABLE", "build_site", "paper_summary", "status_chart"]
 
 STATUSES = ("within", "explained", "outside", "not_run", "stand_in")
 COLOURS = {"within": "#4c9a2a", "explained": "#dd8452", "outside": "#c44e52", "not_run": "#a0a0a0",
            "stand_in": "#4c72b0"}
 #: notebook series that are not papers (shown in their own sections)
 COURSE_SERIES = ("learn", "compare")
+#: a table with more rows than this is folded in a ``<details>`` element
+LONG_TABLE = 25
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:1.5em auto;padding:0 1em;
 color:#222;line-height:1.45}
 a{color:#1f5fa8}table{border-collapse:collapse;font-size:13px;margin:.5em 0}
 td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}
-tr.within{background:#eef8ea}tr.outside{background:#fbeaea}tr.not_run{background:#f4f4f4}"
-          "tr.explained{background:#fbf1e4}tr.stand_in{background:#e8eef8}
+td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}td.src{color:#555;font-size:12px}
+tr.within{background:#eef8ea}tr.outside{background:#fbeaea}tr.not_run{background:#f4f4f4}
+tr.explained{background:#fbf1e4}tr.stand_in{background:#e8eef8}
+p.cause{border-left:4px solid #dd8452;padding:.2em .7em;margin:.8em 0 .2em;font-size:14px}
+p.cause.stand_in{border-color:#4c72b0}p.cause.not_run{border-color:#a0a0a0}
+details{margin:.4em 0 .8em}summary{cursor:pointer;color:#1f5fa8}details.section>summary{font-size:1.25em;
+font-weight:600;color:#222;margin:.8em 0 .4em}
 nav{font-size:13px;margin-bottom:1em}img.figure{max-width:100%;border:1px solid #ddd}
+ul.papers li{margin-bottom:.5em}
 .legend span{display:inline-block;margin-right:1em;font-size:12px}.muted{color:#666;font-size:13px}
 """
 
@@ -145,32 +155,18 @@ def _environment(profile: str, results: Path) -> str:
             f"<tr><th>device of the stored rows</th><td>{_e(devices_text)}</td></tr></table>")
 
 
-def _render_notebook(src: Path, dest: Path) -> bool:
-    """Executed notebook -> HTML (nbconvert's lab template, no require.js); skipped when up to date."""
-    if dest.exists() and dest.stat().st_mtime >= src.stat().st_mtime:
-        return True
-    import nbformat
-    from nbconvert import HTMLExporter
-
-    try:
-        nb = nbformat.read(src, as_version=4)
-    except Exception:  # an unreadable (e.g. killed mid-write) run is listed without a link
-        return False
-    exporter = HTMLExporter(template_name="lab")
-    exporter.require_js_url = ""
-    body, _ = exporter.from_notebook_node(nb)
-    body = body.replace('<script src=""></script>', "")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(body, encoding="utf-8")
-    return True
-
-
 def _notebook_pages(series: str, profile: str, runs: Path, site: Path) -> dict[str, str]:
-    """``{notebook name: site-relative HTML path}`` for the executed notebooks of one series."""
+    """``{notebook name: site-relative HTML path}`` for the executed notebooks of one series; a page is rendered
+    again when its run or the renderer is newer than it."""
+    from dpgnn import notebook_html
+
+    renderer_time = Path(notebook_html.__file__).stat().st_mtime
     out = {}
     for nb in sorted((runs / profile / series).glob("*.ipynb")):
         rel = f"notebooks/{series}/{nb.stem}.html"
-        if _render_notebook(nb, site / rel):
+        dest = site / rel
+        fresh = dest.exists() and dest.stat().st_mtime >= max(nb.stat().st_mtime, renderer_time)
+        if fresh or notebook_html.render_notebook(nb, dest, repo_notebook=ROOT / "notebooks" / series / nb.name):
             out[nb.name] = rel
     return out
 
@@ -203,18 +199,186 @@ def _artifact_csvs(results: Path, paper: str) -> dict[str, Path]:
     return out
 
 
-def _ours_table(rows: pd.DataFrame) -> str:
-    head = ["dataset", "method", "setting", "metric", "paper", "ours", "diff", "n", "status", "note", "source"]
+def _reason(note: object) -> str:
+    """The kind of a not-run cell's note: its words before the first ``:`` or `` (``."""
+    return str(note).split(":")[0].split(" (")[0].strip()
+
+
+def _tally(rows: pd.DataFrame) -> dict[str, int]:
+    c = rows["status"].value_counts()
+    return {s: int(c.get(s, 0)) for s in STATUSES}
+
+
+def paper_summary(rows: pd.DataFrame) -> str:
+    """Report rows (one paper's, one artifact's or all) in words and numbers: the cells we ran within the paper's
+    tolerance, explained and outside; the cells not run, by reason (naming the datasets missing here); the stand-in
+    rows."""
+    n = _tally(rows)
+    ran = n["within"] + n["explained"] + n["outside"]
+    text = (f"{n['within']:,} of {ran:,} cells run within the paper's tolerance, {n['explained']:,} explained, "
+            f"{n['outside']:,} outside" if ran else "no cell run")
+    if n["not_run"]:
+        missed = rows[rows["status"] == "not_run"]
+        parts = []
+        for kind, g in sorted(missed.groupby(missed["note"].map(_reason), sort=False), key=lambda kg: -len(kg[1])):
+            names = sorted(g["dataset"].astype(str).unique()) if kind.startswith("dataset not available") else []
+            parts.append(f"{len(g):,} {kind}" + (f" ({', '.join(names)})" if names else ""))
+        text += f"; not run: {n['not_run']:,} of {ran + n['not_run']:,} reported cells, " + ", ".join(parts)
+    if n["stand_in"]:
+        text += f"; {n['stand_in']:,} stand-in rows (ours on a stand-in graph, never compared)"
+    return text + "."
+
+
+def _source_prefix(sources: pd.Series) -> str:
+    """What every source of a table begins with, up to its last ``", "`` (stated once above the tables)."""
+    texts = sorted({str(s) for s in sources.dropna()})
+    common = os.path.commonprefix(texts) if len(texts) > 1 else ""
+    cut = common.rfind(", ")
+    return common[:cut + 2] if cut > 0 else ""
+
+
+def _table(rows: pd.DataFrame, decimals: pd.Series, prefix: str, *, fold: bool = True) -> str:
+    """Report rows as a table, numbers at the paper's precision; folded in a ``<details>`` when longer than
+    :data:`LONG_TABLE` rows (and ``fold``)."""
+    head = ["dataset", "method", "setting", "metric", "paper", "ours", "diff", "n", "source"]
     body = []
-    for r in rows.itertuples(index=False):
-        paper = "" if pd.isna(r.paper_value) else f"{r.paper_value:.4g}" + (
-            "" if pd.isna(r.paper_spread) else f" ± {r.paper_spread:.3g}")
-        ours = "" if pd.isna(r.ours_value) else f"{r.ours_value:.4g}" + (
-            "" if pd.isna(r.ours_spread) else f" ± {r.ours_spread:.3g}")
-        diff = "" if pd.isna(r.diff) else f"{r.diff:+.3g}"
-        cells = [r.dataset, r.method, r.setting, r.metric, paper, ours, diff, r.n_runs, r.status, r.note, r.source]
-        body.append(f'<tr class="{_e(r.status)}">' + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
-    return "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(body) + "</table>"
+    for r, d in zip(rows.itertuples(index=False), decimals.loc[rows.index]):
+        src = str(r.source)
+        nums = [format_value(r.paper_value, d, spread=r.paper_spread), format_value(r.ours_value, d,
+                spread=r.ours_spread), format_value(r.diff, d, signed=True), r.n_runs if r.n_runs else ""]
+        body.append(f'<tr class="{_e(r.status)}">' + "".join(f"<td>{_e(c)}</td>" for c in (r.dataset, r.method,
+                    r.setting, r.metric)) + "".join(f'<td class="num">{_e(c)}</td>' for c in nums)
+                    + f'<td class="src">{_e(src.removeprefix(prefix))}</td></tr>')
+    table = "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(body) + "</table>"
+    if fold and len(rows) > LONG_TABLE:
+        return f"<details><summary>show the {len(rows)} rows</summary>{table}</details>"
+    return table
+
+
+def _grouped(rows: pd.DataFrame, decimals: pd.Series, prefix: str, *, fold: bool = True) -> str:
+    """One table per distinct note (a measured cause, a stand-in, a reason not run), the note stated once above it."""
+    return "".join(f'<p class="cause {_e(g["status"].iloc[0])}">{_e(note)}</p>' + _table(g, decimals, prefix,
+                                                                                           fold=fold)
+                   for note, g in rows.groupby("note", sort=False, dropna=False))
+
+
+def _figures(paper: str, art: str, artifacts: Iterable[str], profile: str, figures_root: Path, here: Path) -> str:
+    """Our figures of an artifact: ``<art>.png`` and ``<art>_<part>.png`` (not another artifact's), PDF linked."""
+    folder = figures_root / profile / paper
+    others = set(artifacts) - {art}
+    figs = [f for f in sorted(folder.glob(f"{art}*.png"))
+            if f.stem == art or (f.stem.startswith(f"{art}_") and f.stem not in others)]
+    if not figs:
+        return f"<p class='muted'>No figure named {_e(art)}.png in figures/{_e(profile)}/{_e(paper)}/.</p>"
+    out = ["<h2>Our figure" + ("s" if len(figs) > 1 else "") + "</h2>"]
+    for fig in figs:
+        pdf = fig.with_suffix(".pdf")
+        link = f' · <a href="{_e(_rel(pdf, here))}">PDF</a>' if pdf.exists() else ""
+        out.append(f'<p><img class="figure" src="{_e(_rel(fig, here))}" alt="{_e(paper)} {_e(fig.stem)}, profile '
+                   f'{_e(profile)}"><br><span class="muted">{_e(fig.name)}{link}</span></p>')
+    return "".join(out)
+
+
+def _artifact_body(paper: str, art: str, rows: pd.DataFrame, decimals: pd.Series, links: list[str],
+                   figures: str) -> str:
+    """An artifact page: summary, figures, links, then the cells, misses first and the cells not run folded."""
+    n = _tally(rows)
+    body = [f"<p>{_e(paper_summary(rows))}</p>", figures, "<p>" + " · ".join(links) + "</p>"]
+    prefix = _source_prefix(rows["source"])
+    if prefix:
+        body.append(f"<p class='muted'>Paper values: {_e(prefix.rstrip(', '))}; each row's source column "
+                    "gives the rest of its citation. Numbers are rounded to the paper's precision.</p>")
+    by = {s: rows[rows["status"] == s] for s in STATUSES}
+    if n["outside"]:
+        body.append(f"<h2>Outside the paper's tolerance ({n['outside']})</h2>" + _table(by["outside"], decimals,
+                                                                                         prefix))
+    if n["explained"]:
+        body.append(f"<h2>Explained: outside the tolerance, with a measured cause ({n['explained']})</h2>"
+                    + _grouped(by["explained"], decimals, prefix))
+    if n["within"]:
+        body.append(f"<h2>Within the paper's tolerance ({n['within']})</h2>" + _table(by["within"], decimals, prefix))
+    if n["stand_in"]:
+        body.append(f"<h2>Stand-in rows ({n['stand_in']}): ours on a different graph, never compared</h2>"
+                    + _grouped(by["stand_in"], decimals, prefix))
+    if n["not_run"]:
+        kinds = by["not_run"]["note"].map(_reason).value_counts(sort=False)
+        body.append(f'<details class="section"><summary>Not run ({n["not_run"]} cells: '
+                    + _e(", ".join(f"{c} {k}" for k, c in kinds.items())) + ")</summary>"
+                    + _grouped(by["not_run"], decimals, prefix, fold=False) + "</details>")
+    return "".join(body)
+
+
+def _write_paper(paper: str, prep: pd.DataFrame, decimals: pd.Series, *, site: Path, results: Path, profile: str,
+                 figures_root: Path) -> None:
+    """``<paper>/index.html`` and one page per artifact."""
+    arts = list(dict.fromkeys(prep["artifact"]))
+    ac = _counts(prep, ["artifact"])
+    nb_of = _artifact_notebooks(paper, arts)
+    csv_of = _artifact_csvs(results, paper)
+    here = site / paper
+    here.mkdir(exist_ok=True)
+    items = "".join(f'<li><a href="{_e(a)}.html">{_e(a)}</a>: {_e(paper_summary(prep[prep["artifact"] == a]))}</li>'
+                    for a in arts)
+    lines = [f"<p>{_e(paper_summary(prep))}</p>",
+             status_chart([(a, *map(int, ac.loc[ac["artifact"] == a, list(STATUSES)].iloc[0])) for a in arts]),
+             f"<ul class='papers'>{items}</ul>"]
+    (here / "index.html").write_text(_page(f"{paper}: paper vs ours", "".join(lines), 1), "utf-8")
+    for art in arts:
+        links = [f'<a href="{_e(_rel(ROOT / "notebooks" / paper / nb, here))}">notebook {_e(nb)}</a>'
+                 for nb in nb_of.get(art, [])]
+        csv = csv_of.get(art)
+        links.append(f'<a href="{_e(_rel(csv, here))}">result CSV {_e(csv.name)}</a>' if csv is not None
+                     else "no result CSV stored")
+        figures = _figures(paper, art, arts, profile, figures_root, here)
+        body = _artifact_body(paper, art, prep[prep["artifact"] == art], decimals, links, figures)
+        (here / f"{art}.html").write_text(_page(f"{paper} · {art}", body, 1), "utf-8")
+
+
+def _paper_title(paper: str, site: Path) -> str:
+    """The paper's title, linked to its page under ``docs/`` (whose first heading names it), or ``""``."""
+    from dpgnn.readme import SERIES_PAGES
+
+    page = ROOT / SERIES_PAGES.get(paper, f"docs/papers/{paper}.md")
+    if not page.exists():
+        return ""
+    title = page.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
+    return f' — <a href="{_e(_rel(page, site))}">{_e(title)}</a>'
+
+
+def _index_body(rep: pd.DataFrame, papers: list[str], profile: str, site: Path, figures_root: Path,
+                results_root: Path) -> str:
+    """The site's front page: what is reproduced per paper, the course and comparison, the environment."""
+    index = ["<p>Every reported cell of the papers' tables and figures that we reproduce, compared with our results "
+             "in the <b>" + _e(profile) + "</b> profile. A cell is <i>within</i> when |ours − paper| ≤ max(floor, "
+             "2 × the paper's spread) (floor: 2 points for percentages), <i>explained</i> when outside with a measured "
+             "cause in the note, <i>outside</i> otherwise, <i>not_run</i> when we have no result (the note says why); "
+             "<i>stand_in</i> rows are ours on a stand-in dataset, never compared. Numbers are rounded to the "
+             "paper's precision.</p>",
+             '<p>Whole report: <a href="../report.csv">report.csv</a> · <a href="../report.html">one-table '
+             'HTML</a> · <a href="../report.md">Markdown</a></p>', "<h2>What is reproduced</h2>"]
+    if len(rep):
+        index.append(f"<p><b>All papers:</b> {_e(paper_summary(rep))}</p>")
+    pc = _counts(rep, ["paper"]) if len(rep) else pd.DataFrame(columns=["paper", *STATUSES])
+    index.append(status_chart([(p, *map(int, pc.loc[pc["paper"] == p, list(STATUSES)].iloc[0])) for p in papers]))
+    index.append("<ul class='papers'>" + "".join(
+        f'<li><a href="{_e(p)}/index.html"><b>{_e(p)}</b></a>{_paper_title(p, site)}: '
+        f'{_e(paper_summary(rep[rep["paper"] == p]))}</li>' for p in papers) + "</ul>")
+    index.append("<h2>Course and comparison</h2>")
+    for series, title in (("learn", "Course: DP-GNNs one concept at a time"),
+                          ("compare", "Cross-paper comparison")):
+        sources = sorted((ROOT / "notebooks" / series).glob("*.ipynb"))
+        items = [f'<li><a href="{_e(_rel(nb, site))}">{_e(nb.stem)}</a></li>' for nb in sources]
+        for name in ("accuracy_vs_epsilon", "best_method") if series == "compare" else ():
+            fig = figures_root / profile / series / f"{name}.png"
+            if fig.exists():
+                items.append(f'<li><img class="figure" src="{_e(_rel(fig, site))}" alt="{_e(name)}"></li>')
+        index.append(f"<h3>{_e(title)}</h3><ul>{''.join(items)}</ul>")
+    index.append("<p class='muted'>Notebook links open the notebooks of the repository. The executed notebooks of "
+                 "this profile, where they ran here, are rendered to <code>notebooks/&lt;series&gt;/</code> beside "
+                 "these pages (not part of the repository: they come from <code>papermill_runs/</code>, which git "
+                 "ignores).</p>")
+    index.append("<h2>Environment</h2>" + _environment(profile, results_root))
+    return "".join(index)
 
 
 def build_site(rep: pd.DataFrame, profile: str, *, results_root: Path, figures_root: Path | None = None,
@@ -229,76 +393,14 @@ def build_site(rep: pd.DataFrame, profile: str, *, results_root: Path, figures_r
     runs = Path(runs_root or results_root.parent) / "papermill_runs"
     site = results_root / profile / "site"
     site.mkdir(parents=True, exist_ok=True)
-    results = results_root / profile
     papers = list(dict.fromkeys(rep["paper"])) if len(rep) else []
-
-    index = ["<p>Every reported cell of the papers' tables and figures that we reproduce, compared with our results "
-             "in the <b>" + _e(profile) + "</b> profile. A cell is <i>within</i> when |ours − paper| ≤ max(floor, "
-             "2 × the paper's spread) (floor: 2 points for percentages), <i>explained</i> when outside with a measured "
-             "cause in the note, <i>outside</i> otherwise, <i>not_run</i> when we have no result (the note says why); "
-             "<i>stand_in</i> rows are ours on a stand-in dataset, never compared.</p>",
-             f'<p>Whole report: <a href="../report.csv">report.csv</a> · <a href="../report.html">one-table '
-             f'HTML</a> · <a href="../report.md">Markdown</a></p>', "<h2>Papers</h2>"]
-    pc = _counts(rep, ["paper"]) if len(rep) else pd.DataFrame(columns=["paper", *STATUSES])
-    index.append(status_chart([(p, *map(int, pc.loc[pc["paper"] == p, list(STATUSES)].iloc[0])) for p in papers]))
-    index.append("<ul>" + "".join(f'<li><a href="{_e(p)}/index.html">{_e(p)}</a></li>' for p in papers) + "</ul>")
-
+    decimals = paper_decimals(rep)
     for paper in papers:
-        prep = rep[rep["paper"] == paper]
-        arts = list(dict.fromkeys(prep["artifact"]))
-        ac = _counts(prep, ["artifact"])
         _notebook_pages(paper, profile, runs, site)
-        nb_of = _artifact_notebooks(paper, arts)
-        csv_of = _artifact_csvs(results, paper)
-        (site / paper).mkdir(exist_ok=True)
-        lines = [status_chart([(a, *map(int, ac.loc[ac["artifact"] == a, list(STATUSES)].iloc[0])) for a in arts]),
-                 "<ul>" + "".join(f'<li><a href="{_e(a)}.html">{_e(a)}</a></li>' for a in arts) + "</ul>"]
-        (site / paper / "index.html").write_text(_page(f"{paper}: paper vs ours", "".join(lines), 1), "utf-8")
-        for art in arts:
-            rows = prep[prep["artifact"] == art]
-            body = []
-            fig = figures_root / profile / paper / f"{art}.png"
-            if fig.exists():
-                body.append(f'<h2>Our figure</h2><img class="figure" src="{_e(_rel(fig, site / paper))}" '
-                            f'alt="{_e(paper)} {_e(art)}, profile {_e(profile)}"> <a href="'
-                            f'{_e(_rel(fig.with_suffix(".pdf"), site / paper))}">PDF</a>')
-            else:
-                body.append(f"<p class='muted'>No figure named {_e(art)}.png in figures/{_e(profile)}/"
-                            f"{_e(paper)}/.</p>")
-            links = [f'<a href="{_e(_rel(ROOT / "notebooks" / paper / nb, site / paper))}">notebook {_e(nb)}</a>'
-                     for nb in nb_of.get(art, [])]
-            csv = csv_of.get(art)
-            if csv is not None:
-                links.append(f'<a href="{_e(_rel(csv, site / paper))}">result CSV {_e(csv.name)}</a>')
-            else:
-                links.append("no result CSV stored")
-            body.append("<p>" + " · ".join(links) + "</p>")
-            c = rows["status"].value_counts()
-            body.append(f"<p>{int(c.get('within', 0))} within, {int(c.get('explained', 0))} explained, "
-                        f"{int(c.get('outside', 0))} outside, {int(c.get('not_run', 0))} not run (of "
-                        f"{len(rows) - int(c.get('stand_in', 0))} reported cells); {int(c.get('stand_in', 0))} "
-                        f"stand-in rows.</p>")
-            misses = rows[~rows["status"].isin(["within", "stand_in"])]
-            if len(misses):
-                body.append("<h2>Misses and their explanation</h2>" + _ours_table(misses))
-            body.append("<h2>Paper beside ours</h2>" + _ours_table(rows))
-            (site / paper / f"{art}.html").write_text(_page(f"{paper} · {art}", "".join(body), 1), "utf-8")
-
-    index.append("<h2>Course and comparison</h2>")
-    for series, title in (("learn", "Course: DP-GNNs one concept at a time"),
-                          ("compare", "Cross-paper comparison")):
+        _write_paper(paper, rep[rep["paper"] == paper], decimals, site=site, results=results_root / profile,
+                     profile=profile, figures_root=figures_root)
+    for series in COURSE_SERIES:
         _notebook_pages(series, profile, runs, site)
-        sources = sorted((ROOT / "notebooks" / series).glob("*.ipynb"))
-        items = [f'<li><a href="{_e(_rel(nb, site))}">{_e(nb.stem)}</a></li>' for nb in sources]
-        for name in ("accuracy_vs_epsilon", "best_method") if series == "compare" else ():
-            fig = figures_root / profile / series / f"{name}.png"
-            if fig.exists():
-                items.append(f'<li><img class="figure" src="{_e(_rel(fig, site))}" alt="{_e(name)}"></li>')
-        index.append(f"<h3>{_e(title)}</h3><ul>{''.join(items)}</ul>")
-    index.append("<p class='muted'>Notebook links open the notebooks of the repository. The executed notebooks of "
-                 "this profile, where they ran here, are rendered to <code>notebooks/&lt;series&gt;/</code> beside "
-                 "these pages (not part of the repository: they come from <code>papermill_runs/</code>, which git "
-                 "ignores).</p>")
-    index.append("<h2>Environment</h2>" + _environment(profile, results_root))
-    (site / "index.html").write_text(_page(f"dpgnn report — profile {profile}", "".join(index), 0), "utf-8")
+    body = _index_body(rep, papers, profile, site, figures_root, results_root)
+    (site / "index.html").write_text(_page(f"dpgnn report — profile {profile}", body, 0), "utf-8")
     return site

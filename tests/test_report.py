@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from dpgnn.reference import COLUMNS, load_explanations, stand_in_for
-from dpgnn.report import KEY, REPORTED, STATUSES, compare, counts, summarize
+from dpgnn.report import (KEY, REPORTED, STATUSES, compare, counts, format_value, paper_decimals, summarize,
+                          to_markdown)
 
 
 def _ref(rows):
@@ -84,3 +85,20 @@ def test_stand_in_rows_are_never_compared():
 def test_explanations_file_is_well_formed():
     e = load_explanations()
     assert len(e) and (e["cause"].str.contains("measured")).all()
+
+
+def test_numbers_are_rounded_to_the_papers_precision():
+    """One rule: the decimals the paper prints for the metric in the artifact, else 3 significant figures."""
+    rep = pd.DataFrame({"paper": ["p"] * 5, "artifact": ["t1", "t1", "t1", "t2", "t3"],
+                        "metric": ["acc", "acc", "eps", "acc", "acc"],
+                        "paper_value": [62.4, 69.0, 13.15, 0.875, np.nan]})
+    d = paper_decimals(rep)
+    assert d.iloc[:4].tolist() == [1, 1, 2, 3] and np.isnan(d.iloc[4])  # 69.0 takes 62.4's; t3 prints no value
+    assert format_value(75.7812, 1, spread=1.0213) == "75.8 ± 1.0"
+    assert format_value(-1.25, 2, signed=True) == "-1.25" and format_value(3.0, 1, signed=True) == "+3.0"
+    assert format_value(0.07578, None, spread=0.0102) == "0.0758 ± 0.0102"  # 3 significant figures
+    assert format_value(63.456, np.nan) == "63.5" and format_value(1234.5, None) == "1234"
+    assert format_value(np.nan, 1) == "" and format_value(0.0, None) == "0"
+    ours = _ours([("p", "t1", "d1", "m", "a", "acc", v) for v in (50.0 + 1 / 3, 51.0, 52.123)])
+    md = to_markdown(compare(REF, ours, profile="x", explanations=load_explanations().iloc[:0]), "x")
+    assert "| 51 ± 1 |" in md and "51.15" not in md  # every value of the paper's t1 is whole: no decimal

@@ -1,5 +1,6 @@
-"""The report site (dpgnn/site.py): pages written, links resolve, and, in a real headless Chromium, every page loads
-without console errors (a screenshot per page is kept under pytest's tmp dir).
+"""The report site (dpgnn/site.py, dpgnn/notebook_html.py): pages written, links resolve, numbers at the paper's
+precision, misses first, and, in a real headless Chromium, every page loads without console errors, without a
+single network request and within :data:`MAX_PAGE_HEIGHT` (a screenshot per page is kept under pytest's tmp dir).
 
 The browser test needs Playwright's Python package and a Chromium binary (``apt-get install -y chromium`` on
 Debian; ``DPGNN_CHROMIUM`` overrides the path); without them it is skipped with the reason.
@@ -12,14 +13,20 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import nbformat
+import numpy as np
 import pandas as pd
 import pytest
 
-from dpgnn.report import build_report
-from dpgnn.site import build_site
+from dpgnn.report import REPORT_COLUMNS, build_report, format_value
+from dpgnn.site import LONG_TABLE, build_site, paper_summary
 from dpgnn.utils import ROOT
 
 CHROMIUM = os.environ.get("DPGNN_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+#: the tallest a page of the site may be at 1200 px width, its <details> closed (rendered notebooks are as long as
+#: the notebook and are not held to it)
+MAX_PAGE_HEIGHT = 8000
+_WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
 class _Links(HTMLParser):
@@ -33,22 +40,41 @@ class _Links(HTMLParser):
                 self.links.append(v)
 
 
+def _is_relative(link: str) -> bool:
+    u = urlparse(link)
+    return not (u.scheme or u.netloc or link.startswith("#"))
+
+
+def _target(page: Path, link: str) -> Path:
+    return (page.parent / unquote(urlparse(link).path)).resolve()
+
+
 def _local_links(page: Path) -> list[Path]:
     p = _Links()
     p.feed(page.read_text(encoding="utf-8"))
-    out = []
-    for link in p.links:
-        u = urlparse(link)
-        if u.scheme or link.startswith("#") or link.startswith("data:"):
-            continue
-        out.append((page.parent / unquote(u.path)).resolve())
-    return out
+    return [_target(page, link) for link in p.links if _is_relative(link)]
+
+
+def _executed_like(series: str, name: str, dest: Path, *, widget: bool = False) -> None:
+    """A repository notebook copied as if executed (rendering needs no outputs); ``widget`` adds an explorer's
+    widget output and the widget state an executed course notebook carries."""
+    nb = nbformat.read(ROOT / "notebooks" / series / name, as_version=4)
+    if widget:
+        code = next(c for c in nb.cells if c.cell_type == "code")
+        code.outputs = [nbformat.v4.new_output("display_data", data={
+            _WIDGET: {"model_id": "abc", "version_major": 2, "version_minor": 0},
+            "text/plain": "HBox(children=(FloatLogSlider(value=1.0),))"})]
+        nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2,
+                                                                               "version_minor": 0}}
+    dest.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, dest / name)
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The paper-profile site built from the committed results into a tmp tree (results linked, one executed
-    notebook per kind: a paper's and a course notebook, copied unexecuted -- rendering does not need outputs)."""
+    """The paper-profile site built from the committed results into a tmp tree (results linked; executed notebooks
+    stood in for by the repository's: a paper's with math, one linking docs/papers/, a course notebook with a
+    widget output)."""
     tmp = tmp_path_factory.mktemp("site")
     results = tmp / "results" / "paper"
     results.mkdir(parents=True)
@@ -58,9 +84,9 @@ def site(tmp_path_factory):
     for name in ("report.csv", "report.md", "report.html"):
         shutil.copy2(ROOT / "results" / "paper" / name, results / name)
     runs = tmp / "papermill_runs" / "paper"
-    for series, nb in (("lpgcn", "01_variance.ipynb"), ("learn", "01_ldp_features.ipynb")):
-        (runs / series).mkdir(parents=True)
-        shutil.copy2(ROOT / "notebooks" / series / nb, runs / series / nb)
+    for series, nb in (("lpgcn", "01_variance.ipynb"), ("lpgcn", "03_node_link_prediction.ipynb")):
+        _executed_like(series, nb, runs / series)
+    _executed_like("learn", "01_ldp_features.ipynb", runs / "learn", widget=True)
     rep = build_report("paper", root=ROOT / "results", write=False)
     out = build_site(rep, "paper", results_root=tmp / "results", figures_root=ROOT / "figures", runs_root=tmp)
     return out, rep
@@ -75,8 +101,7 @@ def test_site_pages_and_links(site):
             assert (out / paper / f"{art}.html").exists()
     assert (out / "notebooks" / "lpgcn" / "01_variance.html").exists()
     assert (out / "notebooks" / "learn" / "01_ldp_features.html").exists()
-    broken = [(p.relative_to(out), str(t)) for p in pages if "notebooks" not in p.parts for t in _local_links(p)
-              if not t.exists()]
+    broken = [(p.relative_to(out), str(t)) for p in pages for t in _local_links(p) if not t.exists()]
     assert not broken, broken[:5]
     index = (out / "index.html").read_text()
     assert "Environment" in index and "torch=" in index and "<svg" in index
@@ -86,10 +111,93 @@ def test_site_pages_and_links(site):
     lpgcn = rep[rep["paper"] == "lpgcn"]["status"].value_counts()
     assert f"<title>within: {lpgcn['within']}</title>" in index
     art = (out / "lpgcn" / "table2.html").read_text()
-    assert "figures/paper/lpgcn/table2.png" in art and "result CSV table2.csv" in art and "Paper beside ours" in art
+    assert "figures/paper/lpgcn/table2.png" in art and "result CSV table2.csv" in art
     table3 = (out / "lpgcn" / "table3.html").read_text()
     assert 'notebooks/lpgcn/01_variance.ipynb"' in table3  # the notebook behind Table 3
     assert "device of the stored rows" in index and "rows" in index
+
+
+def test_index_says_per_paper_what_is_reproduced(site):
+    """Each paper's sentence on the index comes from its report rows, with its counts and the reasons not run."""
+    out, rep = site
+    index = (out / "index.html").read_text()
+    for paper, g in rep.groupby("paper"):
+        sentence = paper_summary(g).replace("'", "&#x27;")
+        assert sentence in index, paper
+        c = g["status"].value_counts()
+        ran = int(c.get("within", 0) + c.get("explained", 0) + c.get("outside", 0))
+        assert sentence.startswith(f"{int(c.get('within', 0)):,} of {ran:,} cells run within")
+    assert ROOT / "docs" / "papers" / "progap.md" in _local_links(out / "index.html")  # the paper's title, linked
+
+
+def test_paper_summary_in_words_and_numbers():
+    rows = pd.DataFrame({"status": ["within"] * 3 + ["explained", "outside", "not_run", "not_run", "not_run",
+                                                     "stand_in"],
+                         "dataset": ["cora"] * 5 + ["reddit", "amazon", "cora", "fb100-x"],
+                         "note": [""] * 5 + ["dataset not available here ('reddit': raw files missing)",
+                                             "dataset not available here ('amazon': raw files missing)",
+                                             "the paper prints no value for this cell (figure only)", "stand-in"]})
+    assert paper_summary(rows) == (
+        "3 of 5 cells run within the paper's tolerance, 1 explained, 1 outside; not run: 3 of 8 reported cells, "
+        "2 dataset not available here (amazon, reddit), 1 the paper prints no value for this cell; 1 stand-in rows "
+        "(ours on a stand-in graph, never compared).")
+
+
+def _rows(n: int, status: str, **kw) -> list[dict]:
+    base = dict(paper="lpgcn", artifact="tableX", method="gcn", metric="accuracy", paper_value=61.5,
+                paper_spread=0.31, ours_value=60.0 + 1 / 7, ours_spread=1.0123, n_runs=3, profile="t",
+                status=status, tolerance=2.0, diff=-1.357, approx=False, note="")
+    return [dict(base, dataset=f"d{i}", setting=f"{status} {i}", source=f"Paper, Table X, row gcn, column d{i}", **kw)
+            for i in range(n)]
+
+
+def test_artifact_page_lists_misses_first_and_folds_long_and_not_run_tables(tmp_path):
+    rows = (_rows(LONG_TABLE + 3, "within") + _rows(2, "explained", note="measured: the authors' code gives 60")
+            + _rows(1, "outside", ours_value=50.0, diff=-11.5) + _rows(4, "not_run", ours_value=np.nan,
+                                                                        note="dataset not available here (x)"))
+    rep = pd.DataFrame(rows, columns=REPORT_COLUMNS)
+    site = build_site(rep, "t", results_root=tmp_path / "results", figures_root=tmp_path / "figures",
+                      runs_root=tmp_path)
+    page = (site / "lpgcn" / "tableX.html").read_text()
+    order = [page.index(h) for h in ("Outside the paper", "Explained: outside", "Within the paper", "Not run (4")]
+    assert order == sorted(order)  # outside, then explained, then within, then the cells not run
+    assert page.count("measured: the authors&#x27; code gives 60") == 1  # a cause is stated once for its rows
+    not_run = page[page.index('<details class="section">'):]
+    assert not_run.startswith('<details class="section"><summary>Not run (4 cells: 4 dataset not available here)')
+    assert not_run.count('class="not_run"') == 4 and "<details open" not in page
+    within = page[page.index("Within the paper"):page.index("Not run (4")]
+    assert within.count("<details>") == 1 and f"show the {LONG_TABLE + 3} rows" in within  # a long table folds
+    explained = page[page.index("Explained: outside"):page.index("Within the paper")]
+    assert "<details>" not in explained  # a short one does not
+    # numbers at the paper's precision (61.5 prints one decimal): no 60.142857 or ± 1.0123
+    assert "60.1 ± 1.0" in page and "61.5 ± 0.3" in page and "-1.4" in page and "60.14" not in page
+    assert "Paper values: Paper, Table X, row gcn;" in page and '<td class="src">column d0</td>' in page
+
+
+def test_site_numbers_keep_the_papers_precision(site):
+    """In an artifact whose paper values print one decimal, no number of ours shows more."""
+    out, rep = site
+    page = (out / "lpgcn" / "table2.html").read_text()
+    cells = re.findall(r'<td class="num">([^<]*)</td>', page)
+    assert cells and all(len(x.split(".")[1]) <= 1 for c in cells for x in re.findall(r"\d+\.\d+", c))
+    assert format_value(0.07578, None, spread=0.0102) == "0.0758 ± 0.0102"
+
+
+def test_rendered_notebooks_need_no_network(site):
+    """Math is MathML (no MathJax), no script comes from outside, widgets and docs/papers links work offline."""
+    out, _ = site
+    for page in sorted((out / "notebooks").rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        assert "mathjax" not in text.lower() and "require.js" not in text, page
+        assert not re.search(r"<script[^>]*\bsrc=", text), page
+        assert not re.search(r"""<(script|link|img|iframe)\b[^>]*\b(src|href)=["']?(https?:)?//""", text), page
+    learn = (out / "notebooks" / "learn" / "01_ldp_features.html").read_text()
+    assert learn.count("<math") > 10 and "$\\varepsilon" not in learn and "$$" not in learn
+    assert "Interactive controls: open <code>notebooks/learn/01_ldp_features.ipynb</code>" in learn
+    assert _WIDGET not in learn
+    lpgcn = out / "notebooks" / "lpgcn" / "03_node_link_prediction.html"
+    docs = [t for t in _local_links(lpgcn) if t.suffix == ".md"]
+    assert docs and all(t == ROOT / "docs" / "papers" / "lpgcn.md" for t in docs)
 
 
 def test_build_report_writes_the_site(tmp_path):
@@ -113,14 +221,21 @@ def test_rebuilding_the_site_of_unchanged_results_is_byte_identical(site, tmp_pa
 
 def test_artifact_page_lists_misses_with_notes(site):
     out, rep = site
-    miss = rep[rep["status"] != "within"].iloc[0]
+    miss = rep[rep["status"].isin(["outside", "explained"])].iloc[0]
     page = (out / miss["paper"] / f"{miss['artifact']}.html").read_text()
-    assert "Misses and their explanation" in page
-    assert str(miss["note"])[:30].replace("&", "&amp;").replace("<", "&lt;") in page or not miss["note"]
+    assert "Outside the paper" in page or "Explained: outside" in page
+    assert str(miss["note"])[:30].replace("&", "&amp;").replace("<", "&lt;").replace("'", "&#x27;") in page
+
+
+_STATUS_BACKGROUND = {"within": "rgb(238, 248, 234)", "outside": "rgb(251, 234, 234)",
+                      "not_run": "rgb(244, 244, 244)", "explained": "rgb(251, 241, 228)",
+                      "stand_in": "rgb(232, 238, 248)"}
 
 
 @pytest.mark.slow
 def test_site_in_headless_chromium(site, tmp_path_factory):
+    """Every page loads with no console error and no network request at all, every relative link and image
+    resolves to a file, each status row has its colour, and each site page is at most MAX_PAGE_HEIGHT px tall."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed "
                                    "(pip install playwright==1.65.2)")
     if not CHROMIUM or not Path(CHROMIUM).exists():
@@ -128,15 +243,17 @@ def test_site_in_headless_chromium(site, tmp_path_factory):
     out, _ = site
     shots = tmp_path_factory.mktemp("screenshots")
     pages = sorted(out.rglob("*.html"))
-    problems = []
+    problems, network, heights, colours = [], [], {}, {}
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
             "--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--no-first-run",
             "--disable-dev-shm-usage"])
         page = browser.new_page(viewport={"width": 1200, "height": 900})
-        # rendered notebooks load MathJax from its CDN; there is no network here, so answer with an empty script
-        page.route(re.compile(r"^https?://"), lambda route: route.fulfill(status=200, body="",
-                                                                          content_type="application/javascript"))
+        # a page of the site may load nothing from the network: every such request is recorded and refused
+        page.route(re.compile(r"^(https?|wss?|ftp)://"), lambda route: (network.append(route.request.url),
+                                                                       route.abort()))
+        page.on("request", lambda r: network.append(r.url) if not r.url.startswith(("file:", "data:", "about:",
+                                                                                      "blob:")) else None)
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -150,11 +267,24 @@ def test_site_in_headless_chromium(site, tmp_path_factory):
             broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
                                    ".map(i => i.src)")
             errors += [f"image: {b}" for b in broken]
+            links = page.evaluate("[...document.querySelectorAll('a[href], img[src]')]"
+                                  ".map(e => e.getAttribute(e.tagName === 'A' ? 'href' : 'src'))")
+            errors += [f"link: {u}" for u in links if _is_relative(u) and not _target(p, u).exists()]
+            if "notebooks" not in p.relative_to(out).parts:
+                heights[str(p.relative_to(out))] = page.evaluate("document.documentElement.scrollHeight")
+            for status in _STATUS_BACKGROUND:
+                if not colours.get(status):
+                    colours[status] = page.evaluate("s => { const r = document.querySelector('tr.' + s); "
+                                                    "return r && getComputedStyle(r).backgroundColor; }", status)
             page.screenshot(path=str(shots / (str(p.relative_to(out)).replace(os.sep, "__") + ".png")),
                             full_page=False)
             if errors:
                 problems.append((str(p.relative_to(out)), list(errors[:3])))
         browser.close()
-    print(f"screenshots: {shots}")
+    print(f"screenshots: {shots}; tallest page: {max(heights.values())} px")
     assert len(list(shots.glob("*.png"))) == len(pages)
+    assert not network, sorted(set(network))[:5]
     assert not problems, problems[:5]
+    tall = {k: v for k, v in heights.items() if v > MAX_PAGE_HEIGHT}
+    assert not tall, tall
+    assert colours == _STATUS_BACKGROUND
