@@ -1,6 +1,7 @@
 """Tidy, append-only results store: one row per run and metric, kept per profile and paper.
 
-Layout: ``results/<profile>/<paper>/<artifact>.csv`` (+ ``skipped.csv`` for datasets that could not run).
+Layout: ``results/<profile>/<paper>/<artifact>.csv`` (+ ``skipped.csv`` for datasets that could not run here,
+git-ignored unless it explains committed results); the writers' lock files live outside (:func:`lock_path`).
 Rows are appended and flushed as soon as a run finishes, so a killed batch loses at most the run in flight;
 :func:`dpgnn.sweep.run_grid` diffs a grid against the stored ``config_hash`` values and runs only what is missing.
 Smoke and paper profiles live in different folders, so a smoke run never overwrites paper results.
@@ -14,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import csv
 import gzip
+import hashlib
 import io
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterable
@@ -40,13 +43,30 @@ def results_dir(profile: str, paper: str, root: Path | None = None) -> Path:
     return Path(root or output_root() / "results") / profile / paper
 
 
+def lock_path(path: Path) -> Path:
+    """The lock file that guards ``path``: in a per-user folder of the system's temporary directory, named by a hash
+    of the resolved path, so that ``results/`` holds only results (a lock file is never deleted: deleting one that
+    another process waits on would let a third take a second lock on a new file of the same name)."""
+    try:
+        user = str(os.getuid())
+    except AttributeError:  # Windows
+        import getpass
+
+        user = getpass.getuser()
+    key = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:32]
+    return Path(tempfile.gettempdir()) / f"dpgnn-locks-{user}" / f"{key}.lock"
+
+
 @contextlib.contextmanager
 def _locked(path: Path):
-    """Hold an exclusive lock on ``<path>.lock`` (``filelock``: POSIX and Windows), so that processes appending to
-    the same store (sharded grids, parallel notebooks) never interleave rows or race on a rewrite."""
+    """Hold an exclusive lock on :func:`lock_path` of ``path`` (``filelock``: POSIX and Windows), so that the
+    processes of one machine appending to the same store (sharded grids, parallel notebooks) never interleave rows
+    or race on a rewrite. (The engine's Dask workers return rows to the one driver process that writes them.)"""
     from filelock import FileLock
 
-    with FileLock(str(path.with_name(path.name + ".lock"))):
+    lock = lock_path(path)
+    lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with FileLock(str(lock)):
         yield
 
 

@@ -136,6 +136,64 @@ def test_concurrent_appends_from_processes_lose_no_rows(tmp_path):
     assert set(df["config_hash"]) == {f"{t}{i}" for t in "ab" for i in range(60)}
 
 
+def test_store_locks_live_outside_the_results_folder(tmp_path):
+    from dpgnn.results import lock_path
+
+    store = ResultStore("demo", "test", root=tmp_path / "results")
+    store.append("art", [dict(dataset="d", method="m", metric="acc", value=1.0, config_hash="h")])
+    store.replace("pure", [dict(dataset="d", method="m", metric="acc", value=1.0, config_hash="h")])
+    store.record_skip("pubmed", "raw files missing")
+    assert sorted(p.name for p in (tmp_path / "results").rglob("*")) == ["art.csv", "demo", "pure.csv", "skipped.csv",
+                                                                          "test"]
+    lock = lock_path(store.path("art"))
+    assert lock.is_file() and tmp_path not in lock.parents
+    assert lock_path(tmp_path / "results" / "x" / ".." / "test" / "demo" / "art.csv") == lock  # one lock per file
+    assert lock_path(store.path("pure")) != lock
+
+
+def test_a_run_over_an_unavailable_dataset_leaves_git_status_clean(tmp_path, monkeypatch):
+    """In a fresh repository with the project's .gitignore, a paper-profile run that skips an unavailable dataset
+    records the skip where the report reads it and leaves no untracked file (no skip log, no lock) behind."""
+    import shutil
+    import subprocess
+    import urllib.error
+
+    import dpgnn.data.download as dl
+    from dpgnn.data import load_dataset
+    from dpgnn.series import load_or_skip
+    from dpgnn.utils import ROOT
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "clone"
+    repo.mkdir()
+    shutil.copy(ROOT / ".gitignore", repo / ".gitignore")
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=repo,
+                              check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    git("add", ".gitignore")
+    git("commit", "-q", "-m", "ignore rules")
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(repo))
+    monkeypatch.setenv("DPGNN_DATA_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DPGNN_DATA_MIRROR", str(tmp_path / "empty-mirror"))
+
+    def offline(url, dest):
+        raise urllib.error.URLError("offline")
+
+    monkeypatch.setattr(dl, "DOWNLOADER", offline)
+    store = ResultStore("lpgnn", "paper")
+    assert load_or_skip(store, "pubmed", load_dataset, artifact="fig_a") is None
+    assert store.skipped()[["artifact", "dataset"]].values.tolist() == [["fig_a", "pubmed"]]  # the report reads it
+    assert (repo / "results" / "paper" / "lpgnn" / "skipped.csv").is_file()
+    assert git("status", "--porcelain", "--untracked-files=all") == ""
+    store.append("fig_a", [dict(dataset="cora", method="m", metric="acc", value=0.5, config_hash="h")])
+    assert git("status", "--porcelain", "--untracked-files=all").splitlines() == ["?? results/paper/lpgnn/fig_a.csv"]
+    assert not list(repo.rglob("*.lock"))
+
+
 def test_grid_rejects_duplicates_and_empty_axes(tmp_path):
     with pytest.raises(ValueError, match="empty"):
         grid(x=[])
