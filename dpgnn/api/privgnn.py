@@ -9,7 +9,7 @@ neighbouring = add/remove one private node; each query is Poisson(γ)-subsampled
 ``1/λ``. λ is the largest one on a geometric grid whose sound ε (``epsilon_sound``: exact per-query ε₀ for C
 classes, :mod:`dpgnn.privacy.privgnn`) and the paper's ``epsilon`` are both ≤ fit's ε. Only the student's
 public-test accuracy is reported (``metrics["test"]``). :func:`pate_runner` does the same with PATE-G/PATE-M
-teachers (calibrated on PATE's data-independent bound).
+teachers (calibrated on the exact composition of their answers, :func:`calibrate_lam`).
 """
 
 from __future__ import annotations
@@ -71,10 +71,11 @@ def public_split(data: Data, seed: int) -> tuple[Data, list[str]]:
 
 def calibrate_lam(target: float, *, queries: int, gamma: float, delta: float, num_classes: int,
                   method: str = "privgnn") -> tuple[float, dict]:
-    """The largest λ on the grid ``10^(-4 + j/40)`` whose ledger has both the sound ε (``epsilon_sound``) and the
-    paper's ``epsilon`` ≤ ``target`` (both grow with λ: less noise), and that ledger; none on the grid is an error
-    naming the fix. PATE (``method`` ``pate_g``/``pate_m``) is calibrated on its data-independent bound, which
-    reads no vote counts (the data-dependent ε of the run, ≤ it, is in the run's ledger)."""
+    """The largest λ on the grid ``10^(-4 + j/40)`` whose ledger meets ``target``, and that ledger; none on the grid
+    is an error naming the fix. PrivGNN: both the sound ε (``epsilon_sound``) and the paper's ``epsilon`` ≤ ``target``
+    (both grow with λ: less noise). PATE (``method`` ``pate_g``/``pate_m``): the sound ε, the exact composition of
+    its ``2λ``-DP answers, which reads no vote counts; PATE's data-independent moments bound (the paper's accounting,
+    sound but looser: it cannot go below ``log(1/δ)`` over its largest moment order) stays in the ledger beside it."""
     from dpgnn.methods.privgnn import privacy_ledger
 
     def ledger(lam: float) -> dict[str, Any]:
@@ -85,12 +86,13 @@ def calibrate_lam(target: float, *, queries: int, gamma: float, delta: float, nu
 
     def eps(lam: float) -> float:
         led = ledger(lam)
-        return max(led[k] for k in ("epsilon", "epsilon_sound", "epsilon_data_independent") if k in led)
+        return max(led["epsilon"], led["epsilon_sound"]) if method == "privgnn" else led["epsilon_sound"]
 
     lo, hi = 0, 40 * 6  # λ from 1e-4 to 1e2
     if eps(10 ** -4) > target:
-        raise ValueError(f"epsilon={target} is below PrivGNN's ε at λ = 1e-4 with {queries} queries: raise epsilon "
-                         "or lower queries/gamma")
+        name = "PrivGNN" if method == "privgnn" else "PATE"
+        raise ValueError(f"epsilon={target} is below {name}'s ε at λ = 1e-4 with {queries} queries: raise epsilon "
+                         "or lower queries" + ("/gamma" if method == "privgnn" else ""))
     while lo < hi:  # bisection on the grid index: ε_sound is monotone in λ
         mid = (lo + hi + 1) // 2
         if eps(10 ** (-4 + mid / 40)) <= target:
@@ -156,8 +158,9 @@ class PATEConfig(Checked):
 
 def pate_runner(graph: Data, cfg: PATEConfig, level: str, epsilon: float, seed: int, device: str,
                 delta: float | None = None) -> RunResult:
-    """One PATE run on a user's graph (sound: the moments accountant on vote counts, λ from the data-independent
-    bound; ``extra``: the student, the resolved config)."""
+    """One PATE run on a user's graph (sound: λ from the exact composition of the answers, :func:`calibrate_lam`;
+    the paper's data-independent moments bound and the run's data-dependent value beside it; ``extra``: the
+    student, the resolved config)."""
     from dpgnn.methods.privgnn import prepare_from_data, run_pate_g, run_pate_m
 
     data, notes = public_split(graph, seed)
