@@ -3,13 +3,15 @@ series (target: ≤ 1 s per call).
 
 Each command runs ``--runs`` times in a fresh subprocess; the CSV keeps the median wall-clock and CPU (user + system)
 seconds and the ratio to the baseline measured in the same run, a bare interpreter start (``python -c pass``).
-``python -c "import torch"`` is timed too, as the cost the lazy imports avoid. Wall times on a shared machine are
+``python -c "import torch"`` is timed too, as the cost the lazy imports avoid, and ``python -c "import scipy.stats"``,
+the floor of every call that runs ``dp_accounting`` (the ``pld`` accountant, the sound value of ``dpsgd`` and
+``laplace``) or ``autodp`` (the PrivGNN and ProGAP authors' accountants). Wall times on a shared machine are
 contended (the CPU seconds much less): ``within_target`` compares the CPU seconds (a start-up is single-threaded,
 so on an idle machine its wall time is its CPU time) with the target.
 
 Writes ``benchmarks/results/epsilon_cli_import.csv`` (command, runs, median_wall_s, median_cpu_s, wall_ratio,
 cpu_ratio, target_s, within_target). Run from the repository root: ``python benchmarks/epsilon_cli_import.py``
-(about half a minute).
+(about two minutes).
 """
 
 from __future__ import annotations
@@ -29,12 +31,24 @@ COLUMNS = ["command", "runs", "median_wall_s", "median_cpu_s", "wall_ratio", "cp
            "within_target"]
 TARGET_S = 1.0
 BASELINE = ["-c", "pass"]
+EPSILON = ["-m", "dpgnn", "epsilon"]
+#: one call of every ``dpgnn epsilon`` subcommand (and its listing), at the papers' or the README's settings
 COMMANDS = [
-    (["-m", "dpgnn", "epsilon", "laplace", "-b", "1", "-q", "0.1", "-n", "10", "--delta", "1e-5"], TARGET_S),
-    (["-m", "dpgnn", "epsilon", "dpsgd", "-z", "1.1", "-q", "0.004266", "-t", "14062", "--delta", "1e-5"], TARGET_S),
-    (["-m", "dpgnn", "epsilon", "drw", "-z", "4", "-b", "70", "-n", "140", "-l", "1", "-t", "44", "--delta",
-      "1e-5", "--accountant", "rdp"], TARGET_S),
+    (EPSILON + ["laplace", "-b", "1", "-q", "0.1", "-n", "10", "--delta", "1e-5"], TARGET_S),
+    (EPSILON + ["dpsgd", "-z", "1.1", "-q", "0.004266", "-t", "14062", "--delta", "1e-5"], TARGET_S),
+    (EPSILON + ["drw", "-z", "4", "-b", "70", "-n", "140", "-l", "1", "-t", "44", "--delta", "1e-5",
+                "--accountant", "rdp"], TARGET_S),
+    (EPSILON + ["fdp", "-z", "8", "-b", "10", "-n", "140", "-d", "3", "-l", "1", "-t", "5", "--delta", "1e-5"],
+     TARGET_S),
+    (EPSILON + ["lpgnn", "-x", "1", "-y", "1", "-d", "100"], TARGET_S),
+    (EPSILON + ["privgnn", "--lam", "0.4", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3"], TARGET_S),
+    (EPSILON + ["pate", "--lam", "0.4", "--queries", "10", "--delta", "1e-3"], TARGET_S),
+    (EPSILON + ["progap", "--level", "edge", "-k", "2", "--delta", "1e-7", "--sigma", "4"], TARGET_S),
+    (EPSILON + ["progap", "--level", "node", "-k", "2", "--delta", "1e-5", "-z", "1", "--max-degree", "10",
+                "--batch-size", "10", "--train-nodes", "100", "--epochs-per-stage", "2"], TARGET_S),
+    (EPSILON + ["--help"], TARGET_S),
     (["-c", "import dpgnn.cli"], TARGET_S),
+    (["-c", "import scipy.stats"], None),  # what dp_accounting (pld, the sound values) and autodp import first
     (["-c", "import torch"], None),
 ]
 

@@ -172,6 +172,22 @@ def test_pure_accounting_imports_no_torch():
     assert out.stdout.strip() == "[]", out.stdout
 
 
+def test_unsampled_gaussians_get_the_exact_sound_value_without_loading_a_pld_library():
+    """ProGAP's edge level is a composition of unsampled Gaussians: its tightest sound value is the exact composition
+    (below the pld accountant's pessimistic one), and neither dp_accounting nor scipy.stats is imported for it."""
+    args = ["progap", "--level", "edge", "-k", "3", "--delta", "1e-7", "--sigma", "4", "--accountant", "rdp"]
+    out = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    exact = json.loads(runner.invoke(app, [*args[:-1], "exact_gaussian", "--json"]).stdout)
+    pld = json.loads(runner.invoke(app, [*args[:-1], "pld", "--json"]).stdout)
+    assert out["sound_accountant"] == "exact_gaussian"
+    assert out["epsilon_sound"] == exact["epsilon"] == exact["epsilon_sound"] < min(out["epsilon"], pld["epsilon"])
+    code = ("import sys\nfrom dpgnn.cli import app\n"
+            f"try:\n    app({['epsilon', *args]!r})\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('dp_accounting', 'scipy.stats', 'autodp') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert run.stdout.strip().splitlines()[-1] == "[]", run.stdout
+
+
 def test_the_calibration_range_named_in_the_message_is_the_one_searched():
     from dpgnn.cli.epsilon import Z_MAX
     from dpgnn.privacy.calibration import calibrate_noise_multiplier

@@ -121,8 +121,8 @@ def relation_text(neighbouring: str, sensitivity: str) -> str:
 def report(command: str, event: Event, delta: float, accountant: str, as_json: bool,
            inputs: Dict[str, Any], neighbouring: str, sensitivity: str) -> Dict[str, Any]:
     """Compute ε of ``event`` with ``accountant`` at ``delta`` and print it (one JSON object with ``as_json``), with
-    ``epsilon_sound``: the tightest of it and the ``pld`` accountant's (:func:`tightest`), unless ``inputs`` carries
-    the calculator's own.
+    ``epsilon_sound``: the tightest of it and the exact or ``pld`` value (:func:`tightest`), unless ``inputs``
+    carries the calculator's own.
 
     ``neighbouring`` (the relation, in words) and ``sensitivity`` (of the noised quantity under it, e.g. ``"2C"``)
     are printed beside ε, so that a reader sees what the noise multiplier is relative to."""
@@ -166,11 +166,16 @@ def report(command: str, event: Event, delta: float, accountant: str, as_json: b
 
 
 def tightest(event: Event, delta: float, epsilon: float, accountant: str) -> tuple[float, str]:
-    """The smaller of ``epsilon`` (from ``accountant``) and the ``pld`` accountant's value where it supports the event
-    and can compute it (both are sound upper bounds; PLD is tight up to its pessimistic rounding), with the name of
-    the accountant that gave it."""
+    """The smaller of ``epsilon`` (from ``accountant``) and the tightest value we can compute, with the name of the
+    accountant that gave it: for a composition of unsampled Gaussians the ``exact_gaussian`` accountant's (exact, and
+    cheap), otherwise the ``pld`` accountant's where it supports the event and can compute it (tight up to its
+    pessimistic rounding). All are sound upper bounds."""
     if accountant == "pld":
         return epsilon, accountant
+    exact = get_accountant("exact_gaussian")
+    if exact.supports(event):  # nothing sound is below the exact value: no PLD to build (nor dp_accounting to load)
+        tight = exact.compose(event).get_epsilon(delta)
+        return (tight, "exact_gaussian") if tight < epsilon else (epsilon, accountant)
     pld = get_accountant("pld")
     if not pld.supports(event):
         return epsilon, accountant

@@ -266,11 +266,32 @@ def _reorder(vals_sorted: np.ndarray, sorted_orders: np.ndarray, orders: Sequenc
 # ------------------------------------------------------------------------------------------------------------
 # Poisson-subsampled Laplace (exact, both directions, integer orders)
 # ------------------------------------------------------------------------------------------------------------
+def _logsumexp_finite(terms: np.ndarray) -> float:
+    """``log Σ exp(terms)`` of finite terms (scipy's ``logsumexp`` without its per-call overhead: this runs at
+    hundreds of orders per calculator call); the sum is numpy's pairwise one."""
+    top = float(np.max(terms))
+    return top + math.log(float(np.sum(np.exp(terms - top))))
+
+
+@functools.lru_cache(maxsize=64)
+def _laplace_mix_table(q: float, b: float, size: int) -> np.ndarray:
+    """``j log(q / (1−q)) + (j−1) ε_Lap(j) − log j!`` for ``j = 0 … size−1``: the part of the binomial terms below
+    that does not depend on α, computed once for every integer order of a grid."""
+    _log_binom_row(size - 1)  # fills the log-factorial table up to size − 1
+    j = np.arange(size, dtype=float)
+    table = j * (math.log(q) - math.log1p(-q)) + _laplace_cgf(b, j) - _LOG_FACT[:size]
+    table.setflags(write=False)
+    return table
+
+
 def _cgf_mix_over_p0_laplace(q: float, b: float, alpha: int) -> float:
-    """log E_{P0}[((1−q) + q P1/P0)^α] for integer α (finite binomial sum)."""
-    j = np.arange(alpha + 1, dtype=float)
-    terms = _log_binom_row(alpha) + j * math.log(q) + (alpha - j) * math.log1p(-q) + _laplace_cgf(b, j)
-    return float(logsumexp(terms)) + _rounding_margin(len(terms))
+    """log E_{P0}[((1−q) + q P1/P0)^α] for integer α (finite binomial sum): the terms
+    ``log C(α, j) + j log q + (α−j) log(1−q) + (j−1) ε_Lap(j)``, j = 0 … α."""
+    table = _laplace_mix_table(q, b, 1 << max(alpha, 1).bit_length())  # a power of two > α: few tables per grid
+    _log_binom_row(alpha)  # fills the log-factorial table up to α
+    lf = _LOG_FACT
+    terms = (lf[alpha] + alpha * math.log1p(-q)) + table[: alpha + 1] - lf[alpha::-1]
+    return _logsumexp_finite(terms) + _rounding_margin(len(terms))
 
 
 def _cgf_laplace_mixture_quad(q: float, b: float, e: float) -> float:
@@ -281,18 +302,21 @@ def _cgf_laplace_mixture_quad(q: float, b: float, e: float) -> float:
     is an upper bound up to floating-point rounding). ``e = α`` gives ``(α−1) D_α(mix ‖ P0)``,
     ``e = 1 − α`` gives ``(α−1) D_α(P0 ‖ mix)``.
     """
-    lmix = lambda x: np.log1p(q * np.expm1((2.0 * x - 1.0) / b))  # log((1−q) + q r(x)) on [0, 1]
-    part_left = math.log(0.5) + e * math.log1p(q * math.expm1(-1.0 / b))
-    part_right = math.log(0.5) - 1.0 / b + e * math.log1p(q * math.expm1(1.0 / b))
-    f = lambda x: -x / b + e * lmix(x)  # log(integrand · 2b)
+    log1p, expm1 = math.log1p, math.expm1  # scalar math: the integrand runs ~10^4 times per calculator call
+    part_left = math.log(0.5) + e * log1p(q * expm1(-1.0 / b))
+    part_right = math.log(0.5) - 1.0 / b + e * log1p(q * expm1(1.0 / b))
+
+    def f(x: float) -> float:  # log(integrand · 2b); log((1−q) + q r(x)) = log1p(q expm1((2x−1)/b)) on [0, 1]
+        return -x / b + e * log1p(q * expm1((2.0 * x - 1.0) / b))
+
     # e ≥ 0: f is convex (max at an end point); e < 0: f is decreasing (max at 0)
-    f_top = max(float(f(0.0)), float(f(1.0)))
+    f_top = max(f(0.0), f(1.0))
     from scipy import integrate  # on use: a slow import that pure Gaussian accounting never needs
 
-    val, err = integrate.quad(lambda x: math.exp(float(f(x)) - f_top), 0.0, 1.0, epsabs=0.0, epsrel=1e-11,
-                              limit=500)
+    exp = math.exp
+    val, err = integrate.quad(lambda x: exp(f(x) - f_top), 0.0, 1.0, epsabs=0.0, epsrel=1e-11, limit=500)
     part_mid = f_top - math.log(2.0 * b) + math.log(val + abs(err))
-    return float(logsumexp([part_left, part_mid, part_right]))
+    return _logsumexp_finite(np.array([part_left, part_mid, part_right]))
 
 
 @functools.lru_cache(maxsize=8192)
