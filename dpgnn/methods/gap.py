@@ -17,12 +17,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 from torch_geometric.data import Data
 
+from dpgnn.data.transforms import EdgeCleaning
 from dpgnn.methods import RunResult, register
 from dpgnn.methods.hooks import DPStepHook
 from dpgnn.methods.progap import (
@@ -90,12 +92,10 @@ class GAPConfig:
             _delta(self.delta)
 
 
-def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto",
-              canary: DPStepHook | None = None) -> ProGAPResult:
-    """One GAP run with its ledger (``epsilon`` from the numerical accountant of the level). ``canary`` (audits,
-    :mod:`dpgnn.methods.hooks`): passed to both node-level DP-SGD runs (encoder and classifier)."""
-    t0 = time.perf_counter()
-    dev = resolve_device(device)
+def run_setup(data: Data, cfg: GAPConfig, dev: torch.device) -> tuple[dict[str, Tensor], Tensor, EdgeCleaning,
+                                                                     dict[str, Any]]:
+    """What a GAP run needs before its first random draw: the split masks on ``dev``, the cleaned edge list
+    (before degree bounding), what cleaning merged, and the ledger (noise calibrated)."""
     masks = _masks(data, dev)
     check_features(data.x, "data.x (node features)")
     n_train = int(masks["train"].sum())
@@ -111,6 +111,31 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
                             batch_size=cfg.batch_size, epochs=cfg.epochs,
                             max_degree=cfg.max_degree if cfg.level == "node" else None, clip=cfg.clip,
                             accountant=cfg.accountant, method="gap", edge_relation=cfg.edge_relation)
+    return masks, edge_index, cleaning, ledger
+
+
+def encoder(cfg: GAPConfig, in_dim: int, num_classes: int, norm: str, dev: torch.device) -> StageModel:
+    """The encoder (``encoder_layers``-layer MLP) and its training head, initialised from the global stream."""
+    return StageModel([MLP(in_dim, cfg.hidden, cfg.encoder_layers, activation=cfg.activation, norm=norm,
+                           dropout=cfg.dropout)],
+                      MLP(cfg.hidden, cfg.hidden, 1, out_dim=num_classes, plain_last=True, norm=norm)).to(dev)
+
+
+def classifier(cfg: GAPConfig, num_classes: int, norm: str, dev: torch.device) -> StageModel:
+    """One 1-layer base per hop ``0..H`` on the aggregates, concatenated (not normalised), and a 1-layer head."""
+    return StageModel([MLP(cfg.hidden, cfg.hidden, 1, activation=cfg.activation, norm=norm, dropout=cfg.dropout)
+                       for _ in range(cfg.hops + 1)],
+                      MLP(cfg.hidden * (cfg.hops + 1), cfg.hidden, 1, out_dim=num_classes, plain_last=True,
+                          norm=norm), normalize_jk=False).to(dev)
+
+
+def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto",
+              canary: DPStepHook | None = None) -> ProGAPResult:
+    """One GAP run with its ledger (``epsilon`` from the numerical accountant of the level). ``canary`` (audits,
+    :mod:`dpgnn.methods.hooks`): passed to both node-level DP-SGD runs (encoder and classifier)."""
+    t0 = time.perf_counter()
+    dev = resolve_device(device)
+    masks, edge_index, cleaning, ledger = run_setup(data, cfg, dev)
     torch.manual_seed(stable_seed("gap-init", seed))
     gen = make_generator(stable_seed("gap-noise", seed), dev if dev.type == "cuda" else "cpu")
     if cfg.level == "node":
@@ -120,9 +145,7 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
     x, y = data.x.to(dev).float(), data.y.to(dev)
     c = int(data.y.max()) + 1
     # 1. encoder
-    enc = StageModel([MLP(x.size(1), cfg.hidden, cfg.encoder_layers, activation=cfg.activation, norm=norm,
-                          dropout=cfg.dropout)],
-                     MLP(cfg.hidden, cfg.hidden, 1, out_dim=c, plain_last=True, norm=norm)).to(dev)
+    enc = encoder(cfg, x.size(1), c, norm, dev)
     enc, hist = train_stage(enc, [x], y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=0,
                            canary=canary)
     enc.eval()
@@ -134,10 +157,7 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
         for _ in range(cfg.hops):
             xs.append(F.normalize(nap(xs[-1]), dim=-1))
     # 3. classifier
-    clf = StageModel([MLP(cfg.hidden, cfg.hidden, 1, activation=cfg.activation, norm=norm, dropout=cfg.dropout)
-                      for _ in xs],
-                     MLP(cfg.hidden * len(xs), cfg.hidden, 1, out_dim=c, plain_last=True, norm=norm),
-                     normalize_jk=False).to(dev)
+    clf = classifier(cfg, c, norm, dev)
     clf, hist2 = train_stage(clf, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=1,
                              canary=canary)
     acc = split_accuracy(predict(clf, *xs), y, masks)
@@ -153,17 +173,32 @@ _GAP_KEYS = ("epsilon", "delta", "noise", "depth", "hidden", "lr", "epochs", "ba
 
 
 def _gap_runner(level: str):
-    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
-        """GAP under the method contract: ``depth`` = hops H; the encoder has 2 layers and 1-layer bases per hop
-        (``base_layers`` is fixed at 1, the series' label of the per-hop bases)."""
+    def config_of(config: Mapping[str, Any]) -> GAPConfig:
         cfg = method_config(config, level, _GAP_KEYS, fixed={"base_layers": 1})
         if "depth" in cfg:
             cfg["hops"] = cfg.pop("depth")
         if level == "none":
             cfg.pop("epsilon", None)
-        return train_gap(data, GAPConfig(level=level, **cfg), seed=seed, device=device).to_run_result()
+        return GAPConfig(level=level, **cfg)
+
+    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+        """GAP under the method contract: ``depth`` = hops H; the encoder has 2 layers and 1-layer bases per hop
+        (``base_layers`` is fixed at 1, the series' label of the per-hop bases)."""
+        return train_gap(data, config_of(config), seed=seed, device=device).to_run_result()
+
+    def repeats(data: Data, config: Mapping[str, Any], *, seeds: Sequence[int],
+                device: str = "auto") -> list[RunResult]:
+        """``run`` for each of ``seeds``, trained together (:func:`dpgnn.methods.repeats.train_gap_repeats`; one
+        seed at a time with dropout): one result per seed, each ``run``'s up to float rounding."""
+        from dpgnn.methods.repeats import repeats_supported, train_gap_repeats
+
+        cfg = config_of(config)
+        if not repeats_supported(cfg):
+            return [train_gap(data, cfg, seed=s, device=device).to_run_result() for s in seeds]
+        return [r.to_run_result() for r in train_gap_repeats(data, cfg, seeds, device=device)]
 
     run.__name__ = run.__qualname__ = f"run_gap_{level}"
+    run.repeats = repeats  # type: ignore[attr-defined]  (the series trains a cell's runs together through it)
     return run
 
 

@@ -416,6 +416,40 @@ def _delta_for(cfg: ProGAPConfig, num_edges: int, n_train: int) -> float:
     return default_delta(num_edges if cfg.level == "edge" else n_train)
 
 
+def run_setup(data: Data, cfg: ProGAPConfig, dev: torch.device) -> tuple[dict[str, Tensor], Tensor, EdgeCleaning,
+                                                                        dict[str, Any]]:
+    """What a ProGAP run needs before its first random draw: the split masks on ``dev``, the cleaned edge list
+    (:func:`graph_edges`, before degree bounding), what cleaning merged, and the ledger (noise calibrated)."""
+    masks = _masks(data, dev)
+    check_features(data.x, "data.x (node features)")
+    n_train = int(masks["train"].sum())
+    if n_train == 0:
+        raise ValueError("data has no training nodes")
+    private = cfg.level != "none"
+    edge_index, cleaning = graph_edges(data, cfg.level, "ProGAP")
+    delta = _delta_for(cfg, edge_index.size(1), n_train) if private else None
+    ledger = privacy_ledger(cfg.level, depth=cfg.depth, delta=delta, noise=cfg.noise if private else None,
+                            target_epsilon=(cfg.epsilon if cfg.noise is None else None) if private else None,
+                            train_nodes=n_train, batch_size=cfg.batch_size, epochs=cfg.epochs,
+                            max_degree=cfg.max_degree if cfg.level == "node" else None, clip=cfg.clip,
+                            accountant=cfg.accountant, edge_relation=cfg.edge_relation, fidelity=cfg.fidelity)
+    if private and ledger["epsilon"] > 0 and not ledger["noise_multiplier"] > 0:
+        raise ValueError("a finite epsilon with zero noise is not a private run")
+    return masks, edge_index, cleaning, ledger
+
+
+def stage_base(cfg: ProGAPConfig, in_dim: int, norm: str, dev: torch.device) -> MLP:
+    """Stage ``s``'s new base MLP on its cached input of width ``in_dim`` (initialised from the global stream)."""
+    return MLP(in_dim, cfg.hidden, cfg.base_layers, dropout=cfg.dropout, activation=cfg.activation, norm=norm,
+               plain_last=False).to(dev)
+
+
+def stage_head(cfg: ProGAPConfig, stage: int, num_classes: int, norm: str, dev: torch.device) -> MLP:
+    """Stage ``stage``'s head on the JK concatenation of its ``stage + 1`` bases."""
+    return MLP(cfg.hidden * (stage + 1), cfg.hidden, cfg.head_layers, out_dim=num_classes, dropout=cfg.dropout,
+               activation=cfg.activation, norm=norm, plain_last=True).to(dev)
+
+
 def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = "auto",
                  on_stage=None, per_sample: str = "ghost", canary: DPStepHook | None = None) -> ProGAPResult:
     """One full ProGAP run (Algorithm 2): ``K + 1`` stages, ``K`` cached NAP queries, ledger attached.
@@ -430,22 +464,8 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
     if per_sample not in PER_SAMPLE:
         raise ValueError(f"per_sample must be one of {PER_SAMPLE}, got {per_sample!r}")
     dev = resolve_device(device)
-    masks = _masks(data, dev)
-    check_features(data.x, "data.x (node features)")
-    n_train = int(masks["train"].sum())
-    if n_train == 0:
-        raise ValueError("data has no training nodes")
+    masks, edge_index, cleaning, ledger = run_setup(data, cfg, dev)
     k = cfg.depth
-    private = cfg.level != "none"
-    edge_index, cleaning = graph_edges(data, cfg.level, "ProGAP")
-    delta = _delta_for(cfg, edge_index.size(1), n_train) if private else None
-    ledger = privacy_ledger(cfg.level, depth=k, delta=delta, noise=cfg.noise if private else None,
-                            target_epsilon=(cfg.epsilon if cfg.noise is None else None) if private else None,
-                            train_nodes=n_train, batch_size=cfg.batch_size, epochs=cfg.epochs,
-                            max_degree=cfg.max_degree if cfg.level == "node" else None, clip=cfg.clip,
-                            accountant=cfg.accountant, edge_relation=cfg.edge_relation, fidelity=cfg.fidelity)
-    if private and ledger["epsilon"] > 0 and not ledger["noise_multiplier"] > 0:
-        raise ValueError("a finite epsilon with zero noise is not a private run")
     torch.manual_seed(stable_seed("progap-init", seed))
     gen = make_generator(stable_seed("progap-noise", seed), dev if dev.type == "cuda" else "cpu")
     if cfg.level == "node":
@@ -467,15 +487,12 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
             model.eval()
             encoders.append(copy.deepcopy(model.bases[-1]))
             xs.append(nap(model.embed(xs[-1])))  # the only use of the graph in stage s
-        base = MLP(xs[s].size(1), cfg.hidden, cfg.base_layers, dropout=cfg.dropout, activation=cfg.activation,
-                   norm=norm, plain_last=False).to(dev)
+        base = stage_base(cfg, xs[s].size(1), norm, dev)
         if cfg.layerwise:
             for b in bases:
                 b.requires_grad_(False)
         bases.append(base)
-        head = MLP(cfg.hidden * (s + 1), cfg.hidden, cfg.head_layers, out_dim=num_classes, dropout=cfg.dropout,
-                   activation=cfg.activation, norm=norm, plain_last=True).to(dev)
-        model = StageModel(bases, head)
+        model = StageModel(bases, stage_head(cfg, s, num_classes, norm, dev))
         model, hist = train_stage(model, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen,
                                   stage=s, per_sample=per_sample, canary=canary)
         history += hist
@@ -528,14 +545,29 @@ _PROGAP_KEYS = ("epsilon", "delta", "noise", "depth", "hidden", "base_layers", "
 
 
 def _progap_runner(level: str, layerwise: bool):
-    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    def config_of(config: Mapping[str, Any]) -> ProGAPConfig:
         cfg = method_config(config, level, _PROGAP_KEYS)
         if level == "none":  # the non-private model: no budget (a cell's ε = inf is its label, not a setting)
             cfg.pop("epsilon", None)
-        return train_progap(data, ProGAPConfig(level=level, layerwise=layerwise, **cfg), seed=seed,
-                            device=device).to_run_result()
+        return ProGAPConfig(level=level, layerwise=layerwise, **cfg)
+
+    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+        return train_progap(data, config_of(config), seed=seed, device=device).to_run_result()
+
+    def repeats(data: Data, config: Mapping[str, Any], *, seeds: Sequence[int],
+                device: str = "auto") -> list[RunResult]:
+        """``run`` for each of ``seeds``, trained together (:func:`dpgnn.methods.repeats.train_progap_repeats`;
+        one seed at a time where that cannot, e.g. with dropout): one result per seed, each ``run``'s up to float
+        rounding."""
+        from dpgnn.methods.repeats import repeats_supported, train_progap_repeats
+
+        cfg = config_of(config)
+        if not repeats_supported(cfg):
+            return [train_progap(data, cfg, seed=s, device=device).to_run_result() for s in seeds]
+        return [r.to_run_result() for r in train_progap_repeats(data, cfg, seeds, device=device)]
 
     run.__name__ = run.__qualname__ = f"run_progap{'_layerwise' if layerwise else ''}_{level}"
+    run.repeats = repeats  # type: ignore[attr-defined]  (the series trains a cell's runs together through it)
     return run
 
 
