@@ -174,11 +174,22 @@ def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[s
     (``"directed"``, the default and the paper's, or ``"undirected"``: the sound edge-level option, sensitivity √2)
     for ProGAP and GAP, ``fidelity`` (``"authors_code"``: the official code's calibration) for ProGAP; cells
     without them keep their config hash."""
-    method, level, eps = cell["method"], cell["level"], float(cell["epsilon"])
-    seed = int(cell["seed"]) * 1000 + int(cell["run"])
-    e = int(cell["epochs"])
-    spec = methods.get(PAPER, method, level)
-    res = spec.run(data, {k: v for k, v in cell.items() if k not in BOOKKEEPING}, seed=seed, device=device)
+    spec = methods.get(PAPER, cell["method"], cell["level"])
+    return run_rows(cell, spec.run(data, _config(cell), seed=_seed(cell), device=device))
+
+
+def _seed(cell: dict[str, Any]) -> int:
+    return int(cell["seed"]) * 1000 + int(cell["run"])
+
+
+def _config(cell: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in cell.items() if k not in BOOKKEEPING}
+
+
+def run_rows(cell: dict[str, Any], res: methods.RunResult) -> list[dict[str, Any]]:
+    """The rows of one cell from its run (:func:`run_cell`): val and test accuracy (%), the curves with
+    ``history``."""
+    level, eps, e = cell["level"], float(cell["epsilon"]), int(cell["epochs"])
     led = {k: v for k, v in res.ledger.items()}
     base = {"level": level, "epsilon": led.get("epsilon"), "delta": led.get("delta"), "ledger": led,
             "setting": setting(level, eps, cell.get("fidelity", "paper")), "seconds": round(res.seconds, 3)}
@@ -235,13 +246,54 @@ def cell_run(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[
     return run_cell(_load(cfg, cell["dataset"]), cell, device=device)
 
 
+def _sibling_key(cell: dict[str, Any]) -> str:
+    """The cells of one configuration that differ only in their run index share this key."""
+    return config_hash({k: v for k, v in cell.items() if k != "run"})
+
+
+class RepeatsRunner:
+    """The cell function :func:`_run` gives :func:`dpgnn.sweep.run_grid`: :func:`cell_run`, except that a cell
+    whose method trains runs together (its registered ``run`` has a ``repeats``: ProGAP, its layer-wise ablation,
+    GAP) trains, in one batched call, its own run and every other run of its configuration among ``todo`` (the
+    cells the grid still has to compute) that has not run yet. The siblings' rows are kept until run_grid asks for
+    them (it asks in grid order, where a configuration's runs follow each other), so a cell's rows are its own
+    run's whichever call computed them (each equal to its one-at-a-time run up to float rounding); the first
+    cell of a batch carries the batch's wall time (``cell_seconds``), the others almost none."""
+
+    def __init__(self, cfg: Settings, todo: list[dict[str, Any]], device: str = "auto") -> None:
+        self.cfg, self.device = cfg, device
+        self.pending: dict[str, dict[str, dict[str, Any]]] = {}  # sibling key -> {config hash: cell}
+        for c in todo:
+            self.pending.setdefault(_sibling_key(c), {})[config_hash(c)] = c
+        self.ready: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, cell: dict[str, Any]) -> list[dict[str, Any]]:
+        h = config_hash(cell)
+        if h in self.ready:
+            return self.ready.pop(h)
+        group = self.pending.get(_sibling_key(cell), {})
+        group.pop(h, None)
+        repeats = getattr(methods.get(PAPER, cell["method"], cell["level"]).run, "repeats", None)
+        if repeats is None or not group:
+            return cell_run(self.cfg, cell, self.device)
+        siblings = [cell, *group.values()]
+        group.clear()
+        results = repeats(_load(self.cfg, cell["dataset"]), _config(cell), seeds=[_seed(c) for c in siblings],
+                          device=self.device)
+        for c, res in zip(siblings[1:], results[1:]):
+            self.ready[config_hash(c)] = run_rows(c, res)
+        return run_rows(cell, results[0])
+
+
 def _run(cfg: Settings, store: ResultStore, artifact: str, cells: list[dict], cache: Any, device: str,
          force: bool, desc: str, train: bool = True) -> pd.DataFrame:
     if not cells or not train:
         return store.load(artifact)
     reuse = () if force else [a for a in SHARED_RUNS if a != artifact] if artifact in SHARED_RUNS else ()
-    return run_grid(store, artifact, cells, functools.partial(cell_run, cfg, device=device), desc=desc,
-                    force=force, reuse=reuse, device=str(resolve_device(device)))
+    stored = set() if force else set().union(*(store.done(a) for a in (artifact, *reuse)))
+    runner = RepeatsRunner(cfg, [c for c in cells if config_hash(c) not in stored], device)
+    return run_grid(store, artifact, cells, runner, desc=desc, force=force, reuse=reuse,
+                    device=str(resolve_device(device)))
 
 
 def _names_for(cfg: Settings, store: ResultStore, artifact: str, train: bool) -> list[str]:
@@ -697,4 +749,5 @@ __all__ = ["PROFILES", "coverage", "run_calibration", "calibration_table", "cali
            "plot_calibration", "run_table2", "table2_side_by_side", "plot_table2", "fidelity_comparison",
            "AUTHORS_CODE_MEASURED", "FIDELITIES", "run", "side_by_side", "plot", "ARTIFACTS", "config_label",
            "run_fig2", "plot_fig2", "claim_progap_ge_gap", "run_fig3", "plot_fig3", "stage_jumps", "run_fig4",
-           "plot_fig4", "depth_tradeoff", "select_best", "summary", "run_cell", "cell_run", "CELLS", "paper_vs_ours"]
+           "plot_fig4", "depth_tradeoff", "select_best", "summary", "run_cell", "cell_run", "RepeatsRunner", "CELLS",
+           "paper_vs_ours"]
