@@ -36,7 +36,8 @@ SERIES_PAGES = {"lpgcn": "docs/papers/lpgcn.md", "lpgnn": "docs/papers/lpgnn.md"
                 "drw": "docs/papers/drw.md", "progap": "docs/papers/progap.md", "audit": "docs/audits.md"}
 
 #: the pages with generated blocks, relative to the repository root
-PAGES = ("README.md", "docs/papers/lpgnn.md")
+PAGES = ("README.md", "docs/papers/lpgcn.md", "docs/papers/lpgnn.md", "docs/papers/privgnn.md", "docs/papers/drw.md",
+         "docs/papers/progap.md", "docs/papers/cross-paper.md", "docs/audits.md")
 
 _BLOCK = re.compile(r"(<!-- begin (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- end (?P=name) -->)", re.S)
 

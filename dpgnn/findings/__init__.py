@@ -63,12 +63,13 @@ def missing(what: str, command: str) -> Finding:
 
 
 def num(value: float | None, nd: int = 2) -> str:
-    """``value`` with ``nd`` decimals; ``—`` when missing, ``∞`` for infinity."""
+    """``value`` with ``nd`` decimals and thousands separated (``11,577``); ``—`` when missing, ``∞`` for
+    infinity."""
     if value is None or pd.isna(value):
         return "—"
     if np.isinf(value):
         return "∞" if value > 0 else "−∞"
-    return f"{value:.{nd}f}"
+    return f"{value:,.{nd}f}"
 
 
 def pct(share: float, nd: int = 0) -> str:
@@ -112,11 +113,12 @@ def status_counts(rep: pd.DataFrame, by: str = "dataset") -> str:
 
 
 def explained(paper: str, root: Path = ROOT, *, artifacts: Iterable[str] | None = None,
-              status: Iterable[str] = ("explained",), nd: int = 2) -> Finding:
+              status: Iterable[str] = ("explained",)) -> Finding:
     """The paper profile's cells of ``paper`` with the given ``status`` (default: ``explained``), each with ours,
     the paper's value and the measured cause recorded for it (``dpgnn/reference/explanations.csv``).
 
-    Cells that share one cause are listed together, the cause once."""
+    Cells that share one cause are listed together, the cause once; values at the report's precision (4
+    significant digits)."""
     rep = report(paper, root)
     if artifacts is not None:
         rep = rep[rep["artifact"].isin(list(artifacts))]
@@ -125,8 +127,8 @@ def explained(paper: str, root: Path = ROOT, *, artifacts: Iterable[str] | None 
         return Finding(f"No {' or '.join(status)} cells in the paper profile's report.")
     lines = []
     for note, g in rep.groupby(rep["note"].fillna(""), sort=False):
-        cells = "; ".join(f"{r.artifact} {r.dataset} `{r.method}` {r.setting}: ours {num(r.ours_value, nd)}, "
-                          f"paper {num(r.paper_value, nd)}" for r in g.itertuples(index=False))
+        cells = "; ".join(f"{r.artifact} {r.dataset} `{r.method}` {r.setting}: ours {r.ours_value:.4g}, "
+                          f"paper {r.paper_value:.4g}" for r in g.itertuples(index=False))
         lines.append(f"- {cells}" + (f" — {note}" if note else ""))
     return Finding("\n".join(lines))
 
@@ -134,9 +136,9 @@ def explained(paper: str, root: Path = ROOT, *, artifacts: Iterable[str] | None 
 def doc_blocks() -> dict[str, Callable[[Path], str]]:
     """Every docs block: name -> function of the repository root returning the block's markdown (the ``BLOCKS``
     of each series module)."""
-    from dpgnn.findings import lpgnn
+    from dpgnn.findings import audit, drw, lpgcn, lpgnn, privgnn, progap
 
     out: dict[str, Callable[[Path], str]] = {}
-    for module in (lpgnn,):
+    for module in (audit, drw, lpgcn, lpgnn, privgnn, progap):
         out.update(module.BLOCKS)
     return out
