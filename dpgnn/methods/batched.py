@@ -122,10 +122,19 @@ class _Layer(nn.Module):
         return stored, torch.addcmul(self.norm_bias.unsqueeze(1), stored, self.norm_weight.unsqueeze(1))
 
     def forward(self, x: Tensor, training: bool = False) -> Tensor:
-        h = self.linear(x)
-        node_major = x.dim() == 2
+        return self.after_linear(self.linear(x), x.dim() == 2, training)
+
+    def after_linear(self, h: Tensor, node_major: bool, training: bool) -> Tensor:
+        """Activation and norm on the linear output ``h`` (node-major ``[n, R, out]`` or ``[R, n, out]``);
+        seed-major out."""
         if self.act is not None:
             h = self.act(h)
+        if self.norm == "batch" and not training:  # the inference kernel's x·α + β, in either layout
+            alpha = self.norm_weight * torch.rsqrt(self.running_var + self.eps)
+            beta = self.norm_bias - self.running_mean * alpha
+            if node_major:
+                return _swap(torch.addcmul(beta, h, alpha))
+            return torch.addcmul(beta.unsqueeze(1), h, alpha.unsqueeze(1))
         if self.norm == "batch":
             return _swap(self.batch_norm(h if node_major else _swap(h), training))
         if node_major:
@@ -188,8 +197,20 @@ class StackedStage(nn.Module):
         return [p for m in (*self.bases, self.head) for p in m.params() if p.requires_grad]
 
     def forward(self, xs: Sequence[Tensor], training: bool = False) -> Tensor:
-        h = torch.cat([base(x, training) for base, x in zip(self.bases, xs)], dim=-1)
-        return self.head(F.normalize(h, p=2.0, dim=-1) if self.normalize_jk else h, training)
+        """``head(L2norm(cat_k base_k(x_k)))`` without materialising the concatenation: the head's first product
+        is the sum of the bases' products with their blocks of its weight, divided row-wise by the JK norm
+        ``sqrt(Σ_k ‖base_k(x_k)‖²)`` (the same function as normalising first, in fewer passes over ``[R, n, ·]``)."""
+        outs = [base(x, training) for base, x in zip(self.bases, xs)]
+        first = self.head.layers[0]
+        blocks = first.weight.split([o.size(-1) for o in outs], dim=2)
+        u = torch.stack([torch.bmm(o, w.transpose(1, 2)) for o, w in zip(outs, blocks)]).sum(0)
+        if self.normalize_jk:
+            sq = torch.stack([torch.linalg.vector_norm(o, dim=-1, keepdim=True) for o in outs]).square().sum(0)
+            u = u / sq.sqrt().clamp_min(1e-12)
+        h = first.after_linear(u + first.bias.unsqueeze(1), False, training)
+        for layer in self.head.layers[1:]:
+            h = layer(h, training)
+        return h
 
     def state(self) -> dict[str, Tensor]:
         """Every stacked tensor (parameters and buffers) whose seed slices a restore copies."""
