@@ -18,8 +18,8 @@ def test_helpers_format_numbers():
     assert findings.span([0.5, 0.501]) == "0.50"
     assert findings.slash([0.4, 0.534]) == "0.40 / 0.53"
     assert findings.pct(0.212) == "21 %" and findings.num(float("inf")) == "∞" and findings.num(None) == "—"
-    table = findings.md_table(pd.DataFrame({"a": [1, None], "b": ["x|y", "z"]}))
-    assert table.splitlines() == ["| a | b |", "|---|---|", "| 1.0 | x\\|y |", "| — | z |"]
+    table = findings.md_table(pd.DataFrame({"a": [1, None], "|b|": ["x|y", "z"]}))
+    assert table.splitlines() == ["| a | \\|b\\| |", "|---|---|", "| 1.0 | x\\|y |", "| — | z |"]
     assert findings.Finding("**x**")._repr_markdown_() == "**x**"
 
 

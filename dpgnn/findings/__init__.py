@@ -97,7 +97,8 @@ def md_table(df: pd.DataFrame, *, index: bool = False) -> str:
         df = df.reset_index()
     cells = [[("—" if (not isinstance(v, (list, tuple, str)) and pd.isna(v)) else str(v)).replace("|", "\\|")
               for v in row] for row in df.itertuples(index=False)]
-    lines = ["| " + " | ".join(str(c) for c in df.columns) + " |", "|" + "---|" * len(df.columns)]
+    head = [str(c).replace("|", "\\|") for c in df.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(df.columns)]
     lines += ["| " + " | ".join(row) + " |" for row in cells]
     return "\n".join(lines)
 
