@@ -364,8 +364,17 @@ def write_table(csv_path: Path = CSV_PATH, out: Path = TABLE_PATH, datasets=None
              "Δ = defaults − paper-tuned, in points; **bold** where the defaults are more than 5 points below. "
              "ε in the method's unit (`dpgnn.fit`'s convention); `–`: non-private reference. "
              "`=` marks cells whose paper-tuned fields equal the defaults (the same fit: run once, its row copied). "
-             "Each paper-tuned value's source: `PAPER` in the script and the CSV's `settings` column.", "",
-             "| dataset | method | level | ε | defaults | paper-tuned | Δ | |", "|---|---|---|---|---|---|---|---|"]
+             "Each paper-tuned value's source: `PAPER` in the script and the CSV's `settings` column.", ""]
+    both = [r["diff"] for r in rows if not math.isnan(r["diff"])]
+    if both:
+        near = sum(d >= -5 for d in both)
+        worse = [f"{r['dataset']} {r['method']}/{r['level']} ε {r['epsilon']} ({r['diff']:+.1f})" for r in rows
+                 if not math.isnan(r["diff"]) and r["diff"] < -5]
+        lines += [f"**Summary.** {len(both)} cells have both configurations on {len({r['dataset'] for r in rows})} "
+                  f"graphs: the defaults are within 5 points of the paper-tuned configuration or above it in {near} "
+                  f"({100 * near / len(both):.0f} %); median Δ {sorted(both)[len(both) // 2]:+.1f} points. More than "
+                  f"5 points below: " + ("; ".join(worse) if worse else "none") + ".", ""]
+    lines += ["| dataset | method | level | ε | defaults | paper-tuned | Δ | |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         diff = "–" if math.isnan(r["diff"]) else f"{r['diff']:+.1f}"
         if not math.isnan(r["diff"]) and r["diff"] < -5:
