@@ -1,0 +1,172 @@
+"""Cells per second of ProGAP's repeats trained together (``dpgnn.methods.repeats.train_progap_repeats``) against
+the sequential loop (``train_progap`` on each seed in turn), both measured in one run, on one CPU thread.
+
+    DPGNN_DATA_MIRROR=/work/shared/datasets python benchmarks/progap_repeats.py [--dataset fb100-wisconsin87]
+        [--min-class-size 1000] [--levels edge node] [--repeats 10] [--edge-epochs 20] [--node-epochs 5]
+        [--depth 3] [--batch-size 256] [--max-degree 100] [--threads 1] [--rounding-reference]
+    python benchmarks/progap_repeats.py --table      # the tables from the CSV (results/*.md, README block)
+
+A cell is one seed's full ProGAP run (``K + 1`` stages, ``K`` NAP queries; node level: degree bounding and DP-Adam
+with ghost clipping), as the series' grid cells are. Per level, the calibration is done once before the clocks
+(it is cached per configuration), then the ``R`` seeds ``0..R-1`` run one after another, then together. Wall and
+CPU (process) seconds are both recorded: on a shared machine compare CPU ratios. The row also records how far the
+batched results are from the sequential ones: seeds whose test accuracy is identical and the largest difference
+(a batched seed equals its sequential run up to float rounding, which a best-epoch choice on a one-row tie in
+validation accuracy can turn into a different epoch's model). ``--rounding-reference`` (not timed) also runs the
+sequential loop on the features scaled by ``1 + 1e-7`` and records the same two numbers for it: how far float
+rounding alone moves a sequential run.
+
+Rows go to ``benchmarks/results/progap_repeats.csv``, replacing an earlier row of the same dataset, level,
+repeats, epochs and threads; ``--table`` writes ``benchmarks/results/progap_repeats.md`` from it and puts the same
+table between the ``progap_repeats`` markers of ``benchmarks/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import os
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from dpgnn.data import load_dataset
+from dpgnn.methods import progap as pg
+from dpgnn.methods.repeats import train_progap_repeats
+
+RESULTS = Path(__file__).resolve().parent / "results"
+README = RESULTS.parent / "README.md"
+BEGIN, END = "<!-- begin progap_repeats -->", "<!-- end progap_repeats -->"
+OUT = RESULTS / "progap_repeats.csv"
+TABLE = RESULTS / "progap_repeats.md"
+KEY = ("dataset", "level", "repeats", "epochs", "threads")
+COLUMNS = ["date", "dataset", "level", "nodes", "edges", "train_nodes", "features", "depth", "epochs",
+           "batch_size", "max_degree", "repeats", "threads", "sequential_s", "batched_s", "sequential_cpu_s",
+           "batched_cpu_s", "sequential_cells_per_s", "batched_cells_per_s", "ratio", "cpu_ratio",
+           "same_test_acc", "max_test_acc_diff_points", "sequential_mean_test_acc", "batched_mean_test_acc",
+           "rounding_same_test_acc", "rounding_max_test_acc_diff_points", "load_before", "load_after", "cpus",
+           "torch"]
+
+
+def measure(data, cfg: pg.ProGAPConfig, repeats: int, rounding_reference: bool = False) -> dict:
+    """Both clocks of the sequential loop and of the batched run, and how their results compare (with
+    ``rounding_reference``: also how the sequential runs compare with runs on features scaled by ``1 + 1e-7``)."""
+    pg.run_setup(data, cfg, torch.device("cpu"))  # calibration (cached) outside the clocks
+    seeds = list(range(repeats))
+    load_before = os.getloadavg()[0]
+    t, c = time.perf_counter(), time.process_time()
+    seq = [pg.train_progap(data, cfg, seed=s, device="cpu") for s in seeds]
+    seq_s, seq_cpu = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    bat = train_progap_repeats(data, cfg, seeds, device="cpu")
+    bat_s, bat_cpu = time.perf_counter() - t, time.process_time() - c
+    diffs = [abs(a.test_acc - b.test_acc) for a, b in zip(seq, bat)]
+    reference = {}
+    if rounding_reference:
+        scaled = data.clone()
+        scaled.x = data.x.float() * (1 + 1e-7)
+        moved = [abs(a.test_acc - pg.train_progap(scaled, cfg, seed=s, device="cpu").test_acc)
+                 for a, s in zip(seq, seeds)]
+        reference = {"rounding_same_test_acc": sum(d == 0 for d in moved),
+                     "rounding_max_test_acc_diff_points": round(100 * max(moved), 3)}
+    return {**reference, "sequential_s": round(seq_s, 2), "batched_s": round(bat_s, 2), "sequential_cpu_s": round(seq_cpu, 2),
+            "batched_cpu_s": round(bat_cpu, 2), "sequential_cells_per_s": round(repeats / seq_s, 4),
+            "batched_cells_per_s": round(repeats / bat_s, 4), "ratio": round(seq_s / bat_s, 2),
+            "cpu_ratio": round(seq_cpu / bat_cpu, 2), "same_test_acc": sum(d == 0 for d in diffs),
+            "max_test_acc_diff_points": round(100 * max(diffs), 3),
+            "sequential_mean_test_acc": round(100 * sum(a.test_acc for a in seq) / repeats, 2),
+            "batched_mean_test_acc": round(100 * sum(b.test_acc for b in bat) / repeats, 2),
+            "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2)}
+
+
+def store(rows: list[dict]) -> None:
+    """Append ``rows`` to :data:`OUT`, dropping earlier rows with the same :data:`KEY`."""
+    old = []
+    if OUT.exists():
+        with OUT.open() as fh:
+            old = [r for r in csv.DictReader(fh)]
+    new_keys = {tuple(str(r[k]) for k in KEY) for r in rows}
+    kept = [r for r in old if tuple(r[k] for k in KEY) not in new_keys]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    tmp = OUT.with_suffix(".tmp")
+    with tmp.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(kept + rows)
+    os.replace(tmp, OUT)
+
+
+def table() -> str:
+    """The CSV as a markdown table (what the README cites)."""
+    with OUT.open() as fh:
+        rows = list(csv.DictReader(fh))
+    head = ("| dataset (nodes, train) | level | R | epochs per stage | sequential cells/s | batched cells/s | "
+            "wall ratio | CPU ratio | batched vs sequential: same test acc, max diff (points) | "
+            "sequential vs features × (1 + 1e-7) | load | date |")
+    lines = [head, "|" + "---|" * 12]
+    for r in rows:
+        ref = (f"{r['rounding_same_test_acc']} of {r['repeats']}, {r['rounding_max_test_acc_diff_points']}"
+               if r.get("rounding_same_test_acc") else "not run")
+        lines.append(f"| {r['dataset']} ({int(r['nodes']):,}, {int(r['train_nodes']):,}) | {r['level']} | "
+                     f"{r['repeats']} | {r['epochs']} | {float(r['sequential_cells_per_s']):.3f} | "
+                     f"{float(r['batched_cells_per_s']):.3f} | **{float(r['ratio']):.2f}×** | "
+                     f"{float(r['cpu_ratio']):.2f}× | {r['same_test_acc']} of {r['repeats']}, "
+                     f"{r['max_test_acc_diff_points']} | {ref} | {r['load_before']}–{r['load_after']} | {r['date']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", default="fb100-wisconsin87")
+    ap.add_argument("--min-class-size", type=int, default=1000)
+    ap.add_argument("--levels", nargs="+", default=["edge", "node"], choices=["none", "edge", "node"])
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--edge-epochs", type=int, default=20, help="epochs per stage at levels none and edge")
+    ap.add_argument("--node-epochs", type=int, default=5)
+    ap.add_argument("--depth", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--max-degree", type=int, default=100)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounding-reference", action="store_true",
+                    help="also run the sequential loop on features scaled by 1 + 1e-7 (not timed)")
+    ap.add_argument("--table", action="store_true", help=f"only write {TABLE.name} from {OUT.name}")
+    args = ap.parse_args()
+    if args.table:
+        if not OUT.exists():
+            raise SystemExit(f"no {OUT}: run the benchmark first")
+        text = table()
+        TABLE.write_text(text)
+        readme = README.read_text()
+        if BEGIN in readme and END in readme:
+            head, rest = readme.split(BEGIN, 1)
+            README.write_text(f"{head}{BEGIN}\n{text}{END}{rest.split(END, 1)[1]}")
+        print(text, end="")
+        return
+    if args.repeats < 2:
+        raise SystemExit(f"--repeats must be at least 2, got {args.repeats}")
+    torch.set_num_threads(args.threads)
+    data = load_dataset(args.dataset, variant="progap", min_class_size=args.min_class_size)
+    rows = []
+    for level in args.levels:
+        epochs = args.node_epochs if level == "node" else args.edge_epochs
+        cfg = pg.ProGAPConfig(level=level, depth=args.depth, epsilon={"edge": 1.0, "node": 8.0}.get(level, 1.0),
+                              epochs=epochs, batch_size=args.batch_size, max_degree=args.max_degree)
+        row = {"date": dt.date.today().isoformat(), "dataset": args.dataset, "level": level,
+               "nodes": data.num_nodes, "edges": int(data.edge_index.size(1)),
+               "train_nodes": int(data.train_mask.sum()), "features": data.x.size(1), "depth": args.depth,
+               "epochs": epochs, "batch_size": args.batch_size if level == "node" else "",
+               "max_degree": args.max_degree if level == "node" else "", "repeats": args.repeats,
+               "threads": args.threads, "cpus": os.cpu_count(), "torch": torch.__version__,
+               **measure(data, cfg, args.repeats, args.rounding_reference)}
+        print({k: row[k] for k in ("dataset", "level", "sequential_s", "batched_s", "ratio", "cpu_ratio",
+                                   "same_test_acc", "max_test_acc_diff_points")}, flush=True)
+        rows.append(row)
+    store(rows)
+    print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
+
+
+if __name__ == "__main__":
+    main()
