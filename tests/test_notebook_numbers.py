@@ -12,8 +12,9 @@ What counts as a typed number (:func:`typed_numbers`):
 
 What is left out:
 
-- LaTeX math (``$…$``, ``$$…$$``), code spans and fenced code (configuration values and identifiers belong there,
-  e.g. ```lam=0.4```, not results), link targets (``](…)``) and HTML comments;
+- LaTeX math (``$…$``, ``$$…$$``), code spans and fenced code, link targets (``](…)``) and HTML comments. Math is
+  for formulas, settings and definitions (``$\\lambda = 0.4$``, ``$e^{0.5}/(e^{0.5}+6)$``), code for configuration
+  values and identifiers (```lr=0.01```); neither is a place for results;
 - section numbers: a number right after ``Sec.``, ``Section``, ``§``, ``Table``, ``Fig.``, ``Eq.``, ``App.``,
   ``Theorem``, ``arXiv`` and the like, or in a list after one (``Sec. 5.5``, ``Theorems 4.1, 4.2``);
 - paper constants: a value listed for its notebook in ``notebooks/paper_constants.csv``, columns ``notebook``
