@@ -29,13 +29,14 @@ Datasets shared by at least two series: Cora and CiteSeer (LPGCN, LPGNN, DRW); F
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
 from dpgnn.results import results_dir
 from dpgnn.utils import ROOT
@@ -216,7 +217,7 @@ def plot_accuracy_vs_epsilon(comp: pd.DataFrame) -> plt.Figure:
             for method, m in d[d["private"]].groupby("method"):
                 ax.errorbar(m["epsilon"], m["score"], yerr=m["score_std"].fillna(0), marker="o", ms=3, capsize=2,
                             label=method)
-            for method, m in d[~d["private"]].groupby("method"):
+            for _, m in d[~d["private"]].groupby("method"):
                 ax.axhline(m["score"].max(), ls="--", lw=0.8, color="grey")
             ax.set_xscale("log")
             ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))

@@ -29,14 +29,23 @@ import math
 import os
 import time
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 
 from dpgnn.results import ResultStore
-from dpgnn.sweep import (STALE_CHOICES, CellSpec, cell_rows, donor_rows, resume_staging, stale_hashes, staged_line,
-                          swap_in)
+from dpgnn.sweep import (
+    STALE_CHOICES,
+    CellSpec,
+    cell_rows,
+    donor_rows,
+    resume_staging,
+    staged_line,
+    stale_hashes,
+    swap_in,
+)
 from dpgnn.utils import config_hash
 
 #: the five series, in the order they run

@@ -6,8 +6,8 @@ inline backend shows every figure under its cell, and :func:`savefig` leaves the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import matplotlib
 

@@ -16,7 +16,8 @@ series by name when it is called (``importlib``, a plugin lookup), so no module 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 #: The profile names, in the order the CLI lists them; the runner, the results store, the CLI and every series
 #: use this one tuple.

@@ -22,15 +22,16 @@ site show numbers rounded by one rule, :func:`format_value`: the paper's precisi
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
-from dpgnn.reference import load_explanations, load_reference, papers as reference_papers, stand_in_for
-from dpgnn.results import ResultStore, results_dir
+from dpgnn.reference import load_explanations, load_reference, stand_in_for
+from dpgnn.reference import papers as reference_papers
+from dpgnn.results import ResultStore
 from dpgnn.utils import output_root
 
 KEY = ["paper", "artifact", "dataset", "method", "setting", "metric"]

@@ -6,7 +6,8 @@
   process and session (papermill is not thread-safe with working directories); ``--jobs N`` runs N series side by
   side, each series' notebooks in order (later notebooks reuse the grids earlier ones stored). The parameters
   ``profile``, ``device`` and ``force`` are injected (plus ``-p key=value`` parameters, to the notebooks that
-  declare them); the kernel is ``python3`` and the working directory the repository root. Matplotlib's backend is left to the kernel, so
+  declare them); the kernel is ``python3`` and the working directory the repository root. Matplotlib's backend is left
+  to the kernel, so
   executed notebooks hold their figures inline (they are also saved as PNG + PDF under ``figures/``).
 - Executed notebooks and logs go to ``papermill_runs/<profile>/<paper>/``. Progress is streamed to the terminal
   while a notebook runs: which cell executes, the sweeps' progress lines and ``dpgnn`` log lines (e.g. how many grid
@@ -41,9 +42,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 from tqdm.auto import tqdm

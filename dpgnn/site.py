@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import pandas as pd
 
@@ -131,7 +131,8 @@ def _environment(profile: str, results: Path) -> str:
         except (ValueError, OSError):
             continue
         if "timestamp" in df:
-            stamps += [t for t in (df["timestamp"].dropna().min(), df["timestamp"].dropna().max()) if isinstance(t, str)]
+            stamps += [t for t in (df["timestamp"].dropna().min(), df["timestamp"].dropna().max())
+                       if isinstance(t, str)]
         if "versions" in df:
             codes |= {v.split(";")[0].removeprefix("dpgnn=") for v in df["versions"].dropna()}
         kinds = df["cell_device"].fillna("not recorded") if "cell_device" in df else pd.Series("not recorded",

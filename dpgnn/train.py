@@ -12,8 +12,9 @@ import contextlib
 import contextvars
 import copy
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 from torch import nn

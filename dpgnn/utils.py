@@ -25,7 +25,8 @@ ROOT = Path(os.environ.get("DPGNN_HOME", Path(__file__).resolve().parent.parent)
 
 
 def output_root() -> Path:
-    """Where ``results/`` and ``figures/`` live: the repository root, or ``$DPGNN_OUTPUT_ROOT`` (tests use a tmp dir)."""
+    """Where ``results/`` and ``figures/`` live: the repository root, or ``$DPGNN_OUTPUT_ROOT`` (tests use a tmp
+    dir)."""
     return Path(os.environ.get("DPGNN_OUTPUT_ROOT") or ROOT)
 
 
@@ -91,7 +92,7 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(blob).hexdigest()[:12]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def code_version() -> str:
     """The version of the code that runs: the package version and, in a git checkout, its commit
     (``0.1.0+g366f4d1a2b3c``), with ``.dirty`` when files under ``dpgnn/`` differ from that commit.

@@ -3,7 +3,8 @@ accuracies over methods × ε (:func:`accuracy_table`) and its figures."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import pandas as pd

@@ -9,8 +9,9 @@ the graph as given); it is a new use of that graph, not covered by the training 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -18,8 +19,8 @@ from torch import Tensor
 from torch_geometric.utils import to_torch_csr_tensor
 
 from dpgnn.api.configs import DPGNNConfig, GAPConfig, MLPConfig, ProGAPConfig, SAGEConfig
-from dpgnn.api.ldp import LPGCNConfig, lpgcn_predictor, lpgcn_runner
 from dpgnn.api.drw import DRWConfig, drw_runner, predict_drw
+from dpgnn.api.ldp import LPGCNConfig, lpgcn_predictor, lpgcn_runner
 from dpgnn.api.lpgnn import LPGNNConfig, lpgnn_predictor, lpgnn_runner
 from dpgnn.api.privgnn import PATEConfig, PrivGNNConfig, pate_runner, predict_privgnn, privgnn_runner
 

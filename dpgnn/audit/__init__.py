@@ -10,8 +10,14 @@ An accountant's ε is an upper bound; an audit's ε is a lower bound with a conf
 ``audited ≤ accounted``; an audit above the claim (beyond its confidence) flags a broken mechanism or accountant.
 """
 
-from dpgnn.audit.bounds import (clopper_pearson, epsilon_from_rates, epsilon_lower_bound, epsilon_lower_bounds,
-                                one_run_epsilon_lower_bound, one_run_p_value)
+from dpgnn.audit.bounds import (
+                                clopper_pearson,
+                                epsilon_from_rates,
+                                epsilon_lower_bound,
+                                epsilon_lower_bounds,
+                                one_run_epsilon_lower_bound,
+                                one_run_p_value,
+)
 
 __all__ = ["clopper_pearson", "epsilon_from_rates", "epsilon_lower_bound", "epsilon_lower_bounds",
            "one_run_p_value", "one_run_epsilon_lower_bound"]

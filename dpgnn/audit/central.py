@@ -45,8 +45,9 @@ only the final model, not the intermediate noisy gradients the accountant charge
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch

@@ -24,7 +24,8 @@ The vector mechanisms are audited on ``d = VECTOR_DIM`` features (the guarantee 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch

@@ -37,8 +37,9 @@ noise multiplier halved under the same claim must be flagged.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import torch

@@ -15,7 +15,7 @@ import contextlib
 import enum
 import importlib
 import logging
-from typing import Iterator, List, Optional
+from collections.abc import Iterator
 
 import click
 import typer
@@ -108,25 +108,26 @@ def _usage_errors() -> Iterator[None]:
 
 @app.command()
 def reproduce(
-    papers: Optional[List[str]] = typer.Argument(None, help="Paper series to run (default: all), e.g. lpgcn."),
+    papers: list[str] | None = typer.Argument(None, help="Paper series to run (default: all), e.g. lpgcn."),
     profile: Profile = typer.Option("smoke", help="smoke (minutes on a CPU), test (seconds, tiny) or paper (the "
                                                   "papers' settings)."),
     device: Device = typer.Option("auto", help="auto (cuda when present, else cpu), cpu or cuda."),
     jobs: int = typer.Option(1, min=1, help="Notebooks executed in parallel (separate processes)."),
     force: bool = typer.Option(False, help="Recompute everything instead of resuming from stored results."),
     timeout: int = typer.Option(0, min=0, help="Per-notebook timeout in seconds (0 = none)."),
-    notebook: Optional[List[str]] = typer.Option(
+    notebook: list[str] | None = typer.Option(
         None, "--notebook", "-n", help="Only this notebook, as paper/name or a unique prefix (lpgcn/03); repeatable."),
-    param: Optional[List[str]] = typer.Option(
+    param: list[str] | None = typer.Option(
         None, "--param", "-p", help="Notebook parameter key=value (YAML value: runs=2, datasets=\\[cora]), passed to "
                                     "the notebooks that declare it; repeatable."),
-    stale: Stale = typer.Option("rerun", help="A notebook whose last successful run came from other code (another dpgnn "
-                                   "commit or uncommitted changes): rerun it, or keep its outputs (status 'stale')."),
+    stale: Stale = typer.Option("rerun", help="A notebook whose last successful run came from other code (another "
+                                "dpgnn commit or uncommitted changes): rerun it, or keep its outputs "
+                                "(status 'stale')."),
     cells: bool = typer.Option(True, "--cells/--no-cells", help="First compute the missing grid cells on Dask (as "
                                "`dpgnn run`), so the notebooks only read and draw; skipped with --notebook or -p."),
-    workers: Optional[int] = typer.Option(None, min=1, help="Dask worker processes for the grid cells (default: "
+    workers: int | None = typer.Option(None, min=1, help="Dask worker processes for the grid cells (default: "
                                           "sized to the machine)."),
-    scheduler: Optional[str] = typer.Option(None, help="Compute the grid cells on a running Dask cluster, e.g. "
+    scheduler: str | None = typer.Option(None, help="Compute the grid cells on a running Dask cluster, e.g. "
                                             "tcp://host:8786."),
 ) -> None:
     """Execute the notebook series with papermill and write the manifest and the report.
@@ -134,7 +135,8 @@ def reproduce(
     Resumable: notebooks whose last run succeeded with the same notebook, parameters and code are skipped
     ('cached'); SIGTERM or Ctrl-C stops the running notebooks and records them as 'interrupted'.
     """
-    from dpgnn.runner import parse_parameters, plan, reproduce as _reproduce
+    from dpgnn.runner import parse_parameters, plan
+    from dpgnn.runner import reproduce as _reproduce
 
     profile, device, stale = profile.value, device.value, stale.value
 
@@ -153,25 +155,25 @@ def reproduce(
 
 @app.command("run")
 def run_cells(
-    papers: Optional[List[str]] = typer.Argument(None, help="Paper series (default: all), e.g. lpgnn drw."),
+    papers: list[str] | None = typer.Argument(None, help="Paper series (default: all), e.g. lpgnn drw."),
     profile: Profile = typer.Option("smoke", help="smoke (minutes on a CPU), test (seconds, tiny) or paper (the "
                                                   "papers' settings)."),
-    artifact: Optional[List[str]] = typer.Option(None, "--artifact", help="Only these artifacts (repeatable), "
+    artifact: list[str] | None = typer.Option(None, "--artifact", help="Only these artifacts (repeatable), "
                                                  "e.g. fig_a, table1; default: every grid of the papers."),
-    workers: Optional[int] = typer.Option(None, min=1, help="Local Dask worker processes (default: sized to the "
+    workers: int | None = typer.Option(None, min=1, help="Local Dask worker processes (default: sized to the "
                                           "machine, or G per GPU)."),
     threads_per_worker: int = typer.Option(1, min=1, help="Torch/BLAS threads per worker (workers x threads <= "
                                            "cores)."),
     workers_per_gpu: int = typer.Option(1, min=1, help="Workers sharing each GPU (small graph models leave a GPU "
                                         "mostly idle)."),
-    scheduler: Optional[str] = typer.Option(None, help="Attach to a running Dask cluster, e.g. tcp://host:8786."),
+    scheduler: str | None = typer.Option(None, help="Attach to a running Dask cluster, e.g. tcp://host:8786."),
     device: str = typer.Option("auto", help="auto (cuda when present, else cpu), cpu or cuda."),
     stale: str = typer.Option("keep", help="Stored cells computed by other code: keep or rerun."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print cells stored / missing and the estimated cost; "
                                  "compute nothing."),
     force: bool = typer.Option(False, "--force", help="Recompute every cell (swapped in per artifact when "
                                "complete)."),
-    set_: Optional[List[str]] = typer.Option(None, "--set", help="Replace a setting of the profile, KEY=VALUE "
+    set_: list[str] | None = typer.Option(None, "--set", help="Replace a setting of the profile, KEY=VALUE "
                                              "(YAML, repeatable), e.g. --set fidelity_k=[300]; the cells are "
                                              "stored beside the profile's own."),
 ) -> None:
@@ -203,7 +205,7 @@ def run_cells(
 @app.command()
 def report(
     profile: Profile = typer.Option("smoke", help="Which profile's results to compare with the papers."),
-    papers: Optional[List[str]] = typer.Argument(None, help="Restrict to these papers."),
+    papers: list[str] | None = typer.Argument(None, help="Restrict to these papers."),
 ) -> None:
     """Build results/<profile>/report.csv (+ .md, .html) and print a per-paper summary."""
     from dpgnn.report import build_report, check_papers, summarize

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import textwrap
-from typing import Optional
 
 import typer
 
@@ -93,13 +92,13 @@ def _check_name(name: str, variant: str | None = None) -> None:
         _resolve_variant(spec, variant)
     except (KeyError, ValueError) as exc:
         typer.echo(f"Error: {exc}", err=True)
-        raise typer.Exit(code=2)
+        raise typer.Exit(code=2) from None
 
 
 @app.command()
 def fetch(
     name: str = typer.Argument(..., help="Dataset name, e.g. cora, twitch, fb100-caltech36."),
-    variant: Optional[str] = typer.Option(None, "--variant", "-v", help="Paper variant, e.g. lpgcn."),
+    variant: str | None = typer.Option(None, "--variant", "-v", help="Paper variant, e.g. lpgcn."),
     no_download: bool = typer.Option(False, "--no-download", help="Use only the mirror/cache."),
 ) -> None:
     """Load (download/verify/parse) a dataset, cache it, and print its statistics."""
@@ -110,10 +109,10 @@ def fetch(
         data = load_dataset(name, variant, download=not no_download)
     except DatasetUnavailable as exc:
         typer.echo(str(exc), err=True)
-        raise typer.Exit(code=2)
+        raise typer.Exit(code=2) from None
     except ValueError as exc:
         typer.echo(str(exc), err=True)
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=1) from None
     typer.echo(f"{name}" + (f" [{variant}]" if variant else ""))
     for k, v in _stats(data).items():
         typer.echo(f"  {k}: {v:,}")
@@ -129,4 +128,4 @@ def info(name: str = typer.Argument(..., help="Dataset name.")) -> None:
         typer.echo(describe(name))
     except ValueError as exc:
         typer.echo(str(exc), err=True)
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=1) from None

@@ -35,7 +35,7 @@ and calls :func:`report` (:mod:`dpgnn.cli.options`) — it runs the accountant a
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any
 
 import typer
 
@@ -72,10 +72,10 @@ app = typer.Typer(
 
 @app.command("dpsgd")
 def dpsgd(
-    noise_multiplier: Optional[float] = typer.Option(
+    noise_multiplier: float | None = typer.Option(
         None, "--noise-multiplier", "-z", help="Noise std / clipping norm C, > 0 (the relation's sensitivity, C or "
                                                "2C, is applied inside)."),
-    target_epsilon: Optional[float] = typer.Option(
+    target_epsilon: float | None = typer.Option(
         None, "--target-epsilon", help="Calibrate the smallest noise multiplier (std / C) with epsilon <= this "
                                        "(> 0) instead of giving it."),
     sample_rate: float = typer.Option(..., "--sample-rate", "-q", help="Sampling probability per step, in (0, 1]."),
@@ -99,7 +99,7 @@ def dpsgd(
         if sampling not in DPSGD_RELATIONS:
             raise CliInputError(f"--sampling must be 'poisson' or 'uniform', got {sampling!r}")
         neighbouring, sens = dpsgd_relation(sampling)
-        inputs: Dict[str, Any] = {}
+        inputs: dict[str, Any] = {}
         if target_epsilon is not None:
             target = option_check("--target-epsilon", check_positive_finite, target_epsilon)
             try:

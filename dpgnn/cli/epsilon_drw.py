@@ -1,4 +1,6 @@
-"""``dpgnn epsilon drw`` and ``dpgnn epsilon fdp``: privacy of the DRW paper's training runs (docs/papers/drw.md#samplers-and-the-sampling-bound, docs/papers/drw.md#dp-training-step, docs/papers/drw.md#fdp-baseline).
+"""``dpgnn epsilon drw`` and ``dpgnn epsilon fdp``: privacy of the DRW paper's training runs
+(docs/papers/drw.md#samplers-and-the-sampling-bound, docs/papers/drw.md#dp-training-step,
+docs/papers/drw.md#fdp-baseline).
 
 ::
 
@@ -25,7 +27,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
@@ -45,7 +48,7 @@ DRW_SENSITIVITY = 2.0
 MAX_AFFECTED_LOG10 = 300
 
 
-def _sound(fn: Callable[..., float], *args: Any) -> Optional[float]:
+def _sound(fn: Callable[..., float], *args: Any) -> float | None:
     """``fn(*args)`` (the tight sound ε), or ``None`` with a warning on stderr when its privacy-loss distribution
     is too large to compute (the paper's ε is still printed)."""
     try:

@@ -1,4 +1,5 @@
-"""``dpgnn epsilon lpgnn``: the per-node local privacy of one LPGNN data collection (docs/papers/lpgnn.md#setting to docs/papers/lpgnn.md#label-randomised-response).
+"""``dpgnn epsilon lpgnn``: the per-node local privacy of one LPGNN data collection (docs/papers/lpgnn.md#setting to
+docs/papers/lpgnn.md#label-randomised-response).
 
 The statement is :func:`dpgnn.privacy.lpgnn.budget`, built from the same rules as the method's result-row
 ledger (:func:`dpgnn.privacy.lpgnn.privacy_ledger`): ``ε = ε_x + ε_y`` by
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -34,7 +35,7 @@ def register(app: typer.Typer) -> None:
         label_epsilon: float = typer.Option(..., "--label-epsilon", "-y", help="Label budget eps_y, > 0 or inf."),
         num_features: int = typer.Option(..., "--num-features", "-d", help="Feature dimension d, >= 1."),
         mechanism: str = typer.Option("mbm", "--mechanism", help="mbm, 1bm, lpm or agm."),
-        m: Optional[int] = typer.Option(None, "--m", help="Multi-bit sampling parameter in [1, d] "
+        m: int | None = typer.Option(None, "--m", help="Multi-bit sampling parameter in [1, d] "
                                                           "(default: the paper's rule)."),
         as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     ) -> None:

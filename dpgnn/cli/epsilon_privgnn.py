@@ -18,14 +18,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any
 
 import numpy as np
 import typer
 
-from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
 from dpgnn.cli.options import CliInputError, option_check, option_errors, relation_text
-from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.pate import (
     PRIVGNN_ACCOUNTANT,
     order2_epsilon,
@@ -34,7 +32,9 @@ from dpgnn.privacy.pate import (
     privgnn_event,
     theorem7_epsilon,
 )
+from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.privgnn import SOUND_ACCOUNTANT, check_num_classes, query_epsilon, sound_epsilon
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
 
 __all__ = ["register", "read_votes", "MAX_EXACT_QUERIES", "MAX_MOMENTS"]
 
@@ -53,7 +53,7 @@ def _check_exact_queries(n: int) -> int:
     return n
 
 
-def _emit(payload: Dict[str, Any], as_json: bool, text: str) -> None:
+def _emit(payload: dict[str, Any], as_json: bool, text: str) -> None:
     if as_json:
         typer.echo(json.dumps(payload))
     else:
@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
         accountant: str = typer.Option(PRIVGNN_ACCOUNTANT, "--accountant",
                                        help="autodp_rdp_acct (the authors', default), rdp (exact RDP, tight "
                                             "conversion) or autodp."),
-        num_classes: Optional[int] = typer.Option(None, "--num-classes",
+        num_classes: int | None = typer.Option(None, "--num-classes",
                                                   help="Classes C >= 2 of the posterior: the sound per-query "
                                                        "epsilon is exact for C (else the bound 2*lambda)."),
         as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
@@ -132,7 +132,7 @@ def register(app: typer.Typer) -> None:
         lam: float = typer.Option(..., "--lam", help="lambda = 1/b, inverse Laplace scale on each vote count, > 0."),
         queries: int = typer.Option(..., "--queries", help="Answered queries |Q|, an integer >= 1."),
         delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
-        votes: Optional[str] = typer.Option(None, "--votes",
+        votes: str | None = typer.Option(None, "--votes",
                                             help="Vote counts [queries, classes] (.npy or .csv) for the "
                                                  "data-dependent epsilon."),
         moments: int = typer.Option(8, "--moments", help="Highest moment order l, an integer in [1, 10^6]."),

@@ -18,14 +18,13 @@ calibrating, the calibrated ``sigma`` (edge) or ``noise_multiplier`` (node) with
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 import typer
 
-from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 from dpgnn.cli.options import CliInputError, option_check, option_errors, relation_text, tightest
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.progap import calibrate_noise, privacy_event, privacy_ledger
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 
 __all__ = ["register"]
 
@@ -38,17 +37,17 @@ def register(app: typer.Typer) -> None:
         level: str = typer.Option(..., "--level", help="edge or node."),
         depth: int = typer.Option(..., "--depth", "-k", help="Depth K (number of NAP queries), an integer >= 1."),
         delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
-        sigma: Optional[float] = typer.Option(None, "--sigma", help="Edge level: NAP noise std sigma (> 0; "
+        sigma: float | None = typer.Option(None, "--sigma", help="Edge level: NAP noise std sigma (> 0; "
                                                                     "sensitivity 1, one directed edge)."),
-        noise_multiplier: Optional[float] = typer.Option(
+        noise_multiplier: float | None = typer.Option(
             None, "--noise-multiplier", "-z", help="Node level: shared noise multiplier z (> 0)."),
-        target_epsilon: Optional[float] = typer.Option(
+        target_epsilon: float | None = typer.Option(
             None, "--target-epsilon", help="Calibrate the noise to this epsilon (> 0) instead of giving it."),
-        max_degree: Optional[int] = typer.Option(None, "--max-degree", help="Node level: degree bound D, >= 1."),
-        batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Node level: expected batch size B."),
-        train_nodes: Optional[int] = typer.Option(None, "--train-nodes", help="Node level: training nodes N."),
-        epochs: Optional[int] = typer.Option(None, "--epochs-per-stage", help="Node level: epochs per stage E."),
-        accountant: Optional[str] = typer.Option(
+        max_degree: int | None = typer.Option(None, "--max-degree", help="Node level: degree bound D, >= 1."),
+        batch_size: int | None = typer.Option(None, "--batch-size", help="Node level: expected batch size B."),
+        train_nodes: int | None = typer.Option(None, "--train-nodes", help="Node level: training nodes N."),
+        epochs: int | None = typer.Option(None, "--epochs-per-stage", help="Node level: epochs per stage E."),
+        accountant: str | None = typer.Option(
             None, "--accountant", help="Override the accountant (default exact_gaussian / autodp; also rdp)."),
         fidelity: str = typer.Option(
             "paper", "--fidelity", help="paper (exact Gaussian composition at edge level) or authors_code (the "

@@ -16,7 +16,8 @@ import contextlib
 import json
 import math
 import warnings
-from typing import Any, Callable, Dict, Iterator, Optional
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -105,7 +106,7 @@ def option_errors() -> Iterator[None]:
                     "another --accountant", COMPUTE_EXIT) from None
 
 
-def _json_float(x: Optional[float]) -> Any:
+def _json_float(x: float | None) -> Any:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return None
     if isinstance(x, float) and math.isinf(x):
@@ -119,7 +120,7 @@ def relation_text(neighbouring: str, sensitivity: str) -> str:
 
 
 def report(command: str, event: Event, delta: float, accountant: str, as_json: bool,
-           inputs: Dict[str, Any], neighbouring: str, sensitivity: str) -> Dict[str, Any]:
+           inputs: dict[str, Any], neighbouring: str, sensitivity: str) -> dict[str, Any]:
     """Compute ε of ``event`` with ``accountant`` at ``delta`` and print it (one JSON object with ``as_json``), with
     ``epsilon_sound``: the tightest of it and the exact or ``pld`` value (:func:`tightest`), unless ``inputs``
     carries the calculator's own.
@@ -136,7 +137,7 @@ def report(command: str, event: Event, delta: float, accountant: str, as_json: b
         raise ArithmeticError(f"the {accountant!r} accountant returned epsilon = nan")
     # a calculator that derives its own sound value (DRW, FDP) passes it in ``inputs``
     sound, sound_by = (None, accountant) if "epsilon_sound" in inputs else tightest(event, d, eps, accountant)
-    payload: Dict[str, Any] = {
+    payload: dict[str, Any] = {
         "command": command,
         "epsilon": _json_float(eps),
         "delta": d,

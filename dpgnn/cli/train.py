@@ -6,7 +6,6 @@ Only ``typer`` is imported here; the library (torch, PyG) is imported inside the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -14,16 +13,16 @@ import typer
 def train(
     method: str = typer.Argument(..., help="Method name (`dpgnn methods` lists them), e.g. progap."),
     level: str = typer.Option(..., "--level", help="Privacy unit: none, edge or node (as the method supports)."),
-    epsilon: Optional[float] = typer.Option(None, "--epsilon", help="Privacy budget ε (> 0; omit at level none)."),
+    epsilon: float | None = typer.Option(None, "--epsilon", help="Privacy budget ε (> 0; omit at level none)."),
     data: Path = typer.Option(..., "--data", help="The graph: a .pt (torch.save of a PyG Data), an .npz "
                               "(edge_index, x, y, optional masks) or a folder with edges.csv, features.csv, "
                               "labels.csv (see examples/own_graph/)."),
-    delta: Optional[float] = typer.Option(None, "--delta", help="δ; default: the documented rule from the node "
+    delta: float | None = typer.Option(None, "--delta", help="δ; default: the documented rule from the node "
                                           "count (stated in result.json and the summary)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the split, initialisation and noise."),
-    set_: Optional[List[str]] = typer.Option(None, "--set", help="A config field, KEY=VALUE (YAML value, "
+    set_: list[str] | None = typer.Option(None, "--set", help="A config field, KEY=VALUE (YAML value, "
                                              "repeatable), e.g. --set depth=2; `dpgnn methods METHOD` lists them."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder for model.pt and result.json "
+    out: Path | None = typer.Option(None, "--out", help="Output folder for model.pt and result.json "
                                        "(default: trained/METHOD-LEVEL)."),
     device: str = typer.Option("auto", "--device", help="auto (cuda when present, else cpu), cpu or cuda."),
 ) -> None:
@@ -56,7 +55,7 @@ def train(
     typer.echo(model.summary())
 
 
-def methods(method: Optional[str] = typer.Argument(None, help="A method: list its levels and config fields.")
+def methods(method: str | None = typer.Argument(None, help="A method: list its levels and config fields.")
             ) -> None:
     """List the methods of `dpgnn train` / `dpgnn.fit` (levels, paper), or one method's config fields."""
     from dpgnn.api import describe

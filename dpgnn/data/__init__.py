@@ -10,6 +10,7 @@ Raw files come from ``$DPGNN_DATA_MIRROR`` (sha256-verified), the cache (``$DPGN
 or the canonical URL; what cannot be obtained raises :class:`DatasetUnavailable` with one clear message.
 """
 
+from dpgnn.data import datasets as _datasets  # noqa: F401  (registers every dataset)
 from dpgnn.data.download import ChecksumError, DatasetUnavailable, RawFile
 from dpgnn.data.registry import (
     DatasetSpec,
@@ -22,7 +23,6 @@ from dpgnn.data.registry import (
     normalize_name,
     register,
 )
-from dpgnn.data import datasets as _datasets  # noqa: F401  (registers every dataset)
 from dpgnn.data.synthetic import csbm
 from dpgnn.data.transforms import (
     filter_classes,

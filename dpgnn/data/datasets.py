@@ -10,7 +10,6 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-import torch
 from torch_geometric.data import Data
 
 from dpgnn.data.download import RawFile
@@ -24,7 +23,8 @@ from dpgnn.data.transforms import (
     seed_from_name,
 )
 
-GLOBAL_SEED = 12345  # the Sajadmanesh repos' global seed (docs/papers/cross-paper.md#conventions-shared-by-the-sajadmanesh-repositories)
+# the Sajadmanesh repos' global seed (docs/papers/cross-paper.md#conventions-shared-by-the-sajadmanesh-repositories)
+GLOBAL_SEED = 12345
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -40,7 +40,8 @@ def _lpgcn_random_split(data: Data, seed: int) -> Data:
 
 
 def _lpgnn(data: Data, seed: int = GLOBAL_SEED, top_classes: int | None = None) -> Data:
-    """LPGNN pipeline (docs/papers/lpgnn.md#data-pipeline): [keep the ``top_classes`` largest classes] -> random 50/25/25 split over all
+    """LPGNN pipeline (docs/papers/lpgnn.md#data-pipeline): [keep the ``top_classes`` largest classes] -> random
+    50/25/25 split over all
     nodes -> per-column min-max to [0, 1] over all nodes with constant columns dropped."""
     if top_classes is not None:
         data = filter_classes(data, top_k=top_classes)
@@ -52,8 +53,8 @@ def _lpgnn_variant(top_classes: int | None = None) -> Variant:
     opts = {"seed": GLOBAL_SEED}
     if top_classes is not None:
         opts["top_classes"] = top_classes
-    doc = ("LPGNN (docs/papers/lpgnn.md#data-pipeline): " + (f"keep the {top_classes} largest classes (induced subgraph, relabelled), "
-                                   if top_classes else "")
+    doc = ("LPGNN (docs/papers/lpgnn.md#data-pipeline): "
+           + (f"keep the {top_classes} largest classes (induced subgraph, relabelled), " if top_classes else "")
            + "random 50/25/25 split over ALL nodes (seed option), min-max to [0,1], constant columns dropped")
     return Variant("lpgnn", ("lpgnn",), doc, build=_lpgnn, options=opts)
 
@@ -107,7 +108,8 @@ def _planetoid_files(prefix: str) -> tuple[RawFile, ...]:
     )
 
 
-_PUBLIC_SPLIT_DOC = "Planetoid public split masks as in the raw files (train = first labelled nodes, val 500, test 1000)"
+_PUBLIC_SPLIT_DOC = ("Planetoid public split masks as in the raw files (train = first labelled nodes, val 500, "
+                     "test 1000)")
 
 register(DatasetSpec(
     name="cora", title="Cora (Planetoid)", group="planetoid",
@@ -122,10 +124,12 @@ Statistics: 2,708 nodes, 5,278 undirected edges (10,556 directed), 1,433 binary 
     loader=partial(read_planetoid, prefix="cora"),
     stats={"nodes": 2708, "edges": 5278, "features": 1433, "classes": 7},
     variants={
-        "lpgcn": Variant("lpgcn", ("lpgcn",), "LPGCN (docs/papers/lpgcn.md#data-and-splits): " + _PUBLIC_SPLIT_DOC + " (140/500/1000)",
+        "lpgcn": Variant("lpgcn", ("lpgcn",),
+                         "LPGCN (docs/papers/lpgcn.md#data-and-splits): " + _PUBLIC_SPLIT_DOC + " (140/500/1000)",
                          build=_identity),
         "lpgnn": _lpgnn_variant(),
-        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC, build=_identity),
+        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC,
+                       build=_identity),
     },
 ))
 
@@ -141,9 +145,11 @@ Statistics: 3,327 nodes, 4,552 undirected edges (9,104 directed), 3,703 features
     loader=partial(read_planetoid, prefix="citeseer"),
     stats={"nodes": 3327, "edges": 4552, "features": 3703, "classes": 6},
     variants={
-        "lpgcn": Variant("lpgcn", ("lpgcn",), "LPGCN (docs/papers/lpgcn.md#data-and-splits): " + _PUBLIC_SPLIT_DOC + " (120/500/1000)",
+        "lpgcn": Variant("lpgcn", ("lpgcn",),
+                         "LPGCN (docs/papers/lpgcn.md#data-and-splits): " + _PUBLIC_SPLIT_DOC + " (120/500/1000)",
                          build=_identity),
-        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC, build=_identity),
+        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC,
+                       build=_identity),
     },
 ))
 
@@ -160,7 +166,8 @@ Statistics: 19,717 nodes, 44,324 undirected edges, 500 TF-IDF features, 3 classe
     note="ind.pubmed.allx is not in the offline mirror (the other seven files are).",
     variants={
         "lpgnn": _lpgnn_variant(),
-        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC + " (60/500/1000)",
+        "drw": Variant("drw", ("drw",),
+                       "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC + " (60/500/1000)",
                        build=_identity),
     },
 ))
@@ -199,7 +206,8 @@ LPGCN paper's 2,545; raw ids kept in ``feature_ids``).""",
     stats={"nodes": 7126, "edges": 35324, "features": 2545, "classes": 2},
     variants={
         "lpgcn": Variant("lpgcn", ("lpgcn",),
-                         'LPGCN (docs/papers/lpgcn.md#data-and-splits): random 50/25/25 over all nodes, torch.Generator seed = sum(ord("musae"))',
+                         'LPGCN (docs/papers/lpgcn.md#data-and-splits): random 50/25/25 over all nodes, '
+                         'torch.Generator seed = sum(ord("musae"))',
                          build=_lpgcn_random_split, options={"seed": seed_from_name("musae")}),
     },
 ))
@@ -272,7 +280,8 @@ from dpgnn.data.transforms import (  # noqa: E402
 
 
 def _progap(data: Data, min_class_size: int, seed: int = GLOBAL_SEED) -> Data:
-    """ProGAP/GAP (docs/papers/progap.md#datasets), in the code's order: random 75/10/15 split over all nodes (seed option) -> keep
+    """ProGAP/GAP (docs/papers/progap.md#datasets), in the code's order: random 75/10/15 split over all nodes (seed
+    option) -> keep
     classes with >= ``min_class_size`` nodes (unlabelled nodes dropped, induced subgraph, relabelled) -> remove
     self-loops -> remove isolated nodes."""
     data = random_node_split(data, 0.75, 0.10, 0.15, seed=seed)
@@ -288,7 +297,8 @@ def _progap_variant(min_class_size: int, papers=("progap",), name: str = "progap
 
 
 def _privgnn(data: Data, seed: int = GLOBAL_SEED, **split) -> Data:
-    """PrivGNN (docs/papers/privgnn.md#data-and-splits): drop unlabelled nodes, then private/public node partition (masks)."""
+    """PrivGNN (docs/papers/privgnn.md#data-and-splits): drop unlabelled nodes, then private/public node partition
+    (masks)."""
     if data.y.dim() == 1 and bool((data.y < 0).any()):
         data = relabel_classes(filter_classes(data))
     return private_public_split(data, seed=seed, **split)
@@ -390,8 +400,8 @@ for _uni in UNIVERSITIES:
         variants={
             "progap": _progap_variant(1000),
             "privgnn": Variant("privgnn", ("privgnn",),
-                               "PrivGNN (docs/papers/privgnn.md#data-and-splits): all recorded years as classes, missing dropped, private half / "
-                               "public half with 20% public test", build=_fb100_privgnn,
+                               "PrivGNN (docs/papers/privgnn.md#data-and-splits): all recorded years as classes, "
+                               "missing dropped, private half / public half with 20% public test", build=_fb100_privgnn,
                                options={"seed": GLOBAL_SEED, "private_fraction": 0.5, "public_test_share": 0.2}),
         },
     ))
@@ -503,7 +513,8 @@ classes >= 100,000 nodes (1,790,731 nodes, 10 classes); PrivGNN's "Amazon2M" use
 
 
 def _arxiv_privgnn(data: Data) -> Data:
-    """PrivGNN's ArXiv (docs/papers/privgnn.md#data-and-splits): OGB time split, private = train (<= 2017), public train = valid (2018),
+    """PrivGNN's ArXiv (docs/papers/privgnn.md#data-and-splits): OGB time split, private = train (<= 2017), public train
+    = valid (2018),
     public test = test (>= 2019)."""
     out = Data(**{k: v for k, v in data.items()})
     out.private_mask, out.public_train_mask, out.public_test_mask = data.train_mask, data.val_mask, data.test_mask
@@ -525,7 +536,8 @@ Statistics: 169,343 nodes, 1,166,243 directed citations, 128 features, 40 classe
     variants={
         "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): undirected graph, OGB time split (inductive)",
                        build=_identity),
-        "privgnn": Variant("privgnn", ("privgnn",), "PrivGNN (docs/papers/privgnn.md#data-and-splits): OGB time split as private / public "
+        "privgnn": Variant("privgnn", ("privgnn",),
+                           "PrivGNN (docs/papers/privgnn.md#data-and-splits): OGB time split as private / public "
                            "train / public test", build=_arxiv_privgnn),
     },
 ))
@@ -545,14 +557,17 @@ Statistics: 89,250 nodes, 449,878 undirected edges, 500 features, 7 classes.""",
     raw_files=(
         RawFile("adj_full.npz", GDRIVE.format(id="1crmsTbd1-2sEXsGwa2IKnIB7Zd3TmUsy"), mirror="flickr/adj_full.npz"),
         RawFile("feats.npy", GDRIVE.format(id="1join-XdvX3anJU_MLVtick7MgeAQiWIZ"), mirror="flickr/feats.npy"),
-        RawFile("class_map.json", GDRIVE.format(id="1uxIkbtg5drHTsKt-PAsZZ4_yJmgFmle9"), mirror="flickr/class_map.json"),
+        RawFile("class_map.json", GDRIVE.format(id="1uxIkbtg5drHTsKt-PAsZZ4_yJmgFmle9"),
+                mirror="flickr/class_map.json"),
         RawFile("role.json", GDRIVE.format(id="1htXCtuktuCW8TR8KiKfrFDAxUgekQoV7"), mirror="flickr/role.json"),
     ),
     loader=read_flickr,
     stats={"nodes": 89250, "edges": 449878, "features": 500, "classes": 7},
     note="Too large to mirror here.",
     variants={
-        "lpgcn": Variant("lpgcn", ("lpgcn",), "LPGCN (docs/papers/lpgcn.md#data-and-splits): the dataset's own 50/25/25 split", build=_identity),
+        "lpgcn": Variant("lpgcn", ("lpgcn",),
+                         "LPGCN (docs/papers/lpgcn.md#data-and-splits): the dataset's own 50/25/25 split",
+                         build=_identity),
         "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): own split, inductive", build=_identity),
     },
 ))
@@ -598,7 +613,8 @@ Statistics (PyG): 56,944 nodes in 24 graphs, 50 features, 121 labels. DRW's tabl
 
 
 def _elliptic_lpgcn(data: Data, seed: int) -> Data:
-    """LPGCN (docs/papers/lpgcn.md#data-and-splits): only labelled nodes split 50/25/25 (unlabelled nodes stay in the graph, in no mask)."""
+    """LPGCN (docs/papers/lpgcn.md#data-and-splits): only labelled nodes split 50/25/25 (unlabelled nodes stay in the
+    graph, in no mask)."""
     return random_node_split(data, 0.5, 0.25, 0.25, seed=seed, among=data.y >= 0)
 
 
@@ -616,7 +632,8 @@ Statistics: 203,769 nodes, 234,355 edges, 166 features (time step included, as L
     loader=read_elliptic,
     stats={"nodes": 203769, "edges": 234355, "features": 166, "classes": 2},
     note="Too large to mirror here.",
-    variants={"lpgcn": Variant("lpgcn", ("lpgcn",), 'LPGCN (docs/papers/lpgcn.md#data-and-splits): labelled nodes split 50/25/25 with seed '
+    variants={"lpgcn": Variant("lpgcn", ("lpgcn",),
+                               'LPGCN (docs/papers/lpgcn.md#data-and-splits): labelled nodes split 50/25/25 with seed '
                                'sum(ord("bitcoin")); unlabelled nodes stay', build=_elliptic_lpgcn,
                                options={"seed": seed_from_name("bitcoin")})},
 ))

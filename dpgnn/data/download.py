@@ -22,9 +22,9 @@ import shutil
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 from dpgnn.utils import ROOT
 
@@ -234,7 +234,7 @@ def fetch(dataset: str, files: Iterable[RawFile], raw_dir: Path, download: bool 
         try:
             log.info("downloading %s -> %s", raw.url, cp)
             DOWNLOADER(raw.url, cp)
-        except (urllib.error.URLError, OSError, socket.timeout, ValueError) as exc:
+        except (TimeoutError, urllib.error.URLError, OSError, ValueError) as exc:
             missing.append((raw, f"download failed: {exc}"))
             if isinstance(exc, (urllib.error.URLError, socket.timeout, ConnectionError)) and not isinstance(
                     exc, urllib.error.HTTPError):

@@ -1,4 +1,5 @@
-"""Random-walk samplers of the DRW paper (Ayle et al., arXiv 2301.00738; docs/papers/drw.md#samplers-and-the-sampling-bound).
+"""Random-walk samplers of the DRW paper (Ayle et al., arXiv 2301.00738;
+docs/papers/drw.md#samplers-and-the-sampling-bound).
 
 DP samplers split the training graph into *disjoint* subgraphs, each rooted at one training node, once before
 training (DRW, DRW-R) or every ``k`` iterations (DRW-D); a batch is ``B`` subgraphs drawn uniformly without
@@ -16,8 +17,8 @@ symmetric local adjacency of the walk edges, so that per-subgraph computations v
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import torch

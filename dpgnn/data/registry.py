@@ -10,9 +10,10 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 import torch
@@ -322,7 +323,8 @@ def describe(name: str, *, root: str | Path | None = None) -> str:
         lines.append(f"raw files (cache folder {raw_dir}; mirror {m or '$DPGNN_DATA_MIRROR unset'}):")
         for r in spec.raw_files:
             here = locate(r, raw_dir)
-            lines.append(f"  - {r.name}\n      url: {r.url}\n      sha256: {' | '.join(r.sha256) or 'unknown (recorded on first download)'}"
+            lines.append(f"  - {r.name}\n      url: {r.url}\n"
+                         f"      sha256: {' | '.join(r.sha256) or 'unknown (recorded on first download)'}"
                          f"\n      mirror path: {r.mirror or '(not mirrored)'}\n      present here: {here or 'no'}")
     lines.append(f"available here: {'yes' if dataset_available(spec.name, root=root) else 'no'}")
     return "\n".join(lines)

@@ -163,7 +163,8 @@ def with_clean_edges(data: Data, *, self_loops: str = "keep", undirected: bool =
 def minmax_normalize(data: Data, drop_constant: bool = False) -> Data:
     """Scale every feature column to [0, 1] with its min and max over all nodes.
 
-    Zero-range (constant) columns become 0, or are removed when ``drop_constant`` (LPGNN, docs/papers/lpgnn.md#data-pipeline step 2).
+    Zero-range (constant) columns become 0, or are removed when ``drop_constant`` (LPGNN,
+    docs/papers/lpgnn.md#data-pipeline step 2).
     """
     x = data.x.to(torch.float32)
     lo, hi = torch.aminmax(x, dim=0)
@@ -210,7 +211,8 @@ _NEGATIVE_SAMPLING_LOCK = threading.Lock()
 
 
 def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int | torch.Generator) -> Data:
-    """LPGCN link-prediction split (docs/papers/lpgcn.md#data-and-splits): upper-triangle undirected edges split train/val/test.
+    """LPGCN link-prediction split (docs/papers/lpgcn.md#data-and-splits): upper-triangle undirected edges split
+    train/val/test.
 
     The ``m`` undirected edges are the distinct pairs ``(min(u, v), max(u, v))``, ``u != v``, of ``data.edge_index``
     (one direction or both, repeated entries counted once: the same pairs as the upper triangle of an undirected

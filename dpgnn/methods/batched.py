@@ -21,7 +21,8 @@ gradients are exactly zero), and the best-validation epoch restored per seed.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F

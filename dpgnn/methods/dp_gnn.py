@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -37,14 +38,22 @@ from torch_geometric.utils import to_torch_csr_tensor
 
 from dpgnn.methods import RunResult, register
 from dpgnn.methods.hooks import DPStepHook, DPStepInfo
-from dpgnn.methods.progap import (ProGAPResult, _masks, bound_degree, default_delta, graph_edges, method_config,
-                                  note_edges)
+from dpgnn.methods.progap import (
+    ProGAPResult,
+    _masks,
+    bound_degree,
+    default_delta,
+    graph_edges,
+    method_config,
+    note_edges,
+)
 from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import ACTIVATIONS, MLP
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon, max_affected
 from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, statement
 from dpgnn.privacy.progap import accounted_steps, stage_steps
-from dpgnn.privacy.validation import check_int as _int, check_positive as _pos
+from dpgnn.privacy.validation import check_int as _int
+from dpgnn.privacy.validation import check_positive as _pos
 from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 

@@ -14,7 +14,8 @@ Per-subgraph gradients are exact for any depth: the loss of each subgraph (on it
 subgraph alone with ``torch.func.vmap(grad(...))`` over padded dense subgraphs (the authors' per-row gradients are
 only exact for one layer; docs/papers/drw.md#dp-training-step [BUG?]).
 
-Clipping (docs/papers/drw.md#dp-training-step, the paper's "clip norm percentage"): ``C = clip_fraction · ‖g0‖`` where ``g0`` holds the
+Clipping (docs/papers/drw.md#dp-training-step, the paper's "clip norm percentage"): ``C = clip_fraction · ‖g0‖`` where
+``g0`` holds the
 per-tensor gradient norms of single-root losses averaged over up to 10 roots of a first batch; per-tensor thresholds
 ``C_j = C·√softmax(g0)_j`` (Σ C_j² = C²). This calibration looks at the data without privacy (as the authors' code);
 ``clip_norm=`` gives a data-independent absolute C split evenly over tensors instead.
@@ -40,9 +41,10 @@ from __future__ import annotations
 import inspect
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Callable
+from functools import cache
+from typing import Any
 
 import numpy as np
 import torch
@@ -52,7 +54,6 @@ from torch.func import functional_call, grad, vmap
 from torch_geometric.utils import subgraph
 
 from dpgnn.data import load_dataset
-from dpgnn.data.transforms import clean_edges
 from dpgnn.data.random_walks import (
     SAMPLERS,
     Subgraphs,
@@ -62,9 +63,10 @@ from dpgnn.data.random_walks import (
     sampler_bound,
     uniform_batch,
 )
+from dpgnn.data.transforms import clean_edges
 from dpgnn.methods import RunResult, get, register
-from dpgnn.methods.hooks import DPStepHook, DPStepInfo
 from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
+from dpgnn.methods.hooks import DPStepHook, DPStepInfo
 from dpgnn.metrics import f1_micro
 from dpgnn.nn.drw import SplitFeatures, build_model
 from dpgnn.nn.lpgnn import normalized_adjacency as gcn_adjacency
@@ -79,7 +81,8 @@ from dpgnn.privacy.drw import (  # noqa: F401  (re-exported: the paper's privacy
 from dpgnn.privacy.drw import check_fidelity as _fidelity
 from dpgnn.privacy.fdp import max_affected
 from dpgnn.privacy.guarantee import non_private
-from dpgnn.privacy.validation import check_int as _int, check_positive as _positive
+from dpgnn.privacy.validation import check_int as _int
+from dpgnn.privacy.validation import check_positive as _positive
 from dpgnn.train import fit
 from dpgnn.utils import check_features, resolve_device, seed_everything, stable_seed, versions
 
@@ -115,7 +118,8 @@ _LOAD = {"arxiv": "ogbn-arxiv"}
 
 
 def batch_size(dataset: str, method: str, num_layers: int) -> int:
-    """Paper Table 4: roots per batch (DRW-R has its own row; FDP uses the DRW row, docs/papers/drw.md#open-questions [AMBIG])."""
+    """Paper Table 4: roots per batch (DRW-R has its own row; FDP uses the DRW row, docs/papers/drw.md#open-questions
+    [AMBIG])."""
     key = _dataset_key(dataset)
     if num_layers not in (1, 2):
         raise ValueError(f"num_layers must be 1 or 2 (Table 4), got {num_layers!r}")
@@ -261,7 +265,8 @@ def clip_thresholds(grads: dict[str, Tensor] | None, *, clip_fraction: float | N
                     clip_norm: float | None = None, names: list[str] | None = None) -> dict[str, float]:
     """Per-tensor thresholds ``C_j`` with ``Σ C_j² = C²``.
 
-    ``clip_fraction`` (the paper's clip-norm percentage; docs/papers/drw.md#dp-training-step): ``g0_j`` = mean over the given per-sample
+    ``clip_fraction`` (the paper's clip-norm percentage; docs/papers/drw.md#dp-training-step): ``g0_j`` = mean over the
+    given per-sample
     gradients of their tensor-``j`` norms, ``C = clip_fraction·‖g0‖``, ``C_j = C·√softmax(g0)_j``.
     ``clip_norm``: an absolute ``C`` split evenly, ``C_j = C/√J`` (needs ``names``).
     """
@@ -416,7 +421,7 @@ def _schedule(eps_of: Callable[[int], float], target: float, max_steps: int = 10
     return Schedule(total, e(total), tuple(cps))
 
 
-@lru_cache(maxsize=None)
+@cache
 def epsilon_schedule(noise_multiplier: float, sample_rate: float, delta: float, target: float = TARGET_EPSILON,
                      accountant: str = "autodp", fidelity: str = "paper") -> Schedule:
     """:class:`Schedule` of DRW training (ε monotone in steps, so bisection is exact). Both fidelities stay at or
@@ -426,7 +431,7 @@ def epsilon_schedule(noise_multiplier: float, sample_rate: float, delta: float, 
     return _schedule(lambda t: drw_epsilon(noise_multiplier, sample_rate, t, delta, accountant, fidelity), target)
 
 
-@lru_cache(maxsize=None)
+@cache
 def fdp_schedule(noise_multiplier: float, num_train: int, batch: int, affected: int, delta: float,
                  target: float = TARGET_EPSILON, variant: str = "paper") -> Schedule:
     """:class:`Schedule` of FDP training (paper: multi-order tight conversion; authors: α = 10, classic)."""
@@ -634,7 +639,7 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
             record(step)
         if fidelity == "authors_code" and stale[0] >= patience and step < T:
             stopped = step
-            for k, t, e in sched.checkpoints:  # checkpoints beyond the stop keep the model selected so far
+            for k, t, _ in sched.checkpoints:  # checkpoints beyond the stop keep the model selected so far
                 if t > step:
                     cp_rows.append({"checkpoint": k, "steps": step, "epsilon": math.nan, "test_f1": best["test"],
                                     "val_f1": best["val"], "test_f1_current": math.nan})

@@ -1,4 +1,5 @@
-"""FDP baseline graph side (Daigavane et al., arXiv 2111.15521, as compared against in the DRW paper; docs/papers/drw.md#fdp-baseline).
+"""FDP baseline graph side (Daigavane et al., arXiv 2111.15521, as compared against in the DRW paper;
+docs/papers/drw.md#fdp-baseline).
 
 - :func:`bound_degree`: a symmetric subgraph of the training graph with every degree ≤ ``D`` (greedy edge
   subsampling: nodes in random order, each keeps its randomly ordered neighbours while both endpoints have fewer

@@ -1,4 +1,5 @@
-"""GAP (Sajadmanesh et al., USENIX Security 2023) as ProGAP's main baseline (docs/papers/progap.md#baselines), edge and node level.
+"""GAP (Sajadmanesh et al., USENIX Security 2023) as ProGAP's main baseline (docs/papers/progap.md#baselines), edge and
+node level.
 
 Three modules trained one after the other:
 
@@ -16,8 +17,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -46,7 +48,9 @@ from dpgnn.methods.progap import (
 from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import MLP, StageModel
 from dpgnn.privacy.progap import check_level as _level
-from dpgnn.privacy.validation import check_fraction as _delta, check_int as _int, check_positive as _pos
+from dpgnn.privacy.validation import check_fraction as _delta
+from dpgnn.privacy.validation import check_int as _int
+from dpgnn.privacy.validation import check_positive as _pos
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = ["GAPConfig", "train_gap"]

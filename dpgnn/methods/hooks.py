@@ -21,8 +21,9 @@ examples or the sampling of the real batch.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Union
+from typing import Protocol
 
 from torch import Tensor
 
@@ -46,7 +47,7 @@ class DPStepInfo:
     batch: int
     poisson: bool
     std: float
-    clip: Union[float, Mapping[str, float]]
+    clip: float | Mapping[str, float]
 
     @property
     def rate(self) -> float:

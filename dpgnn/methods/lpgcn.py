@@ -27,7 +27,8 @@ from __future__ import annotations
 import copy
 import math
 import time
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,8 +47,15 @@ from dpgnn.nn import GCN, VGAEEncoder
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
 from dpgnn.train import fit
-from dpgnn.utils import (check_features, config_hash, make_generator, resolve_device, seed_everything, stable_seed,
-                         versions)
+from dpgnn.utils import (
+    check_features,
+    config_hash,
+    make_generator,
+    resolve_device,
+    seed_everything,
+    stable_seed,
+    versions,
+)
 
 __all__ = [
     "PAPER", "DATASETS", "METHODS", "MECHANISMS", "HPARAMS", "HIDDEN_CODE", "HIDDEN_PAPER", "VGAE_HIDDEN", "VGAE_OUT",
@@ -66,9 +74,11 @@ METHODS = ("lm", "pm", "pgc", "raw")
 EPSILONS_MAE = (1.0, 3.0, 5.0, 7.0, 9.0)  # Fig. 2
 EPSILONS_TABLE2 = (1.0, 5.0, 9.0)  # Table 2
 NUM_RUNS = 10  # Table 2: mean ± std (ddof 0) over 10 runs
-GLOBAL_SEED = 12345  # the authors' global seed (docs/papers/cross-paper.md#conventions-shared-by-the-sajadmanesh-repositories)
+# the authors' global seed (docs/papers/cross-paper.md#conventions-shared-by-the-sajadmanesh-repositories)
+GLOBAL_SEED = 12345
 
-#: Best hyper-parameters, paper Table 4 (Appendix E; grid-searched on RAW, reused for every mechanism), docs/papers/lpgcn.md#models-and-training.
+#: Best hyper-parameters, paper Table 4 (Appendix E; grid-searched on RAW, reused for every mechanism),
+#: docs/papers/lpgcn.md#models-and-training.
 HPARAMS: dict[str, dict[str, dict[str, float]]] = {
     "citeseer": {"gcn": {"lr": 0.01, "weight_decay": 0.1, "dropout": 0.5},
                  "vgae": {"lr": 0.01, "weight_decay": 0.01, "dropout": 0.0}},
@@ -81,7 +91,8 @@ HPARAMS: dict[str, dict[str, dict[str, float]]] = {
     "twitch": {"gcn": {"lr": 0.001, "weight_decay": 1e-4, "dropout": 0.0},
                "vgae": {"lr": 0.01, "weight_decay": 1e-3, "dropout": 0.0}},
 }
-#: Node-classification hidden width. [CODE≠PAPER] (docs/papers/lpgcn.md#models-and-training): the authors' code and experiment script use 16
+#: Node-classification hidden width. [CODE≠PAPER] (docs/papers/lpgcn.md#models-and-training): the authors' code and
+#: experiment script use 16
 #: (output = number of classes); the paper text says hidden 32 / output 16. Default: the code's 16.
 HIDDEN_CODE = 16
 HIDDEN_PAPER = 32
@@ -224,7 +235,8 @@ def gcn_propagation_matrix(edge_index: Tensor, num_nodes: int) -> Tensor:
 
 
 def gc_mae(data: Data, method: str, epsilon: float | None, seed: int | torch.Generator) -> Tensor:
-    """Per-node MAE of the perturbed first-layer graph convolution (paper eq. 8; docs/papers/lpgcn.md#experiments-and-reported-numbers).
+    """Per-node MAE of the perturbed first-layer graph convolution (paper eq. 8;
+    docs/papers/lpgcn.md#experiments-and-reported-numbers).
 
     MAE(v) = (1/m) Σ_i |GC(v)_i − ĜC(v)_i| / Δ_i with GC = Â X and ĜC = Â Y* (identity weight), Δ_i the range of
     column i of ``data.x`` (columns with Δ_i = 0 contribute 0). One perturbation drawn from ``seed``. The graph is
@@ -395,11 +407,13 @@ def train_node_classifier(
     Each epoch (one :func:`dpgnn.train.fit` epoch): one Adam step on the NLL of the training nodes (model in train
     mode), then the validation NLL in eval mode. Early stopping as PyTorch-Lightning's
     ``EarlyStopping(monitor="val_loss", patience, min_delta)`` with ``Trainer(min_epochs, max_epochs)`` (the
-    authors' trainer, docs/papers/lpgcn.md#models-and-training): training ends after the first epoch ``e >= min_epochs`` at which the validation
+    authors' trainer, docs/papers/lpgcn.md#models-and-training): training ends after the first epoch ``e >= min_epochs``
+    at which the validation
     loss has not improved for ``patience`` consecutive epochs, or after ``max_epochs``. (An improvement is
     ``val < best - min_delta``, :func:`dpgnn.train.fit`'s rule.)
 
-    The test is run on the weights at stopping time (the LPGCN authors' behaviour, docs/papers/lpgcn.md#models-and-training);
+    The test is run on the weights at stopping time (the LPGCN authors' behaviour,
+    docs/papers/lpgcn.md#models-and-training);
     ``restore_best=True`` reloads the weights of the epoch with the lowest validation loss instead.
 
     A model whose train-mode forward equals its eval-mode forward (no active dropout, no batch statistics)
@@ -712,7 +726,8 @@ def run_node_classification(data: Data, dataset_name: str, method: str, epsilon:
 
 
 def split_for_link_prediction(data: Data, dataset_name: str) -> Data:
-    """The fixed 85/5/10 edge split of docs/papers/lpgcn.md#data-and-splits (torch.Generator seed = Σord(dataset name)), same for all runs."""
+    """The fixed 85/5/10 edge split of docs/papers/lpgcn.md#data-and-splits (torch.Generator seed = Σord(dataset name)),
+    same for all runs."""
     return split_edges(data, val=0.05, test=0.10, seed=seed_from_name(_label(dataset_name)))
 
 

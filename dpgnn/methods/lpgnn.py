@@ -1,6 +1,7 @@
 """LPGNN -- Sajadmanesh & Gatica-Perez, "Locally Private Graph Neural Networks" (CCS 2021); docs/papers/lpgnn.md.
 
-Setting (docs/papers/lpgnn.md#setting): the server knows the graph; every node's feature vector is private (ε_x-LDP for the whole
+Setting (docs/papers/lpgnn.md#setting): the server knows the graph; every node's feature vector is private (ε_x-LDP for
+the whole
 vector, multi-bit mechanism) and so is the label of every training/validation node (ε_y-LDP, generalised randomised
 response). Test labels are only used to report accuracy. The server propagates the rectified features with KProp
 (``Â^{K_x}``), trains a GCN / GraphSAGE / GAT backbone, denoises the labels with Drop (forward correction +
@@ -29,7 +30,8 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -41,8 +43,7 @@ from dpgnn.data import load_dataset
 from dpgnn.data.transforms import with_clean_edges
 from dpgnn.methods import RunResult, register
 from dpgnn.metrics import accuracy_tensor
-from dpgnn.nn.lpgnn import (BACKBONES, Backbone, BatchedBackbone, BatchedFeatures, KProp, kprop,
-                            normalized_adjacency)
+from dpgnn.nn.lpgnn import BACKBONES, Backbone, BatchedBackbone, BatchedFeatures, KProp, kprop, normalized_adjacency
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.lpgnn import AGM_DELTA, REPLACEMENTS, feature_method, privacy_ledger  # the privacy statement
 from dpgnn.train import fit
@@ -59,9 +60,11 @@ PAPER = "lpgnn"
 GLOBAL_SEED = 12345
 DATASETS = ("cora", "pubmed", "facebook", "lastfm")
 _LOAD = {"cora": "cora", "pubmed": "pubmed", "facebook": "facebook-pagepage", "lastfm": "lastfm"}
-#: feature mechanisms (docs/papers/lpgnn.md#multi-bit-mechanism); the replacements (docs/papers/lpgnn.md#baselines) are dpgnn.privacy.lpgnn.REPLACEMENTS
+#: feature mechanisms (docs/papers/lpgnn.md#multi-bit-mechanism); the replacements (docs/papers/lpgnn.md#baselines) are
+#: dpgnn.privacy.lpgnn.REPLACEMENTS
 FEATURE_METHODS = ("mbm", "1bm", "lpm", "agm", "raw")
-#: label-noise handling (docs/papers/lpgnn.md#baselines): plain cross-entropy, forward correction only, Drop (correction + K_y)
+#: label-noise handling (docs/papers/lpgnn.md#baselines): plain cross-entropy, forward correction only, Drop (correction
+#: + K_y)
 LABEL_METHODS = ("ce", "fc", "drop")
 INF = math.inf
 EPS_X = (0.01, 0.1, 1.0, 2.0, 3.0, INF)
@@ -71,7 +74,8 @@ TUNING_GRID = {"lr": (0.01, 0.001, 0.0001), "weight_decay": (0.01, 0.001, 0.0001
                "dropout": (0.0, 0.25, 0.5, 0.75)}
 
 # ---------------------------------------------------------------------------------------------------------------
-# Published tuned values (authors' hparams/lwd.csv and hparams/steps.csv, docs/papers/lpgnn.md#hyper-parameters-and-grids) -- cited reference data.
+# Published tuned values (authors' hparams/lwd.csv and hparams/steps.csv,
+# docs/papers/lpgnn.md#hyper-parameters-and-grids) -- cited reference data.
 # ---------------------------------------------------------------------------------------------------------------
 _ORDER = ("cora", "pubmed", "facebook", "lastfm")
 
@@ -84,7 +88,8 @@ def _lwd(*cells: str) -> dict[str, dict[str, float]]:
     return out
 
 
-#: (feature group, ε_x finite?, ε_y finite?) -> dataset -> lr / weight decay / dropout (docs/papers/lpgnn.md#hyper-parameters-and-grids, lwd.csv).
+#: (feature group, ε_x finite?, ε_y finite?) -> dataset -> lr / weight decay / dropout
+#: (docs/papers/lpgnn.md#hyper-parameters-and-grids, lwd.csv).
 #: Feature group "raw" = the real features (perturbed or not); replacements have no ε_x (stored as inf).
 HPARAMS: dict[tuple[str, bool, bool], dict[str, dict[str, float]]] = {
     ("raw", True, True): _lwd(".01/.001/.5", ".01/1e-4/.25", ".001/.01/.5", ".001/1e-4/.75"),
@@ -111,7 +116,8 @@ def _steps_rows(text: str) -> dict[tuple[float, float], tuple[int, int]]:
     return out
 
 
-#: dataset -> (ε_x, ε_y) -> (K_x, K_y) selected by the authors (docs/papers/lpgnn.md#hyper-parameters-and-grids, steps.csv)
+#: dataset -> (ε_x, ε_y) -> (K_x, K_y) selected by the authors (docs/papers/lpgnn.md#hyper-parameters-and-grids,
+#: steps.csv)
 BEST_STEPS: dict[str, dict[tuple[float, float], tuple[int, int]]] = {
     "cora": _steps_rows("0.01: 4,4|8,8|8,8|8,8|8,0; 0.1: 0,8|2,4|16,4|8,4|16,0; 1: 2,8|2,8|8,4|16,4|16,0;"
                         "2: 8,8|4,8|8,4|16,2|16,0; 3: 2,8|16,8|8,4|16,2|16,0; inf: 4,8|0,4|0,4|0,2|0,0"),
@@ -166,7 +172,8 @@ def _check_features(method: str, eps_x: float) -> tuple[str, float]:
 # data, features, labels
 # ---------------------------------------------------------------------------------------------------------------
 def prepare(dataset_name: str, *, root=None) -> Data:
-    """The paper's pipeline (docs/papers/lpgnn.md#data-pipeline): [LastFM: 10 largest classes] → random 50/25/25 split over all nodes
+    """The paper's pipeline (docs/papers/lpgnn.md#data-pipeline): [LastFM: 10 largest classes] → random 50/25/25 split
+    over all nodes
     (seed 12345, identical for every configuration and repeat) → per-feature min-max to [0, 1] with constant
     columns dropped. Raises :class:`dpgnn.data.DatasetUnavailable` when the files are missing."""
     key = _dataset(dataset_name)
@@ -185,7 +192,8 @@ def _dense_or_sparse(x: Tensor) -> dict[str, Any]:
 
 def draw_features(data: Data, method: str, eps_x: float, *, m: int | None = None,
                   generator: torch.Generator | int | None = None) -> dict[str, Any]:
-    """One repeat's server-side features ``x'`` for ``method`` (docs/papers/lpgnn.md#multi-bit-mechanism, docs/papers/lpgnn.md#baselines), as sparse parts or a dense matrix.
+    """One repeat's server-side features ``x'`` for ``method`` (docs/papers/lpgnn.md#multi-bit-mechanism,
+    docs/papers/lpgnn.md#baselines), as sparse parts or a dense matrix.
 
     Sparse: ``{"kind": "sparse", rows, cols, vals, offset}`` meaning ``x' = offset + S``; dense: ``{"kind":
     "dense", "x"}``. Features must already be in [0, 1] (:func:`prepare`).
@@ -269,7 +277,8 @@ def perturb_labels(y: Tensor, eps_y: float, num_classes: int, labelled: Tensor,
 
 
 def drop_targets(noisy: Tensor, train_idx: Tensor, adj: Tensor | None, steps: int, num_classes: int) -> Tensor:
-    """Drop's hard training targets (docs/papers/lpgnn.md#drop-training-and-model-selection): ``argmax softmax(Â^{K_y} Y')`` on the training nodes.
+    """Drop's hard training targets (docs/papers/lpgnn.md#drop-training-and-model-selection):
+    ``argmax softmax(Â^{K_y} Y')`` on the training nodes.
 
     ``noisy`` is ``(N,)`` or ``(N, R)`` with ``-1`` for unlabelled nodes (their rows of ``Y'`` are zero). ``K_y = 0``
     returns the noisy labels. As in the authors' code, a training node without a labelled non-self neighbour
@@ -294,7 +303,8 @@ def label_probabilities(logits: Tensor, T: Tensor | None, adj: Tensor | None, st
 
 def selection_step(best: dict[str, Tensor] | None, val_loss: Tensor, val_acc: Tensor, train_acc: Tensor,
                    test_acc: Tensor, max_acc: float, epoch: int) -> dict[str, Tensor]:
-    """One epoch of the model-selection rule without clean labels (docs/papers/lpgnn.md#drop-training-and-model-selection), vectorised over repeats.
+    """One epoch of the model-selection rule without clean labels
+    (docs/papers/lpgnn.md#drop-training-and-model-selection), vectorised over repeats.
 
     The first epoch initialises the best state; a later epoch becomes best iff ``val_loss < best_val_loss`` and
     ``best_val_acc < val_acc <= max_acc`` and ``best_train_acc < train_acc <= 1.05·max_acc`` (``max_acc`` = the
@@ -310,7 +320,8 @@ def selection_step(best: dict[str, Tensor] | None, val_loss: Tensor, val_acc: Te
 
 
 def hparams_for(dataset: str, method: str, eps_x: float, eps_y: float) -> dict[str, float]:
-    """The published lr / weight decay / dropout (docs/papers/lpgnn.md#hyper-parameters-and-grids): any finite ε uses the ε = 1 row."""
+    """The published lr / weight decay / dropout (docs/papers/lpgnn.md#hyper-parameters-and-grids): any finite ε uses
+    the ε = 1 row."""
     key = _dataset(dataset)
     meth, ex = _check_features(method, eps_x)
     ey = _eps(eps_y, "eps_y")

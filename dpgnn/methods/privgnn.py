@@ -10,7 +10,8 @@ released model; its ε comes from :mod:`dpgnn.privacy.pate`.
 
 What is here (the series layer :mod:`dpgnn.series.privgnn` calls only this):
 
-* data: :func:`prepare` (private/public graphs of docs/papers/privgnn.md#data-and-splits, query order), :func:`query_nodes`;
+* data: :func:`prepare` (private/public graphs of docs/papers/privgnn.md#data-and-splits, query order),
+:func:`query_nodes`;
 * the mechanism: :func:`poisson_subsample` (and the authors' fixed-size variant), :func:`knn_select`,
   :func:`induced_subgraph`, :func:`teacher_posteriors` (many teachers trained at once with
   :class:`dpgnn.nn.privgnn.BatchedSAGETeachers`), :func:`noisy_argmax`;
@@ -27,7 +28,8 @@ What is here (the series layer :mod:`dpgnn.series.privgnn` calls only this):
   one set of teachers serves every λ and |Q| prefix, as the series does.
 
 Training: the student, B1-B3, the MLP and the pre-training run on :func:`dpgnn.train.fit` (no selection: the final
-epoch is released, docs/papers/privgnn.md#algorithm); the batched teachers run the same step (:func:`dpgnn.nn.privgnn.teacher_step`) in their
+epoch is released, docs/papers/privgnn.md#algorithm); the batched teachers run the same step
+(:func:`dpgnn.nn.privgnn.teacher_step`) in their
 own fast loop. Dropout masks come from torch's global generator (seed it for bit-identical reruns).
 
 Teacher posteriors do not depend on λ, and the |Q| = 500 queries are a prefix of the |Q| = 1000 ones, so one set of
@@ -39,8 +41,9 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -79,14 +82,16 @@ __all__ = [
 PAPER = "privgnn"
 LAMBDAS = (0.1, 0.2, 0.4, 0.8, 1.0)
 GLOBAL_SEED = 12345
-#: the authors' seed list (docs/papers/privgnn.md#runs-and-aggregation); run r of a cell uses SEEDS[r] mixed with the profile seed
+#: the authors' seed list (docs/papers/privgnn.md#runs-and-aggregation); run r of a cell uses SEEDS[r] mixed with the
+#: profile seed
 SEEDS = (2763934991, 87952126, 461858464, 2251922041, 2203565404, 2569991973, 569824674, 2721098863, 836273002,
          2935227127)
 
 
 @dataclass(frozen=True)
 class DatasetInfo:
-    """Per-dataset settings (docs/papers/privgnn.md#data-and-splits to docs/papers/privgnn.md#baselines). ``delta_stated``: the δ the paper states; ``delta_reproducing``: the δ
+    """Per-dataset settings (docs/papers/privgnn.md#data-and-splits to docs/papers/privgnn.md#baselines).
+    ``delta_stated``: the δ the paper states; ``delta_reproducing``: the δ
     that reproduces its ε tables (ten times larger, see notebook 01); ``pate_delta``: implied by Table 2's PATE
     offsets; ``k``: main-result K; ``gamma``: main-result γ; ``pate_teachers``: n for PATE."""
 
@@ -211,7 +216,8 @@ def _standardize(x: Tensor) -> Tensor:
 
 def prepare_from_data(data: Data, name: str, *, order_seed: int = GLOBAL_SEED, standardize: bool = False
                       ) -> PrivGNNData:
-    """Split a graph carrying ``private_mask``/``public_train_mask``/``public_test_mask`` into G† and G (docs/papers/privgnn.md#data-and-splits).
+    """Split a graph carrying ``private_mask``/``public_train_mask``/``public_test_mask`` into G† and G
+    (docs/papers/privgnn.md#data-and-splits).
 
     ``order_seed`` orders the public-train nodes randomly (the query set is its first |Q| entries).
     ``standardize`` z-scores the feature columns (used for Credit, whose raw columns span 0..10^6).
@@ -548,7 +554,8 @@ def train_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, *, seed
                   hidden: int = 64, dropout: float = 0.5, lr: float = 0.01, pretrain_epochs: int = 0,
                   device: str = "auto") -> dict[str, Any]:
     """The released student: GraphSAGE trained transductively on the public graph with ``labels`` of
-    ``train_nodes`` (hard [n] or soft [n, c]); accuracy on the public test nodes at the final epoch (docs/papers/privgnn.md#algorithm).
+    ``train_nodes`` (hard [n] or soft [n, c]); accuracy on the public test nodes at the final epoch
+    (docs/papers/privgnn.md#algorithm).
     ``pretrain_epochs > 0``: unsupervised pre-training of the first layer on the public graph first (App. D.7).
     Returns ``accuracy``, ``train_time_s``, the ``model`` and its per-epoch ``history`` (training loss)."""
     dev = resolve_device(device)
@@ -1132,7 +1139,8 @@ AUTHORS_CODE_EPOCHS = 500
 def authors_code_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, *, seed: int,
                          epochs: int = AUTHORS_CODE_EPOCHS, hidden: int = 64, dropout: float = 0.5, lr: float = 0.01,
                          optimizer_state: Mapping[str, Any] | None = None, device: str = "auto") -> dict[str, Any]:
-    """The student as the official PrivGNN code trains it (``fidelity="authors_code"``; docs/papers/privgnn.md#algorithm):
+    """The student as the official PrivGNN code trains it (``fidelity="authors_code"``;
+    docs/papers/privgnn.md#algorithm):
     the teachers' network (:class:`dpgnn.nn.privgnn_authors.AuthorsCodeSAGE`, d→64→64→c, re-initialised by the
     last teacher) trained full batch on the public graph with NLL on ``labels`` of ``train_nodes`` for ``epochs``
     (the official 500), by the teachers' Adam: ``optimizer_state`` (:attr:`AuthorsTeacherOutput.optimizer_state`)

@@ -27,8 +27,9 @@ import copy
 import math
 import time
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -54,7 +55,9 @@ from dpgnn.privacy.progap import (  # noqa: F401  (re-exported: the method's acc
     theorem42_epsilon,
 )
 from dpgnn.privacy.progap import check_level as _level
-from dpgnn.privacy.validation import check_fraction as _delta, check_int as _int, check_positive as _pos
+from dpgnn.privacy.validation import check_fraction as _delta
+from dpgnn.privacy.validation import check_int as _int
+from dpgnn.privacy.validation import check_positive as _pos
 from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed, to_csr
 
@@ -84,7 +87,8 @@ def _cap_per_group(group: Tensor, num_nodes: int, cap: int, gen: torch.Generator
 
 def bound_degree(edge_index: Tensor, num_nodes: int, max_degree: int, seed: int | torch.Generator = 0, *,
                  cap_out_degree: bool = True) -> Tensor:
-    """Keep at most ``max_degree`` in-edges per node, sampled uniformly without replacement (docs/papers/progap.md#node-level-privacy).
+    """Keep at most ``max_degree`` in-edges per node, sampled uniformly without replacement
+    (docs/papers/progap.md#node-level-privacy).
 
     ``edge_index[1]`` is the receiving node. With ``cap_out_degree`` (default) a second pass also keeps at most
     ``D`` out-edges per node, so that removing one node changes at most ``D`` aggregates by one unit row each:
@@ -109,7 +113,8 @@ def bound_degree(edge_index: Tensor, num_nodes: int, max_degree: int, seed: int 
 
 
 class NAP:
-    """Normalise-aggregate-perturb on a fixed graph (docs/papers/progap.md#architecture-and-training): ``Σ_{j→i} h_j/‖h_j‖ + N(0, σ² I)``.
+    """Normalise-aggregate-perturb on a fixed graph (docs/papers/progap.md#architecture-and-training):
+    ``Σ_{j→i} h_j/‖h_j‖ + N(0, σ² I)``.
 
     Each call is one query of the graph and is counted in :attr:`queries` (Algorithm 2 makes exactly ``K``).
     ``sigma = 0`` is the non-private aggregation. L2 sensitivity of one query: 1 for one directed edge (a unit row
@@ -186,7 +191,8 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
                 lr: float, dp: DPSettings | None = None, generator: torch.Generator,
                 weight_decay: float = 0.0, stage: int = 0, per_sample: str = "ghost",
                 canary: DPStepHook | None = None) -> tuple[StageModel, list[dict[str, Any]]]:
-    """Train one stage; restore the epoch with the best validation accuracy ("early stopping", docs/papers/progap.md#architecture-and-training).
+    """Train one stage; restore the epoch with the best validation accuracy ("early stopping",
+    docs/papers/progap.md#architecture-and-training).
 
     Both branches run on the plain engine :func:`dpgnn.train.fit` (one ``step`` per epoch, then train/validation
     accuracy in eval mode; the best validation epoch, strictly better than the earlier ones, is restored; the
@@ -322,7 +328,9 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
 
 @dataclass(frozen=True)
 class ProGAPConfig:
-    """One ProGAP run (docs/papers/progap.md#architecture-and-training to docs/papers/progap.md#hyper-parameter-search-and-reporting). ``epsilon=inf`` / ``level='none'`` is non-private ProGAP.
+    """One ProGAP run (docs/papers/progap.md#architecture-and-training to
+    docs/papers/progap.md#hyper-parameter-search-and-reporting). ``epsilon=inf`` / ``level='none'`` is non-private
+    ProGAP.
 
     ``noise`` (the noise multiplier) may be given instead of ``epsilon``; ``delta=None`` applies the authors' δ
     rule. ``layerwise=True`` freezes earlier bases (the ablation). ``batch_size``/``max_degree`` matter only at

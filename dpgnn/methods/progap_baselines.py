@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -43,7 +44,8 @@ from dpgnn.methods.progap import (
 from dpgnn.metrics import split_accuracy
 from dpgnn.nn.progap import MLP, SAGEClassifier, StageModel
 from dpgnn.privacy.guarantee import AS_PUBLISHED, statement
-from dpgnn.privacy.validation import check_int as _int, check_positive as _pos
+from dpgnn.privacy.validation import check_int as _int
+from dpgnn.privacy.validation import check_positive as _pos
 from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
@@ -161,7 +163,8 @@ def edgerand_perturb(edge_index: Tensor, num_nodes: int, epsilon: float, *, seed
     """Asymmetric randomized response (EdgeRand) on the undirected graph's upper triangle, symmetrised.
 
     ``ε_d = 0.1 ε`` buys a density estimate ``d̂ = m/n² + Lap(1/(n² ε_d))`` (:func:`edgerand_density`: one
-    directed entry changes ``m/n²`` by ``1/n²``, one undirected edge by ``2/n²``); with ``p = sigmoid(0.9 ε)`` and ``q = min(1, d̂/(2p d̂ − p − d̂ + 1))`` an existing edge is kept w.p.
+    directed entry changes ``m/n²`` by ``1/n²``, one undirected edge by ``2/n²``); with ``p = sigmoid(0.9 ε)`` and
+    ``q = min(1, d̂/(2p d̂ − p − d̂ + 1))`` an existing edge is kept w.p.
     ``p q`` and a non-edge added w.p. ``(1 − p) q``. The link step is ``0.9 ε``-edge-DP because the likelihood
     ratio of an entry is at most ``p/(1 − p) = e^{0.9 ε}``. Rows are processed ``chunk`` at a time.
 

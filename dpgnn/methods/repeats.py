@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
-"""LPGNN layers and models (Sajadmanesh & Gatica-Perez, CCS 2021; docs/papers/lpgnn.md#kprop to docs/papers/lpgnn.md#drop-training-and-model-selection): KProp and the three backbones.
+"""LPGNN layers and models (Sajadmanesh & Gatica-Perez, CCS 2021; docs/papers/lpgnn.md#kprop to
+docs/papers/lpgnn.md#drop-training-and-model-selection): KProp and the three backbones.
 
 * :func:`normalized_adjacency` / :func:`kprop` / :class:`KProp` -- ``Â^K Z`` with ``Â = D^{-1/2} A D^{-1/2}``
   **without self-loops** (docs/papers/lpgnn.md#kprop); :class:`KProp` caches its output (features are propagated once).
@@ -13,7 +14,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -63,7 +64,7 @@ class SparseOp:
         self.csr_t = to_csr(self.coo.t().coalesce())
 
     @classmethod
-    def from_entries(cls, rows: Tensor, cols: Tensor, vals: Tensor, shape: tuple[int, int]) -> "SparseOp":
+    def from_entries(cls, rows: Tensor, cols: Tensor, vals: Tensor, shape: tuple[int, int]) -> SparseOp:
         return cls(torch.sparse_coo_tensor(torch.stack([rows, cols]), vals, shape, check_invariants=True))
 
     def __matmul__(self, z: Tensor) -> Tensor:
@@ -71,7 +72,7 @@ class SparseOp:
             return _SparseProduct.apply(z, self.csr, self.csr_t)
         return self.csr @ z
 
-    def to(self, device) -> "SparseOp":
+    def to(self, device) -> SparseOp:
         out = object.__new__(SparseOp)
         out.coo, out.shape = self.coo.to(device), self.shape
         out.csr, out.csr_t = self.csr.to(device), self.csr_t.to(device)
@@ -88,7 +89,8 @@ def _csr(rows: Tensor, cols: Tensor, vals: Tensor, n: int) -> SparseOp:
 def normalized_adjacency(edge_index: Tensor, num_nodes: int, *, self_loops: bool = False) -> Tensor:
     """Sparse ``D^{-1/2} A D^{-1/2}`` (``A + I`` when ``self_loops``), row = target, as PyG's ``gcn_norm``.
 
-    KProp uses ``self_loops=False`` (docs/papers/lpgnn.md#kprop); the GCN backbone uses ``True``. Isolated nodes get zero rows.
+    KProp uses ``self_loops=False`` (docs/papers/lpgnn.md#kprop); the GCN backbone uses ``True``. Isolated nodes get
+    zero rows.
     """
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
@@ -154,7 +156,8 @@ def _check(kind: str, dropout: float) -> str:
 
 
 class Backbone(nn.Module):
-    """Two-layer GCN / GraphSAGE / GAT with SELU and dropout after the activation (docs/papers/lpgnn.md#drop-training-and-model-selection); returns logits."""
+    """Two-layer GCN / GraphSAGE / GAT with SELU and dropout after the activation
+    (docs/papers/lpgnn.md#drop-training-and-model-selection); returns logits."""
 
     def __init__(self, kind: str, in_channels: int, out_channels: int, hidden: int = HIDDEN,
                  dropout: float = 0.0) -> None:
@@ -208,7 +211,7 @@ class BatchedFeatures:
     @classmethod
     def from_sparse_parts(cls, rows: Sequence[Tensor], cols: Sequence[Tensor], vals: Sequence[Tensor],
                           offsets: Sequence[float | Tensor], *, num_nodes: int, num_features: int,
-                          adj: Tensor | None, steps: int) -> "BatchedFeatures":
+                          adj: Tensor | None, steps: int) -> BatchedFeatures:
         """Build the block matrix from per-repeat COO parts ``(rows, cols, vals)`` and per-repeat offsets."""
         r = len(rows)
         n, d = num_nodes, num_features
@@ -222,7 +225,7 @@ class BatchedFeatures:
 
     @classmethod
     def shared(cls, rows: Tensor, cols: Tensor, vals: Tensor, offset: float, *, repeats: int, num_nodes: int,
-               num_features: int, adj: SparseOp | None, steps: int) -> "BatchedFeatures":
+               num_features: int, adj: SparseOp | None, steps: int) -> BatchedFeatures:
         """The same sparse features for every repeat (unperturbed features, deterministic replacements): one
         ``N × d`` matrix multiplies the ``R`` weights side by side."""
         out = cls(num_nodes=num_nodes, num_features=num_features, repeats=repeats, adj=adj, steps=steps,
@@ -295,7 +298,7 @@ class BatchedBackbone(nn.Module):
 
     # -- weights ----------------------------------------------------------------------------------------------
     @classmethod
-    def from_backbones(cls, models: Sequence[Backbone]) -> "BatchedBackbone":
+    def from_backbones(cls, models: Sequence[Backbone]) -> BatchedBackbone:
         """Stack the weights of ``R`` :class:`Backbone` models (same kind and sizes) into one batched model."""
         m0 = models[0]
         kind = m0.kind
@@ -325,7 +328,7 @@ class BatchedBackbone(nn.Module):
 
     @classmethod
     def initialised(cls, kind: str, in_channels: int, out_channels: int, seeds: Sequence[int],
-                    hidden: int = HIDDEN, dropout: float = 0.0) -> "BatchedBackbone":
+                    hidden: int = HIDDEN, dropout: float = 0.0) -> BatchedBackbone:
         """One repeat per seed, each initialised exactly like ``Backbone`` under ``torch.manual_seed(seed)``."""
         models = []
         for s in seeds:

@@ -8,7 +8,7 @@ not know one.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -59,7 +59,8 @@ class GCN(nn.Module):
 
 
 class VGAEEncoder(nn.Module):
-    """Encoder of the variational graph auto-encoder used by LPGCN for link prediction (docs/papers/lpgcn.md#models-and-training).
+    """Encoder of the variational graph auto-encoder used by LPGCN for link prediction
+    (docs/papers/lpgcn.md#models-and-training).
 
     ``GCNConv(in → hidden)`` → BatchNorm → ReLU → dropout, then two ``GCNConv(hidden → out)`` heads giving μ and
     log σ. Returns ``(mu, logstd)`` as :class:`torch_geometric.nn.VGAE` expects.

@@ -1,4 +1,5 @@
-"""PrivGNN models (Olatunji et al., TMLR 2023; docs/papers/privgnn.md#algorithm): GraphSAGE teachers/students, the PATE-M MLP, and a batched
+"""PrivGNN models (Olatunji et al., TMLR 2023; docs/papers/privgnn.md#algorithm): GraphSAGE teachers/students, the
+PATE-M MLP, and a batched
 trainer that trains many independent GraphSAGE teachers at once.
 
 Architecture (paper Sec. 4.1 / App. G.1): 2-layer GraphSAGE with mean aggregation (PyG ``SAGEConv``: ``lin_l`` with
@@ -22,7 +23,7 @@ single models (the student, B1-B3) run it on the plain engine :func:`dpgnn.train
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F

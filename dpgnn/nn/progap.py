@@ -18,7 +18,7 @@ of :class:`GhostClipper`) valid DP-SGD (docs/papers/progap.md#node-level-privacy
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -82,7 +82,8 @@ class MLP(nn.Module):
 
 
 class StageModel(nn.Module):
-    """ProGAP sub-model ``M_s``: ``head( L2norm( cat_k base_k(X̃^(k)) ) )`` for ``k = 0..s`` (docs/papers/progap.md#architecture-and-training).
+    """ProGAP sub-model ``M_s``: ``head( L2norm( cat_k base_k(X̃^(k)) ) )`` for ``k = 0..s``
+    (docs/papers/progap.md#architecture-and-training).
 
     ``bases`` are shared with earlier stages (Algorithm 2 keeps fine-tuning them; the layer-wise ablation freezes
     them). :meth:`embed` returns ``X^(s) = base_s(X̃^(s))``, the embedding the next stage aggregates.
@@ -117,7 +118,8 @@ class StageModel(nn.Module):
 
 
 def batchnorm_to_groupnorm(module: nn.Module) -> nn.Module:
-    """Replace every ``BatchNorm1d`` in ``module`` (in place, returned) by ``GroupNorm(1, C)`` (docs/papers/progap.md#node-level-privacy).
+    """Replace every ``BatchNorm1d`` in ``module`` (in place, returned) by ``GroupNorm(1, C)``
+    (docs/papers/progap.md#node-level-privacy).
 
     BatchNorm mixes the samples of a batch, which breaks per-sample gradient clipping; one-group GroupNorm
     normalises each sample on its own (equivalent to a LayerNorm with an affine per channel).
@@ -265,7 +267,8 @@ def clipped_grad_sum(model: StageModel, xs: Sequence[Tensor], y: Tensor, max_nor
 
 
 class SAGEClassifier(nn.Module):
-    """GraphSAGE as the ProGAP/GAP repos use it (docs/papers/progap.md#baselines): base MLP → ``layers`` × ``SAGEConv`` (mean
+    """GraphSAGE as the ProGAP/GAP repos use it (docs/papers/progap.md#baselines): base MLP → ``layers`` × ``SAGEConv``
+    (mean
     aggregation by default, root weight, L2-normalised outputs, SELU) → jumping knowledge (concatenation of the base
     output and every layer) → head MLP. ``layers = 0`` is a plain MLP."""
 

@@ -43,6 +43,7 @@ from dpgnn.privacy.events import (
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
 )
+
 #: Names loaded on first use (they need torch): the accounting above stays importable without it, so that
 #: ``dpgnn epsilon`` answers in well under a second. Loading any of them imports :mod:`dpgnn.privacy.multibit`
 #: first, which registers the ``multibit`` mechanism beside the others of :mod:`dpgnn.privacy.mechanisms`.

@@ -46,11 +46,14 @@ import contextlib
 import functools
 import math
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
+from dpgnn.privacy import pld_limits as _pld_limits
+from dpgnn.privacy import rdp as _rdp
+from dpgnn.privacy import sampled_pld as _spld
 from dpgnn.privacy.analytic import gaussian_epsilon
 from dpgnn.privacy.events import (
     ComposedEvent,
@@ -61,10 +64,8 @@ from dpgnn.privacy.events import (
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
 )
-from dpgnn.privacy import rdp as _rdp
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_rdp
-from dpgnn.privacy import pld_limits as _pld_limits
-from dpgnn.privacy import sampled_pld as _spld
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite
 
 __all__ = [
     "Accountant",
@@ -88,9 +89,9 @@ _RDP_SUPPORTED = ("GaussianEvent, LaplaceEvent, PoissonSampledEvent / SampledWit
                   "or Laplace event, FdpSampledGaussianEvent, and SelfComposedEvent / ComposedEvent of these")
 
 
-def _flatten(ledger: Sequence[Tuple[Event, int]]) -> Dict[Event, int]:
+def _flatten(ledger: Sequence[tuple[Event, int]]) -> dict[Event, int]:
     """Leaf events (base or sampled) with their total multiplicities, merging identical leaves."""
-    merged: Dict[Event, int] = {}
+    merged: dict[Event, int] = {}
 
     def walk(e: Event, mult: int) -> None:
         if isinstance(e, SelfComposedEvent):
@@ -126,20 +127,20 @@ class Accountant:
     name: str = ""
 
     def __init__(self) -> None:
-        self._ledger: Tuple[Tuple[Event, int], ...] = ()
+        self._ledger: tuple[tuple[Event, int], ...] = ()
 
     @property
-    def ledger(self) -> Tuple[Tuple[Event, int], ...]:
+    def ledger(self) -> tuple[tuple[Event, int], ...]:
         """The ``(event, count)`` pairs composed so far, in order."""
         return self._ledger
 
     def supports(self, event: Event) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def compose(self, event: Event, count: int = 1) -> "Accountant":  # pragma: no cover - abstract
+    def compose(self, event: Event, count: int = 1) -> Accountant:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def get_epsilon_and_order(self, delta: float) -> Tuple[float, Optional[float]]:  # pragma: no cover
+    def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:  # pragma: no cover
         raise NotImplementedError
 
     def get_epsilon(self, delta: float) -> float:
@@ -190,7 +191,7 @@ def _supported_rdp(event: Event) -> bool:
     return _supported_autodp(event)
 
 
-def event_rdp(event: Event, orders: Optional[Sequence[float]] = None) -> np.ndarray:
+def event_rdp(event: Event, orders: Sequence[float] | None = None) -> np.ndarray:
     """RDP curve of ``event`` at ``orders`` (default :data:`dpgnn.privacy.rdp.DEFAULT_ORDERS`)."""
     _check_event(event)
     a = _rdp.check_orders(orders)
@@ -259,7 +260,7 @@ class RdpAccountant(Accountant):
 
     name = "rdp"
 
-    def __init__(self, orders: Optional[Sequence[float]] = None) -> None:
+    def __init__(self, orders: Sequence[float] | None = None) -> None:
         super().__init__()
         self.orders = _rdp.check_orders(orders)
         self._rdp = np.zeros(len(self.orders))
@@ -276,7 +277,7 @@ class RdpAccountant(Accountant):
     def _supported_text(self) -> str:
         return _RDP_SUPPORTED
 
-    def compose(self, event: Event, count: int = 1) -> "RdpAccountant":
+    def compose(self, event: Event, count: int = 1) -> RdpAccountant:
         n = self._check_compose(event, count)
         new = RdpAccountant.__new__(RdpAccountant)
         Accountant.__init__(new)
@@ -286,7 +287,7 @@ class RdpAccountant(Accountant):
         new._ledger = self._ledger + ((event, n),)
         return new
 
-    def get_epsilon_and_order(self, delta: float) -> Tuple[float, Optional[float]]:
+    def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
         d = check_delta(delta)
         if not self._ledger:
             return 0.0, None
@@ -299,7 +300,7 @@ class RdpAccountant(Accountant):
 # ------------------------------------------------------------------------------------------------------------
 # exact Gaussian composition
 # ------------------------------------------------------------------------------------------------------------
-def _gaussian_precision(event: Event) -> Optional[float]:
+def _gaussian_precision(event: Event) -> float | None:
     """Σ z^-2 of a pure composition of Gaussian events, or None if ``event`` is something else."""
     if isinstance(event, GaussianEvent):
         return event.noise_multiplier ** -2
@@ -336,14 +337,14 @@ class ExactGaussianAccountant(Accountant):
         """Noise multiplier of the single equivalent Gaussian mechanism (inf when empty)."""
         return math.inf if self._precision == 0 else self._precision ** -0.5
 
-    def compose(self, event: Event, count: int = 1) -> "ExactGaussianAccountant":
+    def compose(self, event: Event, count: int = 1) -> ExactGaussianAccountant:
         n = self._check_compose(event, count)
         new = ExactGaussianAccountant()
         new._precision = self._precision + n * _gaussian_precision(event)
         new._ledger = self._ledger + ((event, n),)
         return new
 
-    def get_epsilon_and_order(self, delta: float) -> Tuple[float, Optional[float]]:
+    def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
         d = check_delta(delta)
         if not self._ledger:
             return 0.0, None
@@ -379,7 +380,7 @@ class AutodpAccountant(Accountant):
     def _supported_text(self) -> str:
         return _AUTODP_SUPPORTED
 
-    def compose(self, event: Event, count: int = 1) -> "AutodpAccountant":
+    def compose(self, event: Event, count: int = 1) -> AutodpAccountant:
         n = self._check_compose(event, count)
         new = type(self)(self.improved_bound)
         new._ledger = self._ledger + ((event, n),)
@@ -406,7 +407,7 @@ class AutodpAccountant(Accountant):
                        improved_bound_flag=self.improved_bound)
         return base(event)
 
-    def get_epsilon_and_order(self, delta: float) -> Tuple[float, Optional[float]]:
+    def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
         from autodp import transformer_zoo
 
         d = check_delta(delta)
@@ -460,13 +461,13 @@ class AutodpRdpAcctAccountant(Accountant):
     def _supported_text(self) -> str:
         return _AUTODP_SUPPORTED
 
-    def compose(self, event: Event, count: int = 1) -> "AutodpRdpAcctAccountant":
+    def compose(self, event: Event, count: int = 1) -> AutodpRdpAcctAccountant:
         n = self._check_compose(event, count)
         new = AutodpRdpAcctAccountant(self.improved_bound)
         new._ledger = self._ledger + ((event, n),)
         return new
 
-    def get_epsilon_and_order(self, delta: float) -> Tuple[float, Optional[float]]:
+    def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
         from autodp import rdp_acct, rdp_bank
 
         d = check_delta(delta)
@@ -478,7 +479,7 @@ class AutodpRdpAcctAccountant(Accountant):
             raise NotImplementedError("autodp's anaRDPacct cannot mix Poisson sampling and sampling without "
                                       "replacement; use the 'rdp' or 'autodp' accountant")
         acct = rdp_acct.anaRDPacct()
-        funcs: Dict[Event, Any] = {}
+        funcs: dict[Event, Any] = {}
 
         def func_of(e: Event) -> Any:
             if e not in funcs:
@@ -536,7 +537,7 @@ def _dpa_event(event: Event) -> Any:
 
 
 @functools.lru_cache(maxsize=256)
-def _pld_epsilon(leaves: Tuple[Tuple[Event, int], ...], delta: float, interval: float) -> float:
+def _pld_epsilon(leaves: tuple[tuple[Event, int], ...], delta: float, interval: float) -> float:
     import dp_accounting as dpa
     from dp_accounting.pld import pld_privacy_accountant
 
@@ -550,7 +551,7 @@ def _pld_epsilon(leaves: Tuple[Tuple[Event, int], ...], delta: float, interval: 
         return float(acc.get_epsilon(delta))
 
 
-def _custom_pld_epsilon(leaves: Tuple[Tuple[Event, int], ...], delta: float, interval: float) -> float:
+def _custom_pld_epsilon(leaves: tuple[tuple[Event, int], ...], delta: float, interval: float) -> float:
     """ε of a composition with sampling without replacement or FDP steps (:mod:`dpgnn.privacy.sampled_pld`: both
     directions of every step in one symmetric PLD, so the other leaves are taken with both directions too)."""
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
@@ -607,13 +608,13 @@ class PldAccountant(Accountant):
         return ("GaussianEvent, LaplaceEvent, PoissonSampledEvent / SampledWithoutReplacementEvent of a Gaussian or "
                 "Laplace event, FdpSampledGaussianEvent, and SelfComposedEvent / ComposedEvent of these")
 
-    def compose(self, event: Event, count: int = 1) -> "PldAccountant":
+    def compose(self, event: Event, count: int = 1) -> PldAccountant:
         n = self._check_compose(event, count)
         new = PldAccountant(self.value_discretization_interval)
         new._ledger = self._ledger + ((event, n),)
         return new
 
-    def get_epsilon_and_order(self, delta: float) -> Tuple[float, Optional[float]]:
+    def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
         d = check_delta(delta)
         if not self._ledger:
             return 0.0, None
@@ -637,11 +638,11 @@ def _normalise(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch not in "-_ ")
 
 
-_ACCOUNTANTS: Dict[str, Type[Accountant]] = {}
-_ACCOUNTANT_DISPLAY: Dict[str, str] = {}
+_ACCOUNTANTS: dict[str, type[Accountant]] = {}
+_ACCOUNTANT_DISPLAY: dict[str, str] = {}
 
 
-def register_accountant(name: str, cls: Type[Accountant], *, overwrite: bool = False) -> None:
+def register_accountant(name: str, cls: type[Accountant], *, overwrite: bool = False) -> None:
     """Register an :class:`Accountant` subclass under ``name`` (normalised)."""
     if not (isinstance(cls, type) and issubclass(cls, Accountant)):
         raise TypeError(f"cls must be a subclass of dpgnn.privacy.Accountant, got {cls!r}")
@@ -652,7 +653,7 @@ def register_accountant(name: str, cls: Type[Accountant], *, overwrite: bool = F
     _ACCOUNTANT_DISPLAY[key] = name
 
 
-def available_accountants() -> List[str]:
+def available_accountants() -> list[str]:
     return sorted(_ACCOUNTANT_DISPLAY.values())
 
 

@@ -15,26 +15,27 @@ widening step by step; the bracket ends of the caller are evaluated only if the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional
 
-from dpgnn.privacy.validation import (
-    check_count,
-    check_delta,
-    check_epsilon,
-    check_positive_finite,
-    check_sample_rate,
-)
-from dpgnn.privacy.accountant import epsilon as _epsilon
 from dpgnn.privacy.accountant import PldAccountant, get_accountant
+from dpgnn.privacy.accountant import epsilon as _epsilon
 from dpgnn.privacy.events import (
     Event,
     GaussianEvent,
     PoissonSampledEvent,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
+)
+from dpgnn.privacy.validation import (
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_positive_finite,
+    check_sample_rate,
 )
 
 __all__ = ["Calibration", "calibrate", "calibrate_noise_multiplier", "dpsgd_event", "dpsgd_relation",
@@ -56,7 +57,7 @@ class Calibration:
     #: below ``target_epsilon`` (the target cannot be reached with the parameter range searched)
     target_reached: bool = True
 
-    def ledger(self) -> Dict[str, Any]:
+    def ledger(self) -> dict[str, Any]:
         return {"value": self.value, "epsilon": self.epsilon, "target_epsilon": self.target_epsilon,
                 "delta": self.delta, "accountant": self.accountant, "event": self.event.to_dict(),
                 "target_reached": self.target_reached}
@@ -101,7 +102,7 @@ def calibrate(
     acc_name = accountant if isinstance(accountant, str) else type(accountant).__name__
     acc = get_accountant(accountant)  # validate the name early
     n_eval = 0
-    cache: Dict[float, float] = {}
+    cache: dict[float, float] = {}
 
     def eps_of(v: float) -> float:
         nonlocal n_eval
@@ -164,7 +165,7 @@ PLD_SEARCH_INTERVAL = 1e-2
 
 
 def _pld_bracket(make_event: Callable[[float], Event], eps_of: Callable[[float], float], target: float,
-                 delta: float, lo: float, hi: float, rtol: float, start: Optional[float] = None) -> tuple:
+                 delta: float, lo: float, hi: float, rtol: float, start: float | None = None) -> tuple:
     """A sub-bracket of ``[lo, hi]`` around the PLD answer, found from the (cheap) RDP calibration.
 
     Returns ``(lo, hi)`` unchanged when RDP does not support the family or cannot reach the target. Otherwise the

@@ -32,9 +32,9 @@ from typing import Any
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.events import Event, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon
+from dpgnn.privacy.guarantee import AS_PUBLISHED, CLIPPING, MODEL_SELECTION, PREPROCESSING, SOUND, statement
 from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.sampled_pld import MAX_COMPOSITIONS
-from dpgnn.privacy.guarantee import AS_PUBLISHED, CLIPPING, MODEL_SELECTION, PREPROCESSING, SOUND, statement
 from dpgnn.privacy.validation import check_choice, check_int, check_positive
 
 __all__ = ["FIDELITIES", "FDP_ACCOUNTING", "NEIGHBOURING", "check_fidelity", "drw_event", "drw_epsilon",

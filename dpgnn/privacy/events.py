@@ -19,8 +19,9 @@ All events validate their arguments at construction and are frozen (hashable, sa
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, Tuple
+from typing import Any
 
 from dpgnn.privacy.validation import check_count, check_positive_finite, check_sample_rate
 
@@ -38,12 +39,12 @@ __all__ = [
 class Event:
     """Base class of privacy events."""
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-able description (for result ledgers)."""
         raise NotImplementedError
 
 
-def _check_event(event: Any, name: str = "event") -> "Event":
+def _check_event(event: Any, name: str = "event") -> Event:
     if not isinstance(event, Event):
         raise TypeError(f"{name} must be a dpgnn.privacy Event, got {event!r}")
     return event
@@ -58,7 +59,7 @@ class GaussianEvent(Event):
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise_multiplier", check_positive_finite(self.noise_multiplier, "noise_multiplier"))
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"event": "gaussian", "noise_multiplier": self.noise_multiplier}
 
 
@@ -71,7 +72,7 @@ class LaplaceEvent(Event):
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_positive_finite(self.scale, "scale"))
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"event": "laplace", "scale": self.scale}
 
 
@@ -86,7 +87,7 @@ class PoissonSampledEvent(Event):
         object.__setattr__(self, "sample_rate", check_sample_rate(self.sample_rate, "sample_rate"))
         _check_event(self.event)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"event": "poisson_sampled", "sample_rate": self.sample_rate, "inner": self.event.to_dict()}
 
 
@@ -101,7 +102,7 @@ class SampledWithoutReplacementEvent(Event):
         object.__setattr__(self, "sample_rate", check_sample_rate(self.sample_rate, "sample_rate"))
         _check_event(self.event)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"event": "sampled_without_replacement", "sample_rate": self.sample_rate,
                 "inner": self.event.to_dict()}
 
@@ -117,7 +118,7 @@ class SelfComposedEvent(Event):
         _check_event(self.event)
         object.__setattr__(self, "count", check_count(self.count, "count"))
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"event": "self_composed", "count": self.count, "inner": self.event.to_dict()}
 
 
@@ -125,7 +126,7 @@ class SelfComposedEvent(Event):
 class ComposedEvent(Event):
     """Adaptive composition of ``events`` (any iterable; stored as a tuple)."""
 
-    events: Tuple[Event, ...] = field(default_factory=tuple)
+    events: tuple[Event, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         events = self.events
@@ -138,5 +139,5 @@ class ComposedEvent(Event):
             _check_event(e, f"events[{i}]")
         object.__setattr__(self, "events", events)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"event": "composed", "events": [e.to_dict() for e in self.events]}

@@ -28,14 +28,15 @@ larger ε.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
 
-from dpgnn.privacy.validation import check_count, check_delta, check_int, check_positive_finite
 from dpgnn.privacy.events import Event
+from dpgnn.privacy.validation import check_count, check_delta, check_int, check_positive_finite
 
 __all__ = ["FDP_ORDERS", "max_affected", "fdp_rdp", "fdp_epsilon", "FdpSampledGaussianEvent"]
 
@@ -52,7 +53,7 @@ def max_affected(max_degree: int, depth: int) -> int:
     return L + 1 if D == 1 else (D ** (L + 1) - 1) // (D - 1)
 
 
-def _check_sizes(num_train: int, batch_size: int, affected: int) -> Tuple[int, int, int]:
+def _check_sizes(num_train: int, batch_size: int, affected: int) -> tuple[int, int, int]:
     n = check_int(num_train, "num_train", 1)
     b = check_int(batch_size, "batch_size", 1)
     k = check_int(affected, "max_affected", 1)
@@ -61,14 +62,14 @@ def _check_sizes(num_train: int, batch_size: int, affected: int) -> Tuple[int, i
     return n, b, min(k, n)
 
 
-def _orders(orders: Optional[Sequence[float]]) -> np.ndarray:
+def _orders(orders: Sequence[float] | None) -> np.ndarray:
     a = FDP_ORDERS if orders is None else np.asarray(orders, dtype=float).ravel()
     if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 1.0):
         raise ValueError(f"orders must be finite numbers > 1, got {orders!r}")
     return np.unique(a)
 
 
-def fdp_rdp(orders: Optional[Sequence[float]], noise_multiplier: float, num_train: int, batch_size: int,
+def fdp_rdp(orders: Sequence[float] | None, noise_multiplier: float, num_train: int, batch_size: int,
             max_affected: int) -> np.ndarray:
     """Per-step RDP ``γ(α)`` at ``orders`` (see the module docstring); ``z = noise_multiplier``."""
     z = check_positive_finite(noise_multiplier, "noise_multiplier")
@@ -85,8 +86,8 @@ def fdp_rdp(orders: Optional[Sequence[float]], noise_multiplier: float, num_trai
 
 
 def fdp_epsilon(steps: int, noise_multiplier: float, num_train: int, batch_size: int, max_affected: int,
-                delta: float, *, orders: Optional[Sequence[float]] = None,
-                conversion: str = "tight") -> Tuple[float, float]:
+                delta: float, *, orders: Sequence[float] | None = None,
+                conversion: str = "tight") -> tuple[float, float]:
     """(ε, optimal order) after ``steps`` FDP steps at ``delta``; ``steps=0`` gives ε = 0."""
     t = check_int(steps, "steps", 0)
     d = check_delta(delta)
@@ -128,11 +129,11 @@ class FdpSampledGaussianEvent(Event):
         object.__setattr__(self, "batch_size", b)
         check_count(self.max_affected, "max_affected")
 
-    def epsilon(self, steps: int, delta: float, *, orders: Optional[Sequence[float]] = None,
-                conversion: str = "tight") -> Tuple[float, float]:
+    def epsilon(self, steps: int, delta: float, *, orders: Sequence[float] | None = None,
+                conversion: str = "tight") -> tuple[float, float]:
         return fdp_epsilon(steps, self.noise_multiplier, self.num_train, self.batch_size, self.max_affected, delta,
                            orders=orders, conversion=conversion)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"event": "fdp_hypergeometric_gaussian", "noise_multiplier": self.noise_multiplier,
                 "num_train": self.num_train, "batch_size": self.batch_size, "max_affected": self.max_affected}

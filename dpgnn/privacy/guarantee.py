@@ -18,7 +18,8 @@ method module) and the series copy them into the ``ledger`` column; :func:`check
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 __all__ = ["SOUND", "AS_PUBLISHED", "GUARANTEES", "PREPROCESSING", "CLIPPING", "MODEL_SELECTION", "NOT_COVERED",
            "LEDGER_FIELDS", "statement", "non_private", "check_ledger"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Dict, Optional
+from typing import Any
 
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
 from dpgnn.privacy.validation import check_int
@@ -78,8 +78,8 @@ def feature_method(method: str, eps_x: float) -> tuple[str, float]:
     return m, e
 
 
-def feature_samples(method: str, eps_x: float, num_features: int, m: Optional[int] = None, *,
-                    name: str = "m") -> Optional[int]:
+def feature_samples(method: str, eps_x: float, num_features: int, m: int | None = None, *,
+                    name: str = "m") -> int | None:
     """Coordinates a node reports: ``mbm`` -- ``m`` when given (an integer in [1, d]) else the paper's rule
     :func:`optimal_m` (Sec. 4.1); ``1bm`` -- ``d``; otherwise (or ``ε_x = inf``) ``None``."""
     if method == "mbm" and math.isfinite(eps_x):
@@ -114,7 +114,7 @@ def privacy_ledger(method: str, eps_x: float, eps_y: float, num_features: int, m
     return {
         "level": level,
         **guarantee,
-        "mechanism": f"features={meth}" + (f"(m={mm})" if mm else "") + f"; labels=rr",
+        "mechanism": f"features={meth}" + (f"(m={mm})" if mm else "") + "; labels=rr",
         "eps_x": ex, "eps_y": ey, "epsilon": total, "delta": delta, "m": mm,
         "feature_epsilon": feat_eps,
         "accountant": "basic composition of the feature and label reports (each sent once; post-processing after)",
@@ -129,7 +129,7 @@ def _option_budget(value: float, option: str) -> float:
 
 
 def budget(feature_epsilon: float, label_epsilon: float, num_features: int, mechanism: str = "mbm",
-           m: Optional[int] = None) -> Dict[str, Any]:
+           m: int | None = None) -> dict[str, Any]:
     """The privacy statement of one LPGNN collection as the calculator prints it (errors name its options)."""
     ex = _option_budget(feature_epsilon, "--feature-epsilon")
     ey = _option_budget(label_epsilon, "--label-epsilon")
@@ -138,7 +138,7 @@ def budget(feature_epsilon: float, label_epsilon: float, num_features: int, mech
     if isinstance(num_features, bool) or int(num_features) != num_features or num_features < 1:
         raise ValueError(f"--num-features must be an integer >= 1, got {num_features}")
     d = int(num_features)
-    out: Dict[str, Any] = {"feature_epsilon": ex, "label_epsilon": ey, "num_features": d, "mechanism": mechanism}
+    out: dict[str, Any] = {"feature_epsilon": ex, "label_epsilon": ey, "num_features": d, "mechanism": mechanism}
     if m is not None and mechanism != "mbm":
         raise ValueError("--m applies to the multi-bit mechanism (mbm) only")
     if math.isfinite(ex):

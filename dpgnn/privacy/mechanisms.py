@@ -26,13 +26,13 @@ import abc
 import math
 import numbers
 import warnings
-from typing import Any, ClassVar, Dict, Optional, Tuple, Type, Union
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
-from dpgnn.privacy.validation import check_delta, check_epsilon, check_positive_finite, check_range
 from dpgnn.privacy.analytic import analytic_gaussian_sigma, classic_gaussian_sigma
+from dpgnn.privacy.validation import check_delta, check_epsilon, check_positive_finite, check_range
 
 __all__ = [
     "Mechanism",
@@ -47,8 +47,8 @@ __all__ = [
     "available_mechanisms",
 ]
 
-GeneratorLike = Union[torch.Generator, int, None]
-ArrayLike = Union[torch.Tensor, np.ndarray]
+GeneratorLike = torch.Generator | int | None
+ArrayLike = torch.Tensor | np.ndarray
 
 _FLOAT_TYPES = (torch.float32, torch.float64)
 
@@ -56,7 +56,7 @@ _FLOAT_TYPES = (torch.float32, torch.float64)
 # ----------------------------------------------------------------------------------------------------------------
 # randomness helpers
 # ----------------------------------------------------------------------------------------------------------------
-def _resolve_generator(generator: GeneratorLike, device: torch.device) -> Optional[torch.Generator]:
+def _resolve_generator(generator: GeneratorLike, device: torch.device) -> torch.Generator | None:
     if generator is None or isinstance(generator, torch.Generator):
         return generator
     if isinstance(generator, bool) or not isinstance(generator, (numbers.Integral, np.integer)):
@@ -66,23 +66,24 @@ def _resolve_generator(generator: GeneratorLike, device: torch.device) -> Option
     return gen
 
 
-def _uniform(shape: torch.Size, gen: Optional[torch.Generator], device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+def _uniform(shape: torch.Size, gen: torch.Generator | None, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
     """U[0, 1) samples drawn on the generator's device (or ``device`` for the global RNG), moved to ``device``."""
     where = gen.device if gen is not None else device
     return torch.rand(shape, generator=gen, device=where, dtype=dtype).to(device)
 
 
-def _normal(shape: torch.Size, gen: Optional[torch.Generator], device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+def _normal(shape: torch.Size, gen: torch.Generator | None, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
     where = gen.device if gen is not None else device
     return torch.randn(shape, generator=gen, device=where, dtype=dtype).to(device)
 
 
-def _exponential(shape: torch.Size, gen: Optional[torch.Generator], device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+def _exponential(shape: torch.Size, gen: torch.Generator | None, device: torch.device,
+                 dtype: torch.dtype) -> torch.Tensor:
     where = gen.device if gen is not None else device
     return torch.empty(shape, device=where, dtype=dtype).exponential_(1.0, generator=gen).to(device)
 
 
-def _randint(low: int, high: int, shape: torch.Size, gen: Optional[torch.Generator], device: torch.device) -> torch.Tensor:
+def _randint(low: int, high: int, shape: torch.Size, gen: torch.Generator | None, device: torch.device) -> torch.Tensor:
     where = gen.device if gen is not None else device
     return torch.randint(low, high, shape, generator=gen, device=where, dtype=torch.long).to(device)
 
@@ -127,7 +128,7 @@ class Mechanism(abc.ABC):
     def guarantee(self) -> str:
         return f"{self.epsilon:g}-LDP per feature entry"
 
-    def ledger(self) -> Dict[str, Any]:
+    def ledger(self) -> dict[str, Any]:
         """The privacy facts to store beside any result produced with this mechanism."""
         return {
             "mechanism": self.name,
@@ -144,7 +145,7 @@ class Mechanism(abc.ABC):
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, low={self.low:g}, high={self.high:g})"
 
     # -- input handling ----------------------------------------------------------------------------------------
-    def _to_tensor(self, x: Any, arg: str) -> Tuple[torch.Tensor, bool, torch.dtype]:
+    def _to_tensor(self, x: Any, arg: str) -> tuple[torch.Tensor, bool, torch.dtype]:
         """Return a float tensor (float32/float64), whether the input was numpy, and the dtype to return."""
         was_numpy = isinstance(x, np.ndarray)
         if was_numpy:
@@ -166,7 +167,8 @@ class Mechanism(abc.ABC):
 
     def _check_domain(self, x: torch.Tensor, arg: str = "x") -> torch.Tensor:
         if torch.isnan(x).any():
-            raise ValueError(f"{arg} contains NaN; mechanisms need numbers in [low, high] = [{self.low:g}, {self.high:g}]")
+            raise ValueError(f"{arg} contains NaN; mechanisms need numbers in "
+                             f"[low, high] = [{self.low:g}, {self.high:g}]")
         if x.numel() == 0:
             return x
         if not (math.isfinite(self.low) and math.isfinite(self.high)) and bool(torch.isinf(x).any()):
@@ -220,7 +222,7 @@ class Mechanism(abc.ABC):
 
     # -- to implement ------------------------------------------------------------------------------------------
     @abc.abstractmethod
-    def _perturb(self, x: torch.Tensor, gen: Optional[torch.Generator]) -> torch.Tensor: ...
+    def _perturb(self, x: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor: ...
 
     def _estimate(self, sent: torch.Tensor) -> torch.Tensor:
         return sent
@@ -251,7 +253,7 @@ class LaplaceMechanism(Mechanism):
         """Laplace scale b = Δ/ε."""
         return self.span / self.epsilon
 
-    def _perturb(self, x: torch.Tensor, gen: Optional[torch.Generator]) -> torch.Tensor:
+    def _perturb(self, x: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
         # Lap(b) = b (E1 − E2) with E1, E2 ~ Exp(1) independent: exact, never infinite.
         e1 = _exponential(x.shape, gen, x.device, x.dtype)
         e2 = _exponential(x.shape, gen, x.device, x.dtype)
@@ -292,7 +294,7 @@ class PiecewiseMechanism(Mechanism):
     def _t(self, x: torch.Tensor) -> torch.Tensor:
         return 2.0 * (x - self.low) / self.span - 1.0
 
-    def _perturb(self, x: torch.Tensor, gen: Optional[torch.Generator]) -> torch.Tensor:
+    def _perturb(self, x: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
         C = self.C
         t = self._t(x)
         left = (C + 1.0) / 2.0 * t - (C - 1.0) / 2.0
@@ -358,7 +360,7 @@ class PGCMechanism(Mechanism):
         th = math.tanh(self.epsilon / 2.0)  # (e^ε−1)/(e^ε+1)
         return (1.0 - th) / 2.0 + (x - self.low) / self.span * th
 
-    def _perturb(self, x: torch.Tensor, gen: Optional[torch.Generator]) -> torch.Tensor:
+    def _perturb(self, x: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
         u = _uniform(x.shape, gen, x.device, x.dtype)
         return (u < self._prob_one(x)).to(x.dtype)
 
@@ -378,7 +380,8 @@ class PGCMechanism(Mechanism):
 # labels
 # ----------------------------------------------------------------------------------------------------------------
 class RandomizedResponse(Mechanism):
-    """Generalised randomised response on labels (LPGNN paper; docs/papers/lpgnn.md#label-randomised-response), ``c = num_classes``.
+    """Generalised randomised response on labels (LPGNN paper; docs/papers/lpgnn.md#label-randomised-response),
+    ``c = num_classes``.
 
     Keeps the true label with probability ``e^ε/(e^ε + c − 1)``, otherwise outputs one of the other ``c − 1``
     labels uniformly at random. :meth:`transition_matrix` gives ``P[i, j] = P(out = j | in = i)``.
@@ -427,7 +430,7 @@ class RandomizedResponse(Mechanism):
     def guarantee(self) -> str:
         return f"{self.epsilon:g}-LDP per label"
 
-    def ledger(self) -> Dict[str, Any]:
+    def ledger(self) -> dict[str, Any]:
         out = super().ledger()
         out["num_classes"] = self.num_classes
         return out
@@ -443,7 +446,7 @@ class RandomizedResponse(Mechanism):
         mat.fill_diagonal_(p)
         return mat
 
-    def _labels(self, y: Any, arg: str) -> Tuple[torch.Tensor, bool]:
+    def _labels(self, y: Any, arg: str) -> tuple[torch.Tensor, bool]:
         was_numpy = isinstance(y, np.ndarray)
         if was_numpy:
             t = torch.from_numpy(np.ascontiguousarray(y))
@@ -481,7 +484,7 @@ class RandomizedResponse(Mechanism):
         probs = self.transition_matrix().to(y.device)[y]
         return self._back(probs * (1.0 - probs), was_numpy)
 
-    def _perturb(self, y: torch.Tensor, gen: Optional[torch.Generator]) -> torch.Tensor:
+    def _perturb(self, y: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
         keep = _uniform(y.shape, gen, y.device, torch.float64) < self.keep_probability
         shift = _randint(1, self.num_classes, y.shape, gen, y.device)
         return torch.where(keep, y, (y + shift) % self.num_classes)
@@ -512,7 +515,7 @@ class GaussianMechanism(Mechanism):
     name = "gaussian"
     neighbouring = "inputs at L2 distance <= sensitivity (as stated by the caller)"
 
-    def __init__(self, epsilon: float, low: Optional[float] = None, high: Optional[float] = None, *,
+    def __init__(self, epsilon: float, low: float | None = None, high: float | None = None, *,
                  delta: float = None, sensitivity: float = None, clip: bool = False) -> None:
         self.epsilon = check_epsilon(epsilon)
         if delta is None:
@@ -548,7 +551,7 @@ class GaussianMechanism(Mechanism):
     def guarantee(self) -> str:
         return f"({self.epsilon:g}, {self.delta:g})-DP"
 
-    def ledger(self) -> Dict[str, Any]:
+    def ledger(self) -> dict[str, Any]:
         out = super().ledger()
         out["sigma"] = self.sigma
         return out
@@ -557,7 +560,7 @@ class GaussianMechanism(Mechanism):
         return (f"{type(self).__name__}(epsilon={self.epsilon:g}, delta={self.delta:g}, "
                 f"sensitivity={self.l2_sensitivity:g}, sigma={self.sigma:.6g})")
 
-    def _perturb(self, x: torch.Tensor, gen: Optional[torch.Generator]) -> torch.Tensor:
+    def _perturb(self, x: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
         return x + self.sigma * _normal(x.shape, gen, x.device, x.dtype)
 
     def _variance(self, x: torch.Tensor) -> torch.Tensor:
@@ -591,11 +594,11 @@ def _normalise(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch not in "-_ ")
 
 
-_REGISTRY: Dict[str, Type[Mechanism]] = {}
-_DISPLAY: Dict[str, str] = {}
+_REGISTRY: dict[str, type[Mechanism]] = {}
+_DISPLAY: dict[str, str] = {}
 
 
-def register_mechanism(name: str, cls: Type[Mechanism], *, overwrite: bool = False) -> None:
+def register_mechanism(name: str, cls: type[Mechanism], *, overwrite: bool = False) -> None:
     """Register ``cls`` (a :class:`Mechanism` subclass) under ``name`` (normalised: case, ``-``, ``_`` ignored)."""
     if not (isinstance(cls, type) and issubclass(cls, Mechanism)):
         raise TypeError(f"cls must be a subclass of dpgnn.privacy.Mechanism, got {cls!r}")
@@ -614,7 +617,7 @@ def available_mechanisms() -> list[str]:
     return sorted(_DISPLAY.values())
 
 
-def get_mechanism(name: str, *, epsilon: float, low: Optional[float] = None, high: Optional[float] = None,
+def get_mechanism(name: str, *, epsilon: float, low: float | None = None, high: float | None = None,
                   **kwargs: Any) -> Mechanism:
     """Build the mechanism registered as ``name``.
 

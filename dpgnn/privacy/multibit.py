@@ -1,4 +1,5 @@
-"""Multi-bit mechanism (LPGNN, Sajadmanesh & Gatica-Perez, CCS 2021, Sec. 4.1, Algorithm 1; docs/papers/lpgnn.md#multi-bit-mechanism).
+"""Multi-bit mechanism (LPGNN, Sajadmanesh & Gatica-Perez, CCS 2021, Sec. 4.1, Algorithm 1;
+docs/papers/lpgnn.md#multi-bit-mechanism).
 
 A node holding ``x ∈ [α, β]^d`` spends its whole feature budget ``ε`` on one report ``x* ∈ {−1, 0, 1}^d``:
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import numpy as np
 import torch
@@ -60,8 +61,8 @@ class MultiBitMechanism(Mechanism):
     name = "multibit"
     neighbouring = "LDP: any two feature vectors of one node in [low, high]^d"
 
-    def __init__(self, epsilon: float, low: float = 0.0, high: float = 1.0, *, m: Optional[int] = None,
-                 num_features: Optional[int] = None, clip: bool = False) -> None:
+    def __init__(self, epsilon: float, low: float = 0.0, high: float = 1.0, *, m: int | None = None,
+                 num_features: int | None = None, clip: bool = False) -> None:
         super().__init__(epsilon, low, high, clip=clip)
         if m is not None and (isinstance(m, bool) or not isinstance(m, (numbers.Integral, np.integer)) or m < 1):
             raise ValueError(f"m must be None (the paper's rule) or an integer in [1, d], got {m!r}")
@@ -91,7 +92,7 @@ class MultiBitMechanism(Mechanism):
     def guarantee(self) -> str:
         return f"{self.epsilon:g}-LDP per node (whole feature vector)"
 
-    def ledger(self) -> Dict[str, Any]:
+    def ledger(self) -> dict[str, Any]:
         out = super().ledger()
         out["m"] = "rule max(1, min(d, floor(eps/2.18)))" if self.m is None else self.m
         return out
@@ -124,7 +125,7 @@ class MultiBitMechanism(Mechanism):
 
     # -- encoder ----------------------------------------------------------------------------------------------------
     def encode_sparse(self, x: Any, generator: GeneratorLike = None, *, chunk: int = 4096
-                      ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Node side for every row of ``x`` (``n × d``): the non-zero entries of ``x*`` as ``(rows, cols, signs)``.
 
         Each row gets ``m`` distinct coordinates (uniform without replacement: the ``m`` smallest of ``d`` uniform
@@ -155,7 +156,7 @@ class MultiBitMechanism(Mechanism):
         signs = torch.where(u < p, 1.0, -1.0).to(t.dtype)
         return row, col, signs
 
-    def _perturb(self, x: torch.Tensor, gen: Optional[torch.Generator]) -> torch.Tensor:
+    def _perturb(self, x: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
         squeeze = x.dim() == 1
         x2 = x.unsqueeze(0) if squeeze else x.reshape(-1, x.shape[-1])
         row, col, signs = self.encode_sparse(x2, gen)

@@ -15,7 +15,8 @@ PrivGNN (paper Sec. 3.1.4, Thm. 7, App. B; docs/papers/privgnn.md#privacy-accoun
     :func:`order2_epsilon` is the same order-2 bound converted at its own order (a valid bound).
     :func:`implied_delta` inverts ε(δ) for a given ε: it finds the δ at which a reported ε is reproduced.
 
-PATE (Papernot et al. 2017, "Semi-supervised knowledge transfer ...", Sec. 3 and App. B; docs/papers/privgnn.md#baselines)
+PATE (Papernot et al. 2017, "Semi-supervised knowledge transfer ...", Sec. 3 and App. B;
+docs/papers/privgnn.md#baselines)
     ``n`` teachers trained on disjoint partitions vote; Laplace(0, 1/λ) noise is added to each vote count and the
     noisy argmax is released. One query is (2λ)-DP under replace-one neighbouring (one record changes one teacher's
     vote, two counts by 1). The moments accountant bounds the log moment generating function of the privacy loss
@@ -32,16 +33,17 @@ PATE (Papernot et al. 2017, "Semi-supervised knowledge transfer ...", Sec. 3 and
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
-from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.events import Event, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent
 from dpgnn.privacy.pure_composition import per_query_epsilon
+from dpgnn.privacy.validation import check_count, check_delta, check_positive_finite, check_sample_rate
 
 __all__ = [
     "PRIVGNN_ACCOUNTANT",
@@ -60,7 +62,8 @@ __all__ = [
     "vote_counts",
 ]
 
-#: The PrivGNN authors' accountant (docs/papers/privgnn.md#privacy-accounting): autodp's anaRDPacct with the classic RDP -> (ε, δ) conversion.
+#: The PrivGNN authors' accountant (docs/papers/privgnn.md#privacy-accounting): autodp's anaRDPacct with the classic RDP
+#: -> (ε, δ) conversion.
 PRIVGNN_ACCOUNTANT = "autodp_rdp_acct"
 
 
@@ -163,7 +166,7 @@ def implied_delta(target_epsilon: float, lam: float, queries: int, gamma: float,
 # ------------------------------------------------------------------------------------------------------------
 # PATE moments accountant (Papernot et al. 2017)
 # ------------------------------------------------------------------------------------------------------------
-def vote_counts(teacher_preds: np.ndarray, num_classes: Optional[int] = None) -> np.ndarray:
+def vote_counts(teacher_preds: np.ndarray, num_classes: int | None = None) -> np.ndarray:
     """Vote counts per query from teacher predictions of shape ``[n_teachers, n_queries]`` (class ids >= 0)."""
     p = np.asarray(teacher_preds)
     if p.ndim != 2:
@@ -213,10 +216,10 @@ def pate_logmgf_rr(lam: float, order: int) -> float:
     """
     lam = check_lam(lam)
     eps = 2.0 * lam
-    l = int(order)
-    if l < 1:
+    m = int(order)
+    if m < 1:
         raise ValueError(f"order must be an integer >= 1, got {order!r}")
-    return float(np.logaddexp(eps * (l + 1), -eps * l) - np.logaddexp(0.0, eps))
+    return float(np.logaddexp(eps * (m + 1), -eps * m) - np.logaddexp(0.0, eps))
 
 
 def pate_logmgf(q: float, lam: float, order: int) -> float:
@@ -254,16 +257,16 @@ class PateEpsilon:
     data_dependent: bool
     #: data-independent ε from the exact randomised-response log-moments (:func:`pate_logmgf_rr`), same orders and
     #: conversion: a sound, tighter value beside the paper's (which the tables reproduce)
-    epsilon_data_independent_rr: Optional[float] = None
+    epsilon_data_independent_rr: float | None = None
     #: the tightest sound value: exact ε(δ) of |Q| composed (2λ)-DP answers (Kairouz–Oh–Viswanath,
     #: :func:`dpgnn.privacy.pure_composition.per_query_epsilon` without subsampling)
-    epsilon_sound: Optional[float] = None
+    epsilon_sound: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def pate_epsilon(lam: float, queries: int, delta: float, counts: Optional[np.ndarray] = None,
+def pate_epsilon(lam: float, queries: int, delta: float, counts: np.ndarray | None = None,
                  moments: int = 8) -> PateEpsilon:
     """Moments-accountant ε of |Q| PATE answers with Laplace(1/λ) vote noise, at ``delta``.
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any, Iterable, Iterator, Tuple
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from dpgnn.privacy.events import Event, GaussianEvent, LaplaceEvent
 
@@ -70,7 +71,7 @@ def _gaussian_points(sigma: float, interval: float) -> float:
     return (21.0 / sigma + 1.0 / sigma ** 2) / interval
 
 
-def check_steps(leaves: Iterable[Tuple[Event, int]], interval: float) -> None:
+def check_steps(leaves: Iterable[tuple[Event, int]], interval: float) -> None:
     """:class:`TooLargeToAccount` if one step of ``leaves`` (``(event, count)`` pairs) is above
     :data:`MAX_STEP_POINTS` grid points."""
     for event, _ in leaves:

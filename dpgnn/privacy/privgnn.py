@@ -45,15 +45,16 @@ posterior; a neighbouring private graph may change it to any ``p' ∈ Δ_C``):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
-from dpgnn.privacy.validation import check_count, check_delta, check_sample_rate
 from dpgnn.privacy.guarantee import AS_PUBLISHED, SOUND, statement
 from dpgnn.privacy.pate import PRIVGNN_ACCOUNTANT, check_lam
 from dpgnn.privacy.pure_composition import once_epsilon, per_query_epsilon
+from dpgnn.privacy.validation import check_count, check_delta, check_sample_rate
 
 __all__ = ["NEIGHBOURING", "SOUND_ACCOUNTANT", "SUBSAMPLING", "check_num_classes", "check_subsampling",
            "noisy_argmax_distribution", "query_epsilon_exact", "query_epsilon", "sound_epsilon",
@@ -123,7 +124,7 @@ def query_epsilon_exact(lam: float, num_classes: int) -> float:
     return _exact(check_lam(lam), check_num_classes(num_classes))
 
 
-def query_epsilon(lam: float, num_classes: Optional[int] = None) -> float:
+def query_epsilon(lam: float, num_classes: int | None = None) -> float:
     """The per-query pure-DP ε₀ used for the sound accounting: ``min(2λ, exact(C))``, ``2λ`` without ``C``."""
     lam = check_lam(lam)
     if num_classes is None:
@@ -142,7 +143,7 @@ def check_subsampling(value: Any) -> str:
     return str(value)
 
 
-def sound_epsilon(lam: float, queries: int, gamma: float, delta: float, num_classes: Optional[int] = None, *,
+def sound_epsilon(lam: float, queries: int, gamma: float, delta: float, num_classes: int | None = None, *,
                   subsampling: str = "per_query") -> float:
     """ε of a PrivGNN release as run: ``|Q|`` noisy-argmax queries of pure-DP ε₀ each (:func:`query_epsilon`) on
     Poisson(γ) subsamples, ``subsampling="per_query"`` (PrivGNN, KNNRem) or ``"once"`` (SingleGNN); the exact ε(δ)
@@ -163,8 +164,8 @@ def _sound_text(queries: int, gamma: float, subsampling: str) -> str:
 
 
 def statement_as_published(lam: float, queries: int, gamma: float, delta: float,
-                           num_classes: Optional[int] = None, *, accountant: str = PRIVGNN_ACCOUNTANT,
-                           delta_sound: Optional[float] = None, not_covered: Sequence[str] = (),
+                           num_classes: int | None = None, *, accountant: str = PRIVGNN_ACCOUNTANT,
+                           delta_sound: float | None = None, not_covered: Sequence[str] = (),
                            subsampling: str = "per_query") -> dict[str, Any]:
     """Guarantee fields of a PrivGNN row reported with the paper's ε, with the sound ε beside it (at
     ``delta_sound``, default ``delta``: the δ the paper states, where its tables need a larger one to reproduce).
@@ -191,7 +192,7 @@ def statement_as_published(lam: float, queries: int, gamma: float, delta: float,
 
 
 def statement_sound(lam: float, queries: int, gamma: float, delta: float,
-                    num_classes: Optional[int] = None, *, subsampling: str = "per_query") -> dict[str, Any]:
+                    num_classes: int | None = None, *, subsampling: str = "per_query") -> dict[str, Any]:
     """Guarantee fields of a PrivGNN row whose ``epsilon`` is :func:`sound_epsilon`."""
     eps0 = query_epsilon(lam, num_classes)
     return statement(

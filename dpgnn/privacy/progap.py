@@ -1,4 +1,5 @@
-"""ProGAP accounting (Sajadmanesh & Gatica-Perez, WSDM 2024; docs/papers/progap.md#edge-level-privacy and docs/papers/progap.md#node-level-privacy): events, paper bounds, calibration.
+"""ProGAP accounting (Sajadmanesh & Gatica-Perez, WSDM 2024; docs/papers/progap.md#edge-level-privacy and
+docs/papers/progap.md#node-level-privacy): events, paper bounds, calibration.
 
 Pure math, no graphs (the method itself is :mod:`dpgnn.methods.progap`).
 
@@ -97,7 +98,8 @@ def guarantee_statement(level: str, *, edge_relation: str = "directed", dpsgd_ru
 
 LEVELS = ("none", "edge", "node")
 
-#: accountant used by default per level (docs/papers/progap.md#edge-level-privacy and docs/papers/progap.md#node-level-privacy; at edge level the exact composition, tighter than the
+#: accountant used by default per level (docs/papers/progap.md#edge-level-privacy and
+#: docs/papers/progap.md#node-level-privacy; at edge level the exact composition, tighter than the
 #: authors' code, see FIDELITY_ACCOUNTANT)
 DEFAULT_ACCOUNTANT = {"edge": "exact_gaussian", "node": "autodp"}
 
@@ -113,7 +115,8 @@ def accountant_for(level: str, fidelity: str = "paper", accountant: str | None =
     return accountant or FIDELITY_ACCOUNTANT[fidelity][level]
 
 #: calibration tolerance on ε per level: the edge-level profile is closed form, so calibrating to 1e-6 is free and
-#: lands on the exact σ of the reference table (docs/papers/progap.md#edge-level-privacy) (a 1e-3 tolerance on ε leaves σ up to ~0.1% too large)
+#: lands on the exact σ of the reference table (docs/papers/progap.md#edge-level-privacy) (a 1e-3 tolerance on ε leaves
+#: σ up to ~0.1% too large)
 DEFAULT_RTOL = {"edge": 1e-6, "node": 1e-3}
 
 
@@ -132,7 +135,8 @@ def check_level(level: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 def default_delta(count: int) -> float:
     """The authors' δ rule: ``10^-(number of decimal digits of count)`` (count = directed edges at edge level,
-    training nodes at node level; docs/papers/progap.md#edge-level-privacy and docs/papers/progap.md#node-level-privacy), so that δ < 1/count."""
+    training nodes at node level; docs/papers/progap.md#edge-level-privacy and
+    docs/papers/progap.md#node-level-privacy), so that δ < 1/count."""
     n = check_int(count, "count", 1)
     return 10.0 ** (-len(str(n)))
 
@@ -146,7 +150,8 @@ def stage_steps(train_nodes: int, batch_size: int, epochs: int) -> tuple[float, 
 
 
 def accounted_steps(train_nodes: int, batch_size: int, epochs: int) -> int:
-    """Steps of one DP-SGD stage as the authors' accountant counts them: ``⌊E·N/B⌋`` (docs/papers/progap.md#node-level-privacy), never fewer than
+    """Steps of one DP-SGD stage as the authors' accountant counts them: ``⌊E·N/B⌋``
+    (docs/papers/progap.md#node-level-privacy), never fewer than
     the ``E·⌊N/B⌋`` steps :func:`stage_steps` trains, so counting them over-states ε by a hair, never under-states
     it (e.g. N = 19,804, B = 256, E = 5: 386 accounted for 385 trained). This count reproduces the reference
     noise multipliers to 3 digits; the trained count gives 0.1% smaller ones."""
@@ -203,11 +208,11 @@ def theorem42_epsilon(noise_multiplier: float, depth: int, sample_rate: float, s
     best = math.inf
     for a in range(2, check_int(max_order, "max_order", 2) + 1):
         if q < 1.0:
-            l = np.arange(3, a + 1)
-            log_binom = gammaln(a + 1) - gammaln(l + 1) - gammaln(a - l + 1)
+            j = np.arange(3, a + 1)
+            log_binom = gammaln(a + 1) - gammaln(j + 1) - gammaln(a - j + 1)
             terms = [(a - 1) * math.log1p(-q) + math.log(a * q - q + 1),
                      math.log(a * (a - 1) / 2) + 2 * math.log(q) + (a - 2) * math.log1p(-q) + 1 / z ** 2]
-            terms += list(log_binom + (a - l) * math.log1p(-q) + l * math.log(q) + (l - 1) * l / (2 * z ** 2))
+            terms += list(log_binom + (a - j) * math.log1p(-q) + j * math.log(q) + (j - 1) * j / (2 * z ** 2))
             sgm = float(logsumexp(terms)) / (a - 1)
         else:
             sgm = a / (2 * z ** 2)
@@ -311,7 +316,8 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
         dd = max_degree if max_degree is not None else 0
         out.update(**guarantee_statement("node", aggregations=aggs, dpsgd_runs=runs),
                    sigma_nap=z * math.sqrt(dd), sensitivity_nap=math.sqrt(dd), max_degree=max_degree,
-                   sigma_sgd=z * clip, clip=clip, sample_rate=q, steps_per_run=t, steps_trained_per_run=trained, dpsgd_runs=runs,
+                   sigma_sgd=z * clip, clip=clip, sample_rate=q, steps_per_run=t, steps_trained_per_run=trained,
+                   dpsgd_runs=runs,
                    batch_size=batch_size, train_nodes=train_nodes, epochs=epochs,
                    mechanism=f"{aggs} x NAP Gaussian (sensitivity sqrt(D)) + {runs} x DP-Adam (Poisson sampling)")
         if method == "progap" and z > 0 and runs == aggs + 1:

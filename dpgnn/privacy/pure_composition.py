@@ -35,8 +35,8 @@ from scipy.special import gammaln, logsumexp
 
 from dpgnn.privacy.validation import check_count, check_delta, check_sample_rate
 
-__all__ = ["MAX_QUERIES", "hockey_stick", "pair_epsilon", "per_query_pairs", "once_pairs", "per_query_epsilon", "once_epsilon",
-           "once_pure_epsilon"]
+__all__ = ["MAX_QUERIES", "hockey_stick", "pair_epsilon", "per_query_pairs", "once_pairs", "per_query_epsilon",
+           "once_epsilon", "once_pure_epsilon"]
 
 #: relative width of the final bisection bracket (the returned ε is its upper end)
 _RTOL = 1e-10

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
@@ -72,7 +72,7 @@ def _default_orders() -> np.ndarray:
 DEFAULT_ORDERS: np.ndarray = _default_orders()
 
 
-def check_orders(orders: Optional[Sequence[float]]) -> np.ndarray:
+def check_orders(orders: Sequence[float] | None) -> np.ndarray:
     """Validated, sorted, unique float array of finite orders > 1 (``None`` → :data:`DEFAULT_ORDERS`)."""
     if orders is None:
         return DEFAULT_ORDERS
@@ -234,7 +234,7 @@ def _log_a_gaussian_frac(q: float, z: float, alpha: float, chunk: int = 256, max
 
 
 @functools.lru_cache(maxsize=4096)
-def _rdp_poisson_gaussian_cached(q: float, z: float, orders: Tuple[float, ...]) -> Tuple[float, ...]:
+def _rdp_poisson_gaussian_cached(q: float, z: float, orders: tuple[float, ...]) -> tuple[float, ...]:
     out = []
     for a in orders:
         if _is_int(a):
@@ -320,7 +320,7 @@ def _cgf_laplace_mixture_quad(q: float, b: float, e: float) -> float:
 
 
 @functools.lru_cache(maxsize=8192)
-def _laplace_poisson_cgfs(q: float, b: float, alpha: float) -> Tuple[float, float]:
+def _laplace_poisson_cgfs(q: float, b: float, alpha: float) -> tuple[float, float]:
     """((α−1) D_α(mix‖P0), (α−1) D_α(P0‖mix)); integer α use the exact finite sum for the first direction."""
     if _is_int(alpha):
         k1 = _cgf_mix_over_p0_laplace(q, b, int(alpha))
@@ -330,7 +330,7 @@ def _laplace_poisson_cgfs(q: float, b: float, alpha: float) -> Tuple[float, floa
     return k1, k2
 
 
-def rdp_laplace_subsampled_directions(sample_rate: float, scale: float, alpha: int) -> Tuple[float, float]:
+def rdp_laplace_subsampled_directions(sample_rate: float, scale: float, alpha: int) -> tuple[float, float]:
     """Both Rényi divergences of the Poisson-subsampled Laplace at an order α > 1.
 
     Returns ``(D_α(mix ‖ P0), D_α(P0 ‖ mix))`` with ``mix = (1−q) Lap(0,b) + q Lap(1,b)``, ``P0 = Lap(0,b)``.
@@ -484,7 +484,7 @@ def rdp_sampled_without_replacement_gaussian(sample_rate: float, noise_multiplie
 # ------------------------------------------------------------------------------------------------------------
 # conversion
 # ------------------------------------------------------------------------------------------------------------
-def rdp_to_epsilon(orders: Sequence[float], rdp: Sequence[float], delta: float) -> Tuple[float, float]:
+def rdp_to_epsilon(orders: Sequence[float], rdp: Sequence[float], delta: float) -> tuple[float, float]:
     """(ε, optimal order) from an RDP curve, tight conversion ``ε(α) + log((α−1)/α) − (log δ + log α)/(α−1)``.
 
     The result is clipped at 0. Orders with infinite or NaN RDP are ignored; if none is finite, ``(inf, nan)``.

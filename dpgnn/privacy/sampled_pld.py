@@ -163,7 +163,8 @@ def fdp_pld(noise_multiplier: float, num_train: int, batch_size: int, max_affect
     for count, prob in zip(i[i > 0], p[i > 0]):
         part = pld_lib.from_gaussian_mechanism(z * k, sensitivity=float(count), sampling_prob=rate,
                                                value_discretization_interval=interval)
-        out, weight = (part, prob) if out is None else (part.compute_mixture(out, prob / (weight + prob)), weight + prob)
+        out, weight = ((part, prob) if out is None
+                       else (part.compute_mixture(out, prob / (weight + prob)), weight + prob))
     return symmetrise(out)
 
 

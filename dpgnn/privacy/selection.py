@@ -33,8 +33,9 @@ ordered output spaces (pure-DP worst cases and exact Rényi divergences of rando
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,7 @@ class TruncatedNegativeBinomial:
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma!r}")
 
     @classmethod
-    def with_mean(cls, mean: float, eta: float = 1.0) -> "TruncatedNegativeBinomial":
+    def with_mean(cls, mean: float, eta: float = 1.0) -> TruncatedNegativeBinomial:
         """The distribution of shape ``eta`` whose expected number of runs is ``mean`` (> 1), found by bisection."""
         if not (isinstance(mean, (int, float)) and math.isfinite(mean) and mean > 1):
             raise ValueError(f"mean must be a finite number > 1, got {mean!r}")
@@ -256,7 +257,7 @@ def private_search(run: Callable[[dict[str, Any], int], tuple[float, Any]], spac
     eps, order = selection_epsilon(base_rdp, trials, delta, a)
     eps_run, _ = rdp_to_epsilon(a, np.asarray(base_rdp, dtype=float), delta)
     best, best_cfg, best_score, scores = None, None, -math.inf, []
-    for i in range(k):
+    for _ in range(k):
         cfg = space(rng)
         score, out = run(cfg, int(rng.integers(2 ** 31)))
         scores.append((cfg, float(score)))

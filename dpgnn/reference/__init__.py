@@ -19,7 +19,7 @@ Each paper has one CSV here, one row per reported cell of a table or figure that
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 import pandas as pd
@@ -46,7 +46,7 @@ def papers() -> list[str]:
                   if p.name.endswith(".csv") and p.name != "explanations.csv")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_explanations() -> pd.DataFrame:
     path = resources.files(__name__) / "explanations.csv"
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -63,7 +63,7 @@ def load_explanations() -> pd.DataFrame:
     return _load_explanations().copy()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(paper: str) -> pd.DataFrame:
     path = resources.files(__name__) / f"{paper}.csv"
     if not path.is_file():

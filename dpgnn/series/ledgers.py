@@ -24,8 +24,9 @@ import json
 import math
 import os
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from dpgnn.privacy.guarantee import LEDGER_FIELDS, check_ledger, non_private
 from dpgnn.results import _locked, _replace_text, results_dir
@@ -127,7 +128,7 @@ def _drw(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
                             select=led.get("select", "best_val"), method=row["method"])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _privgnn_ledger(lam: float, q: int, gamma: float, delta: float, classes: int, delta_sound: float,
                     standardized: bool) -> dict[str, Any]:
     from dpgnn.methods import privgnn as P

@@ -311,7 +311,8 @@ def seed_spread(cfg: Settings, store: ResultStore) -> pd.DataFrame:
     for point in cfg.seed_points:
         artifact, dataset, method, sett = parse_point(point)
         if artifact not in loaded:
-            loaded[artifact] = (paper_vs_ours(PAPER, artifact, store.profile, root=store.dir.parent.parent), store.load(artifact))
+            loaded[artifact] = (paper_vs_ours(PAPER, artifact, store.profile, root=store.dir.parent.parent),
+                                store.load(artifact))
         rep, own = loaded[artifact]
         ref = rep[(rep["dataset"] == dataset) & (rep["method"] == method) & (rep["setting"] == sett)]
         own = own[(own["dataset"] == dataset) & (own["method"] == method) & (own["setting"] == sett)]

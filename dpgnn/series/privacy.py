@@ -18,7 +18,6 @@ authors use, so their ε and accuracy do not move (shown in ``sigma`` with sampl
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd

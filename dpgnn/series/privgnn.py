@@ -34,8 +34,8 @@ from dpgnn.privacy.pate import (
     privgnn_epsilon,
     theorem7_epsilon,
 )
-from dpgnn.privacy.privgnn import statement_as_published as privgnn_statement
 from dpgnn.privacy.privgnn import SOUND_ACCOUNTANT
+from dpgnn.privacy.privgnn import statement_as_published as privgnn_statement
 from dpgnn.privacy.privgnn import statement_sound as privgnn_sound_statement
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference, stand_in_for
@@ -62,7 +62,8 @@ PROFILES: dict[str, dict[str, Any]] = {
     },
     "test": {
         "eps_lambdas": [0.1, 1.0], "fig7_queries": [100, 1000], "delta_cells": 1,
-        "datasets": ["credit"], "full_datasets": ["credit"], "lambdas": [1.0], "queries": [20], "main_queries": 20, "k": 20, "table1_k": [],
+        "datasets": ["credit"], "full_datasets": ["credit"], "lambdas": [1.0], "queries": [20], "main_queries": 20,
+        "k": 20, "table1_k": [],
         "gamma": 0.3, "teacher_epochs": 3, "student_epochs": 3, "runs": 1, "pate_teachers": 4,
         "noise_variants": ["posterior"], "baselines": ["b1"], "pate": False, "seed": 0,
     },
@@ -572,7 +573,8 @@ for _name, _extra in FIGURE_SETTINGS.items():
 METHOD_NAMES = {("paper", "posterior"): "privgnn", ("paper", "log_softmax"): "privgnn_code",
                 ("authors_code", "posterior"): "privgnn_authors_teacher",
                 ("authors_code", "log_softmax"): "privgnn_authors_code"}
-#: method names of the rows whose student is also the official code's (:func:`dpgnn.methods.privgnn.authors_code_student`,
+#: method names of the rows whose student is also the official code's
+#: (:func:`dpgnn.methods.privgnn.authors_code_student`,
 #: ``fidelity_student="authors_code"``), per noise variant: ``privgnn_official`` is the official code end to end
 OFFICIAL_NAMES = {"posterior": "privgnn_official_posterior", "log_softmax": "privgnn_official"}
 

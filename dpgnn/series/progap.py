@@ -6,7 +6,8 @@ where their files exist and are otherwise recorded as ``not_run``. Stand-ins are
 the same preprocessing (target year, one-hot features, classes filtered by size, 75/10/15 split), reported under
 their own names (``fb100-…``), never the paper's.
 
-Hyper-parameter selection follows docs/papers/progap.md#hyper-parameter-search-and-reporting: every configuration of the profile's grid runs ``runs`` times, and for
+Hyper-parameter selection follows docs/papers/progap.md#hyper-parameter-search-and-reporting: every configuration of the
+profile's grid runs ``runs`` times, and for
 each (dataset, method, level, ε) the configuration with the highest MEAN validation accuracy is reported with its
 test accuracy (%). All runs are stored in ``<artifact>_runs``; the selected rows in ``<artifact>``.
 """
@@ -19,9 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from dpgnn import plotting
+from dpgnn import methods, plotting
 from dpgnn.data import DatasetUnavailable, dataset_available, load_dataset
-from dpgnn import methods
 from dpgnn.methods import progap as pg
 from dpgnn.privacy import progap as privacy_progap
 from dpgnn.profiles import Settings
@@ -376,7 +376,8 @@ def config_label(runs: pd.DataFrame) -> list[str]:
 
 
 def select_best(runs: pd.DataFrame, by: tuple[str, ...] = ("dataset", "method", "level", "setting")) -> pd.DataFrame:
-    """docs/papers/progap.md#hyper-parameter-search-and-reporting: per ``by`` group, the configuration with the highest mean validation accuracy; its test rows
+    """docs/papers/progap.md#hyper-parameter-search-and-reporting: per ``by`` group, the configuration with the highest
+    mean validation accuracy; its test rows
     (:func:`dpgnn.series.common.select_best` on the ``val_acc`` rows).
 
     Ties go to the first configuration in the order of :func:`config_label` strings (``groupby`` order of the
@@ -418,11 +419,13 @@ SPEC_NODE = {"train_nodes": 19_804, "batch_size": 256, "delta": 1e-5, "epochs": 
 
 
 def run_calibration(cfg: Settings, store: ResultStore) -> pd.DataFrame:
-    """docs/papers/progap.md#edge-level-privacy edge σ table (δ = 1e-7) and docs/papers/progap.md#node-level-privacy node z table, with the paper's bound at each calibrated noise."""
+    """docs/papers/progap.md#edge-level-privacy edge σ table (δ = 1e-7) and docs/papers/progap.md#node-level-privacy
+    node z table, with the paper's bound at each calibrated noise."""
     rows = []
     for k in cfg.calibration_depths:
         for eps in _EDGE_EPS:
-            led = pg.privacy_ledger("edge", depth=k, delta=1e-7, target_epsilon=eps, accountant="exact_gaussian", rtol=1e-6)
+            led = pg.privacy_ledger("edge", depth=k, delta=1e-7, target_epsilon=eps, accountant="exact_gaussian",
+                                    rtol=1e-6)
             base = {"dataset": "analytic", "method": "progap", "level": "edge", "setting": f"K={k},eps={eps:g}",
                     "epsilon": led["epsilon"], "delta": 1e-7, "depth": k, "target": eps, "ledger": led, "run": 0,
                     "seed": 0}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 
 def find_member(zf: zipfile.ZipFile, suffix: str) -> str:

@@ -10,7 +10,6 @@ train = the first ``len(y)`` nodes, val = the next 500, test = the 1,000 ``test.
 from __future__ import annotations
 
 import pickle
-import sys
 import warnings
 from pathlib import Path
 
@@ -26,9 +25,7 @@ PARTS = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
 def _unpickle(path: Path):
     with open(path, "rb") as f, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if sys.version_info > (3, 0):
-            return pickle.load(f, encoding="latin1")
-        return pickle.load(f)  # pragma: no cover
+        return pickle.load(f, encoding="latin1")
 
 
 def _dense(obj) -> np.ndarray:
