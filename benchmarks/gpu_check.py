@@ -19,7 +19,8 @@ Phases, each printing its progress and one verdict per check (pass / fail / info
    :data:`REFERENCE`: the same cells and rows, equal ledger columns, and per paper the accuracies within tolerance
    (``benchmarks/gpu_check_rows.py``).
 5. *batched*: LPGNN's grid cell with R repeats trained together against R sequential single runs; ProGAP's
-   batched repeats against sequential ``train_progap`` runs where this checkout has them.
+   batched repeats against sequential ``train_progap`` runs where this checkout has them. On the GPU batched must
+   not be slower; in a rehearsal the ratios are reported only.
 6. *memory*: peak GPU memory (``torch.cuda.max_memory_allocated``) of this process and of the workers.
 
 Writes ``gpu_check.csv`` (one row per check), ``gpu_check.json`` (environment, arguments, grid timings, checks),
@@ -168,11 +169,18 @@ class Report:
 # phases
 # ---------------------------------------------------------------------------------------------------------------
 def _peak_memory() -> dict[str, float]:
-    """This process's peak GPU memory allocated by torch and peak resident memory, in MiB."""
+    """This process's peak GPU memory allocated by torch and peak resident memory (Linux's ``VmHWM``: ``ru_maxrss``
+    survives the ``exec`` of a spawned worker and would report its parent's peak), in MiB."""
     import torch
 
     gpu = torch.cuda.max_memory_allocated() if torch.cuda.is_available() and torch.cuda.is_initialized() else 0
-    return {"gpu_mib": gpu / MIB, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / MIB}
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    try:
+        with open("/proc/self/status") as f:
+            rss = next((int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:")), rss)
+    except OSError:
+        pass
+    return {"gpu_mib": gpu / MIB, "rss_mib": rss / MIB}
 
 
 def environment(device: str, rehearsal: bool) -> dict[str, Any]:
@@ -363,6 +371,14 @@ def phase_rows(report: Report, runs: dict[int, dict], args) -> None:
     report.add(*checks)
 
 
+def speed_verdict(ratio: float, device: str) -> str:
+    """Batched training must not be slower than sequential on the GPU; on the CPU (a rehearsal) the ratio is only
+    reported: there the sparse products grow with R and a few short runs can favour the sequential loop."""
+    if device == "cpu":
+        return "info"
+    return "pass" if ratio >= 1 else "fail"
+
+
 def phase_batched_lpgnn(report: Report, device: str, repeats: int, epochs: int) -> None:
     """LPGNN's grid cell (Cora, SAGE, multi-bit ε_x = ε_y = 1) with ``repeats`` repeats in one batched run against
     ``repeats`` single-repeat cells run one after another."""
@@ -381,7 +397,7 @@ def phase_batched_lpgnn(report: Report, device: str, repeats: int, epochs: int) 
     ratio = t_seq / t_batched
     acc_b = sum(r["value"] for r in rows) / len(rows)
     acc_s = sum(r["value"] for r in singles) / len(singles)
-    report.add(Check("batched", f"lpgnn R={repeats} batched vs sequential", "pass" if ratio >= 1 else "fail", ratio,
+    report.add(Check("batched", f"lpgnn R={repeats} batched vs sequential", speed_verdict(ratio, device), ratio,
                      "x", f"Cora, SAGE, mbm eps_x=eps_y=1, {epochs} epochs: one batched cell {t_batched:.2f} s, "
                      f"{repeats} single-repeat cells {t_seq:.2f} s; mean test accuracy {acc_b:.1f} vs {acc_s:.1f} %"
                      f" (different seeds: informative only)"))
@@ -415,7 +431,7 @@ def phase_batched_progap(report: Report, device: str, repeats: int, epochs: int,
         ratio = t_seq / t_batched
         gap = max(abs(b.test_acc - s.test_acc) for b, s in zip(batched, single))
         report.add(Check("batched", f"progap {level} R={repeats} batched vs sequential",
-                         "pass" if ratio >= 1 else "fail", ratio, "x",
+                         speed_verdict(ratio, device), ratio, "x",
                          f"fb100-amherst41, depth 2, eps 1, {epochs} epochs per stage: batched {t_batched:.2f} s, "
                          f"{repeats} sequential runs {t_seq:.2f} s; largest test-accuracy difference between a "
                          f"seed's two runs {100 * gap:.2f} points (the same seeds: float rounding only)"))
@@ -457,8 +473,7 @@ def write_reference(args, tmp: Path) -> int:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cells", type=int, default=6, help="first N cells of each artifact (0: all; default 6: "
-                    "35 cells)")
+    ap.add_argument("--cells", type=int, default=6, help="first N cells of each artifact (0: all; default 6)")
     ap.add_argument("--workers-per-gpu", type=int, nargs="+", default=[1, 4],
                     help="grid runs, each on a cluster of this many workers sharing the GPU (default 1 4)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per worker (default 1)")
@@ -473,8 +488,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     "paper, points (default 10)")
     ap.add_argument("--alpha", type=float, default=1e-3, help="accuracy: level of the t-test (default 0.001)")
     ap.add_argument("--ledger-rtol", type=float, default=1e-5, help="ledgers: relative tolerance of numbers")
-    ap.add_argument("--budget-s", type=float, default=420.0, help="no phase starts after this many seconds "
-                    "(default 420: the whole check within 8 minutes)")
+    ap.add_argument("--budget-s", type=float, default=360.0, help="no phase starts after this many seconds, nor "
+                    "a grid run expected to end after them (default 360: the whole check within 8 minutes)")
     ap.add_argument("--write-reference", action="store_true", help="compute the CPU rows (project environment)")
     ap.add_argument("--mirror-files", action="store_true", help="print the dataset files the check needs")
     ap.add_argument("--source-digest", action="store_true", help="print the digest of dpgnn/**/*.py")

@@ -5,7 +5,7 @@
 #
 #   bash benchmarks/gpu_check.sh                  # on the lent GPU machine, from the repository root
 #   DPGNN_GPU_CHECK_REHEARSAL=1 DPGNN_PYTHON=/tmp/gpu_image_venv/bin/python DPGNN_WHEELHOUSE=/tmp/whl311 \
-#     bash benchmarks/gpu_check.sh --cells 2 --workers-per-gpu 1 2 --repeats 3 --epochs 50 --progap-epochs 10
+#     bash benchmarks/gpu_check.sh --cells 2 --workers-per-gpu 1 2 --epochs 50
 #                                                 # the same steps on the CPU (benchmarks/README.md)
 #
 # Environment: DPGNN_PYTHON (default python3), DPGNN_WHEELHOUSE (default .whl; its datasets/ folder becomes the

@@ -165,6 +165,12 @@ def test_first_cells_filters_datasets_then_cuts(check_mod):
     assert [c["i"] for c in check_mod.first_cells(lambda cfg: cells, ("cora", "citeseer"), 0, None)] == [0, 2, 3, 4]
 
 
+def test_batched_speed_has_a_threshold_on_the_gpu_only(check_mod):
+    assert check_mod.speed_verdict(1.3, "cuda") == "pass"
+    assert check_mod.speed_verdict(0.9, "cuda") == "fail"
+    assert check_mod.speed_verdict(0.9, "cpu") == "info"
+
+
 def test_the_stored_cpu_rows_cover_the_grids_the_check_runs(check_mod):
     """The GPU run compares its rows with these: a change of a grid, a profile or the selection that moves config
     hashes needs ``python benchmarks/gpu_check.py --write-reference`` (else the GPU run fails its first row check)."""
