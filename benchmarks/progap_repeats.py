@@ -72,11 +72,12 @@ def measure(data, cfg: pg.ProGAPConfig, repeats: int, rounding_reference: bool =
                  for a, s in zip(seq, seeds)]
         reference = {"rounding_same_test_acc": sum(d == 0 for d in moved),
                      "rounding_max_test_acc_diff_points": round(100 * max(moved), 3)}
-    return {**reference, "sequential_s": round(seq_s, 2), "batched_s": round(bat_s, 2), "sequential_cpu_s": round(seq_cpu, 2),
-            "batched_cpu_s": round(bat_cpu, 2), "sequential_cells_per_s": round(repeats / seq_s, 4),
-            "batched_cells_per_s": round(repeats / bat_s, 4), "ratio": round(seq_s / bat_s, 2),
-            "cpu_ratio": round(seq_cpu / bat_cpu, 2), "same_test_acc": sum(d == 0 for d in diffs),
-            "max_test_acc_diff_points": round(100 * max(diffs), 3),
+    return {**reference,
+            "sequential_s": round(seq_s, 2), "batched_s": round(bat_s, 2),
+            "sequential_cpu_s": round(seq_cpu, 2), "batched_cpu_s": round(bat_cpu, 2),
+            "sequential_cells_per_s": round(repeats / seq_s, 4), "batched_cells_per_s": round(repeats / bat_s, 4),
+            "ratio": round(seq_s / bat_s, 2), "cpu_ratio": round(seq_cpu / bat_cpu, 2),
+            "same_test_acc": sum(d == 0 for d in diffs), "max_test_acc_diff_points": round(100 * max(diffs), 3),
             "sequential_mean_test_acc": round(100 * sum(a.test_acc for a in seq) / repeats, 2),
             "batched_mean_test_acc": round(100 * sum(b.test_acc for b in bat) / repeats, 2),
             "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2)}
