@@ -2,11 +2,13 @@
 in one forward and one backward pass, each seed's run equal to its own sequential run up to float rounding.
 
 A :class:`StackedStage` holds the ``R`` seeds' :class:`~dpgnn.nn.progap.StageModel` weights stacked along a seed
-axis (a ``Linear`` of shape ``[R, out, in]``). Activations have the layout ``[rows, R, width]``: an input shared by
+axis (a ``Linear`` of shape ``[R, out, in]``). Activations are seed-major, ``[R, rows, width]``: an input shared by
 every seed (the features ``X``) is one matrix product with the seeds' weights side by side, a per-seed input one
-batched product; BatchNorm and GroupNorm of the ``R`` seeds are one native call over ``R·width`` channels (``R``
-groups for GroupNorm), so every seed's statistics are its own. Seeds never mix: each loss term, gradient, clipping
-factor, Adam moment, Poisson batch and noise draw belongs to one seed.
+batched product; training-mode BatchNorm is one native call over ``R·width`` channels (each seed's statistics and
+running statistics its own), GroupNorm one call over the ``R·rows`` samples. The JK concatenation is never built:
+the head's first product is the sum of the bases' products with their blocks of its weight, divided row-wise by the
+JK norm. Seeds never mix: each loss term, gradient, clipping factor, Adam moment, Poisson batch and noise draw
+belongs to one seed.
 
 Randomness stays per seed: each seed keeps its own generator and draws from it exactly what the sequential run
 draws, in the same order and with the same shapes (Poisson picks ``rand(N_train)``, DP-Adam noise one
