@@ -7,7 +7,8 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from dpgnn import cli, runner as batch
+from dpgnn import cli
+from dpgnn import runner as batch
 from dpgnn.cli import app
 
 runner = CliRunner()

@@ -14,9 +14,10 @@ import textwrap
 import time
 from pathlib import Path
 
+import engine_toy
 import pandas as pd
 import pytest
-import engine_toy
+
 from dpgnn import engine
 from dpgnn.results import ResultStore
 from dpgnn.sweep import grid, run_grid, staging_store

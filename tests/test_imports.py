@@ -157,7 +157,8 @@ def layering_violations(edges: dict[str, set[str]], external: dict[str, set[str]
 
 def late_imports(root: Path = PACKAGE) -> dict[str, set[str]]:
     """``dpgnn`` modules each module imports inside functions, statically or by ``importlib.import_module`` with a
-    literal (or f-string) name; an f-string's variable part is dropped (``dpgnn.series.{paper}`` -> ``dpgnn.series``)."""
+    literal (or f-string) name; an f-string's variable part is dropped (``dpgnn.series.{paper}`` ->
+    ``dpgnn.series``)."""
     out: dict[str, set[str]] = {}
     for name, path in _modules(root).items():
         found = set()

@@ -38,7 +38,8 @@ def test_notebook_structure(path: Path):
     if path.parent.name in COURSE:
         text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         assert "<details>" in text and "Exercises" in text, "a course notebook ends with exercises and hidden answers"
-        assert any("teach.explore(" in c.source for c in nb.cells if c.cell_type == "code"), "a course notebook has explorers"
+        assert any("teach.explore(" in c.source for c in nb.cells if c.cell_type == "code"), \
+            "a course notebook has explorers"
         return
     if path.parent.name in NO_REFERENCE:
         return

@@ -16,7 +16,7 @@ def test_settings_overrides_and_errors():
     with pytest.raises(ValueError, match="runs"):
         settings("lpgcn", "smoke", runs=0)
     with pytest.raises(AttributeError, match="available"):
-        cfg.not_a_setting
+        _ = cfg.not_a_setting
     with pytest.raises(TypeError, match="read-only"):
         cfg["runs"] = 1
 

@@ -5,8 +5,7 @@ import pandas as pd
 import pytest
 
 from dpgnn.reference import COLUMNS, load_explanations, stand_in_for
-from dpgnn.report import (KEY, REPORTED, STATUSES, compare, counts, format_value, paper_decimals, summarize,
-                          to_markdown)
+from dpgnn.report import KEY, REPORTED, STATUSES, compare, counts, format_value, paper_decimals, summarize, to_markdown
 
 
 def _ref(rows):

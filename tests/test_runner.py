@@ -8,8 +8,7 @@ import time
 import nbformat
 import pytest
 
-from dpgnn.runner import (code_digest, declared_parameters, discover, load_manifest, parse_parameters, plan,
-                          reproduce)
+from dpgnn.runner import code_digest, declared_parameters, discover, load_manifest, parse_parameters, plan, reproduce
 from dpgnn.utils import ROOT
 
 
@@ -29,7 +28,8 @@ PLOT = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([0, 
 @pytest.fixture
 def project(tmp_path):
     for paper, name, body, params in [
-        ("alpha", "01_ok.ipynb", "from pathlib import Path\nPath('out_' + profile + '.txt').write_text(device + str(runs))",
+        ("alpha", "01_ok.ipynb",
+         "from pathlib import Path\nPath('out_' + profile + '.txt').write_text(device + str(runs))",
          "\nruns: int = 1  # runs"),
         ("alpha", "02_fail.ipynb", "raise ValueError('deliberate failure')", ""),
         ("beta", "01_plot.ipynb", PLOT, ""),
@@ -125,7 +125,8 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.slow
 def test_interrupting_reproduce_stops_every_child_and_records_it(tmp_path, sig=signal.SIGTERM):
-    """A real ``dpgnn reproduce`` in a subprocess: SIGTERM (SIGINT/Ctrl-C is handled alike) stops papermill and its kernel, the manifest says
+    """A real ``dpgnn reproduce`` in a subprocess: SIGTERM (SIGINT/Ctrl-C is handled alike) stops papermill and its
+    kernel, the manifest says
     ``interrupted`` with the time, and the next run executes the notebook again."""
     import psutil
 
@@ -172,13 +173,15 @@ def test_echo_streams_cells_logs_and_throttled_progress():
     lines: list[str] = []
     echo = _Echo("lpgcn/03", 12, lines.append, every=3600)
     for line in ["Executing Cell 7---------------------------------------", "some output",
-                 "Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]", "Table 2 runs:  50%|#####     | 7/14 [00:10<00:10]",
+                 "Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]",
+                 "Table 2 runs:  50%|#####     | 7/14 [00:10<00:10]",
                  "INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8", "not_run: flickr -- no files",
                  "Table 2 runs: 100%|##########| 14/14 [00:20<00:00]"]:
         echo(line + "\n")
     assert lines == ["[lpgcn/03] cell 7/12", "[lpgcn/03] Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]",
                      "[lpgcn/03] INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8",
-                     "[lpgcn/03] not_run: flickr -- no files", "[lpgcn/03] Table 2 runs: 100%|##########| 14/14 [00:20<00:00]"]
+                     "[lpgcn/03] not_run: flickr -- no files",
+                     "[lpgcn/03] Table 2 runs: 100%|##########| 14/14 [00:20<00:00]"]
 
 
 def _fake_compute(calls, *, interrupt=False):

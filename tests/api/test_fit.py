@@ -4,12 +4,13 @@ import math
 
 import pytest
 import torch
+from helpers.own_graph import EPS, FAST, random_graph
 from torch_geometric.data import Data
 
 import dpgnn
 from dpgnn.api import METHODS
 from dpgnn.api.inputs import delta_rule
-from helpers.own_graph import EPS, FAST, random_graph
+
 
 @pytest.fixture(scope="module")
 def graph():

@@ -6,13 +6,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers.own_graph import EPS, FAST, random_graph
 from typer.testing import CliRunner
 
 import dpgnn
 from dpgnn.api import METHODS
 from dpgnn.api.io import load_graph
 from dpgnn.cli import app
-from helpers.own_graph import EPS, FAST, random_graph
 
 runner = CliRunner()
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "own_graph"

@@ -14,7 +14,8 @@ def test_log_softmax_noise_is_flagged():
 
 
 def test_posterior_noise_exceeds_lambda_but_not_two_lambda():
-    """c = 10, λ = 1 (Monte Carlo, 4e5 draws): P(label 0 | e0) ≈ 0.2564, P(label 0 | e1) ≈ 0.0829, ln ratio ≈ 1.13 > λ."""
+    """c = 10, λ = 1 (Monte Carlo, 4e5 draws): P(label 0 | e0) ≈ 0.2564, P(label 0 | e1) ≈ 0.0829, ln ratio ≈ 1.13 >
+    λ."""
     r = audit_noisy_argmax(1.0, num_classes=10, trials=400_000, seed=0)
     assert r["tpr"] == pytest.approx(0.2564, abs=0.004) and r["fpr"] == pytest.approx(0.0829, abs=0.003)
     assert r["epsilon_lb"] > 1.0 and r["violation"]

@@ -6,9 +6,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpgnn.audit.bounds import (clopper_pearson, epsilon_from_rates, epsilon_lower_bound, epsilon_lower_bounds,
-                                one_run_epsilon_lower_bound, one_run_guess_audit, one_run_p_value,
-                                threshold_audit)
+from dpgnn.audit.bounds import (
+    clopper_pearson,
+    epsilon_from_rates,
+    epsilon_lower_bound,
+    epsilon_lower_bounds,
+    one_run_epsilon_lower_bound,
+    one_run_guess_audit,
+    one_run_p_value,
+    threshold_audit,
+)
 
 
 @pytest.mark.parametrize("k,n", [(0, 10), (3, 10), (10, 10), (57, 1000), (500, 1000)])

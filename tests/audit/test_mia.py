@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers.privgnn_toy import toy_privgnn
 
 from dpgnn.audit import mia
-from helpers.privgnn_toy import toy_privgnn
 
 ARGS = dict(queries=20, k=10, gamma=0.5, lam=1.0, seed=3, teacher_epochs=2, student_epochs=5, shadow_epochs=5,
             device="cpu")

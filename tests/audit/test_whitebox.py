@@ -9,8 +9,16 @@ import pytest
 import torch
 
 from dpgnn.audit.canary import audit_edge_aggregation
-from dpgnn.audit.whitebox import (ADD_REMOVE, REPLACE, CanaryRelation, DiracCanaries, audit_white_box, llr_scores,
-                                  matching_graph, unit_law)
+from dpgnn.audit.whitebox import (
+    ADD_REMOVE,
+    REPLACE,
+    CanaryRelation,
+    DiracCanaries,
+    audit_white_box,
+    llr_scores,
+    matching_graph,
+    unit_law,
+)
 from dpgnn.data.synthetic import csbm
 from dpgnn.methods.hooks import DPStepInfo
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import shutil
-import urllib.error
 from pathlib import Path
 
 import pytest
+from dpgnn_data_testutils import MIRROR, needs_mirror
 
 import dpgnn.data.download as dl
 from dpgnn.data import ChecksumError, DatasetUnavailable, dataset_available, describe, get_spec, load_dataset
 from dpgnn.data.download import RawFile, fetch, sha256sum
 from dpgnn.data.registry import PROCESS_VERSION
-from dpgnn_data_testutils import MIRROR, needs_mirror
 
 CORA = [f"planetoid/ind.cora.{p}" for p in ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")]
 

@@ -13,12 +13,11 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-import pytest
 import scipy.sparse as sp
 import torch
+from dpgnn_data_testutils import MIRROR, needs_mirror, raw_dir, undirected_ok
 
 from dpgnn.data import get_spec, load_dataset, seed_from_name
-from dpgnn_data_testutils import MIRROR, needs_mirror, raw_dir, undirected_ok
 
 
 def gz_csv(rows) -> bytes:
@@ -203,7 +202,6 @@ def py2_csr_pickle(m: sp.csr_matrix) -> bytes:
 def test_pubmed_real_files_with_a_made_allx(tmp_path, monkeypatch, no_network, made_files):
     """PubMed's seven mirrored Planetoid files (read in place, sha256-verified) and an ``allx`` written in their
     pickle format (its first rows are ``x``, as in Planetoid; the rest made up): the loader's parse on real bytes."""
-    import dpgnn.data.download as dl
 
     mirror = Path(MIRROR) / "planetoid"
     real = {p: pickle.loads((mirror / f"ind.pubmed.{p}").read_bytes(), encoding="latin1") for p in ("x", "tx", "ally")}

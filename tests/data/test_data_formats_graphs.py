@@ -11,10 +11,10 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 import torch
+from dpgnn_data_testutils import needs_mirror, raw_dir, undirected_ok
 
 from dpgnn.data import dataset_available, load_dataset
 from dpgnn.data.loaders.facebook100 import UNIVERSITIES
-from dpgnn_data_testutils import needs_mirror, raw_dir, undirected_ok
 
 
 def write_csv(path, header: str, rows) -> None:

@@ -6,9 +6,9 @@ import time
 
 import pytest
 import torch
+from dpgnn_data_testutils import needs_mirror, undirected_ok
 
 from dpgnn.data import DatasetUnavailable, dataset_available, load_dataset, seed_from_name
-from dpgnn_data_testutils import needs_mirror, undirected_ok
 
 CORA = [f"planetoid/ind.cora.{p}" for p in ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")]
 CITESEER = [p.replace("cora", "citeseer") for p in CORA]

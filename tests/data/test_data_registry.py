@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
+from dpgnn_data_testutils import MIRROR
 
 from dpgnn.data import get_spec, list_datasets, load_dataset
 from dpgnn.data.registry import PAPERS, all_specs, normalize_name
-from dpgnn_data_testutils import MIRROR
 
 EXPECTED = ["cora", "citeseer", "pubmed", "twitch", "flickr", "elliptic", "facebook-pagepage", "lastfm",
             "fb100-caltech36", "fb100-uillinois20", "fb100", "fb100-present", "amazon-computers", "ogbn-products",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from dpgnn_data_testutils import undirected_ok
 
 from dpgnn.data import csbm
-from dpgnn_data_testutils import undirected_ok
 
 
 def edge_homophily(d) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from dpgnn_data_testutils import undirected_ok
 from torch_geometric.data import Data
 
 from dpgnn.data import (
@@ -17,7 +18,6 @@ from dpgnn.data import (
     split_edges,
 )
 from dpgnn.data.transforms import undirected_edges
-from dpgnn_data_testutils import undirected_ok
 
 
 @pytest.fixture

@@ -10,7 +10,11 @@ import torch
 
 from dpgnn.data import csbm, random_node_split
 from dpgnn.data.random_walks import disjoint_random_walks
-from dpgnn.methods import dp_gnn, drw as D, gap, lpgcn, lpgnn, privgnn as P, progap as pg, progap_baselines as bl
+from dpgnn.methods import dp_gnn, gap, lpgcn, lpgnn
+from dpgnn.methods import drw as D
+from dpgnn.methods import privgnn as P
+from dpgnn.methods import progap as pg
+from dpgnn.methods import progap_baselines as bl
 from dpgnn.nn.drw import build_model
 from dpgnn.privacy.guarantee import CLIPPING, MODEL_SELECTION, PREPROCESSING, check_ledger
 

@@ -11,8 +11,8 @@ from torch_geometric.data import Data
 from torch_geometric.nn import VGAE
 
 from dpgnn.data import csbm, split_edges
-from dpgnn.nn import GCN, VGAEEncoder
 from dpgnn.methods.lpgcn import NegativeSampler, train_link_predictor, train_node_classifier
+from dpgnn.nn import GCN, VGAEEncoder
 from dpgnn.utils import seed_everything
 
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 import torch
+from helpers.privgnn_toy import toy_privgnn
 
 from dpgnn.methods import privgnn as P
-from helpers.privgnn_toy import toy_privgnn
 from dpgnn.nn.privgnn import SAGE, BatchedSAGETeachers, train_batched_teachers
 from dpgnn.utils import make_generator
 
@@ -186,8 +186,8 @@ def test_b4_soft_and_hard_labels_come_from_one_noisy_vector():
         y = torch.randint(0, c, (20000,), generator=make_generator(c))
         right = (P.b4_noisy_onehot(y, c, lam, make_generator(7)).argmax(1) == y).float().mean().item()
         lap = stats.laplace(scale=1 / lam)
-        exact[c, lam] = integrate.quad(lambda x: lap.pdf(x) * lap.cdf(x + 1) ** (c - 1), -60 / lam, 60 / lam,
-                                       points=[-1, 0], limit=400)[0]
+        exact[c, lam] = integrate.quad(lambda x, lap=lap, c=c: lap.pdf(x) * lap.cdf(x + 1) ** (c - 1),
+                                       -60 / lam, 60 / lam, points=[-1, 0], limit=400)[0]
         assert right == pytest.approx(exact[c, lam], abs=0.012), (c, lam)
     assert exact[10, 1.0] == pytest.approx(0.257, abs=5e-4) and exact[2, 1.0] == pytest.approx(0.724, abs=5e-4)
     assert exact[2, 4.0] > 0.9 and exact[10, 0.25] < 0.15  # little noise vs noise that swamps the margin of 1

@@ -7,10 +7,10 @@ import math
 
 import pytest
 import torch
+from helpers.privgnn_toy import toy_privgnn
 
 from dpgnn import methods
 from dpgnn.methods import privgnn as P
-from helpers.privgnn_toy import toy_privgnn
 from dpgnn.nn.privgnn import BatchedSAGETeachers, train_batched_teachers
 from dpgnn.utils import make_generator
 

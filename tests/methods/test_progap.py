@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from dpgnn.data import csbm, random_node_split
-from dpgnn.methods import gap, progap as pg, progap_baselines as bl
+from dpgnn.methods import gap
+from dpgnn.methods import progap as pg
+from dpgnn.methods import progap_baselines as bl
 from dpgnn.nn.progap import MLP, StageModel, batchnorm_to_groupnorm
 from dpgnn.privacy import epsilon as event_epsilon
 
@@ -166,7 +168,8 @@ def test_node_calibration_spec_reference_z_and_theorem42():
     led = pg.privacy_ledger("node", depth=2, delta=1e-5, target_epsilon=8.0, train_nodes=19_804, batch_size=256,
                             epochs=5, max_degree=100)
     assert led["epsilon"] <= 8.0
-    assert led["noise_multiplier"] == pytest.approx(0.982, abs=2e-3)  # docs/papers/progap.md#node-level-privacy reference z (K=2, E=5, eps=8)
+    # docs/papers/progap.md#node-level-privacy reference z (K=2, E=5, eps=8)
+    assert led["noise_multiplier"] == pytest.approx(0.982, abs=2e-3)
     assert led["sigma_nap"] == pytest.approx(10 * led["noise_multiplier"])
     z = led["noise_multiplier"]
     event = pg.privacy_event("node", z, aggregations=2, dpsgd_runs=3, train_nodes=19_804, batch_size=256, epochs=5)
@@ -318,7 +321,8 @@ def test_bad_privacy_inputs():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# series: hyper-parameter selection by mean validation accuracy (docs/papers/progap.md#hyper-parameter-search-and-reporting)
+# series: hyper-parameter selection by mean validation accuracy
+# (docs/papers/progap.md#hyper-parameter-search-and-reporting)
 # ---------------------------------------------------------------------------------------------------------------
 def test_select_best_uses_mean_validation_accuracy():
     import pandas as pd

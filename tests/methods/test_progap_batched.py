@@ -9,7 +9,9 @@ import torch
 
 from dpgnn import methods
 from dpgnn.data import csbm, random_node_split
-from dpgnn.methods import gap, progap as pg, repeats as rp
+from dpgnn.methods import gap
+from dpgnn.methods import progap as pg
+from dpgnn.methods import repeats as rp
 from dpgnn.utils import make_generator, stable_seed
 
 torch.set_num_threads(1)
@@ -39,7 +41,8 @@ def _sequential(graph, cfg, seeds):
     out = []
     for s in seeds:
         seen = {}
-        res = pg.train_progap(graph, cfg, seed=s, device="cpu", on_stage=lambda st, m, xs: seen.update(xs=list(xs)))
+        res = pg.train_progap(graph, cfg, seed=s, device="cpu",
+                              on_stage=lambda st, m, xs, seen=seen: seen.update(xs=list(xs)))
         out.append((res, seen["xs"]))
     return out
 

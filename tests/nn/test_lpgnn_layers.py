@@ -7,8 +7,16 @@ import pytest
 import torch
 
 from dpgnn.data import csbm
-from dpgnn.nn.lpgnn import (BACKBONES, Backbone, BatchedBackbone, BatchedFeatures, KProp, kprop, mean_adjacency,
-                            normalized_adjacency)
+from dpgnn.nn.lpgnn import (
+    BACKBONES,
+    Backbone,
+    BatchedBackbone,
+    BatchedFeatures,
+    KProp,
+    kprop,
+    mean_adjacency,
+    normalized_adjacency,
+)
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from dpgnn.privacy import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent, epsilon
 from dpgnn.cli.epsilon import app
+from dpgnn.privacy import GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent, epsilon
 from dpgnn.privacy.drw import drw_sound_epsilon, fdp_sound_epsilon
 from dpgnn.privacy.fdp import fdp_epsilon
 

@@ -1,4 +1,5 @@
-"""``dpgnn epsilon progap``: JSON output, calibration (ε ≤ target), reference tables, bad inputs exit 2 naming the option."""
+"""``dpgnn epsilon progap``: JSON output, calibration (ε ≤ target), reference tables, bad inputs exit 2 naming the
+option."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def test_edge_epsilon_matches_independent_gaussian_profile():
     # K Gaussians of std sigma = one Gaussian of std sigma/sqrt(K) (Balle-Wang exact profile)
     assert out["epsilon"] == pytest.approx(gaussian_epsilon(6.617 / math.sqrt(2), 1e-7), rel=1e-9)
     assert out["epsilon"] == pytest.approx(1.0, abs=1e-3)  # docs/papers/progap.md#edge-level-privacy table, K=2, eps=1
-    assert out["epsilon_paper_bound"] == pytest.approx(1.236, abs=1e-3)  # Theorem 4.1 at that sigma (docs/papers/progap.md#edge-level-privacy)
+    # Theorem 4.1 at that sigma (docs/papers/progap.md#edge-level-privacy)
+    assert out["epsilon_paper_bound"] == pytest.approx(1.236, abs=1e-3)
     assert out["sigma"] == 6.617 and out["accountant"] == "exact_gaussian"
 
 
@@ -60,7 +62,8 @@ def test_node_epsilon_and_calibration():
     common = ("--level", "node", "--depth", 1, "--max-degree", 100, "--batch-size", 256, "--train-nodes", 19804,
               "--epochs-per-stage", 5, "--delta", 1e-5)
     cal = _json(*common, "--target-epsilon", 8)
-    assert cal["epsilon"] <= 8 and cal["noise_multiplier"] == pytest.approx(0.773, abs=2e-3)  # docs/papers/progap.md#node-level-privacy
+    # docs/papers/progap.md#node-level-privacy
+    assert cal["epsilon"] <= 8 and cal["noise_multiplier"] == pytest.approx(0.773, abs=2e-3)
     given = _json(*common, "--noise-multiplier", cal["noise_multiplier"])
     assert given["epsilon"] == pytest.approx(cal["epsilon"], rel=1e-9)
     # the same event built by hand, through the independent RDP accountant
@@ -75,7 +78,8 @@ def test_node_epsilon_and_calibration():
 
 @pytest.mark.parametrize("epochs,depth,expected", [(5, 2, 0.982), (10, 1, 0.833), (10, 3, 1.236)])
 def test_node_calibration_reproduces_spec_z_to_three_digits(epochs, depth, expected):
-    # docs/papers/progap.md#node-level-privacy reference z (N_train = 19,804, B = 256, delta = 1e-5, eps = 8); with the trained step count
+    # docs/papers/progap.md#node-level-privacy reference z (N_train = 19,804, B = 256, delta = 1e-5, eps = 8); with the
+    # trained step count
     # (E * floor(N/B)) these come out 0.1% lower (0.981, 0.832, 1.236): the accountant counts floor(E*N/B) steps
     from dpgnn.privacy import progap as pg
 

@@ -11,8 +11,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from dpgnn.privacy import MultiBitMechanism, get_mechanism, optimal_m
 from dpgnn.cli.epsilon import app
+from dpgnn.privacy import MultiBitMechanism, get_mechanism, optimal_m
 
 
 def test_registered_and_m_rule():

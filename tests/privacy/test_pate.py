@@ -59,7 +59,7 @@ def test_laplace_rdp_closed_form_matches_quadrature():
         for alpha in (2, 3, 5.5, 16):
             closed = math.log(alpha / (2 * alpha - 1) * math.exp((alpha - 1) / b)
                               + (alpha - 1) / (2 * alpha - 1) * math.exp(-alpha / b)) / (alpha - 1)
-            num = _renyi(lambda x: _loglap(x, 0, b), lambda x: _loglap(x, 1, b), alpha, b)
+            num = _renyi(lambda x, b=b: _loglap(x, 0, b), lambda x, b=b: _loglap(x, 1, b), alpha, b)
             assert num == pytest.approx(closed, rel=1e-7)
 
 
@@ -161,8 +161,8 @@ def test_pate_g_data_independent_column_amazon(nq, row):
 def test_pate_data_independent_formula():
     for lam in LAMBDAS:
         for q in (10, 1000):
-            expected = min((q * min(2 * lam ** 2 * l * (l + 1), 2 * lam * l) + math.log(1e4)) / l
-                           for l in range(1, 9))
+            expected = min((q * min(2 * lam ** 2 * m * (m + 1), 2 * lam * m) + math.log(1e4)) / m
+                           for m in range(1, 9))
             assert pate_epsilon(lam, q, 1e-4).epsilon == pytest.approx(expected)
 
 

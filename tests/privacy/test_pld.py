@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 from scipy import integrate, optimize
 from scipy.stats import norm
@@ -40,11 +39,20 @@ def _delta_gaussian(eps: float, q: float, s: float) -> float:
 
 def _delta_laplace(eps: float, q: float, b: float) -> float:
     """Same for P = (1−q)Lap(0,b) + qLap(1,b) vs Q = Lap(0,b), by quadrature with the kinks as break points."""
-    lap = lambda x, m: math.exp(-abs(x - m) / b) / (2 * b)
-    p = lambda x: (1 - q) * lap(x, 0) + q * lap(x, 1)
+    def lap(x, m):
+        return math.exp(-abs(x - m) / b) / (2 * b)
+
+    def p(x):
+        return (1 - q) * lap(x, 0) + q * lap(x, 1)
+
+    def p0(x):
+        return lap(x, 0)
+
     out = 0.0
-    for f, g in ((p, lambda x: lap(x, 0)), (lambda x: lap(x, 0), p)):
-        h = lambda x: max(0.0, f(x) - math.exp(eps) * g(x))
+    for f, g in ((p, p0), (p0, p)):
+        def h(x, f=f, g=g):
+            return max(0.0, f(x) - math.exp(eps) * g(x))
+
         val = sum(integrate.quad(h, a, c, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
                   for a, c in ((-60 * b, 0.0), (0.0, 1.0), (1.0, 60 * b)))
         out = max(out, val)
@@ -177,7 +185,9 @@ def test_calibrate_noise_multiplier_with_pld_is_conservative_and_tight():
 
 
 def test_unreachable_target_is_flagged():
-    make = lambda s: SelfComposedEvent(GaussianEvent(s), 2)
+    def make(s):
+        return SelfComposedEvent(GaussianEvent(s), 2)
+
     cal = calibrate(make, 1e5, 1e-7, lower=0.05, upper=2000.0, accountant="exact_gaussian")
     assert not cal.target_reached and cal.value == 0.05 and cal.epsilon < 1e3
     assert "cannot be reached" in cal.describe("sigma") and f"{cal.epsilon:.6g}" in cal.describe("sigma")

@@ -26,7 +26,8 @@ from dpgnn.privacy import (
 )
 from dpgnn.privacy.events import Event
 
-# docs/papers/privgnn.md#privacy-accounting (PrivGNN), autodp 0.2.3.1 anaRDPacct; columns lambda = 1/b = 0.1, 0.2, 0.4, 0.8, 1.0
+# docs/papers/privgnn.md#privacy-accounting (PrivGNN), autodp 0.2.3.1 anaRDPacct; columns lambda = 1/b = 0.1, 0.2, 0.4,
+# 0.8, 1.0
 PRIVGNN_TABLE = [
     # (delta, gamma, |Q|, eps row)
     (1e-3, 0.3, 1000, [3.91, 8.54, 19.81, 55.31, 81.23]),
@@ -138,7 +139,8 @@ def test_accountant_registry_errors():
 # ------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("delta,gamma,nq,row", PRIVGNN_TABLE)
 def test_privgnn_epsilon_table(delta, gamma, nq, row):
-    """docs/papers/privgnn.md#privacy-accounting: autodp anaRDPacct + RDP_laplace + compose_poisson_subsampled_mechanisms, to 2 decimals."""
+    """docs/papers/privgnn.md#privacy-accounting: autodp anaRDPacct + RDP_laplace +
+    compose_poisson_subsampled_mechanisms, to 2 decimals."""
     for lam, expected in zip(LAMBDAS, row):
         ev = SelfComposedEvent(PoissonSampledEvent(gamma, LaplaceEvent(1 / lam)), nq)
         got = epsilon(ev, delta, accountant="autodp_rdp_acct")
@@ -200,7 +202,8 @@ def test_exact_gaussian_composition():
     # same as autodp's ComposeGaussian + get_approxDP, and below the RDP bound (which is sound)
     assert epsilon(ev, 1e-6, accountant="autodp") == pytest.approx(acc.get_epsilon(1e-6), rel=1e-6)
     assert acc.get_epsilon(1e-6) <= epsilon(ev, 1e-6, accountant="rdp")
-    # ProGAP edge level (docs/papers/progap.md#edge-level-privacy): K=2, delta=1e-7, sigma=6.617 gives epsilon 1 (to the 3 printed decimals)
+    # ProGAP edge level (docs/papers/progap.md#edge-level-privacy): K=2, delta=1e-7, sigma=6.617 gives epsilon 1 (to the
+    # 3 printed decimals)
     assert epsilon(SelfComposedEvent(GaussianEvent(6.617), 2), 1e-7, "exact_gaussian") == pytest.approx(1.0, abs=2e-3)
 
 

@@ -18,7 +18,8 @@ from dpgnn.privacy import (
     epsilon,
 )
 
-# docs/papers/progap.md#edge-level-privacy: ProGAP edge level, autodp 0.2.3.1, delta = 1e-7; rows K = 1..5, columns eps = 0.25, 0.5, 1, 2, 4
+# docs/papers/progap.md#edge-level-privacy: ProGAP edge level, autodp 0.2.3.1, delta = 1e-7; rows K = 1..5, columns eps
+# = 0.25, 0.5, 1, 2, 4
 PROGAP_EDGE_SIGMA = {
     1: [17.343, 8.996, 4.679, 2.449, 1.298],
     2: [24.527, 12.722, 6.617, 3.463, 1.835],
@@ -53,7 +54,8 @@ def test_progap_edge_paper_formula_value():
 @pytest.mark.parametrize("k,epochs,targets", [(1, 5, {2: 2.300, 8: 0.773, 32: 0.452}),
                                               (3, 10, {2: 4.042, 32: 0.558})])
 def test_progap_node_level_noise_table(k, epochs, targets):
-    """docs/papers/progap.md#node-level-privacy: K Gaussians (aggregation) + (K+1) DP-SGD stages, autodp Mechanism API (as in the authors' code)."""
+    """docs/papers/progap.md#node-level-privacy: K Gaussians (aggregation) + (K+1) DP-SGD stages, autodp Mechanism API
+    (as in the authors' code)."""
     n_train, batch = 19_804, 256
     q = batch / n_train
     steps = epochs * n_train // batch

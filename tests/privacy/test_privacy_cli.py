@@ -8,8 +8,8 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from dpgnn.privacy import dpsgd_event, epsilon
 from dpgnn.cli.epsilon import app
+from dpgnn.privacy import dpsgd_event, epsilon
 
 runner = CliRunner()
 

@@ -358,7 +358,9 @@ def test_gaussian_delta_matches_numerical_integration():
     for z, eps in [(0.8, 0.5), (2.0, 1.0), (5.0, 0.1)]:
         mu = 1 / (2 * z * z)
         sd = math.sqrt(2 * mu)
-        f = lambda l: (1 - math.exp(eps - l)) * stats.norm.pdf(l, mu, sd)
+        def f(loss, eps=eps, mu=mu, sd=sd):
+            return (1 - math.exp(eps - loss)) * stats.norm.pdf(loss, mu, sd)
+
         val, _ = integrate.quad(f, eps, mu + 40 * sd, epsabs=1e-14, epsrel=1e-12)
         assert math.isclose(gaussian_delta(z, eps), val, rel_tol=1e-7), (z, eps)
     # the known value of Balle & Wang's calibration: eps=1, delta=1e-5 -> sigma ≈ 3.7306

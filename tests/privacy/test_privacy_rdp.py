@@ -33,15 +33,25 @@ def norm_logpdf(x, mu, sd):
 
 
 def gaussian_mixture_logs(q, z):
-    lp0 = lambda x: norm_logpdf(x, 0, z)
-    lmix = lambda x: float(np.logaddexp(math.log1p(-q) + norm_logpdf(x, 0, z), math.log(q) + norm_logpdf(x, 1, z)))
+    def lp0(x):
+        return norm_logpdf(x, 0, z)
+
+    def lmix(x):
+        return float(np.logaddexp(math.log1p(-q) + norm_logpdf(x, 0, z), math.log(q) + norm_logpdf(x, 1, z)))
+
     return lp0, lmix
 
 
 def laplace_mixture_logs(q, b):
-    lp0 = lambda x: -abs(x) / b - math.log(2 * b)
-    lp1 = lambda x: -abs(x - 1) / b - math.log(2 * b)
-    lmix = lambda x: float(np.logaddexp(math.log1p(-q) + lp0(x), math.log(q) + lp1(x)))
+    def lp0(x):
+        return -abs(x) / b - math.log(2 * b)
+
+    def lp1(x):
+        return -abs(x - 1) / b - math.log(2 * b)
+
+    def lmix(x):
+        return float(np.logaddexp(math.log1p(-q) + lp0(x), math.log(q) + lp1(x)))
+
     return lp0, lp1, lmix
 
 
@@ -103,7 +113,9 @@ def test_poisson_gaussian_vs_high_precision_quadrature(q, z, alpha):
     mp = pytest.importorskip("mpmath")
     mp.mp.dps = 40
     qm, zm, am = mp.mpf(q), mp.mpf(z), mp.mpf(alpha)
-    f = lambda x: mp.npdf(x, 0, zm) * ((1 - qm) + qm * mp.exp((2 * x - 1) / (2 * zm * zm))) ** am
+    def f(x):
+        return mp.npdf(x, 0, zm) * ((1 - qm) + qm * mp.exp((2 * x - 1) / (2 * zm * zm))) ** am
+
     ref = float(mp.log(mp.quad(f, [-mp.inf, -10, 0, 0.5, 1, 10, 40, mp.inf])) / (am - 1))
     assert math.isclose(float(R.rdp_poisson_gaussian(q, z, [alpha])[0]), ref, rel_tol=1e-9)
 
@@ -153,7 +165,7 @@ def test_poisson_laplace_integer_orders_equal_autodp():
 
     for q, b in [(0.3, 10.0), (0.1, 1.25)]:
         acct = rdp_acct.anaRDPacct()
-        acct.compose_poisson_subsampled_mechanisms(lambda x: rdp_bank.RDP_laplace({"b": b}, x), q, coeff=1)
+        acct.compose_poisson_subsampled_mechanisms(lambda x, b=b: rdp_bank.RDP_laplace({"b": b}, x), q, coeff=1)
         ints = np.arange(2, 60, dtype=float)
         ref = acct.get_rdp(ints)
         fwd = np.array([R.rdp_laplace_subsampled_directions(q, b, a)[0] for a in ints])
@@ -172,12 +184,20 @@ def test_wor_bound_equals_autodp_general_bound(base):
     q = 0.05
     if base == "gaussian":
         z = 1.5
-        func = lambda x: rdp_bank.RDP_gaussian({"sigma": z}, x)
-        ours_fn = lambda a: R.rdp_sampled_without_replacement(q, lambda x: R.rdp_gaussian(z, x), a)
+
+        def func(x):
+            return rdp_bank.RDP_gaussian({"sigma": z}, x)
+
+        def ours_fn(a):
+            return R.rdp_sampled_without_replacement(q, lambda x: R.rdp_gaussian(z, x), a)
     else:
         b = 2.0
-        func = lambda x: rdp_bank.RDP_laplace({"b": b}, x)
-        ours_fn = lambda a: R.rdp_sampled_without_replacement(q, lambda x: R.rdp_laplace(b, x), a, eps_pure=1 / b)
+
+        def func(x):
+            return rdp_bank.RDP_laplace({"b": b}, x)
+
+        def ours_fn(a):
+            return R.rdp_sampled_without_replacement(q, lambda x: R.rdp_laplace(b, x), a, eps_pure=1 / b)
     acct = rdp_acct.anaRDPacct()
     acct.compose_subsampled_mechanism(func, q, coeff=1)  # improved_bound_flag=False: Theorem 9
     orders = np.array([2.0, 3.0, 4.0, 7.0, 16.0, 50.0, 2.5, 5.25])
@@ -188,8 +208,12 @@ def test_wor_bound_equals_autodp_general_bound(base):
 def test_wor_bound_is_above_a_concrete_pair(alpha):
     """Replace-one pair: the sampled record contributes +1/2 or −1/2 → D_α between the two mixtures ≤ bound."""
     q, z = 0.1, 1.0
-    lp = lambda x: float(np.logaddexp(math.log1p(-q) + norm_logpdf(x, 0, z), math.log(q) + norm_logpdf(x, 0.5, z)))
-    lq = lambda x: float(np.logaddexp(math.log1p(-q) + norm_logpdf(x, 0, z), math.log(q) + norm_logpdf(x, -0.5, z)))
+    def lp(x):
+        return float(np.logaddexp(math.log1p(-q) + norm_logpdf(x, 0, z), math.log(q) + norm_logpdf(x, 0.5, z)))
+
+    def lq(x):
+        return float(np.logaddexp(math.log1p(-q) + norm_logpdf(x, 0, z), math.log(q) + norm_logpdf(x, -0.5, z)))
+
     true = renyi_quad(lp, lq, alpha, -40, 40)
     bound = float(R.rdp_sampled_without_replacement(q, lambda x: R.rdp_gaussian(z, x), [alpha])[0])
     assert true <= bound

@@ -14,8 +14,14 @@ import pytest
 from scipy.special import logsumexp
 
 from dpgnn.privacy.rdp import rdp_to_epsilon
-from dpgnn.privacy.selection import (PoissonTrials, TruncatedNegativeBinomial, private_search,
-                                     pure_selection_epsilon, selection_epsilon, selection_rdp)
+from dpgnn.privacy.selection import (
+    PoissonTrials,
+    TruncatedNegativeBinomial,
+    private_search,
+    pure_selection_epsilon,
+    selection_epsilon,
+    selection_rdp,
+)
 
 ORDERS = np.array([1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0, 64.0])
 DISTS = [TruncatedNegativeBinomial(1.0, 0.1), TruncatedNegativeBinomial(0.0, 0.05),

@@ -8,8 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from dpgnn.cli.epsilon import app
-from dpgnn.methods import drw as method_drw, lpgnn as method_lpgnn
-from dpgnn.privacy import drw as P_drw, lpgnn as P_lpgnn
+from dpgnn.methods import drw as method_drw
+from dpgnn.methods import lpgnn as method_lpgnn
+from dpgnn.privacy import drw as P_drw
+from dpgnn.privacy import lpgnn as P_lpgnn
 
 runner = CliRunner()
 

@@ -3,7 +3,6 @@
 import math
 
 import matplotlib.container
-
 import pytest
 
 from dpgnn.profiles import settings

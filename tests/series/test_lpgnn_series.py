@@ -1,4 +1,5 @@
-"""LPGNN series: cells shared by artifacts train once, resuming trains nothing, ``train=False`` only shows stored cells."""
+"""LPGNN series: cells shared by artifacts train once, resuming trains nothing, ``train=False`` only shows stored
+cells."""
 
 from __future__ import annotations
 

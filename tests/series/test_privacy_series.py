@@ -28,7 +28,7 @@ def test_run_sigma_rows_respect_the_target(tmp_path, monkeypatch):
     from dpgnn.privacy.guarantee import check_ledger
 
     leds = [check_ledger(x) for x in df["ledger"]]  # every row says what is accounted and what is guaranteed
-    assert {l["guarantee"] for l in leds} == {"sound", "as_published"}  # ProGAP node level is as_published
+    assert {led["guarantee"] for led in leds} == {"sound", "as_published"}  # ProGAP node level is as_published
     wide = series.sigma_table(store)
     assert "rdp" in wide.columns and len(wide) == 3
     ex = series.issue_example()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers.privgnn_toy import toy_privgnn
 from matplotlib.figure import Figure
 
 from dpgnn.methods import privgnn as P
-from helpers.privgnn_toy import toy_privgnn
 from dpgnn.profiles import settings
 from dpgnn.results import ResultStore
 from dpgnn.series import privgnn as series
@@ -91,7 +91,8 @@ def test_unknown_artifacts_list_the_valid_ones(store, call, args):
 
 
 def test_figure_cells_through_the_api(store, toy_credit):
-    """Fig. 5's grid (Credit: PrivGNN, B1/B2 vs lambda) by run/side_by_side/plot; a figure not yet stored is an error."""
+    """Fig. 5's grid (Credit: PrivGNN, B1/B2 vs lambda) by run/side_by_side/plot; a figure not yet stored is an
+    error."""
     cfg = toy_credit
     with pytest.raises(ValueError, match="nothing stored"):
         series.plot(store, "fig5_accuracy")
