@@ -14,7 +14,6 @@ Gram matrices, first layer over split features) and ``vmap`` (per-subgraph gradi
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import numpy as np

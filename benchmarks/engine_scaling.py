@@ -50,7 +50,7 @@ def main() -> None:
         cluster = engine.local_cluster(w, 1)
         client = Client(cluster)
         client.wait_for_workers(w)
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0 = time.perf_counter()
         engine.run_specs([(spec, cfg)], args.profile, client=client, device="cpu", progress=False)
         wall = time.perf_counter() - t0
         client.close()

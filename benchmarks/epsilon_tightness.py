@@ -27,8 +27,8 @@ import argparse
 import csv
 import math
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 from scipy.optimize import brentq
@@ -38,8 +38,13 @@ from scipy.stats import hypergeom, norm
 from dpgnn.data.random_walks import min_num_subgraphs
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.drw import drw_epsilon, drw_sound_epsilon, fdp_run_epsilon, fdp_sound_epsilon
-from dpgnn.privacy.events import (GaussianEvent, LaplaceEvent, PoissonSampledEvent, SampledWithoutReplacementEvent,
-                                  SelfComposedEvent)
+from dpgnn.privacy.events import (
+    GaussianEvent,
+    LaplaceEvent,
+    PoissonSampledEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
+)
 from dpgnn.privacy.fdp import max_affected
 from dpgnn.privacy.lpgnn import budget
 from dpgnn.privacy.pate import pate_epsilon
@@ -84,9 +89,9 @@ def gaussian_closed_form(mu: float, delta: float) -> float:
 def binomial_pair_epsilon(a: float, b: float, n: int, delta: float) -> float:
     """Exact ε of n copies of the binary pair ((a, 1−a), (b, 1−b)), both orders, by bisection (relative width
     1e-12) on δ(ε) = Σ_l C(n,l) max(0, a^l (1−a)^(n−l) − e^ε b^l (1−b)^(n−l)) in log space, rounded up."""
-    l = np.arange(n + 1)
-    logc = gammaln(n + 1) - gammaln(l + 1) - gammaln(n - l + 1)
-    la, lb = logc + l * math.log(a) + (n - l) * math.log1p(-a), logc + l * math.log(b) + (n - l) * math.log1p(-b)
+    k = np.arange(n + 1)
+    logc = gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+    la, lb = logc + k * math.log(a) + (n - k) * math.log1p(-a), logc + k * math.log(b) + (n - k) * math.log1p(-b)
 
     def dlt(eps: float) -> float:
         out = 0.0

@@ -20,9 +20,9 @@ import torch
 import torch.nn.functional as F
 
 from dpgnn.methods import lpgcn
+from dpgnn.methods.lpgcn import train_node_classifier
 from dpgnn.nn import GCN
 from dpgnn.privacy import get_mechanism
-from dpgnn.methods.lpgcn import train_node_classifier
 
 
 def timed(fn, repeat: int = 3) -> float:

@@ -28,9 +28,10 @@ import math
 import os
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -115,7 +116,8 @@ for _m in ("lm", "pm", "pgc"):
 # dropout, any finite ε uses the ε = 1 row) and BEST_STEPS (hparams/steps.csv: (K_x, K_y) per (ε_x, ε_y) ∈
 # {0.01, 0.1, 1, 2, 3, ∞} x {0.5, 1, 2, 3, ∞}), GraphSAGE backbone, 500 epochs (§6.1;
 # docs/papers/lpgnn.md#hyper-parameters-and-grids). ε 8 takes the ε 3 steps (the largest published). ε_y at
-# feature+label is the API's label_epsilon = 1 in both configurations. Cora and Facebook (page-page) were tuned; the other graphs take Cora's.
+# feature+label is the API's label_epsilon = 1 in both configurations. Cora and Facebook (page-page) were tuned; the
+# other graphs take Cora's.
 _LPGNN_TUNED = {"cora": "cora", "facebook-pagepage": "facebook"}
 
 
@@ -173,7 +175,8 @@ def load_graph(name: str, variant: str | None, keep_masks: bool):
 
 def jobs(datasets: list[tuple[str, str | None, bool]], seeds: tuple[int, ...]) -> Iterator[tuple]:
     """``(dataset spec, seed, method, level, epsilon, config)`` in run order: the small graphs with every seed
-    (one seed of each at a time), then the larger graphs the same way; within a seed the registry's order, ε 1 then 8, defaults first."""
+    (one seed of each at a time), then the larger graphs the same way; within a seed the registry's order, ε 1 then 8,
+    defaults first."""
     from dpgnn.api import METHODS
 
     cells = [(m, lv, eps) for m, door in METHODS.items() for lv in door.levels

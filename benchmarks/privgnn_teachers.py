@@ -52,7 +52,7 @@ def batched(pd_, sets, epochs, dev, hidden=64, batch=None):
     stacked = [P._stack(pd_, sets[i:i + bs], dev) for i in range(0, len(sets), bs)]  # shared preprocessing
     _sync(dev)
     t0 = time.perf_counter()
-    for i, (xx, mask, y, src, dst, inv) in enumerate(stacked):
+    for xx, mask, y, src, dst, inv in stacked:
         n = xx.size(0)
         model = BatchedSAGETeachers(n, pd_.num_features, hidden, pd_.num_classes,
                                     generators=[make_generator(j) for j in range(n)]).to(dev)
