@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Test job: set up (idempotent) and run the test suite. Extra arguments go to pytest.
+# Test job: set up (idempotent), lint (`ruff check .`, configured in pyproject.toml), then run the test suite.
+# Extra arguments go to pytest.
 # The report site's browser test drives a system Chromium: installed here from Debian's packages when it is
 # missing and this shell may install packages (root with apt-get); otherwise that one test is skipped with its reason.
 set -euo pipefail
@@ -16,4 +17,5 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${DPGNN_CHROMIUM:-}" ]; then
     echo "[test] no chromium and no way to install it here: the browser test will be skipped"
   fi
 fi
+ruff check .
 python -m pytest "$@"
