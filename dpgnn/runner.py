@@ -7,8 +7,7 @@
   side, each series' notebooks in order (later notebooks reuse the grids earlier ones stored). The parameters
   ``profile``, ``device`` and ``force`` are injected (plus ``-p key=value`` parameters, to the notebooks that
   declare them); the kernel is ``python3`` and the working directory the repository root. Matplotlib's backend is left
-  to the kernel, so
-  executed notebooks hold their figures inline (they are also saved as PNG + PDF under ``figures/``).
+  to the kernel, so executed notebooks hold their figures inline (they are also saved as PNG + PDF under ``figures/``).
 - Executed notebooks and logs go to ``papermill_runs/<profile>/<paper>/``. Progress is streamed to the terminal
   while a notebook runs: which cell executes, the sweeps' progress lines and ``dpgnn`` log lines (e.g. how many grid
   cells were already stored), each prefixed with the notebook's name. In these batch kernels (``DPGNN_BATCH=1``)

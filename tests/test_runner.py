@@ -126,8 +126,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.slow
 def test_interrupting_reproduce_stops_every_child_and_records_it(tmp_path, sig=signal.SIGTERM):
     """A real ``dpgnn reproduce`` in a subprocess: SIGTERM (SIGINT/Ctrl-C is handled alike) stops papermill and its
-    kernel, the manifest says
-    ``interrupted`` with the time, and the next run executes the notebook again."""
+    kernel, the manifest says ``interrupted`` with the time, and the next run executes the notebook again."""
     import psutil
 
     nbdir = tmp_path / "notebooks" / "alpha"

@@ -17,9 +17,8 @@ queried nodes, and the attack's AUROC is reported (0.5 = random guess).
   induced public subgraph of a random half of the public nodes, trained on the labels of half of them.
 
 Choices the paper leaves open (docs/papers/privgnn.md#open-questions: shadow split and attack model) are the ones above;
-the attack model is
-a 2-layer MLP (hidden 64, Adam, 200 full-batch epochs) on the top ``min(c, 10)`` sorted probabilities, and the
-AUROC is the usual one on its scores (``protocol="score"``).
+the attack model is a 2-layer MLP (hidden 64, Adam, 200 full-batch epochs) on the top ``min(c, 10)`` sorted
+probabilities, and the AUROC is the usual one on its scores (``protocol="score"``).
 
 ``protocol="rebmigraph"`` instead follows the public implementation the paper points to (Olatunji et al. 2021,
 repository ``iyempissy/rebMIGraph``, ``TSTF.py``; read for facts, nothing copied): the attack features are the whole

@@ -41,8 +41,7 @@ def _lpgcn_random_split(data: Data, seed: int) -> Data:
 
 def _lpgnn(data: Data, seed: int = GLOBAL_SEED, top_classes: int | None = None) -> Data:
     """LPGNN pipeline (docs/papers/lpgnn.md#data-pipeline): [keep the ``top_classes`` largest classes] -> random
-    50/25/25 split over all
-    nodes -> per-column min-max to [0, 1] over all nodes with constant columns dropped."""
+    50/25/25 split over all nodes -> per-column min-max to [0, 1] over all nodes with constant columns dropped."""
     if top_classes is not None:
         data = filter_classes(data, top_k=top_classes)
     data = random_node_split(data, 0.5, 0.25, 0.25, seed=seed)
@@ -281,9 +280,8 @@ from dpgnn.data.transforms import (  # noqa: E402
 
 def _progap(data: Data, min_class_size: int, seed: int = GLOBAL_SEED) -> Data:
     """ProGAP/GAP (docs/papers/progap.md#datasets), in the code's order: random 75/10/15 split over all nodes (seed
-    option) -> keep
-    classes with >= ``min_class_size`` nodes (unlabelled nodes dropped, induced subgraph, relabelled) -> remove
-    self-loops -> remove isolated nodes."""
+    option) -> keep classes with >= ``min_class_size`` nodes (unlabelled nodes dropped, induced subgraph, relabelled) ->
+    remove self-loops -> remove isolated nodes."""
     data = random_node_split(data, 0.75, 0.10, 0.15, seed=seed)
     data = filter_classes(data, min_count=min_class_size)
     data = drop_self_loops(data)
@@ -514,8 +512,7 @@ classes >= 100,000 nodes (1,790,731 nodes, 10 classes); PrivGNN's "Amazon2M" use
 
 def _arxiv_privgnn(data: Data) -> Data:
     """PrivGNN's ArXiv (docs/papers/privgnn.md#data-and-splits): OGB time split, private = train (<= 2017), public train
-    = valid (2018),
-    public test = test (>= 2019)."""
+    = valid (2018), public test = test (>= 2019)."""
     out = Data(**{k: v for k, v in data.items()})
     out.private_mask, out.public_train_mask, out.public_test_mask = data.train_mask, data.val_mask, data.test_mask
     return out

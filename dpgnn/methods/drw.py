@@ -15,10 +15,9 @@ subgraph alone with ``torch.func.vmap(grad(...))`` over padded dense subgraphs (
 only exact for one layer; docs/papers/drw.md#dp-training-step [BUG?]).
 
 Clipping (docs/papers/drw.md#dp-training-step, the paper's "clip norm percentage"): ``C = clip_fraction · ‖g0‖`` where
-``g0`` holds the
-per-tensor gradient norms of single-root losses averaged over up to 10 roots of a first batch; per-tensor thresholds
-``C_j = C·√softmax(g0)_j`` (Σ C_j² = C²). This calibration looks at the data without privacy (as the authors' code);
-``clip_norm=`` gives a data-independent absolute C split evenly over tensors instead.
+``g0`` holds the per-tensor gradient norms of single-root losses averaged over up to 10 roots of a first batch;
+per-tensor thresholds ``C_j = C·√softmax(g0)_j`` (Σ C_j² = C²). This calibration looks at the data without privacy (as
+the authors' code); ``clip_norm=`` gives a data-independent absolute C split evenly over tensors instead.
 
 What the code guarantees (issue #13; :func:`guarantee_fields`). The paper's pipeline (``scaling="train_zscore"``,
 ``clip_fraction``, best-validation model) is reported ``as_published``: the z-scoring reads the training nodes'
@@ -266,8 +265,7 @@ def clip_thresholds(grads: dict[str, Tensor] | None, *, clip_fraction: float | N
     """Per-tensor thresholds ``C_j`` with ``Σ C_j² = C²``.
 
     ``clip_fraction`` (the paper's clip-norm percentage; docs/papers/drw.md#dp-training-step): ``g0_j`` = mean over the
-    given per-sample
-    gradients of their tensor-``j`` norms, ``C = clip_fraction·‖g0‖``, ``C_j = C·√softmax(g0)_j``.
+    given per-sample gradients of their tensor-``j`` norms, ``C = clip_fraction·‖g0‖``, ``C_j = C·√softmax(g0)_j``.
     ``clip_norm``: an absolute ``C`` split evenly, ``C_j = C/√J`` (needs ``names``).
     """
     if (clip_fraction is None) == (clip_norm is None):

@@ -92,8 +92,8 @@ HPARAMS: dict[str, dict[str, dict[str, float]]] = {
                "vgae": {"lr": 0.01, "weight_decay": 1e-3, "dropout": 0.0}},
 }
 #: Node-classification hidden width. [CODE≠PAPER] (docs/papers/lpgcn.md#models-and-training): the authors' code and
-#: experiment script use 16
-#: (output = number of classes); the paper text says hidden 32 / output 16. Default: the code's 16.
+#: experiment script use 16 (output = number of classes); the paper text says hidden 32 / output 16.
+#: Default: the code's 16.
 HIDDEN_CODE = 16
 HIDDEN_PAPER = 32
 #: VGAE encoder widths (paper Sec. 5 and code agree).
@@ -408,9 +408,8 @@ def train_node_classifier(
     mode), then the validation NLL in eval mode. Early stopping as PyTorch-Lightning's
     ``EarlyStopping(monitor="val_loss", patience, min_delta)`` with ``Trainer(min_epochs, max_epochs)`` (the
     authors' trainer, docs/papers/lpgcn.md#models-and-training): training ends after the first epoch ``e >= min_epochs``
-    at which the validation
-    loss has not improved for ``patience`` consecutive epochs, or after ``max_epochs``. (An improvement is
-    ``val < best - min_delta``, :func:`dpgnn.train.fit`'s rule.)
+    at which the validation loss has not improved for ``patience`` consecutive epochs, or after ``max_epochs``. (An
+    improvement is ``val < best - min_delta``, :func:`dpgnn.train.fit`'s rule.)
 
     The test is run on the weights at stopping time (the LPGCN authors' behaviour,
     docs/papers/lpgcn.md#models-and-training);

@@ -1,10 +1,9 @@
 """LPGNN -- Sajadmanesh & Gatica-Perez, "Locally Private Graph Neural Networks" (CCS 2021); docs/papers/lpgnn.md.
 
 Setting (docs/papers/lpgnn.md#setting): the server knows the graph; every node's feature vector is private (ε_x-LDP for
-the whole
-vector, multi-bit mechanism) and so is the label of every training/validation node (ε_y-LDP, generalised randomised
-response). Test labels are only used to report accuracy. The server propagates the rectified features with KProp
-(``Â^{K_x}``), trains a GCN / GraphSAGE / GAT backbone, denoises the labels with Drop (forward correction +
+the whole vector, multi-bit mechanism) and so is the label of every training/validation node (ε_y-LDP, generalised
+randomised response). Test labels are only used to report accuracy. The server propagates the rectified features with
+KProp (``Â^{K_x}``), trains a GCN / GraphSAGE / GAT backbone, denoises the labels with Drop (forward correction +
 ``Â^{K_y}`` label propagation) and selects the epoch without clean labels (noisy validation, the RR ceiling).
 
 Public API (notebooks go through :mod:`dpgnn.series.lpgnn`):
@@ -173,9 +172,8 @@ def _check_features(method: str, eps_x: float) -> tuple[str, float]:
 # ---------------------------------------------------------------------------------------------------------------
 def prepare(dataset_name: str, *, root=None) -> Data:
     """The paper's pipeline (docs/papers/lpgnn.md#data-pipeline): [LastFM: 10 largest classes] → random 50/25/25 split
-    over all nodes
-    (seed 12345, identical for every configuration and repeat) → per-feature min-max to [0, 1] with constant
-    columns dropped. Raises :class:`dpgnn.data.DatasetUnavailable` when the files are missing."""
+    over all nodes (seed 12345, identical for every configuration and repeat) → per-feature min-max to [0, 1] with
+    constant columns dropped. Raises :class:`dpgnn.data.DatasetUnavailable` when the files are missing."""
     key = _dataset(dataset_name)
     kwargs = {} if root is None else {"root": root}
     data = load_dataset(_LOAD[key], variant="lpgnn", **kwargs)

@@ -1,6 +1,5 @@
 """PrivGNN models (Olatunji et al., TMLR 2023; docs/papers/privgnn.md#algorithm): GraphSAGE teachers/students, the
-PATE-M MLP, and a batched
-trainer that trains many independent GraphSAGE teachers at once.
+PATE-M MLP, and a batched trainer that trains many independent GraphSAGE teachers at once.
 
 Architecture (paper Sec. 4.1 / App. G.1): 2-layer GraphSAGE with mean aggregation (PyG ``SAGEConv``: ``lin_l`` with
 bias on the neighbour mean, ``lin_r`` without bias on the node itself), hidden 64, BatchNorm after the first layer,

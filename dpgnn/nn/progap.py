@@ -268,9 +268,8 @@ def clipped_grad_sum(model: StageModel, xs: Sequence[Tensor], y: Tensor, max_nor
 
 class SAGEClassifier(nn.Module):
     """GraphSAGE as the ProGAP/GAP repos use it (docs/papers/progap.md#baselines): base MLP → ``layers`` × ``SAGEConv``
-    (mean
-    aggregation by default, root weight, L2-normalised outputs, SELU) → jumping knowledge (concatenation of the base
-    output and every layer) → head MLP. ``layers = 0`` is a plain MLP."""
+    (mean aggregation by default, root weight, L2-normalised outputs, SELU) → jumping knowledge (concatenation of the
+    base output and every layer) → head MLP. ``layers = 0`` is a plain MLP."""
 
     def __init__(self, in_dim: int, hidden: int, num_classes: int, *, layers: int = 2, base_layers: int = 2,
                  head_layers: int = 1, aggr: str = "mean", activation: str = "selu", norm: str = "batch",

@@ -81,8 +81,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "edge_epsilons": _EPS, "edge_hops": [1, 2, 4], "edge_trials": 10_000,
         "node_epsilons": _EPS + [math.inf], "node_canaries": 1000, "node_graph_nodes": 2000, "node_epochs": 50,
         "query_lambdas": [0.1, 0.2, 0.4, 0.8, 1.0, 2.0], "query_classes": 10, "query_trials": 2_000_000,
-        # Fig. 4: λ = 1 (App. C), |Q| = 1000 and the main-result K (docs/papers/privgnn.md#data-and-splits), 200 epochs,
-        # 3 runs
+        # Fig. 4: λ = 1 (App. C), |Q| = 1000 and the main-result K (docs/papers/privgnn.md#data-and-splits),
+        # 200 epochs, 3 runs
         # Fig. 4 draws Amazon, ArXiv and Reddit (App. C); Credit is run for the text's "on all datasets"
         "mia_datasets": ["amazon", "arxiv", "reddit", "credit"], "mia_queries": 1000, "mia_k": None, "mia_lambda": 1.0,
         "mia_teacher_epochs": 200, "mia_student_epochs": 200, "mia_runs": 3, "mia_noise": _MIA_NOISE,

@@ -7,9 +7,9 @@ the same preprocessing (target year, one-hot features, classes filtered by size,
 their own names (``fb100-…``), never the paper's.
 
 Hyper-parameter selection follows docs/papers/progap.md#hyper-parameter-search-and-reporting: every configuration of the
-profile's grid runs ``runs`` times, and for
-each (dataset, method, level, ε) the configuration with the highest MEAN validation accuracy is reported with its
-test accuracy (%). All runs are stored in ``<artifact>_runs``; the selected rows in ``<artifact>``.
+profile's grid runs ``runs`` times, and for each (dataset, method, level, ε) the configuration with the highest MEAN
+validation accuracy is reported with its test accuracy (%). All runs are stored in ``<artifact>_runs``; the selected
+rows in ``<artifact>``.
 """
 
 from __future__ import annotations
@@ -377,8 +377,7 @@ def config_label(runs: pd.DataFrame) -> list[str]:
 
 def select_best(runs: pd.DataFrame, by: tuple[str, ...] = ("dataset", "method", "level", "setting")) -> pd.DataFrame:
     """docs/papers/progap.md#hyper-parameter-search-and-reporting: per ``by`` group, the configuration with the highest
-    mean validation accuracy; its test rows
-    (:func:`dpgnn.series.common.select_best` on the ``val_acc`` rows).
+    mean validation accuracy; its test rows (:func:`dpgnn.series.common.select_best` on the ``val_acc`` rows).
 
     Ties go to the first configuration in the order of :func:`config_label` strings (``groupby`` order of the
     string, e.g. ``"10|…"`` before ``"2|…"``), as the stored paper selections were made. A non-default fidelity is

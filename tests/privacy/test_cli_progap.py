@@ -79,8 +79,8 @@ def test_node_epsilon_and_calibration():
 @pytest.mark.parametrize("epochs,depth,expected", [(5, 2, 0.982), (10, 1, 0.833), (10, 3, 1.236)])
 def test_node_calibration_reproduces_spec_z_to_three_digits(epochs, depth, expected):
     # docs/papers/progap.md#node-level-privacy reference z (N_train = 19,804, B = 256, delta = 1e-5, eps = 8); with the
-    # trained step count
-    # (E * floor(N/B)) these come out 0.1% lower (0.981, 0.832, 1.236): the accountant counts floor(E*N/B) steps
+    # trained step count (E * floor(N/B)) these come out 0.1% lower (0.981, 0.832, 1.236): the accountant counts
+    # floor(E*N/B) steps
     from dpgnn.privacy import progap as pg
 
     assert pg.accounted_steps(19804, 256, epochs) == epochs * 19804 // 256 > pg.stage_steps(19804, 256, epochs)[1]

@@ -4,8 +4,7 @@ Raw files (Kaggle "elliptic_bitcoin_dataset", zipped one by one by PyG at data.p
 ``elliptic_txs_features.csv`` (no header: txId, time step, 165 features), ``elliptic_txs_classes.csv``
 (``txId,class`` with "1" illicit, "2" licit, "unknown"), ``elliptic_txs_edgelist.csv`` (``txId1,txId2``).
 Following LPGCN (docs/papers/lpgcn.md#data-and-splits): ``x`` = the 166 columns after txId (time step included), ``y`` =
-raw class - 1
-(0 illicit, 1 licit), -1 for unknown; ``labeled_mask``; ``time_step``.
+raw class - 1 (0 illicit, 1 licit), -1 for unknown; ``labeled_mask``; ``time_step``.
 """
 
 from __future__ import annotations
