@@ -10,7 +10,8 @@ Phases, each printing its progress and one verdict per check (pass / fail / info
 
 1. *device*: CUDA is seen (in a rehearsal, ``DPGNN_GPU_CHECK_REHEARSAL=1``, the CPU stands in for the GPU).
 2. *warm-up*: the first cell of each paper computed in this process on the device: a device bug fails here, with
-   its traceback, before any cluster starts; it also fills the processed-dataset cache both grid runs then share.
+   its traceback, before any cluster starts (the grids then go on without that paper); it also fills the
+   processed-dataset cache both grid runs then share.
 3. *grid*: the cells of :data:`SELECTION` (the first ``--cells`` of each artifact, on :data:`DATASETS`) through
    :func:`dpgnn.engine.run_specs` -- what ``dpgnn run --profile smoke --workers-per-gpu G`` calls -- on a
    LocalCluster of 1 worker, then of G workers sharing the GPU, each into its own temporary results root (never
@@ -138,9 +139,6 @@ class Report:
             value = "" if c.value is None else f" = {c.value:.4g} {c.unit}".rstrip()
             print(f"[{c.phase}] {c.verdict.upper():4} {c.name}{value}: {c.detail}", flush=True)
 
-    def failed(self) -> bool:
-        return any(c.verdict == "fail" for c in self.checks)
-
     def write(self) -> list[Path]:
         import pandas as pd
 
@@ -228,11 +226,11 @@ def phase_device(report: Report, rehearsal: bool) -> str | None:
     return device
 
 
-def phase_warm_up(report: Report, pairs, device: str, threads: int) -> None:
-    """The first cell of each paper in this process, on ``device`` (not stored)."""
+def phase_warm_up(report: Report, pairs, device: str, threads: int) -> set[str]:
+    """The first cell of each paper in this process, on ``device`` (not stored); returns the papers that failed."""
     from dpgnn import engine
 
-    seen = set()
+    seen, failed = set(), set()
     for spec, cfg in pairs:
         cells = spec.cells(cfg)
         if spec.paper in seen or not cells:
@@ -245,14 +243,17 @@ def phase_warm_up(report: Report, pairs, device: str, threads: int) -> None:
             traceback.print_exc()
             report.add(Check("warm-up", spec.paper, "fail", None, "", f"{spec.name} {cells[0]}: "
                              f"{type(exc).__name__}: {exc}"))
+            failed.add(spec.paper)
             continue
         secs = time.perf_counter() - t0
         if "skip" in res:
             report.add(Check("warm-up", spec.paper, "fail", None, "", f"dataset unavailable: {res['skip']}"))
+            failed.add(spec.paper)
         else:
             n = 1 if isinstance(res["rows"], dict) else len(res["rows"])  # a run may return one row as a dict
             report.add(Check("warm-up", spec.paper, "pass", secs, "s", f"{spec.name} cell on {res['device']}: "
                              f"{n} row(s) (first load of {cells[0].get('dataset')} included)"))
+    return failed
 
 
 def load_rows(pairs, root: Path):
@@ -519,9 +520,12 @@ def main(argv: list[str] | None = None) -> int:
 
         torch.set_num_threads(args.threads)
         pairs = selection(args.cells)
-        phase_warm_up(report, pairs, device, args.threads)
+        broken = phase_warm_up(report, pairs, device, args.threads)
         report.write()
-        runs = phase_grid(report, pairs, device, args, tmp, deadline) if not report.failed() else {}
+        if broken:  # their cells would only fail again, slowly: the grids go on with the other papers
+            print(f"[grid] without {', '.join(sorted(broken))} (failed in the warm-up)", flush=True)
+        pairs = [(s, c) for s, c in pairs if s.paper not in broken]
+        runs = phase_grid(report, pairs, device, args, tmp, deadline) if pairs else {}
         phase_rows(report, runs, args)
         report.write()
         for name, phase in (("lpgnn", lambda: phase_batched_lpgnn(report, device, args.repeats, args.epochs)),
