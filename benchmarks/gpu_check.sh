@@ -71,6 +71,6 @@ check "$@" 2>&1 | tee "${logs[@]}"
 status=${PIPESTATUS[0]}
 echo "gpu_check: exit status $status after $((SECONDS - start)) s" | tee -a "${logs[@]}"
 if [ "benchmarks/results/$stem.csv" -nt "$marker" ]; then
-  cp "$log" benchmarks/results/$stem.log
+  cat "$log" > "benchmarks/results/$stem.log"
 fi
 exit "$status"
