@@ -42,6 +42,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -506,10 +507,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.mirror_files or args.source_digest:
         print("\n".join(mirror_files()) if args.mirror_files else source_digest())
         return 0
-    tmp = Path(tempfile.mkdtemp(prefix="gpu_check_"))
+    tmp = Path(tempfile.mkdtemp(prefix="gpu_check_"))  # the grids' stores and scratch, removed at the end
     os.environ["DPGNN_OUTPUT_ROOT"] = str(tmp / "scratch")  # never the repository's results/
-    if args.write_reference:
-        return write_reference(args, tmp)
+    try:
+        return write_reference(args, tmp) if args.write_reference else run_check(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_check(args: argparse.Namespace, tmp: Path) -> int:
+    """The phases, the files and the closing line; the exit status."""
     rehearsal = os.environ.get("DPGNN_GPU_CHECK_REHEARSAL") == "1"
     report = Report("gpu_check_rehearsal" if rehearsal else "gpu_check", args)
     deadline = time.perf_counter() + args.budget_s

@@ -20,10 +20,13 @@ stem=gpu_check
 [ "$rehearsal" = 1 ] && stem=gpu_check_rehearsal
 py="${DPGNN_PYTHON:-python3}"
 wheels="${DPGNN_WHEELHOUSE:-.whl}"
+made=()  # temporary files and folders this script made, removed at the end
 if [ -n "${DPGNN_GPU_CHECK_SITE:-}" ]; then site="$DPGNN_GPU_CHECK_SITE"
-elif [ "$rehearsal" = 1 ]; then site="$(mktemp -d /tmp/gpu_check_site.XXXXXX)"
+elif [ "$rehearsal" = 1 ]; then site="$(mktemp -d /tmp/gpu_check_site.XXXXXX)"; made+=("$site")
 else site=/tmp/site
 fi
+data_dir="$(mktemp -d /tmp/gpu_check_data.XXXXXX)"  # processed datasets: made here from the raw files
+made+=("$data_dir")
 
 check() {
   echo "== gpu_check: what is here ($(date -u +%Y-%m-%dT%H:%M:%SZ), rehearsal=$rehearsal)"
@@ -52,8 +55,7 @@ EOF
     --target "$site" "${files[@]}" || { echo "gpu_check: FAIL: the wheels did not install into $site"; return 1; }
   export PYTHONPATH="$site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
   if [ -d "$wheels/datasets" ]; then export DPGNN_DATA_MIRROR="$(cd "$wheels/datasets" && pwd)"; fi
-  DPGNN_DATA_DIR="$(mktemp -d /tmp/gpu_check_data.XXXXXX)"  # processed datasets: made here from the raw files
-  export DPGNN_DATA_DIR PYTHONUNBUFFERED=1 DPGNN_GPU_CHECK_REHEARSAL="$rehearsal"
+  export DPGNN_DATA_DIR="$data_dir" PYTHONUNBUFFERED=1 DPGNN_GPU_CHECK_REHEARSAL="$rehearsal"
   echo "PYTHONPATH=$PYTHONPATH"
   echo "DPGNN_DATA_MIRROR=${DPGNN_DATA_MIRROR:-unset} DPGNN_DATA_DIR=$DPGNN_DATA_DIR"
   echo "== gpu_check: benchmarks/gpu_check.py $*"
@@ -64,6 +66,7 @@ EOF
 mkdir -p benchmarks/results
 log="$(mktemp /tmp/gpu_check_log.XXXXXX)"
 marker="$(mktemp /tmp/gpu_check_start.XXXXXX)"
+made+=("$log" "$marker")
 logs=("$log")
 if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && logs+=("$OUT/$stem.log"); fi
 start=$SECONDS
@@ -73,4 +76,5 @@ echo "gpu_check: exit status $status after $((SECONDS - start)) s" | tee -a "${l
 if [ "benchmarks/results/$stem.csv" -nt "$marker" ]; then
   cat "$log" > "benchmarks/results/$stem.log"
 fi
+rm -rf "${made[@]}"
 exit "$status"
