@@ -69,11 +69,49 @@ def _median(args: list[str], runs: int) -> tuple[float, float]:
     return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
 
 
+README = Path(__file__).resolve().parent / "README.md"
+ROW_START = "| `dpgnn epsilon` start-up, every subcommand |"
+
+
+def readme_row(csv_path: Path = OUT) -> str:
+    """The ``benchmarks/README.md`` row, from the stored CSV: the calls within the target and above it."""
+    with open(csv_path, newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["target_s"]]
+    within = [r for r in rows if r["within_target"] == "True"]
+    above = [r for r in rows if r["within_target"] != "True"]
+    def label(r: dict[str, str]) -> str:
+        words = r["command"].replace("python -m dpgnn epsilon ", "").replace("python -c ", "").split()
+        level = [f"--level {words[i + 1]}" for i, w in enumerate(words[:-1]) if w == "--level"]
+        return "`" + " ".join(words[:1] + level) + "`"
+
+    def fmt(rs: list[dict[str, str]]) -> str:
+        return ", ".join(f"{label(r)} {float(r['median_wall_s']):.2f}" for r in rs)
+
+    runs = rows[0]["runs"] if rows else "?"
+    return (f"{ROW_START} `python benchmarks/epsilon_cli_import.py --runs {runs}` then `--readme` (median of {runs} "
+            f"subprocesses per command; `benchmarks/results/epsilon_cli_import.csv`) | this project's 2-core CPU | "
+            f"wall seconds per call, target ≤ 1 s CPU: within it {fmt(within) or 'none'}; above it "
+            f"{fmt(above) or 'none'} (each runs `dp_accounting` or `autodp`, whose import pulls in `scipy.stats`) |")
+
+
+def write_readme_row(csv_path: Path = OUT, readme: Path = README) -> None:
+    lines = readme.read_text().splitlines(keepends=True)
+    hits = [i for i, line in enumerate(lines) if line.startswith(ROW_START)]
+    if len(hits) != 1:
+        raise SystemExit(f"{readme}: expected one row starting with {ROW_START!r}, found {len(hits)}")
+    lines[hits[0]] = readme_row(csv_path) + "\n"
+    readme.write_text("".join(lines))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5, help="timed runs per command (median; default 5)")
     ap.add_argument("--out", type=Path, default=OUT, help=f"CSV to write (default {OUT})")
+    ap.add_argument("--readme", action="store_true", help="rewrite benchmarks/README.md's row from the CSV and exit")
     args = ap.parse_args()
+    if args.readme:
+        write_readme_row(args.out)
+        return
     if args.runs < 1:
         ap.error(f"--runs must be an integer >= 1, got {args.runs}")
     base_wall, base_cpu = _median(BASELINE, args.runs)
