@@ -80,7 +80,9 @@ def readme_row(csv_path: Path = OUT) -> str:
     within = [r for r in rows if r["within_target"] == "True"]
     above = [r for r in rows if r["within_target"] != "True"]
     def label(r: dict[str, str]) -> str:
-        words = r["command"].replace("python -m dpgnn epsilon ", "").replace("python -c ", "").split()
+        if r["command"].startswith("python -c "):
+            return "`" + r["command"].removeprefix("python -c ") + "`"
+        words = r["command"].replace("python -m dpgnn epsilon ", "").split()
         level = [f"--level {words[i + 1]}" for i, w in enumerate(words[:-1]) if w == "--level"]
         return "`" + " ".join(words[:1] + level) + "`"
 
