@@ -26,7 +26,7 @@ from dpgnn.nn.drw import DRWGCN
 
 def _batches(subs, B, rng):
     perm = torch.as_tensor(rng.permutation(subs.num_subgraphs))
-    return [perm[i:i + B] for i in range(0, len(perm), B)]
+    return [perm[i : i + B] for i in range(0, len(perm), B)]
 
 
 def main() -> None:
@@ -80,7 +80,7 @@ def main() -> None:
             for i in range(len(yb)):
                 model.zero_grad()
                 out = model(xb[i], ab[i])[0:1]
-                torch.nn.functional.cross_entropy(out, yb[i:i + 1]).backward()
+                torch.nn.functional.cross_entropy(out, yb[i : i + 1]).backward()
                 for k, p in model.named_parameters():
                     n = float(p.grad.norm())
                     acc[k] += p.grad * min(1.0, thr[k] / (n + 1e-12))
@@ -97,8 +97,10 @@ def main() -> None:
         return min(times)
 
     t_np, t_dp, t_vmap, t_loop = (best_of(f) for f in (nonprivate_epoch, dp_epoch, vmap_epoch, loop_epoch))
-    print(f"dataset={d.name} layers={args.layers} hidden={args.hidden} subgraphs={subs.num_subgraphs} B={B} "
-          f"batches={len(inputs)} threads={args.threads} split features={split is not None}")
+    print(
+        f"dataset={d.name} layers={args.layers} hidden={args.hidden} subgraphs={subs.num_subgraphs} B={B} "
+        f"batches={len(inputs)} threads={args.threads} split features={split is not None}"
+    )
     print(f"non-private epoch      {t_np * 1e3:9.1f} ms")
     print(f"DP epoch (ghost)       {t_dp * 1e3:9.1f} ms   ratio to non-private {t_dp / t_np:5.2f}x (target <= 3x)")
     print(f"DP epoch (vmap)        {t_vmap * 1e3:9.1f} ms   vmap / ghost {t_vmap / t_dp:5.2f}x")

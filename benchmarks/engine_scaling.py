@@ -58,8 +58,10 @@ def main() -> None:
         rows = ResultStore(args.paper, args.profile).load(spec.store)
         cell_cpu = rows.drop_duplicates("config_hash")["cell_seconds"].sum()
         results[w] = (wall, rows, cell_cpu)
-        print(f"{w} worker(s): {n} cells in {wall:.1f} s wall = {n / wall:.3f} cells/s "
-              f"(sum of cell wall times {cell_cpu:.1f} s)")
+        print(
+            f"{w} worker(s): {n} cells in {wall:.1f} s wall = {n / wall:.3f} cells/s "
+            f"(sum of cell wall times {cell_cpu:.1f} s)"
+        )
     base = args.workers[0]
     for w in args.workers[1:]:
         same = True

@@ -27,8 +27,7 @@ import time
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "results" / "epsilon_cli_import.csv"
-COLUMNS = ["command", "runs", "median_wall_s", "median_cpu_s", "wall_ratio", "cpu_ratio", "target_s",
-           "within_target"]
+COLUMNS = ["command", "runs", "median_wall_s", "median_cpu_s", "wall_ratio", "cpu_ratio", "target_s", "within_target"]
 TARGET_S = 1.0
 BASELINE = ["-c", "pass"]
 EPSILON = ["-m", "dpgnn", "epsilon"]
@@ -36,16 +35,42 @@ EPSILON = ["-m", "dpgnn", "epsilon"]
 COMMANDS = [
     (EPSILON + ["laplace", "-b", "1", "-q", "0.1", "-n", "10", "--delta", "1e-5"], TARGET_S),
     (EPSILON + ["dpsgd", "-z", "1.1", "-q", "0.004266", "-t", "14062", "--delta", "1e-5"], TARGET_S),
-    (EPSILON + ["drw", "-z", "4", "-b", "70", "-n", "140", "-l", "1", "-t", "44", "--delta", "1e-5",
-                "--accountant", "rdp"], TARGET_S),
-    (EPSILON + ["fdp", "-z", "8", "-b", "10", "-n", "140", "-d", "3", "-l", "1", "-t", "5", "--delta", "1e-5"],
-     TARGET_S),
+    (
+        EPSILON
+        + ["drw", "-z", "4", "-b", "70", "-n", "140", "-l", "1", "-t", "44", "--delta", "1e-5", "--accountant", "rdp"],
+        TARGET_S,
+    ),
+    (
+        EPSILON + ["fdp", "-z", "8", "-b", "10", "-n", "140", "-d", "3", "-l", "1", "-t", "5", "--delta", "1e-5"],
+        TARGET_S,
+    ),
     (EPSILON + ["lpgnn", "-x", "1", "-y", "1", "-d", "100"], TARGET_S),
     (EPSILON + ["privgnn", "--lam", "0.4", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3"], TARGET_S),
     (EPSILON + ["pate", "--lam", "0.4", "--queries", "10", "--delta", "1e-3"], TARGET_S),
     (EPSILON + ["progap", "--level", "edge", "-k", "2", "--delta", "1e-7", "--sigma", "4"], TARGET_S),
-    (EPSILON + ["progap", "--level", "node", "-k", "2", "--delta", "1e-5", "-z", "1", "--max-degree", "10",
-                "--batch-size", "10", "--train-nodes", "100", "--epochs-per-stage", "2"], TARGET_S),
+    (
+        EPSILON
+        + [
+            "progap",
+            "--level",
+            "node",
+            "-k",
+            "2",
+            "--delta",
+            "1e-5",
+            "-z",
+            "1",
+            "--max-degree",
+            "10",
+            "--batch-size",
+            "10",
+            "--train-nodes",
+            "100",
+            "--epochs-per-stage",
+            "2",
+        ],
+        TARGET_S,
+    ),
     (EPSILON + ["--help"], TARGET_S),
     (["-c", "import dpgnn.cli"], TARGET_S),
     (["-c", "import scipy.stats"], None),  # what dp_accounting (pld, the sound values) and autodp import first
@@ -79,6 +104,7 @@ def readme_row(csv_path: Path = OUT) -> str:
         rows = [r for r in csv.DictReader(fh) if r["target_s"]]
     within = [r for r in rows if r["within_target"] == "True"]
     above = [r for r in rows if r["within_target"] != "True"]
+
     def label(r: dict[str, str]) -> str:
         if r["command"].startswith("python -c "):
             return "`" + r["command"].removeprefix("python -c ") + "`"
@@ -90,10 +116,12 @@ def readme_row(csv_path: Path = OUT) -> str:
         return ", ".join(f"{label(r)} {float(r['median_wall_s']):.2f}" for r in rs)
 
     runs = rows[0]["runs"] if rows else "?"
-    return (f"{ROW_START} `python benchmarks/epsilon_cli_import.py --runs {runs}` then `--readme` (median of {runs} "
-            f"subprocesses per command; `benchmarks/results/epsilon_cli_import.csv`) | this project's 2-core CPU | "
-            f"wall seconds per call, target ≤ 1 s CPU: within it {fmt(within) or 'none'}; above it "
-            f"{fmt(above) or 'none'} (each runs `dp_accounting` or `autodp`, whose import pulls in `scipy.stats`) |")
+    return (
+        f"{ROW_START} `python benchmarks/epsilon_cli_import.py --runs {runs}` then `--readme` (median of {runs} "
+        f"subprocesses per command; `benchmarks/results/epsilon_cli_import.csv`) | this project's 2-core CPU | "
+        f"wall seconds per call, target ≤ 1 s CPU: within it {fmt(within) or 'none'}; above it "
+        f"{fmt(above) or 'none'} (each runs `dp_accounting` or `autodp`, whose import pulls in `scipy.stats`) |"
+    )
 
 
 def write_readme_row(csv_path: Path = OUT, readme: Path = README) -> None:
@@ -117,23 +145,42 @@ def main() -> None:
     if args.runs < 1:
         ap.error(f"--runs must be an integer >= 1, got {args.runs}")
     base_wall, base_cpu = _median(BASELINE, args.runs)
-    rows = [{"command": "python " + " ".join(BASELINE), "runs": args.runs, "median_wall_s": round(base_wall, 3),
-             "median_cpu_s": round(base_cpu, 3), "wall_ratio": 1.0, "cpu_ratio": 1.0, "target_s": "",
-             "within_target": ""}]
+    rows = [
+        {
+            "command": "python " + " ".join(BASELINE),
+            "runs": args.runs,
+            "median_wall_s": round(base_wall, 3),
+            "median_cpu_s": round(base_cpu, 3),
+            "wall_ratio": 1.0,
+            "cpu_ratio": 1.0,
+            "target_s": "",
+            "within_target": "",
+        }
+    ]
     for cmd, target in COMMANDS:
         wall, cpu = _median(cmd, args.runs)
-        rows.append({"command": "python " + " ".join(cmd), "runs": args.runs, "median_wall_s": round(wall, 3),
-                     "median_cpu_s": round(cpu, 3), "wall_ratio": round(wall / base_wall, 2),
-                     "cpu_ratio": round(cpu / base_cpu, 2), "target_s": "" if target is None else target,
-                     "within_target": "" if target is None else cpu <= target})
+        rows.append(
+            {
+                "command": "python " + " ".join(cmd),
+                "runs": args.runs,
+                "median_wall_s": round(wall, 3),
+                "median_cpu_s": round(cpu, 3),
+                "wall_ratio": round(wall / base_wall, 2),
+                "cpu_ratio": round(cpu / base_cpu, 2),
+                "target_s": "" if target is None else target,
+                "within_target": "" if target is None else cpu <= target,
+            }
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
     for r in rows:
-        print(f"{r['median_wall_s']:7.3f} s wall {r['median_cpu_s']:7.3f} s CPU  (x{r['wall_ratio']:<5} the bare "
-              f"interpreter)  {r['command']}")
+        print(
+            f"{r['median_wall_s']:7.3f} s wall {r['median_cpu_s']:7.3f} s CPU  (x{r['wall_ratio']:<5} the bare "
+            f"interpreter)  {r['command']}"
+        )
     print(f"wrote {args.out}")
 
 

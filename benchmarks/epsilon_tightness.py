@@ -75,6 +75,7 @@ def _lower_sampled(kind: str, noise: float, q: float, steps: int, delta: float) 
 
 def gaussian_closed_form(mu: float, delta: float) -> float:
     """Exact ε of a Gaussian with μ = sensitivity/σ (Balle & Wang 2018), by root finding on its δ(ε)."""
+
     def excess(eps: float) -> float:
         return norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * norm.cdf(-mu / 2 - eps / mu) - delta
 
@@ -119,12 +120,20 @@ def kov_closed_form(eps0: float, k: int, delta: float) -> float:
 
 
 def _row(calc: str, config: str, ours: float, ref: float, method: str, note: str = "") -> dict:
-    return {"calculator": calc, "configuration": config, "ours": ours, "reference": ref, "reference_method": method,
-            "ratio": ours / ref if ref > 0 else (1.0 if ours == 0 else math.inf), "note": note}
+    return {
+        "calculator": calc,
+        "configuration": config,
+        "ours": ours,
+        "reference": ref,
+        "reference_method": method,
+        "ratio": ours / ref if ref > 0 else (1.0 if ours == 0 else math.inf),
+        "note": note,
+    }
 
 
-def adaptive_attack_epsilon(z: float, q: float, steps: int, delta: float, lo: float = -10.0, hi: float = 15.0,
-                            interval: float = 1e-3) -> float:
+def adaptive_attack_epsilon(
+    z: float, q: float, steps: int, delta: float, lo: float = -10.0, hi: float = 15.0, interval: float = 1e-3
+) -> float:
     """ε of the best attack on sampling without replacement that picks each step's direction (all other gradients
     equal the replaced record's old or new one) from the outputs so far: ``V_t(ε) = max_c E_c[V_{t+1}(ε − L)]``,
     ``V_{T+1}(ε) = (1 − e^ε)_+``, on a loss grid (connect-the-dots PMFs of both directions; ``V`` extended by
@@ -153,21 +162,29 @@ def dpsgd_rows() -> Iterator[dict]:
         for sampling, cls in (("poisson", PoissonSampledEvent), ("uniform", SampledWithoutReplacementEvent)):
             ev = SelfComposedEvent(cls(q, GaussianEvent(z)), t)
             lower = _lower_sampled("gaussian", z, q, t, d)
-            method = ("pair: Poisson-subsampled Gaussian pair, both directions (attained by add/remove datasets)"
-                      if sampling == "poisson" else
-                      "pair: all gradients C, one turned to -C (fixed-direction pair, attained)")
+            method = (
+                "pair: Poisson-subsampled Gaussian pair, both directions (attained by add/remove datasets)"
+                if sampling == "poisson"
+                else "pair: all gradients C, one turned to -C (fixed-direction pair, attained)"
+            )
             for acc in ("rdp", "pld"):
-                note = {("poisson", "rdp"): "RDP conversion (default accountant); --accountant pld is tight",
-                        ("uniform", "rdp"): "Wang-Balle-Kasiviswanathan RDP bound (default); --accountant pld",
-                        ("uniform", "pld"): "symmetrised C_q(f) (Dong-Roth-Su Thm 4.2); the reference keeps one "
-                                            "direction, which an adaptive attack exceeds"}.get((sampling, acc), "")
+                note = {
+                    ("poisson", "rdp"): "RDP conversion (default accountant); --accountant pld is tight",
+                    ("uniform", "rdp"): "Wang-Balle-Kasiviswanathan RDP bound (default); --accountant pld",
+                    ("uniform", "pld"): "symmetrised C_q(f) (Dong-Roth-Su Thm 4.2); the reference keeps one "
+                    "direction, which an adaptive attack exceeds",
+                }.get((sampling, acc), "")
                 ours = get_accountant(acc).compose(ev).get_epsilon(d)
                 yield _row(f"dpsgd --sampling {sampling} --accountant {acc}", cfg, ours, lower, method, note)
                 if sampling == "uniform" and acc == "pld" and t == 1000:
-                    yield _row(f"dpsgd --sampling {sampling} --accountant {acc}", cfg, ours,
-                               adaptive_attack_epsilon(z, q, t, d),
-                               "attack: each step's direction chosen from the outputs so far (dynamic programming)",
-                               "the gap to the composed C_q(f) is open (no proof either way)")
+                    yield _row(
+                        f"dpsgd --sampling {sampling} --accountant {acc}",
+                        cfg,
+                        ours,
+                        adaptive_attack_epsilon(z, q, t, d),
+                        "attack: each step's direction chosen from the outputs so far (dynamic programming)",
+                        "the gap to the composed C_q(f) is open (no proof either way)",
+                    )
 
 
 def laplace_rows() -> Iterator[dict]:
@@ -179,49 +196,85 @@ def laplace_rows() -> Iterator[dict]:
         for acc in ("rdp", "pld"):
             ours = get_accountant(acc).compose(ev).get_epsilon(d)
             note = "RDP conversion (default accountant); --accountant pld is tight" if acc == "rdp" else ""
-            yield _row(f"laplace --accountant {acc}", cfg, ours, lower,
-                       "pair: Poisson-subsampled Laplace pair, both directions", note)
+            yield _row(
+                f"laplace --accountant {acc}",
+                cfg,
+                ours,
+                lower,
+                "pair: Poisson-subsampled Laplace pair, both directions",
+                note,
+            )
 
 
 def drw_rows() -> Iterator[dict]:
     # (dataset, N train, walk length L, restarts R, B, z, T, delta): docs/papers/drw.md (Table 4, App. C)
-    for name, n, L, r, b, z, t, d in [("cora 1-layer", 140, 1, 1, 70, 4.0, 44, 1e-5),
-                                      ("reddit 1-layer", 153932, 1, 1, 30000, 4.0, 300, 1e-7),
-                                      ("arxiv 2-layer", 90941, 2, 1, 20000, 2.0, 100, 1e-7),
-                                      ("ppi DRW-R 2-layer", 9716, 2, 2, 1800, 2.0, 50, 1e-5)]:
+    for name, n, L, r, b, z, t, d in [
+        ("cora 1-layer", 140, 1, 1, 70, 4.0, 44, 1e-5),
+        ("reddit 1-layer", 153932, 1, 1, 30000, 4.0, 300, 1e-7),
+        ("arxiv 2-layer", 90941, 2, 1, 20000, 2.0, 100, 1e-7),
+        ("ppi DRW-R 2-layer", 9716, 2, 2, 1800, 2.0, 50, 1e-5),
+    ]:
         q = b / min_num_subgraphs(n, L, r)
         cfg = f"{name}: z={z} q={q:.4g} T={t} delta={d:g}"
-        lower = (gaussian_closed_form(math.sqrt(t) / z, d) if q == 1.0 else _lower_sampled("gaussian", z, q, t, d))
-        method = ("closed form: exact Gaussian composition" if q == 1.0 else
-                  "pair: all subgraph gradients C, one node's turned to -C (attained)")
+        lower = gaussian_closed_form(math.sqrt(t) / z, d) if q == 1.0 else _lower_sampled("gaussian", z, q, t, d)
+        method = (
+            "closed form: exact Gaussian composition"
+            if q == 1.0
+            else "pair: all subgraph gradients C, one node's turned to -C (attained)"
+        )
         sound = drw_sound_epsilon(z, q, t, d)
-        yield _row("drw (epsilon_sound)", cfg, sound, lower, method,
-                   "" if q == 1.0 else "symmetrised C_q(f); the reference keeps one direction, which an adaptive "
-                   "attack exceeds")
-        yield _row("drw (epsilon, as published: autodp)", cfg, drw_epsilon(z, q, t, d), lower, method,
-                   "the authors' accountant, kept to reproduce their step counts")
+        yield _row(
+            "drw (epsilon_sound)",
+            cfg,
+            sound,
+            lower,
+            method,
+            ""
+            if q == 1.0
+            else "symmetrised C_q(f); the reference keeps one direction, which an adaptive attack exceeds",
+        )
+        yield _row(
+            "drw (epsilon, as published: autodp)",
+            cfg,
+            drw_epsilon(z, q, t, d),
+            lower,
+            method,
+            "the authors' accountant, kept to reproduce their step counts",
+        )
 
 
 def fdp_rows() -> Iterator[dict]:
-    for name, n, b, deg, layers, z, t, d in [("cora 1-layer", 140, 70, 4, 1, 4.0, 100, 1e-5),
-                                             ("ppi 1-layer", 9716, 2000, 4, 1, 1.0, 200, 1e-5),
-                                             ("arxiv 2-layer", 90941, 20000, 4, 2, 2.0, 300, 1e-7),
-                                             ("cora K=1", 140, 70, 1, 0, 2.0, 100, 1e-5)]:
+    for name, n, b, deg, layers, z, t, d in [
+        ("cora 1-layer", 140, 70, 4, 1, 4.0, 100, 1e-5),
+        ("ppi 1-layer", 9716, 2000, 4, 1, 1.0, 200, 1e-5),
+        ("arxiv 2-layer", 90941, 20000, 4, 2, 2.0, 300, 1e-7),
+        ("cora K=1", 140, 70, 1, 0, 2.0, 100, 1e-5),
+    ]:
         k = max_affected(deg, layers)
         cfg = f"{name}: z={z} N={n} B={b} K={k} T={t} delta={d:g}"
         i = np.arange(0, min(k, b) + 1)
         w = hypergeom.pmf(i, n, k, b)
-        pair = _pld_lib().from_mixture_gaussian_mechanism(z * k, [float(c) for c in i[w > 0]], list(w[w > 0]),
-                                                          value_discretization_interval=1e-3)
+        pair = _pld_lib().from_mixture_gaussian_mechanism(
+            z * k, [float(c) for c in i[w > 0]], list(w[w > 0]), value_discretization_interval=1e-3
+        )
         lower = float(pair.self_compose(t).get_epsilon_for_delta(d))
         method = "pair: every root's gradient C, the K affected roots' -C (hypergeometric count hidden)"
-        note = ("count revealed among batches with an affected root (the reference hides it) and symmetrised; "
-                "no proof for a hidden-count dominating pair" if k > 1 else
-                "K = 1: the without-replacement pair, symmetrised; the reference keeps one direction, which an "
-                "adaptive attack exceeds")
+        note = (
+            "count revealed among batches with an affected root (the reference hides it) and symmetrised; "
+            "no proof for a hidden-count dominating pair"
+            if k > 1
+            else "K = 1: the without-replacement pair, symmetrised; the reference keeps one direction, which an "
+            "adaptive attack exceeds"
+        )
         yield _row("fdp (epsilon_sound)", cfg, fdp_sound_epsilon(t, z, n, b, k, d), lower, method, note)
-        yield _row("fdp (epsilon, as published: multi-term RDP)", cfg, fdp_run_epsilon(t, z, n, b, k, d)[0], lower,
-                   method, "Daigavane et al.'s accountant, kept for the paper's step counts")
+        yield _row(
+            "fdp (epsilon, as published: multi-term RDP)",
+            cfg,
+            fdp_run_epsilon(t, z, n, b, k, d)[0],
+            lower,
+            method,
+            "Daigavane et al.'s accountant, kept for the paper's step counts",
+        )
 
 
 def lpgnn_rows() -> Iterator[dict]:
@@ -229,8 +282,13 @@ def lpgnn_rows() -> Iterator[dict]:
         out = budget(ex, ey, dim, "mbm")
         # two pure-LDP reports of one node: the exact composition at δ = 0 (KOV with two different ε) is ex + ey
         ref = ex + ey
-        yield _row("lpgnn", f"eps_x={ex} eps_y={ey} d={dim} mbm", out["epsilon"], ref,
-                   "closed form: exact composition of an eps_x- and an eps_y-LDP report at delta = 0")
+        yield _row(
+            "lpgnn",
+            f"eps_x={ex} eps_y={ey} d={dim} mbm",
+            out["epsilon"],
+            ref,
+            "closed form: exact composition of an eps_x- and an eps_y-LDP report at delta = 0",
+        )
 
 
 def privgnn_rows() -> Iterator[dict]:
@@ -238,47 +296,79 @@ def privgnn_rows() -> Iterator[dict]:
         eps0 = query_epsilon(lam, c)
         p = math.exp(eps0) / (1 + math.exp(eps0))
         a, b = g * p + (1 - g) * (1 - p), 1 - p
-        yield _row("privgnn (epsilon_sound)", f"lam={lam} queries={n} gamma={g} delta={d:g} classes={c}",
-                   sound_epsilon(lam, n, g, d, c), binomial_pair_epsilon(a, b, n, d),
-                   "closed form: Poisson-subsampled randomised-response pair (eps0 per query), both orders, "
-                   "binomial enumeration")
+        yield _row(
+            "privgnn (epsilon_sound)",
+            f"lam={lam} queries={n} gamma={g} delta={d:g} classes={c}",
+            sound_epsilon(lam, n, g, d, c),
+            binomial_pair_epsilon(a, b, n, d),
+            "closed form: Poisson-subsampled randomised-response pair (eps0 per query), both orders, "
+            "binomial enumeration",
+        )
 
 
 def pate_rows() -> Iterator[dict]:
     for lam, n, d in [(0.4, 1000, 4e-4), (0.1, 100, 1e-5), (0.05, 2000, 1e-5)]:
         res = pate_epsilon(lam, n, d)
-        yield _row("pate (epsilon_sound)", f"lam={lam} queries={n} delta={d:g}", res.epsilon_sound,
-                   kov_closed_form(2 * lam, n, d), "closed form: Kairouz-Oh-Viswanath, n (2*lam)-DP answers")
+        yield _row(
+            "pate (epsilon_sound)",
+            f"lam={lam} queries={n} delta={d:g}",
+            res.epsilon_sound,
+            kov_closed_form(2 * lam, n, d),
+            "closed form: Kairouz-Oh-Viswanath, n (2*lam)-DP answers",
+        )
 
 
 def progap_rows() -> Iterator[dict]:
     for k, sigma, d in [(1, 4.679, 1e-7), (2, 6.617, 1e-7), (3, 8.104, 1e-7), (3, 2.0, 1e-6)]:
         led = privacy_ledger("edge", depth=k, delta=d, noise=sigma)
-        yield _row("progap --level edge", f"K={k} sigma={sigma} delta={d:g}", led["epsilon"],
-                   gaussian_closed_form(math.sqrt(k) / sigma, d), "closed form: exact Gaussian composition")
+        yield _row(
+            "progap --level edge",
+            f"K={k} sigma={sigma} delta={d:g}",
+            led["epsilon"],
+            gaussian_closed_form(math.sqrt(k) / sigma, d),
+            "closed form: exact Gaussian composition",
+        )
     lib = _pld_lib()
     for k, z, deg, b, n, e, d in [(2, 2.0, 100, 256, 13204, 10, 1e-5), (3, 4.0, 100, 4096, 100903, 10, 1e-7)]:
-        led = privacy_ledger("node", depth=k, delta=d, noise=z, max_degree=deg, batch_size=b, train_nodes=n,
-                             epochs=e)
+        led = privacy_ledger("node", depth=k, delta=d, noise=z, max_degree=deg, batch_size=b, train_nodes=n, epochs=e)
         ev = privacy_event("node", z, aggregations=k, dpsgd_runs=k + 1, train_nodes=n, batch_size=b, epochs=e)
         gauss, sampled = ev.events
         q, steps = sampled.event.sample_rate, sampled.count
-        pld = lib.from_gaussian_mechanism(gauss.event.noise_multiplier / math.sqrt(gauss.count),
-                                          value_discretization_interval=FINE)
+        pld = lib.from_gaussian_mechanism(
+            gauss.event.noise_multiplier / math.sqrt(gauss.count), value_discretization_interval=FINE
+        )
         ref = float(pld.compose(_optimistic_sampled("gaussian", z, q, steps)).get_epsilon_for_delta(d))
         cfg = f"K={k} z={z} D={deg} B={b} N={n} epochs={e} delta={d:g}"
-        yield _row(f"progap --level node ({led['accountant']})", cfg, led["epsilon"], ref,
-                   "pair: K Gaussians + Poisson-subsampled Gaussian pair, both directions",
-                   "RDP composition (the authors' accountant); --accountant pld is tight")
-        ours_pld = privacy_ledger("node", depth=k, delta=d, noise=z, max_degree=deg, batch_size=b, train_nodes=n,
-                                  epochs=e, accountant="pld")["epsilon"]
-        yield _row("progap --level node --accountant pld", cfg, ours_pld, ref,
-                   "pair: K Gaussians + Poisson-subsampled Gaussian pair, both directions")
+        yield _row(
+            f"progap --level node ({led['accountant']})",
+            cfg,
+            led["epsilon"],
+            ref,
+            "pair: K Gaussians + Poisson-subsampled Gaussian pair, both directions",
+            "RDP composition (the authors' accountant); --accountant pld is tight",
+        )
+        ours_pld = privacy_ledger(
+            "node", depth=k, delta=d, noise=z, max_degree=deg, batch_size=b, train_nodes=n, epochs=e, accountant="pld"
+        )["epsilon"]
+        yield _row(
+            "progap --level node --accountant pld",
+            cfg,
+            ours_pld,
+            ref,
+            "pair: K Gaussians + Poisson-subsampled Gaussian pair, both directions",
+        )
 
 
 SECTIONS: dict[str, Callable[[], Iterator[dict]]] = {
-    "dpsgd": dpsgd_rows, "laplace": laplace_rows, "drw": drw_rows, "fdp": fdp_rows, "lpgnn": lpgnn_rows,
-    "privgnn": privgnn_rows, "pate": pate_rows, "progap": progap_rows}
+    "dpsgd": dpsgd_rows,
+    "laplace": laplace_rows,
+    "drw": drw_rows,
+    "fdp": fdp_rows,
+    "lpgnn": lpgnn_rows,
+    "privgnn": privgnn_rows,
+    "pate": pate_rows,
+    "progap": progap_rows,
+}
 
 
 def main() -> None:
@@ -291,8 +381,11 @@ def main() -> None:
         t0 = time.perf_counter()
         for row in SECTIONS[name]():
             rows.append(row)
-            print(f"{row['calculator']:<48} {row['configuration']:<58} ours {row['ours']:9.4f}  "
-                  f"ref {row['reference']:9.4f}  ratio {row['ratio']:.3f}", flush=True)
+            print(
+                f"{row['calculator']:<48} {row['configuration']:<58} ours {row['ours']:9.4f}  "
+                f"ref {row['reference']:9.4f}  ratio {row['ratio']:.3f}",
+                flush=True,
+            )
         print(f"  [{name}: {time.perf_counter() - t0:.1f} s]", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="") as fh:

@@ -61,17 +61,33 @@ REFERENCE = RESULTS / "gpu_check_cpu_rows.csv.gz"
 PROFILE = "smoke"
 #: the grids the check runs, per paper
 SELECTION: dict[str, tuple[str, ...]] = {
-    "lpgcn": ("table2",), "lpgnn": ("fig_a", "table_b", "table_c"), "drw": ("table1", "table1_sound"),
-    "progap": ("table2", "fig2"), "privgnn": ("accuracy",)}
+    "lpgcn": ("table2",),
+    "lpgnn": ("fig_a", "table_b", "table_c"),
+    "drw": ("table1", "table1_sound"),
+    "progap": ("table2", "fig2"),
+    "privgnn": ("accuracy",),
+}
 #: the datasets each paper's cells are limited to: their raw files travel in the wheelhouse (no network there)
 DATASETS: dict[str, tuple[str, ...]] = {
-    "lpgcn": ("cora",), "lpgnn": ("cora",), "drw": ("cora", "citeseer"), "progap": ("fb100-amherst41",),
-    "privgnn": ("credit",)}
+    "lpgcn": ("cora",),
+    "lpgnn": ("cora",),
+    "drw": ("cora", "citeseer"),
+    "progap": ("fb100-amherst41",),
+    "privgnn": ("credit",),
+}
 #: the libraries the environment report names, with their distribution names
-LIBRARIES = {"torch_geometric": "torch-geometric", "opacus": "opacus", "autodp": "autodp",
-             "dp_accounting": "dp-accounting", "dask": "dask", "distributed": "distributed", "numpy": "numpy",
-             "scipy": "scipy", "pandas": "pandas"}
-MIB = 2 ** 20
+LIBRARIES = {
+    "torch_geometric": "torch-geometric",
+    "opacus": "opacus",
+    "autodp": "autodp",
+    "dp_accounting": "dp-accounting",
+    "dask": "dask",
+    "distributed": "distributed",
+    "numpy": "numpy",
+    "scipy": "scipy",
+    "pandas": "pandas",
+}
+MIB = 2**20
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -144,10 +160,14 @@ class Report:
         import pandas as pd
 
         dests = ([RESULTS] if self.in_repository else []) + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
-        table = pd.DataFrame([dataclasses.asdict(c) for c in self.checks],
-                             columns=[f.name for f in dataclasses.fields(Check)])
-        blob = json.dumps({**self.info, "checks": table.to_dict(orient="records"),
-                           "written": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1, default=str)
+        table = pd.DataFrame(
+            [dataclasses.asdict(c) for c in self.checks], columns=[f.name for f in dataclasses.fields(Check)]
+        )
+        blob = json.dumps(
+            {**self.info, "checks": table.to_dict(orient="records"), "written": time.strftime("%Y-%m-%dT%H:%M:%S")},
+            indent=1,
+            default=str,
+        )
         written = []
         for d in dests:
             d.mkdir(parents=True, exist_ok=True)
@@ -158,8 +178,9 @@ class Report:
                 self.pairs.to_csv(d / f"{self.stem}_rows.csv", index=False)
                 written.append(d / f"{self.stem}_rows.csv")
             if self.rows is not None:
-                self.rows.to_csv(d / f"{self.stem}_gpu_rows.csv.gz", index=False,
-                                 compression={"method": "gzip", "mtime": 0})
+                self.rows.to_csv(
+                    d / f"{self.stem}_gpu_rows.csv.gz", index=False, compression={"method": "gzip", "mtime": 0}
+                )
                 written.append(d / f"{self.stem}_gpu_rows.csv.gz")
         return written
 
@@ -190,13 +211,22 @@ def environment(device: str, rehearsal: bool) -> dict[str, Any]:
     import torch
 
     cuda = torch.cuda.is_available()
-    env = {"python": sys.version.split()[0], "executable": sys.executable, "platform": platform.platform(),
-           "cpus": os.cpu_count(), "torch": torch.__version__, "torch_cuda": torch.version.cuda, "cuda": cuda,
-           "device": device, "rehearsal": rehearsal,
-           "device_name": torch.cuda.get_device_name(0) if cuda else (platform.processor() or "cpu"),
-           "device_memory_mib": torch.cuda.get_device_properties(0).total_memory / MIB if cuda else None,
-           "dpgnn_sources_sha256": source_digest(),
-           "data_mirror": os.environ.get("DPGNN_DATA_MIRROR"), "data_dir": os.environ.get("DPGNN_DATA_DIR")}
+    env = {
+        "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "cuda": cuda,
+        "device": device,
+        "rehearsal": rehearsal,
+        "device_name": torch.cuda.get_device_name(0) if cuda else (platform.processor() or "cpu"),
+        "device_memory_mib": torch.cuda.get_device_properties(0).total_memory / MIB if cuda else None,
+        "dpgnn_sources_sha256": source_digest(),
+        "data_mirror": os.environ.get("DPGNN_DATA_MIRROR"),
+        "data_dir": os.environ.get("DPGNN_DATA_DIR"),
+    }
     for mod, dist in LIBRARIES.items():
         try:
             where = Path(importlib.import_module(mod).__file__).parent.parent
@@ -219,11 +249,28 @@ def phase_device(report: Report, rehearsal: bool) -> str | None:
         report.add(Check("device", "cuda seen", "info", None, "", "rehearsal: the CPU stands in for the GPU"))
         return device
     if not torch.cuda.is_available():
-        report.add(Check("device", "cuda seen", "fail", None, "", f"torch {torch.__version__} (CUDA "
-                         f"{torch.version.cuda}) sees no GPU; DPGNN_GPU_CHECK_REHEARSAL=1 rehearses on the CPU"))
+        report.add(
+            Check(
+                "device",
+                "cuda seen",
+                "fail",
+                None,
+                "",
+                f"torch {torch.__version__} (CUDA "
+                f"{torch.version.cuda}) sees no GPU; DPGNN_GPU_CHECK_REHEARSAL=1 rehearses on the CPU",
+            )
+        )
         return None
-    report.add(Check("device", "cuda seen", "pass", float(torch.cuda.device_count()), "GPUs",
-                     f"{env['device_name']}, {env['device_memory_mib']:.0f} MiB, torch {torch.__version__}"))
+    report.add(
+        Check(
+            "device",
+            "cuda seen",
+            "pass",
+            float(torch.cuda.device_count()),
+            "GPUs",
+            f"{env['device_name']}, {env['device_memory_mib']:.0f} MiB, torch {torch.__version__}",
+        )
+    )
     return device
 
 
@@ -242,8 +289,9 @@ def phase_warm_up(report: Report, pairs, device: str, threads: int) -> set[str]:
             res = engine.execute(spec, dict(cfg), cells[0], device, threads)
         except Exception as exc:  # a failing paper: reported with its traceback, the others go on
             traceback.print_exc()
-            report.add(Check("warm-up", spec.paper, "fail", None, "", f"{spec.name} {cells[0]}: "
-                             f"{type(exc).__name__}: {exc}"))
+            report.add(
+                Check("warm-up", spec.paper, "fail", None, "", f"{spec.name} {cells[0]}: {type(exc).__name__}: {exc}")
+            )
             failed.add(spec.paper)
             continue
         secs = time.perf_counter() - t0
@@ -252,8 +300,17 @@ def phase_warm_up(report: Report, pairs, device: str, threads: int) -> set[str]:
             failed.add(spec.paper)
         else:
             n = 1 if isinstance(res["rows"], dict) else len(res["rows"])  # a run may return one row as a dict
-            report.add(Check("warm-up", spec.paper, "pass", secs, "s", f"{spec.name} cell on {res['device']}: "
-                             f"{n} row(s) (first load of {cells[0].get('dataset')} included)"))
+            report.add(
+                Check(
+                    "warm-up",
+                    spec.paper,
+                    "pass",
+                    secs,
+                    "s",
+                    f"{spec.name} cell on {res['device']}: "
+                    f"{n} row(s) (first load of {cells[0].get('dataset')} included)",
+                )
+            )
     return failed
 
 
@@ -265,8 +322,10 @@ def load_rows(pairs, root: Path):
     from dpgnn.engine import comparable
     from dpgnn.results import ResultStore
 
-    frames = [ResultStore(paper, PROFILE, root=root / "results").load(store).assign(paper=paper, store=store)
-              for paper, store in sorted({(s.paper, s.store) for s, _ in pairs})]
+    frames = [
+        ResultStore(paper, PROFILE, root=root / "results").load(store).assign(paper=paper, store=store)
+        for paper, store in sorted({(s.paper, s.store) for s, _ in pairs})
+    ]
     return comparable(pd.concat(frames, ignore_index=True))
 
 
@@ -279,8 +338,11 @@ def run_grid(pairs, device: str, per_gpu: int, threads: int, root: Path) -> dict
 
     os.environ["DPGNN_OUTPUT_ROOT"] = str(root)  # the driver's store; the workers only compute
     cores = os.cpu_count() or 1
-    n = engine.cluster_size(None, threads, per_gpu, device) if device != "cpu" else \
-        max(1, min(per_gpu, cores // threads))
+    n = (
+        engine.cluster_size(None, threads, per_gpu, device)
+        if device != "cpu"
+        else max(1, min(per_gpu, cores // threads))
+    )
     t0 = time.perf_counter()
     cluster = engine.local_cluster(n, threads)
     client = Client(cluster)
@@ -288,8 +350,15 @@ def run_grid(pairs, device: str, per_gpu: int, threads: int, root: Path) -> dict
         client.wait_for_workers(n)
         start = time.perf_counter() - t0
         t1 = time.perf_counter()
-        summary = engine.run_specs(pairs, PROFILE, client=client, device=device, threads_per_worker=threads,
-                                   workers_per_gpu=per_gpu, progress=True)
+        summary = engine.run_specs(
+            pairs,
+            PROFILE,
+            client=client,
+            device=device,
+            threads_per_worker=threads,
+            workers_per_gpu=per_gpu,
+            progress=True,
+        )
         wall = time.perf_counter() - t1
         peaks = list(client.run(_peak_memory).values())
     finally:
@@ -297,8 +366,16 @@ def run_grid(pairs, device: str, per_gpu: int, threads: int, root: Path) -> dict
         cluster.close()
     rows = load_rows(pairs, root)
     done = set(zip(rows["paper"].astype(str), rows["config_hash"].astype(str)))
-    return {"workers": n, "start_s": start, "wall_s": wall, "failed": int(summary["failed"].sum()),
-            "cells": len(done), "done": done, "peaks": peaks, "rows": rows}
+    return {
+        "workers": n,
+        "start_s": start,
+        "wall_s": wall,
+        "failed": int(summary["failed"].sum()),
+        "cells": len(done),
+        "done": done,
+        "peaks": peaks,
+        "rows": rows,
+    }
 
 
 def phase_grid(report: Report, pairs, device: str, args, tmp: Path, deadline: float) -> dict[int, dict]:
@@ -312,8 +389,17 @@ def phase_grid(report: Report, pairs, device: str, args, tmp: Path, deadline: fl
         need = min((r["wall_s"] * k / g + r["start_s"] for k, r in runs.items()), default=0.0)
         need = max(need, min((r["wall_s"] / 4 for r in runs.values()), default=0.0))
         if time.perf_counter() + need > deadline:
-            report.add(Check("grid", name, "skip", None, "", f"--budget-s {args.budget_s:g} would be exceeded "
-                             f"(about {need:.0f} s needed); a smaller --cells fits"))
+            report.add(
+                Check(
+                    "grid",
+                    name,
+                    "skip",
+                    None,
+                    "",
+                    f"--budget-s {args.budget_s:g} would be exceeded "
+                    f"(about {need:.0f} s needed); a smaller --cells fits",
+                )
+            )
             continue
         print(f"[grid] {name}: starting the cluster", flush=True)
         try:
@@ -327,17 +413,33 @@ def phase_grid(report: Report, pairs, device: str, args, tmp: Path, deadline: fl
         report.info["grid"][str(g)] = {k: v for k, v in run.items() if k not in ("rows", "done")}
         lost = len(want - run["done"])
         ok = run["failed"] == 0 and not lost
-        report.add(Check("grid", name, "pass" if ok else "fail", rate, "cells/s",
-                         f"{run['cells']} of {len(want)} cells in {run['wall_s']:.1f} s on {run['workers']} "
-                         f"worker(s) ({run['start_s']:.1f} s cluster start-up not counted); {run['failed']} "
-                         f"failed, {lost} missing"))
+        report.add(
+            Check(
+                "grid",
+                name,
+                "pass" if ok else "fail",
+                rate,
+                "cells/s",
+                f"{run['cells']} of {len(want)} cells in {run['wall_s']:.1f} s on {run['workers']} "
+                f"worker(s) ({run['start_s']:.1f} s cluster start-up not counted); {run['failed']} "
+                f"failed, {lost} missing",
+            )
+        )
         report.write()
     base = args.workers_per_gpu[0]
     for g in [g for g in args.workers_per_gpu[1:] if g in runs and base in runs]:
         r0, r1 = runs[base], runs[g]
         ratio = (r1["cells"] / r1["wall_s"]) / (r0["cells"] / r0["wall_s"])
-        report.add(Check("grid", f"cells/s {g} vs {base} worker(s)", "info", ratio, "x",
-                         f"{r1['cells'] / r1['wall_s']:.3f} vs {r0['cells'] / r0['wall_s']:.3f} cells/s"))
+        report.add(
+            Check(
+                "grid",
+                f"cells/s {g} vs {base} worker(s)",
+                "info",
+                ratio,
+                "x",
+                f"{r1['cells'] / r1['wall_s']:.3f} vs {r0['cells'] / r0['wall_s']:.3f} cells/s",
+            )
+        )
     return runs
 
 
@@ -345,8 +447,7 @@ def phase_rows(report: Report, runs: dict[int, dict], args) -> None:
     """G-worker rows against 1-worker rows; 1-worker rows against the stored CPU rows."""
     import pandas as pd
 
-    tol = {"acc_tol": args.acc_tol, "gross_tol": args.gross_tol, "alpha": args.alpha,
-           "ledger_rtol": args.ledger_rtol}
+    tol = {"acc_tol": args.acc_tol, "gross_tol": args.gross_tol, "alpha": args.alpha, "ledger_rtol": args.ledger_rtol}
     if not runs:
         report.add(Check("rows", "compared", "skip", None, "", "no grid run finished"))
         return
@@ -354,8 +455,9 @@ def phase_rows(report: Report, runs: dict[int, dict], args) -> None:
     first = runs.get(base) or next(iter(runs.values()))
     report.rows = first["rows"]
     for g in [g for g in runs if g != base and base in runs]:
-        checks, _ = compare_rows(runs[g]["rows"], runs[base]["rows"], label=f"rows {g}w vs {base}w", subset=False,
-                                 **tol)
+        checks, _ = compare_rows(
+            runs[g]["rows"], runs[base]["rows"], label=f"rows {g}w vs {base}w", subset=False, **tol
+        )
         report.add(*checks)
         try:
             pd.testing.assert_frame_equal(runs[g]["rows"], runs[base]["rows"], check_like=True)
@@ -364,8 +466,16 @@ def phase_rows(report: Report, runs: dict[int, dict], args) -> None:
             same = "not bit-identical: " + str(exc).strip().splitlines()[0]
         report.add(Check(f"rows {g}w vs {base}w", "identical rows", "info", None, "", same))
     if not REFERENCE.exists():
-        report.add(Check("rows vs cpu", "reference", "fail", None, "", f"{REFERENCE.relative_to(ROOT)} is missing: "
-                         f"python benchmarks/gpu_check.py --write-reference"))
+        report.add(
+            Check(
+                "rows vs cpu",
+                "reference",
+                "fail",
+                None,
+                "",
+                f"{REFERENCE.relative_to(ROOT)} is missing: python benchmarks/gpu_check.py --write-reference",
+            )
+        )
         return
     ref = pd.read_csv(REFERENCE, dtype=str, keep_default_na=False)
     test = first["rows"].astype(str)
@@ -393,16 +503,26 @@ def phase_batched_lpgnn(report: Report, device: str, repeats: int, epochs: int) 
     rows = lpgnn.run_cell(data, "cora", repeats=repeats, epochs=epochs, **kw)
     t_batched = time.perf_counter() - t0
     t0 = time.perf_counter()
-    singles = [lpgnn.run_cell(data, "cora", repeats=1, epochs=epochs, seed=lpgnn.GLOBAL_SEED + r, **kw)[0]
-               for r in range(repeats)]
+    singles = [
+        lpgnn.run_cell(data, "cora", repeats=1, epochs=epochs, seed=lpgnn.GLOBAL_SEED + r, **kw)[0]
+        for r in range(repeats)
+    ]
     t_seq = time.perf_counter() - t0
     ratio = t_seq / t_batched
     acc_b = sum(r["value"] for r in rows) / len(rows)
     acc_s = sum(r["value"] for r in singles) / len(singles)
-    report.add(Check("batched", f"lpgnn R={repeats} batched vs sequential", speed_verdict(ratio, device), ratio,
-                     "x", f"Cora, SAGE, mbm eps_x=eps_y=1, {epochs} epochs: one batched cell {t_batched:.2f} s, "
-                     f"{repeats} single-repeat cells {t_seq:.2f} s; mean test accuracy {acc_b:.1f} vs {acc_s:.1f} %"
-                     f" (different seeds: informative only)"))
+    report.add(
+        Check(
+            "batched",
+            f"lpgnn R={repeats} batched vs sequential",
+            speed_verdict(ratio, device),
+            ratio,
+            "x",
+            f"Cora, SAGE, mbm eps_x=eps_y=1, {epochs} epochs: one batched cell {t_batched:.2f} s, "
+            f"{repeats} single-repeat cells {t_seq:.2f} s; mean test accuracy {acc_b:.1f} vs {acc_s:.1f} %"
+            f" (different seeds: informative only)",
+        )
+    )
 
 
 def phase_batched_progap(report: Report, device: str, repeats: int, epochs: int, levels: list[str]) -> None:
@@ -411,8 +531,16 @@ def phase_batched_progap(report: Report, device: str, repeats: int, epochs: int,
     try:
         from dpgnn.methods.repeats import train_progap_repeats
     except ImportError as exc:
-        report.add(Check("batched", "progap batched vs sequential", "info", None, "",
-                         f"no batched ProGAP trainer in this checkout ({exc})"))
+        report.add(
+            Check(
+                "batched",
+                "progap batched vs sequential",
+                "info",
+                None,
+                "",
+                f"no batched ProGAP trainer in this checkout ({exc})",
+            )
+        )
         return
     from dpgnn.data import load_dataset
     from dpgnn.methods import progap
@@ -432,24 +560,46 @@ def phase_batched_progap(report: Report, device: str, repeats: int, epochs: int,
         t_seq = time.perf_counter() - t0
         ratio = t_seq / t_batched
         gap = max(abs(b.test_acc - s.test_acc) for b, s in zip(batched, single))
-        report.add(Check("batched", f"progap {level} R={repeats} batched vs sequential",
-                         speed_verdict(ratio, device), ratio, "x",
-                         f"fb100-amherst41, depth 2, eps 1, {epochs} epochs per stage: batched {t_batched:.2f} s, "
-                         f"{repeats} sequential runs {t_seq:.2f} s; largest test-accuracy difference between a "
-                         f"seed's two runs {100 * gap:.2f} points (the same seeds: float rounding only)"))
+        report.add(
+            Check(
+                "batched",
+                f"progap {level} R={repeats} batched vs sequential",
+                speed_verdict(ratio, device),
+                ratio,
+                "x",
+                f"fb100-amherst41, depth 2, eps 1, {epochs} epochs per stage: batched {t_batched:.2f} s, "
+                f"{repeats} sequential runs {t_seq:.2f} s; largest test-accuracy difference between a "
+                f"seed's two runs {100 * gap:.2f} points (the same seeds: float rounding only)",
+            )
+        )
 
 
 def phase_memory(report: Report, runs: dict[int, dict]) -> None:
     mine = _peak_memory()
-    report.add(Check("memory", "peak GPU memory, this process", "info", mine["gpu_mib"], "MiB",
-                     f"torch.cuda.max_memory_allocated (warm-up and batched phases); peak RSS "
-                     f"{mine['rss_mib']:.0f} MiB"))
+    report.add(
+        Check(
+            "memory",
+            "peak GPU memory, this process",
+            "info",
+            mine["gpu_mib"],
+            "MiB",
+            f"torch.cuda.max_memory_allocated (warm-up and batched phases); peak RSS {mine['rss_mib']:.0f} MiB",
+        )
+    )
     for g, run in sorted(runs.items()):
         gpu = max((p["gpu_mib"] for p in run["peaks"]), default=0.0)
         rss = max((p["rss_mib"] for p in run["peaks"]), default=0.0)
-        report.add(Check("memory", f"peak GPU memory, {g}-worker grid", "info", gpu, "MiB",
-                         f"largest of {len(run['peaks'])} worker(s); sum {sum(p['gpu_mib'] for p in run['peaks']):.0f}"
-                         f" MiB; peak RSS of a worker {rss:.0f} MiB"))
+        report.add(
+            Check(
+                "memory",
+                f"peak GPU memory, {g}-worker grid",
+                "info",
+                gpu,
+                "MiB",
+                f"largest of {len(run['peaks'])} worker(s); sum {sum(p['gpu_mib'] for p in run['peaks']):.0f}"
+                f" MiB; peak RSS of a worker {rss:.0f} MiB",
+            )
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -464,40 +614,79 @@ def write_reference(args, tmp: Path) -> int:
         print(f"gpu_check: FAIL: the reference grid lost cells ({run['failed']} failed)")
         return 1
     run["rows"].to_csv(REFERENCE, index=False, compression={"method": "gzip", "mtime": 0})
-    meta = {"environment": environment("cpu", False), "cells": run["cells"], "rows": len(run["rows"]),
-            "selection": SELECTION, "datasets": DATASETS, "profile": PROFILE, "cells_per_artifact": args.cells,
-            "workers": run["workers"], "wall_s": round(run["wall_s"], 1), "written": time.strftime("%Y-%m-%d")}
+    meta = {
+        "environment": environment("cpu", False),
+        "cells": run["cells"],
+        "rows": len(run["rows"]),
+        "selection": SELECTION,
+        "datasets": DATASETS,
+        "profile": PROFILE,
+        "cells_per_artifact": args.cells,
+        "workers": run["workers"],
+        "wall_s": round(run["wall_s"], 1),
+        "written": time.strftime("%Y-%m-%d"),
+    }
     REFERENCE.with_name("gpu_check_cpu_rows.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
-    print(f"gpu_check: wrote {run['cells']} cells, {len(run['rows'])} rows to {REFERENCE.relative_to(ROOT)} "
-          f"in {run['wall_s']:.0f} s on {run['workers']} CPU worker(s)")
+    print(
+        f"gpu_check: wrote {run['cells']} cells, {len(run['rows'])} rows to {REFERENCE.relative_to(ROOT)} "
+        f"in {run['wall_s']:.0f} s on {run['workers']} CPU worker(s)"
+    )
     return 0
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", type=int, default=6, help="first N cells of each artifact (0: all; default 6)")
-    ap.add_argument("--workers-per-gpu", type=int, nargs="+", default=[1, 4],
-                    help="grid runs, each on a cluster of this many workers sharing the GPU (default 1 4)")
+    ap.add_argument(
+        "--workers-per-gpu",
+        type=int,
+        nargs="+",
+        default=[1, 4],
+        help="grid runs, each on a cluster of this many workers sharing the GPU (default 1 4)",
+    )
     ap.add_argument("--threads", type=int, default=1, help="torch threads per worker (default 1)")
     ap.add_argument("--repeats", type=int, default=10, help="R of the batched phase (default 10)")
     ap.add_argument("--epochs", type=int, default=200, help="LPGNN epochs in the batched phase (default 200)")
-    ap.add_argument("--progap-epochs", type=int, default=30, help="ProGAP epochs per stage in the batched phase "
-                    "(default 30, the smoke grids')")
+    ap.add_argument(
+        "--progap-epochs",
+        type=int,
+        default=30,
+        help="ProGAP epochs per stage in the batched phase (default 30, the smoke grids')",
+    )
     ap.add_argument("--progap-levels", nargs="*", default=["edge", "node"], choices=["edge", "node"])
-    ap.add_argument("--acc-tol", type=float, default=3.0, help="accuracy: smallest tolerance of the mean "
-                    "difference per paper, points (default 3)")
-    ap.add_argument("--gross-tol", type=float, default=10.0, help="accuracy: largest mean |difference| per "
-                    "paper, points (default 10)")
+    ap.add_argument(
+        "--acc-tol",
+        type=float,
+        default=3.0,
+        help="accuracy: smallest tolerance of the mean difference per paper, points (default 3)",
+    )
+    ap.add_argument(
+        "--gross-tol",
+        type=float,
+        default=10.0,
+        help="accuracy: largest mean |difference| per paper, points (default 10)",
+    )
     ap.add_argument("--alpha", type=float, default=1e-3, help="accuracy: level of the t-test (default 0.001)")
     ap.add_argument("--ledger-rtol", type=float, default=1e-5, help="ledgers: relative tolerance of numbers")
-    ap.add_argument("--budget-s", type=float, default=360.0, help="no phase starts after this many seconds, nor "
-                    "a grid run expected to end after them (default 360: the whole check within 8 minutes)")
+    ap.add_argument(
+        "--budget-s",
+        type=float,
+        default=360.0,
+        help="no phase starts after this many seconds, nor "
+        "a grid run expected to end after them (default 360: the whole check within 8 minutes)",
+    )
     ap.add_argument("--write-reference", action="store_true", help="compute the CPU rows (project environment)")
     ap.add_argument("--mirror-files", action="store_true", help="print the dataset files the check needs")
     ap.add_argument("--source-digest", action="store_true", help="print the digest of dpgnn/**/*.py")
     args = ap.parse_args(argv)
-    if args.cells < 0 or args.repeats < 1 or args.epochs < 1 or args.progap_epochs < 1 or args.threads < 1 \
-            or min(args.workers_per_gpu) < 1:
+    if (
+        args.cells < 0
+        or args.repeats < 1
+        or args.epochs < 1
+        or args.progap_epochs < 1
+        or args.threads < 1
+        or min(args.workers_per_gpu) < 1
+    ):
         ap.error("--cells must be >= 0; --repeats, --epochs, --progap-epochs, --threads, --workers-per-gpu >= 1")
     return args
 
@@ -535,9 +724,13 @@ def run_check(args: argparse.Namespace, tmp: Path) -> int:
         runs = phase_grid(report, pairs, device, args, tmp, deadline) if pairs else {}
         phase_rows(report, runs, args)
         report.write()
-        for name, phase in (("lpgnn", lambda: phase_batched_lpgnn(report, device, args.repeats, args.epochs)),
-                            ("progap", lambda: phase_batched_progap(report, device, args.repeats, args.progap_epochs,
-                                                                    args.progap_levels))):
+        for name, phase in (
+            ("lpgnn", lambda: phase_batched_lpgnn(report, device, args.repeats, args.epochs)),
+            (
+                "progap",
+                lambda: phase_batched_progap(report, device, args.repeats, args.progap_epochs, args.progap_levels),
+            ),
+        ):
             if time.perf_counter() > deadline:
                 report.add(Check("batched", name, "skip", None, "", f"--budget-s {args.budget_s:g} spent"))
                 continue

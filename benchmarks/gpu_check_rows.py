@@ -15,8 +15,19 @@ FRACTIONS = ("privgnn",)
 #: columns that identify a cell: a config hash within a paper's store artifact (those present are used)
 CELL_COLUMNS = ("paper", "store", "config_hash")
 #: columns that identify a row within a cell (those present are used)
-KEY_COLUMNS = ("task", "metric", "run", "checkpoint", "epoch_total", "stage", "epoch", "degree", "artifact",
-               "method", "setting")
+KEY_COLUMNS = (
+    "task",
+    "metric",
+    "run",
+    "checkpoint",
+    "epoch_total",
+    "stage",
+    "epoch",
+    "degree",
+    "artifact",
+    "method",
+    "setting",
+)
 #: the privacy ledger of a row: must be equal on every device
 LEDGER_COLUMNS = ("level", "epsilon", "delta", "ledger")
 
@@ -24,6 +35,7 @@ LEDGER_COLUMNS = ("level", "epsilon", "delta", "ledger")
 @dataclasses.dataclass
 class Check:
     """One verdict: ``pass``, ``fail``, ``info`` (a measurement without a threshold) or ``skip``."""
+
     phase: str
     name: str
     verdict: str
@@ -57,10 +69,14 @@ def keyed(df, columns: list[str] | None = None):
     keys = [c for c in KEY_COLUMNS if c in df.columns] if columns is None else list(columns)
     df = df.reset_index(drop=True).reindex(columns=list(dict.fromkeys([*df.columns, *keys])))
     # the cell's columns verbatim (a config hash of digits only is not a number)
-    df["_cell"] = df[cells].apply(lambda r: "|".join("" if _missing(v) else str(v) for v in r), axis=1) \
-        if len(df) else ""
-    key = df["_cell"] + "|" + (df[keys].apply(lambda r: "|".join(_norm(v) for v in r), axis=1) if len(df) and keys
-                               else "")
+    df["_cell"] = (
+        df[cells].apply(lambda r: "|".join("" if _missing(v) else str(v) for v in r), axis=1) if len(df) else ""
+    )
+    key = (
+        df["_cell"]
+        + "|"
+        + (df[keys].apply(lambda r: "|".join(_norm(v) for v in r), axis=1) if len(df) and keys else "")
+    )
     df["_key"] = key + "#" + df.groupby(key).cumcount().astype(str)
     return df
 
@@ -125,15 +141,26 @@ def accuracy_check(label: str, paper: str, pairs, *, acc_tol: float, gross_tol: 
     mean_abs, max_abs = float(d.abs().mean()), float(d.abs().max())
     same = int((d == 0).sum())
     passed = abs(mean) <= tol and mean_abs <= gross_tol and lopsided == 0
-    detail = (f"{len(d)} rows of {len(cells)} cells: mean difference {mean:+.3f} points (tolerance {tol:.3f} = "
-              f"max({acc_tol:g}, t-test {t_tol:.3f}) over {n} {'cells' if units is cells else 'rows'}), mean |diff| "
-              f"{mean_abs:.3f} (limit {gross_tol:g}), max |diff| {max_abs:.3f}, identical {same}/{len(d)}"
-              + (f", {lopsided} finite on one side only" if lopsided else ""))
+    detail = (
+        f"{len(d)} rows of {len(cells)} cells: mean difference {mean:+.3f} points (tolerance {tol:.3f} = "
+        f"max({acc_tol:g}, t-test {t_tol:.3f}) over {n} {'cells' if units is cells else 'rows'}), mean |diff| "
+        f"{mean_abs:.3f} (limit {gross_tol:g}), max |diff| {max_abs:.3f}, identical {same}/{len(d)}"
+        + (f", {lopsided} finite on one side only" if lopsided else "")
+    )
     return Check(label, f"accuracy {paper}", "pass" if passed else "fail", mean, "points", detail)
 
 
-def compare_rows(test, ref, *, label: str, acc_tol: float = 3.0, gross_tol: float = 10.0, alpha: float = 1e-3,
-                 ledger_rtol: float = 1e-5, subset: bool = True):
+def compare_rows(
+    test,
+    ref,
+    *,
+    label: str,
+    acc_tol: float = 3.0,
+    gross_tol: float = 10.0,
+    alpha: float = 1e-3,
+    ledger_rtol: float = 1e-5,
+    subset: bool = True,
+):
     """``test`` rows against ``ref`` rows (each with a ``paper`` column): ``(checks, pairs)``.
 
     Checks: *config hashes* (every cell of ``test`` -- :data:`CELL_COLUMNS` -- is in ``ref``, and with
@@ -152,30 +179,58 @@ def compare_rows(test, ref, *, label: str, acc_tol: float = 3.0, gross_tol: floa
     ledger = [c for c in LEDGER_COLUMNS if c in t.columns or c in r.columns]
     cols = ["_key", "_cell", "paper", "value"] + ledger
     shown = [c for c in ("store",) + KEY_COLUMNS if c in test.columns and c not in cols]
-    m = t.reindex(columns=cols + shown).merge(r.reindex(columns=cols).drop(columns=["_cell", "paper"]), on="_key",
-                                              how="outer", suffixes=("_test", "_ref"), indicator=True)
+    m = t.reindex(columns=cols + shown).merge(
+        r.reindex(columns=cols).drop(columns=["_cell", "paper"]),
+        on="_key",
+        how="outer",
+        suffixes=("_test", "_ref"),
+        indicator=True,
+    )
     unmatched = int((m["_merge"] != "both").sum())
     both = m[m["_merge"] == "both"].drop(columns=["_merge"])
-    checks = [Check(label, "config hashes", "fail" if missing or extra or unmatched else "pass", float(len(cells_t)),
-                    "cells", f"{len(cells_t)} cells, {len(both)} rows matched"
-                    + (f"; {len(missing)} cells not in the reference (e.g. {min(missing)})" if missing else "")
-                    + (f"; {len(extra)} reference cells not computed" if extra else "")
-                    + (f"; {unmatched} rows without a partner" if unmatched else ""))]
+    checks = [
+        Check(
+            label,
+            "config hashes",
+            "fail" if missing or extra or unmatched else "pass",
+            float(len(cells_t)),
+            "cells",
+            f"{len(cells_t)} cells, {len(both)} rows matched"
+            + (f"; {len(missing)} cells not in the reference (e.g. {min(missing)})" if missing else "")
+            + (f"; {len(extra)} reference cells not computed" if extra else "")
+            + (f"; {unmatched} rows without a partner" if unmatched else ""),
+        )
+    ]
     bad: dict[str, int] = {}
     for col in ledger:
         for x, y in zip(both[f"{col}_test"], both[f"{col}_ref"]):
             for p in ledger_diff(x, y, ledger_rtol, col):
                 bad[p] = bad.get(p, 0) + 1
-    checks.append(Check(label, "ledger columns", "fail" if bad or both.empty else "pass", float(sum(bad.values())),
-                        "differences",
-                        f"{len(both)} rows, columns {', '.join(ledger)}"
-                        + (": differ at " + ", ".join(f"{k} ({v} rows)" for k, v in sorted(bad.items())[:8])
-                           if bad else ": equal")))
+    checks.append(
+        Check(
+            label,
+            "ledger columns",
+            "fail" if bad or both.empty else "pass",
+            float(sum(bad.values())),
+            "differences",
+            f"{len(both)} rows, columns {', '.join(ledger)}"
+            + (": differ at " + ", ".join(f"{k} ({v} rows)" for k, v in sorted(bad.items())[:8]) if bad else ": equal"),
+        )
+    )
     for paper in sorted(both["paper"].astype(str).unique()):
-        checks.append(accuracy_check(label, paper, both[both["paper"].astype(str) == paper], acc_tol=acc_tol,
-                                     gross_tol=gross_tol, alpha=alpha))
-    both = both.assign(diff=pd.to_numeric(both["value_test"], errors="coerce")
-                       - pd.to_numeric(both["value_ref"], errors="coerce"))
+        checks.append(
+            accuracy_check(
+                label,
+                paper,
+                both[both["paper"].astype(str) == paper],
+                acc_tol=acc_tol,
+                gross_tol=gross_tol,
+                alpha=alpha,
+            )
+        )
+    both = both.assign(
+        diff=pd.to_numeric(both["value_test"], errors="coerce") - pd.to_numeric(both["value_ref"], errors="coerce")
+    )
     return checks, both.drop(columns=["_key"])
 
 

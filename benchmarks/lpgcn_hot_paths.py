@@ -96,26 +96,40 @@ def main() -> None:
     pm = get_mechanism("piecewise", epsilon=1.0)
     t_pm = timed(lambda: pm(data.x, generator=0))
     flat = data.x.reshape(-1)[:5000]
-    t_pm_loop = timed(lambda: [pm(flat[i:i + 1], generator=i) for i in range(flat.numel())], repeat=1)
+    t_pm_loop = timed(lambda: [pm(flat[i : i + 1], generator=i) for i in range(flat.numel())], repeat=1)
     t_pm_loop *= data.x.numel() / flat.numel()
     res.update(pm_vectorised_s=t_pm, pm_loop_s_scaled=t_pm_loop, pm_speedup=t_pm_loop / t_pm)
 
     # 3. GCN training epochs (fixed epoch count: patience large so both run the same number of epochs)
-    hp = lpgcn.HPARAMS[args.dataset]["gcn"] if args.dataset in lpgcn.HPARAMS else {"lr": 0.01, "weight_decay": 5e-4,
-                                                                                     "dropout": 0.5}
+    hp = (
+        lpgcn.HPARAMS[args.dataset]["gcn"]
+        if args.dataset in lpgcn.HPARAMS
+        else {"lr": 0.01, "weight_decay": 5e-4, "dropout": 0.5}
+    )
     epochs = 100
     d = data.clone()
     d.x = y_hat
     torch.manual_seed(0)
     m1 = GCN(data.num_features, 16, int(data.y.max()) + 1, dropout=hp["dropout"], cached=True)
-    t_ours = timed(lambda: train_node_classifier(m1, d, lr=hp["lr"], weight_decay=hp["weight_decay"],
-                                                 max_epochs=epochs, min_epochs=epochs, patience=10 ** 6,
-                                                 device="cpu"), repeat=2)
+    t_ours = timed(
+        lambda: train_node_classifier(
+            m1,
+            d,
+            lr=hp["lr"],
+            weight_decay=hp["weight_decay"],
+            max_epochs=epochs,
+            min_epochs=epochs,
+            patience=10**6,
+            device="cpu",
+        ),
+        repeat=2,
+    )
     torch.manual_seed(0)
     m2 = GCN(data.num_features, 16, int(data.y.max()) + 1, dropout=hp["dropout"], cached=True)
     t_naive = timed(lambda: naive_train(m2, d, hp["lr"], hp["weight_decay"], epochs), repeat=2)
-    res.update(train_epoch_ms=1000 * t_ours / epochs, naive_epoch_ms=1000 * t_naive / epochs,
-               train_speedup=t_naive / t_ours)
+    res.update(
+        train_epoch_ms=1000 * t_ours / epochs, naive_epoch_ms=1000 * t_naive / epochs, train_speedup=t_naive / t_ours
+    )
 
     for k, v in res.items():
         print(f"{k:>22}: {v:.4g}" if isinstance(v, float) else f"{k:>22}: {v}")

@@ -45,17 +45,32 @@ def main() -> None:
     n, d = data.x.shape
     kx, ky = lpgnn.steps_for(args.dataset, args.eps_x, args.eps_y)
     hp = lpgnn.hparams_for(args.dataset, "mbm", args.eps_x, args.eps_y)
-    print(f"{args.dataset}: {n} nodes, {d} features; {args.backbone}, eps_x={args.eps_x:g}, eps_y={args.eps_y:g}, "
-          f"K_x={kx}, K_y={ky}, {hp}, threads={args.threads}")
+    print(
+        f"{args.dataset}: {n} nodes, {d} features; {args.backbone}, eps_x={args.eps_x:g}, eps_y={args.eps_y:g}, "
+        f"K_x={kx}, K_y={ky}, {hp}, threads={args.threads}"
+    )
 
     t0 = time.perf_counter()
-    rows = lpgnn.run_cell(data, args.dataset, method="mbm", eps_x=args.eps_x, eps_y=args.eps_y, k_x=kx, k_y=ky,
-                          backbone=args.backbone, repeats=args.repeats, epochs=args.epochs, device="cpu",
-                          threads=args.threads)
+    rows = lpgnn.run_cell(
+        data,
+        args.dataset,
+        method="mbm",
+        eps_x=args.eps_x,
+        eps_y=args.eps_y,
+        k_x=kx,
+        k_y=ky,
+        backbone=args.backbone,
+        repeats=args.repeats,
+        epochs=args.epochs,
+        device="cpu",
+        threads=args.threads,
+    )
     t_batched = time.perf_counter() - t0
     acc = sum(r["value"] for r in rows) / len(rows)
-    print(f"batched:         {t_batched:8.1f} s for {args.repeats} repeats x {args.epochs} epochs "
-          f"(mean test accuracy {acc:.1f}%)")
+    print(
+        f"batched:         {t_batched:8.1f} s for {args.repeats} repeats x {args.epochs} epochs "
+        f"(mean test accuracy {acc:.1f}%)"
+    )
 
     labelled = data.train_mask | data.val_mask
     t_ref, done_epochs = 0.0, 0
@@ -64,18 +79,36 @@ def main() -> None:
         x = lpgnn.dense_features(draw, n, d)
         noisy = lpgnn.perturb_labels(data.y, args.eps_y, data.num_classes, labelled, run)
         t0 = time.perf_counter()
-        lpgnn.train_reference(data, x, noisy, backbone=args.backbone, seed=run, lr=hp["lr"],
-                              weight_decay=hp["weight_decay"], dropout=hp["dropout"], k_x=kx, k_y=ky,
-                              label_method="drop", eps_y=args.eps_y, epochs=args.reference_epochs, device="cpu")
+        lpgnn.train_reference(
+            data,
+            x,
+            noisy,
+            backbone=args.backbone,
+            seed=run,
+            lr=hp["lr"],
+            weight_decay=hp["weight_decay"],
+            dropout=hp["dropout"],
+            k_x=kx,
+            k_y=ky,
+            label_method="drop",
+            eps_y=args.eps_y,
+            epochs=args.reference_epochs,
+            device="cpu",
+        )
         t_ref += time.perf_counter() - t0
         done_epochs += args.reference_epochs
     per_epoch = t_ref / done_epochs
     full = per_epoch * args.repeats * args.epochs
-    scaled = "" if done_epochs == args.repeats * args.epochs else \
-        f" (timed {args.reference_runs} run(s) x {args.reference_epochs} epochs = {t_ref:.1f} s, scaled linearly)"
+    scaled = (
+        ""
+        if done_epochs == args.repeats * args.epochs
+        else f" (timed {args.reference_runs} run(s) x {args.reference_epochs} epochs = {t_ref:.1f} s, scaled linearly)"
+    )
     print(f"straightforward: {full:8.1f} s for the same cell{scaled}")
-    print(f"speed-up: {full / t_batched:.1f}x  (batched {1e3 * t_batched / (args.repeats * args.epochs):.2f} ms "
-          f"vs straightforward {1e3 * per_epoch:.2f} ms per run-epoch)")
+    print(
+        f"speed-up: {full / t_batched:.1f}x  (batched {1e3 * t_batched / (args.repeats * args.epochs):.2f} ms "
+        f"vs straightforward {1e3 * per_epoch:.2f} ms per run-epoch)"
+    )
     if not math.isfinite(full / t_batched):
         raise SystemExit("timing failed")
 

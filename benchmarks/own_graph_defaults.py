@@ -40,13 +40,31 @@ TABLE_PATH = RESULTS / "own_graph_defaults.md"
 
 #: (dataset name for :func:`dpgnn.data.load_dataset`, variant, keep the loaded masks); cheapest first
 DATASETS: list[tuple[str, str | None, bool]] = [
-    ("cora", None, True), ("citeseer", None, True), ("amazon-computers", None, False),
-    ("fb100-wisconsin87", "progap", True), ("facebook-pagepage", None, False)]
+    ("cora", None, True),
+    ("citeseer", None, True),
+    ("amazon-computers", None, False),
+    ("fb100-wisconsin87", "progap", True),
+    ("facebook-pagepage", None, False),
+]
 SMALL = ("cora", "citeseer")  # all seeds of these run before the larger graphs' first seed
 EPSILONS = (1.0, 8.0)
 SEEDS = (0, 1, 2)
-COLUMNS = ["method", "level", "dataset", "epsilon", "config", "seed", "test_acc", "val_acc", "seconds", "delta",
-           "guarantee", "epsilon_ledger", "settings", "error"]
+COLUMNS = [
+    "method",
+    "level",
+    "dataset",
+    "epsilon",
+    "config",
+    "seed",
+    "test_acc",
+    "val_acc",
+    "seconds",
+    "delta",
+    "guarantee",
+    "epsilon_ledger",
+    "settings",
+    "error",
+]
 
 # ---------------------------------------------------------------------------------------------------------------
 # The paper-tuned configurations, in the API's config fields. Each entry: method -> level -> ε (or "*": any ε)
@@ -78,39 +96,79 @@ _LPGCN_T4 = {"cora": (0.01, 0.01, 0.5), "citeseer": (0.01, 0.1, 0.5)}
 PAPER: dict[str, dict[Any, dict[Any, tuple[dict[str, Any], str]]]] = {
     "progap": {
         "none": {"*": ({**_PG, "depth": 5, "base_layers": 1, "lr": 0.01, "epochs": 100}, _T2.format("none"))},
-        "edge": {1.0: ({**_PG, "depth": 4, "base_layers": 1, "lr": 0.01, "epochs": 100}, _F2.format("edge ε 1")),
-                 8.0: ({**_PG, "depth": 4, "base_layers": 1, "lr": 0.01, "epochs": 100},
-                       _F2.format("edge ε 4, the largest stored"))},
-        "node": {1.0: ({**_PG, **_NODE, "depth": 1, "base_layers": 1, "lr": 0.01, "epochs": 10},
-                       _F2.format("node ε 2, the smallest stored")),
-                 8.0: ({**_PG, **_NODE, "depth": 5, "base_layers": 1, "lr": 0.01, "epochs": 10},
-                       _F2.format("node ε 8"))},
+        "edge": {
+            1.0: ({**_PG, "depth": 4, "base_layers": 1, "lr": 0.01, "epochs": 100}, _F2.format("edge ε 1")),
+            8.0: (
+                {**_PG, "depth": 4, "base_layers": 1, "lr": 0.01, "epochs": 100},
+                _F2.format("edge ε 4, the largest stored"),
+            ),
+        },
+        "node": {
+            1.0: (
+                {**_PG, **_NODE, "depth": 1, "base_layers": 1, "lr": 0.01, "epochs": 10},
+                _F2.format("node ε 2, the smallest stored"),
+            ),
+            8.0: ({**_PG, **_NODE, "depth": 5, "base_layers": 1, "lr": 0.01, "epochs": 10}, _F2.format("node ε 8")),
+        },
     },
     "gap": {
         "none": {"*": ({"hidden": 16, "hops": 5, "lr": 0.01, "epochs": 100}, _T2.format("none"))},
-        "edge": {1.0: ({"hidden": 16, "hops": 2, "lr": 0.01, "epochs": 100}, _F2.format("edge ε 1")),
-                 8.0: ({"hidden": 16, "hops": 4, "lr": 0.01, "epochs": 100}, _F2.format("edge ε 4, the largest"))},
-        "node": {1.0: ({"hidden": 16, **_NODE, "hops": 1, "lr": 0.01, "epochs": 10},
-                       _F2.format("node ε 2, the smallest stored")),
-                 8.0: ({"hidden": 16, **_NODE, "hops": 2, "lr": 0.01, "epochs": 10}, _F2.format("node ε 8"))},
+        "edge": {
+            1.0: ({"hidden": 16, "hops": 2, "lr": 0.01, "epochs": 100}, _F2.format("edge ε 1")),
+            8.0: ({"hidden": 16, "hops": 4, "lr": 0.01, "epochs": 100}, _F2.format("edge ε 4, the largest")),
+        },
+        "node": {
+            1.0: (
+                {"hidden": 16, **_NODE, "hops": 1, "lr": 0.01, "epochs": 10},
+                _F2.format("node ε 2, the smallest stored"),
+            ),
+            8.0: ({"hidden": 16, **_NODE, "hops": 2, "lr": 0.01, "epochs": 10}, _F2.format("node ε 8")),
+        },
     },
-    "dp-gnn": {"node": {"*": ({"hidden": 16, **_NODE, "base_layers": 2, "head_layers": 1, "lr": 0.01, "epochs": 10},
-                              _T2.format("node ε 8; D = 100 of the series, GAP's grid {100..400}"))}},
-    "dp-mlp": {"node": {"*": ({"hidden": 16, "batch_size": 256, "clip": 1.0, "base_layers": 2, "lr": 0.01,
-                               "epochs": 10}, _T2.format("node ε 8; ProGAP §5.2: clip 1, 10 epochs"))}},
-    "mlp": {"none": {"*": ({"hidden": 16, "base_layers": 2, "lr": 0.01, "epochs": 100},
-                           _T2.format("mlp at edge level (no privacy cost); ProGAP §5.2: 3 layers, 100 epochs"))}},
-    "graphsage": {"none": {"*": ({"hidden": 16, "depth": 5, "base_layers": 2, "lr": 0.01, "epochs": 100},
-                                 _T2.format("none"))}},
-    "edgerand": {"edge": {"*": ({"hidden": 16, "depth": 1, "base_layers": 2, "lr": 0.01, "epochs": 100},
-                                _T2.format("edge ε 1"))}},
+    "dp-gnn": {
+        "node": {
+            "*": (
+                {"hidden": 16, **_NODE, "base_layers": 2, "head_layers": 1, "lr": 0.01, "epochs": 10},
+                _T2.format("node ε 8; D = 100 of the series, GAP's grid {100..400}"),
+            )
+        }
+    },
+    "dp-mlp": {
+        "node": {
+            "*": (
+                {"hidden": 16, "batch_size": 256, "clip": 1.0, "base_layers": 2, "lr": 0.01, "epochs": 10},
+                _T2.format("node ε 8; ProGAP §5.2: clip 1, 10 epochs"),
+            )
+        }
+    },
+    "mlp": {
+        "none": {
+            "*": (
+                {"hidden": 16, "base_layers": 2, "lr": 0.01, "epochs": 100},
+                _T2.format("mlp at edge level (no privacy cost); ProGAP §5.2: 3 layers, 100 epochs"),
+            )
+        }
+    },
+    "graphsage": {
+        "none": {"*": ({"hidden": 16, "depth": 5, "base_layers": 2, "lr": 0.01, "epochs": 100}, _T2.format("none"))}
+    },
+    "edgerand": {
+        "edge": {"*": ({"hidden": 16, "depth": 1, "base_layers": 2, "lr": 0.01, "epochs": 100}, _T2.format("edge ε 1"))}
+    },
 }
 for _m in ("lm", "pm", "pgc"):
-    PAPER[_m] = {"feature": {"*": ({**_LPGCN, "lr": 0.01, "weight_decay": 0.01, "dropout": 0.5},
-                                   "LPGCN Table 4, Cora row (no row for this graph)")}}
+    PAPER[_m] = {
+        "feature": {
+            "*": (
+                {**_LPGCN, "lr": 0.01, "weight_decay": 0.01, "dropout": 0.5},
+                "LPGCN Table 4, Cora row (no row for this graph)",
+            )
+        }
+    }
     for _ds, (_lr, _wd, _do) in _LPGCN_T4.items():
-        PAPER[_m][("feature", _ds)] = {"*": ({**_LPGCN, "lr": _lr, "weight_decay": _wd, "dropout": _do},
-                                             f"LPGCN Table 4, {_ds} row")}
+        PAPER[_m][("feature", _ds)] = {
+            "*": ({**_LPGCN, "lr": _lr, "weight_decay": _wd, "dropout": _do}, f"LPGCN Table 4, {_ds} row")
+        }
 
 # LPGNN (mbm, rr): the authors' published tuning, dpgnn.methods.lpgnn.HPARAMS (hparams/lwd.csv: lr / weight decay /
 # dropout, any finite ε uses the ε = 1 row) and BEST_STEPS (hparams/steps.csv: (K_x, K_y) per (ε_x, ε_y) ∈
@@ -128,8 +186,14 @@ def _lpgnn_entry(name: str, level: str, eps: float, tuned: str) -> tuple[dict[st
     ex, ey = {"feature": (e, math.inf), "feature+label": (e, 1.0), "label": (math.inf, e)}[level]
     kx, ky = steps_for(tuned, ex, ey)
     hp = hparams_for(tuned, "raw" if name == "rr" else "mbm", ex, ey)
-    fields = {"backbone": "sage", "k_x": kx, "lr": hp["lr"], "weight_decay": hp["weight_decay"],
-              "dropout": hp["dropout"], "epochs": 500}
+    fields = {
+        "backbone": "sage",
+        "k_x": kx,
+        "lr": hp["lr"],
+        "weight_decay": hp["weight_decay"],
+        "dropout": hp["dropout"],
+        "epochs": 500,
+    }
     if level != "feature":  # K_y acts only where labels are perturbed
         fields["k_y"] = ky
     return fields, f"LPGNN lwd.csv/steps.csv, {tuned} at (ε_x, ε_y) = ({ex:g}, {ey:g})"
@@ -145,9 +209,11 @@ for _name, _levels in (("mbm", ("feature", "feature+label")), ("rr", ("label",))
 # DRW / FDP (drw, fdp): DRW App. C Table 4 (docs/papers/drw.md, "Batch sizes"): roots per batch at depth 1, Cora 70,
 # CiteSeer 60; the API's other defaults are Table 4's values already. The other graphs have no row: the defaults.
 for _m in ("drw", "fdp"):
-    PAPER[_m] = {"feature": {"*": ({}, "DRW Table 4 has no row for this graph: the API's defaults")},
-                 ("feature", "cora"): {"*": ({"num_layers": 1, "batch": 70}, "DRW Table 4, Cora, depth 1")},
-                 ("feature", "citeseer"): {"*": ({"num_layers": 1, "batch": 60}, "DRW Table 4, CiteSeer, depth 1")}}
+    PAPER[_m] = {
+        "feature": {"*": ({}, "DRW Table 4 has no row for this graph: the API's defaults")},
+        ("feature", "cora"): {"*": ({"num_layers": 1, "batch": 70}, "DRW Table 4, Cora, depth 1")},
+        ("feature", "citeseer"): {"*": ({"num_layers": 1, "batch": 60}, "DRW Table 4, CiteSeer, depth 1")},
+    }
 
 
 def paper_config(method: str, level: str, dataset: str, epsilon: float | None) -> tuple[dict[str, Any], str] | None:
@@ -179,8 +245,12 @@ def jobs(datasets: list[tuple[str, str | None, bool]], seeds: tuple[int, ...]) -
     defaults first."""
     from dpgnn.api import METHODS
 
-    cells = [(m, lv, eps) for m, door in METHODS.items() for lv in door.levels
-             for eps in ((None,) if lv == "none" else EPSILONS)]
+    cells = [
+        (m, lv, eps)
+        for m, door in METHODS.items()
+        for lv in door.levels
+        for eps in ((None,) if lv == "none" else EPSILONS)
+    ]
     small = [d for d in datasets if d[0] in SMALL]
     large = [d for d in datasets if d[0] not in SMALL]
     order = [(d, s) for s in seeds for d in small] + [(d, s) for s in seeds for d in large]
@@ -207,8 +277,14 @@ def fit_row(graph, method: str, level: str, dataset: str, eps: float | None, con
     """One :func:`dpgnn.fit` as a CSV row (the error line instead of metrics when it raises)."""
     import dpgnn
 
-    row = {"method": method, "level": level, "dataset": dataset, "epsilon": "" if eps is None else eps,
-           "config": config, "seed": seed}
+    row = {
+        "method": method,
+        "level": level,
+        "dataset": dataset,
+        "epsilon": "" if eps is None else eps,
+        "config": config,
+        "seed": seed,
+    }
     fields: dict[str, Any] = {}
     if config == "paper":
         fields, source = paper_config(method, level, dataset, eps)
@@ -221,9 +297,14 @@ def fit_row(graph, method: str, level: str, dataset: str, eps: float | None, con
         return row
     led = model.ledger
     val = model.metrics.get("val")
-    row.update(test_acc=100.0 * float(model.metrics["test"]), val_acc="" if val is None else 100.0 * float(val),
-               seconds=round(time.perf_counter() - t0, 2), delta=led.get("delta", ""),
-               guarantee=led.get("guarantee", ""), epsilon_ledger=led.get("epsilon", ""))
+    row.update(
+        test_acc=100.0 * float(model.metrics["test"]),
+        val_acc="" if val is None else 100.0 * float(val),
+        seconds=round(time.perf_counter() - t0, 2),
+        delta=led.get("delta", ""),
+        guarantee=led.get("guarantee", ""),
+        epsilon_ledger=led.get("epsilon", ""),
+    )
     if config == "defaults":
         row["settings"] = json.dumps(asdict(model.config), ensure_ascii=False)
     return row
@@ -235,9 +316,12 @@ def run(datasets, seeds, path: Path = CSV_PATH) -> None:
     torch.set_num_threads(int(os.environ.get("DPGNN_THREADS", "1")))
     path.parent.mkdir(parents=True, exist_ok=True)
     done = stored_keys(path)
-    todo = [j for j in jobs(datasets, seeds)
-            if row_key({"method": j[2], "level": j[3], "dataset": j[0][0], "epsilon": j[4], "config": j[5],
-                        "seed": j[1]}) not in done]
+    todo = [
+        j
+        for j in jobs(datasets, seeds)
+        if row_key({"method": j[2], "level": j[3], "dataset": j[0][0], "epsilon": j[4], "config": j[5], "seed": j[1]})
+        not in done
+    ]
     print(f"{len(done)} rows stored, {len(todo)} fits to run -> {path}", flush=True)
     graphs: dict[str, Any] = {}
     last: dict[str, Any] = {}
@@ -249,8 +333,9 @@ def run(datasets, seeds, path: Path = CSV_PATH) -> None:
             fh.flush()
         for i, ((name, variant, keep), seed, m, lv, eps, config) in enumerate(todo, 1):
             if config == "paper" and paper_config(m, lv, name, eps) is None:
-                print(f"[{i}/{len(todo)}] {name} {m}/{lv} ε={eps}: no paper configuration in PAPER, skipped",
-                      flush=True)
+                print(
+                    f"[{i}/{len(todo)}] {name} {m}/{lv} ε={eps}: no paper configuration in PAPER, skipped", flush=True
+                )
                 continue
             if name not in graphs:
                 graphs.clear()  # one graph in memory at a time
@@ -259,8 +344,11 @@ def run(datasets, seeds, path: Path = CSV_PATH) -> None:
             if config == "paper" and last and row_key(last) == row_key(twin) and _same_config(m, lv, name, eps):
                 # the same fields and seed as the defaults fit just run: the same computation, not run twice
                 fields, source = paper_config(m, lv, name, eps)
-                row = {**last, "config": "paper", "settings": json.dumps(
-                    {"source": source, "same_as_defaults": True, **fields}, ensure_ascii=False)}
+                row = {
+                    **last,
+                    "config": "paper",
+                    "settings": json.dumps({"source": source, "same_as_defaults": True, **fields}, ensure_ascii=False),
+                }
             else:
                 row = fit_row(graphs[name], m, lv, name, eps, config, seed)
             last = row
@@ -268,8 +356,10 @@ def run(datasets, seeds, path: Path = CSV_PATH) -> None:
             fh.flush()
             os.fsync(fh.fileno())
             res = row.get("error") or f"test {row['test_acc']:.1f}%"
-            print(f"[{i}/{len(todo)}] {name} seed {seed} {m}/{lv} ε={eps} {config}: {res} ({row['seconds']:.1f} s)",
-                  flush=True)
+            print(
+                f"[{i}/{len(todo)}] {name} seed {seed} {m}/{lv} ε={eps} {config}: {res} ({row['seconds']:.1f} s)",
+                flush=True,
+            )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -311,21 +401,36 @@ def summarise(df) -> tuple[list[dict[str, Any]], list[str]]:
     order = {d[0]: i for i, d in enumerate(DATASETS)}
     rows, missing = [], []
     cells = df[keys].drop_duplicates()
-    cells = cells.assign(_o=cells["dataset"].map(order).fillna(99)).sort_values(["_o", "method", "level", "epsilon"],
-                                                                               na_position="first")
+    cells = cells.assign(_o=cells["dataset"].map(order).fillna(99)).sort_values(
+        ["_o", "method", "level", "epsilon"], na_position="first"
+    )
     for _, c in cells.iterrows():
         eps = None if pd.isna(c["epsilon"]) else float(c["epsilon"])
-        sel = ok[(ok["dataset"] == c["dataset"]) & (ok["method"] == c["method"]) & (ok["level"] == c["level"])
-                 & ((ok["epsilon"].isna()) if eps is None else (ok["epsilon"] == eps))]
+        sel = ok[
+            (ok["dataset"] == c["dataset"])
+            & (ok["method"] == c["method"])
+            & (ok["level"] == c["level"])
+            & ((ok["epsilon"].isna()) if eps is None else (ok["epsilon"] == eps))
+        ]
         d = sel[sel["config"] == "defaults"]["test_acc"]
         p = sel[sel["config"] == "paper"]["test_acc"]
         diff = float(d.mean() - p.mean()) if len(d) and len(p) else float("nan")
-        rows.append({"dataset": c["dataset"], "method": c["method"], "level": c["level"],
-                     "epsilon": "–" if eps is None else f"{eps:g}", "defaults": _cell(d), "paper": _cell(p),
-                     "diff": diff, "same": _same_config(c["method"], c["level"], c["dataset"], eps)})
+        rows.append(
+            {
+                "dataset": c["dataset"],
+                "method": c["method"],
+                "level": c["level"],
+                "epsilon": "–" if eps is None else f"{eps:g}",
+                "defaults": _cell(d),
+                "paper": _cell(p),
+                "diff": diff,
+                "same": _same_config(c["method"], c["level"], c["dataset"], eps),
+            }
+        )
     for _, e in df[df["error"].fillna("") != ""].iterrows():
-        missing.append(f"{e['dataset']} {e['method']}/{e['level']} ε={e['epsilon']} {e['config']} seed "
-                       f"{e['seed']}: {e['error']}")
+        missing.append(
+            f"{e['dataset']} {e['method']}/{e['level']} ε={e['epsilon']} {e['config']} seed {e['seed']}: {e['error']}"
+        )
     return rows, missing
 
 
@@ -336,16 +441,26 @@ def not_run(df, datasets, seeds) -> list[str]:
     done = {row_key(r) for r in df.to_dict("records")}
     lines = []
     for name, variant, keep in datasets:
-        exp = [j for j in jobs([(name, variant, keep)], seeds)
-               if not (j[5] == "paper" and paper_config(j[2], j[3], name, j[4]) is None)]
-        left = [j for j in exp if row_key({"method": j[2], "level": j[3], "dataset": name, "epsilon": j[4],
-                                           "config": j[5], "seed": j[1]}) not in done]
+        exp = [
+            j
+            for j in jobs([(name, variant, keep)], seeds)
+            if not (j[5] == "paper" and paper_config(j[2], j[3], name, j[4]) is None)
+        ]
+        left = [
+            j
+            for j in exp
+            if row_key({"method": j[2], "level": j[3], "dataset": name, "epsilon": j[4], "config": j[5], "seed": j[1]})
+            not in done
+        ]
         if not left:
             continue
         secs = pd.to_numeric(df[df["dataset"] == name]["seconds"], errors="coerce").dropna()
-        speed = (f"measured {secs.median():.1f} s per fit (median of {len(secs)}), about "
-                 f"{secs.mean() * len(left) / 3600:.1f} h more at that pace" if len(secs)
-                 else "not reached: the grid runs the smaller graphs first; no fit measured on this graph")
+        speed = (
+            f"measured {secs.median():.1f} s per fit (median of {len(secs)}), about "
+            f"{secs.mean() * len(left) / 3600:.1f} h more at that pace"
+            if len(secs)
+            else "not reached: the grid runs the smaller graphs first; no fit measured on this graph"
+        )
         lines.append(f"{name}: {len(left)} of {len(exp)} fits not stored ({speed})")
     return lines
 
@@ -361,29 +476,41 @@ def write_table(csv_path: Path = CSV_PATH, out: Path = TABLE_PATH, datasets=None
         if col not in df:
             df[col] = ""
     rows, errors = summarise(df)
-    lines = ["# dpgnn.fit: defaults vs paper-tuned configurations", "",
-             "Test accuracy (%) of `dpgnn.fit` with the API's defaults and with the papers' tuned configuration "
-             "(`benchmarks/own_graph_defaults.py`, `PAPER`), mean ± sample std over seeds (runs in brackets). "
-             "Δ = defaults − paper-tuned, in points; **bold** where the defaults are more than 5 points below. "
-             "ε in the method's unit (`dpgnn.fit`'s convention); `–`: non-private reference. "
-             "`=` marks cells whose paper-tuned fields equal the defaults (the same fit: run once, its row copied). "
-             "Each paper-tuned value's source: `PAPER` in the script and the CSV's `settings` column.", ""]
+    lines = [
+        "# dpgnn.fit: defaults vs paper-tuned configurations",
+        "",
+        "Test accuracy (%) of `dpgnn.fit` with the API's defaults and with the papers' tuned configuration "
+        "(`benchmarks/own_graph_defaults.py`, `PAPER`), mean ± sample std over seeds (runs in brackets). "
+        "Δ = defaults − paper-tuned, in points; **bold** where the defaults are more than 5 points below. "
+        "ε in the method's unit (`dpgnn.fit`'s convention); `–`: non-private reference. "
+        "`=` marks cells whose paper-tuned fields equal the defaults (the same fit: run once, its row copied). "
+        "Each paper-tuned value's source: `PAPER` in the script and the CSV's `settings` column.",
+        "",
+    ]
     both = [r["diff"] for r in rows if not math.isnan(r["diff"])]
     if both:
         near = sum(d >= -5 for d in both)
-        worse = [f"{r['dataset']} {r['method']}/{r['level']} ε {r['epsilon']} ({r['diff']:+.1f})" for r in rows
-                 if not math.isnan(r["diff"]) and r["diff"] < -5]
-        lines += [f"**Summary.** {len(both)} cells have both configurations on {len({r['dataset'] for r in rows})} "
-                  f"graphs: the defaults are within 5 points of the paper-tuned configuration or above it in {near} "
-                  f"({100 * near / len(both):.0f} %); median Δ {sorted(both)[len(both) // 2]:+.1f} points. More than "
-                  f"5 points below: " + ("; ".join(worse) if worse else "none") + ".", ""]
+        worse = [
+            f"{r['dataset']} {r['method']}/{r['level']} ε {r['epsilon']} ({r['diff']:+.1f})"
+            for r in rows
+            if not math.isnan(r["diff"]) and r["diff"] < -5
+        ]
+        lines += [
+            f"**Summary.** {len(both)} cells have both configurations on {len({r['dataset'] for r in rows})} "
+            f"graphs: the defaults are within 5 points of the paper-tuned configuration or above it in {near} "
+            f"({100 * near / len(both):.0f} %); median Δ {sorted(both)[len(both) // 2]:+.1f} points. More than "
+            f"5 points below: " + ("; ".join(worse) if worse else "none") + ".",
+            "",
+        ]
     lines += ["| dataset | method | level | ε | defaults | paper-tuned | Δ | |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         diff = "–" if math.isnan(r["diff"]) else f"{r['diff']:+.1f}"
         if not math.isnan(r["diff"]) and r["diff"] < -5:
             diff = f"**{diff}**"
-        lines.append(f"| {r['dataset']} | {r['method']} | {r['level']} | {r['epsilon']} | {r['defaults']} | "
-                     f"{r['paper']} | {diff} | {'=' if r['same'] else ''} |")
+        lines.append(
+            f"| {r['dataset']} | {r['method']} | {r['level']} | {r['epsilon']} | {r['defaults']} | "
+            f"{r['paper']} | {diff} | {'=' if r['same'] else ''} |"
+        )
     gaps = not_run(df, datasets, seeds)
     lines += ["", "## Missing", ""]
     lines += [f"- {g}" for g in gaps] or ["- nothing: every fit of the grid is stored"]

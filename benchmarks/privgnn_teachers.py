@@ -49,13 +49,14 @@ def sequential(pd_, sets, epochs, dev, hidden=64):
 
 def batched(pd_, sets, epochs, dev, hidden=64, batch=None):
     bs = batch or len(sets)
-    stacked = [P._stack(pd_, sets[i:i + bs], dev) for i in range(0, len(sets), bs)]  # shared preprocessing
+    stacked = [P._stack(pd_, sets[i : i + bs], dev) for i in range(0, len(sets), bs)]  # shared preprocessing
     _sync(dev)
     t0 = time.perf_counter()
     for xx, mask, y, src, dst, inv in stacked:
         n = xx.size(0)
-        model = BatchedSAGETeachers(n, pd_.num_features, hidden, pd_.num_classes,
-                                    generators=[make_generator(j) for j in range(n)]).to(dev)
+        model = BatchedSAGETeachers(
+            n, pd_.num_features, hidden, pd_.num_classes, generators=[make_generator(j) for j in range(n)]
+        ).to(dev)
         train_batched_teachers(model, xx, mask, y, src, dst, inv, epochs=epochs)
     _sync(dev)
     return time.perf_counter() - t0
@@ -101,13 +102,27 @@ def main() -> None:
         te = args.queries * args.epochs
         flops = te * (4.0 * kk * d2 * h + 6.0 * kk * 2 * h * c)
         limit = matmul_limit(args.batch or args.queries, int(kk), d2, h, dev)
-        peak = (torch.cuda.max_memory_allocated() / 2**20 if dev.type == "cuda"
-                else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        row = {"dataset": args.dataset, "device": str(dev), "threads": torch.get_num_threads(), "K": k,
-               "mean_teacher_nodes": kk, "queries": args.queries, "epochs": args.epochs,
-               "sequential_teacher_epochs_per_s": te / t_seq, "batched_teacher_epochs_per_s": te / t_bat,
-               "speedup": t_seq / t_bat, "batched_gflops": flops / t_bat / 1e9, "matmul_limit_gflops": limit,
-               "fraction_of_limit": flops / t_bat / 1e9 / limit, "peak_memory_mib": peak}
+        peak = (
+            torch.cuda.max_memory_allocated() / 2**20
+            if dev.type == "cuda"
+            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        )
+        row = {
+            "dataset": args.dataset,
+            "device": str(dev),
+            "threads": torch.get_num_threads(),
+            "K": k,
+            "mean_teacher_nodes": kk,
+            "queries": args.queries,
+            "epochs": args.epochs,
+            "sequential_teacher_epochs_per_s": te / t_seq,
+            "batched_teacher_epochs_per_s": te / t_bat,
+            "speedup": t_seq / t_bat,
+            "batched_gflops": flops / t_bat / 1e9,
+            "matmul_limit_gflops": limit,
+            "fraction_of_limit": flops / t_bat / 1e9 / limit,
+            "peak_memory_mib": peak,
+        }
         out.append(row)
         print(json.dumps(row))
     if args.out:

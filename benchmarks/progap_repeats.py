@@ -43,12 +43,39 @@ BEGIN, END = "<!-- begin progap_repeats -->", "<!-- end progap_repeats -->"
 OUT = RESULTS / "progap_repeats.csv"
 TABLE = RESULTS / "progap_repeats.md"
 KEY = ("dataset", "level", "repeats", "epochs", "threads")
-COLUMNS = ["date", "dataset", "level", "nodes", "edges", "train_nodes", "features", "depth", "epochs",
-           "batch_size", "max_degree", "repeats", "threads", "sequential_s", "batched_s", "sequential_cpu_s",
-           "batched_cpu_s", "sequential_cells_per_s", "batched_cells_per_s", "ratio", "cpu_ratio",
-           "same_test_acc", "max_test_acc_diff_points", "sequential_mean_test_acc", "batched_mean_test_acc",
-           "rounding_same_test_acc", "rounding_max_test_acc_diff_points", "load_before", "load_after", "cpus",
-           "torch"]
+COLUMNS = [
+    "date",
+    "dataset",
+    "level",
+    "nodes",
+    "edges",
+    "train_nodes",
+    "features",
+    "depth",
+    "epochs",
+    "batch_size",
+    "max_degree",
+    "repeats",
+    "threads",
+    "sequential_s",
+    "batched_s",
+    "sequential_cpu_s",
+    "batched_cpu_s",
+    "sequential_cells_per_s",
+    "batched_cells_per_s",
+    "ratio",
+    "cpu_ratio",
+    "same_test_acc",
+    "max_test_acc_diff_points",
+    "sequential_mean_test_acc",
+    "batched_mean_test_acc",
+    "rounding_same_test_acc",
+    "rounding_max_test_acc_diff_points",
+    "load_before",
+    "load_after",
+    "cpus",
+    "torch",
+]
 
 
 def measure(data, cfg: pg.ProGAPConfig, repeats: int, rounding_reference: bool = False) -> dict:
@@ -68,19 +95,30 @@ def measure(data, cfg: pg.ProGAPConfig, repeats: int, rounding_reference: bool =
     if rounding_reference:
         scaled = data.clone()
         scaled.x = data.x.float() * (1 + 1e-7)
-        moved = [abs(a.test_acc - pg.train_progap(scaled, cfg, seed=s, device="cpu").test_acc)
-                 for a, s in zip(seq, seeds)]
-        reference = {"rounding_same_test_acc": sum(d == 0 for d in moved),
-                     "rounding_max_test_acc_diff_points": round(100 * max(moved), 3)}
-    return {**reference,
-            "sequential_s": round(seq_s, 2), "batched_s": round(bat_s, 2),
-            "sequential_cpu_s": round(seq_cpu, 2), "batched_cpu_s": round(bat_cpu, 2),
-            "sequential_cells_per_s": round(repeats / seq_s, 4), "batched_cells_per_s": round(repeats / bat_s, 4),
-            "ratio": round(seq_s / bat_s, 2), "cpu_ratio": round(seq_cpu / bat_cpu, 2),
-            "same_test_acc": sum(d == 0 for d in diffs), "max_test_acc_diff_points": round(100 * max(diffs), 3),
-            "sequential_mean_test_acc": round(100 * sum(a.test_acc for a in seq) / repeats, 2),
-            "batched_mean_test_acc": round(100 * sum(b.test_acc for b in bat) / repeats, 2),
-            "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2)}
+        moved = [
+            abs(a.test_acc - pg.train_progap(scaled, cfg, seed=s, device="cpu").test_acc) for a, s in zip(seq, seeds)
+        ]
+        reference = {
+            "rounding_same_test_acc": sum(d == 0 for d in moved),
+            "rounding_max_test_acc_diff_points": round(100 * max(moved), 3),
+        }
+    return {
+        **reference,
+        "sequential_s": round(seq_s, 2),
+        "batched_s": round(bat_s, 2),
+        "sequential_cpu_s": round(seq_cpu, 2),
+        "batched_cpu_s": round(bat_cpu, 2),
+        "sequential_cells_per_s": round(repeats / seq_s, 4),
+        "batched_cells_per_s": round(repeats / bat_s, 4),
+        "ratio": round(seq_s / bat_s, 2),
+        "cpu_ratio": round(seq_cpu / bat_cpu, 2),
+        "same_test_acc": sum(d == 0 for d in diffs),
+        "max_test_acc_diff_points": round(100 * max(diffs), 3),
+        "sequential_mean_test_acc": round(100 * sum(a.test_acc for a in seq) / repeats, 2),
+        "batched_mean_test_acc": round(100 * sum(b.test_acc for b in bat) / repeats, 2),
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
 
 
 def store(rows: list[dict]) -> None:
@@ -104,18 +142,25 @@ def table() -> str:
     """The CSV as a markdown table (what the README cites)."""
     with OUT.open() as fh:
         rows = list(csv.DictReader(fh))
-    head = ("| dataset (nodes, train) | level | R | epochs per stage | sequential cells/s | batched cells/s | "
-            "wall ratio | CPU ratio | batched vs sequential: same test acc, max diff (points) | "
-            "sequential vs features × (1 + 1e-7) | load | date |")
+    head = (
+        "| dataset (nodes, train) | level | R | epochs per stage | sequential cells/s | batched cells/s | "
+        "wall ratio | CPU ratio | batched vs sequential: same test acc, max diff (points) | "
+        "sequential vs features × (1 + 1e-7) | load | date |"
+    )
     lines = [head, "|" + "---|" * 12]
     for r in rows:
-        ref = (f"{r['rounding_same_test_acc']} of {r['repeats']}, {r['rounding_max_test_acc_diff_points']}"
-               if r.get("rounding_same_test_acc") else "not run")
-        lines.append(f"| {r['dataset']} ({int(r['nodes']):,}, {int(r['train_nodes']):,}) | {r['level']} | "
-                     f"{r['repeats']} | {r['epochs']} | {float(r['sequential_cells_per_s']):.3f} | "
-                     f"{float(r['batched_cells_per_s']):.3f} | **{float(r['ratio']):.2f}×** | "
-                     f"{float(r['cpu_ratio']):.2f}× | {r['same_test_acc']} of {r['repeats']}, "
-                     f"{r['max_test_acc_diff_points']} | {ref} | {r['load_before']}–{r['load_after']} | {r['date']} |")
+        ref = (
+            f"{r['rounding_same_test_acc']} of {r['repeats']}, {r['rounding_max_test_acc_diff_points']}"
+            if r.get("rounding_same_test_acc")
+            else "not run"
+        )
+        lines.append(
+            f"| {r['dataset']} ({int(r['nodes']):,}, {int(r['train_nodes']):,}) | {r['level']} | "
+            f"{r['repeats']} | {r['epochs']} | {float(r['sequential_cells_per_s']):.3f} | "
+            f"{float(r['batched_cells_per_s']):.3f} | **{float(r['ratio']):.2f}×** | "
+            f"{float(r['cpu_ratio']):.2f}× | {r['same_test_acc']} of {r['repeats']}, "
+            f"{r['max_test_acc_diff_points']} | {ref} | {r['load_before']}–{r['load_after']} | {r['date']} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -131,8 +176,11 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--max-degree", type=int, default=100)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--rounding-reference", action="store_true",
-                    help="also run the sequential loop on features scaled by 1 + 1e-7 (not timed)")
+    ap.add_argument(
+        "--rounding-reference",
+        action="store_true",
+        help="also run the sequential loop on features scaled by 1 + 1e-7 (not timed)",
+    )
     ap.add_argument("--table", action="store_true", help=f"only write {TABLE.name} from {OUT.name}")
     args = ap.parse_args()
     if args.table:
@@ -153,17 +201,48 @@ def main() -> None:
     rows = []
     for level in args.levels:
         epochs = args.node_epochs if level == "node" else args.edge_epochs
-        cfg = pg.ProGAPConfig(level=level, depth=args.depth, epsilon={"edge": 1.0, "node": 8.0}.get(level, 1.0),
-                              epochs=epochs, batch_size=args.batch_size, max_degree=args.max_degree)
-        row = {"date": dt.date.today().isoformat(), "dataset": args.dataset, "level": level,
-               "nodes": data.num_nodes, "edges": int(data.edge_index.size(1)),
-               "train_nodes": int(data.train_mask.sum()), "features": data.x.size(1), "depth": args.depth,
-               "epochs": epochs, "batch_size": args.batch_size if level == "node" else "",
-               "max_degree": args.max_degree if level == "node" else "", "repeats": args.repeats,
-               "threads": args.threads, "cpus": os.cpu_count(), "torch": torch.__version__,
-               **measure(data, cfg, args.repeats, args.rounding_reference)}
-        print({k: row[k] for k in ("dataset", "level", "sequential_s", "batched_s", "ratio", "cpu_ratio",
-                                   "same_test_acc", "max_test_acc_diff_points")}, flush=True)
+        cfg = pg.ProGAPConfig(
+            level=level,
+            depth=args.depth,
+            epsilon={"edge": 1.0, "node": 8.0}.get(level, 1.0),
+            epochs=epochs,
+            batch_size=args.batch_size,
+            max_degree=args.max_degree,
+        )
+        row = {
+            "date": dt.date.today().isoformat(),
+            "dataset": args.dataset,
+            "level": level,
+            "nodes": data.num_nodes,
+            "edges": int(data.edge_index.size(1)),
+            "train_nodes": int(data.train_mask.sum()),
+            "features": data.x.size(1),
+            "depth": args.depth,
+            "epochs": epochs,
+            "batch_size": args.batch_size if level == "node" else "",
+            "max_degree": args.max_degree if level == "node" else "",
+            "repeats": args.repeats,
+            "threads": args.threads,
+            "cpus": os.cpu_count(),
+            "torch": torch.__version__,
+            **measure(data, cfg, args.repeats, args.rounding_reference),
+        }
+        print(
+            {
+                k: row[k]
+                for k in (
+                    "dataset",
+                    "level",
+                    "sequential_s",
+                    "batched_s",
+                    "ratio",
+                    "cpu_ratio",
+                    "same_test_acc",
+                    "max_test_acc_diff_points",
+                )
+            },
+            flush=True,
+        )
         rows.append(row)
     store(rows)
     print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")

@@ -42,8 +42,18 @@ def minibatch_stage(model, xs, y, masks, *, epochs, lr, dp, generator, weight_de
     """Stand-in for :func:`dpgnn.methods.progap.train_stage` (timing baseline, NOT private): with ``dp`` the same
     Poisson batches, steps, per-epoch evaluation and best-epoch restore, but plain Adam on the mean batch loss."""
     if dp is None:
-        return pg.train_stage(model, xs, y, masks, epochs=epochs, lr=lr, dp=None, generator=generator,
-                              weight_decay=weight_decay, stage=stage)
+        return pg.train_stage(
+            model,
+            xs,
+            y,
+            masks,
+            epochs=epochs,
+            lr=lr,
+            dp=None,
+            generator=generator,
+            weight_decay=weight_decay,
+            stage=stage,
+        )
     train_idx = masks["train"].nonzero().view(-1)
     n_train = train_idx.numel()
     q, steps = pg.stage_steps(n_train, dp.batch_size, epochs)
@@ -82,30 +92,47 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     data = load_dataset(args.dataset, variant="progap", min_class_size=args.min_class_size)
     n_train = int(data.train_mask.sum())
-    node = pg.ProGAPConfig(level="node", depth=args.depth, epsilon=8.0, epochs=args.node_epochs,
-                           batch_size=args.batch_size, max_degree=args.max_degree)
+    node = pg.ProGAPConfig(
+        level="node",
+        depth=args.depth,
+        epsilon=8.0,
+        epochs=args.node_epochs,
+        batch_size=args.batch_size,
+        max_degree=args.max_degree,
+    )
     runs = {}  # name -> (config, per_sample, baseline stage trainer or None)
     if not args.no_full_epochs:
         runs["none"] = (pg.ProGAPConfig(level="none", depth=args.depth, epochs=args.epochs), "ghost", None)
-        runs["edge"] = (pg.ProGAPConfig(level="edge", depth=args.depth, epsilon=1.0, epochs=args.epochs), "ghost",
-                        None)
-    runs["none_node_epochs"] = (pg.ProGAPConfig(level="none", depth=args.depth, epochs=args.node_epochs), "ghost",
-                                None)
+        runs["edge"] = (pg.ProGAPConfig(level="edge", depth=args.depth, epsilon=1.0, epochs=args.epochs), "ghost", None)
+    runs["none_node_epochs"] = (pg.ProGAPConfig(level="none", depth=args.depth, epochs=args.node_epochs), "ghost", None)
     runs["minibatch_node_epochs"] = (node, "ghost", minibatch_stage)
     runs["node"] = (node, "ghost", None)
     if not args.no_opacus:
         runs["node_opacus"] = (node, "opacus", None)
     t = time.perf_counter()
     if not args.no_full_epochs:
-        pg.privacy_ledger("edge", depth=args.depth, delta=pg.default_delta(data.edge_index.size(1)),
-                          target_epsilon=1.0)
-    pg.privacy_ledger("node", depth=args.depth, delta=pg.default_delta(n_train), target_epsilon=8.0,
-                      train_nodes=n_train, batch_size=args.batch_size, epochs=args.node_epochs,
-                      max_degree=args.max_degree)
+        pg.privacy_ledger("edge", depth=args.depth, delta=pg.default_delta(data.edge_index.size(1)), target_epsilon=1.0)
+    pg.privacy_ledger(
+        "node",
+        depth=args.depth,
+        delta=pg.default_delta(n_train),
+        target_epsilon=8.0,
+        train_nodes=n_train,
+        batch_size=args.batch_size,
+        epochs=args.node_epochs,
+        max_degree=args.max_degree,
+    )
     calib = time.perf_counter() - t
-    out = {"dataset": args.dataset, "nodes": data.num_nodes, "edges": int(data.edge_index.size(1)),
-           "train_nodes": n_train, "depth": args.depth, "batch_size": args.batch_size,
-           "node_epochs": args.node_epochs, "calibration_s": round(calib, 2)}
+    out = {
+        "dataset": args.dataset,
+        "nodes": data.num_nodes,
+        "edges": int(data.edge_index.size(1)),
+        "train_nodes": n_train,
+        "depth": args.depth,
+        "batch_size": args.batch_size,
+        "node_epochs": args.node_epochs,
+        "calibration_s": round(calib, 2),
+    }
     for name, (cfg, per_sample, stage_fn) in runs.items():
         t, c = time.perf_counter(), time.process_time()
         with mock.patch.object(pg, "train_stage", stage_fn) if stage_fn else contextlib.nullcontext():
@@ -118,9 +145,11 @@ def main() -> None:
         if "none" in runs:
             out[f"edge_over_nonprivate_{clock}"] = round(out[f"edge_{clock}"] / out[f"none_{clock}"], 2)
         out[f"node_over_nonprivate_same_batches_{clock}"] = round(
-            out[f"node_{clock}"] / out[f"minibatch_node_epochs_{clock}"], 2)
+            out[f"node_{clock}"] / out[f"minibatch_node_epochs_{clock}"], 2
+        )
         out[f"node_over_nonprivate_same_epochs_{clock}"] = round(
-            out[f"node_{clock}"] / out[f"none_node_epochs_{clock}"], 2)
+            out[f"node_{clock}"] / out[f"none_node_epochs_{clock}"], 2
+        )
         if "node_opacus" in runs:
             out[f"opacus_over_ghost_{clock}"] = round(out[f"node_opacus_{clock}"] / out[f"node_{clock}"], 2)
     print(json.dumps(out, indent=1))

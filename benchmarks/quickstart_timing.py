@@ -57,8 +57,9 @@ def main() -> int:
     ap.add_argument("--only", choices=sorted(COMMANDS), action="append")
     args = ap.parse_args()
     clone = fresh_clone(args.workdir)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True,
-                            check=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout.strip()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DPGNN_", "VIRTUAL_ENV"))}
     status = 0
     for name in args.only or list(COMMANDS):
@@ -72,10 +73,18 @@ def main() -> int:
         secs = time.perf_counter() - t0
         print(f"[quickstart] {cmd}: exit {rc}, {secs:.0f} s", flush=True)
         first = name == (args.only or list(COMMANDS))[0]
-        note = ("set-up included" if first else "environment already set up by the first command") \
-            + (f"; load average {load:.1f} at the start" if load > 1.5 else "")
-        row = {"date": dt.datetime.now().isoformat(timespec="seconds"), "command": cmd, "seconds": f"{secs:.1f}",
-               "status": rc, "commit": commit, "machine": machine(), "note": note}
+        note = ("set-up included" if first else "environment already set up by the first command") + (
+            f"; load average {load:.1f} at the start" if load > 1.5 else ""
+        )
+        row = {
+            "date": dt.datetime.now().isoformat(timespec="seconds"),
+            "command": cmd,
+            "seconds": f"{secs:.1f}",
+            "status": rc,
+            "commit": commit,
+            "machine": machine(),
+            "note": note,
+        }
         new = not OUT.exists()
         OUT.parent.mkdir(parents=True, exist_ok=True)
         with open(OUT, "a", newline="") as f:

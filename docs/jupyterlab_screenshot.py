@@ -24,8 +24,10 @@ URL = f"http://127.0.0.1:{PORT}/lab/tree/notebooks/learn/01_ldp_features.ipynb?t
 
 def main(out: str) -> int:
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=os.environ.get("DPGNN_CHROMIUM", "/usr/bin/chromium"),
-                                     args=["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage"])
+        browser = pw.chromium.launch(
+            executable_path=os.environ.get("DPGNN_CHROMIUM", "/usr/bin/chromium"),
+            args=["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage"],
+        )
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(URL, wait_until="domcontentloaded")
         page.wait_for_selector(".jp-Notebook", timeout=90_000)

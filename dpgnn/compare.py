@@ -41,8 +41,16 @@ from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 from dpgnn.results import results_dir
 from dpgnn.utils import ROOT
 
-__all__ = ["UNITS", "SOURCES", "EDGE_LEVEL", "load_comparison", "run_edge_level", "best_method",
-           "plot_accuracy_vs_epsilon", "plot_best_method"]
+__all__ = [
+    "UNITS",
+    "SOURCES",
+    "EDGE_LEVEL",
+    "load_comparison",
+    "run_edge_level",
+    "best_method",
+    "plot_accuracy_vs_epsilon",
+    "plot_best_method",
+]
 
 UNITS = {
     "ldp-feature-entry": "local DP, ε per feature entry (LPGCN)",
@@ -61,8 +69,13 @@ SOURCES: list[tuple[str, str, str, str | None, float, str]] = [
     ("progap", "fig2", "accuracy", None, 1.0, ""),
     ("privgnn", "accuracy", "accuracy", "node", 100.0, ""),
 ]
-DATASETS = {"cora": "Cora", "citeseer": "CiteSeer", "facebook": "Facebook page-page",
-            "fb100-wisconsin87": "Facebook100 Wisconsin87", "amazon": "Amazon Computers"}
+DATASETS = {
+    "cora": "Cora",
+    "citeseer": "CiteSeer",
+    "facebook": "Facebook page-page",
+    "fb100-wisconsin87": "Facebook100 Wisconsin87",
+    "amazon": "Amazon Computers",
+}
 #: methods whose ε in the ledger is not a DP guarantee for the unit (the authors'-code variant of PrivGNN)
 #: and DRW's ``drw-best`` (a per-ε selection over the DRW variants, not a method of its own)
 EXCLUDE = {("privgnn", "privgnn_code"), ("drw", "drw-best")}
@@ -92,14 +105,19 @@ def _pareto(g: pd.DataFrame) -> pd.DataFrame:
     return g.loc[keep]
 
 
-def _summarise(df: pd.DataFrame, paper: str, metric: str, unit: str | None, scale: float, prefix: str,
-               keep: set[str]) -> pd.DataFrame | None:
+def _summarise(
+    df: pd.DataFrame, paper: str, metric: str, unit: str | None, scale: float, prefix: str, keep: set[str]
+) -> pd.DataFrame | None:
     df = df[(df["metric"] == metric) & df["dataset"].isin(keep)]
     df = df[~df["method"].map(lambda m: (paper, m) in EXCLUDE)]
     if df.empty:
         return None
-    df = df.assign(value=df["value"].astype(float) * scale, epsilon=df["epsilon"].astype(float).round(2),
-                   paper=paper, guarantee=df["ledger"].map(_guarantee) if "ledger" in df else "")
+    df = df.assign(
+        value=df["value"].astype(float) * scale,
+        epsilon=df["epsilon"].astype(float).round(2),
+        paper=paper,
+        guarantee=df["ledger"].map(_guarantee) if "ledger" in df else "",
+    )
     df["private"] = np.isfinite(df["epsilon"]) & (df["level"].astype(str) != "none")
     # an infinite ε at a private level (e.g. LPGNN with raw features but noisy labels) is neither a private
     # point nor the non-private reference
@@ -108,19 +126,29 @@ def _summarise(df: pd.DataFrame, paper: str, metric: str, unit: str | None, scal
         df["unit"] = unit
     else:  # the source's own levels; its non-private rows serve as the reference line of each level
         levels = sorted(set(df.loc[df["private"], "level"].astype(str)))
-        df = pd.concat([df[df["private"]].assign(unit=df["level"].astype(str))]
-                       + [df[~df["private"]].assign(unit=lv) for lv in levels], ignore_index=True)
+        df = pd.concat(
+            [df[df["private"]].assign(unit=df["level"].astype(str))]
+            + [df[~df["private"]].assign(unit=lv) for lv in levels],
+            ignore_index=True,
+        )
     df["method"] = prefix + df["method"].astype(str)
-    g = (df.groupby(["unit", "dataset", "paper", "method", "setting", "epsilon", "private", "guarantee"])
-         ["value"].agg(["mean", "std", "size"]).reset_index())
+    g = (
+        df.groupby(["unit", "dataset", "paper", "method", "setting", "epsilon", "private", "guarantee"])["value"]
+        .agg(["mean", "std", "size"])
+        .reset_index()
+    )
     if paper == "lpgnn":
         g = _pareto(g)
         g["method"] = g["method"] + " (best split)"
     return g.rename(columns={"mean": "score", "std": "score_std", "size": "runs"})
 
 
-def load_comparison(profile: str = "paper", root: Path | None = None,
-                    datasets: Iterable[str] = tuple(DATASETS), extra: pd.DataFrame | None = None) -> pd.DataFrame:
+def load_comparison(
+    profile: str = "paper",
+    root: Path | None = None,
+    datasets: Iterable[str] = tuple(DATASETS),
+    extra: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Mean and std of the test score (in %) per (unit, dataset, method, ε) from ``results/<profile>/``.
 
     ``root`` defaults to the repository's committed ``results/``. LPGNN's grid is reduced to its front: the
@@ -144,11 +172,24 @@ def load_comparison(profile: str = "paper", root: Path | None = None,
             frames.append(g)
     frames = [f for f in frames if f is not None]
     if not frames:
-        return pd.DataFrame(columns=["unit", "dataset", "paper", "method", "epsilon", "private", "guarantee",
-                                     "score", "score_std", "runs"])
+        return pd.DataFrame(
+            columns=[
+                "unit",
+                "dataset",
+                "paper",
+                "method",
+                "epsilon",
+                "private",
+                "guarantee",
+                "score",
+                "score_std",
+                "runs",
+            ]
+        )
     out = pd.concat(frames, ignore_index=True)
     out = out.groupby(["unit", "dataset", "paper", "method", "epsilon", "private", "guarantee"], as_index=False).agg(
-        score=("score", "max"), score_std=("score_std", "first"), runs=("runs", "sum"))
+        score=("score", "max"), score_std=("score_std", "first"), runs=("runs", "sum")
+    )
     return out.sort_values(["unit", "dataset", "method", "epsilon"]).reset_index(drop=True)
 
 
@@ -156,13 +197,19 @@ def load_comparison(profile: str = "paper", root: Path | None = None,
 EDGE_LEVEL = {
     "test": {"datasets": ("cora",), "methods": ("progap", "gap"), "epsilons": (1.0,), "epochs": 5, "runs": 1},
     "smoke": {"datasets": ("cora",), "methods": ("progap", "gap"), "epsilons": (1.0, 4.0), "epochs": 30, "runs": 1},
-    "paper": {"datasets": ("cora", "citeseer"), "methods": ("progap", "gap"), "epsilons": (0.25, 0.5, 1.0, 2.0, 4.0),
-              "epochs": 100, "runs": 3},
+    "paper": {
+        "datasets": ("cora", "citeseer"),
+        "methods": ("progap", "gap"),
+        "epsilons": (0.25, 0.5, 1.0, 2.0, 4.0),
+        "epochs": 100,
+        "runs": 3,
+    },
 }
 
 
-def run_edge_level(profile: str, *, device: str = "auto", force: bool = False, root: Path | None = None,
-                   seed: int = 0) -> pd.DataFrame:
+def run_edge_level(
+    profile: str, *, device: str = "auto", force: bool = False, root: Path | None = None, seed: int = 0
+) -> pd.DataFrame:
     """Run (resumably) :data:`EDGE_LEVEL` [profile]: GAP/ProGAP edge-level on the Planetoid graphs, depth 2,
     through :func:`dpgnn.series.progap.run_cell` (ledger: ProGAP's accountant); stored as
     ``results/<profile>/compare/edge_level.csv``. Returns the stored rows."""
@@ -174,13 +221,29 @@ def run_edge_level(profile: str, *, device: str = "auto", force: bool = False, r
     if profile not in EDGE_LEVEL:
         raise ValueError(f"unknown profile {profile!r}; valid: {sorted(EDGE_LEVEL)}")
     cfg = EDGE_LEVEL[profile]
-    cells = [dict(dataset=ds, method=m, level="edge", epsilon=float(e), depth=2, lr=0.01, base_layers=1,
-                  epochs=cfg["epochs"], seed=seed, run=r)
-             for ds in cfg["datasets"] for m in cfg["methods"] for e in cfg["epsilons"] for r in range(cfg["runs"])]
+    cells = [
+        dict(
+            dataset=ds,
+            method=m,
+            level="edge",
+            epsilon=float(e),
+            depth=2,
+            lr=0.01,
+            base_layers=1,
+            epochs=cfg["epochs"],
+            seed=seed,
+            run=r,
+        )
+        for ds in cfg["datasets"]
+        for m in cfg["methods"]
+        for e in cfg["epsilons"]
+        for r in range(cfg["runs"])
+    ]
     data = {ds: load_dataset(ds) for ds in cfg["datasets"]}
     store = ResultStore("compare", profile, root=root)
-    return run_grid(store, "edge_level", cells,
-                    lambda c: progap_series.run_cell(data[c["dataset"]], c, device=device), force=force)
+    return run_grid(
+        store, "edge_level", cells, lambda c: progap_series.run_cell(data[c["dataset"]], c, device=device), force=force
+    )
 
 
 def best_method(comp: pd.DataFrame, budgets: Iterable[float] = (0.5, 1, 2, 4, 8, 16, 32)) -> pd.DataFrame:
@@ -197,8 +260,17 @@ def best_method(comp: pd.DataFrame, budgets: Iterable[float] = (0.5, 1, 2, 4, 8,
             if fit.empty:
                 continue
             per = fit.sort_values(["score", "method"], ascending=[False, True]).iloc[0]
-            rows.append(dict(unit=unit, dataset=ds, budget=float(b), method=per["method"], score=float(per["score"]),
-                             epsilon=float(per["epsilon"]), paper=per["paper"]))
+            rows.append(
+                dict(
+                    unit=unit,
+                    dataset=ds,
+                    budget=float(b),
+                    method=per["method"],
+                    score=float(per["score"]),
+                    epsilon=float(per["epsilon"]),
+                    paper=per["paper"],
+                )
+            )
     return pd.DataFrame(rows, columns=["unit", "dataset", "budget", "method", "score", "epsilon", "paper"])
 
 
@@ -215,8 +287,9 @@ def plot_accuracy_vs_epsilon(comp: pd.DataFrame) -> plt.Figure:
             ax = axes[i, j]
             d = sub[sub["dataset"] == ds]
             for method, m in d[d["private"]].groupby("method"):
-                ax.errorbar(m["epsilon"], m["score"], yerr=m["score_std"].fillna(0), marker="o", ms=3, capsize=2,
-                            label=method)
+                ax.errorbar(
+                    m["epsilon"], m["score"], yerr=m["score_std"].fillna(0), marker="o", ms=3, capsize=2, label=method
+                )
             for _, m in d[~d["private"]].groupby("method"):
                 ax.axhline(m["score"].max(), ls="--", lw=0.8, color="grey")
             ax.set_xscale("log")
@@ -229,8 +302,11 @@ def plot_accuracy_vs_epsilon(comp: pd.DataFrame) -> plt.Figure:
         axes[i, 0].set_ylabel(f"{UNITS[unit]}\nscore (%)", fontsize=8)
         for j in range(sub["dataset"].nunique(), ncol):
             axes[i, j].axis("off")
-    fig.suptitle("Score against ε, one row per privacy unit\n(ε of different rows are different guarantees; "
-                 "dashed: non-private)", fontsize=9)
+    fig.suptitle(
+        "Score against ε, one row per privacy unit\n(ε of different rows are different guarantees; "
+        "dashed: non-private)",
+        fontsize=9,
+    )
     fig.tight_layout()
     return fig
 
@@ -259,7 +335,10 @@ def plot_best_method(best: pd.DataFrame) -> plt.Figure:
     ax.set_yticks(np.arange(len(strips)) + 0.45, [f"{DATASETS.get(d, d)} · {u}" for u, d in strips], fontsize=7)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[m]) for m in methods]
     ax.legend(handles, methods, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1))
-    ax.set_title("Which method at which budget (best stored score with ε' ≤ budget; rows of different units are "
-                 "different guarantees)", fontsize=8)
+    ax.set_title(
+        "Which method at which budget (best stored score with ε' ≤ budget; rows of different units are "
+        "different guarantees)",
+        fontsize=8,
+    )
     fig.tight_layout()
     return fig

@@ -83,6 +83,7 @@ def select(papers: Iterable[str] | None = None, artifacts: Iterable[str] | None 
 @dataclass
 class _Target:
     """One store artifact of one paper, fed by one or more specs (LPGNN: every figure's cells go to ``runs``)."""
+
     store: ResultStore
     artifact: str
     share: tuple[str, ...]
@@ -214,8 +215,14 @@ def _worker_device(device: str, workers_per_gpu: int) -> str:
     return f"cuda:{idx}"
 
 
-def execute(spec: CellSpec, cfg: dict[str, Any], cell: dict[str, Any], device: str = "auto", threads: int = 1,
-            workers_per_gpu: int = 1) -> dict[str, Any]:
+def execute(
+    spec: CellSpec,
+    cfg: dict[str, Any],
+    cell: dict[str, Any],
+    device: str = "auto",
+    threads: int = 1,
+    workers_per_gpu: int = 1,
+) -> dict[str, Any]:
     """Compute one cell in this process: ``{"rows", "seconds", "device"}``, or ``{"skip": reason}`` when its
     dataset's files are unavailable. Runs in a Dask worker (or anywhere: it needs nothing but its arguments)."""
     import torch
@@ -236,8 +243,14 @@ def execute(spec: CellSpec, cfg: dict[str, Any], cell: dict[str, Any], device: s
 # ---------------------------------------------------------------------------------------------------------------
 # the cluster
 # ---------------------------------------------------------------------------------------------------------------
-def cluster_size(workers: int | None, threads_per_worker: int, workers_per_gpu: int, device: str,
-                 cores: int | None = None, gpus: int | None = None) -> int:
+def cluster_size(
+    workers: int | None,
+    threads_per_worker: int,
+    workers_per_gpu: int,
+    device: str,
+    cores: int | None = None,
+    gpus: int | None = None,
+) -> int:
     """Number of local workers: given, or ``G`` per GPU on a GPU machine, else one per ``T`` cores; never more
     threads in all than cores (``workers × threads ≤ cores``, else ``ValueError``)."""
     if threads_per_worker < 1 or workers_per_gpu < 1 or (workers is not None and workers < 1):
@@ -251,8 +264,10 @@ def cluster_size(workers: int | None, threads_per_worker: int, workers_per_gpu: 
         workers = gpus * workers_per_gpu if gpus else max(1, cores // threads_per_worker)
         workers = max(1, min(workers, cores // threads_per_worker))
     if workers * threads_per_worker > cores:
-        raise ValueError(f"{workers} workers x {threads_per_worker} threads oversubscribe this machine's {cores} "
-                         f"cores; lower --workers or --threads-per-worker")
+        raise ValueError(
+            f"{workers} workers x {threads_per_worker} threads oversubscribe this machine's {cores} "
+            f"cores; lower --workers or --threads-per-worker"
+        )
     return workers
 
 
@@ -267,8 +282,13 @@ def local_cluster(workers: int, threads_per_worker: int = 1):
     # cluster shuts down) is not ours to show (the engine prints the dashboard link); warnings and errors still are.
     # Set after the import, which applies dask's own logging configuration.
     logging.getLogger("distributed").setLevel(logging.WARNING)
-    return LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
-                        silence_logs=logging.ERROR, env=worker_env(threads_per_worker))
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=threads_per_worker,
+        processes=True,
+        silence_logs=logging.ERROR,
+        env=worker_env(threads_per_worker),
+    )
 
 
 def worker_env(threads: int) -> dict[str, str]:
@@ -277,8 +297,12 @@ def worker_env(threads: int) -> dict[str, str]:
     alignment, so the same cell could differ in the last bits between two processes (and a training run amplifies
     that). Set it for a sequential run too when comparing the two bit for bit."""
     t = str(int(threads))
-    return {"OMP_NUM_THREADS": t, "MKL_NUM_THREADS": t, "OPENBLAS_NUM_THREADS": t,
-            "MKL_CBWR": os.environ.get("MKL_CBWR", "AUTO,STRICT")}
+    return {
+        "OMP_NUM_THREADS": t,
+        "MKL_NUM_THREADS": t,
+        "OPENBLAS_NUM_THREADS": t,
+        "MKL_CBWR": os.environ.get("MKL_CBWR", "AUTO,STRICT"),
+    }
 
 
 def slurm_cluster(**kwargs):
@@ -289,10 +313,14 @@ def slurm_cluster(**kwargs):
     from dask_jobqueue import SLURMCluster
 
     cores = int(kwargs.pop("cores", 4))
-    opts = {"cores": cores, "processes": 1, "memory": kwargs.pop("memory", "16GB"),
-            "walltime": kwargs.pop("walltime", "04:00:00"),
-            "job_script_prologue": ["export " + " ".join(f"{k}={v}" for k, v in worker_env(cores).items())]
-            + list(kwargs.pop("job_script_prologue", []))}
+    opts = {
+        "cores": cores,
+        "processes": 1,
+        "memory": kwargs.pop("memory", "16GB"),
+        "walltime": kwargs.pop("walltime", "04:00:00"),
+        "job_script_prologue": ["export " + " ".join(f"{k}={v}" for k, v in worker_env(cores).items())]
+        + list(kwargs.pop("job_script_prologue", [])),
+    }
     opts.update(kwargs)
     return SLURMCluster(**opts)
 
@@ -300,11 +328,24 @@ def slurm_cluster(**kwargs):
 # ---------------------------------------------------------------------------------------------------------------
 # the driver
 # ---------------------------------------------------------------------------------------------------------------
-def compute(papers: Iterable[str] | None = None, *, profile: str = "smoke", artifacts: Iterable[str] | None = None,
-            workers: int | None = None, threads_per_worker: int = 1, workers_per_gpu: int = 1,
-            scheduler: str | None = None, force: bool = False, dry_run: bool = False, device: str = "auto",
-            stale: str = "keep", client=None, retries: int = 1, progress: bool = True,
-            overrides: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def compute(
+    papers: Iterable[str] | None = None,
+    *,
+    profile: str = "smoke",
+    artifacts: Iterable[str] | None = None,
+    workers: int | None = None,
+    threads_per_worker: int = 1,
+    workers_per_gpu: int = 1,
+    scheduler: str | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    device: str = "auto",
+    stale: str = "keep",
+    client=None,
+    retries: int = 1,
+    progress: bool = True,
+    overrides: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
     """Compute every missing cell of the chosen papers' artifacts on Dask and store their rows; nothing else.
 
     ``scheduler`` attaches to a running cluster (``tcp://host:8786``); otherwise a ``LocalCluster`` of
@@ -321,15 +362,39 @@ def compute(papers: Iterable[str] | None = None, *, profile: str = "smoke", arti
     from dpgnn.profiles import settings
 
     pairs = [(s, settings(s.paper, profile, **dict(overrides or {}))) for s in select(papers, artifacts)]
-    return run_specs(pairs, profile, workers=workers, threads_per_worker=threads_per_worker,
-                     workers_per_gpu=workers_per_gpu, scheduler=scheduler, force=force, dry_run=dry_run,
-                     device=device, stale=stale, client=client, retries=retries, progress=progress)
+    return run_specs(
+        pairs,
+        profile,
+        workers=workers,
+        threads_per_worker=threads_per_worker,
+        workers_per_gpu=workers_per_gpu,
+        scheduler=scheduler,
+        force=force,
+        dry_run=dry_run,
+        device=device,
+        stale=stale,
+        client=client,
+        retries=retries,
+        progress=progress,
+    )
 
 
-def run_specs(pairs: list[tuple[CellSpec, Any]], profile: str, *, workers: int | None = None,
-              threads_per_worker: int = 1, workers_per_gpu: int = 1, scheduler: str | None = None,
-              force: bool = False, dry_run: bool = False, device: str = "auto", stale: str = "keep", client=None,
-              retries: int = 1, progress: bool = True) -> pd.DataFrame:
+def run_specs(
+    pairs: list[tuple[CellSpec, Any]],
+    profile: str,
+    *,
+    workers: int | None = None,
+    threads_per_worker: int = 1,
+    workers_per_gpu: int = 1,
+    scheduler: str | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    device: str = "auto",
+    stale: str = "keep",
+    client=None,
+    retries: int = 1,
+    progress: bool = True,
+) -> pd.DataFrame:
     """:func:`compute` for explicit ``(spec, settings)`` pairs."""
     if stale not in STALE_CHOICES:
         raise ValueError(f"stale must be one of {STALE_CHOICES}, got {stale!r}")
@@ -396,9 +461,21 @@ def run_specs(pairs: list[tuple[CellSpec, Any]], profile: str, *, workers: int |
     counts = {"computed": 0, "failed": 0}
     failures: list[str] = []
     if tasks:
-        _drive(tasks, targets, skipped, counts, failures, workers=workers, threads=threads_per_worker,
-               workers_per_gpu=workers_per_gpu, scheduler=scheduler, device=device, client=client,
-               retries=retries, progress=progress)
+        _drive(
+            tasks,
+            targets,
+            skipped,
+            counts,
+            failures,
+            workers=workers,
+            threads=threads_per_worker,
+            workers_per_gpu=workers_per_gpu,
+            scheduler=scheduler,
+            device=device,
+            client=client,
+            retries=retries,
+            progress=progress,
+        )
     for msg in failures:
         print(msg)
     out = _summary(targets, per_spec, stale)
@@ -419,8 +496,23 @@ def comparable(df: pd.DataFrame) -> pd.DataFrame:
     drop = [c for c in df.columns if c in _VOLATILE or c.endswith(("_s", "seconds", "_per_s", "_per_second"))]
     df = df.drop(columns=drop)
     df = df.astype({c: str for c in df.columns if df[c].dtype == object})
-    keys = [c for c in ("config_hash", "metric", "run", "checkpoint", "epoch_total", "stage", "epoch", "degree",
-                        "artifact", "method", "setting") if c in df.columns]
+    keys = [
+        c
+        for c in (
+            "config_hash",
+            "metric",
+            "run",
+            "checkpoint",
+            "epoch_total",
+            "stage",
+            "epoch",
+            "degree",
+            "artifact",
+            "method",
+            "setting",
+        )
+        if c in df.columns
+    ]
     return df[sorted(df.columns)].sort_values(keys or sorted(df.columns), kind="stable").reset_index(drop=True)
 
 
@@ -437,21 +529,37 @@ def _store_result(task: _Task, res: dict[str, Any]) -> None:
     for t, h in task.targets:
         if h in t.redo and t.staging is not None:
             if h not in t.staged:
-                t.staging.append(t.artifact, cell_rows(res["rows"], task.cell, h, seconds=res["seconds"],
-                                                       device=res["device"]))
+                t.staging.append(
+                    t.artifact, cell_rows(res["rows"], task.cell, h, seconds=res["seconds"], device=res["device"])
+                )
                 t.staged.add(h)
                 t.computed.add(h)
             _maybe_swap(t)
         elif h not in t.done and h not in t.written:  # one writer: a cell's rows are appended once
-            t.store.append(t.artifact, cell_rows(res["rows"], task.cell, h, seconds=res["seconds"],
-                                                 device=res["device"]))
+            t.store.append(
+                t.artifact, cell_rows(res["rows"], task.cell, h, seconds=res["seconds"], device=res["device"])
+            )
             t.written.add(h)
             t.done.add(h)
             t.computed.add(h)
 
 
-def _drive(tasks: dict[str, _Task], targets, skipped, counts, failures, *, workers, threads, workers_per_gpu,
-           scheduler, device, client, retries, progress) -> None:
+def _drive(
+    tasks: dict[str, _Task],
+    targets,
+    skipped,
+    counts,
+    failures,
+    *,
+    workers,
+    threads,
+    workers_per_gpu,
+    scheduler,
+    device,
+    client,
+    retries,
+    progress,
+) -> None:
     from dask.distributed import Client, as_completed
     from tqdm.auto import tqdm
 
@@ -471,8 +579,18 @@ def _drive(tasks: dict[str, _Task], targets, skipped, counts, failures, *, worke
         by_dataset: dict[tuple[str, str], list] = {}
         # larger grids first would not change rows; submission order = plan order (paper, artifact, cell)
         for key, task in tasks.items():
-            fut = client.submit(execute, task.spec, task.cfg, task.cell, device, threads, workers_per_gpu,
-                                key=key, retries=retries, pure=False)
+            fut = client.submit(
+                execute,
+                task.spec,
+                task.cfg,
+                task.cell,
+                device,
+                threads,
+                workers_per_gpu,
+                key=key,
+                retries=retries,
+                pure=False,
+            )
             futures[fut] = task
             by_dataset.setdefault((task.paper, str(task.cell.get("dataset"))), []).append(fut)
         bar = tqdm(total=len(futures), desc="cells", mininterval=5.0, disable=not progress, smoothing=0.05)
@@ -487,9 +605,15 @@ def _drive(tasks: dict[str, _Task], targets, skipped, counts, failures, *, worke
                 counts["failed"] += 1
                 for t, h in task.targets:
                     t.failed.add(h)
-                failures.append(f"failed: {task.paper} cell {task.cell}: {type(exc).__name__}: {exc}"
-                                + (" (recomputation not swapped in: the old rows stay; the next --force resumes from"
-                                   " the cells it staged)" if any(h in t.redo for t, h in task.targets) else ""))
+                failures.append(
+                    f"failed: {task.paper} cell {task.cell}: {type(exc).__name__}: {exc}"
+                    + (
+                        " (recomputation not swapped in: the old rows stay; the next --force resumes from"
+                        " the cells it staged)"
+                        if any(h in t.redo for t, h in task.targets)
+                        else ""
+                    )
+                )
                 continue
             if "skip" in res:
                 name = str(task.cell.get("dataset"))
@@ -530,13 +654,37 @@ def _summary(targets, per_spec, stale: str) -> pd.DataFrame:
         secs = [t.durations[h][0] for h in stored if h in t.durations]
         per_cell = sum(secs) / len(secs) if secs else math.nan
         devices = sorted({t.durations[h][1] for h in stored if h in t.durations})
-        rows.append({"paper": spec.paper, "artifact": spec.name, "store": spec.store, "cells": len(hs),
-                     "stored": len(stored), "from_other_code": len(old), "missing": len(missing),
-                     "unavailable": len(unavailable),
-                     "sec_per_cell": per_cell, "est_seconds": per_cell * len(missing) if missing else 0.0,
-                     "devices": ",".join(devices)})
-    return pd.DataFrame(rows, columns=["paper", "artifact", "store", "cells", "stored", "from_other_code",
-                                       "missing", "unavailable", "sec_per_cell", "est_seconds", "devices"])
+        rows.append(
+            {
+                "paper": spec.paper,
+                "artifact": spec.name,
+                "store": spec.store,
+                "cells": len(hs),
+                "stored": len(stored),
+                "from_other_code": len(old),
+                "missing": len(missing),
+                "unavailable": len(unavailable),
+                "sec_per_cell": per_cell,
+                "est_seconds": per_cell * len(missing) if missing else 0.0,
+                "devices": ",".join(devices),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "paper",
+            "artifact",
+            "store",
+            "cells",
+            "stored",
+            "from_other_code",
+            "missing",
+            "unavailable",
+            "sec_per_cell",
+            "est_seconds",
+            "devices",
+        ],
+    )
 
 
 def _lines(summary: pd.DataFrame, stale: str, force: bool) -> list[str]:
@@ -562,11 +710,18 @@ def _lines(summary: pd.DataFrame, stale: str, force: bool) -> list[str]:
         out.append(f"{old} stored cells come from other code: {what}")
     est = float(summary["est_seconds"].sum())
     unknown = int(summary.loc[summary["missing"] > 0, "sec_per_cell"].isna().sum())
-    out.append(f"total: {int(summary['cells'].sum())} cells, {int(summary['stored'].sum())} stored, "
-               f"{int(summary['missing'].sum())} to compute"
-               + (f" (est. {_fmt_seconds(est)}" + (f"; {unknown} artifacts without stored cell times" if unknown
-                                                    else "") + ")" if summary["missing"].sum() else "")
-               + f", {int(summary['unavailable'].sum())} not run (dataset not here)")
+    out.append(
+        f"total: {int(summary['cells'].sum())} cells, {int(summary['stored'].sum())} stored, "
+        f"{int(summary['missing'].sum())} to compute"
+        + (
+            f" (est. {_fmt_seconds(est)}"
+            + (f"; {unknown} artifacts without stored cell times" if unknown else "")
+            + ")"
+            if summary["missing"].sum()
+            else ""
+        )
+        + f", {int(summary['unavailable'].sum())} not run (dataset not here)"
+    )
     return out
 
 
@@ -580,5 +735,15 @@ def _devices(devices: str) -> str:
     return text
 
 
-__all__ = ["PAPERS", "compute", "comparable", "run_specs", "select", "specs", "execute", "cluster_size",
-           "local_cluster", "slurm_cluster"]
+__all__ = [
+    "PAPERS",
+    "compute",
+    "comparable",
+    "run_specs",
+    "select",
+    "specs",
+    "execute",
+    "cluster_size",
+    "local_cluster",
+    "slurm_cluster",
+]

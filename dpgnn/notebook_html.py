@@ -85,14 +85,19 @@ def _exporter():
         def markdown2html(self, context, source):
             cell = context.get("cell", {})
             renderer = MathMLRenderer(
-                escape=False, attachments=cell.get("attachments", {}), embed_images=self.embed_images,
+                escape=False,
+                attachments=cell.get("attachments", {}),
+                embed_images=self.embed_images,
                 path=context.get("resources", {}).get("metadata", {}).get("path", ""),
-                anchor_link_text=self.anchor_link_text, exclude_anchor_links=self.exclude_anchor_links,
-                **self.lexer_options)
+                anchor_link_text=self.anchor_link_text,
+                exclude_anchor_links=self.exclude_anchor_links,
+                **self.lexer_options,
+            )
             return MarkdownWithMath(renderer=renderer).render(source)
 
-    return OfflineHTMLExporter(template_name="lab", template_file="offline.html.j2",
-                               extra_loaders=[DictLoader({"offline.html.j2": _TEMPLATE})])
+    return OfflineHTMLExporter(
+        template_name="lab", template_file="offline.html.j2", extra_loaders=[DictLoader({"offline.html.j2": _TEMPLATE})]
+    )
 
 
 def render_notebook(src: Path, dest: Path, *, repo_notebook: Path) -> bool:
@@ -106,10 +111,15 @@ def render_notebook(src: Path, dest: Path, *, repo_notebook: Path) -> bool:
     except (OSError, ValueError, nbformat.ValidationError):  # unreadable, not JSON, or not a notebook
         return False
     nb.metadata.pop("widgets", None)
-    name = Path(os.path.relpath(repo_notebook, ROOT)).as_posix() if repo_notebook.is_relative_to(ROOT) \
+    name = (
+        Path(os.path.relpath(repo_notebook, ROOT)).as_posix()
+        if repo_notebook.is_relative_to(ROOT)
         else repo_notebook.name
-    note = (f'<p class="widget-note"><i>Interactive controls: open <code>{html.escape(name)}</code> in JupyterLab '
-            "to use them.</i></p>")
+    )
+    note = (
+        f'<p class="widget-note"><i>Interactive controls: open <code>{html.escape(name)}</code> in JupyterLab '
+        "to use them.</i></p>"
+    )
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if _WIDGET in out.get("data", {}):

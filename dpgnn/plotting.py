@@ -67,8 +67,14 @@ def _legend(fig: plt.Figure, axes: np.ndarray, fontsize: int) -> None:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(label, handle)
     if seen:
-        fig.legend(list(seen.values()), list(seen), fontsize=fontsize, loc="center left", bbox_to_anchor=(1.0, 0.5),
-                   frameon=False)
+        fig.legend(
+            list(seen.values()),
+            list(seen),
+            fontsize=fontsize,
+            loc="center left",
+            bbox_to_anchor=(1.0, 0.5),
+            frameon=False,
+        )
 
 
 def _panels(n: int, ncols: int | None, size: float = 3.2) -> tuple[plt.Figure, np.ndarray]:
@@ -80,11 +86,26 @@ def _panels(n: int, ncols: int | None, size: float = 3.2) -> tuple[plt.Figure, n
     return fig, axes
 
 
-def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None, err: str | None = None,
-          order: Sequence[str] | None = None, col_order: Sequence[str] | None = None, ncols: int | None = None,
-          xlabel: str | None = None, ylabel: str | None = None, logx: bool = False, logy: bool = False,
-          reference: pd.DataFrame | None = None, title: str | None = None,
-          xticks: dict[float, str] | None = None, connect: bool = True) -> plt.Figure:
+def lines(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    hue: str,
+    col: str | None = None,
+    err: str | None = None,
+    order: Sequence[str] | None = None,
+    col_order: Sequence[str] | None = None,
+    ncols: int | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    logx: bool = False,
+    logy: bool = False,
+    reference: pd.DataFrame | None = None,
+    title: str | None = None,
+    xticks: dict[float, str] | None = None,
+    connect: bool = True,
+) -> plt.Figure:
     """Line plot of ``y`` vs ``x`` per ``hue`` (one panel per ``col``), error bars from column ``err``.
 
     ``reference`` (same columns) is drawn as open markers labelled "paper" so paper values sit beside ours.
@@ -105,13 +126,31 @@ def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None,
             if s.empty:
                 continue
             colour = colours[str(h)]
-            ax.errorbar(s[x], s[y], yerr=s[err] if err else None, marker="o", ms=3 if connect else 5, capsize=2,
-                        lw=1.2, ls="-" if connect else "none", color=colour, label=LABELS.get(str(h), str(h)))
+            ax.errorbar(
+                s[x],
+                s[y],
+                yerr=s[err] if err else None,
+                marker="o",
+                ms=3 if connect else 5,
+                capsize=2,
+                lw=1.2,
+                ls="-" if connect else "none",
+                color=colour,
+                label=LABELS.get(str(h), str(h)),
+            )
             if reference is not None and len(reference):
                 r = reference[(reference[hue] == h) & ((reference[col] == c) if col else True)]
                 if len(r):
-                    ax.plot(r[x], r[y], ls="none", marker="D", mfc="none", ms=6, color=colour,
-                            label=f"{LABELS.get(str(h), h)} (paper)")
+                    ax.plot(
+                        r[x],
+                        r[y],
+                        ls="none",
+                        marker="D",
+                        mfc="none",
+                        ms=6,
+                        color=colour,
+                        label=f"{LABELS.get(str(h), h)} (paper)",
+                    )
         if c is not None:
             ax.set_title(str(c))
         ax.set_xlabel(xlabel or x)
@@ -134,10 +173,22 @@ def lines(df: pd.DataFrame, *, x: str, y: str, hue: str, col: str | None = None,
     return fig
 
 
-def bands(df: pd.DataFrame, *, x: str, low: str, high: str, hue: str, col: str | None = None,
-          order: Sequence[str] | None = None, col_order: Sequence[str] | None = None, ncols: int | None = None,
-          xlabel: str | None = None, ylabel: str | None = None, logy: bool = True,
-          title: str | None = None) -> plt.Figure:
+def bands(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    low: str,
+    high: str,
+    hue: str,
+    col: str | None = None,
+    order: Sequence[str] | None = None,
+    col_order: Sequence[str] | None = None,
+    ncols: int | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    logy: bool = True,
+    title: str | None = None,
+) -> plt.Figure:
     """Shaded band between ``low`` and ``high`` per ``hue`` (a line where they coincide), e.g. min/max variance."""
     if df.empty:
         raise ValueError("nothing to plot: the result frame is empty")
@@ -157,8 +208,9 @@ def bands(df: pd.DataFrame, *, x: str, low: str, high: str, hue: str, col: str |
             if np.allclose(s[low], s[high]):
                 ax.plot(s[x], s[low], color=colour, lw=1.5, label=label)
             else:
-                ax.fill_between(s[x], s[low], s[high], color=colour, alpha=0.25, hatch=hatches.get(str(h), ""),
-                                label=label)
+                ax.fill_between(
+                    s[x], s[low], s[high], color=colour, alpha=0.25, hatch=hatches.get(str(h), ""), label=label
+                )
                 ax.plot(s[x], s[low], color=colour, lw=0.8)
                 ax.plot(s[x], s[high], color=colour, lw=0.8)
         if c is not None:

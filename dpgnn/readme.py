@@ -32,12 +32,26 @@ from dpgnn.utils import ROOT
 __all__ = ["BLOCKS", "PAGES", "refresh", "series_block", "timings_block", "SERIES_PAGES"]
 
 #: the docs page of each report series (its first heading is the paper's title)
-SERIES_PAGES = {"lpgcn": "docs/papers/lpgcn.md", "lpgnn": "docs/papers/lpgnn.md", "privgnn": "docs/papers/privgnn.md",
-                "drw": "docs/papers/drw.md", "progap": "docs/papers/progap.md", "audit": "docs/audits.md"}
+SERIES_PAGES = {
+    "lpgcn": "docs/papers/lpgcn.md",
+    "lpgnn": "docs/papers/lpgnn.md",
+    "privgnn": "docs/papers/privgnn.md",
+    "drw": "docs/papers/drw.md",
+    "progap": "docs/papers/progap.md",
+    "audit": "docs/audits.md",
+}
 
 #: the pages with generated blocks, relative to the repository root
-PAGES = ("README.md", "docs/papers/lpgcn.md", "docs/papers/lpgnn.md", "docs/papers/privgnn.md", "docs/papers/drw.md",
-         "docs/papers/progap.md", "docs/papers/cross-paper.md", "docs/audits.md")
+PAGES = (
+    "README.md",
+    "docs/papers/lpgcn.md",
+    "docs/papers/lpgnn.md",
+    "docs/papers/privgnn.md",
+    "docs/papers/drw.md",
+    "docs/papers/progap.md",
+    "docs/papers/cross-paper.md",
+    "docs/audits.md",
+)
 
 _BLOCK = re.compile(r"(<!-- begin (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- end (?P=name) -->)", re.S)
 
@@ -50,8 +64,10 @@ def _title(page: Path) -> str:
 def series_block(root: Path = ROOT) -> str:
     """The series table: within / explained / outside / not run of the reported cells, and stand-in rows."""
     rep = pd.read_csv(root / "results" / "paper" / "report.csv")
-    lines = ["| series | what it reproduces | report cells: within / explained / outside / not run (of all) |",
-             "|---|---|---|"]
+    lines = [
+        "| series | what it reproduces | report cells: within / explained / outside / not run (of all) |",
+        "|---|---|---|",
+    ]
     total = dict.fromkeys(("within", "explained", "outside", "not_run", "stand_in"), 0)
     for paper in dict.fromkeys(rep["paper"]):
         c = rep.loc[rep["paper"] == paper, "status"].value_counts()
@@ -61,15 +77,19 @@ def series_block(root: Path = ROOT) -> str:
         page = SERIES_PAGES.get(paper)
         what = f"[{_title(root / page)}]({page})" if page and (root / page).exists() else paper
         extra = f", plus {n['stand_in']} stand-in rows" if n["stand_in"] else ""
-        lines.append(f"| `{paper}` | {what} | {n['within']} / {n['explained']} / {n['outside']} / {n['not_run']} "
-                     f"(of {n['within'] + n['explained'] + n['outside'] + n['not_run']}){extra} |")
+        lines.append(
+            f"| `{paper}` | {what} | {n['within']} / {n['explained']} / {n['outside']} / {n['not_run']} "
+            f"(of {n['within'] + n['explained'] + n['outside'] + n['not_run']}){extra} |"
+        )
     reported = total["within"] + total["explained"] + total["outside"] + total["not_run"]
     run = reported - total["not_run"]
     agree = total["within"] + total["explained"]
     lines.append("")
-    lines.append(f"Of the {run:,} reported cells we ran, {agree:,} ({100 * agree / max(run, 1):.0f} %) agree with the "
-                 f"paper or have a measured explanation; {total['not_run']:,} of {reported:,} are not run (mostly "
-                 "datasets that cannot be had offline).")
+    lines.append(
+        f"Of the {run:,} reported cells we ran, {agree:,} ({100 * agree / max(run, 1):.0f} %) agree with the "
+        f"paper or have a measured explanation; {total['not_run']:,} of {reported:,} are not run (mostly "
+        "datasets that cannot be had offline)."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -88,8 +108,10 @@ def timings_block(root: Path = ROOT) -> str:
     if df.empty:
         return "Durations: no successful measurement yet (`python benchmarks/quickstart_timing.py`).\n"
     last = df.groupby("command").tail(1).set_index("command")
-    parts = [f"`{cmd}` {_minutes(r.seconds)}" + (f" ({r.note})" if isinstance(r.note, str) and r.note else "")
-             for cmd, r in last.iterrows()]
+    parts = [
+        f"`{cmd}` {_minutes(r.seconds)}" + (f" ({r.note})" if isinstance(r.note, str) and r.note else "")
+        for cmd, r in last.iterrows()
+    ]
     machine, date = last["machine"].iloc[-1], str(last["date"].max())[:10]
     return f"Measured on a fresh clone ({machine}, {date}): " + "; ".join(parts) + ".\n"
 

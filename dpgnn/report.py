@@ -37,12 +37,25 @@ from dpgnn.utils import output_root
 KEY = ["paper", "artifact", "dataset", "method", "setting", "metric"]
 STATUSES = ("within", "explained", "outside", "not_run", "stand_in")
 REPORTED = ("within", "explained", "outside", "not_run")  # statuses of the papers' reported cells (stand_in is extra)
-REPORT_COLUMNS = KEY + ["paper_value", "paper_spread", "ours_value", "ours_spread", "n_runs", "profile", "status",
-                        "tolerance", "diff", "approx", "note", "source"]
+REPORT_COLUMNS = KEY + [
+    "paper_value",
+    "paper_spread",
+    "ours_value",
+    "ours_spread",
+    "n_runs",
+    "profile",
+    "status",
+    "tolerance",
+    "diff",
+    "approx",
+    "note",
+    "source",
+]
 
 
-def bootstrap_ci_halfwidth(values: Iterable[float], *, n_resamples: int = 1000, seed: int = 12345,
-                           level: float = 0.95) -> float:
+def bootstrap_ci_halfwidth(
+    values: Iterable[float], *, n_resamples: int = 1000, seed: int = 12345, level: float = 0.95
+) -> float:
     """Half-width of the percentile bootstrap CI of the mean (the Sajadmanesh repos' ± convention)."""
     v = np.asarray(list(values), dtype=float)
     if v.size == 0:
@@ -67,8 +80,9 @@ def spread(values: Iterable[float], kind: str) -> float:
     raise ValueError(f"unknown spread_kind {kind!r}; expected std_ddof0, std, ci95_bootstrap or none")
 
 
-def _not_run_reason(dataset: str, artifact: str, skipped: pd.DataFrame | None, paper_value: float,
-                    paper: str | None = None) -> str:
+def _not_run_reason(
+    dataset: str, artifact: str, skipped: pd.DataFrame | None, paper_value: float, paper: str | None = None
+) -> str:
     """Why a reference cell has no result: the skip log's reason, else dataset availability here, else profile.
 
     Availability is the ``paper``'s graph where the name is ambiguous ("facebook" is LPGNN's page-page graph, which
@@ -102,8 +116,14 @@ def _explanation(explanations: pd.DataFrame, key: tuple) -> str:
     return str(explanations["cause"][m].iloc[0]) if m.any() else ""
 
 
-def compare(reference: pd.DataFrame, ours: pd.DataFrame, *, profile: str,
-            skipped: pd.DataFrame | None = None, explanations: pd.DataFrame | None = None) -> pd.DataFrame:
+def compare(
+    reference: pd.DataFrame,
+    ours: pd.DataFrame,
+    *,
+    profile: str,
+    skipped: pd.DataFrame | None = None,
+    explanations: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Match reference rows with our result rows (same paper/artifact/dataset/method/setting/metric).
 
     ``explanations`` (default: the paper's rows of ``explanations.csv``) turn an ``outside`` cell into
@@ -124,13 +144,26 @@ def compare(reference: pd.DataFrame, ours: pd.DataFrame, *, profile: str,
         tol = float(ref.tolerance)
         if not np.isnan(paper_spread):
             tol = max(tol, 2 * paper_spread)
-        row = dict(zip(KEY, key), paper_value=paper_value, paper_spread=paper_spread, profile=profile,
-                   tolerance=tol, approx=bool(ref.approx), source=ref.source, note="")
+        row = dict(
+            zip(KEY, key),
+            paper_value=paper_value,
+            paper_spread=paper_spread,
+            profile=profile,
+            tolerance=tol,
+            approx=bool(ref.approx),
+            source=ref.source,
+            note="",
+        )
         if vals.size == 0 or np.isnan(paper_value):
             note = _not_run_reason(ref.dataset, ref.artifact, skipped, paper_value, ref.paper)
-            row.update(ours_value=float(vals.mean()) if vals.size else float("nan"),
-                       ours_spread=spread(vals, ref.spread_kind) if vals.size else float("nan"),
-                       n_runs=int(vals.size), status="not_run", diff=float("nan"), note=note)
+            row.update(
+                ours_value=float(vals.mean()) if vals.size else float("nan"),
+                ours_spread=spread(vals, ref.spread_kind) if vals.size else float("nan"),
+                n_runs=int(vals.size),
+                status="not_run",
+                diff=float("nan"),
+                note=note,
+            )
         else:
             mean = float(vals.mean())
             diff = mean - paper_value
@@ -139,21 +172,41 @@ def compare(reference: pd.DataFrame, ours: pd.DataFrame, *, profile: str,
             if status == "outside":
                 note = _explanation(explanations, key)
                 status = "explained" if note else "outside"
-            row.update(ours_value=mean, ours_spread=spread(vals, ref.spread_kind), n_runs=int(vals.size), diff=diff,
-                       status=status, note=note)
+            row.update(
+                ours_value=mean,
+                ours_spread=spread(vals, ref.spread_kind),
+                n_runs=int(vals.size),
+                diff=diff,
+                status=status,
+                note=note,
+            )
         out.append(row)
         for (p, a, d, m, st, me), v in groups.items():
-            if (p, a, m, st, me) == (key[0], key[1], key[3], key[4], key[5]) and d != key[2] \
-                    and stand_in_for(p, d) == key[2]:
+            if (
+                (p, a, m, st, me) == (key[0], key[1], key[3], key[4], key[5])
+                and d != key[2]
+                and stand_in_for(p, d) == key[2]
+            ):
                 v = v[~np.isnan(v)]
                 if v.size:
-                    standins.append(dict(zip(KEY, (p, a, d, m, st, me)), paper_value=paper_value,
-                                         paper_spread=paper_spread, ours_value=float(v.mean()),
-                                         ours_spread=spread(v, ref.spread_kind), n_runs=int(v.size), profile=profile,
-                                         status="stand_in", tolerance=float("nan"), diff=float("nan"),
-                                         approx=bool(ref.approx), source=ref.source,
-                                         note=f"stand-in for the paper's {key[2]!r}: a different graph, shown for "
-                                              f"context and never compared (paper value is for {key[2]!r})"))
+                    standins.append(
+                        dict(
+                            zip(KEY, (p, a, d, m, st, me)),
+                            paper_value=paper_value,
+                            paper_spread=paper_spread,
+                            ours_value=float(v.mean()),
+                            ours_spread=spread(v, ref.spread_kind),
+                            n_runs=int(v.size),
+                            profile=profile,
+                            status="stand_in",
+                            tolerance=float("nan"),
+                            diff=float("nan"),
+                            approx=bool(ref.approx),
+                            source=ref.source,
+                            note=f"stand-in for the paper's {key[2]!r}: a different graph, shown for "
+                            f"context and never compared (paper value is for {key[2]!r})",
+                        )
+                    )
     return pd.DataFrame(out + standins, columns=REPORT_COLUMNS)
 
 
@@ -172,8 +225,9 @@ def check_papers(papers: list[str] | None = None) -> list[str]:
     return names
 
 
-def build_report(profile: str, papers: list[str] | None = None, *, root: Path | None = None,
-                 write: bool = True) -> pd.DataFrame:
+def build_report(
+    profile: str, papers: list[str] | None = None, *, root: Path | None = None, write: bool = True
+) -> pd.DataFrame:
     """Compare every paper's reference data with ``results/<profile>/`` and write report.csv/.md/.html and the
     static site ``results/<profile>/site/`` (:mod:`dpgnn.site`)."""
     root = Path(root or output_root() / "results")
@@ -217,16 +271,22 @@ def summarize(rep: pd.DataFrame) -> str:
     lines = []
     for paper, g in counts(rep).groupby("paper", sort=False):
         tot = g[list(STATUSES)].sum()
-        lines.append(f"{paper}: {tot.within} within, {tot.explained} explained, {tot.outside} outside, "
-                     f"{tot.not_run} not run (of {int(tot[list(REPORTED)].sum())} reported cells)"
-                     + (f"; {tot.stand_in} stand-in rows" if tot.stand_in else ""))
+        lines.append(
+            f"{paper}: {tot.within} within, {tot.explained} explained, {tot.outside} outside, "
+            f"{tot.not_run} not run (of {int(tot[list(REPORTED)].sum())} reported cells)"
+            + (f"; {tot.stand_in} stand-in rows" if tot.stand_in else "")
+        )
         for r in g.itertuples(index=False):
-            lines.append(f"  {r.artifact:<12} within {r.within:>3}  explained {r.explained:>3}  outside "
-                         f"{r.outside:>3}  not_run {r.not_run:>3}  stand_in {r.stand_in:>3}")
+            lines.append(
+                f"  {r.artifact:<12} within {r.within:>3}  explained {r.explained:>3}  outside "
+                f"{r.outside:>3}  not_run {r.not_run:>3}  stand_in {r.stand_in:>3}"
+            )
     tot = counts(rep)[list(STATUSES)].sum()
-    lines.append(f"all papers: {tot.within} within, {tot.explained} explained, {tot.outside} outside, "
-                 f"{tot.not_run} not run (of {int(tot[list(REPORTED)].sum())} reported cells); "
-                 f"{tot.stand_in} stand-in rows")
+    lines.append(
+        f"all papers: {tot.within} within, {tot.explained} explained, {tot.outside} outside, "
+        f"{tot.not_run} not run (of {int(tot[list(REPORTED)].sum())} reported cells); "
+        f"{tot.stand_in} stand-in rows"
+    )
     prof = rep["profile"].iloc[0]
     lines.append(f"written: results/{prof}/report.csv (.md, .html) and the site results/{prof}/site/index.html")
     return "\n".join(lines)
@@ -246,8 +306,9 @@ def paper_decimals(rep: pd.DataFrame) -> pd.Series:
     return shown.groupby([rep["paper"], rep["artifact"], rep["metric"]], sort=False).transform("max")
 
 
-def format_value(value: float, decimals: float | None = None, *, spread: float | None = None,
-                 signed: bool = False) -> str:
+def format_value(
+    value: float, decimals: float | None = None, *, spread: float | None = None, signed: bool = False
+) -> str:
     """The report's one rounding rule: ``value`` (and its ``± spread``, with the same places) rounded to
     ``decimals`` places, the paper's precision for the quantity (:func:`paper_decimals`); where the paper prints
     none (``decimals`` ``None``/``NaN``), to 3 significant figures (one decimal for a percentage from 10 to 99.9).
@@ -262,40 +323,88 @@ def format_value(value: float, decimals: float | None = None, *, spread: float |
 
 
 def to_markdown(rep: pd.DataFrame, profile: str) -> str:
-    lines = [f"# dpgnn report — profile `{profile}`", "",
-             "Tolerance: |ours − paper| ≤ max(floor, 2 × paper spread); floor = 2 points for percentages. "
-             "`explained`: outside, with a measured cause in the note; `stand_in`: ours on a stand-in dataset, "
-             "never compared (not a reported cell).", ""]
+    lines = [
+        f"# dpgnn report — profile `{profile}`",
+        "",
+        "Tolerance: |ours − paper| ≤ max(floor, 2 × paper spread); floor = 2 points for percentages. "
+        "`explained`: outside, with a measured cause in the note; `stand_in`: ours on a stand-in dataset, "
+        "never compared (not a reported cell).",
+        "",
+    ]
     summary = counts(rep)
     if len(summary):
-        lines += ["| paper | artifact | within | explained | outside | not run | reported cells | stand-in rows |",
-                  "|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {r.paper} | {r.artifact} | {r.within} | {r.explained} | {r.outside} | {r.not_run} | {r.total} "
-                  f"| {r.stand_in} |" for r in summary.itertuples(index=False)]
+        lines += [
+            "| paper | artifact | within | explained | outside | not run | reported cells | stand-in rows |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r.paper} | {r.artifact} | {r.within} | {r.explained} | {r.outside} | {r.not_run} | {r.total} "
+            f"| {r.stand_in} |"
+            for r in summary.itertuples(index=False)
+        ]
         lines.append("")
-    lines += ["| paper | artifact | dataset | method | setting | metric | paper | ours | n | status | note |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "| paper | artifact | dataset | method | setting | metric | paper | ours | n | status | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r, d in zip(rep.itertuples(index=False), paper_decimals(rep)):
         p = format_value(r.paper_value, d, spread=r.paper_spread)
         o = format_value(r.ours_value, d, spread=r.ours_spread)
-        lines.append(f"| {r.paper} | {r.artifact} | {r.dataset} | {r.method} | {r.setting} | {r.metric} | {p} | {o} "
-                     f"| {r.n_runs} | {r.status} | {r.note} |")
+        lines.append(
+            f"| {r.paper} | {r.artifact} | {r.dataset} | {r.method} | {r.setting} | {r.metric} | {p} | {o} "
+            f"| {r.n_runs} | {r.status} | {r.note} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def to_html(rep: pd.DataFrame, profile: str) -> str:
-    colours = {"within": "#d8f0d8", "explained": "#f8ecd0", "outside": "#f8d8d8", "not_run": "#eeeeee",
-               "stand_in": "#dde8f8"}
+    colours = {
+        "within": "#d8f0d8",
+        "explained": "#f8ecd0",
+        "outside": "#f8d8d8",
+        "not_run": "#eeeeee",
+        "stand_in": "#dde8f8",
+    }
     rows = []
     for r, d in zip(rep.itertuples(index=False), paper_decimals(rep)):
-        cells = [r.paper, r.artifact, r.dataset, r.method, r.setting, r.metric,
-                 format_value(r.paper_value, d), format_value(r.paper_spread, d), format_value(r.ours_value, d),
-                 format_value(r.ours_spread, d), r.n_runs, r.status, r.note]
+        cells = [
+            r.paper,
+            r.artifact,
+            r.dataset,
+            r.method,
+            r.setting,
+            r.metric,
+            format_value(r.paper_value, d),
+            format_value(r.paper_spread, d),
+            format_value(r.ours_value, d),
+            format_value(r.ours_spread, d),
+            r.n_runs,
+            r.status,
+            r.note,
+        ]
         tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
         rows.append(f'<tr style="background:{colours.get(r.status, "#fff")}">{tds}</tr>')
-    head = "".join(f"<th>{h}</th>" for h in ["paper", "artifact", "dataset", "method", "setting", "metric", "paper",
-                                             "± paper", "ours", "± ours", "n", "status", "note"])
-    return (f"<!doctype html><meta charset='utf-8'><title>dpgnn report ({profile})</title>"
-            f"<h1>dpgnn report — profile {html.escape(profile)}</h1>"
-            "<p>Tolerance: |ours − paper| ≤ max(floor, 2 × paper spread); floor = 2 points for percentages.</p>"
-            f"<table border=1 cellspacing=0 cellpadding=3><tr>{head}</tr>{''.join(rows)}</table>")
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in [
+            "paper",
+            "artifact",
+            "dataset",
+            "method",
+            "setting",
+            "metric",
+            "paper",
+            "± paper",
+            "ours",
+            "± ours",
+            "n",
+            "status",
+            "note",
+        ]
+    )
+    return (
+        f"<!doctype html><meta charset='utf-8'><title>dpgnn report ({profile})</title>"
+        f"<h1>dpgnn report — profile {html.escape(profile)}</h1>"
+        "<p>Tolerance: |ours − paper| ≤ max(floor, 2 × paper spread); floor = 2 points for percentages.</p>"
+        f"<table border=1 cellspacing=0 cellpadding=3><tr>{head}</tr>{''.join(rows)}</table>"
+    )

@@ -32,8 +32,25 @@ from dpgnn.utils import output_root, versions
 
 #: Columns every row has (others, e.g. ``epochs``, may follow). ``ledger`` is a JSON privacy ledger:
 #: level, neighbouring relation, mechanism, noise, sampling rate, steps, epsilon, delta, accountant.
-CORE_COLUMNS = ["paper", "artifact", "profile", "dataset", "method", "setting", "metric", "value", "run", "seed",
-                "level", "epsilon", "delta", "config_hash", "ledger", "versions", "timestamp"]
+CORE_COLUMNS = [
+    "paper",
+    "artifact",
+    "profile",
+    "dataset",
+    "method",
+    "setting",
+    "metric",
+    "value",
+    "run",
+    "seed",
+    "level",
+    "epsilon",
+    "delta",
+    "config_hash",
+    "ledger",
+    "versions",
+    "timestamp",
+]
 
 PROFILES = PROFILE_NAMES  #: the profile names (one tuple: dpgnn.profiles.PROFILE_NAMES)
 
@@ -127,15 +144,21 @@ class ResultStore:
     def artifacts(self) -> list[str]:
         if not self.dir.exists():
             return []
-        names = {p.name.removesuffix(".gz").removesuffix(".csv") for p in self.dir.glob("*.csv*")
-                 if p.name.endswith((".csv", ".csv.gz"))}
+        names = {
+            p.name.removesuffix(".gz").removesuffix(".csv")
+            for p in self.dir.glob("*.csv*")
+            if p.name.endswith((".csv", ".csv.gz"))
+        }
         return sorted(names - {"skipped"})
 
     # -- reading -----------------------------------------------------------------------------------------
     @staticmethod
     def _read(paths: Iterable[Path]) -> list[pd.DataFrame]:
-        return [pd.read_csv(p, dtype={"setting": str, "dataset": str, "method": str, "config_hash": str})
-                for p in paths if p.exists() and p.stat().st_size > 0]
+        return [
+            pd.read_csv(p, dtype={"setting": str, "dataset": str, "method": str, "config_hash": str})
+            for p in paths
+            if p.exists() and p.stat().st_size > 0
+        ]
 
     def load(self, artifact: str | None = None) -> pd.DataFrame:
         """All rows of one artifact (or of every artifact), archive first; empty frame with the core columns if
@@ -227,7 +250,7 @@ class ResultStore:
             stored: dict[tuple, list[dict[str, str]]] = {}
             for p in (arc, path):
                 if p.exists() and p.stat().st_size > 0:
-                    text = (gzip.open(p, "rt", newline="") if p.suffix == ".gz" else open(p, newline=""))
+                    text = gzip.open(p, "rt", newline="") if p.suffix == ".gz" else open(p, newline="")
                     with text as f:
                         for old in csv.DictReader(f):
                             key = tuple(old.get(k) or "" for k in fields if k not in _PROVENANCE)
@@ -269,8 +292,7 @@ class ResultStore:
         with _locked(path):
             prev = self.skipped()
             prev = prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]
-            row = pd.DataFrame([{"artifact": artifact, "dataset": dataset,
-                                 "reason": reason.strip().splitlines()[0]}])
+            row = pd.DataFrame([{"artifact": artifact, "dataset": dataset, "reason": reason.strip().splitlines()[0]}])
             _replace_csv(_sorted_skips(pd.concat([prev, row], ignore_index=True)), path)
 
     def clear_skip(self, dataset: str, artifact: str = "*") -> None:
@@ -278,8 +300,9 @@ class ResultStore:
         if path.exists():
             with _locked(path):
                 prev = self.skipped()
-                _replace_csv(_sorted_skips(prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]),
-                             path)
+                _replace_csv(
+                    _sorted_skips(prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]), path
+                )
 
     def skipped(self) -> pd.DataFrame:
         path = self.dir / "skipped.csv"

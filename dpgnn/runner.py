@@ -52,8 +52,23 @@ from tqdm.auto import tqdm
 from dpgnn.profiles import PROFILE_NAMES, check_profile
 from dpgnn.utils import ROOT, code_version
 
-MANIFEST_COLUMNS = ["paper", "notebook", "profile", "status", "duration_s", "started", "ended", "output", "log",
-                    "error", "notebook_sha256", "device", "parameters", "code_version", "code_sha256"]
+MANIFEST_COLUMNS = [
+    "paper",
+    "notebook",
+    "profile",
+    "status",
+    "duration_s",
+    "started",
+    "ended",
+    "output",
+    "log",
+    "error",
+    "notebook_sha256",
+    "device",
+    "parameters",
+    "code_version",
+    "code_sha256",
+]
 PROFILES = PROFILE_NAMES  #: the profile names (one tuple: dpgnn.profiles.PROFILE_NAMES)
 DEVICES = ("auto", "cpu", "cuda")
 STALE = ("rerun", "keep")
@@ -128,8 +143,7 @@ def parse_parameters(items: list[str] | None, option: str = "-p") -> dict[str, A
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key.isidentifier():
-            raise ValueError(f"{option} {item!r}: expected key=value, e.g. {option} runs=2 or "
-                             f"{option} datasets=[cora]")
+            raise ValueError(f"{option} {item!r}: expected key=value, e.g. {option} runs=2 or {option} datasets=[cora]")
         if key in RESERVED:
             raise ValueError(f"{option} {key!r}: set by --{key}, not by {option}")
         try:
@@ -261,10 +275,18 @@ class _Echo:
             self.write(f"[{self.name}] {line}")
 
 
-def execute_notebook(nb: Path, out: Path, log: Path, parameters: dict, *, cwd: Path,
-                     timeout: int | None = None, threads: int | None = None,
-                     echo: Callable[[str], None] | None = None,
-                     stopping: threading.Event | None = None) -> tuple[str, str]:
+def execute_notebook(
+    nb: Path,
+    out: Path,
+    log: Path,
+    parameters: dict,
+    *,
+    cwd: Path,
+    timeout: int | None = None,
+    threads: int | None = None,
+    echo: Callable[[str], None] | None = None,
+    stopping: threading.Event | None = None,
+) -> tuple[str, str]:
     """Run one notebook with papermill in a subprocess of its own session; returns (status, error message).
 
     Output goes to ``log`` line by line (``\\r`` progress updates become lines) and each line to ``echo``.
@@ -274,8 +296,21 @@ def execute_notebook(nb: Path, out: Path, log: Path, parameters: dict, *, cwd: P
     import yaml
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "papermill", str(nb), str(out), "-k", "python3", "--cwd", str(cwd),
-           "-y", yaml.safe_dump(parameters), "--log-output", "--no-progress-bar"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "papermill",
+        str(nb),
+        str(out),
+        "-k",
+        "python3",
+        "--cwd",
+        str(cwd),
+        "-y",
+        yaml.safe_dump(parameters),
+        "--log-output",
+        "--no-progress-bar",
+    ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "DPGNN_HOME": str(cwd), "DPGNN_BATCH": "1"}
     env.pop("MPLBACKEND", None)  # the kernel's inline backend: executed notebooks hold their figures
     if threads:  # parallel notebooks share the cores instead of oversubscribing them
@@ -285,17 +320,28 @@ def execute_notebook(nb: Path, out: Path, log: Path, parameters: dict, *, cwd: P
         return "interrupted", "not started: the batch was interrupted"
     timed_out = threading.Event()
     with open(log, "w") as fh:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, cwd=cwd, start_new_session=True, text=True, errors="replace")
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            text=True,
+            errors="replace",
+        )
         with _RUNNING_LOCK:
             _RUNNING[proc.pid] = proc
         if stopping is not None and stopping.is_set():  # interrupted between the check above and the start
             threading.Thread(target=_terminate, args=(proc,), daemon=True).start()
         timer = None
         if timeout:
+
             def expire():
                 timed_out.set()
                 _terminate(proc)
+
             timer = threading.Timer(timeout, expire)
             timer.daemon = True
             timer.start()
@@ -322,9 +368,17 @@ def execute_notebook(nb: Path, out: Path, log: Path, parameters: dict, *, cwd: P
     return "failed", (errs[-1] if errs else (text[-1] if text else f"exit code {proc.returncode}"))[:500]
 
 
-def plan(papers: list[str] | None = None, *, profile: str = "smoke", jobs: int = 1, root: Path | None = None,
-         notebooks: list[str] | None = None, parameters: dict[str, Any] | None = None,
-         device: str = "auto", stale: str = "rerun") -> list[tuple[str, Path]]:
+def plan(
+    papers: list[str] | None = None,
+    *,
+    profile: str = "smoke",
+    jobs: int = 1,
+    root: Path | None = None,
+    notebooks: list[str] | None = None,
+    parameters: dict[str, Any] | None = None,
+    device: str = "auto",
+    stale: str = "rerun",
+) -> list[tuple[str, Path]]:
     """The notebooks :func:`reproduce` would execute; a ``ValueError`` for an unknown paper, notebook, profile,
     device or ``stale`` choice, a parameter no selected notebook declares, or bad ``jobs`` (the CLI checks its
     input with this before any work starts)."""
@@ -362,11 +416,23 @@ def _mark_forced(todo: list[tuple[str, Path]], profile: str, root: Path) -> None
     _write_manifest(manifest, profile, root)
 
 
-def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device: str = "auto", jobs: int = 1,
-              force: bool = False, timeout: int | None = None, root: Path | None = None, report: bool = True,
-              notebooks: list[str] | None = None, parameters: dict[str, Any] | None = None,
-              stale: str = "rerun", cells: bool = True, workers: int | None = None,
-              scheduler: str | None = None) -> pd.DataFrame:
+def reproduce(
+    papers: list[str] | None = None,
+    *,
+    profile: str = "smoke",
+    device: str = "auto",
+    jobs: int = 1,
+    force: bool = False,
+    timeout: int | None = None,
+    root: Path | None = None,
+    report: bool = True,
+    notebooks: list[str] | None = None,
+    parameters: dict[str, Any] | None = None,
+    stale: str = "rerun",
+    cells: bool = True,
+    workers: int | None = None,
+    scheduler: str | None = None,
+) -> pd.DataFrame:
     """Execute the notebooks of ``papers`` (default: all; ``notebooks`` picks some) for ``profile``; returns the
     manifest. ``parameters`` go to the notebooks that declare them. SIGTERM/SIGINT stop the running notebooks,
     mark them ``interrupted`` and raise ``SystemExit(128 + signal)`` (see the module docstring).
@@ -375,14 +441,23 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
     default sized to the machine, or the cluster at ``scheduler``); the notebooks then only read and draw."""
     root = Path(root or ROOT)
     parameters = dict(parameters or {})
-    todo = plan(papers, profile=profile, jobs=jobs, root=root, notebooks=notebooks, parameters=parameters,
-                device=device, stale=stale)
+    todo = plan(
+        papers,
+        profile=profile,
+        jobs=jobs,
+        root=root,
+        notebooks=notebooks,
+        parameters=parameters,
+        device=device,
+        stale=stale,
+    )
     rerun = force  # --force executes every selected notebook again, even where its cells were recomputed on Dask
     if rerun:
         _mark_forced(todo, profile, root)
     if cells and not notebooks and not parameters:
-        if compute_cells([p for p, _ in todo], profile=profile, device=device, force=force, workers=workers,
-                         scheduler=scheduler):
+        if compute_cells(
+            [p for p, _ in todo], profile=profile, device=device, force=force, workers=workers, scheduler=scheduler
+        ):
             force = False  # the cells were recomputed on Dask; the notebooks must not train them a second time
     runs = root / "papermill_runs" / profile
     runs.mkdir(parents=True, exist_ok=True)
@@ -411,41 +486,83 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
         params_json = json.dumps(params, sort_keys=True)
         prev = previous(paper, nb.name)
         name = f"{paper}/{nb.stem}"
-        base = dict(paper=paper, notebook=nb.name, profile=profile, output=str(out.relative_to(root)),
-                    log=str(log.relative_to(root)), notebook_sha256=digest, device=device, parameters=params_json,
-                    code_version=version, code_sha256=digest_code)
-        same_run = (prev is not None and prev.get("status") in ("ok", "cached", "stale")
-                    and prev.get("notebook_sha256") == digest and (prev.get("parameters") or "{}") == params_json
-                    and out.exists())
+        base = dict(
+            paper=paper,
+            notebook=nb.name,
+            profile=profile,
+            output=str(out.relative_to(root)),
+            log=str(log.relative_to(root)),
+            notebook_sha256=digest,
+            device=device,
+            parameters=params_json,
+            code_version=version,
+            code_sha256=digest_code,
+        )
+        same_run = (
+            prev is not None
+            and prev.get("status") in ("ok", "cached", "stale")
+            and prev.get("notebook_sha256") == digest
+            and (prev.get("parameters") or "{}") == params_json
+            and out.exists()
+        )
         if not rerun and same_run:
             if prev.get("code_sha256") == digest_code:
-                row = {**prev, **base, "status": "cached", "duration_s": "0", "error": "",
-                       "code_version": prev.get("code_version", "")}
+                row = {
+                    **prev,
+                    **base,
+                    "status": "cached",
+                    "duration_s": "0",
+                    "error": "",
+                    "code_version": prev.get("code_version", ""),
+                }
                 record(row)
                 return row
             other = prev.get("code_version") or "unrecorded code"
             if stale == "keep":
-                tqdm.write(f"[{name}] stored outputs come from other code ({other}; now {version}): kept "
-                           f"(--stale rerun executes it again)")
-                row = {**prev, **base, "status": "stale", "duration_s": "0",
-                       "error": f"outputs from other code: {other}", "code_version": prev.get("code_version", ""),
-                       "code_sha256": prev.get("code_sha256", "")}
+                tqdm.write(
+                    f"[{name}] stored outputs come from other code ({other}; now {version}): kept "
+                    f"(--stale rerun executes it again)"
+                )
+                row = {
+                    **prev,
+                    **base,
+                    "status": "stale",
+                    "duration_s": "0",
+                    "error": f"outputs from other code: {other}",
+                    "code_version": prev.get("code_version", ""),
+                    "code_sha256": prev.get("code_sha256", ""),
+                }
                 record(row)
                 return row
-            tqdm.write(f"[{name}] last run came from other code ({other}; now {version}): executing it again "
-                       f"(--stale keep keeps it)")
+            tqdm.write(
+                f"[{name}] last run came from other code ({other}; now {version}): executing it again "
+                f"(--stale keep keeps it)"
+            )
         if stopping.is_set():
             return {}
         started = _now()
         record({**base, "status": "running", "duration_s": "", "started": started, "ended": "", "error": ""})
         t0 = time.perf_counter()
         echo = _Echo(name, _cell_count(nb), tqdm.write)
-        status, error = execute_notebook(nb, out, log, {"profile": profile, "device": device, "force": force,
-                                                        **params},
-                                         cwd=root, timeout=timeout, threads=max(1, (os.cpu_count() or 1) // jobs),
-                                         echo=echo, stopping=stopping)
-        row = {**base, "status": status, "duration_s": f"{time.perf_counter() - t0:.1f}", "started": started,
-               "ended": _now(), "error": error}
+        status, error = execute_notebook(
+            nb,
+            out,
+            log,
+            {"profile": profile, "device": device, "force": force, **params},
+            cwd=root,
+            timeout=timeout,
+            threads=max(1, (os.cpu_count() or 1) // jobs),
+            echo=echo,
+            stopping=stopping,
+        )
+        row = {
+            **base,
+            "status": status,
+            "duration_s": f"{time.perf_counter() - t0:.1f}",
+            "started": started,
+            "ended": _now(),
+            "error": error,
+        }
         record(row)
         return row
 
@@ -471,8 +588,16 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
         try:
             row = one(p, nb)
         except Exception as exc:  # never lose the other notebooks
-            row = {"paper": p, "notebook": nb.name, "profile": profile, "status": "failed", "ended": _now(),
-                   "error": f"{type(exc).__name__}: {exc}", "code_version": version, "code_sha256": digest_code}
+            row = {
+                "paper": p,
+                "notebook": nb.name,
+                "profile": profile,
+                "status": "failed",
+                "ended": _now(),
+                "error": f"{type(exc).__name__}: {exc}",
+                "code_version": version,
+                "code_sha256": digest_code,
+            }
             record(row)
         if not row:  # not started: the batch was interrupted first
             return
@@ -515,8 +640,10 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
         for sig, h in handlers.items():
             signal.signal(sig, h)
     if received:
-        tqdm.write(f"[reproduce] interrupted; the manifest marks the stopped notebooks 'interrupted' and the next "
-                   f"run executes them again ({manifest_path(profile, root)})")
+        tqdm.write(
+            f"[reproduce] interrupted; the manifest marks the stopped notebooks 'interrupted' and the next "
+            f"run executes them again ({manifest_path(profile, root)})"
+        )
         raise SystemExit(128 + received[0])
     if report:
         from dpgnn.report import build_report
@@ -525,8 +652,15 @@ def reproduce(papers: list[str] | None = None, *, profile: str = "smoke", device
     return load_manifest(profile, root)
 
 
-def compute_cells(papers: list[str], *, profile: str, device: str = "auto", force: bool = False,
-                  workers: int | None = None, scheduler: str | None = None) -> bool:
+def compute_cells(
+    papers: list[str],
+    *,
+    profile: str,
+    device: str = "auto",
+    force: bool = False,
+    workers: int | None = None,
+    scheduler: str | None = None,
+) -> bool:
     """Compute the missing grid cells of those of ``papers`` that have cells (:data:`dpgnn.engine.PAPERS`) on Dask;
     returns whether any paper had cells. SIGTERM/SIGINT stop it cleanly (the Dask workers are closed; the cells
     finished so far are stored) and raise ``SystemExit(128 + signal)``."""
@@ -547,12 +681,15 @@ def compute_cells(papers: list[str], *, profile: str, device: str = "auto", forc
             handlers[sig] = signal.signal(sig, interrupt)
     tqdm.write(f"[reproduce] grid cells of {', '.join(chosen)} ({profile}) on Dask")
     try:
-        summary = engine.compute(chosen, profile=profile, device=device, force=force, workers=workers,
-                                 scheduler=scheduler)
+        summary = engine.compute(
+            chosen, profile=profile, device=device, force=force, workers=workers, scheduler=scheduler
+        )
     except KeyboardInterrupt:
         sig = received[0] if received else signal.SIGINT
-        tqdm.write("[reproduce] interrupted while computing grid cells; the finished cells are stored and the next "
-                   "run computes only the missing ones")
+        tqdm.write(
+            "[reproduce] interrupted while computing grid cells; the finished cells are stored and the next "
+            "run computes only the missing ones"
+        )
         raise SystemExit(128 + sig) from None
     finally:
         for sig, h in handlers.items():

@@ -37,8 +37,13 @@ from dpgnn.utils import ROOT
 __all__ = ["COURSE_SERIES", "LONG_TABLE", "build_site", "paper_summary", "status_chart"]
 
 STATUSES = ("within", "explained", "outside", "not_run", "stand_in")
-COLOURS = {"within": "#4c9a2a", "explained": "#dd8452", "outside": "#c44e52", "not_run": "#a0a0a0",
-           "stand_in": "#4c72b0"}
+COLOURS = {
+    "within": "#4c9a2a",
+    "explained": "#dd8452",
+    "outside": "#c44e52",
+    "not_run": "#a0a0a0",
+    "stand_in": "#4c72b0",
+}
 #: notebook series that are not papers (shown in their own sections)
 COURSE_SERIES = ("learn", "compare")
 #: a table with more rows than this is folded in a ``<details>`` element
@@ -68,9 +73,11 @@ def _e(x: object) -> str:
 def _page(title: str, body: str, depth: int) -> str:
     up = "../" * depth
     nav = f'<nav><a href="{up}index.html">dpgnn report</a></nav>' if depth else ""
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
-            f"<meta name='viewport' content='width=device-width,initial-scale=1'><style>{_STYLE}</style></head>"
-            f"<body>{nav}<h1>{_e(title)}</h1>{body}</body></html>")
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
+        f"<meta name='viewport' content='width=device-width,initial-scale=1'><style>{_STYLE}</style></head>"
+        f"<body>{nav}<h1>{_e(title)}</h1>{body}</body></html>"
+    )
 
 
 def status_chart(rows: Iterable[tuple[str, int, int, int]], *, width: int = 560) -> str:
@@ -79,8 +86,10 @@ def status_chart(rows: Iterable[tuple[str, int, int, int]], *, width: int = 560)
     rows = list(rows)
     total = max([sum(c) for _, *c in rows] + [1])
     bar, label_w, h = width - 170, 160, 22
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h * len(rows) + 24}" role="img" '
-             f'aria-label="cells within, outside and not run">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h * len(rows) + 24}" role="img" '
+        f'aria-label="cells within, outside and not run">'
+    ]
     for i, (label, *counts) in enumerate(rows):
         y = i * h
         parts.append(f'<text x="0" y="{y + 15}" font-size="12">{_e(label)}</text>')
@@ -88,17 +97,23 @@ def status_chart(rows: Iterable[tuple[str, int, int, int]], *, width: int = 560)
         for status, c in zip(STATUSES, counts):
             if c:
                 w = bar * c / total
-                parts.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{h - 6}" '
-                             f'fill="{COLOURS[status]}"><title>{status}: {c}</title></rect>')
+                parts.append(
+                    f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{h - 6}" '
+                    f'fill="{COLOURS[status]}"><title>{status}: {c}</title></rect>'
+                )
                 if w > 18:
-                    parts.append(f'<text x="{x + w / 2:.1f}" y="{y + 15}" font-size="11" fill="white" '
-                                 f'text-anchor="middle">{c}</text>')
+                    parts.append(
+                        f'<text x="{x + w / 2:.1f}" y="{y + 15}" font-size="11" fill="white" '
+                        f'text-anchor="middle">{c}</text>'
+                    )
                 x += w
     legend_y = h * len(rows) + 16
     for k, status in enumerate(STATUSES):
-        parts.append(f'<rect x="{label_w + 80 * k}" y="{legend_y - 10}" width="10" height="10" '
-                     f'fill="{COLOURS[status]}"/><text x="{label_w + 80 * k + 14}" y="{legend_y}" '
-                     f'font-size="11">{status}</text>')
+        parts.append(
+            f'<rect x="{label_w + 80 * k}" y="{legend_y - 10}" width="10" height="10" '
+            f'fill="{COLOURS[status]}"/><text x="{label_w + 80 * k + 14}" y="{legend_y}" '
+            f'font-size="11">{status}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -131,12 +146,16 @@ def _environment(profile: str, results: Path) -> str:
         except (ValueError, OSError):
             continue
         if "timestamp" in df:
-            stamps += [t for t in (df["timestamp"].dropna().min(), df["timestamp"].dropna().max())
-                       if isinstance(t, str)]
+            stamps += [
+                t for t in (df["timestamp"].dropna().min(), df["timestamp"].dropna().max()) if isinstance(t, str)
+            ]
         if "versions" in df:
             codes |= {v.split(";")[0].removeprefix("dpgnn=") for v in df["versions"].dropna()}
-        kinds = df["cell_device"].fillna("not recorded") if "cell_device" in df else pd.Series("not recorded",
-                                                                                               index=df.index)
+        kinds = (
+            df["cell_device"].fillna("not recorded")
+            if "cell_device" in df
+            else pd.Series("not recorded", index=df.index)
+        )
         for kind, n in kinds.value_counts().items():
             devices[kind] = devices.get(kind, 0) + int(n)
     devices_text = ", ".join(f"{k}: {n:,} rows" for k, n in sorted(devices.items())) or "no result rows"
@@ -147,13 +166,15 @@ def _environment(profile: str, results: Path) -> str:
             libs.append(f"{pkg}={md.version(pkg)}")
         except md.PackageNotFoundError:
             libs.append(f"{pkg}=?")
-    return ("<table>"
-            f"<tr><th>profile</th><td>{_e(profile)}</td></tr>"
-            f"<tr><th>results computed</th><td>{_e(dated)}</td></tr>"
-            f"<tr><th>code versions of the rows</th><td>{len(codes)} distinct dpgnn versions/commits (each row's "
-            f"<code>versions</code> column names its own)</td></tr>"
-            f"<tr><th>libraries here</th><td>{_e(';'.join(libs))}</td></tr>"
-            f"<tr><th>device of the stored rows</th><td>{_e(devices_text)}</td></tr></table>")
+    return (
+        "<table>"
+        f"<tr><th>profile</th><td>{_e(profile)}</td></tr>"
+        f"<tr><th>results computed</th><td>{_e(dated)}</td></tr>"
+        f"<tr><th>code versions of the rows</th><td>{len(codes)} distinct dpgnn versions/commits (each row's "
+        f"<code>versions</code> column names its own)</td></tr>"
+        f"<tr><th>libraries here</th><td>{_e(';'.join(libs))}</td></tr>"
+        f"<tr><th>device of the stored rows</th><td>{_e(devices_text)}</td></tr></table>"
+    )
 
 
 def _notebook_pages(series: str, profile: str, runs: Path, site: Path) -> dict[str, str]:
@@ -216,8 +237,12 @@ def paper_summary(rows: pd.DataFrame) -> str:
     rows."""
     n = _tally(rows)
     ran = n["within"] + n["explained"] + n["outside"]
-    text = (f"{n['within']:,} of {ran:,} cells run within the paper's tolerance, {n['explained']:,} explained, "
-            f"{n['outside']:,} outside" if ran else "no cell run")
+    text = (
+        f"{n['within']:,} of {ran:,} cells run within the paper's tolerance, {n['explained']:,} explained, "
+        f"{n['outside']:,} outside"
+        if ran
+        else "no cell run"
+    )
     if n["not_run"]:
         missed = rows[rows["status"] == "not_run"]
         parts = []
@@ -235,7 +260,7 @@ def _source_prefix(sources: pd.Series) -> str:
     texts = sorted({str(s) for s in sources.dropna()})
     common = os.path.commonprefix(texts) if len(texts) > 1 else ""
     cut = common.rfind(", ")
-    return common[:cut + 2] if cut > 0 else ""
+    return common[: cut + 2] if cut > 0 else ""
 
 
 def _table(rows: pd.DataFrame, decimals: pd.Series, prefix: str, *, fold: bool = True) -> str:
@@ -245,11 +270,18 @@ def _table(rows: pd.DataFrame, decimals: pd.Series, prefix: str, *, fold: bool =
     body = []
     for r, d in zip(rows.itertuples(index=False), decimals.loc[rows.index]):
         src = str(r.source)
-        nums = [format_value(r.paper_value, d, spread=r.paper_spread), format_value(r.ours_value, d,
-                spread=r.ours_spread), format_value(r.diff, d, signed=True), r.n_runs if r.n_runs else ""]
-        body.append(f'<tr class="{_e(r.status)}">' + "".join(f"<td>{_e(c)}</td>" for c in (r.dataset, r.method,
-                    r.setting, r.metric)) + "".join(f'<td class="num">{_e(c)}</td>' for c in nums)
-                    + f'<td class="src">{_e(src.removeprefix(prefix))}</td></tr>')
+        nums = [
+            format_value(r.paper_value, d, spread=r.paper_spread),
+            format_value(r.ours_value, d, spread=r.ours_spread),
+            format_value(r.diff, d, signed=True),
+            r.n_runs if r.n_runs else "",
+        ]
+        body.append(
+            f'<tr class="{_e(r.status)}">'
+            + "".join(f"<td>{_e(c)}</td>" for c in (r.dataset, r.method, r.setting, r.metric))
+            + "".join(f'<td class="num">{_e(c)}</td>' for c in nums)
+            + f'<td class="src">{_e(src.removeprefix(prefix))}</td></tr>'
+        )
     table = "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(body) + "</table>"
     if fold and len(rows) > LONG_TABLE:
         return f"<details><summary>show the {len(rows)} rows</summary>{table}</details>"
@@ -258,59 +290,78 @@ def _table(rows: pd.DataFrame, decimals: pd.Series, prefix: str, *, fold: bool =
 
 def _grouped(rows: pd.DataFrame, decimals: pd.Series, prefix: str, *, fold: bool = True) -> str:
     """One table per distinct note (a measured cause, a stand-in, a reason not run), the note stated once above it."""
-    return "".join(f'<p class="cause {_e(g["status"].iloc[0])}">{_e(note)}</p>' + _table(g, decimals, prefix,
-                                                                                           fold=fold)
-                   for note, g in rows.groupby("note", sort=False, dropna=False))
+    return "".join(
+        f'<p class="cause {_e(g["status"].iloc[0])}">{_e(note)}</p>' + _table(g, decimals, prefix, fold=fold)
+        for note, g in rows.groupby("note", sort=False, dropna=False)
+    )
 
 
 def _figures(paper: str, art: str, artifacts: Iterable[str], profile: str, figures_root: Path, here: Path) -> str:
     """Our figures of an artifact: ``<art>.png`` and ``<art>_<part>.png`` (not another artifact's), PDF linked."""
     folder = figures_root / profile / paper
     others = set(artifacts) - {art}
-    figs = [f for f in sorted(folder.glob(f"{art}*.png"))
-            if f.stem == art or (f.stem.startswith(f"{art}_") and f.stem not in others)]
+    figs = [
+        f
+        for f in sorted(folder.glob(f"{art}*.png"))
+        if f.stem == art or (f.stem.startswith(f"{art}_") and f.stem not in others)
+    ]
     if not figs:
         return f"<p class='muted'>No figure named {_e(art)}.png in figures/{_e(profile)}/{_e(paper)}/.</p>"
     out = ["<h2>Our figure" + ("s" if len(figs) > 1 else "") + "</h2>"]
     for fig in figs:
         pdf = fig.with_suffix(".pdf")
         link = f' · <a href="{_e(_rel(pdf, here))}">PDF</a>' if pdf.exists() else ""
-        out.append(f'<p><img class="figure" src="{_e(_rel(fig, here))}" alt="{_e(paper)} {_e(fig.stem)}, profile '
-                   f'{_e(profile)}"><br><span class="muted">{_e(fig.name)}{link}</span></p>')
+        out.append(
+            f'<p><img class="figure" src="{_e(_rel(fig, here))}" alt="{_e(paper)} {_e(fig.stem)}, profile '
+            f'{_e(profile)}"><br><span class="muted">{_e(fig.name)}{link}</span></p>'
+        )
     return "".join(out)
 
 
-def _artifact_body(paper: str, art: str, rows: pd.DataFrame, decimals: pd.Series, links: list[str],
-                   figures: str) -> str:
+def _artifact_body(
+    paper: str, art: str, rows: pd.DataFrame, decimals: pd.Series, links: list[str], figures: str
+) -> str:
     """An artifact page: summary, figures, links, then the cells, misses first and the cells not run folded."""
     n = _tally(rows)
     body = [f"<p>{_e(paper_summary(rows))}</p>", figures, "<p>" + " · ".join(links) + "</p>"]
     prefix = _source_prefix(rows["source"])
     if prefix:
-        body.append(f"<p class='muted'>Paper values: {_e(prefix.rstrip(', '))}; each row's source column "
-                    "gives the rest of its citation. Numbers are rounded to the paper's precision.</p>")
+        body.append(
+            f"<p class='muted'>Paper values: {_e(prefix.rstrip(', '))}; each row's source column "
+            "gives the rest of its citation. Numbers are rounded to the paper's precision.</p>"
+        )
     by = {s: rows[rows["status"] == s] for s in STATUSES}
     if n["outside"]:
-        body.append(f"<h2>Outside the paper's tolerance ({n['outside']})</h2>" + _table(by["outside"], decimals,
-                                                                                         prefix))
+        body.append(
+            f"<h2>Outside the paper's tolerance ({n['outside']})</h2>" + _table(by["outside"], decimals, prefix)
+        )
     if n["explained"]:
-        body.append(f"<h2>Explained: outside the tolerance, with a measured cause ({n['explained']})</h2>"
-                    + _grouped(by["explained"], decimals, prefix))
+        body.append(
+            f"<h2>Explained: outside the tolerance, with a measured cause ({n['explained']})</h2>"
+            + _grouped(by["explained"], decimals, prefix)
+        )
     if n["within"]:
         body.append(f"<h2>Within the paper's tolerance ({n['within']})</h2>" + _table(by["within"], decimals, prefix))
     if n["stand_in"]:
-        body.append(f"<h2>Stand-in rows ({n['stand_in']}): ours on a different graph, never compared</h2>"
-                    + _grouped(by["stand_in"], decimals, prefix))
+        body.append(
+            f"<h2>Stand-in rows ({n['stand_in']}): ours on a different graph, never compared</h2>"
+            + _grouped(by["stand_in"], decimals, prefix)
+        )
     if n["not_run"]:
         kinds = by["not_run"]["note"].map(_reason).value_counts(sort=False)
-        body.append(f'<details class="section"><summary>Not run ({n["not_run"]} cells: '
-                    + _e(", ".join(f"{c} {k}" for k, c in kinds.items())) + ")</summary>"
-                    + _grouped(by["not_run"], decimals, prefix, fold=False) + "</details>")
+        body.append(
+            f'<details class="section"><summary>Not run ({n["not_run"]} cells: '
+            + _e(", ".join(f"{c} {k}" for k, c in kinds.items()))
+            + ")</summary>"
+            + _grouped(by["not_run"], decimals, prefix, fold=False)
+            + "</details>"
+        )
     return "".join(body)
 
 
-def _write_paper(paper: str, prep: pd.DataFrame, decimals: pd.Series, *, site: Path, results: Path, profile: str,
-                 figures_root: Path) -> None:
+def _write_paper(
+    paper: str, prep: pd.DataFrame, decimals: pd.Series, *, site: Path, results: Path, profile: str, figures_root: Path
+) -> None:
     """``<paper>/index.html`` and one page per artifact."""
     arts = list(dict.fromkeys(prep["artifact"]))
     ac = _counts(prep, ["artifact"])
@@ -318,18 +369,26 @@ def _write_paper(paper: str, prep: pd.DataFrame, decimals: pd.Series, *, site: P
     csv_of = _artifact_csvs(results, paper)
     here = site / paper
     here.mkdir(exist_ok=True)
-    items = "".join(f'<li><a href="{_e(a)}.html">{_e(a)}</a>: {_e(paper_summary(prep[prep["artifact"] == a]))}</li>'
-                    for a in arts)
-    lines = [f"<p>{_e(paper_summary(prep))}</p>",
-             status_chart([(a, *map(int, ac.loc[ac["artifact"] == a, list(STATUSES)].iloc[0])) for a in arts]),
-             f"<ul class='papers'>{items}</ul>"]
+    items = "".join(
+        f'<li><a href="{_e(a)}.html">{_e(a)}</a>: {_e(paper_summary(prep[prep["artifact"] == a]))}</li>' for a in arts
+    )
+    lines = [
+        f"<p>{_e(paper_summary(prep))}</p>",
+        status_chart([(a, *map(int, ac.loc[ac["artifact"] == a, list(STATUSES)].iloc[0])) for a in arts]),
+        f"<ul class='papers'>{items}</ul>",
+    ]
     (here / "index.html").write_text(_page(f"{paper}: paper vs ours", "".join(lines), 1), "utf-8")
     for art in arts:
-        links = [f'<a href="{_e(_rel(ROOT / "notebooks" / paper / nb, here))}">notebook {_e(nb)}</a>'
-                 for nb in nb_of.get(art, [])]
+        links = [
+            f'<a href="{_e(_rel(ROOT / "notebooks" / paper / nb, here))}">notebook {_e(nb)}</a>'
+            for nb in nb_of.get(art, [])
+        ]
         csv = csv_of.get(art)
-        links.append(f'<a href="{_e(_rel(csv, here))}">result CSV {_e(csv.name)}</a>' if csv is not None
-                     else "no result CSV stored")
+        links.append(
+            f'<a href="{_e(_rel(csv, here))}">result CSV {_e(csv.name)}</a>'
+            if csv is not None
+            else "no result CSV stored"
+        )
         figures = _figures(paper, art, arts, profile, figures_root, here)
         body = _artifact_body(paper, art, prep[prep["artifact"] == art], decimals, links, figures)
         (here / f"{art}.html").write_text(_page(f"{paper} · {art}", body, 1), "utf-8")
@@ -346,27 +405,36 @@ def _paper_title(paper: str, site: Path) -> str:
     return f' — <a href="{_e(_rel(page, site))}">{_e(title)}</a>'
 
 
-def _index_body(rep: pd.DataFrame, papers: list[str], profile: str, site: Path, figures_root: Path,
-                results_root: Path) -> str:
+def _index_body(
+    rep: pd.DataFrame, papers: list[str], profile: str, site: Path, figures_root: Path, results_root: Path
+) -> str:
     """The site's front page: what is reproduced per paper, the course and comparison, the environment."""
-    index = ["<p>Every reported cell of the papers' tables and figures that we reproduce, compared with our results "
-             "in the <b>" + _e(profile) + "</b> profile. A cell is <i>within</i> when |ours − paper| ≤ max(floor, "
-             "2 × the paper's spread) (floor: 2 points for percentages), <i>explained</i> when outside with a measured "
-             "cause in the note, <i>outside</i> otherwise, <i>not_run</i> when we have no result (the note says why); "
-             "<i>stand_in</i> rows are ours on a stand-in dataset, never compared. Numbers are rounded to the "
-             "paper's precision.</p>",
-             '<p>Whole report: <a href="../report.csv">report.csv</a> · <a href="../report.html">one-table '
-             'HTML</a> · <a href="../report.md">Markdown</a></p>', "<h2>What is reproduced</h2>"]
+    index = [
+        "<p>Every reported cell of the papers' tables and figures that we reproduce, compared with our results "
+        "in the <b>" + _e(profile) + "</b> profile. A cell is <i>within</i> when |ours − paper| ≤ max(floor, "
+        "2 × the paper's spread) (floor: 2 points for percentages), <i>explained</i> when outside with a measured "
+        "cause in the note, <i>outside</i> otherwise, <i>not_run</i> when we have no result (the note says why); "
+        "<i>stand_in</i> rows are ours on a stand-in dataset, never compared. Numbers are rounded to the "
+        "paper's precision.</p>",
+        '<p>Whole report: <a href="../report.csv">report.csv</a> · <a href="../report.html">one-table '
+        'HTML</a> · <a href="../report.md">Markdown</a></p>',
+        "<h2>What is reproduced</h2>",
+    ]
     if len(rep):
         index.append(f"<p><b>All papers:</b> {_e(paper_summary(rep))}</p>")
     pc = _counts(rep, ["paper"]) if len(rep) else pd.DataFrame(columns=["paper", *STATUSES])
     index.append(status_chart([(p, *map(int, pc.loc[pc["paper"] == p, list(STATUSES)].iloc[0])) for p in papers]))
-    index.append("<ul class='papers'>" + "".join(
-        f'<li><a href="{_e(p)}/index.html"><b>{_e(p)}</b></a>{_paper_title(p, site)}: '
-        f'{_e(paper_summary(rep[rep["paper"] == p]))}</li>' for p in papers) + "</ul>")
+    index.append(
+        "<ul class='papers'>"
+        + "".join(
+            f'<li><a href="{_e(p)}/index.html"><b>{_e(p)}</b></a>{_paper_title(p, site)}: '
+            f"{_e(paper_summary(rep[rep['paper'] == p]))}</li>"
+            for p in papers
+        )
+        + "</ul>"
+    )
     index.append("<h2>Course and comparison</h2>")
-    for series, title in (("learn", "Course: DP-GNNs one concept at a time"),
-                          ("compare", "Cross-paper comparison")):
+    for series, title in (("learn", "Course: DP-GNNs one concept at a time"), ("compare", "Cross-paper comparison")):
         sources = sorted((ROOT / "notebooks" / series).glob("*.ipynb"))
         items = [f'<li><a href="{_e(_rel(nb, site))}">{_e(nb.stem)}</a></li>' for nb in sources]
         for name in ("accuracy_vs_epsilon", "best_method") if series == "compare" else ():
@@ -374,16 +442,24 @@ def _index_body(rep: pd.DataFrame, papers: list[str], profile: str, site: Path, 
             if fig.exists():
                 items.append(f'<li><img class="figure" src="{_e(_rel(fig, site))}" alt="{_e(name)}"></li>')
         index.append(f"<h3>{_e(title)}</h3><ul>{''.join(items)}</ul>")
-    index.append("<p class='muted'>Notebook links open the notebooks of the repository. The executed notebooks of "
-                 "this profile, where they ran here, are rendered to <code>notebooks/&lt;series&gt;/</code> beside "
-                 "these pages (not part of the repository: they come from <code>papermill_runs/</code>, which git "
-                 "ignores).</p>")
+    index.append(
+        "<p class='muted'>Notebook links open the notebooks of the repository. The executed notebooks of "
+        "this profile, where they ran here, are rendered to <code>notebooks/&lt;series&gt;/</code> beside "
+        "these pages (not part of the repository: they come from <code>papermill_runs/</code>, which git "
+        "ignores).</p>"
+    )
     index.append("<h2>Environment</h2>" + _environment(profile, results_root))
     return "".join(index)
 
 
-def build_site(rep: pd.DataFrame, profile: str, *, results_root: Path, figures_root: Path | None = None,
-               runs_root: Path | None = None) -> Path:
+def build_site(
+    rep: pd.DataFrame,
+    profile: str,
+    *,
+    results_root: Path,
+    figures_root: Path | None = None,
+    runs_root: Path | None = None,
+) -> Path:
     """Write ``<results_root>/<profile>/site/`` from the report rows ``rep``; returns the site folder.
 
     ``figures_root`` defaults to ``<results_root>/../figures`` and ``runs_root`` to ``<results_root>/..``
@@ -398,8 +474,15 @@ def build_site(rep: pd.DataFrame, profile: str, *, results_root: Path, figures_r
     decimals = paper_decimals(rep)
     for paper in papers:
         _notebook_pages(paper, profile, runs, site)
-        _write_paper(paper, rep[rep["paper"] == paper], decimals, site=site, results=results_root / profile,
-                     profile=profile, figures_root=figures_root)
+        _write_paper(
+            paper,
+            rep[rep["paper"] == paper],
+            decimals,
+            site=site,
+            results=results_root / profile,
+            profile=profile,
+            figures_root=figures_root,
+        )
     for series in COURSE_SERIES:
         _notebook_pages(series, profile, runs, site)
     body = _index_body(rep, papers, profile, site, figures_root, results_root)

@@ -81,8 +81,9 @@ def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------------------------
 # one cell -> rows (shared by the sequential loop and the Dask engine)
 # ---------------------------------------------------------------------------------------------------------------
-def cell_rows(out: Any, cell: dict[str, Any], h: str, *, seconds: float | None = None,
-              device: str | None = None) -> list[dict[str, Any]]:
+def cell_rows(
+    out: Any, cell: dict[str, Any], h: str, *, seconds: float | None = None, device: str | None = None
+) -> list[dict[str, Any]]:
     """The stored rows of one cell: each of ``out``'s rows (a dict or a list of dicts) inherits the cell's keys it
     does not set itself, the cell's config hash, and the cell's wall time and device."""
     rows = [out] if isinstance(out, Mapping) else list(out)
@@ -160,8 +161,9 @@ def resume_staging(store: ResultStore, artifact: str, redo: set[str]) -> tuple[R
 
 def staged_line(label: str, n_staged: int, n_redo: int) -> str:
     """The line saying that an interrupted recomputation's staged cells are kept (engine and :func:`run_grid`)."""
-    return (f"{label}: {n_staged} of the {n_redo} cells to recompute already staged by this code (an interrupted "
-            "run): kept")
+    return (
+        f"{label}: {n_staged} of the {n_redo} cells to recompute already staged by this code (an interrupted run): kept"
+    )
 
 
 def swap_in(store: ResultStore, artifact: str, staging: ResultStore, hashes: set[str]) -> None:
@@ -191,9 +193,18 @@ def swap_in(store: ResultStore, artifact: str, staging: ResultStore, hashes: set
 # ---------------------------------------------------------------------------------------------------------------
 # the sequential loop (notebooks)
 # ---------------------------------------------------------------------------------------------------------------
-def run_grid(store: ResultStore, artifact: str, cells: list[dict[str, Any]], fn: RunFn, *,
-             desc: str | None = None, force: bool = False, reuse: Iterable[str] = (), device: str | None = None,
-             stale: str = "keep") -> pd.DataFrame:
+def run_grid(
+    store: ResultStore,
+    artifact: str,
+    cells: list[dict[str, Any]],
+    fn: RunFn,
+    *,
+    desc: str | None = None,
+    force: bool = False,
+    reuse: Iterable[str] = (),
+    device: str | None = None,
+    stale: str = "keep",
+) -> pd.DataFrame:
     """Run ``fn(cell)`` for every cell not yet stored under ``artifact`` and return all stored rows.
 
     ``fn`` returns one row (dict) or several (one per metric). Each row inherits the cell's keys it does not set
@@ -236,8 +247,9 @@ def run_grid(store: ResultStore, artifact: str, cells: list[dict[str, Any]], fn:
     return store.load(artifact)
 
 
-def _stored_rows(store: ResultStore, artifacts: list[str], h: str,
-                 cache: dict[str, tuple[Any, pd.DataFrame]]) -> list[dict[str, Any]] | None:
+def _stored_rows(
+    store: ResultStore, artifacts: list[str], h: str, cache: dict[str, tuple[Any, pd.DataFrame]]
+) -> list[dict[str, Any]] | None:
     """The rows stored for config hash ``h`` in the first of ``artifacts`` that has them (their bookkeeping columns
     dropped so that the receiving artifact fills its own), or None. ``cache`` keeps each donor until its files
     change (size and modification time)."""

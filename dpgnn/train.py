@@ -70,10 +70,22 @@ def _improves(value: float, best: float, mode: str, min_delta: float) -> bool:
     return value > best + min_delta if mode == "max" else value < best - min_delta
 
 
-def fit(model: nn.Module | None, step, evaluate=None, *, epochs: int, monitor: str | None = "val",
-        mode: str = "max", patience: int | None = None, min_epochs: int = 0, min_delta: float = 0.0,
-        restore_best: bool = True, keep_initial: bool = False, progress: bool = False,
-        desc: str = "train") -> FitResult:
+def fit(
+    model: nn.Module | None,
+    step,
+    evaluate=None,
+    *,
+    epochs: int,
+    monitor: str | None = "val",
+    mode: str = "max",
+    patience: int | None = None,
+    min_epochs: int = 0,
+    min_delta: float = 0.0,
+    restore_best: bool = True,
+    keep_initial: bool = False,
+    progress: bool = False,
+    desc: str = "train",
+) -> FitResult:
     """Run ``epochs`` epochs of ``step`` with evaluation, selection of the best epoch and early stopping.
 
     Each epoch ``e = 1..epochs``: ``model.train()``; ``loss = step(e)`` (the epoch's update: one full-batch step
@@ -147,5 +159,6 @@ def fit(model: nn.Module | None, step, evaluate=None, *, epochs: int, monitor: s
         bar.close()
     if model is not None and restore_best and best_state is not None:  # none: no epoch improved, final weights
         model.load_state_dict(best_state)
-    return FitResult(best=best, best_epoch=best_epoch, last=metrics, epochs=epoch, stopped_early=stopped,
-                     history=history)
+    return FitResult(
+        best=best, best_epoch=best_epoch, last=metrics, epochs=epoch, stopped_early=stopped, history=history
+    )

@@ -111,10 +111,20 @@ def code_version() -> str:
     if not (src / ".git").exists():
         return base
     try:
-        commit = subprocess.run(["git", "-C", str(src), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                                text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no", "--",
-                                "dpgnn"], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(src), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no", "--", "dpgnn"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return base
     return f"{base}+g{commit}" + (".dirty" if dirty else "")
@@ -153,6 +163,8 @@ def check_features(x: Any, name: str = "features") -> torch.Tensor:
         if bool(bad.any()):
             rows = bad.reshape(bad.shape[0], -1).any(1) if t.dim() > 1 else bad
             idx = torch.nonzero(rows).view(-1)
-            raise ValueError(f"{name} hold NaN or infinite values in {idx.numel()} of {rows.numel()} rows (first: "
-                             f"row {int(idx[0])}); impute or drop them before training")
+            raise ValueError(
+                f"{name} hold NaN or infinite values in {idx.numel()} of {rows.numel()} rows (first: "
+                f"row {int(idx[0])}); impute or drop them before training"
+            )
     return t

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Test job: set up (idempotent), lint (`ruff check .`, configured in pyproject.toml), then run the test suite.
+# Test job: set up (idempotent), lint and format check (`ruff check .`, `ruff format --check .`, configured in
+# pyproject.toml), then run the test suite.
 # Extra arguments go to pytest.
 # The report site's browser test drives a system Chromium: installed here from Debian's packages when it is
 # missing and this shell may install packages (root with apt-get); otherwise that one test is skipped with its reason.
@@ -18,4 +19,5 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${DPGNN_CHROMIUM:-}" ]; then
   fi
 fi
 ruff check .
+ruff format --check .
 python -m pytest "$@"

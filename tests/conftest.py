@@ -1,4 +1,5 @@
 """Fixtures shared by every test directory."""
+
 import sys
 
 import pytest

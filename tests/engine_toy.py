@@ -31,8 +31,10 @@ def run(cfg: dict[str, Any], cell: dict[str, Any], device: str) -> list[dict[str
     if cfg.get("fail_x") == x:
         raise RuntimeError(f"cell {x} fails on purpose")
     rng = np.random.default_rng([int(cell["seed"]), x])  # seeds come from the cell
-    return [{"metric": "m", "value": float(x) + float(cfg.get("offset", 0.0)) + rng.random(), "method": "toy"},
-            {"metric": "m2", "value": float(x) * 2, "method": "toy"}]
+    return [
+        {"metric": "m", "value": float(x) + float(cfg.get("offset", 0.0)) + rng.random(), "method": "toy"},
+        {"metric": "m2", "value": float(x) * 2, "method": "toy"},
+    ]
 
 
 SPEC = CellSpec("toy", "grid", "grid", cells, run)

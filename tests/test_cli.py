@@ -14,20 +14,23 @@ from dpgnn.cli import app
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["report", "paper"], "no reference data for ['paper']"),  # the profile given as a paper name
-    (["report", "--profile", "nosuch"], "'nosuch' is not one of"),
-    (["reproduce", "nosuch"], "unknown paper series ['nosuch']"),
-    (["reproduce", "lpgcn", "--profile", "nosuch"], "'nosuch' is not one of"),
-    (["reproduce", "--device", "gpu"], "'gpu' is not one of"),
-    (["reproduce", "--notebook", "lpgcn/99"], "matches none"),
-    (["reproduce", "lpgcn", "-p", "runs"], "expected key=value"),
-    (["reproduce", "lpgcn", "-p", "profile=paper"], "set by --profile"),
-    (["reproduce", "lpgcn", "-p", "nosuch=1"], "no selected notebook has a parameter 'nosuch'"),
-    (["data", "info", "nosuch"], "Unknown dataset 'nosuch'"),
-    (["data", "fetch", "nosuch"], "Unknown dataset 'nosuch'"),
-    (["data", "fetch", "cora", "--variant", "nosuch"], "Unknown variant 'nosuch'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["report", "paper"], "no reference data for ['paper']"),  # the profile given as a paper name
+        (["report", "--profile", "nosuch"], "'nosuch' is not one of"),
+        (["reproduce", "nosuch"], "unknown paper series ['nosuch']"),
+        (["reproduce", "lpgcn", "--profile", "nosuch"], "'nosuch' is not one of"),
+        (["reproduce", "--device", "gpu"], "'gpu' is not one of"),
+        (["reproduce", "--notebook", "lpgcn/99"], "matches none"),
+        (["reproduce", "lpgcn", "-p", "runs"], "expected key=value"),
+        (["reproduce", "lpgcn", "-p", "profile=paper"], "set by --profile"),
+        (["reproduce", "lpgcn", "-p", "nosuch=1"], "no selected notebook has a parameter 'nosuch'"),
+        (["data", "info", "nosuch"], "Unknown dataset 'nosuch'"),
+        (["data", "fetch", "nosuch"], "Unknown dataset 'nosuch'"),
+        (["data", "fetch", "cora", "--variant", "nosuch"], "Unknown variant 'nosuch'"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(args, message, tmp_path, monkeypatch):
     monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
     res = runner.invoke(app, args)
@@ -39,11 +42,13 @@ def test_bad_input_exits_2_with_one_line(args, message, tmp_path, monkeypatch):
 
 
 def test_help_is_fast_and_shows_choices():
-    code = ("import sys\nfrom typer.testing import CliRunner\nfrom dpgnn.cli import app\n"
-            "outs = [CliRunner().invoke(app, a).output for a in (['--help'], ['reproduce', '--help'], "
-            "['report', '--help'])]\n"
-            "print(sorted(m for m in ('torch', 'torch_geometric', 'pandas', 'scipy') if m in sys.modules))\n"
-            "print('\\n'.join(outs))")
+    code = (
+        "import sys\nfrom typer.testing import CliRunner\nfrom dpgnn.cli import app\n"
+        "outs = [CliRunner().invoke(app, a).output for a in (['--help'], ['reproduce', '--help'], "
+        "['report', '--help'])]\n"
+        "print(sorted(m for m in ('torch', 'torch_geometric', 'pandas', 'scipy') if m in sys.modules))\n"
+        "print('\\n'.join(outs))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.splitlines()[0] == "[]", "dpgnn --help imported heavy modules"
     assert "smoke|test|paper" in out and "auto|cpu|cuda" in out and "rerun|keep" in out

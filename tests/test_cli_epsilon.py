@@ -25,8 +25,16 @@ VALID = {
     "privgnn": {"--lam": "0.4", "--queries": "10", "--gamma": "0.3", "--delta": "1e-3"},
     "pate": {"--lam": "0.4", "--queries": "10", "--delta": "1e-3"},
     "progap": {"--level": "edge", "-k": "2", "--delta": "1e-7", "--sigma": "4"},
-    "progap node": {"--level": "node", "-k": "2", "--delta": "1e-5", "-z": "1", "--max-degree": "10",
-                    "--batch-size": "10", "--train-nodes": "100", "--epochs-per-stage": "2"},
+    "progap node": {
+        "--level": "node",
+        "-k": "2",
+        "--delta": "1e-5",
+        "-z": "1",
+        "--max-degree": "10",
+        "--batch-size": "10",
+        "--train-nodes": "100",
+        "--epochs-per-stage": "2",
+    },
 }
 NOT_A_NUMBER = ["abc", ""]
 POSITIVE = ["-1", "0", "nan", "inf", "-inf", "1e309"] + NOT_A_NUMBER  # 1e309 parses as inf
@@ -36,31 +44,94 @@ COUNT = ["0", "-1", "1.5", "1e30"] + NOT_A_NUMBER
 NONNEG_INT = ["-1", "1.5", "1e30"] + NOT_A_NUMBER
 #: subcommand -> option -> bad values
 BAD = {
-    "dpsgd": {"-z": POSITIVE, "-q": RATE, "-t": COUNT, "--delta": DELTA, "--sampling": ["shuffle", ""],
-              "--accountant": ["zz", ""]},
+    "dpsgd": {
+        "-z": POSITIVE,
+        "-q": RATE,
+        "-t": COUNT,
+        "--delta": DELTA,
+        "--sampling": ["shuffle", ""],
+        "--accountant": ["zz", ""],
+    },
     "laplace": {"-b": POSITIVE, "-q": RATE, "-n": COUNT, "--delta": DELTA, "--accountant": ["zz"]},
-    "drw": {"-z": POSITIVE, "-b": COUNT + ["71"], "-n": COUNT, "-l": NONNEG_INT, "-r": COUNT, "-t": COUNT,
-            "--delta": DELTA, "--accountant": ["zz"]},
-    "fdp": {"-z": POSITIVE, "-b": COUNT + ["141"], "-n": COUNT, "-d": COUNT, "-l": NONNEG_INT, "-t": COUNT,
-            "--delta": DELTA, "--variant": ["x"]},
-    "lpgnn": {"-x": ["-1", "0", "nan"] + NOT_A_NUMBER, "-y": ["-1", "0", "nan"] + NOT_A_NUMBER, "-d": COUNT,
-              "--mechanism": ["zz"], "--m": ["0", "101", "1.5"] + NOT_A_NUMBER},
-    "privgnn": {"--lam": POSITIVE, "--queries": COUNT, "--gamma": RATE, "--delta": DELTA, "--accountant": ["zz"],
-                "--num-classes": ["1", "0", "-2", "1.5"] + NOT_A_NUMBER},
-    "pate": {"--lam": POSITIVE, "--queries": COUNT, "--delta": DELTA, "--moments": COUNT + ["1000000000"],
-             "--votes": ["/nonexistent/votes.csv"]},
-    "progap": {"--level": ["nodes", ""], "-k": COUNT, "--delta": DELTA, "--sigma": POSITIVE,
-               "--accountant": ["zz"], "--fidelity": ["x"], "--target-epsilon": POSITIVE},
-    "progap node": {"-z": POSITIVE, "--max-degree": COUNT, "--batch-size": COUNT + ["101"], "--train-nodes": COUNT,
-                    "--epochs-per-stage": COUNT, "--target-epsilon": POSITIVE},
+    "drw": {
+        "-z": POSITIVE,
+        "-b": COUNT + ["71"],
+        "-n": COUNT,
+        "-l": NONNEG_INT,
+        "-r": COUNT,
+        "-t": COUNT,
+        "--delta": DELTA,
+        "--accountant": ["zz"],
+    },
+    "fdp": {
+        "-z": POSITIVE,
+        "-b": COUNT + ["141"],
+        "-n": COUNT,
+        "-d": COUNT,
+        "-l": NONNEG_INT,
+        "-t": COUNT,
+        "--delta": DELTA,
+        "--variant": ["x"],
+    },
+    "lpgnn": {
+        "-x": ["-1", "0", "nan"] + NOT_A_NUMBER,
+        "-y": ["-1", "0", "nan"] + NOT_A_NUMBER,
+        "-d": COUNT,
+        "--mechanism": ["zz"],
+        "--m": ["0", "101", "1.5"] + NOT_A_NUMBER,
+    },
+    "privgnn": {
+        "--lam": POSITIVE,
+        "--queries": COUNT,
+        "--gamma": RATE,
+        "--delta": DELTA,
+        "--accountant": ["zz"],
+        "--num-classes": ["1", "0", "-2", "1.5"] + NOT_A_NUMBER,
+    },
+    "pate": {
+        "--lam": POSITIVE,
+        "--queries": COUNT,
+        "--delta": DELTA,
+        "--moments": COUNT + ["1000000000"],
+        "--votes": ["/nonexistent/votes.csv"],
+    },
+    "progap": {
+        "--level": ["nodes", ""],
+        "-k": COUNT,
+        "--delta": DELTA,
+        "--sigma": POSITIVE,
+        "--accountant": ["zz"],
+        "--fidelity": ["x"],
+        "--target-epsilon": POSITIVE,
+    },
+    "progap node": {
+        "-z": POSITIVE,
+        "--max-degree": COUNT,
+        "--batch-size": COUNT + ["101"],
+        "--train-nodes": COUNT,
+        "--epochs-per-stage": COUNT,
+        "--target-epsilon": POSITIVE,
+    },
 }
 #: names an error may use for an option (typer prints "'--noise-multiplier' / '-z'")
-LONG = {"-z": "--noise-multiplier", "-q": "--sample-rate", "-t": "--steps", "-b": "--scale", "-n": "--count",
-        "-l": "--walk-length", "-r": "--restarts", "-d": "--max-degree", "-x": "--feature-epsilon",
-        "-y": "--label-epsilon", "-k": "--depth"}
-LONG_BY_COMMAND = {"drw": {"-b": "--batch-size", "-n": "--train-nodes"},
-                   "fdp": {"-b": "--batch-size", "-n": "--train-nodes", "-l": "--layers"},
-                   "lpgnn": {"-d": "--num-features"}}
+LONG = {
+    "-z": "--noise-multiplier",
+    "-q": "--sample-rate",
+    "-t": "--steps",
+    "-b": "--scale",
+    "-n": "--count",
+    "-l": "--walk-length",
+    "-r": "--restarts",
+    "-d": "--max-degree",
+    "-x": "--feature-epsilon",
+    "-y": "--label-epsilon",
+    "-k": "--depth",
+}
+LONG_BY_COMMAND = {
+    "drw": {"-b": "--batch-size", "-n": "--train-nodes"},
+    "fdp": {"-b": "--batch-size", "-n": "--train-nodes", "-l": "--layers"},
+    "lpgnn": {"-d": "--num-features"},
+}
 
 
 def _args(command: str, options: dict) -> list:
@@ -74,8 +145,12 @@ def _cases():
     for command, table in BAD.items():
         for option, values in table.items():
             for value in values:
-                yield pytest.param(command, option, _args(command, {**VALID[command], option: value}),
-                                   id=f"{command} {option}={value!r}")
+                yield pytest.param(
+                    command,
+                    option,
+                    _args(command, {**VALID[command], option: value}),
+                    id=f"{command} {option}={value!r}",
+                )
         for option in VALID[command]:  # every required option missing
             if option != "--accountant":  # the only option of VALID with a default
                 rest = {k: v for k, v in VALID[command].items() if k != option}
@@ -119,36 +194,83 @@ def test_bad_value_gives_one_line_and_non_zero_exit(command, option, args):
     _assert_one_line_error(res, *names)
 
 
-@pytest.mark.parametrize("args", [
-    ["dpsgd", "-z", "1", "-q", "0.1", "-t", "10", "--delta", "1e-5", "--target-epsilon", "1"],  # both
-    ["dpsgd", "-q", "0.1", "-t", "10", "--delta", "1e-5"],  # neither
-    ["progap", "--level", "node", "-k", "2", "--delta", "1e-5", "-z", "1"],  # node options missing
-    ["progap", "--level", "edge", "-k", "2", "--delta", "1e-5", "-z", "1"],  # the other level's noise
-    ["nosuch"],
-    ["dpsgd", "--bogus"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dpsgd", "-z", "1", "-q", "0.1", "-t", "10", "--delta", "1e-5", "--target-epsilon", "1"],  # both
+        ["dpsgd", "-q", "0.1", "-t", "10", "--delta", "1e-5"],  # neither
+        ["progap", "--level", "node", "-k", "2", "--delta", "1e-5", "-z", "1"],  # node options missing
+        ["progap", "--level", "edge", "-k", "2", "--delta", "1e-5", "-z", "1"],  # the other level's noise
+        ["nosuch"],
+        ["dpsgd", "--bogus"],
+    ],
+)
 def test_inconsistent_options_give_one_line(args):
     _assert_one_line_error(runner.invoke(app, args))
 
 
-@pytest.mark.parametrize("args, message", [
-    # the review's example: a PLD over 10^12 steps asked numpy for terabytes (a 182-line MemoryError traceback)
-    (["dpsgd", "-z", "1", "-q", "0.01", "-t", "1000000000000", "--delta", "1e-5", "--accountant", "pld"],
-     "use the 'rdp' accountant"),
-    (["dpsgd", "-z", "1e-6", "-q", "0.01", "-t", "10", "--delta", "1e-5", "--accountant", "pld"], "rdp"),
-    (["laplace", "-b", "1e-6", "-q", "0.1", "-n", "1000000000000", "--delta", "1e-5", "--accountant", "pld"], "rdp"),
-    (["dpsgd", "--target-epsilon", "1", "-q", "0.01", "-t", "100000000", "--delta", "1e-5", "--accountant", "pld"],
-     "rdp"),
-    (["dpsgd", "-z", "1", "-q", "1", "-t", "1000000000000", "--delta", "1e-5", "--accountant", "exact_gaussian"],
-     "cannot compute"),
-    (["privgnn", "--lam", "0.4", "--queries", "1000000000000", "--gamma", "0.3", "--delta", "1e-3"], "--queries"),
-    (["pate", "--lam", "0.4", "--queries", "1000000000000", "--delta", "1e-3"], "--queries"),
-    (["fdp", "-z", "8", "-b", "10", "-n", "140", "-d", "1000000", "-l", "1000000000", "-t", "5", "--delta", "1e-5"],
-     "--layers"),
-    # autodp overflows (its RuntimeWarning lines are not printed: one line)
-    (["privgnn", "--lam", "1e6", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3", "--num-classes", "10"],
-     "cannot compute"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        # the review's example: a PLD over 10^12 steps asked numpy for terabytes (a 182-line MemoryError traceback)
+        (
+            ["dpsgd", "-z", "1", "-q", "0.01", "-t", "1000000000000", "--delta", "1e-5", "--accountant", "pld"],
+            "use the 'rdp' accountant",
+        ),
+        (["dpsgd", "-z", "1e-6", "-q", "0.01", "-t", "10", "--delta", "1e-5", "--accountant", "pld"], "rdp"),
+        (
+            ["laplace", "-b", "1e-6", "-q", "0.1", "-n", "1000000000000", "--delta", "1e-5", "--accountant", "pld"],
+            "rdp",
+        ),
+        (
+            [
+                "dpsgd",
+                "--target-epsilon",
+                "1",
+                "-q",
+                "0.01",
+                "-t",
+                "100000000",
+                "--delta",
+                "1e-5",
+                "--accountant",
+                "pld",
+            ],
+            "rdp",
+        ),
+        (
+            ["dpsgd", "-z", "1", "-q", "1", "-t", "1000000000000", "--delta", "1e-5", "--accountant", "exact_gaussian"],
+            "cannot compute",
+        ),
+        (["privgnn", "--lam", "0.4", "--queries", "1000000000000", "--gamma", "0.3", "--delta", "1e-3"], "--queries"),
+        (["pate", "--lam", "0.4", "--queries", "1000000000000", "--delta", "1e-3"], "--queries"),
+        (
+            [
+                "fdp",
+                "-z",
+                "8",
+                "-b",
+                "10",
+                "-n",
+                "140",
+                "-d",
+                "1000000",
+                "-l",
+                "1000000000",
+                "-t",
+                "5",
+                "--delta",
+                "1e-5",
+            ],
+            "--layers",
+        ),
+        # autodp overflows (its RuntimeWarning lines are not printed: one line)
+        (
+            ["privgnn", "--lam", "1e6", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3", "--num-classes", "10"],
+            "cannot compute",
+        ),
+    ],
+)
 def test_what_cannot_be_computed_is_refused_in_one_line(args, message):
     res = runner.invoke(app, args)
     _assert_one_line_error(res, message)
@@ -157,17 +279,34 @@ def test_what_cannot_be_computed_is_refused_in_one_line(args, message):
 
 @pytest.mark.parametrize("accountant", ["rdp", "autodp", "autodp_rdp_acct"])
 def test_huge_counts_are_computed_by_the_rdp_accountants(accountant):
-    res = runner.invoke(app, ["dpsgd", "-z", "1", "-q", "0.01", "-t", "1000000000000", "--delta", "1e-5",
-                              "--accountant", accountant, "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "dpsgd",
+            "-z",
+            "1",
+            "-q",
+            "0.01",
+            "-t",
+            "1000000000000",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            accountant,
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["epsilon"] > 1e6
 
 
 def test_pure_accounting_imports_no_torch():
-    code = ("import sys\nimport dpgnn.cli, dpgnn.cli.epsilon, dpgnn.privacy\n"
-            "from dpgnn.cli.epsilon import PAPER_CALCULATORS\n"
-            "heavy = ('torch', 'torch_geometric', 'dpgnn.methods', 'dpgnn.series', 'dpgnn.data', 'pandas')\n"
-            "print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy[:2]))")
+    code = (
+        "import sys\nimport dpgnn.cli, dpgnn.cli.epsilon, dpgnn.privacy\n"
+        "from dpgnn.cli.epsilon import PAPER_CALCULATORS\n"
+        "heavy = ('torch', 'torch_geometric', 'dpgnn.methods', 'dpgnn.series', 'dpgnn.data', 'pandas')\n"
+        "print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy[:2]))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]", out.stdout
 
@@ -181,9 +320,11 @@ def test_unsampled_gaussians_get_the_exact_sound_value_without_loading_a_pld_lib
     pld = json.loads(runner.invoke(app, [*args[:-1], "pld", "--json"]).stdout)
     assert out["sound_accountant"] == "exact_gaussian"
     assert out["epsilon_sound"] == exact["epsilon"] == exact["epsilon_sound"] < min(out["epsilon"], pld["epsilon"])
-    code = ("import sys\nfrom dpgnn.cli import app\n"
-            f"try:\n    app({['epsilon', *args]!r})\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('dp_accounting', 'scipy.stats', 'autodp') if m in sys.modules))")
+    code = (
+        "import sys\nfrom dpgnn.cli import app\n"
+        f"try:\n    app({['epsilon', *args]!r})\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('dp_accounting', 'scipy.stats', 'autodp') if m in sys.modules))"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert run.stdout.strip().splitlines()[-1] == "[]", run.stdout
 
@@ -193,8 +334,10 @@ def test_the_calibration_range_named_in_the_message_is_the_one_searched():
     from dpgnn.privacy.calibration import calibrate_noise_multiplier
 
     assert calibrate_noise_multiplier.__kwdefaults__["upper"] == Z_MAX
-    res = runner.invoke(app, ["dpsgd", "--target-epsilon", "1e-9", "-q", "0.01", "-t", "1000", "--delta", "1e-5",
-                              "--sampling", "uniform"])
+    res = runner.invoke(
+        app,
+        ["dpsgd", "--target-epsilon", "1e-9", "-q", "0.01", "-t", "1000", "--delta", "1e-5", "--sampling", "uniform"],
+    )
     _assert_one_line_error(res, "--target-epsilon", f"up to {2 * Z_MAX:g} (std / C)")
 
 
@@ -207,11 +350,14 @@ def test_an_unparsable_value_is_told_the_valid_range():
     assert "expected: Number of compositions (answered queries), >= 1" in res.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ["dpsgd", "-z", "1.1", "-q", "0.004266", "-t", "2000", "--delta", "1e-5", "--sampling", "uniform"],
-    ["dpsgd", "-z", "0.6", "-q", "0.001", "-t", "10", "--delta", "1e-5"],
-    ["laplace", "-b", "2.5", "-q", "0.3", "-n", "200", "--delta", "1e-4"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dpsgd", "-z", "1.1", "-q", "0.004266", "-t", "2000", "--delta", "1e-5", "--sampling", "uniform"],
+        ["dpsgd", "-z", "0.6", "-q", "0.001", "-t", "10", "--delta", "1e-5"],
+        ["laplace", "-b", "2.5", "-q", "0.3", "-n", "200", "--delta", "1e-4"],
+    ],
+)
 def test_the_default_accountant_is_printed_with_the_tightest_sound_value(args):
     """rdp stays the default (fast, the papers' tables), and every call also gives the tightest sound value we can
     compute: the pld accountant's where it is smaller, never above the default's."""

@@ -13,9 +13,24 @@ from dpgnn import compare
 
 
 def _rows(paper, artifact, metric, rows):
-    return pd.DataFrame([dict(paper=paper, artifact=artifact, metric=metric, setting="s", run=r, ledger=json.dumps(led),
-                              dataset=ds, method=m, level=lv, epsilon=e, value=v)
-                         for ds, m, lv, e, v, r, led in rows])
+    return pd.DataFrame(
+        [
+            dict(
+                paper=paper,
+                artifact=artifact,
+                metric=metric,
+                setting="s",
+                run=r,
+                ledger=json.dumps(led),
+                dataset=ds,
+                method=m,
+                level=lv,
+                epsilon=e,
+                value=v,
+            )
+            for ds, m, lv, e, v, r, led in rows
+        ]
+    )
 
 
 @pytest.fixture
@@ -23,16 +38,28 @@ def root(tmp_path):
     d = tmp_path / "paper"
     (d / "progap").mkdir(parents=True)
     (d / "privgnn").mkdir(parents=True)
-    _rows("progap", "fig2", "accuracy", [
-        ("fb100-wisconsin87", "gap", "edge", 1.0, 60.0, 0, {}), ("fb100-wisconsin87", "gap", "edge", 1.0, 62.0, 1, {}),
-        ("fb100-wisconsin87", "progap", "edge", 1.0, 70.0, 0, {"guarantee": "sound"}),
-        ("fb100-wisconsin87", "progap", "edge", 4.0, 80.0, 0, {"guarantee": "sound"}),
-        ("fb100-wisconsin87", "progap", "node", 8.0, 65.0, 0, {}),
-        ("fb100-wisconsin87", "progap", "none", float("inf"), 85.0, 0, {}),
-    ]).to_csv(d / "progap" / "fig2.csv", index=False)
-    _rows("privgnn", "accuracy", "accuracy", [
-        ("amazon", "privgnn", "node", 3.0, 0.4, 0, {}), ("amazon", "privgnn_code", "node", float("inf"), 0.9, 0, {}),
-    ]).to_csv(d / "privgnn" / "accuracy.csv", index=False)
+    _rows(
+        "progap",
+        "fig2",
+        "accuracy",
+        [
+            ("fb100-wisconsin87", "gap", "edge", 1.0, 60.0, 0, {}),
+            ("fb100-wisconsin87", "gap", "edge", 1.0, 62.0, 1, {}),
+            ("fb100-wisconsin87", "progap", "edge", 1.0, 70.0, 0, {"guarantee": "sound"}),
+            ("fb100-wisconsin87", "progap", "edge", 4.0, 80.0, 0, {"guarantee": "sound"}),
+            ("fb100-wisconsin87", "progap", "node", 8.0, 65.0, 0, {}),
+            ("fb100-wisconsin87", "progap", "none", float("inf"), 85.0, 0, {}),
+        ],
+    ).to_csv(d / "progap" / "fig2.csv", index=False)
+    _rows(
+        "privgnn",
+        "accuracy",
+        "accuracy",
+        [
+            ("amazon", "privgnn", "node", 3.0, 0.4, 0, {}),
+            ("amazon", "privgnn_code", "node", float("inf"), 0.9, 0, {}),
+        ],
+    ).to_csv(d / "privgnn" / "accuracy.csv", index=False)
     return tmp_path
 
 
@@ -67,12 +94,36 @@ def test_figures(root):
 
 
 def test_extra_rows_are_labelled_as_ours(root):
-    extra = pd.DataFrame([dict(paper="compare", artifact="edge_level", profile="smoke", dataset="cora", method="gap",
-                               level="edge", epsilon=1.0, metric="accuracy", value=41.0, setting="edge eps=1",
-                               ledger="{}"),
-                          dict(paper="compare", artifact="edge_level", profile="smoke", dataset="cora", method="gap",
-                               level="edge", epsilon=1.0, metric="val_acc", value=40.0, setting="edge eps=1",
-                               ledger="{}")])
+    extra = pd.DataFrame(
+        [
+            dict(
+                paper="compare",
+                artifact="edge_level",
+                profile="smoke",
+                dataset="cora",
+                method="gap",
+                level="edge",
+                epsilon=1.0,
+                metric="accuracy",
+                value=41.0,
+                setting="edge eps=1",
+                ledger="{}",
+            ),
+            dict(
+                paper="compare",
+                artifact="edge_level",
+                profile="smoke",
+                dataset="cora",
+                method="gap",
+                level="edge",
+                epsilon=1.0,
+                metric="val_acc",
+                value=40.0,
+                setting="edge eps=1",
+                ledger="{}",
+            ),
+        ]
+    )
     comp = compare.load_comparison("paper", root=root, extra=extra)
     ours = comp[comp["paper"] == "compare"]
     assert list(ours["method"]) == ["gap (this project, smoke)"] and ours["unit"].item() == "edge"

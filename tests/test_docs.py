@@ -5,6 +5,7 @@
 * Every ``docs/papers/<page>.md#<anchor>`` cited anywhere in the repository, and every relative link between the
   docs pages, resolves to an existing page and heading (GitHub's heading slugs).
 """
+
 from __future__ import annotations
 
 import json
@@ -59,13 +60,19 @@ def anchors(markdown: str) -> set[str]:
 
 def _tracked(*paths: str) -> list[Path]:
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others",
-                              "--exclude-standard", "--", *paths], check=True,
-                             capture_output=True).stdout.decode()
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *paths],
+            check=True,
+            capture_output=True,
+        ).stdout.decode()
         names = [n for n in out.split("\0") if n]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: every file under the paths
-        names = [str(p.relative_to(ROOT)) for r in paths for p in ([ROOT / r] if (ROOT / r).is_file()
-                                                                    else (ROOT / r).rglob("*")) if p.is_file()]
+        names = [
+            str(p.relative_to(ROOT))
+            for r in paths
+            for p in ([ROOT / r] if (ROOT / r).is_file() else (ROOT / r).rglob("*"))
+            if p.is_file()
+        ]
     return [ROOT / n for n in names if (ROOT / n).is_file()]
 
 
@@ -88,7 +95,10 @@ def test_slug_matches_github():
     assert github_slug("`KProp` (feature propagation)") == "kprop-feature-propagation"
     assert github_slug("What the authors' code does") == "what-the-authors-code-does"
     assert anchors("# A\n## Open questions\n```\n# not a heading\n```\n## Open questions\n") == {
-        "a", "open-questions", "open-questions-1"}
+        "a",
+        "open-questions",
+        "open-questions-1",
+    }
 
 
 def test_every_paper_has_a_page_listed_in_the_index():
@@ -107,8 +117,9 @@ def test_no_citation_of_the_external_notes_by_section_number():
         for lineno, line in enumerate(text.splitlines(), 1):
             if OLD_CITATION.search(line):
                 hits.append(f"{path.relative_to(ROOT)}:{lineno}: {line.strip()[:120]}")
-    assert not hits, ("cite docs/papers/<paper>.md#<anchor> instead (run the rewrite tool, see docs/README.md):\n"
-                      + "\n".join(hits))
+    assert not hits, (
+        "cite docs/papers/<paper>.md#<anchor> instead (run the rewrite tool, see docs/README.md):\n" + "\n".join(hits)
+    )
 
 
 def test_every_cited_docs_anchor_exists():

@@ -71,8 +71,14 @@ def test_rows_identical_to_the_sequential_run(client, tmp_path, monkeypatch):
     env = {**os.environ, **engine.worker_env(1), "DPGNN_OUTPUT_ROOT": str(tmp_path / "seq")}
     subprocess.run([sys.executable, "-c", _SEQUENTIAL], env=env, check=True, capture_output=True)
     monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path / "dask"))
-    out = engine.compute(["lpgcn", "lpgnn"], profile="test", artifacts=["fig2", "fig3", "table2", "fig_a", "table_c"],
-                         client=client, device="cpu", progress=False)
+    out = engine.compute(
+        ["lpgcn", "lpgnn"],
+        profile="test",
+        artifacts=["fig2", "fig3", "table2", "fig_a", "table_c"],
+        client=client,
+        device="cpu",
+        progress=False,
+    )
     cfg = settings("lpgcn", "test")
     assert out["missing"].sum() == 0 and out["computed"].sum() == len(series.table2_cells(cfg)) + 3 + 2
     par = ResultStore("lpgcn", "test")
@@ -128,13 +134,19 @@ def test_killed_driver_resumes_with_only_the_missing_cells(client, root):
 def test_interrupted_force_keeps_the_old_rows_and_a_complete_one_swaps(client, root, capsys):
     engine.run_specs([(engine_toy.SPEC, {"n": 4})], "test", client=client, progress=False)
     old = _toy(root)
-    out = engine.run_specs([(engine_toy.SPEC, {"n": 4, "offset": 100.0, "fail_x": 3})], "test", client=client,
-                           force=True, progress=False)
+    out = engine.run_specs(
+        [(engine_toy.SPEC, {"n": 4, "offset": 100.0, "fail_x": 3})], "test", client=client, force=True, progress=False
+    )
     assert out["failed"].item() == 1 and "old rows stay" in capsys.readouterr().out
     pd.testing.assert_frame_equal(_toy(root), old)  # nothing swapped in
     log = root / "ran.txt"
-    out = engine.run_specs([(engine_toy.SPEC, {"n": 4, "offset": 100.0, "log": str(log)})], "test", client=client,
-                           force=True, progress=False)
+    out = engine.run_specs(
+        [(engine_toy.SPEC, {"n": 4, "offset": 100.0, "log": str(log)})],
+        "test",
+        client=client,
+        force=True,
+        progress=False,
+    )
     assert "3 of the 4 cells to recompute already staged by this code" in capsys.readouterr().out
     assert log.read_text().split() == ["3"] and out["computed"].item() == 1  # it resumed: only the failed cell ran
     new = _toy(root)
@@ -161,10 +173,14 @@ def test_stale_cells_reported_and_rerun_on_request(client, root, capsys):
 
 def test_dry_run_estimates_the_cost_from_stored_cell_times(root, capsys):
     store = ResultStore("toy", "test")
-    store.append("grid", [{**c, "metric": "m", "value": 1.0, "config_hash": h, "cell_seconds": 2.0,
-                           "cell_device": "cuda:0"}
-                          for c in engine_toy.cells({"n": 2})
-                          for h in [__import__("dpgnn.utils", fromlist=["x"]).config_hash(c)]])
+    store.append(
+        "grid",
+        [
+            {**c, "metric": "m", "value": 1.0, "config_hash": h, "cell_seconds": 2.0, "cell_device": "cuda:0"}
+            for c in engine_toy.cells({"n": 2})
+            for h in [__import__("dpgnn.utils", fromlist=["x"]).config_hash(c)]
+        ],
+    )
     out = engine.run_specs([(engine_toy.SPEC, {"n": 6})], "test", dry_run=True)
     text = capsys.readouterr().out
     assert "toy/grid (grid): 2 of 6 cells stored; 4 to compute, est. 8 s at 2.0 s/cell on cuda:0" in text
@@ -177,6 +193,7 @@ def test_dry_run_counts_cells_of_datasets_not_here_as_not_run(root, capsys, monk
     from dpgnn.data import registry
 
     monkeypatch.setattr(registry, "paper_dataset_available", lambda name, paper=None: name != "toy-absent")
+
     def with_absent(cfg):
         return [*engine_toy.cells(cfg), *({**c, "dataset": "toy-absent"} for c in engine_toy.cells(cfg))]
 
@@ -246,8 +263,9 @@ def test_cluster_size_never_oversubscribes():
 
 
 def test_slurm_job_script():
-    cluster = engine.slurm_cluster(queue="gpu", account="lab", cores=8, memory="32GB", walltime="02:00:00",
-                                   job_extra_directives=["--gres=gpu:1"])
+    cluster = engine.slurm_cluster(
+        queue="gpu", account="lab", cores=8, memory="32GB", walltime="02:00:00", job_extra_directives=["--gres=gpu:1"]
+    )
     try:
         script = cluster.job_script()
     finally:
@@ -267,8 +285,9 @@ def test_cli_run_usage_errors_and_dry_run(root):
     assert r.invoke(app, ["run", "lpgcn", "--artifact", "fig_z", "--dry-run"]).exit_code == 2
     assert r.invoke(app, ["run", "lpgcn", "--stale", "maybe", "--dry-run"]).exit_code == 2
     assert r.invoke(app, ["run", "lpgcn", "--workers", "64", "--threads-per-worker", "64"]).exit_code == 2
-    res = r.invoke(app, ["run", "lpgcn", "lpgnn", "--profile", "test", "--artifact", "table2", "--artifact",
-                         "fig_a", "--dry-run"])
+    res = r.invoke(
+        app, ["run", "lpgcn", "lpgnn", "--profile", "test", "--artifact", "table2", "--artifact", "fig_a", "--dry-run"]
+    )
     assert res.exit_code == 0, res.output
     assert "lpgcn/table2 (table2): 0 of 4 cells stored; 4 to compute" in res.output
     assert "lpgnn/fig_a (runs): 0 of 1 cells stored" in res.output and "fig3" not in res.output
@@ -285,8 +304,22 @@ def test_cli_run_set_replaces_profile_settings(root):
     base = r.invoke(app, ["run", "privgnn", "--profile", "test", "--artifact", "authors_code", "--dry-run"])
     assert base.exit_code == 0, base.output
     assert "privgnn/authors_code (authors_code): 0 of 1 cells stored; 1 to compute" in base.output
-    res = r.invoke(app, ["run", "privgnn", "--profile", "test", "--artifact", "authors_code", "--dry-run",
-                         "--set", "fidelity_runs=3", "--set", "fidelity_k=[5]"])
+    res = r.invoke(
+        app,
+        [
+            "run",
+            "privgnn",
+            "--profile",
+            "test",
+            "--artifact",
+            "authors_code",
+            "--dry-run",
+            "--set",
+            "fidelity_runs=3",
+            "--set",
+            "fidelity_k=[5]",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "privgnn/authors_code (authors_code): 0 of 3 cells stored; 3 to compute" in res.output
     bad = r.invoke(app, ["run", "privgnn", "--profile", "test", "--set", "no_such_setting=1", "--dry-run"])

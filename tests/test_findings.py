@@ -26,8 +26,9 @@ def test_helpers_format_numbers():
 def test_explained_lists_every_explained_cell_with_its_cause():
     text = findings.explained("lpgnn")
     rows = REPORT[(REPORT["paper"] == "lpgnn") & (REPORT["status"] == "explained")]
-    assert len(rows) and all(f"`{r.method}` {r.setting}: ours {r.ours_value:.4g}" in text
-                             for r in rows.itertuples(index=False))
+    assert len(rows) and all(
+        f"`{r.method}` {r.setting}: ours {r.ours_value:.4g}" in text for r in rows.itertuples(index=False)
+    )
     assert all(note in text for note in rows["note"].unique())
 
 
@@ -62,8 +63,16 @@ def test_lpgnn_low_budget_matches_the_seed_spread():
 def test_nothing_stored_says_so_for_every_series(tmp_path):
     from dpgnn.findings import audit, drw, progap
 
-    for finding in (drw.noise_dominated, drw.seed_table, drw.sound_mode, drw.summary, audit.mia,
-                    audit.mia_published, audit.audits, progap.summary):
+    for finding in (
+        drw.noise_dominated,
+        drw.seed_table,
+        drw.sound_mode,
+        drw.summary,
+        audit.mia,
+        audit.mia_published,
+        audit.audits,
+        progap.summary,
+    ):
         assert "Not stored yet" in finding(tmp_path), finding.__name__
 
 
@@ -93,10 +102,18 @@ def test_audit_mia_quotes_the_stored_attacks():
     from dpgnn.findings import audit
 
     rows = findings.store("audit").load("fig4")
-    b1 = rows[(rows["dataset"] == "amazon") & (rows["method"] == "b1") & (rows["setting"] == "attack1")
-              & (rows["metric"] == "auroc")]["value"]
-    right = rows[(rows["dataset"] == "amazon") & (rows["method"] == "privgnn") & (rows["setting"] == "attack2")
-                 & (rows["metric"] == "auroc")]["label_accuracy"].mean()
+    b1 = rows[
+        (rows["dataset"] == "amazon")
+        & (rows["method"] == "b1")
+        & (rows["setting"] == "attack1")
+        & (rows["metric"] == "auroc")
+    ]["value"]
+    right = rows[
+        (rows["dataset"] == "amazon")
+        & (rows["method"] == "privgnn")
+        & (rows["setting"] == "attack2")
+        & (rows["metric"] == "auroc")
+    ]["label_accuracy"].mean()
     text = audit.mia()
     assert f"B1 {b1.mean():.3f} ± {b1.std(ddof=0):.3f}" in text and f"{100 * right:.1f} % are right" in text
 
@@ -116,8 +133,9 @@ def test_progap_fidelity_shift_reads_the_measured_and_stored_runs():
     official, paper = AUTHORS_CODE_MEASURED["official"][3][0], AUTHORS_CODE_MEASURED["ours_paper"][3][0]
     stored = float(table.loc[3, "ours, fidelity=authors_code (stored)"].split("±")[0])
     text = progap.fidelity_shift()
-    assert (f"{paper - official:.1f} points above the official code with the paper's σ and {stored - official:.1f}"
-            in text)
+    assert (
+        f"{paper - official:.1f} points above the official code with the paper's σ and {stored - official:.1f}" in text
+    )
 
 
 def test_privgnn_official_end_to_end_quotes_the_stored_runs():
@@ -126,8 +144,13 @@ def test_privgnn_official_end_to_end_quotes_the_stored_runs():
     rows = findings.store("privgnn").load("authors_code")
     off = rows[(rows["method"] == "privgnn_official") & (rows["setting"] == "K=750,Q=500,lam=0.4")]["value"]
     acc = findings.store("privgnn").load("accuracy")
-    ours = acc[(acc["artifact"] == "table6") & (acc["method"] == "privgnn_code") & (acc["dataset"] == "amazon")
-               & (acc["setting"] == "Q=500,lam=0.4") & acc["run"].isin([0, 1])]["value"]
+    ours = acc[
+        (acc["artifact"] == "table6")
+        & (acc["method"] == "privgnn_code")
+        & (acc["dataset"] == "amazon")
+        & (acc["setting"] == "Q=500,lam=0.4")
+        & acc["run"].isin([0, 1])
+    ]["value"]
     text = privgnn.official_end_to_end(750, 500)
     assert f"/ {off.mean():.3f} /" in text and f"/ {ours.mean():.3f} /" in text
 
@@ -159,6 +182,15 @@ def test_white_box_counts_the_flagged_runs():
 def test_every_series_says_so_when_nothing_is_stored(tmp_path):
     from dpgnn.findings import lpgcn, privgnn
 
-    for finding in (privgnn.summary, privgnn.figures, privgnn.official_code, privgnn.split_students,
-                    privgnn.stand_in, privgnn.b4, privgnn.epsilon_cells, privgnn.reproducing_delta, lpgcn.summary):
+    for finding in (
+        privgnn.summary,
+        privgnn.figures,
+        privgnn.official_code,
+        privgnn.split_students,
+        privgnn.stand_in,
+        privgnn.b4,
+        privgnn.epsilon_cells,
+        privgnn.reproducing_delta,
+        lpgcn.summary,
+    ):
         assert "Not stored yet" in finding(root=tmp_path), finding.__name__

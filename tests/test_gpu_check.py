@@ -39,9 +39,20 @@ def _rows(paper="lpgnn", cells=4, runs=3, base=70.0, ledger=None):
     for c in range(cells):
         for r in range(runs):
             led = ledger or {"level": "node-ldp", "epsilon": 2.0, "event": {"count": 3, "inner": [1.0, 0.5]}}
-            out.append({"paper": paper, "store": "runs", "config_hash": f"{c:04d}", "metric": "accuracy", "run": r,
-                        "value": base + c + 0.1 * r, "level": "node-ldp", "epsilon": 2.0, "delta": 0.0,
-                        "ledger": json.dumps(led)})
+            out.append(
+                {
+                    "paper": paper,
+                    "store": "runs",
+                    "config_hash": f"{c:04d}",
+                    "metric": "accuracy",
+                    "run": r,
+                    "value": base + c + 0.1 * r,
+                    "level": "node-ldp",
+                    "epsilon": 2.0,
+                    "delta": 0.0,
+                    "ledger": json.dumps(led),
+                }
+            )
     return pd.DataFrame(out)
 
 

@@ -33,7 +33,7 @@ CLI_LIBRARIES = ("typer", "click")
 #: (module, layer it may reach inside a function, by name) -> why
 LATE_LOOKUPS = {
     ("dpgnn.profiles", "series"): "settings(paper, profile) finds dpgnn.series.<paper>.PROFILES by name when called "
-                                  "(a plugin lookup, like dpgnn.methods.get_method); no module-level import",
+    "(a plugin lookup, like dpgnn.methods.get_method); no module-level import",
 }
 
 
@@ -51,7 +51,8 @@ def _modules(root: Path) -> dict[str, Path]:
 def _is_type_checking(node: ast.If) -> bool:
     t = node.test
     return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"
+    )
 
 
 def _module_level_imports(tree: ast.Module):
@@ -167,8 +168,11 @@ def late_imports(root: Path = PACKAGE) -> dict[str, set[str]]:
                 found.add(node.module)
             elif isinstance(node, ast.Import):
                 found.update(a.name for a in node.names)
-            elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None))
-                  == "import_module" and node.args):
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+                and node.args
+            ):
                 arg = node.args[0]
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     found.add(arg.value)
@@ -219,22 +223,30 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_checker_finds_circles_upward_imports_and_stray_clis(tmp_path):
-    root = _write(tmp_path / "dpgnn", {
-        "__init__.py": "",
-        "profiles.py": "import importlib\nfrom dpgnn.series import lpgcn\n",  # upward (bottom -> series)
-        "series/__init__.py": "", "series/lpgcn.py": "from dpgnn import profiles\nfrom ..methods import m\n",
-        "methods/__init__.py": "", "methods/m.py": "def f():\n    from dpgnn.series import lpgcn\n",
-        "privacy/__init__.py": "", "privacy/cli.py": "import typer\nfrom dpgnn.privacy import cli_x\n",
-        "privacy/cli_x.py": "from dpgnn.privacy.cli import app\n",
-        "cli/__init__.py": "import typer\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                           "    from dpgnn.series import lpgcn\n",
-    })
+    root = _write(
+        tmp_path / "dpgnn",
+        {
+            "__init__.py": "",
+            "profiles.py": "import importlib\nfrom dpgnn.series import lpgcn\n",  # upward (bottom -> series)
+            "series/__init__.py": "",
+            "series/lpgcn.py": "from dpgnn import profiles\nfrom ..methods import m\n",
+            "methods/__init__.py": "",
+            "methods/m.py": "def f():\n    from dpgnn.series import lpgcn\n",
+            "privacy/__init__.py": "",
+            "privacy/cli.py": "import typer\nfrom dpgnn.privacy import cli_x\n",
+            "privacy/cli_x.py": "from dpgnn.privacy.cli import app\n",
+            "cli/__init__.py": "import typer\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from dpgnn.series import lpgcn\n",
+        },
+    )
     edges, external = import_graph(root)
     assert edges["dpgnn.series.lpgcn"] == {"dpgnn.profiles", "dpgnn.methods.m"}  # relative import resolved
     assert edges["dpgnn.methods.m"] == set()  # inside a function: not a module-level import
     assert edges["dpgnn.cli"] == set()  # TYPE_CHECKING only
-    assert sorted(find_cycles(edges)) == [["dpgnn.privacy.cli", "dpgnn.privacy.cli_x"],
-                                          ["dpgnn.profiles", "dpgnn.series.lpgcn"]]
+    assert sorted(find_cycles(edges)) == [
+        ["dpgnn.privacy.cli", "dpgnn.privacy.cli_x"],
+        ["dpgnn.profiles", "dpgnn.series.lpgcn"],
+    ]
     bad = layering_violations(edges, external)
     assert any("dpgnn.profiles imports dpgnn.series.lpgcn" in b for b in bad)
     assert any("dpgnn.privacy.cli imports typer" in b for b in bad)

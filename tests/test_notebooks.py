@@ -38,13 +38,15 @@ def test_notebook_structure(path: Path):
     if path.parent.name in COURSE:
         text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         assert "<details>" in text and "Exercises" in text, "a course notebook ends with exercises and hidden answers"
-        assert any("teach.explore(" in c.source for c in nb.cells if c.cell_type == "code"), \
+        assert any("teach.explore(" in c.source for c in nb.cells if c.cell_type == "code"), (
             "a course notebook has explorers"
+        )
         return
     if path.parent.name in NO_REFERENCE:
         return
-    assert any("paper_vs_ours" in c.source or "side_by_side" in c.source for c in nb.cells if c.cell_type == "code"), \
+    assert any("paper_vs_ours" in c.source or "side_by_side" in c.source for c in nb.cells if c.cell_type == "code"), (
         "a notebook shows the paper's numbers beside ours"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -53,8 +55,9 @@ def test_papermill_sees_every_parameter(path: Path):
     (e.g. in its comment) or an annotation such as `int | None`; every assigned name must come through with its help."""
     from papermill.translators import PythonTranslator
 
-    cell = next(c for c in nbformat.read(path, as_version=4).cells
-                if "parameters" in c.get("metadata", {}).get("tags", []))
+    cell = next(
+        c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.get("metadata", {}).get("tags", [])
+    )
     assigned = [n.target.id for n in ast.parse(cell.source).body if isinstance(n, ast.AnnAssign)]
     inferred = PythonTranslator.inspect(cell)
     assert [p.name for p in inferred] == assigned
@@ -69,12 +72,23 @@ def test_notebook_executes(path: Path, tmp_path, monkeypatch):
     monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
     monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend, as in JupyterLab
     out = tmp_path / path.name
-    pm.execute_notebook(str(path), str(out), parameters={"profile": "test", "device": "cpu"}, kernel_name="python3",
-                        cwd=str(ROOT), progress_bar=False)
+    pm.execute_notebook(
+        str(path),
+        str(out),
+        parameters={"profile": "test", "device": "cpu"},
+        kernel_name="python3",
+        cwd=str(ROOT),
+        progress_bar=False,
+    )
     paper = path.parent.name
     executed = nbformat.read(out, as_version=4)
-    images = [o for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if "image/png" in o.get("data", {})]
+    images = [
+        o
+        for c in executed.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if "image/png" in o.get("data", {})
+    ]
     assert images, "the executed notebook shows no figure inline"
     text = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "IProgress not found" not in text

@@ -24,12 +24,42 @@ def _rows():
     out = []
     for seed, (d, p) in enumerate([(70.0, 80.0), (72.0, 81.0), (74.0, 82.0)]):
         for config, acc in (("defaults", d), ("paper", p)):
-            out.append({"method": "progap", "level": "edge", "dataset": "cora", "epsilon": 1.0, "config": config,
-                        "seed": seed, "test_acc": acc, "seconds": 2.0})
-    out.append({"method": "mlp", "level": "none", "dataset": "cora", "epsilon": "", "config": "defaults",
-                "seed": 0, "test_acc": 55.0, "seconds": 1.0})
-    out.append({"method": "gap", "level": "node", "dataset": "cora", "epsilon": 8.0, "config": "paper", "seed": 0,
-                "error": "ValueError: GAPConfig.hops must be an integer in [1, 10], got 0", "seconds": 0.1})
+            out.append(
+                {
+                    "method": "progap",
+                    "level": "edge",
+                    "dataset": "cora",
+                    "epsilon": 1.0,
+                    "config": config,
+                    "seed": seed,
+                    "test_acc": acc,
+                    "seconds": 2.0,
+                }
+            )
+    out.append(
+        {
+            "method": "mlp",
+            "level": "none",
+            "dataset": "cora",
+            "epsilon": "",
+            "config": "defaults",
+            "seed": 0,
+            "test_acc": 55.0,
+            "seconds": 1.0,
+        }
+    )
+    out.append(
+        {
+            "method": "gap",
+            "level": "node",
+            "dataset": "cora",
+            "epsilon": 8.0,
+            "config": "paper",
+            "seed": 0,
+            "error": "ValueError: GAPConfig.hops must be an integer in [1, 10], got 0",
+            "seconds": 0.1,
+        }
+    )
     return out
 
 
@@ -52,8 +82,7 @@ def test_table_from_hand_made_rows(bench, tmp_path):
 
 def test_resume_keys_match_between_jobs_and_rows(bench):
     """A stored row (ε read back from CSV as text) and the job that produced it have the same key."""
-    stored = {"method": "progap", "level": "edge", "dataset": "cora", "epsilon": "8.0", "config": "paper",
-              "seed": "2"}
+    stored = {"method": "progap", "level": "edge", "dataset": "cora", "epsilon": "8.0", "config": "paper", "seed": "2"}
     job = {"method": "progap", "level": "edge", "dataset": "cora", "epsilon": 8.0, "config": "paper", "seed": 2}
     assert bench.row_key(stored) == bench.row_key(job)
     none_row = {**stored, "level": "none", "epsilon": ""}

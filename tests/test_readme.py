@@ -70,13 +70,36 @@ def test_series_block_counts_the_report(tmp_path):
 def test_timings_block_quotes_the_newest_successful_run(tmp_path):
     assert "not measured yet" in timings_block(tmp_path)
     (tmp_path / "benchmarks" / "results").mkdir(parents=True)
-    pd.DataFrame([
-        {"date": "2026-01-01T10:00:00", "command": "bash scripts/smoke.sh", "seconds": 500.0, "status": 0,
-         "commit": "a", "machine": "2 cores", "note": "set-up included"},
-        {"date": "2026-01-02T10:00:00", "command": "bash scripts/smoke.sh", "seconds": 400.0, "status": 0,
-         "commit": "b", "machine": "2 cores", "note": "set-up included"},
-        {"date": "2026-01-03T10:00:00", "command": "bash scripts/smoke.sh", "seconds": 9.0, "status": 1,
-         "commit": "c", "machine": "2 cores", "note": ""},
-    ]).to_csv(tmp_path / "benchmarks" / "results" / "quickstart.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "date": "2026-01-01T10:00:00",
+                "command": "bash scripts/smoke.sh",
+                "seconds": 500.0,
+                "status": 0,
+                "commit": "a",
+                "machine": "2 cores",
+                "note": "set-up included",
+            },
+            {
+                "date": "2026-01-02T10:00:00",
+                "command": "bash scripts/smoke.sh",
+                "seconds": 400.0,
+                "status": 0,
+                "commit": "b",
+                "machine": "2 cores",
+                "note": "set-up included",
+            },
+            {
+                "date": "2026-01-03T10:00:00",
+                "command": "bash scripts/smoke.sh",
+                "seconds": 9.0,
+                "status": 1,
+                "commit": "c",
+                "machine": "2 cores",
+                "note": "",
+            },
+        ]
+    ).to_csv(tmp_path / "benchmarks" / "results" / "quickstart.csv", index=False)
     text = timings_block(tmp_path)
     assert "`bash scripts/smoke.sh` 6 min 40 s (set-up included)" in text and "2026-01-02" in text

@@ -14,15 +14,39 @@ from dpgnn.utils import config_hash
 def test_store_append_load_and_resume(tmp_path):
     store = ResultStore("lpgcn", "test", root=tmp_path)
     assert store.load("table2").empty
-    store.append("table2", [dict(dataset="cora", method="pgc", setting="eps=1", metric="micro_f1", value=57.0,
-                                 config_hash="abc", ledger={"epsilon": 1.0})])
+    store.append(
+        "table2",
+        [
+            dict(
+                dataset="cora",
+                method="pgc",
+                setting="eps=1",
+                metric="micro_f1",
+                value=57.0,
+                config_hash="abc",
+                ledger={"epsilon": 1.0},
+            )
+        ],
+    )
     df = store.load("table2")
     assert len(df) == 1 and df.loc[0, "profile"] == "test" and df.loc[0, "paper"] == "lpgcn"
     assert json.loads(df.loc[0, "ledger"]) == {"epsilon": 1.0}
     assert "torch=" in df.loc[0, "versions"]
     # a new column later widens the header without losing old rows
-    store.append("table2", [dict(dataset="cora", method="lm", setting="eps=1", metric="micro_f1", value=50.0,
-                                 config_hash="def", epochs=12)])
+    store.append(
+        "table2",
+        [
+            dict(
+                dataset="cora",
+                method="lm",
+                setting="eps=1",
+                metric="micro_f1",
+                value=50.0,
+                config_hash="def",
+                epochs=12,
+            )
+        ],
+    )
     df = store.load("table2")
     assert len(df) == 2 and df["epochs"].isna().sum() == 1
     assert store.done("table2") == {"abc", "def"}
@@ -32,8 +56,18 @@ def test_store_append_load_and_resume(tmp_path):
 
 def test_compact_archives_rows_and_appends_continue(tmp_path):
     store = ResultStore("drw", "test", root=tmp_path)
-    rows = [dict(dataset="cora", method="drw", setting="1-layer", metric="f1", value=float(i), config_hash=f"h{i}",
-                 ledger={"epsilon": 8.0, "event": {"count": i}}) for i in range(50)]
+    rows = [
+        dict(
+            dataset="cora",
+            method="drw",
+            setting="1-layer",
+            metric="f1",
+            value=float(i),
+            config_hash=f"h{i}",
+            ledger={"epsilon": 8.0, "event": {"count": i}},
+        )
+        for i in range(50)
+    ]
     store.append("grid", rows)
     before = store.load("grid")
     arc = store.compact("grid")
@@ -42,10 +76,25 @@ def test_compact_archives_rows_and_appends_continue(tmp_path):
     pd.testing.assert_frame_equal(store.load("grid"), before)
     assert store.artifacts() == ["grid"] and store.done("grid") == {f"h{i}" for i in range(50)}
     # new rows go to the live csv (a wider header there does not duplicate the archived rows)
-    store.append("grid", [dict(dataset="cora", method="drw", setting="1-layer", metric="f1", value=1.0,
-                               config_hash="new", seconds=3.0)])
-    store.append("grid", [dict(dataset="cora", method="drw", setting="1-layer", metric="f1", value=2.0,
-                               config_hash="new2", seconds=4.0, steps=9)])
+    store.append(
+        "grid",
+        [dict(dataset="cora", method="drw", setting="1-layer", metric="f1", value=1.0, config_hash="new", seconds=3.0)],
+    )
+    store.append(
+        "grid",
+        [
+            dict(
+                dataset="cora",
+                method="drw",
+                setting="1-layer",
+                metric="f1",
+                value=2.0,
+                config_hash="new2",
+                seconds=4.0,
+                steps=9,
+            )
+        ],
+    )
     df = store.load("grid")
     assert len(df) == 52 and df["config_hash"].is_unique and df["steps"].notna().sum() == 1
     # compacting again folds the live rows in; clear removes both files
@@ -143,8 +192,13 @@ def test_store_locks_live_outside_the_results_folder(tmp_path):
     store.append("art", [dict(dataset="d", method="m", metric="acc", value=1.0, config_hash="h")])
     store.replace("pure", [dict(dataset="d", method="m", metric="acc", value=1.0, config_hash="h")])
     store.record_skip("pubmed", "raw files missing")
-    assert sorted(p.name for p in (tmp_path / "results").rglob("*")) == ["art.csv", "demo", "pure.csv", "skipped.csv",
-                                                                          "test"]
+    assert sorted(p.name for p in (tmp_path / "results").rglob("*")) == [
+        "art.csv",
+        "demo",
+        "pure.csv",
+        "skipped.csv",
+        "test",
+    ]
     lock = lock_path(store.path("art"))
     assert lock.is_file() and tmp_path not in lock.parents
     assert lock_path(tmp_path / "results" / "x" / ".." / "test" / "demo" / "art.csv") == lock  # one lock per file
@@ -170,8 +224,13 @@ def test_a_run_over_an_unavailable_dataset_leaves_git_status_clean(tmp_path, mon
     shutil.copy(ROOT / ".gitignore", repo / ".gitignore")
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=repo,
-                              check=True, capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+            cwd=repo,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
 
     git("init", "-q")
     git("add", ".gitignore")
@@ -215,18 +274,61 @@ def test_spread_conventions():
 
 
 def test_compare_status_and_tolerance():
-    ref = pd.DataFrame([
-        dict(paper="p", artifact="t", dataset="d", method="m", setting="s", metric="acc", value=50.0, spread=0.5,
-             spread_kind="std_ddof0", tolerance=2.0, approx=False, source="Table 1"),
-        dict(paper="p", artifact="t", dataset="d", method="m2", setting="s", metric="acc", value=50.0, spread=3.0,
-             spread_kind="std_ddof0", tolerance=2.0, approx=False, source="Table 1"),
-        dict(paper="p", artifact="t", dataset="e", method="m", setting="s", metric="acc", value=50.0, spread=None,
-             spread_kind="none", tolerance=2.0, approx=True, source="Fig 1"),
-    ])
-    ours = pd.DataFrame([
-        dict(paper="p", artifact="t", dataset="d", method="m", setting="s", metric="acc", value=v)
-        for v in (52.5, 53.5)] + [  # mean 53.0: 3 points off, tolerance max(2, 1.0) = 2 -> outside
-        dict(paper="p", artifact="t", dataset="d", method="m2", setting="s", metric="acc", value=55.0)])  # tol 6
+    ref = pd.DataFrame(
+        [
+            dict(
+                paper="p",
+                artifact="t",
+                dataset="d",
+                method="m",
+                setting="s",
+                metric="acc",
+                value=50.0,
+                spread=0.5,
+                spread_kind="std_ddof0",
+                tolerance=2.0,
+                approx=False,
+                source="Table 1",
+            ),
+            dict(
+                paper="p",
+                artifact="t",
+                dataset="d",
+                method="m2",
+                setting="s",
+                metric="acc",
+                value=50.0,
+                spread=3.0,
+                spread_kind="std_ddof0",
+                tolerance=2.0,
+                approx=False,
+                source="Table 1",
+            ),
+            dict(
+                paper="p",
+                artifact="t",
+                dataset="e",
+                method="m",
+                setting="s",
+                metric="acc",
+                value=50.0,
+                spread=None,
+                spread_kind="none",
+                tolerance=2.0,
+                approx=True,
+                source="Fig 1",
+            ),
+        ]
+    )
+    ours = pd.DataFrame(
+        [
+            dict(paper="p", artifact="t", dataset="d", method="m", setting="s", metric="acc", value=v)
+            for v in (52.5, 53.5)
+        ]
+        + [  # mean 53.0: 3 points off, tolerance max(2, 1.0) = 2 -> outside
+            dict(paper="p", artifact="t", dataset="d", method="m2", setting="s", metric="acc", value=55.0)
+        ]
+    )  # tol 6
     skipped = pd.DataFrame([dict(artifact="*", dataset="e", reason="raw files missing")])
     rep = compare(ref, ours, profile="test", skipped=skipped).set_index("method", append=True)
     rows = rep.reset_index().set_index(["dataset", "method"])
@@ -246,8 +348,12 @@ def test_reference_data_is_well_formed():
     t2 = load_reference("lpgcn", "table2")
     # Table 2: 5 datasets x (3 mechanisms x 3 eps + RAW) x 2 tasks
     assert len(t2) == 5 * 10 * 2
-    assert t2.query("dataset == 'cora' and method == 'pgc' and setting == 'eps=5' and metric == 'micro_f1'")[
-        "value"].item() == 80.2
+    assert (
+        t2.query("dataset == 'cora' and method == 'pgc' and setting == 'eps=5' and metric == 'micro_f1'")[
+            "value"
+        ].item()
+        == 80.2
+    )
     with pytest.raises(ValueError, match="available"):
         load_reference("lpgcn", "table99")
     with pytest.raises(ValueError, match="no reference data"):
@@ -260,8 +366,21 @@ def test_build_report_writes_files(tmp_path):
     for ext in ("csv", "md", "html"):
         assert (tmp_path / "test" / f"report.{ext}").exists()
     cols = pd.read_csv(tmp_path / "test" / "report.csv").columns
-    for c in ["paper", "artifact", "dataset", "method", "setting", "metric", "paper_value", "paper_spread",
-              "ours_value", "ours_spread", "n_runs", "profile", "status"]:
+    for c in [
+        "paper",
+        "artifact",
+        "dataset",
+        "method",
+        "setting",
+        "metric",
+        "paper_value",
+        "paper_spread",
+        "ours_value",
+        "ours_spread",
+        "n_runs",
+        "profile",
+        "status",
+    ]:
         assert c in cols
 
 
@@ -269,8 +388,18 @@ def test_replace_with_identical_rows_leaves_the_file_byte_identical(tmp_path, mo
     import dpgnn.results as results
 
     store = ResultStore("lpgcn", "test", root=tmp_path)
-    rows = [dict(dataset="cora", method=m, setting="eps=1", metric="variance", value=v, config_hash=m,
-                 ledger={"epsilon": 1.0}) for m, v in (("lm", 0.5), ("pm", 0.25))]
+    rows = [
+        dict(
+            dataset="cora",
+            method=m,
+            setting="eps=1",
+            metric="variance",
+            value=v,
+            config_hash=m,
+            ledger={"epsilon": 1.0},
+        )
+        for m, v in (("lm", 0.5), ("pm", 0.25))
+    ]
     store.replace("fig1", rows)
     path = store.path("fig1")
     before, mtime = path.read_bytes(), path.stat().st_mtime_ns

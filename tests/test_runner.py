@@ -21,16 +21,21 @@ def _notebook(body: str, params: str = "") -> nbformat.NotebookNode:
     return nb
 
 
-PLOT = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([0, 1], [0, 1])\n"
-        "from dpgnn import plotting\nplotting.savefig(fig, 'line', paper='alpha', profile=profile)")
+PLOT = (
+    "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([0, 1], [0, 1])\n"
+    "from dpgnn import plotting\nplotting.savefig(fig, 'line', paper='alpha', profile=profile)"
+)
 
 
 @pytest.fixture
 def project(tmp_path):
     for paper, name, body, params in [
-        ("alpha", "01_ok.ipynb",
-         "from pathlib import Path\nPath('out_' + profile + '.txt').write_text(device + str(runs))",
-         "\nruns: int = 1  # runs"),
+        (
+            "alpha",
+            "01_ok.ipynb",
+            "from pathlib import Path\nPath('out_' + profile + '.txt').write_text(device + str(runs))",
+            "\nruns: int = 1  # runs",
+        ),
         ("alpha", "02_fail.ipynb", "raise ValueError('deliberate failure')", ""),
         ("beta", "01_plot.ipynb", PLOT, ""),
     ]:
@@ -48,8 +53,9 @@ def _status(manifest, paper=None):
 def test_reproduce_manifest_failure_isolation_resume_and_figures(project, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")  # a user's leftover setting must not strip figures from notebooks
     monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(project))
-    manifest = reproduce(["alpha", "beta"], profile="smoke", device="cpu", jobs=2, root=project, report=False,
-                         parameters={"runs": 3})
+    manifest = reproduce(
+        ["alpha", "beta"], profile="smoke", device="cpu", jobs=2, root=project, report=False, parameters={"runs": 3}
+    )
     assert _status(manifest) == {"alpha/01_ok.ipynb": "ok", "alpha/02_fail.ipynb": "failed", "beta/01_plot.ipynb": "ok"}
     failed = manifest[manifest["status"] == "failed"].iloc[0]
     assert "deliberate failure" in failed["error"]
@@ -75,8 +81,9 @@ def test_reproduce_manifest_failure_isolation_resume_and_figures(project, monkey
     m = load_manifest("smoke", project)
     m.loc[m["notebook"] == "01_ok.ipynb", ["code_version", "code_sha256"]] = ["0.0.1+gdeadbeef", "0" * 64]
     m.to_csv(path, index=False)
-    manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=project, report=False, notebooks=["alpha/01"],
-                         stale="keep")
+    manifest = reproduce(
+        ["alpha"], profile="smoke", device="cpu", root=project, report=False, notebooks=["alpha/01"], stale="keep"
+    )
     row = manifest.set_index("notebook").loc["01_ok.ipynb"]
     assert row["status"] == "stale" and "0.0.1+gdeadbeef" in row["error"]
     manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=project, report=False, notebooks=["alpha/01"])
@@ -89,13 +96,25 @@ def test_reproduce_manifest_failure_isolation_resume_and_figures(project, monkey
 
 def test_discover_select_parameters_and_bad_input(project):
     assert [(p, nb.name) for p, nb in discover(None, project)] == [
-        ("alpha", "01_ok.ipynb"), ("alpha", "02_fail.ipynb"), ("beta", "01_plot.ipynb")]
-    assert [nb.name for _, nb in plan(None, notebooks=["alpha/02", "notebooks/beta/01_plot.ipynb"], root=project)] \
-        == ["02_fail.ipynb", "01_plot.ipynb"]
-    assert declared_parameters(project / "notebooks" / "alpha" / "01_ok.ipynb") == ["profile", "device", "force",
-                                                                                   "runs"]
+        ("alpha", "01_ok.ipynb"),
+        ("alpha", "02_fail.ipynb"),
+        ("beta", "01_plot.ipynb"),
+    ]
+    assert [nb.name for _, nb in plan(None, notebooks=["alpha/02", "notebooks/beta/01_plot.ipynb"], root=project)] == [
+        "02_fail.ipynb",
+        "01_plot.ipynb",
+    ]
+    assert declared_parameters(project / "notebooks" / "alpha" / "01_ok.ipynb") == [
+        "profile",
+        "device",
+        "force",
+        "runs",
+    ]
     assert parse_parameters(["runs=2", "datasets=[cora, citeseer]", "name=x=y"]) == {
-        "runs": 2, "datasets": ["cora", "citeseer"], "name": "x=y"}
+        "runs": 2,
+        "datasets": ["cora", "citeseer"],
+        "name": "x=y",
+    }
     for bad, match in [(["runs"], "key=value"), (["profile=paper"], "--profile"), (["a=[1"], "YAML")]:
         with pytest.raises(ValueError, match=match):
             parse_parameters(bad)
@@ -131,14 +150,26 @@ def test_interrupting_reproduce_stops_every_child_and_records_it(tmp_path, sig=s
 
     nbdir = tmp_path / "notebooks" / "alpha"
     nbdir.mkdir(parents=True)
-    body = ("import os, time\nfrom pathlib import Path\nPath('kernel.pid').write_text(str(os.getpid()))\n"
-            "time.sleep(600 if Path('block').exists() else 0)")
+    body = (
+        "import os, time\nfrom pathlib import Path\nPath('kernel.pid').write_text(str(os.getpid()))\n"
+        "time.sleep(600 if Path('block').exists() else 0)"
+    )
     nbformat.write(_notebook(body), nbdir / "01_sleep.ipynb")
     (tmp_path / "block").touch()
-    env = {**os.environ, "DPGNN_HOME": str(tmp_path), "DPGNN_OUTPUT_ROOT": str(tmp_path),
-           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen([sys.executable, "-m", "dpgnn.cli", "reproduce", "alpha", "--profile", "smoke"], env=env,
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = {
+        **os.environ,
+        "DPGNN_HOME": str(tmp_path),
+        "DPGNN_OUTPUT_ROOT": str(tmp_path),
+        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpgnn.cli", "reproduce", "alpha", "--profile", "smoke"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while not (tmp_path / "kernel.pid").exists():
@@ -171,16 +202,23 @@ def test_echo_streams_cells_logs_and_throttled_progress():
 
     lines: list[str] = []
     echo = _Echo("lpgcn/03", 12, lines.append, every=3600)
-    for line in ["Executing Cell 7---------------------------------------", "some output",
-                 "Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]",
-                 "Table 2 runs:  50%|#####     | 7/14 [00:10<00:10]",
-                 "INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8", "not_run: flickr -- no files",
-                 "Table 2 runs: 100%|##########| 14/14 [00:20<00:00]"]:
+    for line in [
+        "Executing Cell 7---------------------------------------",
+        "some output",
+        "Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]",
+        "Table 2 runs:  50%|#####     | 7/14 [00:10<00:10]",
+        "INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8",
+        "not_run: flickr -- no files",
+        "Table 2 runs: 100%|##########| 14/14 [00:20<00:00]",
+    ]:
         echo(line + "\n")
-    assert lines == ["[lpgcn/03] cell 7/12", "[lpgcn/03] Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]",
-                     "[lpgcn/03] INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8",
-                     "[lpgcn/03] not_run: flickr -- no files",
-                     "[lpgcn/03] Table 2 runs: 100%|##########| 14/14 [00:20<00:00]"]
+    assert lines == [
+        "[lpgcn/03] cell 7/12",
+        "[lpgcn/03] Table 2 runs:   0%|          | 0/14 [00:00<?, ?it/s]",
+        "[lpgcn/03] INFO dpgnn.sweep: table2: 6 of 14 cells already stored, running 8",
+        "[lpgcn/03] not_run: flickr -- no files",
+        "[lpgcn/03] Table 2 runs: 100%|##########| 14/14 [00:20<00:00]",
+    ]
 
 
 def _fake_compute(calls, *, interrupt=False):
@@ -192,6 +230,7 @@ def _fake_compute(calls, *, interrupt=False):
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)  # the handler interrupts this sleep
         return pd.DataFrame({"failed": [0]})
+
     return compute
 
 
@@ -203,8 +242,9 @@ def test_reproduce_computes_grid_cells_on_dask_first(tmp_path, monkeypatch):
 
     calls, executed = [], []
     monkeypatch.setattr(engine, "compute", _fake_compute(calls))
-    monkeypatch.setattr(runner, "execute_notebook",
-                        lambda nb, out, log, params, **kw: (executed.append(params), ("ok", ""))[1])
+    monkeypatch.setattr(
+        runner, "execute_notebook", lambda nb, out, log, params, **kw: (executed.append(params), ("ok", ""))[1]
+    )
     for paper in ("lpgcn", "alpha"):
         (tmp_path / "notebooks" / paper).mkdir(parents=True)
         nbformat.write(_notebook("pass", "\nruns: int = 1  # runs"), tmp_path / "notebooks" / paper / "01_x.ipynb")

@@ -61,11 +61,18 @@ def _executed_like(series: str, name: str, dest: Path, *, widget: bool = False) 
     nb = nbformat.read(ROOT / "notebooks" / series / name, as_version=4)
     if widget:
         code = next(c for c in nb.cells if c.cell_type == "code")
-        code.outputs = [nbformat.v4.new_output("display_data", data={
-            _WIDGET: {"model_id": "abc", "version_major": 2, "version_minor": 0},
-            "text/plain": "HBox(children=(FloatLogSlider(value=1.0),))"})]
-        nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2,
-                                                                               "version_minor": 0}}
+        code.outputs = [
+            nbformat.v4.new_output(
+                "display_data",
+                data={
+                    _WIDGET: {"model_id": "abc", "version_major": 2, "version_minor": 0},
+                    "text/plain": "HBox(children=(FloatLogSlider(value=1.0),))",
+                },
+            )
+        ]
+        nb.metadata["widgets"] = {
+            "application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2, "version_minor": 0}
+        }
     dest.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, dest / name)
 
@@ -131,43 +138,71 @@ def test_index_says_per_paper_what_is_reproduced(site):
 
 
 def test_paper_summary_in_words_and_numbers():
-    rows = pd.DataFrame({"status": ["within"] * 3 + ["explained", "outside", "not_run", "not_run", "not_run",
-                                                     "stand_in"],
-                         "dataset": ["cora"] * 5 + ["reddit", "amazon", "cora", "fb100-x"],
-                         "note": [""] * 5 + ["dataset not available here ('reddit': raw files missing)",
-                                             "dataset not available here ('amazon': raw files missing)",
-                                             "the paper prints no value for this cell (figure only)", "stand-in"]})
+    rows = pd.DataFrame(
+        {
+            "status": ["within"] * 3 + ["explained", "outside", "not_run", "not_run", "not_run", "stand_in"],
+            "dataset": ["cora"] * 5 + ["reddit", "amazon", "cora", "fb100-x"],
+            "note": [""] * 5
+            + [
+                "dataset not available here ('reddit': raw files missing)",
+                "dataset not available here ('amazon': raw files missing)",
+                "the paper prints no value for this cell (figure only)",
+                "stand-in",
+            ],
+        }
+    )
     assert paper_summary(rows) == (
         "3 of 5 cells run within the paper's tolerance, 1 explained, 1 outside; not run: 3 of 8 reported cells, "
         "2 dataset not available here (amazon, reddit), 1 the paper prints no value for this cell; 1 stand-in rows "
-        "(ours on a stand-in graph, never compared).")
+        "(ours on a stand-in graph, never compared)."
+    )
 
 
 def _rows(n: int, status: str, **kw) -> list[dict]:
-    base = dict(paper="lpgcn", artifact="tableX", method="gcn", metric="accuracy", paper_value=61.5,
-                paper_spread=0.31, ours_value=60.0 + 1 / 7, ours_spread=1.0123, n_runs=3, profile="t",
-                status=status, tolerance=2.0, diff=-1.357, approx=False, note="")
-    return [dict(base, dataset=f"d{i}", setting=f"{status} {i}", source=f"Paper, Table X, row gcn, column d{i}", **kw)
-            for i in range(n)]
+    base = dict(
+        paper="lpgcn",
+        artifact="tableX",
+        method="gcn",
+        metric="accuracy",
+        paper_value=61.5,
+        paper_spread=0.31,
+        ours_value=60.0 + 1 / 7,
+        ours_spread=1.0123,
+        n_runs=3,
+        profile="t",
+        status=status,
+        tolerance=2.0,
+        diff=-1.357,
+        approx=False,
+        note="",
+    )
+    return [
+        dict(base, dataset=f"d{i}", setting=f"{status} {i}", source=f"Paper, Table X, row gcn, column d{i}", **kw)
+        for i in range(n)
+    ]
 
 
 def test_artifact_page_lists_misses_first_and_folds_long_and_not_run_tables(tmp_path):
-    rows = (_rows(LONG_TABLE + 3, "within") + _rows(2, "explained", note="measured: the authors' code gives 60")
-            + _rows(1, "outside", ours_value=50.0, diff=-11.5) + _rows(4, "not_run", ours_value=np.nan,
-                                                                        note="dataset not available here (x)"))
+    rows = (
+        _rows(LONG_TABLE + 3, "within")
+        + _rows(2, "explained", note="measured: the authors' code gives 60")
+        + _rows(1, "outside", ours_value=50.0, diff=-11.5)
+        + _rows(4, "not_run", ours_value=np.nan, note="dataset not available here (x)")
+    )
     rep = pd.DataFrame(rows, columns=REPORT_COLUMNS)
-    site = build_site(rep, "t", results_root=tmp_path / "results", figures_root=tmp_path / "figures",
-                      runs_root=tmp_path)
+    site = build_site(
+        rep, "t", results_root=tmp_path / "results", figures_root=tmp_path / "figures", runs_root=tmp_path
+    )
     page = (site / "lpgcn" / "tableX.html").read_text()
     order = [page.index(h) for h in ("Outside the paper", "Explained: outside", "Within the paper", "Not run (4")]
     assert order == sorted(order)  # outside, then explained, then within, then the cells not run
     assert page.count("measured: the authors&#x27; code gives 60") == 1  # a cause is stated once for its rows
-    not_run = page[page.index('<details class="section">'):]
+    not_run = page[page.index('<details class="section">') :]
     assert not_run.startswith('<details class="section"><summary>Not run (4 cells: 4 dataset not available here)')
     assert not_run.count('class="not_run"') == 4 and "<details open" not in page
-    within = page[page.index("Within the paper"):page.index("Not run (4")]
+    within = page[page.index("Within the paper") : page.index("Not run (4")]
     assert within.count("<details>") == 1 and f"show the {LONG_TABLE + 3} rows" in within  # a long table folds
-    explained = page[page.index("Explained: outside"):page.index("Within the paper")]
+    explained = page[page.index("Explained: outside") : page.index("Within the paper")]
     assert "<details>" not in explained  # a short one does not
     # numbers at the paper's precision (61.5 prints one decimal): no 60.142857 or ± 1.0123
     assert "60.1 ± 1.0" in page and "61.5 ± 0.3" in page and "-1.4" in page and "60.14" not in page
@@ -227,17 +262,22 @@ def test_artifact_page_lists_misses_with_notes(site):
     assert str(miss["note"])[:30].replace("&", "&amp;").replace("<", "&lt;").replace("'", "&#x27;") in page
 
 
-_STATUS_BACKGROUND = {"within": "rgb(238, 248, 234)", "outside": "rgb(251, 234, 234)",
-                      "not_run": "rgb(244, 244, 244)", "explained": "rgb(251, 241, 228)",
-                      "stand_in": "rgb(232, 238, 248)"}
+_STATUS_BACKGROUND = {
+    "within": "rgb(238, 248, 234)",
+    "outside": "rgb(251, 234, 234)",
+    "not_run": "rgb(244, 244, 244)",
+    "explained": "rgb(251, 241, 228)",
+    "stand_in": "rgb(232, 238, 248)",
+}
 
 
 @pytest.mark.slow
 def test_site_in_headless_chromium(site, tmp_path_factory):
     """Every page loads with no console error and no network request at all, every relative link and image
     resolves to a file, each status row has its colour, and each site page is at most MAX_PAGE_HEIGHT px tall."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed "
-                                   "(pip install playwright==1.65.2)")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (pip install playwright==1.65.2)"
+    )
     if not CHROMIUM or not Path(CHROMIUM).exists():
         pytest.skip("no Chromium binary (apt-get install -y chromium, or set DPGNN_CHROMIUM)")
     out, _ = site
@@ -245,15 +285,26 @@ def test_site_in_headless_chromium(site, tmp_path_factory):
     pages = sorted(out.rglob("*.html"))
     problems, network, heights, colours = [], [], {}, {}
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-            "--disable-dev-shm-usage"])
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--headless",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--no-first-run",
+                "--disable-dev-shm-usage",
+            ],
+        )
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         # a page of the site may load nothing from the network: every such request is recorded and refused
-        page.route(re.compile(r"^(https?|wss?|ftp)://"), lambda route: (network.append(route.request.url),
-                                                                       route.abort()))
-        page.on("request", lambda r: network.append(r.url) if not r.url.startswith(("file:", "data:", "about:",
-                                                                                      "blob:")) else None)
+        page.route(
+            re.compile(r"^(https?|wss?|ftp)://"), lambda route: (network.append(route.request.url), route.abort())
+        )
+        page.on(
+            "request",
+            lambda r: network.append(r.url) if not r.url.startswith(("file:", "data:", "about:", "blob:")) else None,
+        )
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -264,20 +315,25 @@ def test_site_in_headless_chromium(site, tmp_path_factory):
             assert resp is None or resp.ok
             assert page.title()
             # every image on the page actually decoded
-            broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
-                                   ".map(i => i.src)")
+            broken = page.evaluate(
+                "[...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
+            )
             errors += [f"image: {b}" for b in broken]
-            links = page.evaluate("[...document.querySelectorAll('a[href], img[src]')]"
-                                  ".map(e => e.getAttribute(e.tagName === 'A' ? 'href' : 'src'))")
+            links = page.evaluate(
+                "[...document.querySelectorAll('a[href], img[src]')]"
+                ".map(e => e.getAttribute(e.tagName === 'A' ? 'href' : 'src'))"
+            )
             errors += [f"link: {u}" for u in links if _is_relative(u) and not _target(p, u).exists()]
             if "notebooks" not in p.relative_to(out).parts:
                 heights[str(p.relative_to(out))] = page.evaluate("document.documentElement.scrollHeight")
             for status in _STATUS_BACKGROUND:
                 if not colours.get(status):
-                    colours[status] = page.evaluate("s => { const r = document.querySelector('tr.' + s); "
-                                                    "return r && getComputedStyle(r).backgroundColor; }", status)
-            page.screenshot(path=str(shots / (str(p.relative_to(out)).replace(os.sep, "__") + ".png")),
-                            full_page=False)
+                    colours[status] = page.evaluate(
+                        "s => { const r = document.querySelector('tr.' + s); "
+                        "return r && getComputedStyle(r).backgroundColor; }",
+                        status,
+                    )
+            page.screenshot(path=str(shots / (str(p.relative_to(out)).replace(os.sep, "__") + ".png")), full_page=False)
             if errors:
                 problems.append((str(p.relative_to(out)), list(errors[:3])))
         browser.close()

@@ -28,8 +28,10 @@ def test_ldp_draws_unbiased_with_the_analytic_variance(mechanism):
     se = math.sqrt(d["variance_theory"] / 20000)
     assert abs(d["mean"] - 0.3) < 5 * se
     assert d["variance"] == pytest.approx(d["variance_theory"], rel=0.08)
-    assert teach.ldp_draws(mechanism, epsilon=2.0, x=0.3, n=50, seed=0)["mean"] == \
+    assert (
         teach.ldp_draws(mechanism, epsilon=2.0, x=0.3, n=50, seed=0)["mean"]
+        == teach.ldp_draws(mechanism, epsilon=2.0, x=0.3, n=50, seed=0)["mean"]
+    )
 
 
 def test_ldp_variance_slider_values():
@@ -120,13 +122,16 @@ def test_teacher_votes_and_query_cost():
     assert np.all(q["privgnn_rdp"] <= q["privgnn_authors"] + 1e-9)
 
 
-@pytest.mark.parametrize("data_fn,draw_fn,kwargs", [
-    (teach.ldp_draws, teach.draw_ldp_draws, {"n": 100}),
-    (teach.ldp_variance, teach.draw_ldp_variance, {"num": 5}),
-    (teach.rr_labels, teach.draw_rr_labels, {"n": 100}),
-    (teach.epsilon_vs_delta, teach.draw_epsilon_vs_delta, {"steps": 10}),
-    (teach.progap_budget, teach.draw_progap_budget, {"max_stages": 2}),
-])
+@pytest.mark.parametrize(
+    "data_fn,draw_fn,kwargs",
+    [
+        (teach.ldp_draws, teach.draw_ldp_draws, {"n": 100}),
+        (teach.ldp_variance, teach.draw_ldp_variance, {"num": 5}),
+        (teach.rr_labels, teach.draw_rr_labels, {"n": 100}),
+        (teach.epsilon_vs_delta, teach.draw_epsilon_vs_delta, {"steps": 10}),
+        (teach.progap_budget, teach.draw_progap_budget, {"max_stages": 2}),
+    ],
+)
 def test_explore_shows_the_default_figure_and_redraws_on_a_slider(data_fn, draw_fn, kwargs, monkeypatch):
     shown = []
 

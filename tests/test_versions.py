@@ -9,8 +9,9 @@ def test_code_version_names_the_commit():
     v = code_version()
     assert v.startswith("0.")
     if (ROOT / ".git").exists():
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
         assert f"+g{head}" in v
 
 

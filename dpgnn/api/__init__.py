@@ -44,8 +44,17 @@ def _budget(level: str, epsilon: Any, delta: Any, pure: bool) -> tuple[float | N
     return float(epsilon), (None if delta is None else float(delta))
 
 
-def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, delta: float | None = None,
-        seed: int = 0, device: str = "auto", **config: Any) -> TrainedModel:
+def fit(
+    data: Any,
+    method: str,
+    *,
+    level: str,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    seed: int = 0,
+    device: str = "auto",
+    **config: Any,
+) -> TrainedModel:
     """Train ``method`` on a user's graph at privacy ``level`` and budget ``(epsilon, delta)``.
 
     The graph is checked first (:func:`dpgnn.api.inputs.check_graph`): NaN/inf features, labels that are not
@@ -95,8 +104,10 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
         relation = "undirected" if notes["undirected"] else "directed"
         cfg = replace(cfg, edge_relation=relation)
     if level == "edge" and not notes["undirected"]:
-        raise ValueError("edge level needs an undirected graph but edge_index is not symmetric (an edge without its "
-                         "reverse): symmetrise it with torch_geometric.utils.to_undirected")
+        raise ValueError(
+            "edge level needs an undirected graph but edge_index is not symmetric (an edge without its "
+            "reverse): symmetrise it with torch_geometric.utils.to_undirected"
+        )
     rule = "non-private" if level == "none" else ("pure ε-DP: δ = 0" if door.pure else "given by the user")
     reg = door.to_registry(cfg, level, relation)
     if level != "none":
@@ -117,10 +128,21 @@ def fit(data: Any, method: str, *, level: str, epsilon: float | None = None, del
     else:
         res = registry.get(paper, name, lv).run(graph, reg, seed=seed, device=str(dev))
     ledger = {**res.ledger, "delta_rule": rule}
-    return TrainedModel(method=door.name, level=level, config=cfg, metrics=dict(res.metrics),
-                        history=list(res.history), ledger=ledger, notes=notes, parts=res.extra["model"],
-                        num_features=graph.x.size(1), num_classes=notes["num_classes"], seed=seed,
-                        seconds=time.perf_counter() - t0, device=str(dev))
+    return TrainedModel(
+        method=door.name,
+        level=level,
+        config=cfg,
+        metrics=dict(res.metrics),
+        history=list(res.history),
+        ledger=ledger,
+        notes=notes,
+        parts=res.extra["model"],
+        num_features=graph.x.size(1),
+        num_classes=notes["num_classes"],
+        seed=seed,
+        seconds=time.perf_counter() - t0,
+        device=str(dev),
+    )
 
 
 def describe(method: str | None = None) -> str:
@@ -135,12 +157,17 @@ def describe(method: str | None = None) -> str:
     """
     if method is None:
         width = max(len(n) for n in METHODS)
-        return "\n".join(f"{m.name:<{width}}  levels: {', '.join(m.levels):<16} {m.summary}  [{m.provenance}]"
-                         for m in METHODS.values())
+        return "\n".join(
+            f"{m.name:<{width}}  levels: {', '.join(m.levels):<16} {m.summary}  [{m.provenance}]"
+            for m in METHODS.values()
+        )
     door = front_door(method)
-    lines = [f"{door.name}: {door.summary}", f"  paper: {door.provenance}",
-             f"  levels: {', '.join(door.levels)}" + ("  (pure ε-DP, δ = 0)" if door.pure else ""),
-             f"  config ({door.config.__name__}):"]
+    lines = [
+        f"{door.name}: {door.summary}",
+        f"  paper: {door.provenance}",
+        f"  levels: {', '.join(door.levels)}" + ("  (pure ε-DP, δ = 0)" if door.pure else ""),
+        f"  config ({door.config.__name__}):",
+    ]
     for row in field_rows(door.config):
         lines.append(f"    {row['name']} = {row['default']!r}  ({row['range']}) {row['doc']} [{row['paper']}]")
     return "\n".join(lines)

@@ -21,11 +21,21 @@ ACTIVATIONS = ("selu", "relu", "tanh")
 EDGE_RELATIONS = ("auto", "directed", "undirected")
 
 
-def documented(default: Any, doc: str, *, low: float | None = None, high: float | None = None,
-       choices: tuple[str, ...] | None = None, integer: bool = False, paper: str = "") -> Any:
+def documented(
+    default: Any,
+    doc: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    choices: tuple[str, ...] | None = None,
+    integer: bool = False,
+    paper: str = "",
+) -> Any:
     """A documented field: ``low``/``high`` inclusive bounds, ``choices`` for strings, ``integer`` for counts."""
-    return field(default=default, metadata={"doc": doc, "low": low, "high": high, "choices": choices,
-                                            "integer": integer, "paper": paper})
+    return field(
+        default=default,
+        metadata={"doc": doc, "low": low, "high": high, "choices": choices, "integer": integer, "paper": paper},
+    )
 
 
 def field_range(f) -> str:
@@ -83,9 +93,13 @@ def _epochs(default: int, paper: str, what: str = "training epochs (per stage wh
 
 
 def _batch(paper: str) -> Any:
-    return documented(256,
-                      "expected batch size of DP-Adam (nodes; node level only: Poisson rate = batch_size / N_train)",
-              low=1, integer=True, paper=paper)
+    return documented(
+        256,
+        "expected batch size of DP-Adam (nodes; node level only: Poisson rate = batch_size / N_train)",
+        low=1,
+        integer=True,
+        paper=paper,
+    )
 
 
 def _clip(paper: str) -> Any:
@@ -93,9 +107,14 @@ def _clip(paper: str) -> Any:
 
 
 def _max_degree(default: int, paper: str) -> Any:
-    return documented(default,
-                      "degree bound D at node level (in- and out-edges kept per node, sampled; a fixed constant, "
-                       "never read off the graph); sensitivity grows with D", low=1, integer=True, paper=paper)
+    return documented(
+        default,
+        "degree bound D at node level (in- and out-edges kept per node, sampled; a fixed constant, "
+        "never read off the graph); sensitivity grows with D",
+        low=1,
+        integer=True,
+        paper=paper,
+    )
 
 
 def _activation(paper: str) -> Any:
@@ -103,17 +122,28 @@ def _activation(paper: str) -> Any:
 
 
 def _edge_relation(paper: str) -> Any:
-    return documented("auto", "edge level: what one neighbouring change is; 'auto' = 'undirected' (edge level needs a "
-                      "symmetric edge_index): one undirected edge, both directions, sensitivity √2; 'directed': one "
-                      "directed edge, sensitivity 1 (the authors' relation)", choices=EDGE_RELATIONS, paper=paper)
+    return documented(
+        "auto",
+        "edge level: what one neighbouring change is; 'auto' = 'undirected' (edge level needs a "
+        "symmetric edge_index): one undirected edge, both directions, sensitivity √2; 'directed': one "
+        "directed edge, sensitivity 1 (the authors' relation)",
+        choices=EDGE_RELATIONS,
+        paper=paper,
+    )
 
 
 @dataclass(frozen=True)
 class ProGAPConfig(Checked):
     """ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024): progressive training, K noisy aggregations (NAP)."""
 
-    depth: int = documented(3, "K: number of stages / NAP aggregations of the graph", low=1, high=10, integer=True,
-                    paper="ProGAP §4.1; grid {1..5} in §5.3")
+    depth: int = documented(
+        3,
+        "K: number of stages / NAP aggregations of the graph",
+        low=1,
+        high=10,
+        integer=True,
+        paper="ProGAP §4.1; grid {1..5} in §5.3",
+    )
     hidden: int = _hidden("ProGAP §5.3")
     base_layers: int = documented(1, "layers of each stage's base MLP", low=1, integer=True, paper="ProGAP §5.3")
     head_layers: int = documented(1, "layers of each stage's head MLP", low=1, integer=True, paper="ProGAP §5.3")
@@ -124,8 +154,9 @@ class ProGAPConfig(Checked):
     batch_size: int = _batch("ProGAP §5.3")
     max_degree: int = _max_degree(100, "ProGAP §4.2, §5.3")
     clip: float = _clip("ProGAP §4.2, §5.3")
-    layerwise: bool = documented(False, "freeze earlier bases (the paper's layer-wise ablation)",
-                                 paper="ProGAP §4.1 (progressive vs layer-wise)")
+    layerwise: bool = documented(
+        False, "freeze earlier bases (the paper's layer-wise ablation)", paper="ProGAP §4.1 (progressive vs layer-wise)"
+    )
     edge_relation: str = _edge_relation("ProGAP §4.2")
 
 
@@ -133,12 +164,18 @@ class ProGAPConfig(Checked):
 class GAPConfig(Checked):
     """GAP (Sajadmanesh et al., USENIX Security 2023): encoder, H perturbed aggregations, classifier."""
 
-    hops: int = documented(2, "H: number of perturbed aggregations", low=1, high=10, integer=True,
-                           paper="GAP, as run in ProGAP §5.2-5.3")
+    hops: int = documented(
+        2, "H: number of perturbed aggregations", low=1, high=10, integer=True, paper="GAP, as run in ProGAP §5.2-5.3"
+    )
     hidden: int = _hidden("GAP, as run in ProGAP §5.2-5.3")
     activation: str = _activation("GAP, as run in ProGAP §5.2-5.3")
-    dropout: float = documented(0.0, "dropout probability in the encoder and classifier MLPs", low=0.0, high=0.95,
-                        paper="GAP authors' code (sisaman/GAP)")
+    dropout: float = documented(
+        0.0,
+        "dropout probability in the encoder and classifier MLPs",
+        low=0.0,
+        high=0.95,
+        paper="GAP authors' code (sisaman/GAP)",
+    )
     lr: float = _lr("GAP, as run in ProGAP §5.2-5.3")
     epochs: int = _epochs(100, "GAP, as run in ProGAP §5.2-5.3", "epochs of the encoder and of the classifier")
     batch_size: int = _batch("GAP, as run in ProGAP §5.2-5.3")
@@ -158,10 +195,12 @@ class DPGNNConfig(Checked):
     activation: str = _activation("ProGAP §5.2-5.3 (baseline)")
     lr: float = _lr("Daigavane et al., as run in ProGAP §5.2")
     epochs: int = _epochs(100, "Daigavane et al., as run in ProGAP §5.2; 100 here (ProGAP's series: 10)")
-    batch_size: int = documented(256, "roots drawn per step (nodes)", low=1, integer=True,
-                                 paper="Daigavane et al., as run in ProGAP §5.2")
-    clip: float = documented(1.0, "per-root gradient clipping bound C (L2 norm)", low=1e-6,
-                             paper="Daigavane et al., as run in ProGAP §5.2")
+    batch_size: int = documented(
+        256, "roots drawn per step (nodes)", low=1, integer=True, paper="Daigavane et al., as run in ProGAP §5.2"
+    )
+    clip: float = documented(
+        1.0, "per-root gradient clipping bound C (L2 norm)", low=1e-6, paper="Daigavane et al., as run in ProGAP §5.2"
+    )
 
 
 @dataclass(frozen=True)
@@ -181,8 +220,9 @@ class SAGEConfig(Checked):
     """GraphSAGE (mean aggregation, jumping knowledge); EdgeRand (Wu et al. 2022) trains it on a randomized-
     response copy of the graph."""
 
-    depth: int = documented(2, "SAGE message-passing layers", low=1, high=10, integer=True,
-                            paper="ProGAP §5.2-5.3 (baseline)")
+    depth: int = documented(
+        2, "SAGE message-passing layers", low=1, high=10, integer=True, paper="ProGAP §5.2-5.3 (baseline)"
+    )
     base_layers: int = documented(2, "layers of the base MLP", low=1, integer=True, paper="ProGAP §5.2-5.3 (baseline)")
     hidden: int = _hidden("ProGAP §5.2-5.3 (baseline)")
     lr: float = _lr("ProGAP §5.2-5.3 (baseline)")
@@ -200,5 +240,13 @@ def make_config(cls: type, overrides: dict[str, Any]) -> Any:
 
 def field_rows(cls: type) -> list[dict[str, Any]]:
     """One dict per field: name, default, range, doc, paper (for :func:`dpgnn.api.describe` and the CLI)."""
-    return [{"name": f.name, "default": None if f.default is MISSING else f.default, "range": field_range(f),
-             "doc": f.metadata["doc"], "paper": f.metadata["paper"]} for f in fields(cls)]
+    return [
+        {
+            "name": f.name,
+            "default": None if f.default is MISSING else f.default,
+            "range": field_range(f),
+            "doc": f.metadata["doc"],
+            "paper": f.metadata["paper"],
+        }
+        for f in fields(cls)
+    ]

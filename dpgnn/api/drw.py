@@ -29,42 +29,72 @@ _DRW = "DRW §5 (Table 4)"
 class DRWConfig(Checked):
     """DP-SGD on random-walk subgraphs (DRW) or degree-bounded neighbourhoods (FDP), sound mode."""
 
-    num_layers: int = documented(1, "GCN layers = walk length / neighbourhood hops", low=1, high=4, integer=True,
-                                 paper=_DRW)
+    num_layers: int = documented(
+        1, "GCN layers = walk length / neighbourhood hops", low=1, high=4, integer=True, paper=_DRW
+    )
     hidden: int = documented(256, "GCN hidden width (units)", low=1, integer=True, paper=_DRW)
     lr: float = documented(0.1, "Adam learning rate", low=1e-6, high=10.0, paper=_DRW)
     noise_multiplier: float = documented(4.0, "z: noise std over the sensitivity", low=0.1, high=1000.0, paper=_DRW)
-    clip_norm: float = documented(1.0, "fixed per-subgraph gradient clipping norm C (L2)", low=1e-6,
-                                  paper="DRW §4 (sound mode)")
-    batch: int = documented(0, "subgraphs per step; 0 = the public rule max(8, N // 40) from the node count N "
-                               "(Cora: 67, the paper's 70)", low=0, integer=True, paper=_DRW)
-    fdp_degree: int = documented(4, "FDP only: degree bound of the neighbourhoods", low=1, integer=True,
-                                 paper="DRW §5")
-    max_steps: int = documented(1000, "stop after this many steps (the accounted ε is then that of the steps "
-                                      "taken, at most the target); 0 = run until the target ε is reached", low=0,
-                                integer=True, paper="DRW Alg. 1")
+    clip_norm: float = documented(
+        1.0, "fixed per-subgraph gradient clipping norm C (L2)", low=1e-6, paper="DRW §4 (sound mode)"
+    )
+    batch: int = documented(
+        0,
+        "subgraphs per step; 0 = the public rule max(8, N // 40) from the node count N (Cora: 67, the paper's 70)",
+        low=0,
+        integer=True,
+        paper=_DRW,
+    )
+    fdp_degree: int = documented(4, "FDP only: degree bound of the neighbourhoods", low=1, integer=True, paper="DRW §5")
+    max_steps: int = documented(
+        1000,
+        "stop after this many steps (the accounted ε is then that of the steps "
+        "taken, at most the target); 0 = run until the target ε is reached",
+        low=0,
+        integer=True,
+        paper="DRW Alg. 1",
+    )
 
 
 def drw_runner(method: str):
     """``run(graph, cfg, level, epsilon, seed, device, delta) -> RunResult`` (``extra``: the final GCN and the
     resolved config)."""
 
-    def run(graph: Data, cfg: DRWConfig, level: str, epsilon: float, seed: int, device: str,
-            delta: float | None = None) -> RunResult:
+    def run(
+        graph: Data, cfg: DRWConfig, level: str, epsilon: float, seed: int, device: str, delta: float | None = None
+    ) -> RunResult:
         from dpgnn.methods.drw import prepare, train_dp
 
         if cfg.batch == 0:
             cfg = replace(cfg, batch=max(8, graph.num_nodes // 40))
         data = prepare("own-graph", graph, scaling="none")
         final: list[Any] = []
-        res = train_dp(data, method, num_layers=cfg.num_layers, hidden=cfg.hidden, lr=cfg.lr,
-                       clip_fraction=None, clip_norm=cfg.clip_norm, noise_multiplier=cfg.noise_multiplier,
-                       batch=cfg.batch, delta=delta, target_epsilon=epsilon, seed=seed,
-                       max_steps=cfg.max_steps or None, fdp_degree=cfg.fdp_degree, select="last", device=device,
-                       on_model=final.append)
-        return RunResult(metrics={"train": res["train_f1"], "val": res["val_f1"], "test": res["test_f1"]},
-                         ledger=res["ledger"], history=res["history"], seconds=res["seconds"],
-                         extra={"model": final[0], "config": cfg})
+        res = train_dp(
+            data,
+            method,
+            num_layers=cfg.num_layers,
+            hidden=cfg.hidden,
+            lr=cfg.lr,
+            clip_fraction=None,
+            clip_norm=cfg.clip_norm,
+            noise_multiplier=cfg.noise_multiplier,
+            batch=cfg.batch,
+            delta=delta,
+            target_epsilon=epsilon,
+            seed=seed,
+            max_steps=cfg.max_steps or None,
+            fdp_degree=cfg.fdp_degree,
+            select="last",
+            device=device,
+            on_model=final.append,
+        )
+        return RunResult(
+            metrics={"train": res["train_f1"], "val": res["val_f1"], "test": res["test_f1"]},
+            ledger=res["ledger"],
+            history=res["history"],
+            seconds=res["seconds"],
+            extra={"model": final[0], "config": cfg},
+        )
 
     run.__name__ = run.__qualname__ = f"run_{method.replace('-', '_')}_sound"
     return run

@@ -12,8 +12,16 @@ import pandas as pd
 from dpgnn.api import fit
 
 
-def accuracy_table(data: Any, methods: Sequence[str], epsilons: Sequence[float], *, level: str = "edge",
-                   seed: int = 0, device: str = "auto", **settings: Any) -> pd.DataFrame:
+def accuracy_table(
+    data: Any,
+    methods: Sequence[str],
+    epsilons: Sequence[float],
+    *,
+    level: str = "edge",
+    seed: int = 0,
+    device: str = "auto",
+    **settings: Any,
+) -> pd.DataFrame:
     """One :func:`dpgnn.fit` per (method, ε) at ``level``; ``settings`` (e.g. ``epochs``) go to every method.
 
     Args:
@@ -34,12 +42,21 @@ def accuracy_table(data: Any, methods: Sequence[str], epsilons: Sequence[float],
         for eps in epsilons:
             model = fit(data, method, level=level, epsilon=float(eps), seed=seed, device=device, **settings)
             led = model.ledger
-            rows.append({"method": method, "target_epsilon": float(eps), "epsilon": float(led["epsilon"]),
-                         "epsilon_sound": float(led.get("epsilon_sound", led["epsilon"])),
-                         "delta": float(led.get("delta") or 0.0), "delta_rule": led["delta_rule"],
-                         "val": model.metrics["val"], "test": model.metrics["test"],
-                         "guarantee": led["guarantee"], "neighbouring": led["neighbouring"],
-                         "seconds": round(model.seconds, 2)})
+            rows.append(
+                {
+                    "method": method,
+                    "target_epsilon": float(eps),
+                    "epsilon": float(led["epsilon"]),
+                    "epsilon_sound": float(led.get("epsilon_sound", led["epsilon"])),
+                    "delta": float(led.get("delta") or 0.0),
+                    "delta_rule": led["delta_rule"],
+                    "val": model.metrics["val"],
+                    "test": model.metrics["test"],
+                    "guarantee": led["guarantee"],
+                    "neighbouring": led["neighbouring"],
+                    "seconds": round(model.seconds, 2),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -52,8 +69,14 @@ def draw_accuracy(table: pd.DataFrame, reference: Mapping[str, float] | None = N
         ax.plot(part["target_epsilon"], part["test"], marker="o", label=method)
     for name, acc in (reference or {}).items():
         ax.axhline(acc, linestyle="--", color="grey", linewidth=1)
-        ax.annotate(name, (table["target_epsilon"].min(), acc), textcoords="offset points", xytext=(2, 3),
-                    fontsize=8, color="grey")
+        ax.annotate(
+            name,
+            (table["target_epsilon"].min(), acc),
+            textcoords="offset points",
+            xytext=(2, 3),
+            fontsize=8,
+            color="grey",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("ε")
     ax.set_ylabel("test accuracy")

@@ -36,8 +36,10 @@ def check_features(x: Any, num_nodes: int | None = None) -> Tensor:
     x = x.float()
     bad = ~torch.isfinite(x).all(1)
     if bool(bad.any()):
-        raise ValueError(f"data.x holds NaN or infinite values in {int(bad.sum())} of {x.size(0)} rows (first: "
-                         f"row {int(bad.nonzero()[0])}): impute or drop them before training")
+        raise ValueError(
+            f"data.x holds NaN or infinite values in {int(bad.sum())} of {x.size(0)} rows (first: "
+            f"row {int(bad.nonzero()[0])}): impute or drop them before training"
+        )
     if num_nodes is not None and x.size(0) != num_nodes:
         raise ValueError(f"data.x has {x.size(0)} rows but the graph has {num_nodes} nodes: one feature row per node")
     return x
@@ -52,14 +54,17 @@ def check_labels(y: Any, num_nodes: int) -> tuple[Tensor, list[str]]:
         y = y.view(-1)
         notes.append("y of shape [N, 1] squeezed to [N]")
     if y.dim() != 1:
-        raise ValueError(f"data.y must be 1-D class labels of shape [N], got shape {list(y.shape)} (multi-label "
-                         "targets are not supported: give one class per node)")
+        raise ValueError(
+            f"data.y must be 1-D class labels of shape [N], got shape {list(y.shape)} (multi-label "
+            "targets are not supported: give one class per node)"
+        )
     if y.numel() != num_nodes:
         raise ValueError(f"data.y has {y.numel()} labels but data.x has {num_nodes} rows: one label per node")
     if y.is_floating_point():
         if not bool(torch.isfinite(y).all()) or bool((y != y.round()).any()):
-            raise ValueError("data.y must hold integer class labels 0..C-1, got non-integer floats: map classes to "
-                             "integers")
+            raise ValueError(
+                "data.y must hold integer class labels 0..C-1, got non-integer floats: map classes to integers"
+            )
         notes.append("y converted from float to int64")
     y = y.long()
     if int(y.min()) < 0:
@@ -69,8 +74,10 @@ def check_labels(y: Any, num_nodes: int) -> tuple[Tensor, list[str]]:
         raise ValueError("data.y has a single class: node classification needs at least 2 classes")
     empty = (counts == 0).nonzero().view(-1).tolist()
     if empty:
-        raise ValueError(f"class(es) {empty[:5]} of 0..{counts.numel() - 1} have no node: relabel to consecutive "
-                         "classes, e.g. y = torch.unique(y, return_inverse=True)[1]")
+        raise ValueError(
+            f"class(es) {empty[:5]} of 0..{counts.numel() - 1} have no node: relabel to consecutive "
+            "classes, e.g. y = torch.unique(y, return_inverse=True)[1]"
+        )
     return y, notes
 
 
@@ -78,16 +85,20 @@ def check_edges(edge_index: Any, num_nodes: int) -> tuple[Tensor, list[str], boo
     """``edge_index`` as int64 ``[2, E]`` without self-loops or duplicates (both noted); returns whether it is
     symmetric (undirected). A graph without edges, or node ids outside ``[0, N)``, is refused."""
     if not isinstance(edge_index, Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise ValueError(f"data.edge_index must be an integer tensor of shape [2, E], got "
-                         f"{list(getattr(edge_index, 'shape', [])) or type(edge_index).__name__}")
+        raise ValueError(
+            f"data.edge_index must be an integer tensor of shape [2, E], got "
+            f"{list(getattr(edge_index, 'shape', [])) or type(edge_index).__name__}"
+        )
     if edge_index.is_floating_point():
         raise ValueError("data.edge_index must hold integer node ids, got floats")
     if edge_index.size(1) == 0:
         raise ValueError("data.edge_index has no edges: use method 'mlp' or 'dp-mlp' for a graph without edges")
     ei = edge_index.long().cpu()
     if int(ei.min()) < 0 or int(ei.max()) >= num_nodes:
-        raise ValueError(f"data.edge_index has node ids outside [0, {num_nodes}) (N = rows of data.x): renumber the "
-                         "nodes 0..N-1 or add their feature rows")
+        raise ValueError(
+            f"data.edge_index has node ids outside [0, {num_nodes}) (N = rows of data.x): renumber the "
+            "nodes 0..N-1 or add their feature rows"
+        )
     ei, cleaning = clean_edges(ei, num_nodes, self_loops="remove", owner="data.edge_index")
     notes = []
     if cleaning.self_loops:
@@ -98,8 +109,10 @@ def check_edges(edge_index: Any, num_nodes: int) -> tuple[Tensor, list[str], boo
         raise ValueError("data.edge_index has only self-loops: use method 'mlp' or 'dp-mlp' for a graph without edges")
     undirected = bool(is_undirected(ei, num_nodes=num_nodes))
     isolated = num_nodes - int(torch.unique(ei).numel())
-    notes.append(f"edge_index is {'symmetric: undirected' if undirected else 'not symmetric: directed'} "
-                 f"({ei.size(1)} directed edges)")
+    notes.append(
+        f"edge_index is {'symmetric: undirected' if undirected else 'not symmetric: directed'} "
+        f"({ei.size(1)} directed edges)"
+    )
     if isolated:
         notes.append(f"{isolated} isolated node(s) (no edge): classified from their features alone")
     return ei, notes, undirected
@@ -113,8 +126,10 @@ def check_masks(data: Data, num_nodes: int, seed: int) -> tuple[dict[str, Tensor
         split_seed = stable_seed("fit-split", seed)
         out = random_node_split(Data(num_nodes=num_nodes), *SPLIT, seed=split_seed)
         masks = {m: getattr(out, m) for m in MASKS}
-        return masks, [f"no masks given: random 75/10/15 train/val/test split of the nodes drawn with seed "
-                       f"{split_seed} (stable_seed('fit-split', {seed}))"]
+        return masks, [
+            f"no masks given: random 75/10/15 train/val/test split of the nodes drawn with seed "
+            f"{split_seed} (stable_seed('fit-split', {seed}))"
+        ]
     if len(given) < 3:
         missing = [m for m in MASKS if m not in given]
         raise ValueError(f"data has {given} but not {missing}: give all three masks or none (a seeded split)")
@@ -122,8 +137,9 @@ def check_masks(data: Data, num_nodes: int, seed: int) -> tuple[dict[str, Tensor
     for m in MASKS:
         t = getattr(data, m)
         if not isinstance(t, Tensor) or t.dim() != 1 or t.numel() != num_nodes:
-            raise ValueError(f"data.{m} must be a boolean tensor of shape [{num_nodes}], got "
-                             f"{list(getattr(t, 'shape', []))}")
+            raise ValueError(
+                f"data.{m} must be a boolean tensor of shape [{num_nodes}], got {list(getattr(t, 'shape', []))}"
+            )
         masks[m] = t.bool().cpu()
     if not bool(masks["train_mask"].any()):
         raise ValueError("data.train_mask selects no node: at least one training node is needed")
@@ -134,8 +150,9 @@ def check_graph(data: Any, seed: int) -> tuple[Data, dict[str, Any]]:
     """The user's graph checked: a new :class:`Data` (``x`` float, ``y`` int64 ``[N]``, clean ``edge_index``,
     masks) and ``notes`` (``changes``: what was done to the input; ``undirected``; ``num_nodes``)."""
     if not isinstance(data, Data):
-        raise ValueError(f"data must be a torch_geometric.data.Data, got {type(data).__name__} (see "
-                         "dpgnn.api.load_graph for files)")
+        raise ValueError(
+            f"data must be a torch_geometric.data.Data, got {type(data).__name__} (see dpgnn.api.load_graph for files)"
+        )
     x = check_features(getattr(data, "x", None))
     n = x.size(0)
     y, changes = check_labels(getattr(data, "y", None), n)
@@ -143,8 +160,13 @@ def check_graph(data: Any, seed: int) -> tuple[Data, dict[str, Any]]:
     masks, split_notes = check_masks(data, n, seed)
     public = {m: data[m] for m in PUBLIC_MASKS if getattr(data, m, None) is not None}  # PrivGNN's split, checked there
     clean = Data(x=x, y=y, edge_index=ei, num_nodes=n, **masks, **public)
-    return clean, {"changes": changes + edge_notes + split_notes, "undirected": undirected, "num_nodes": n,
-                   "num_classes": int(y.max()) + 1, "split": "seeded" if split_notes else "given"}
+    return clean, {
+        "changes": changes + edge_notes + split_notes,
+        "undirected": undirected,
+        "num_nodes": n,
+        "num_classes": int(y.max()) + 1,
+        "split": "seeded" if split_notes else "given",
+    }
 
 
 def check_new_graph(data: Any, num_features: int) -> Data:
@@ -153,8 +175,10 @@ def check_new_graph(data: Any, num_features: int) -> Data:
         raise ValueError(f"data must be a torch_geometric.data.Data, got {type(data).__name__}")
     x = check_features(getattr(data, "x", None))
     if x.size(1) != num_features:
-        raise ValueError(f"data.x has {x.size(1)} features but the model was trained on {num_features}: give "
-                         "features in the training graph's feature space")
+        raise ValueError(
+            f"data.x has {x.size(1)} features but the model was trained on {num_features}: give "
+            "features in the training graph's feature space"
+        )
     ei = getattr(data, "edge_index", None)
     if ei is None or (isinstance(ei, Tensor) and ei.numel() == 0):
         ei = torch.empty(2, 0, dtype=torch.long)
@@ -175,6 +199,8 @@ def delta_rule(level: str, num_nodes: int) -> tuple[float, str]:
     counts of edges and training nodes, which are not public."""
     digits = len(str(int(num_nodes)))
     if level != "edge":
-        return 10.0 ** -digits, f"10^-(digits of N={num_nodes}) < 1/N (public node count; ProGAP §5.3's rule)"
-    return 10.0 ** -(digits + 1), (f"10^-(digits of N={num_nodes} + 1) < 1/(10N) (public node count; ProGAP §5.3's "
-                                   "rule δ < 1/#edges for average degree < 10)")
+        return 10.0**-digits, f"10^-(digits of N={num_nodes}) < 1/N (public node count; ProGAP §5.3's rule)"
+    return 10.0 ** -(digits + 1), (
+        f"10^-(digits of N={num_nodes} + 1) < 1/(10N) (public node count; ProGAP §5.3's "
+        "rule δ < 1/#edges for average degree < 10)"
+    )

@@ -27,10 +27,15 @@ def _npz(path: Path) -> Data:
     with np.load(path, allow_pickle=False) as arrays:
         missing = [k for k in ("edge_index", "x", "y") if k not in arrays.files]
         if missing:
-            raise ValueError(f"{path} lacks array(s) {missing}: save edge_index [2, E], x [N, F] and y [N] "
-                             "(np.savez(path, edge_index=..., x=..., y=...))")
-        data = Data(edge_index=torch.from_numpy(np.asarray(arrays["edge_index"])),
-                    x=torch.from_numpy(np.asarray(arrays["x"])), y=torch.from_numpy(np.asarray(arrays["y"])))
+            raise ValueError(
+                f"{path} lacks array(s) {missing}: save edge_index [2, E], x [N, F] and y [N] "
+                "(np.savez(path, edge_index=..., x=..., y=...))"
+            )
+        data = Data(
+            edge_index=torch.from_numpy(np.asarray(arrays["edge_index"])),
+            x=torch.from_numpy(np.asarray(arrays["x"])),
+            y=torch.from_numpy(np.asarray(arrays["y"])),
+        )
         for m in ("train_mask", "val_mask", "test_mask"):
             if m in arrays.files:
                 data[m] = torch.from_numpy(np.asarray(arrays[m])).bool()
@@ -44,8 +49,9 @@ def _read_csv(folder: Path, name: str, columns: tuple[str, ...]):
     try:
         frame = pd.read_csv(folder / name)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise ValueError(f"{folder / name} is not a readable CSV file ({type(err).__name__}): see "
-                         "dpgnn.api.io for the format") from None
+        raise ValueError(
+            f"{folder / name} is not a readable CSV file ({type(err).__name__}): see dpgnn.api.io for the format"
+        ) from None
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(f"{folder / name} lacks column(s) {missing} in its header row (has {list(frame.columns)})")
@@ -55,8 +61,11 @@ def _read_csv(folder: Path, name: str, columns: tuple[str, ...]):
 def _node_order(frame, name: str):
     """``frame`` sorted by its ``node`` column, which must hold each id 0..N-1 once."""
     nodes = frame["node"].to_numpy()
-    if not np.issubdtype(nodes.dtype, np.integer) or len(np.unique(nodes)) != len(nodes) or (
-            len(nodes) and (nodes.min() != 0 or nodes.max() != len(nodes) - 1)):
+    if (
+        not np.issubdtype(nodes.dtype, np.integer)
+        or len(np.unique(nodes)) != len(nodes)
+        or (len(nodes) and (nodes.min() != 0 or nodes.max() != len(nodes) - 1))
+    ):
         raise ValueError(f"{name}: the node column must hold each id 0..N-1 exactly once (N = {len(nodes)} rows)")
     return frame.sort_values("node").reset_index(drop=True)
 
@@ -77,9 +86,12 @@ def _csv_folder(folder: Path) -> Data:
     ei = edges[["source", "target"]].to_numpy()
     if len(ei) and not np.issubdtype(ei.dtype, np.integer):
         raise ValueError("edges.csv: source and target must be integer node ids 0..N-1")
-    data = Data(x=torch.tensor(values.to_numpy(dtype=np.float32)),
-                y=torch.tensor(labels["label"].to_numpy()),
-                edge_index=torch.tensor(ei.T.astype(np.int64)).reshape(2, -1), num_nodes=len(feats))
+    data = Data(
+        x=torch.tensor(values.to_numpy(dtype=np.float32)),
+        y=torch.tensor(labels["label"].to_numpy()),
+        edge_index=torch.tensor(ei.T.astype(np.int64)).reshape(2, -1),
+        num_nodes=len(feats),
+    )
     if "split" in labels.columns:
         split = labels["split"].fillna("").astype(str).str.strip().str.lower()
         bad = sorted(set(split) - set(SPLITS) - {""})
@@ -110,8 +122,12 @@ def load_graph(path: str | os.PathLike) -> Data:
     if suffix in (".pt", ".pth"):
         data = torch.load(p, weights_only=False)
         if not isinstance(data, Data):
-            raise ValueError(f"{path} holds a {type(data).__name__}, not a torch_geometric.data.Data: save the "
-                             "graph with torch.save(data, path)")
+            raise ValueError(
+                f"{path} holds a {type(data).__name__}, not a torch_geometric.data.Data: save the "
+                "graph with torch.save(data, path)"
+            )
         return data
-    raise ValueError(f"--data {path}: expected a .pt/.pth file (torch.save of a Data), an .npz file or a folder "
-                     "with edges.csv, features.csv, labels.csv")
+    raise ValueError(
+        f"--data {path}: expected a .pt/.pth file (torch.save of a Data), an .npz file or a folder "
+        "with edges.csv, features.csv, labels.csv"
+    )

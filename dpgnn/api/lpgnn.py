@@ -32,18 +32,31 @@ class LPGNNConfig(Checked):
     """KProp + GNN backbone on LDP features and/or labels (LPGNN §4-5); fixed defaults from the paper's grids."""
 
     backbone: str = documented("sage", "GNN after KProp", choices=("sage", "gcn", "gat"), paper="LPGNN §6.1")
-    k_x: int = documented(8, "KProp steps on the features (denoising by neighbourhood averaging)", low=0, high=16,
-                  integer=True, paper=_STEPS)
-    k_y: int = documented(4, "label propagation steps of Drop (level with labels)", low=0, high=16, integer=True,
-                  paper=_STEPS)
-    label_epsilon: float = documented(1.0,
-                                      "ε_y of randomized response on the labels (level feature+label only; at level "
-                                   "label the budget is fit's epsilon)", low=1e-3, high=100.0, paper="LPGNN §5.1")
+    k_x: int = documented(
+        8,
+        "KProp steps on the features (denoising by neighbourhood averaging)",
+        low=0,
+        high=16,
+        integer=True,
+        paper=_STEPS,
+    )
+    k_y: int = documented(
+        4, "label propagation steps of Drop (level with labels)", low=0, high=16, integer=True, paper=_STEPS
+    )
+    label_epsilon: float = documented(
+        1.0,
+        "ε_y of randomized response on the labels (level feature+label only; at level "
+        "label the budget is fit's epsilon)",
+        low=1e-3,
+        high=100.0,
+        paper="LPGNN §5.1",
+    )
     lr: float = documented(0.01, "Adam learning rate", low=1e-6, high=10.0, paper=_LWD)
     weight_decay: float = documented(0.001, "Adam weight decay (L2)", low=0.0, high=1.0, paper=_LWD)
     dropout: float = documented(0.5, "dropout after each activation", low=0.0, high=0.95, paper=_LWD)
-    epochs: int = documented(500, "training epochs (the selected epoch's weights are kept)", low=1, integer=True,
-                     paper="LPGNN §6.1")
+    epochs: int = documented(
+        500, "training epochs (the selected epoch's weights are kept)", low=1, integer=True, paper="LPGNN §6.1"
+    )
 
 
 def _budgets(name: str, level: str, epsilon: float, cfg: LPGNNConfig) -> tuple[str, float, float]:
@@ -84,20 +97,44 @@ def lpgnn_runner(name: str):
         meth, eps_x, eps_y = _budgets(name, level, epsilon, cfg)
         c = int(graph.y.max()) + 1
         x_hat = _features(graph.x, meth, eps_x, seed, "train")
-        noisy = perturb_labels(graph.y, eps_y, c, graph.train_mask | graph.val_mask,
-                               stable_seed("fit-lpgnn-labels", seed))
-        view = Data(x=graph.x, y=graph.y, edge_index=graph.edge_index, num_nodes=graph.num_nodes,
-                    train_mask=graph.train_mask, val_mask=graph.val_mask, test_mask=graph.test_mask)
+        noisy = perturb_labels(
+            graph.y, eps_y, c, graph.train_mask | graph.val_mask, stable_seed("fit-lpgnn-labels", seed)
+        )
+        view = Data(
+            x=graph.x,
+            y=graph.y,
+            edge_index=graph.edge_index,
+            num_nodes=graph.num_nodes,
+            train_mask=graph.train_mask,
+            val_mask=graph.val_mask,
+            test_mask=graph.test_mask,
+        )
         view.num_classes = c
         label_method = "drop" if math.isfinite(eps_y) else "ce"
-        res = train_reference(view, x_hat, noisy, backbone=cfg.backbone, seed=stable_seed("fit-lpgnn-model", seed),
-                              lr=cfg.lr, weight_decay=cfg.weight_decay, dropout=cfg.dropout, k_x=cfg.k_x,
-                              k_y=cfg.k_y if label_method == "drop" else 0, label_method=label_method, eps_y=eps_y,
-                              epochs=cfg.epochs, device=device)
+        res = train_reference(
+            view,
+            x_hat,
+            noisy,
+            backbone=cfg.backbone,
+            seed=stable_seed("fit-lpgnn-model", seed),
+            lr=cfg.lr,
+            weight_decay=cfg.weight_decay,
+            dropout=cfg.dropout,
+            k_x=cfg.k_x,
+            k_y=cfg.k_y if label_method == "drop" else 0,
+            label_method=label_method,
+            eps_y=eps_y,
+            epochs=cfg.epochs,
+            device=device,
+        )
         metrics = {"train": res["train_acc"], "val": res["val_acc"], "test": res["test_acc"]}
         hist = [{"epoch": int(res["epoch"]), "selected": True, "val_acc_noisy": res["val_acc"]}]
-        return RunResult(metrics=metrics, ledger=_ledger(meth, level, eps_x, eps_y, graph.num_features),
-                         history=hist, extra={"model": res["model"]})
+        return RunResult(
+            metrics=metrics,
+            ledger=_ledger(meth, level, eps_x, eps_y, graph.num_features),
+            history=hist,
+            extra={"model": res["model"]},
+        )
 
     run.__name__ = run.__qualname__ = f"run_{name}_kprop"
     return run

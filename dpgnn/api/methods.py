@@ -158,64 +158,156 @@ def _edgerand_budget(target: float) -> float:
 
 
 _PROGAP = "Sajadmanesh & Gatica-Perez, ProGAP, WSDM 2024"
-METHODS: dict[str, FrontDoor] = {m.name: m for m in [
-    FrontDoor("progap", ProGAPConfig, {lv: ("progap", "progap", lv) for lv in ("none", "edge", "node")}, _PROGAP,
-              "progressive stages, K noisy aggregations (NAP) of the graph; edge or node level",
-              _progap_cfg, _predict_progap),
-    FrontDoor("gap", GAPConfig, {lv: ("progap", "gap", lv) for lv in ("none", "edge", "node")},
-              "Sajadmanesh et al., GAP, USENIX Security 2023 (as run in ProGAP's experiments)",
-              "encoder, H perturbed aggregations, classifier; edge or node level", _gap_cfg, _predict_gap),
-    FrontDoor("dp-gnn", DPGNNConfig, {"node": ("progap", "dp-gnn", "node")},
-              "Daigavane et al., arXiv 2111.15521 (as run in ProGAP's experiments)",
-              "per-root clipped gradients of degree-bounded 1-hop subgraphs; node level", _plain, _predict_dp_gnn),
-    FrontDoor("dp-mlp", MLPConfig, {"node": ("progap", "dp-mlp", "node")}, _PROGAP + " (baseline)",
-              "MLP on the features trained with DP-Adam (never reads the graph); node level", _mlp_cfg, _predict_mlp),
-    FrontDoor("mlp", MLPConfig, {"none": ("progap", "mlp", "none")}, _PROGAP + " (baseline)",
-              "MLP on the features, non-private reference (never reads the graph)", _mlp_cfg, _predict_mlp),
-    FrontDoor("graphsage", SAGEConfig, {"none": ("progap", "graphsage", "none")}, _PROGAP + " (baseline)",
-              "GraphSAGE, non-private reference", _sage_cfg, _predict_sage),
-    FrontDoor("edgerand", SAGEConfig, {"edge": ("progap", "edgerand", "edge")},
-              "Wu et al., LinkTeller/EdgeRand, IEEE S&P 2022 (as run in ProGAP's experiments)",
-              "randomized response on the undirected graph (pure ε), then GraphSAGE; edge level", _sage_cfg,
-              _predict_sage, pure=True, method_epsilon=lambda target: _edgerand_budget(target)),
-]}
+METHODS: dict[str, FrontDoor] = {
+    m.name: m
+    for m in [
+        FrontDoor(
+            "progap",
+            ProGAPConfig,
+            {lv: ("progap", "progap", lv) for lv in ("none", "edge", "node")},
+            _PROGAP,
+            "progressive stages, K noisy aggregations (NAP) of the graph; edge or node level",
+            _progap_cfg,
+            _predict_progap,
+        ),
+        FrontDoor(
+            "gap",
+            GAPConfig,
+            {lv: ("progap", "gap", lv) for lv in ("none", "edge", "node")},
+            "Sajadmanesh et al., GAP, USENIX Security 2023 (as run in ProGAP's experiments)",
+            "encoder, H perturbed aggregations, classifier; edge or node level",
+            _gap_cfg,
+            _predict_gap,
+        ),
+        FrontDoor(
+            "dp-gnn",
+            DPGNNConfig,
+            {"node": ("progap", "dp-gnn", "node")},
+            "Daigavane et al., arXiv 2111.15521 (as run in ProGAP's experiments)",
+            "per-root clipped gradients of degree-bounded 1-hop subgraphs; node level",
+            _plain,
+            _predict_dp_gnn,
+        ),
+        FrontDoor(
+            "dp-mlp",
+            MLPConfig,
+            {"node": ("progap", "dp-mlp", "node")},
+            _PROGAP + " (baseline)",
+            "MLP on the features trained with DP-Adam (never reads the graph); node level",
+            _mlp_cfg,
+            _predict_mlp,
+        ),
+        FrontDoor(
+            "mlp",
+            MLPConfig,
+            {"none": ("progap", "mlp", "none")},
+            _PROGAP + " (baseline)",
+            "MLP on the features, non-private reference (never reads the graph)",
+            _mlp_cfg,
+            _predict_mlp,
+        ),
+        FrontDoor(
+            "graphsage",
+            SAGEConfig,
+            {"none": ("progap", "graphsage", "none")},
+            _PROGAP + " (baseline)",
+            "GraphSAGE, non-private reference",
+            _sage_cfg,
+            _predict_sage,
+        ),
+        FrontDoor(
+            "edgerand",
+            SAGEConfig,
+            {"edge": ("progap", "edgerand", "edge")},
+            "Wu et al., LinkTeller/EdgeRand, IEEE S&P 2022 (as run in ProGAP's experiments)",
+            "randomized response on the undirected graph (pure ε), then GraphSAGE; edge level",
+            _sage_cfg,
+            _predict_sage,
+            pure=True,
+            method_epsilon=lambda target: _edgerand_budget(target),
+        ),
+    ]
+}
 _LPGCN_PAPER = "Lin et al., When Differential Privacy Meets Graph Neural Networks (LPGCN), arXiv 2006.05535"
 for _name, _what in (("lm", "Laplace"), ("pm", "piecewise"), ("pgc", "PGC")):
     METHODS[_name] = FrontDoor(
-        _name, LPGCNConfig, {"feature": ("lpgcn", f"{_name}-gcn", "feature")}, _LPGCN_PAPER,
+        _name,
+        LPGCNConfig,
+        {"feature": ("lpgcn", f"{_name}-gcn", "feature")},
+        _LPGCN_PAPER,
         f"{_what} mechanism on each node's features in [0, 1] (ε per feature, local DP), then a GCN; feature level",
-        _plain, lpgcn_predictor(_name), pure=True, runner=lpgcn_runner(_name))
+        _plain,
+        lpgcn_predictor(_name),
+        pure=True,
+        runner=lpgcn_runner(_name),
+    )
 
 _LPGNN_PAPER = "Sajadmanesh & Gatica-Perez, Locally Private Graph Neural Networks (LPGNN), CCS 2021"
 METHODS["mbm"] = FrontDoor(
-    "mbm", LPGNNConfig, {lv: ("lpgnn", "mbm", lv) for lv in ("feature", "feature+label")}, _LPGNN_PAPER,
+    "mbm",
+    LPGNNConfig,
+    {lv: ("lpgnn", "mbm", lv) for lv in ("feature", "feature+label")},
+    _LPGNN_PAPER,
     "multi-bit mechanism on each node's features in [0, 1] (local DP; + RR labels at feature+label), KProp, GNN",
-    _plain, lpgnn_predictor("mbm"), pure=True, runner=lpgnn_runner("mbm"))
+    _plain,
+    lpgnn_predictor("mbm"),
+    pure=True,
+    runner=lpgnn_runner("mbm"),
+)
 METHODS["rr"] = FrontDoor(
-    "rr", LPGNNConfig, {"label": ("lpgnn", "raw", "label")}, _LPGNN_PAPER,
+    "rr",
+    LPGNNConfig,
+    {"label": ("lpgnn", "raw", "label")},
+    _LPGNN_PAPER,
     "randomized response on each node's label (local DP), Drop label propagation, KProp, GNN; label level",
-    _plain, lpgnn_predictor("rr"), pure=True, runner=lpgnn_runner("rr"))
+    _plain,
+    lpgnn_predictor("rr"),
+    pure=True,
+    runner=lpgnn_runner("rr"),
+)
 
 _DRW_PAPER = "Ayle et al., Training Differentially Private GNNs with Random Walk Sampling (DRW)"
 METHODS["drw"] = FrontDoor(
-    "drw", DRWConfig, {"feature": ("drw", "drw", "feature")}, _DRW_PAPER,
+    "drw",
+    DRWConfig,
+    {"feature": ("drw", "drw", "feature")},
+    _DRW_PAPER,
     "DP-SGD on disjoint random-walk subgraphs, sound mode (raw features, fixed clip, final model); node features",
-    _plain, predict_drw, runner=drw_runner("drw"))
+    _plain,
+    predict_drw,
+    runner=drw_runner("drw"),
+)
 METHODS["fdp"] = FrontDoor(
-    "fdp", DRWConfig, {"feature": ("drw", "fdp", "feature")}, _DRW_PAPER + "; Daigavane et al.'s neighbourhoods",
+    "fdp",
+    DRWConfig,
+    {"feature": ("drw", "fdp", "feature")},
+    _DRW_PAPER + "; Daigavane et al.'s neighbourhoods",
     "DP-SGD on degree-bounded L-hop neighbourhoods (DRW's FDP baseline), sound mode; node features",
-    _plain, predict_drw, runner=drw_runner("fdp"))
+    _plain,
+    predict_drw,
+    runner=drw_runner("fdp"),
+)
 
 METHODS["privgnn"] = FrontDoor(
-    "privgnn", PrivGNNConfig, {"node": ("privgnn", "privgnn", "node")},
+    "privgnn",
+    PrivGNNConfig,
+    {"node": ("privgnn", "privgnn", "node")},
     "Olatunji et al., Releasing Graph Neural Networks with Differential Privacy Guarantees (PrivGNN), TMLR 2023",
     "teachers on the private part label public nodes by noisy argmax; a GraphSAGE student on the public part",
-    _plain, predict_privgnn, runner=privgnn_runner)
+    _plain,
+    predict_privgnn,
+    runner=privgnn_runner,
+)
 METHODS["pate"] = FrontDoor(
-    "pate", PATEConfig, {"node": ("privgnn", "pate_g", "node")},
+    "pate",
+    PATEConfig,
+    {"node": ("privgnn", "pate_g", "node")},
     "PATE-G/PATE-M as the PrivGNN paper's baselines (Olatunji et al., TMLR 2023; Papernot et al. 2017)",
     "teachers on disjoint private partitions vote; noisy argmax labels public nodes; a GraphSAGE student",
-    _plain, predict_privgnn, runner=pate_runner)
+    _plain,
+    predict_privgnn,
+    runner=pate_runner,
+)
 
 
 def front_door(name: str) -> FrontDoor:

@@ -78,15 +78,26 @@ class TrainedModel:
             budget = f"ε = {sound:.3g} (sound; the paper's accounting: {eps:.3g}), δ = {delta:.1e}"
         if self.level != "none":
             budget += f" ({self.ledger.get('delta_rule', '')}){per_node_total(self.ledger)}"
-        return (f"{self.method} [{self.level}]: test accuracy {self.metrics.get('test', math.nan):.4f} (val "
-                f"{self.metrics.get('val', math.nan):.4f}); {budget}; guarantee {self.ledger.get('guarantee')}: "
-                f"{self.ledger.get('neighbouring')}")
+        return (
+            f"{self.method} [{self.level}]: test accuracy {self.metrics.get('test', math.nan):.4f} (val "
+            f"{self.metrics.get('val', math.nan):.4f}); {budget}; guarantee {self.ledger.get('guarantee')}: "
+            f"{self.ledger.get('neighbouring')}"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """``result.json``'s content: method, level, metrics, ledger, resolved config, input notes, seconds."""
-        return {"method": self.method, "level": self.level, "metrics": self.metrics, "ledger": self.ledger,
-                "config": asdict(self.config), "input": self.notes, "seed": self.seed, "seconds": self.seconds,
-                "num_features": self.num_features, "num_classes": self.num_classes}
+        return {
+            "method": self.method,
+            "level": self.level,
+            "metrics": self.metrics,
+            "ledger": self.ledger,
+            "config": asdict(self.config),
+            "input": self.notes,
+            "seed": self.seed,
+            "seconds": self.seconds,
+            "num_features": self.num_features,
+            "num_classes": self.num_classes,
+        }
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the model (modules, config, metrics, history, ledger) to ``path`` with :func:`torch.save`.
@@ -99,10 +110,26 @@ class TrainedModel:
         """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        state = {"format": FORMAT, **{k: getattr(self, k) for k in ("method", "level", "metrics", "history",
-                                                                     "ledger", "notes", "num_features",
-                                                                     "num_classes", "seed", "seconds")},
-                 "config": asdict(self.config), "parts": self.parts}
+        state = {
+            "format": FORMAT,
+            **{
+                k: getattr(self, k)
+                for k in (
+                    "method",
+                    "level",
+                    "metrics",
+                    "history",
+                    "ledger",
+                    "notes",
+                    "num_features",
+                    "num_classes",
+                    "seed",
+                    "seconds",
+                )
+            },
+            "config": asdict(self.config),
+            "parts": self.parts,
+        }
         tmp = path.with_name(path.name + ".tmp")
         torch.save(state, tmp)
         os.replace(tmp, path)

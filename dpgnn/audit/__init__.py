@@ -11,13 +11,19 @@ An accountant's ε is an upper bound; an audit's ε is a lower bound with a conf
 """
 
 from dpgnn.audit.bounds import (
-                                clopper_pearson,
-                                epsilon_from_rates,
-                                epsilon_lower_bound,
-                                epsilon_lower_bounds,
-                                one_run_epsilon_lower_bound,
-                                one_run_p_value,
+    clopper_pearson,
+    epsilon_from_rates,
+    epsilon_lower_bound,
+    epsilon_lower_bounds,
+    one_run_epsilon_lower_bound,
+    one_run_p_value,
 )
 
-__all__ = ["clopper_pearson", "epsilon_from_rates", "epsilon_lower_bound", "epsilon_lower_bounds",
-           "one_run_p_value", "one_run_epsilon_lower_bound"]
+__all__ = [
+    "clopper_pearson",
+    "epsilon_from_rates",
+    "epsilon_lower_bound",
+    "epsilon_lower_bounds",
+    "one_run_p_value",
+    "one_run_epsilon_lower_bound",
+]

@@ -28,8 +28,15 @@ from dpgnn.privacy.privgnn import NEIGHBOURING, query_epsilon
 from dpgnn.privacy.pure_composition import pair_epsilon
 from dpgnn.utils import make_generator, stable_seed
 
-__all__ = ["audit_noisy_argmax", "exact_label_probabilities", "exact_epsilon", "NOISE_ON", "query_statement",
-           "worst_case_release_pairs", "worst_case_release_epsilon"]
+__all__ = [
+    "audit_noisy_argmax",
+    "exact_label_probabilities",
+    "exact_epsilon",
+    "NOISE_ON",
+    "query_statement",
+    "worst_case_release_pairs",
+    "worst_case_release_epsilon",
+]
 
 NOISE_ON = ("posterior", "log_softmax")
 
@@ -45,16 +52,25 @@ def query_statement(lam: float, num_classes: int, noise_on: str = "posterior") -
     if noise_on not in NOISE_ON:
         raise ValueError(f"noise_on must be one of {NOISE_ON}, got {noise_on!r}")
     eps0 = query_epsilon(lam, num_classes)
-    issues = [f"the posterior's L1 sensitivity is 2, not 1: noisy argmax is eps0(C)-DP per query (eps0 = {eps0:.6g} "
-              f"for C = {num_classes}), see dpgnn.privacy.privgnn"]
+    issues = [
+        f"the posterior's L1 sensitivity is 2, not 1: noisy argmax is eps0(C)-DP per query (eps0 = {eps0:.6g} "
+        f"for C = {num_classes}), see dpgnn.privacy.privgnn"
+    ]
     if noise_on == "log_softmax":
         eps0 = math.inf
-        issues.append("noise on log-softmax (authors' code): unbounded sensitivity, the accountant's epsilon does "
-                      "not apply (epsilon = inf)")
-    return statement(AS_PUBLISHED, f"{NEIGHBOURING} (one query, no subsampling)",
-                     accounted=f"1 Laplace(1/lambda={1 / lam:g}) query on the {noise_on}, L1 sensitivity 1 (paper "
-                               "Sec. 5.5 / Theorem 7, the base event of PrivGNN's accountant)",
-                     issues=issues, epsilon_per_query_sound=eps0, num_classes=num_classes)
+        issues.append(
+            "noise on log-softmax (authors' code): unbounded sensitivity, the accountant's epsilon does "
+            "not apply (epsilon = inf)"
+        )
+    return statement(
+        AS_PUBLISHED,
+        f"{NEIGHBOURING} (one query, no subsampling)",
+        accounted=f"1 Laplace(1/lambda={1 / lam:g}) query on the {noise_on}, L1 sensitivity 1 (paper "
+        "Sec. 5.5 / Theorem 7, the base event of PrivGNN's accountant)",
+        issues=issues,
+        epsilon_per_query_sound=eps0,
+        num_classes=num_classes,
+    )
 
 
 def exact_label_probabilities(lam: float, num_classes: int) -> tuple[float, float]:
@@ -65,8 +81,9 @@ def exact_label_probabilities(lam: float, num_classes: int) -> tuple[float, floa
     lap = stats.laplace(scale=1.0 / float(lam))
     c = int(num_classes)
     a = integrate.quad(lambda n: lap.pdf(n) * lap.cdf(1.0 + n) ** (c - 1), -math.inf, math.inf, limit=200)[0]
-    b = integrate.quad(lambda n: lap.pdf(n) * lap.cdf(n) ** (c - 2) * lap.cdf(n - 1.0), -math.inf, math.inf,
-                       limit=200)[0]
+    b = integrate.quad(lambda n: lap.pdf(n) * lap.cdf(n) ** (c - 2) * lap.cdf(n - 1.0), -math.inf, math.inf, limit=200)[
+        0
+    ]
     return a, b
 
 
@@ -76,8 +93,9 @@ def exact_epsilon(lam: float, num_classes: int) -> float:
     return max(math.log(a / b), math.log((1.0 - b) / (1.0 - a)))
 
 
-def worst_case_release_pairs(lam: float, num_classes: int, gamma: float, queries: int, subsampling: str = "per_query"
-                             ) -> list[tuple[np.ndarray, np.ndarray]]:
+def worst_case_release_pairs(
+    lam: float, num_classes: int, gamma: float, queries: int, subsampling: str = "per_query"
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Remove/add pairs (log-pmfs) of a whole PrivGNN release at its worst-case neighbouring graphs: the teacher's
     posterior is ``e_0`` when the subsample holds the extra node and ``e_1`` when it does not, at every query.
 
@@ -100,8 +118,9 @@ def worst_case_release_pairs(lam: float, num_classes: int, gamma: float, queries
 
     without = log_pmf(b, a)
     if subsampling == "once":
-        with_node = np.logaddexp(math.log(gamma) + log_pmf(a, b), math.log1p(-gamma) + without) if gamma < 1 \
-            else log_pmf(a, b)
+        with_node = (
+            np.logaddexp(math.log(gamma) + log_pmf(a, b), math.log1p(-gamma) + without) if gamma < 1 else log_pmf(a, b)
+        )
     elif subsampling == "per_query":
         with_node = log_pmf(gamma * a + (1 - gamma) * b, gamma * b + (1 - gamma) * a)
     else:
@@ -109,14 +128,16 @@ def worst_case_release_pairs(lam: float, num_classes: int, gamma: float, queries
     return [(with_node, without), (without, with_node)]
 
 
-def worst_case_release_epsilon(lam: float, num_classes: int, gamma: float, queries: int, delta: float,
-                               subsampling: str = "per_query") -> float:
+def worst_case_release_epsilon(
+    lam: float, num_classes: int, gamma: float, queries: int, delta: float, subsampling: str = "per_query"
+) -> float:
     """Exact ε(δ) of :func:`worst_case_release_pairs`: a lower bound on a PrivGNN release's true ε."""
     return pair_epsilon(worst_case_release_pairs(lam, num_classes, gamma, queries, subsampling), delta)
 
 
-def audit_noisy_argmax(lam: float, *, num_classes: int, trials: int, seed: int, noise_on: str = "posterior",
-                       alpha: float = 0.05) -> dict[str, Any]:
+def audit_noisy_argmax(
+    lam: float, *, num_classes: int, trials: int, seed: int, noise_on: str = "posterior", alpha: float = 0.05
+) -> dict[str, Any]:
     """``trials`` pseudo-labels from posterior ``e_0`` and from ``e_1``; the test "label = 0" is fixed in advance
     (no choice to pay for), so all trials measure it. Claimed per-query ε = λ (the accountant's base event)."""
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
@@ -131,7 +152,17 @@ def audit_noisy_argmax(lam: float, *, num_classes: int, trials: int, seed: int, 
         counts.append(int((noisy_argmax(p, lam, gen, noise_on=noise_on) == 0).sum()))
     tp, fp = counts
     b = epsilon_lower_bound(tp, trials - tp, fp, trials - fp, alpha=alpha)
-    return {"epsilon": float(lam), "epsilon_lb": b.epsilon_lb, "epsilon_point": b.epsilon_point, "tpr": b.tpr,
-            "fpr": b.fpr, "trials": trials, "num_classes": num_classes, "noise_on": noise_on, "alpha": alpha,
-            "violation": bool(b.epsilon_lb > lam), "epsilon_if_l1_sensitivity_2": 2.0 * float(lam),
-            "delta": 0.0 if math.isfinite(lam) else 0.0}
+    return {
+        "epsilon": float(lam),
+        "epsilon_lb": b.epsilon_lb,
+        "epsilon_point": b.epsilon_point,
+        "tpr": b.tpr,
+        "fpr": b.fpr,
+        "trials": trials,
+        "num_classes": num_classes,
+        "noise_on": noise_on,
+        "alpha": alpha,
+        "violation": bool(b.epsilon_lb > lam),
+        "epsilon_if_l1_sensitivity_2": 2.0 * float(lam),
+        "delta": 0.0 if math.isfinite(lam) else 0.0,
+    }

@@ -29,8 +29,17 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-__all__ = ["clopper_pearson", "epsilon_from_rates", "epsilon_lower_bound", "epsilon_lower_bounds", "EpsilonBound",
-           "threshold_audit", "one_run_p_value", "one_run_epsilon_lower_bound", "one_run_guess_audit"]
+__all__ = [
+    "clopper_pearson",
+    "epsilon_from_rates",
+    "epsilon_lower_bound",
+    "epsilon_lower_bounds",
+    "EpsilonBound",
+    "threshold_audit",
+    "one_run_p_value",
+    "one_run_epsilon_lower_bound",
+    "one_run_guess_audit",
+]
 
 
 def _count(value: Any, name: str) -> int:
@@ -51,8 +60,7 @@ def _delta(delta: Any) -> float:
     return float(delta)
 
 
-def clopper_pearson(successes: int, trials: int, alpha: float = 0.05, side: str = "two-sided"
-                    ) -> tuple[float, float]:
+def clopper_pearson(successes: int, trials: int, alpha: float = 0.05, side: str = "two-sided") -> tuple[float, float]:
     """Exact (Clopper–Pearson) confidence interval of a binomial proportion from scipy's beta quantiles.
 
     ``side="two-sided"`` puts ``alpha/2`` in each tail; ``"lower"`` returns ``(lower bound at level 1 − alpha, 1)``
@@ -98,8 +106,8 @@ def epsilon_from_rates(tpr: float, fpr: float, delta: float = 0.0) -> float:
 class EpsilonBound:
     """An empirical ε lower bound with what it was computed from."""
 
-    epsilon_lb: float      # lower bound, confidence ≥ 1 − alpha
-    epsilon_point: float   # the plug-in estimate from the observed rates
+    epsilon_lb: float  # lower bound, confidence ≥ 1 − alpha
+    epsilon_point: float  # the plug-in estimate from the observed rates
     tpr: float
     fpr: float
     tpr_low: float
@@ -113,8 +121,7 @@ class EpsilonBound:
         return asdict(self)
 
 
-def epsilon_lower_bound(tp: int, fn: int, fp: int, tn: int, *, delta: float = 0.0, alpha: float = 0.05
-                        ) -> EpsilonBound:
+def epsilon_lower_bound(tp: int, fn: int, fp: int, tn: int, *, delta: float = 0.0, alpha: float = 0.05) -> EpsilonBound:
     """ε lower bound (confidence ≥ 1 − alpha) from a test's confusion counts on two neighbouring inputs.
 
     ``tp``/``fn``: trials run on the "in" input (D) that the test did / did not flag; ``fp``/``tn``: the same on
@@ -137,13 +144,23 @@ def epsilon_lower_bound(tp: int, fn: int, fp: int, tn: int, *, delta: float = 0.
         return 0.0 if num - d <= 0.0 else max(0.0, math.log((num - d) / den))
 
     lb = max(ln_ratio(tpr_lo, fpr_hi), ln_ratio(tnr_lo, fnr_hi))
-    return EpsilonBound(epsilon_lb=lb, epsilon_point=epsilon_from_rates(tp / n_in, fp / n_out, d),
-                        tpr=tp / n_in, fpr=fp / n_out, tpr_low=tpr_lo, fpr_high=fpr_hi, trials_in=n_in,
-                        trials_out=n_out, alpha=a, delta=d)
+    return EpsilonBound(
+        epsilon_lb=lb,
+        epsilon_point=epsilon_from_rates(tp / n_in, fp / n_out, d),
+        tpr=tp / n_in,
+        fpr=fp / n_out,
+        tpr_low=tpr_lo,
+        fpr_high=fpr_hi,
+        trials_in=n_in,
+        trials_out=n_out,
+        alpha=a,
+        delta=d,
+    )
 
 
-def epsilon_lower_bounds(tp: np.ndarray, n_in: int, fp: np.ndarray, n_out: int, *, delta: float = 0.0,
-                         alpha: float = 0.05) -> np.ndarray:
+def epsilon_lower_bounds(
+    tp: np.ndarray, n_in: int, fp: np.ndarray, n_out: int, *, delta: float = 0.0, alpha: float = 0.05
+) -> np.ndarray:
     """Vectorised :func:`epsilon_lower_bound` over many tests on the same trials (``tp``, ``fp`` arrays of counts
     of trials flagged "in" on the in/out input): the ``epsilon_lb`` of each, same bounds and union bound."""
     tp, fp = np.asarray(tp, dtype=float), np.asarray(fp, dtype=float)
@@ -174,8 +191,9 @@ def _counts_at(stat_in: np.ndarray, stat_out: np.ndarray, thresholds: np.ndarray
     return tp, fp
 
 
-def threshold_audit(stat_in: np.ndarray, stat_out: np.ndarray, *, delta: float = 0.0, alpha: float = 0.05,
-                    max_thresholds: int = 512) -> tuple[float, EpsilonBound]:
+def threshold_audit(
+    stat_in: np.ndarray, stat_out: np.ndarray, *, delta: float = 0.0, alpha: float = 0.05, max_thresholds: int = 512
+) -> tuple[float, EpsilonBound]:
     """The distinguishing test "statistic ≥ t" between trials on the in and the out input, honestly measured.
 
     The first half of each side's trials chooses ``t`` (the largest vectorised bound over at most
@@ -209,7 +227,7 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) 
         raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
     d = _delta(delta)
     q = 1.0 / (1.0 + math.exp(-float(epsilon)))  # accuracy of ε-DP randomized response
-    beta = float(stats.binom.sf(v - 1, r, q))    # P[Binomial(r, q) >= v]
+    beta = float(stats.binom.sf(v - 1, r, q))  # P[Binomial(r, q) >= v]
     if d > 0.0 and v > 0:
         i = np.arange(1, v + 1)
         # P[v - i <= Bin < v] = cdf(v - 1) - cdf(v - i - 1)
@@ -218,8 +236,9 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) 
     return min(beta, 1.0)
 
 
-def one_run_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float = 0.0, alpha: float = 0.05,
-                                tol: float = 1e-6) -> float:
+def one_run_epsilon_lower_bound(
+    m: int, r: int, v: int, *, delta: float = 0.0, alpha: float = 0.05, tol: float = 1e-6
+) -> float:
     """Largest ε whose null hypothesis "(ε, δ)-DP" is rejected at level ``alpha`` by ``v`` correct of ``r``
     guesses on ``m`` canaries (bisection on :func:`one_run_p_value`, which grows with ε); 0 if none is."""
     a = _alpha(alpha)
@@ -239,8 +258,14 @@ def one_run_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float = 0.0, a
     return lo
 
 
-def one_run_guess_audit(scores: np.ndarray, included: np.ndarray, *, guesses: tuple[int, ...] | list[int],
-                        delta: float = 0.0, alpha: float = 0.05) -> dict[str, Any]:
+def one_run_guess_audit(
+    scores: np.ndarray,
+    included: np.ndarray,
+    *,
+    guesses: tuple[int, ...] | list[int],
+    delta: float = 0.0,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
     """One-run audit from canary membership scores (higher = more likely included).
 
     For each ``k`` in ``guesses`` the auditor guesses the ``k`` highest-scoring canaries "in" and the ``k`` lowest
@@ -258,7 +283,7 @@ def one_run_guess_audit(scores: np.ndarray, included: np.ndarray, *, guesses: tu
     order = np.argsort(-s, kind="stable")
     best = {"epsilon_lb": 0.0, "k": ks[0], "r": 0, "v": 0, "m": m}
     for k in ks:
-        v = int(inc[order[:k]].sum() + (~inc[order[m - k:]]).sum())
+        v = int(inc[order[:k]].sum() + (~inc[order[m - k :]]).sum())
         lb = one_run_epsilon_lower_bound(m, 2 * k, v, delta=delta, alpha=alpha / len(ks))
         if lb > best["epsilon_lb"] or best["r"] == 0:
             best = {"epsilon_lb": lb, "k": k, "r": 2 * k, "v": v, "m": m}

@@ -50,8 +50,9 @@ def edge_statement(hops: int) -> dict[str, Any]:
     return guarantee_statement("edge", edge_relation="directed", aggregations=hops)
 
 
-def insert_canaries(data: Data, num_canaries: int, *, seed: int, num_classes: int | None = None,
-                    feature_scale: float = 4.0) -> tuple[Data, torch.Tensor, torch.Tensor]:
+def insert_canaries(
+    data: Data, num_canaries: int, *, seed: int, num_classes: int | None = None, feature_scale: float = 4.0
+) -> tuple[Data, torch.Tensor, torch.Tensor]:
     """``data`` with ``num_canaries`` canary nodes appended; returns ``(new_data, canary_index, included)``.
 
     Canaries are isolated nodes (no edges) with dense out-of-distribution features ``feature_scale · N(0, I)``
@@ -73,17 +74,34 @@ def insert_canaries(data: Data, num_canaries: int, *, seed: int, num_classes: in
     yc = torch.randint(0, c, (num_canaries,), generator=gen)
     included = torch.rand(num_canaries, generator=gen) < 0.5
     false = torch.zeros(num_canaries, dtype=torch.bool)
-    out = Data(x=torch.cat([data.x.float(), xc]), y=torch.cat([data.y, yc.to(data.y.dtype)]),
-               edge_index=data.edge_index.clone(), num_nodes=n + num_canaries,
-               train_mask=torch.cat([data.train_mask, included]), val_mask=torch.cat([data.val_mask, false]),
-               test_mask=torch.cat([data.test_mask, false]))
+    out = Data(
+        x=torch.cat([data.x.float(), xc]),
+        y=torch.cat([data.y, yc.to(data.y.dtype)]),
+        edge_index=data.edge_index.clone(),
+        num_nodes=n + num_canaries,
+        train_mask=torch.cat([data.train_mask, included]),
+        val_mask=torch.cat([data.val_mask, false]),
+        test_mask=torch.cat([data.test_mask, false]),
+    )
     return out, torch.arange(n, n + num_canaries), included
 
 
-def audit_dpsgd_one_run(data: Data, *, epsilon: float, num_canaries: int, seed: int, delta: float | None = None,
-                        epochs: int = 20, batch_size: int = 64, lr: float = 0.01, hidden: int = 64, layers: int = 2,
-                        clip: float = 1.0, guesses: tuple[int, ...] | None = None, alpha: float = 0.05
-                        ) -> dict[str, Any]:
+def audit_dpsgd_one_run(
+    data: Data,
+    *,
+    epsilon: float,
+    num_canaries: int,
+    seed: int,
+    delta: float | None = None,
+    epochs: int = 20,
+    batch_size: int = 64,
+    lr: float = 0.01,
+    hidden: int = 64,
+    layers: int = 2,
+    clip: float = 1.0,
+    guesses: tuple[int, ...] | None = None,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
     """Train one DP-MLP (node-level DP-Adam, ProGAP's stage trainer) on ``data`` + canaries and audit it.
 
     ``epsilon = inf`` trains the same model without DP (the positive control). ``delta`` defaults to ProGAP's
@@ -95,8 +113,9 @@ def audit_dpsgd_one_run(data: Data, *, epsilon: float, num_canaries: int, seed: 
     private = math.isfinite(epsilon)
     d = float(delta) if delta is not None else default_delta(n_train)
     if private:
-        cal = calibrate_noise("node", epsilon, d, aggregations=0, dpsgd_runs=1, train_nodes=n_train,
-                              batch_size=batch_size, epochs=epochs)
+        cal = calibrate_noise(
+            "node", epsilon, d, aggregations=0, dpsgd_runs=1, train_nodes=n_train, batch_size=batch_size, epochs=epochs
+        )
         z, eps_acc = float(cal.value), float(cal.epsilon)
         if not z > 0:
             raise ValueError("a finite ε needs noise: calibration returned zero")
@@ -108,8 +127,11 @@ def audit_dpsgd_one_run(data: Data, *, epsilon: float, num_canaries: int, seed: 
     x, y = aug.x, aug.y
     c = int(y.max()) + 1
     norm = "group" if private else "batch"
-    model = StageModel([MLP(x.size(1), hidden, layers - 1, norm=norm)],
-                       MLP(hidden, hidden, 1, out_dim=c, plain_last=True, norm=norm), normalize_jk=False)
+    model = StageModel(
+        [MLP(x.size(1), hidden, layers - 1, norm=norm)],
+        MLP(hidden, hidden, 1, out_dim=c, plain_last=True, norm=norm),
+        normalize_jk=False,
+    )
     masks = {"train": aug.train_mask, "val": aug.val_mask, "test": aug.test_mask}
     model, _ = train_stage(model, [x], y, masks, epochs=epochs, lr=lr, dp=dp, generator=gen)
     model.eval()
@@ -120,19 +142,48 @@ def audit_dpsgd_one_run(data: Data, *, epsilon: float, num_canaries: int, seed: 
     ks = guesses or tuple(sorted({max(1, m // 20), max(1, m // 10), max(1, m // 4)}))
     res = one_run_guess_audit(score, included.numpy(), guesses=ks, delta=0.0 if not private else d, alpha=alpha)
     test_acc = float((logits[aug.test_mask].argmax(1) == y[aug.test_mask]).float().mean())
-    return {"epsilon_accounted": eps_acc, "delta": d if private else 0.0, "noise_multiplier": z,
-            "epsilon_lb": res["epsilon_lb"], "canaries": m, "canaries_in": int(included.sum()), "guesses": res["r"],
-            "correct": res["v"], "k": res["k"], "train_nodes": n_train, "test_acc": test_acc, "alpha": alpha,
-            "ledger": {"level": "node", **node_statement(private),
-                       "mechanism": "DP-Adam (Poisson sampling, clip, Gaussian)" if private else "none",
-                       "noise_multiplier": z, "clip": clip, "sample_rate": min(1.0, batch_size / n_train),
-                       "epochs": epochs, "epsilon": eps_acc, "delta": d if private else 0.0,
-                       "accountant": "autodp" if private else "none"}}
+    return {
+        "epsilon_accounted": eps_acc,
+        "delta": d if private else 0.0,
+        "noise_multiplier": z,
+        "epsilon_lb": res["epsilon_lb"],
+        "canaries": m,
+        "canaries_in": int(included.sum()),
+        "guesses": res["r"],
+        "correct": res["v"],
+        "k": res["k"],
+        "train_nodes": n_train,
+        "test_acc": test_acc,
+        "alpha": alpha,
+        "ledger": {
+            "level": "node",
+            **node_statement(private),
+            "mechanism": "DP-Adam (Poisson sampling, clip, Gaussian)" if private else "none",
+            "noise_multiplier": z,
+            "clip": clip,
+            "sample_rate": min(1.0, batch_size / n_train),
+            "epochs": epochs,
+            "epsilon": eps_acc,
+            "delta": d if private else 0.0,
+            "accountant": "autodp" if private else "none",
+        },
+    }
 
 
-def audit_edge_aggregation(epsilon: float, *, hops: int, trials: int, seed: int, num_nodes: int = 40,
-                           num_features: int = 8, num_edges: int = 120, delta: float | None = None,
-                           alpha: float = 0.05, noise_factor: float = 1.0, copies: int = 1) -> dict[str, Any]:
+def audit_edge_aggregation(
+    epsilon: float,
+    *,
+    hops: int,
+    trials: int,
+    seed: int,
+    num_nodes: int = 40,
+    num_features: int = 8,
+    num_edges: int = 120,
+    delta: float | None = None,
+    alpha: float = 0.05,
+    noise_factor: float = 1.0,
+    copies: int = 1,
+) -> dict[str, Any]:
     """Canary-edge audit of ``hops`` NAP queries (GAP/ProGAP edge level) at the σ calibrated for ``epsilon``.
 
     ``delta`` defaults to ProGAP's ``1/|E|`` rule for the small audit graph. Each trial draws fresh noise for all
@@ -159,8 +210,11 @@ def audit_edge_aggregation(epsilon: float, *, hops: int, trials: int, seed: int,
     sigma = float(cal.value) * float(noise_factor)
     if not sigma > 0:
         raise ValueError("a finite ε needs noise: calibration returned zero")
-    eps_run = float(cal.epsilon) if noise_factor == 1.0 else float(
-        privacy_ledger("edge", depth=hops, delta=d, noise=sigma)["epsilon"])
+    eps_run = (
+        float(cal.epsilon)
+        if noise_factor == 1.0
+        else float(privacy_ledger("edge", depth=hops, delta=d, noise=sigma)["epsilon"])
+    )
     h = torch.randn(n, num_features, generator=gen)
     direction = F.normalize(h[u], dim=0)
     with_edge = torch.cat([ei, torch.tensor([[u], [v]])], dim=1)
@@ -177,16 +231,42 @@ def audit_edge_aggregation(epsilon: float, *, hops: int, trials: int, seed: int,
             shift = n * torch.arange(copies).repeat_interleave(graph.size(1))
             nap = NAP(graph.repeat(1, copies) + shift, n * copies, sigma, generator=noise_gen)
             hh, rows = h.repeat(copies, 1), v + n * torch.arange(copies)
-            s = np.concatenate([sum(((nap(hh)[rows] - base) @ direction).numpy() for _ in range(hops))
-                                for _ in range(-(-trials // copies))])[:trials]
+            s = np.concatenate(
+                [
+                    sum(((nap(hh)[rows] - base) @ direction).numpy() for _ in range(hops))
+                    for _ in range(-(-trials // copies))
+                ]
+            )[:trials]
         stats.append(s)
     thr, b = threshold_audit(stats[0], stats[1], delta=d, alpha=alpha)
-    ledger = {"level": "edge", **edge_statement(hops), "mechanism": "NAP Gaussian", "sigma": sigma,
-              "aggregations": hops, "epsilon": eps_run, "delta": d, "accountant": "exact_gaussian"}
+    ledger = {
+        "level": "edge",
+        **edge_statement(hops),
+        "mechanism": "NAP Gaussian",
+        "sigma": sigma,
+        "aggregations": hops,
+        "epsilon": eps_run,
+        "delta": d,
+        "accountant": "exact_gaussian",
+    }
     if noise_factor != 1.0:
         ledger["guarantee"] = "as_published"
-        ledger["issues"] = [f"deliberately broken variant: sigma x {noise_factor:g} of the one calibrated for the "
-                            f"claimed epsilon {float(cal.epsilon):.4g}"]
-    return {"epsilon_accounted": eps_run, "epsilon_claimed": float(cal.epsilon), "delta": d, "sigma": sigma,
-            "hops": hops, "epsilon_lb": b.epsilon_lb, "epsilon_point": b.epsilon_point, "threshold": thr,
-            "tpr": b.tpr, "fpr": b.fpr, "trials": trials, "alpha": alpha, "ledger": ledger}
+        ledger["issues"] = [
+            f"deliberately broken variant: sigma x {noise_factor:g} of the one calibrated for the "
+            f"claimed epsilon {float(cal.epsilon):.4g}"
+        ]
+    return {
+        "epsilon_accounted": eps_run,
+        "epsilon_claimed": float(cal.epsilon),
+        "delta": d,
+        "sigma": sigma,
+        "hops": hops,
+        "epsilon_lb": b.epsilon_lb,
+        "epsilon_point": b.epsilon_point,
+        "threshold": thr,
+        "tpr": b.tpr,
+        "fpr": b.fpr,
+        "trials": trials,
+        "alpha": alpha,
+        "ledger": ledger,
+    }

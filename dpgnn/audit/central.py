@@ -92,10 +92,15 @@ class CanaryGraph:
         c, b = ids[self.edges[0, sel]], self.edges[1, sel]
         ei = torch.cat([self.base.edge_index, torch.stack([c, b]), torch.stack([b, c])], dim=1)
         false = torch.zeros(kept.numel(), dtype=torch.bool)
-        data = Data(x=torch.cat([self.base.x.float(), features[kept].float()]),
-                    y=torch.cat([self.base.y, self.y[kept].to(self.base.y.dtype)]), edge_index=ei,
-                    num_nodes=n + kept.numel(), train_mask=torch.cat([self.base.train_mask, train[kept]]),
-                    val_mask=torch.cat([self.base.val_mask, false]), test_mask=torch.cat([self.base.test_mask, false]))
+        data = Data(
+            x=torch.cat([self.base.x.float(), features[kept].float()]),
+            y=torch.cat([self.base.y, self.y[kept].to(self.base.y.dtype)]),
+            edge_index=ei,
+            num_nodes=n + kept.numel(),
+            train_mask=torch.cat([self.base.train_mask, train[kept]]),
+            val_mask=torch.cat([self.base.val_mask, false]),
+            test_mask=torch.cat([self.base.test_mask, false]),
+        )
         return data, ids
 
     def node_level(self) -> Data:
@@ -117,8 +122,15 @@ class CanaryGraph:
         return self._assemble(everyone, self.x, everyone)
 
 
-def canary_graph(data: Data, num_canaries: int, *, seed: int, degree: int = 2, feature_scale: float = 4.0,
-                 num_classes: int | None = None) -> CanaryGraph:
+def canary_graph(
+    data: Data,
+    num_canaries: int,
+    *,
+    seed: int,
+    degree: int = 2,
+    feature_scale: float = 4.0,
+    num_classes: int | None = None,
+) -> CanaryGraph:
     """Draw ``num_canaries`` canaries for ``data`` (module docstring): features ``feature_scale · N(0, I)``,
     uniform labels, ``degree`` distinct random base neighbours each, inclusion bits Bernoulli(1/2). The input is
     not modified; everything is drawn from ``seed`` (a seed of 0 is a seed)."""
@@ -138,8 +150,11 @@ def canary_graph(data: Data, num_canaries: int, *, seed: int, degree: int = 2, f
     c = int(num_classes if num_classes is not None else int(data.y.max()) + 1)
     x = float(feature_scale) * torch.randn(num_canaries, d, generator=gen)
     y = torch.randint(0, c, (num_canaries,), generator=gen)
-    nbrs = torch.stack([torch.randperm(n, generator=gen)[:degree] for _ in range(num_canaries)]) if degree else \
-        torch.zeros(num_canaries, 0, dtype=torch.long)
+    nbrs = (
+        torch.stack([torch.randperm(n, generator=gen)[:degree] for _ in range(num_canaries)])
+        if degree
+        else torch.zeros(num_canaries, 0, dtype=torch.long)
+    )
     edges = torch.stack([torch.arange(num_canaries).repeat_interleave(degree), nbrs.reshape(-1)])
     included = torch.rand(num_canaries, generator=gen) < 0.5
     return CanaryGraph(base=data, x=x, y=y, edges=edges, included=included)
@@ -160,9 +175,17 @@ def _run_progap(cg: CanaryGraph, epsilon: float, noise_factor: float, seed: int,
         claim = privacy_ledger("none", depth=cfg.depth)
     else:
         cfg = ProGAPConfig(level="node", epsilon=epsilon, delta=delta, **kw)
-        claim = privacy_ledger("node", depth=cfg.depth, delta=delta, target_epsilon=epsilon, train_nodes=n_train,
-                               batch_size=cfg.batch_size, epochs=cfg.epochs, max_degree=cfg.max_degree,
-                               clip=cfg.clip)
+        claim = privacy_ledger(
+            "node",
+            depth=cfg.depth,
+            delta=delta,
+            target_epsilon=epsilon,
+            train_nodes=n_train,
+            batch_size=cfg.batch_size,
+            epochs=cfg.epochs,
+            max_degree=cfg.max_degree,
+            clip=cfg.clip,
+        )
     if noise_factor != 1.0:
         cfg = replace(cfg, noise=claim["noise_multiplier"] * noise_factor)
     last: dict[str, Any] = {}
@@ -190,8 +213,15 @@ def _run_dp_gnn(cg: CanaryGraph, epsilon: float, noise_factor: float, seed: int,
     n_train = int(train.train_mask.sum())
     delta = default_delta(n_train)
     cfg = DPGNNConfig(epsilon=epsilon, delta=delta, **kw)
-    claim = dp_gnn_ledger(train_nodes=n_train, batch_size=cfg.batch_size, epochs=cfg.epochs,
-                          max_degree=cfg.max_degree, delta=delta, target_epsilon=epsilon, clip=cfg.clip)
+    claim = dp_gnn_ledger(
+        train_nodes=n_train,
+        batch_size=cfg.batch_size,
+        epochs=cfg.epochs,
+        max_degree=cfg.max_degree,
+        delta=delta,
+        target_epsilon=epsilon,
+        clip=cfg.clip,
+    )
     if noise_factor != 1.0:
         cfg = replace(cfg, noise=claim["noise_multiplier"] * noise_factor)
     last: dict[str, Any] = {}
@@ -209,8 +239,10 @@ def _run_drw(method: str):
         from dpgnn.methods import drw
 
         if noise_factor != 1.0:
-            raise ValueError(f"{method}: the broken control is not offered (the run length follows the accountant); "
-                             "use epsilon=inf, the non-private control")
+            raise ValueError(
+                f"{method}: the broken control is not offered (the run length follows the accountant); "
+                "use epsilon=inf, the non-private control"
+            )
         kw = dict(kw)
         z = float(kw.pop("noise_multiplier"))
         delta = float(kw.pop("delta", 1e-5))
@@ -219,15 +251,35 @@ def _run_drw(method: str):
         hook = lambda m: last.update(model=m)  # noqa: E731
         if math.isinf(epsilon):  # the method's own non-private baseline (Table 1 "GCN") on the same data
             keep = {k: kw[k] for k in ("num_layers", "hidden", "batch") if k in kw}
-            res = drw.train_nondp(train, "gcn", seed=seed, device="cpu", lr=kw.get("lr_nondp", 0.01),
-                                  max_steps=kw.get("steps_nondp", 300), patience=10**9, on_model=hook, **keep)
+            res = drw.train_nondp(
+                train,
+                "gcn",
+                seed=seed,
+                device="cpu",
+                lr=kw.get("lr_nondp", 0.01),
+                max_steps=kw.get("steps_nondp", 300),
+                patience=10**9,
+                on_model=hook,
+                **keep,
+            )
             claim = res["ledger"]
         else:
             kw.pop("lr_nondp", None)
             kw.pop("steps_nondp", None)
-            res = drw.train_dp(train, method, noise_multiplier=z, target_epsilon=epsilon, clip_norm=kw.pop(
-                "clip_norm", 1.0), select="last", delta=delta, seed=seed, device="cpu", eval_every=10**9,
-                on_model=hook, **kw)
+            res = drw.train_dp(
+                train,
+                method,
+                noise_multiplier=z,
+                target_epsilon=epsilon,
+                clip_norm=kw.pop("clip_norm", 1.0),
+                select="last",
+                delta=delta,
+                seed=seed,
+                device="cpu",
+                eval_every=10**9,
+                on_model=hook,
+                **kw,
+            )
             claim = res["ledger"]
         model = last["model"].eval()
         g, ids = cg.scoring()
@@ -235,16 +287,32 @@ def _run_drw(method: str):
         with torch.no_grad():
             logits = model(g.x.float(), adj)
         return claim, res["ledger"], logits, g, ids, res["test_f1"]
+
     return run
 
 
-_RUNNERS: dict[str, Callable] = {"progap-node": _run_progap, "dp-gnn": _run_dp_gnn, "drw": _run_drw("drw"),
-                                 "fdp": _run_drw("fdp")}
+_RUNNERS: dict[str, Callable] = {
+    "progap-node": _run_progap,
+    "dp-gnn": _run_dp_gnn,
+    "drw": _run_drw("drw"),
+    "fdp": _run_drw("fdp"),
+}
 
 
-def audit_central(method: str, data: Data, *, epsilon: float, num_canaries: int, seed: int,
-                  noise_factor: float = 1.0, degree: int = 2, feature_scale: float = 4.0,
-                  guesses: tuple[int, ...] | None = None, alpha: float = 0.05, **method_kw: Any) -> dict[str, Any]:
+def audit_central(
+    method: str,
+    data: Data,
+    *,
+    epsilon: float,
+    num_canaries: int,
+    seed: int,
+    noise_factor: float = 1.0,
+    degree: int = 2,
+    feature_scale: float = 4.0,
+    guesses: tuple[int, ...] | None = None,
+    alpha: float = 0.05,
+    **method_kw: Any,
+) -> dict[str, Any]:
     """One-run canary audit of ``method`` (one of :data:`CENTRAL_METHODS`) trained at the claimed ``epsilon``
     (``inf``: the non-private positive control — non-private ProGAP, DRW's non-private GCN baseline).
 
@@ -259,29 +327,45 @@ def audit_central(method: str, data: Data, *, epsilon: float, num_canaries: int,
     if isinstance(epsilon, bool) or not (isinstance(epsilon, (int, float)) and epsilon > 0):
         raise ValueError(f"epsilon (the claim) must be a number > 0 (inf: the non-private control), got {epsilon!r}")
     if isinstance(noise_factor, bool) or not (isinstance(noise_factor, (int, float)) and 0.0 < noise_factor <= 1.0):
-        raise ValueError(f"noise_factor must be in (0, 1] (zero noise with a finite ε is refused by every method), "
-                         f"got {noise_factor!r}")
+        raise ValueError(
+            f"noise_factor must be in (0, 1] (zero noise with a finite ε is refused by every method), "
+            f"got {noise_factor!r}"
+        )
     if math.isinf(epsilon) and noise_factor != 1.0:
         raise ValueError("the non-private control (epsilon=inf) has no noise to scale")
     cg = canary_graph(data, num_canaries, seed=seed, degree=degree, feature_scale=feature_scale)
     torch.manual_seed(stable_seed("central-audit", method, seed))
-    claim, ledger, logits, g, ids, acc = _RUNNERS[method](cg, float(epsilon), float(noise_factor), seed,
-                                                          dict(method_kw))
+    claim, ledger, logits, g, ids, acc = _RUNNERS[method](
+        cg, float(epsilon), float(noise_factor), seed, dict(method_kw)
+    )
     ledger = {k: v for k, v in ledger.items() if k not in ("event", "config")}
     if noise_factor != 1.0:  # the run's own ledger (its true ε), marked as the deliberately broken control
         ledger["guarantee"] = "as_published"
         ledger["issues"] = list(ledger.get("issues", [])) + [
             f"deliberately broken negative control: noise multiplier x {noise_factor:g} of the one calibrated for "
-            f"the claimed epsilon {float(claim['epsilon']):.4g}"]
+            f"the claimed epsilon {float(claim['epsilon']):.4g}"
+        ]
     score = -F.cross_entropy(logits[ids].float(), g.y[ids], reduction="none").numpy()
     m = num_canaries
     ks = guesses or tuple(sorted({max(1, m // 20), max(1, m // 10), max(1, m // 4)}))
     delta = float(claim.get("delta", 0.0))
     res = one_run_guess_audit(score, cg.included.numpy(), guesses=ks, delta=delta, alpha=alpha)
-    return {"method": method, "unit": UNIT_OF[method], "epsilon_claimed": float(claim["epsilon"]),
-            "epsilon_accounted": float(ledger["epsilon"]), "delta": delta, "noise_factor": float(noise_factor),
-            "noise_multiplier": float(ledger.get("noise_multiplier", 0.0)), "epsilon_lb": res["epsilon_lb"],
-            "canaries": m, "canaries_in": int(cg.included.sum()), "guesses": res["r"], "correct": res["v"],
-            "k": res["k"], "alpha": alpha, "utility": float(acc), "score_gap": float(
-                np.mean(score[cg.included.numpy()]) - np.mean(score[~cg.included.numpy()])),
-            "ledger": ledger}
+    return {
+        "method": method,
+        "unit": UNIT_OF[method],
+        "epsilon_claimed": float(claim["epsilon"]),
+        "epsilon_accounted": float(ledger["epsilon"]),
+        "delta": delta,
+        "noise_factor": float(noise_factor),
+        "noise_multiplier": float(ledger.get("noise_multiplier", 0.0)),
+        "epsilon_lb": res["epsilon_lb"],
+        "canaries": m,
+        "canaries_in": int(cg.included.sum()),
+        "guesses": res["r"],
+        "correct": res["v"],
+        "k": res["k"],
+        "alpha": alpha,
+        "utility": float(acc),
+        "score_gap": float(np.mean(score[cg.included.numpy()]) - np.mean(score[~cg.included.numpy()])),
+        "ledger": ledger,
+    }

@@ -37,8 +37,17 @@ from dpgnn.privacy.lpgnn import AGM_DELTA  # δ of LPGNN's analytic Gaussian fea
 from dpgnn.privacy.mechanisms import LaplaceMechanism
 from dpgnn.utils import make_generator, stable_seed
 
-__all__ = ["MECHANISMS", "BROKEN", "VECTOR_DIM", "NUM_CLASSES", "NEIGHBOURING", "HalvedScaleLaplace",
-           "sample_reports", "guarantee_statement", "audit_mechanism"]
+__all__ = [
+    "MECHANISMS",
+    "BROKEN",
+    "VECTOR_DIM",
+    "NUM_CLASSES",
+    "NEIGHBOURING",
+    "HalvedScaleLaplace",
+    "sample_reports",
+    "guarantee_statement",
+    "audit_mechanism",
+]
 
 #: feature dimension used to audit the per-node vector mechanisms
 VECTOR_DIM = 4
@@ -61,6 +70,7 @@ class HalvedScaleLaplace(LaplaceMechanism):
 def _scalar(name: str):
     def build(eps: float):
         return get_mechanism(name, epsilon=eps)
+
     return build
 
 
@@ -143,33 +153,61 @@ def guarantee_statement(name: str) -> dict[str, Any]:
     control, whose claimed ε does not hold."""
     if name in MECHANISMS:
         label, unit, _ = MECHANISMS[name]
-        return statement(SOUND, NEIGHBOURING,
-                         accounted=f"one report of {label} per {unit}, inputs in the declared range: the "
-                                   "mechanism's own epsilon-LDP calibration (no composition)")
+        return statement(
+            SOUND,
+            NEIGHBOURING,
+            accounted=f"one report of {label} per {unit}, inputs in the declared range: the "
+            "mechanism's own epsilon-LDP calibration (no composition)",
+        )
     if name in BROKEN:
         label, unit, _ = BROKEN[name]
-        return statement(AS_PUBLISHED, NEIGHBOURING,
-                         accounted=f"one report of {label} per {unit}, charged as the Laplace mechanism's epsilon",
-                         issues=["deliberately broken control: the Laplace noise scale is halved, so the claimed "
-                                 "epsilon does not hold (the mechanism is 2*epsilon-LDP); the audit must flag it"])
+        return statement(
+            AS_PUBLISHED,
+            NEIGHBOURING,
+            accounted=f"one report of {label} per {unit}, charged as the Laplace mechanism's epsilon",
+            issues=[
+                "deliberately broken control: the Laplace noise scale is halved, so the claimed "
+                "epsilon does not hold (the mechanism is 2*epsilon-LDP); the audit must flag it"
+            ],
+        )
     raise ValueError(f"unknown mechanism {name!r}; valid: {sorted(MECHANISMS) + sorted(BROKEN)}")
 
 
-def audit_mechanism(name: str, epsilon: float, *, trials: int, seed: int = 0, alpha: float = 0.05,
-                    max_thresholds: int = 512) -> dict[str, Any]:
+def audit_mechanism(
+    name: str, epsilon: float, *, trials: int, seed: int = 0, alpha: float = 0.05, max_thresholds: int = 512
+) -> dict[str, Any]:
     """Audit one mechanism at one claimed ε: ``trials`` reports per input, half to choose the test, half to
     measure it. Returns a flat row: ``epsilon`` (claimed), ``epsilon_lb`` (lower bound, confidence 1 − alpha),
     ``epsilon_point`` (plug-in), the chosen threshold and counts, ``violation`` (lower bound above the claim)."""
     s_in, s_out, delta = sample_reports(name, epsilon, trials, seed)
     t, b = threshold_audit(s_in, s_out, delta=delta, alpha=alpha, max_thresholds=max_thresholds)
     label, unit, _ = {**MECHANISMS, **BROKEN}[name]
-    return {"mechanism": name, "label": label, "unit": unit, "epsilon": float(epsilon), "delta": delta,
-            "epsilon_lb": b.epsilon_lb, "epsilon_point": b.epsilon_point, "threshold": t, "tpr": b.tpr,
-            "fpr": b.fpr, "trials": int(trials), "alpha": alpha, "violation": bool(b.epsilon_lb > epsilon)}
+    return {
+        "mechanism": name,
+        "label": label,
+        "unit": unit,
+        "epsilon": float(epsilon),
+        "delta": delta,
+        "epsilon_lb": b.epsilon_lb,
+        "epsilon_point": b.epsilon_point,
+        "threshold": t,
+        "tpr": b.tpr,
+        "fpr": b.fpr,
+        "trials": int(trials),
+        "alpha": alpha,
+        "violation": bool(b.epsilon_lb > epsilon),
+    }
 
 
-def audit_many(names: list[str], epsilons: list[float], *, trials: int, seed: int = 0, alpha: float = 0.05,
-               progress: Callable[[str, float], None] | None = None) -> list[dict[str, Any]]:
+def audit_many(
+    names: list[str],
+    epsilons: list[float],
+    *,
+    trials: int,
+    seed: int = 0,
+    alpha: float = 0.05,
+    progress: Callable[[str, float], None] | None = None,
+) -> list[dict[str, Any]]:
     """:func:`audit_mechanism` over a grid (convenience for scripts and tests)."""
     rows = []
     for n in names:

@@ -41,9 +41,20 @@ from scipy import stats
 from dpgnn.methods import privgnn as P
 from dpgnn.utils import make_generator, resolve_device, stable_seed, torch_global_seed
 
-__all__ = ["PROTOCOLS", "auroc", "attack_features", "train_attack_model", "attack_auroc", "full_features",
-           "train_rebmigraph_attack", "batched_hard_auroc", "SHADOW_SIZES", "build_targets", "run_attacks",
-           "shadow_sensitivity"]
+__all__ = [
+    "PROTOCOLS",
+    "auroc",
+    "attack_features",
+    "train_attack_model",
+    "attack_auroc",
+    "full_features",
+    "train_rebmigraph_attack",
+    "batched_hard_auroc",
+    "SHADOW_SIZES",
+    "build_targets",
+    "run_attacks",
+    "shadow_sensitivity",
+]
 
 #: how the attack is built and scored: the usual score AUROC, or the published implementation's (module docstring)
 PROTOCOLS = ("score", "rebmigraph")
@@ -66,8 +77,9 @@ def attack_features(log_probs: torch.Tensor) -> torch.Tensor:
     return p.sort(dim=1, descending=True).values[:, :k]
 
 
-def train_attack_model(member: torch.Tensor, non_member: torch.Tensor, *, seed: int, epochs: int = 200,
-                       hidden: int = 64, lr: float = 0.01) -> torch.nn.Module:
+def train_attack_model(
+    member: torch.Tensor, non_member: torch.Tensor, *, seed: int, epochs: int = 200, hidden: int = 64, lr: float = 0.01
+) -> torch.nn.Module:
     """Binary MLP classifier (member = 1) on attack features, full-batch Adam, balanced by subsampling."""
     n = min(member.size(0), non_member.size(0))
     gen = make_generator(stable_seed("attack-balance", seed))
@@ -86,8 +98,9 @@ def train_attack_model(member: torch.Tensor, non_member: torch.Tensor, *, seed: 
     return model
 
 
-def attack_auroc(attack: torch.nn.Module, member: torch.Tensor, non_member: torch.Tensor, *, seed: int,
-                 max_nodes: int | None = None) -> float:
+def attack_auroc(
+    attack: torch.nn.Module, member: torch.Tensor, non_member: torch.Tensor, *, seed: int, max_nodes: int | None = None
+) -> float:
     """AUROC of the attack model's scores on the target's member / non-member posteriors (balanced samples)."""
     n = min(member.size(0), non_member.size(0), max_nodes or 10**12)
     gen = make_generator(stable_seed("attack-eval", seed))
@@ -102,16 +115,23 @@ def full_features(log_probs: torch.Tensor) -> torch.Tensor:
     return log_probs.exp()
 
 
-def train_rebmigraph_attack(member: torch.Tensor, non_member: torch.Tensor, *, seed: int, epochs: int = 100,
-                            batch: int = 32, lr: float = 0.01) -> torch.nn.Module:
+def train_rebmigraph_attack(
+    member: torch.Tensor, non_member: torch.Tensor, *, seed: int, epochs: int = 100, batch: int = 32, lr: float = 0.01
+) -> torch.nn.Module:
     """The published attack model: C→100→50→2 ending in a softmax, trained with cross-entropy on that softmax
     output (so the loss applies a second softmax), Adam, shuffled minibatches; members are class 1. Returns a
     module whose output is the member-class probability."""
     x = torch.cat([member, non_member]).float()
     y = torch.cat([torch.ones(member.size(0)), torch.zeros(non_member.size(0))]).long()
     torch.manual_seed(stable_seed("rebmigraph-attack-init", seed))
-    net = torch.nn.Sequential(torch.nn.Linear(x.size(1), 100), torch.nn.ReLU(), torch.nn.Linear(100, 50),
-                              torch.nn.ReLU(), torch.nn.Linear(50, 2), torch.nn.Softmax(dim=1))
+    net = torch.nn.Sequential(
+        torch.nn.Linear(x.size(1), 100),
+        torch.nn.ReLU(),
+        torch.nn.Linear(100, 50),
+        torch.nn.ReLU(),
+        torch.nn.Linear(50, 2),
+        torch.nn.Softmax(dim=1),
+    )
     for layer in net:
         if isinstance(layer, torch.nn.Linear):
             torch.nn.init.xavier_uniform_(layer.weight)
@@ -132,8 +152,15 @@ class _MemberColumn(torch.nn.Module):
         return p[:, 1:2]
 
 
-def batched_hard_auroc(attack: torch.nn.Module, member: torch.Tensor, non_member: torch.Tensor, *, seed: int,
-                       batch: int = 64, max_nodes: int | None = None) -> tuple[float, float]:
+def batched_hard_auroc(
+    attack: torch.nn.Module,
+    member: torch.Tensor,
+    non_member: torch.Tensor,
+    *,
+    seed: int,
+    batch: int = 64,
+    max_nodes: int | None = None,
+) -> tuple[float, float]:
     """(published "AUROC", score AUROC) of ``attack`` on a balanced sample of members and non-members.
 
     The first is the published metric: the members and as many non-members are shuffled into batches of ``batch``;
@@ -162,8 +189,9 @@ def batched_hard_auroc(attack: torch.nn.Module, member: torch.Tensor, non_member
 SHADOW_SIZES = ("quarter", "half", "target")
 
 
-def _shadow_split(pd_: P.PrivGNNData, seed: int, size: str = "quarter", n_target: int | None = None
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
+def _shadow_split(
+    pd_: P.PrivGNNData, seed: int, size: str = "quarter", n_target: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(shadow members, shadow non-members), disjoint random sets of public nodes.
 
     ``"quarter"``: a random half of the public nodes, halved (the default design); ``"half"``: all of them, halved;
@@ -175,12 +203,12 @@ def _shadow_split(pd_: P.PrivGNNData, seed: int, size: str = "quarter", n_target
     n = pd_.x_pub.size(0)
     perm = torch.randperm(n, generator=gen)
     if size == "quarter":
-        mem, non = perm[: (n // 2) // 2], perm[(n // 2) // 2: n // 2]
+        mem, non = perm[: (n // 2) // 2], perm[(n // 2) // 2 : n // 2]
     else:
         if size == "target" and (n_target is None or n_target < 1):
             raise ValueError("shadow size 'target' needs the target's member count n_target >= 1")
         m = n // 2 if size == "half" else min(int(n_target), n // 2)
-        mem, non = perm[:m], perm[m: 2 * m]
+        mem, non = perm[:m], perm[m : 2 * m]
     return torch.sort(mem).values, torch.sort(non).values
 
 
@@ -194,24 +222,34 @@ def _features(protocol: str):
     return attack_features if protocol == "score" else full_features
 
 
-def _shadow1_posteriors(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, size: str = "quarter",
-                        n_target: int | None = None) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+def _shadow1_posteriors(
+    pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, size: str = "quarter", n_target: int | None = None
+) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """Attack-1's shadow (inductive, like B1): trained on its members' induced subgraph. Its log-posteriors on
     (members, non-members) per protocol: members on their own subgraph; non-members on theirs (``"score"``) or, as
     published, on the whole public graph (``"rebmigraph"``)."""
     mem, non = _shadow_split(pd_, seed, size, n_target)
     n = pd_.x_pub.size(0)
     e_mem = P.induced_subgraph(pd_.edge_pub, mem, n)
-    shadow = P.fit_sage(pd_.x_pub[mem], e_mem, torch.arange(mem.numel()), pd_.y_pub[mem],
-                        seed=stable_seed(seed, "shadow1"), epochs=epochs, num_classes=pd_.num_classes, device=device)
+    shadow = P.fit_sage(
+        pd_.x_pub[mem],
+        e_mem,
+        torch.arange(mem.numel()),
+        pd_.y_pub[mem],
+        seed=stable_seed(seed, "shadow1"),
+        epochs=epochs,
+        num_classes=pd_.num_classes,
+        device=device,
+    )
     lp_mem = P.log_posteriors(shadow, pd_.x_pub[mem], e_mem, device)
     lp_own = P.log_posteriors(shadow, pd_.x_pub[non], P.induced_subgraph(pd_.edge_pub, non, n), device)
     lp_whole = P.log_posteriors(shadow, pd_.x_pub, pd_.edge_pub, device)[non]
     return {"score": (lp_mem, lp_own), "rebmigraph": (lp_mem, lp_whole)}
 
 
-def _shadow2_posteriors(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, size: str = "quarter",
-                        n_target: int | None = None) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+def _shadow2_posteriors(
+    pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, size: str = "quarter", n_target: int | None = None
+) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """Attack-2's shadow (transductive, like the student): trained on its members' labels within the induced
     subgraph of its members and non-members, or, with ``size="target"`` (as many members as the student's queries),
     within the whole public graph as the student is. Its log-posteriors on (members, non-members), any protocol."""
@@ -221,16 +259,31 @@ def _shadow2_posteriors(pd_: P.PrivGNNData, *, seed: int, epochs: int, device: s
     edges = pd_.edge_pub if size == "target" else P.induced_subgraph(pd_.edge_pub, nodes, n)
     pos = torch.full((n,), -1, dtype=torch.long)
     pos[nodes] = torch.arange(nodes.numel())
-    shadow = P.fit_sage(pd_.x_pub[nodes], edges, pos[mem], pd_.y_pub[mem], seed=stable_seed(seed, "shadow2"),
-                        epochs=epochs, num_classes=pd_.num_classes, device=device)
+    shadow = P.fit_sage(
+        pd_.x_pub[nodes],
+        edges,
+        pos[mem],
+        pd_.y_pub[mem],
+        seed=stable_seed(seed, "shadow2"),
+        epochs=epochs,
+        num_classes=pd_.num_classes,
+        device=device,
+    )
     logp = P.log_posteriors(shadow, pd_.x_pub[nodes], edges, device)
     pair = (logp[pos[mem]], logp[pos[non]])
     return {"score": pair, "rebmigraph": pair}
 
 
-def _shadow_posteriors(pd_: P.PrivGNNData, attack: str, *, seed: int, epochs: int, device: str,
-                       size: str = "quarter", n_target: int | None = None
-                       ) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+def _shadow_posteriors(
+    pd_: P.PrivGNNData,
+    attack: str,
+    *,
+    seed: int,
+    epochs: int,
+    device: str,
+    size: str = "quarter",
+    n_target: int | None = None,
+) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """``attack``'s shadow, trained with dropout masks seeded from ``seed`` and its role."""
     shadow = _shadow1_posteriors if attack == "attack1" else _shadow2_posteriors
     with torch_global_seed(stable_seed(seed, "dropout", "shadow" + attack[-1]), device):
@@ -253,9 +306,20 @@ def _check_targets(targets: tuple[str, ...], noise_on: str | tuple[str, ...]) ->
     return placements
 
 
-def build_targets(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: float, seed: int,
-                  teacher_epochs: int, student_epochs: int, noise_on: str | tuple[str, ...] = "posterior",
-                  targets: tuple[str, ...] = ("b1", "privgnn"), device: str = "auto") -> list[dict[str, Any]]:
+def build_targets(
+    pd_: P.PrivGNNData,
+    *,
+    queries: int,
+    k: int,
+    gamma: float,
+    lam: float,
+    seed: int,
+    teacher_epochs: int,
+    student_epochs: int,
+    noise_on: str | tuple[str, ...] = "posterior",
+    targets: tuple[str, ...] = ("b1", "privgnn"),
+    device: str = "auto",
+) -> list[dict[str, Any]]:
     """The attacked models of one (dataset, run) and what the attacks query them on: one entry per (attack,
     target) with ``attack``, ``method`` (``b1``, ``privgnn``, ``privgnn_code``), the target's log-posteriors on
     the attack's members (``member``) and non-members (``non_member``) and on every public node (``public``), and
@@ -271,20 +335,35 @@ def build_targets(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam
             b1 = P.baseline_b1(pd_, seed=stable_seed(seed, "b1"), epochs=student_epochs, device=device)["model"]
         b1_labels = P.log_posteriors(b1, pd_.x_pub, pd_.edge_pub, device)[q_nodes].argmax(1)
         with torch_global_seed(stable_seed(seed, "dropout", "student-b1"), device):
-            b1_student = P.train_student(pd_, q_nodes, b1_labels, seed=stable_seed(seed, "student-b1"),
-                                         epochs=student_epochs, device=device)["model"]
+            b1_student = P.train_student(
+                pd_, q_nodes, b1_labels, seed=stable_seed(seed, "student-b1"), epochs=student_epochs, device=device
+            )["model"]
         attack1_targets.append(("b1", b1, {}))
         attack2_targets.append(("b1", b1_student, {"label_accuracy": _label_accuracy(b1_labels, pd_, q_nodes)}))
     if "privgnn" in targets:
         with torch_global_seed(stable_seed(seed, "dropout", "teachers"), device):
-            post = P.teacher_posteriors(pd_, queries, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k),
-                                        epochs=teacher_epochs, device=device)
+            post = P.teacher_posteriors(
+                pd_,
+                queries,
+                k=k,
+                gamma=gamma,
+                seed=stable_seed(seed, "teachers", k),
+                epochs=teacher_epochs,
+                device=device,
+            )
         for placement in placements:
-            noisy = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)),
-                                   noise_on=placement)
+            noisy = P.noisy_argmax(
+                post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)), noise_on=placement
+            )
             with torch_global_seed(stable_seed(seed, "dropout", "student"), device):
-                student = P.train_student(pd_, q_nodes, noisy[:queries], seed=stable_seed(seed, "student", lam),
-                                          epochs=student_epochs, device=device)["model"]
+                student = P.train_student(
+                    pd_,
+                    q_nodes,
+                    noisy[:queries],
+                    seed=stable_seed(seed, "student", lam),
+                    epochs=student_epochs,
+                    device=device,
+                )["model"]
             extra = {"label_accuracy": _label_accuracy(noisy[:queries], pd_, q_nodes)}
             if placement != "posterior":
                 paper = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)))
@@ -295,27 +374,63 @@ def build_targets(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam
     out = []
     for method, target, extra in attack1_targets:
         pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
-        out.append({"attack": "attack1", "method": method, "public": pub, "non_member": pub[test], "extra": extra,
-                    "member": P.log_posteriors(target, pd_.x_priv, pd_.edge_priv, device)})
+        out.append(
+            {
+                "attack": "attack1",
+                "method": method,
+                "public": pub,
+                "non_member": pub[test],
+                "extra": extra,
+                "member": P.log_posteriors(target, pd_.x_priv, pd_.edge_priv, device),
+            }
+        )
     for method, target, extra in attack2_targets:
         pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
-        out.append({"attack": "attack2", "method": method, "public": pub, "member": pub[q_nodes],
-                    "non_member": pub[test], "extra": extra})
+        out.append(
+            {
+                "attack": "attack2",
+                "method": method,
+                "public": pub,
+                "member": pub[q_nodes],
+                "non_member": pub[test],
+                "extra": extra,
+            }
+        )
     return out
 
 
-def _score(atk: torch.nn.Module, mem: torch.Tensor, non: torch.Tensor, *, protocol: str, seed: int,
-           max_nodes: int | None = None) -> dict[str, float]:
+def _score(
+    atk: torch.nn.Module,
+    mem: torch.Tensor,
+    non: torch.Tensor,
+    *,
+    protocol: str,
+    seed: int,
+    max_nodes: int | None = None,
+) -> dict[str, float]:
     if protocol == "score":
         return {"value": attack_auroc(atk, mem, non, seed=seed, max_nodes=max_nodes)}
     hard, soft = batched_hard_auroc(atk, mem, non, seed=seed, max_nodes=max_nodes)
     return {"value": hard, "score_auroc": soft}
 
 
-def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: float, seed: int,
-                teacher_epochs: int, student_epochs: int, shadow_epochs: int, max_nodes: int | None = None,
-                noise_on: str | tuple[str, ...] = "posterior", targets: tuple[str, ...] = ("b1", "privgnn"),
-                protocol: str = "score", device: str = "auto") -> list[dict[str, Any]]:
+def run_attacks(
+    pd_: P.PrivGNNData,
+    *,
+    queries: int,
+    k: int,
+    gamma: float,
+    lam: float,
+    seed: int,
+    teacher_epochs: int,
+    student_epochs: int,
+    shadow_epochs: int,
+    max_nodes: int | None = None,
+    noise_on: str | tuple[str, ...] = "posterior",
+    targets: tuple[str, ...] = ("b1", "privgnn"),
+    protocol: str = "score",
+    device: str = "auto",
+) -> list[dict[str, Any]]:
     """Attack-1 and Attack-2 against the ``targets`` of one (dataset, run); one row per AUROC.
 
     ``targets``: ``"b1"`` (B1 for Attack-1, the student trained on B1's labels for Attack-2) and ``"privgnn"`` (the
@@ -336,30 +451,61 @@ def run_attacks(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: 
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     device = str(resolve_device(device))  # once: "auto" would be resolved (and logged) by every training below
-    attacked = build_targets(pd_, queries=queries, k=k, gamma=gamma, lam=lam, seed=seed,
-                             teacher_epochs=teacher_epochs, student_epochs=student_epochs, noise_on=noise_on,
-                             targets=targets, device=device)
+    attacked = build_targets(
+        pd_,
+        queries=queries,
+        k=k,
+        gamma=gamma,
+        lam=lam,
+        seed=seed,
+        teacher_epochs=teacher_epochs,
+        student_epochs=student_epochs,
+        noise_on=noise_on,
+        targets=targets,
+        device=device,
+    )
     atk = {}
-    for attack, epochs in (("attack1", student_epochs if shadow_epochs is None else shadow_epochs),
-                           ("attack2", shadow_epochs)):
+    for attack, epochs in (
+        ("attack1", student_epochs if shadow_epochs is None else shadow_epochs),
+        ("attack2", shadow_epochs),
+    ):
         lp_mem, lp_non = _shadow_posteriors(pd_, attack, seed=seed, epochs=epochs, device=device)[protocol]
         atk[attack] = _fit_on(lp_mem, lp_non, stable_seed(seed, attack), protocol)
     feats = _features(protocol)
     rows = []
     for t in attacked:
         mem, non = feats(t["member"]), feats(t["non_member"])
-        rows.append({"attack": t["attack"], "method": t["method"],
-                     **_score(atk[t["attack"]], mem, non, protocol=protocol, seed=seed, max_nodes=max_nodes),
-                     "protocol": protocol, **_diagnostics(mem, non, t["public"], pd_), **t["extra"]})
+        rows.append(
+            {
+                "attack": t["attack"],
+                "method": t["method"],
+                **_score(atk[t["attack"]], mem, non, protocol=protocol, seed=seed, max_nodes=max_nodes),
+                "protocol": protocol,
+                **_diagnostics(mem, non, t["public"], pd_),
+                **t["extra"],
+            }
+        )
     return rows
 
 
-def shadow_sensitivity(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float, lam: float, seed: int,
-                       teacher_epochs: int, student_epochs: int, shadow_sizes: tuple[str, ...] = SHADOW_SIZES,
-                       shadow_epochs: tuple[int, ...] = (50, 200, 500), protocols: tuple[str, ...] = PROTOCOLS,
-                       noise_on: str | tuple[str, ...] = ("posterior", "log_softmax"),
-                       targets: tuple[str, ...] = ("b1", "privgnn"), max_nodes: int | None = None,
-                       device: str = "auto") -> list[dict[str, Any]]:
+def shadow_sensitivity(
+    pd_: P.PrivGNNData,
+    *,
+    queries: int,
+    k: int,
+    gamma: float,
+    lam: float,
+    seed: int,
+    teacher_epochs: int,
+    student_epochs: int,
+    shadow_sizes: tuple[str, ...] = SHADOW_SIZES,
+    shadow_epochs: tuple[int, ...] = (50, 200, 500),
+    protocols: tuple[str, ...] = PROTOCOLS,
+    noise_on: str | tuple[str, ...] = ("posterior", "log_softmax"),
+    targets: tuple[str, ...] = ("b1", "privgnn"),
+    max_nodes: int | None = None,
+    device: str = "auto",
+) -> list[dict[str, Any]]:
     """How much the attacker's choices the paper leaves open move Attack-1 / Attack-2 against fixed targets.
 
     The targets of one (dataset, run) are trained once (:func:`build_targets`, the same models as
@@ -382,44 +528,85 @@ def shadow_sensitivity(pd_: P.PrivGNNData, *, queries: int, k: int, gamma: float
     if not shadow_epochs or min(shadow_epochs) < 1:
         raise ValueError(f"shadow_epochs must be positive training lengths, got {shadow_epochs!r}")
     device = str(resolve_device(device))
-    attacked = build_targets(pd_, queries=queries, k=k, gamma=gamma, lam=lam, seed=seed,
-                             teacher_epochs=teacher_epochs, student_epochs=student_epochs, noise_on=noise_on,
-                             targets=targets, device=device)
+    attacked = build_targets(
+        pd_,
+        queries=queries,
+        k=k,
+        gamma=gamma,
+        lam=lam,
+        seed=seed,
+        teacher_epochs=teacher_epochs,
+        student_epochs=student_epochs,
+        noise_on=noise_on,
+        targets=targets,
+        device=device,
+    )
     n_members = {t["attack"]: t["member"].size(0) for t in attacked}
     rows: list[dict[str, Any]] = []
 
     def add(t, design, size, epochs, protocol, scored):
-        rows.append({"attack": t["attack"], "method": t["method"], "design": design, "shadow": size,
-                     "shadow_epochs": epochs, "protocol": protocol, **scored, **t["extra"]})
+        rows.append(
+            {
+                "attack": t["attack"],
+                "method": t["method"],
+                "design": design,
+                "shadow": size,
+                "shadow_epochs": epochs,
+                "protocol": protocol,
+                **scored,
+                **t["extra"],
+            }
+        )
 
     for t in attacked:  # the references without a shadow
         top_mem, top_non = t["member"].exp().max(1).values, t["non_member"].exp().max(1).values
         add(t, "confidence", "", 0, "score", {"value": auroc(top_mem.cpu().numpy(), top_non.cpu().numpy())})
         gen = make_generator(stable_seed("oracle-split", seed, t["attack"], t["method"]))
-        pm, pn = torch.randperm(t["member"].size(0), generator=gen), torch.randperm(t["non_member"].size(0),
-                                                                                   generator=gen)
+        pm, pn = (
+            torch.randperm(t["member"].size(0), generator=gen),
+            torch.randperm(t["non_member"].size(0), generator=gen),
+        )
         hm, hn = pm.numel() // 2, pn.numel() // 2
         for protocol in protocols:
             feats = _features(protocol)
             fm, fn = feats(t["member"]).cpu(), feats(t["non_member"]).cpu()
             atk = _fit_attack(fm[pm[:hm]], fn[pn[:hn]], stable_seed(seed, "oracle", t["attack"]), protocol)
-            add(t, "oracle", "", 0, protocol, _score(atk, fm[pm[hm:]], fn[pn[hn:]], protocol=protocol, seed=seed,
-                                                     max_nodes=max_nodes))
+            add(
+                t,
+                "oracle",
+                "",
+                0,
+                protocol,
+                _score(atk, fm[pm[hm:]], fn[pn[hn:]], protocol=protocol, seed=seed, max_nodes=max_nodes),
+            )
     for attack in ("attack1", "attack2"):
         if attack not in n_members:
             continue
         for size in shadow_sizes:
             for epochs in shadow_epochs:
-                lps = _shadow_posteriors(pd_, attack, seed=seed, epochs=epochs, device=device, size=size,
-                                         n_target=n_members[attack])
+                lps = _shadow_posteriors(
+                    pd_, attack, seed=seed, epochs=epochs, device=device, size=size, n_target=n_members[attack]
+                )
                 for protocol in protocols:
                     atk = _fit_on(*lps[protocol], stable_seed(seed, attack), protocol)
                     feats = _features(protocol)
                     for t in attacked:
                         if t["attack"] == attack:
-                            add(t, "shadow", size, epochs, protocol,
-                                _score(atk, feats(t["member"]), feats(t["non_member"]), protocol=protocol,
-                                       seed=seed, max_nodes=max_nodes))
+                            add(
+                                t,
+                                "shadow",
+                                size,
+                                epochs,
+                                protocol,
+                                _score(
+                                    atk,
+                                    feats(t["member"]),
+                                    feats(t["non_member"]),
+                                    protocol=protocol,
+                                    seed=seed,
+                                    max_nodes=max_nodes,
+                                ),
+                            )
     return rows
 
 
@@ -428,11 +615,12 @@ def _label_accuracy(labels: torch.Tensor, pd_: P.PrivGNNData, q_nodes: torch.Ten
     return float((labels.cpu() == pd_.y_pub[q_nodes]).double().mean())
 
 
-def _diagnostics(mem: torch.Tensor, non: torch.Tensor, pub_logp: torch.Tensor, pd_: P.PrivGNNData
-                 ) -> dict[str, float]:
+def _diagnostics(mem: torch.Tensor, non: torch.Tensor, pub_logp: torch.Tensor, pd_: P.PrivGNNData) -> dict[str, float]:
     """The target's mean top probability on members and non-members, and its public test accuracy (``mem`` and
     ``non``: attack features of either protocol)."""
     test = pd_.pub_test
-    return {"member_confidence": float(mem.max(1).values.mean()),
-            "non_member_confidence": float(non.max(1).values.mean()),
-            "test_accuracy": float((pub_logp[test].argmax(1).cpu() == pd_.y_pub[test]).double().mean())}
+    return {
+        "member_confidence": float(mem.max(1).values.mean()),
+        "non_member_confidence": float(non.max(1).values.mean()),
+        "test_accuracy": float((pub_logp[test].argmax(1).cpu() == pd_.y_pub[test]).double().mean()),
+    }

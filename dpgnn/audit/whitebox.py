@@ -50,8 +50,7 @@ from torch import Tensor
 from dpgnn.audit.bounds import threshold_audit
 from dpgnn.methods.hooks import DPStepInfo
 
-__all__ = ["CanaryRelation", "ADD_REMOVE", "REPLACE", "DiracCanaries", "unit_law", "llr_scores",
-           "threshold_from_runs"]
+__all__ = ["CanaryRelation", "ADD_REMOVE", "REPLACE", "DiracCanaries", "unit_law", "llr_scores", "threshold_from_runs"]
 
 
 @dataclass(frozen=True)
@@ -159,8 +158,9 @@ class DiracCanaries:
             own = self._rng.random(m) < info.rate
             nb = self._rng.binomial(rel.others, info.rate, size=m) if rel.others else np.zeros(m, dtype=int)
             return own.astype(int), nb
-        k = self._rng.hypergeometric(min(rel.units, info.population), max(info.population - rel.units, 0),
-                                     info.batch, size=m)
+        k = self._rng.hypergeometric(
+            min(rel.units, info.population), max(info.population - rel.units, 0), info.batch, size=m
+        )
         own = (self._rng.random(m) < k / rel.units).astype(int)
         return own, k - own
 
@@ -168,8 +168,10 @@ class DiracCanaries:
         amps = self._amplitudes(sums, info.clip)
         clean = self._project(sums, amps)
         if info.rate < 1.0 and np.any(clean != 0.0):
-            raise ValueError("the batch is secret (sampling rate < 1) but real gradients use the canary coordinates:"
-                             " audit a full batch or use coordinates no real example touches")
+            raise ValueError(
+                "the batch is secret (sampling rate < 1) but real gradients use the canary coordinates:"
+                " audit a full batch or use coordinates no real example touches"
+            )
         own, nb = self._draw(info)
         rel = self.relation
         contrib = np.where(self.included, rel.own_in * own + rel.other_in * nb, rel.own_out * own + rel.other_out * nb)
@@ -215,14 +217,22 @@ def llr_scores(observations: list[np.ndarray], laws: list, relation: CanaryRelat
     return total
 
 
-def threshold_from_runs(scores: list[np.ndarray], included: list[np.ndarray], *, delta: float, alpha: float
-                        ) -> dict[str, Any]:
+def threshold_from_runs(
+    scores: list[np.ndarray], included: list[np.ndarray], *, delta: float, alpha: float
+) -> dict[str, Any]:
     """The ε lower bound of the threshold test on the canaries of several runs (i.i.d. trials, module docstring):
     :func:`dpgnn.audit.bounds.threshold_audit` on the "in" and "out" scores, runs in order."""
     s, b = np.concatenate(scores), np.concatenate(included).astype(bool)
     thr, bound = threshold_audit(s[b], s[~b], delta=delta, alpha=alpha)
-    return {"epsilon_lb": bound.epsilon_lb, "epsilon_point": bound.epsilon_point, "threshold": thr,
-            "tpr": bound.tpr, "fpr": bound.fpr, "trials_in": int(b.sum()), "trials_out": int((~b).sum())}
+    return {
+        "epsilon_lb": bound.epsilon_lb,
+        "epsilon_point": bound.epsilon_point,
+        "threshold": thr,
+        "tpr": bound.tpr,
+        "fpr": bound.fpr,
+        "trials_in": int(b.sum()),
+        "trials_out": int((~b).sum()),
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -239,33 +249,56 @@ def _progap_family(method: str):
         from dpgnn.privacy.progap import default_delta, privacy_ledger
 
         n = _n_train(data)
-        common = dict(delta=default_delta(n), target_epsilon=epsilon, train_nodes=n, batch_size=kw["batch_size"],
-                      epochs=kw["epochs"], clip=1.0)
+        common = dict(
+            delta=default_delta(n),
+            target_epsilon=epsilon,
+            train_nodes=n,
+            batch_size=kw["batch_size"],
+            epochs=kw["epochs"],
+            clip=1.0,
+        )
         if method == "dp-mlp":
             return privacy_ledger("node", depth=0, aggregations=0, dpsgd_runs=1, method="dp-mlp", **common)
         if method == "gap-node":
-            return privacy_ledger("node", depth=kw["hops"], dpsgd_runs=2, max_degree=kw["max_degree"], method="gap",
-                                  **common)
+            return privacy_ledger(
+                "node", depth=kw["hops"], dpsgd_runs=2, max_degree=kw["max_degree"], method="gap", **common
+            )
         return privacy_ledger("node", depth=kw["depth"], max_degree=kw["max_degree"], **common)
 
     def run(data, noise: float, seed: int, canary: DiracCanaries, kw: dict[str, Any]) -> dict[str, Any]:
         if method == "dp-mlp":
             from dpgnn.methods.progap_baselines import train_mlp
 
-            res = train_mlp(data, level="node", noise=noise, layers=kw.get("layers", 2), hidden=kw["hidden"],
-                            lr=kw["lr"], epochs=kw["epochs"], batch_size=kw["batch_size"], seed=seed, device="cpu",
-                            canary=canary)
+            res = train_mlp(
+                data,
+                level="node",
+                noise=noise,
+                layers=kw.get("layers", 2),
+                hidden=kw["hidden"],
+                lr=kw["lr"],
+                epochs=kw["epochs"],
+                batch_size=kw["batch_size"],
+                seed=seed,
+                device="cpu",
+                canary=canary,
+            )
         elif method == "gap-node":
             from dpgnn.methods.gap import GAPConfig, train_gap
 
-            cfg = GAPConfig(level="node", noise=noise, **{k: kw[k] for k in ("hops", "hidden", "lr", "epochs",
-                                                                             "batch_size", "max_degree")})
+            cfg = GAPConfig(
+                level="node",
+                noise=noise,
+                **{k: kw[k] for k in ("hops", "hidden", "lr", "epochs", "batch_size", "max_degree")},
+            )
             res = train_gap(data, cfg, seed=seed, device="cpu", canary=canary)
         else:
             from dpgnn.methods.progap import ProGAPConfig, train_progap
 
-            cfg = ProGAPConfig(level="node", noise=noise, **{k: kw[k] for k in ("depth", "hidden", "lr", "epochs",
-                                                                                "batch_size", "max_degree")})
+            cfg = ProGAPConfig(
+                level="node",
+                noise=noise,
+                **{k: kw[k] for k in ("depth", "hidden", "lr", "epochs", "batch_size", "max_degree")},
+            )
             res = train_progap(data, cfg, seed=seed, device="cpu", canary=canary)
         return res.ledger
 
@@ -278,8 +311,14 @@ def _dp_gnn():
         from dpgnn.privacy.progap import default_delta
 
         n = _n_train(data)
-        return dp_gnn_ledger(train_nodes=n, batch_size=kw["batch_size"], epochs=kw["epochs"],
-                             max_degree=kw["max_degree"], delta=default_delta(n), target_epsilon=epsilon)
+        return dp_gnn_ledger(
+            train_nodes=n,
+            batch_size=kw["batch_size"],
+            epochs=kw["epochs"],
+            max_degree=kw["max_degree"],
+            delta=default_delta(n),
+            target_epsilon=epsilon,
+        )
 
     def run(data, noise: float, seed: int, canary: DiracCanaries, kw: dict[str, Any]) -> dict[str, Any]:
         from dpgnn.methods.dp_gnn import DPGNNConfig, train_dp_gnn
@@ -305,15 +344,29 @@ def _drw_family(method: str):
 
         n, b = _n_train(data), int(kw["batch"])
         q = 1.0 if method == "fdp" else sampler_bound(method, b, n, kw["num_layers"])
-        return float(run_accounting(method, noise_multiplier=z, steps=steps, delta=float(kw["delta"]),
-                                    sample_rate=q, num_train=n, batch=b,
-                                    max_affected=max_affected(kw["fdp_degree"], kw["num_layers"]))["epsilon"])
+        return float(
+            run_accounting(
+                method,
+                noise_multiplier=z,
+                steps=steps,
+                delta=float(kw["delta"]),
+                sample_rate=q,
+                num_train=n,
+                batch=b,
+                max_affected=max_affected(kw["fdp_degree"], kw["num_layers"]),
+            )["epsilon"]
+        )
 
     def claim(data, epsilon: float, kw: dict[str, Any]) -> dict[str, Any]:
         steps = int(kw["steps"])
         z = _bisect_noise(lambda z: accounted(data, z, steps, kw), epsilon)
-        return {"epsilon": accounted(data, z, steps, kw), "delta": float(kw["delta"]), "noise_multiplier": z,
-                "steps": steps, "target_epsilon": epsilon}
+        return {
+            "epsilon": accounted(data, z, steps, kw),
+            "delta": float(kw["delta"]),
+            "noise_multiplier": z,
+            "steps": steps,
+            "target_epsilon": epsilon,
+        }
 
     def run(data, noise: float, seed: int, canary: DiracCanaries, kw: dict[str, Any]) -> dict[str, Any]:
         from dpgnn.methods import drw
@@ -321,10 +374,26 @@ def _drw_family(method: str):
         d, b, delta = setup(data, kw)
         steps = int(kw["steps"])
         target = accounted(data, noise, steps, kw) * (1 + 1e-9)  # exactly ``steps`` steps at this noise
-        res = drw.train_dp(d, method, num_layers=kw["num_layers"], hidden=kw.get("hidden", 16), lr=kw["lr"],
-                           clip_fraction=None, clip_norm=1.0, noise_multiplier=noise, batch=b, delta=delta,
-                           target_epsilon=target, max_steps=steps, seed=seed, eval_every=10**9, select="last",
-                           fdp_degree=kw["fdp_degree"], device="cpu", canary=canary)
+        res = drw.train_dp(
+            d,
+            method,
+            num_layers=kw["num_layers"],
+            hidden=kw.get("hidden", 16),
+            lr=kw["lr"],
+            clip_fraction=None,
+            clip_norm=1.0,
+            noise_multiplier=noise,
+            batch=b,
+            delta=delta,
+            target_epsilon=target,
+            max_steps=steps,
+            seed=seed,
+            eval_every=10**9,
+            select="last",
+            fdp_degree=kw["fdp_degree"],
+            device="cpu",
+            canary=canary,
+        )
         return res["ledger"]
 
     def relation(kw) -> CanaryRelation:
@@ -348,16 +417,36 @@ def _bisect_noise(eps_of, target: float, lo: float = 1e-2, hi: float = 1e3, iter
 
 
 METHODS: dict[str, tuple] = {
-    "progap-node": _progap_family("progap-node"), "gap-node": _progap_family("gap-node"),
-    "dp-mlp": _progap_family("dp-mlp"), "dp-gnn": _dp_gnn(), "drw": _drw_family("drw"), "fdp": _drw_family("fdp"),
+    "progap-node": _progap_family("progap-node"),
+    "gap-node": _progap_family("gap-node"),
+    "dp-mlp": _progap_family("dp-mlp"),
+    "dp-gnn": _dp_gnn(),
+    "drw": _drw_family("drw"),
+    "fdp": _drw_family("fdp"),
 }
 #: audited method -> privacy unit of its claim
-UNIT_OF = {"progap-node": "node", "gap-node": "node", "dp-mlp": "node", "dp-gnn": "node", "drw": "feature",
-           "fdp": "feature"}
+UNIT_OF = {
+    "progap-node": "node",
+    "gap-node": "node",
+    "dp-mlp": "node",
+    "dp-gnn": "node",
+    "drw": "feature",
+    "fdp": "feature",
+}
 
 
-def audit_white_box(method: str, data, *, epsilon: float, runs: int, canaries: int, seed: int,
-                    noise_factor: float = 1.0, alpha: float = 0.05, **method_kw: Any) -> dict[str, Any]:
+def audit_white_box(
+    method: str,
+    data,
+    *,
+    epsilon: float,
+    runs: int,
+    canaries: int,
+    seed: int,
+    noise_factor: float = 1.0,
+    alpha: float = 0.05,
+    **method_kw: Any,
+) -> dict[str, Any]:
     """White-box Dirac-canary audit of ``method`` (one of :data:`METHODS`) at the claimed ``epsilon``.
 
     The claim's ledger is calibrated once (the method's own accountant); ``runs`` runs of the method on ``data``,
@@ -397,14 +486,27 @@ def audit_white_box(method: str, data, *, epsilon: float, runs: int, canaries: i
         ledger["guarantee"] = "as_published"
         ledger["issues"] = list(ledger.get("issues", [])) + [
             f"deliberately broken variant: noise multiplier x {noise_factor:g} of the one calibrated for the claimed "
-            f"epsilon {float(claim['epsilon']):.4g}"]
-    ledger["audit"] = ("white-box Dirac gradient canaries in every DP-SGD step, likelihood-ratio threshold test, "
-                       "Clopper-Pearson")
-    return {"method": method, "unit": UNIT_OF[method], "epsilon_claimed": float(claim["epsilon"]),
-            "epsilon_run": float(ledger["epsilon"]), "delta": float(claim["delta"]),
-            "noise_factor": float(noise_factor), "noise_multiplier": noise, "runs": runs, "canaries": canaries,
-            "steps_observed": steps, "canary_sensitivity": relation.sensitivity(), "alpha": alpha, **res,
-            "ledger": ledger}
+            f"epsilon {float(claim['epsilon']):.4g}"
+        ]
+    ledger["audit"] = (
+        "white-box Dirac gradient canaries in every DP-SGD step, likelihood-ratio threshold test, Clopper-Pearson"
+    )
+    return {
+        "method": method,
+        "unit": UNIT_OF[method],
+        "epsilon_claimed": float(claim["epsilon"]),
+        "epsilon_run": float(ledger["epsilon"]),
+        "delta": float(claim["delta"]),
+        "noise_factor": float(noise_factor),
+        "noise_multiplier": noise,
+        "runs": runs,
+        "canaries": canaries,
+        "steps_observed": steps,
+        "canary_sensitivity": relation.sensitivity(),
+        "alpha": alpha,
+        **res,
+        "ledger": ledger,
+    }
 
 
 def matching_graph(num_nodes: int, *, num_features: int, num_classes: int, seed: int):
@@ -423,6 +525,12 @@ def matching_graph(num_nodes: int, *, num_features: int, num_classes: int, seed:
     a = torch.arange(0, num_nodes, 2)
     ei = torch.cat([torch.stack([a, a + 1]), torch.stack([a + 1, a])], dim=1)
     every = torch.ones(num_nodes, dtype=torch.bool)
-    return Data(x=torch.rand(num_nodes, num_features, generator=gen),
-                y=torch.randint(0, num_classes, (num_nodes,), generator=gen), edge_index=ei, num_nodes=num_nodes,
-                train_mask=every, val_mask=every.clone(), test_mask=every.clone())
+    return Data(
+        x=torch.rand(num_nodes, num_features, generator=gen),
+        y=torch.randint(0, num_classes, (num_nodes,), generator=gen),
+        edge_index=ei,
+        num_nodes=num_nodes,
+        train_mask=every,
+        val_mask=every.clone(),
+        test_mask=every.clone(),
+    )

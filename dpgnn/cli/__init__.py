@@ -90,8 +90,13 @@ app = typer.Typer(
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the package version and git commit of the code, then exit."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Print the package version and git commit of the code, then exit.",
+    ),
 ) -> None:
     """dpgnn: reproduce five differentially private GNN papers (figures, tables, privacy accounting)."""
 
@@ -109,26 +114,41 @@ def _usage_errors() -> Iterator[None]:
 @app.command()
 def reproduce(
     papers: list[str] | None = typer.Argument(None, help="Paper series to run (default: all), e.g. lpgcn."),
-    profile: Profile = typer.Option("smoke", help="smoke (minutes on a CPU), test (seconds, tiny) or paper (the "
-                                                  "papers' settings)."),
+    profile: Profile = typer.Option(
+        "smoke", help="smoke (minutes on a CPU), test (seconds, tiny) or paper (the papers' settings)."
+    ),
     device: Device = typer.Option("auto", help="auto (cuda when present, else cpu), cpu or cuda."),
     jobs: int = typer.Option(1, min=1, help="Notebooks executed in parallel (separate processes)."),
     force: bool = typer.Option(False, help="Recompute everything instead of resuming from stored results."),
     timeout: int = typer.Option(0, min=0, help="Per-notebook timeout in seconds (0 = none)."),
     notebook: list[str] | None = typer.Option(
-        None, "--notebook", "-n", help="Only this notebook, as paper/name or a unique prefix (lpgcn/03); repeatable."),
+        None, "--notebook", "-n", help="Only this notebook, as paper/name or a unique prefix (lpgcn/03); repeatable."
+    ),
     param: list[str] | None = typer.Option(
-        None, "--param", "-p", help="Notebook parameter key=value (YAML value: runs=2, datasets=\\[cora]), passed to "
-                                    "the notebooks that declare it; repeatable."),
-    stale: Stale = typer.Option("rerun", help="A notebook whose last successful run came from other code (another "
-                                "dpgnn commit or uncommitted changes): rerun it, or keep its outputs "
-                                "(status 'stale')."),
-    cells: bool = typer.Option(True, "--cells/--no-cells", help="First compute the missing grid cells on Dask (as "
-                               "`dpgnn run`), so the notebooks only read and draw; skipped with --notebook or -p."),
-    workers: int | None = typer.Option(None, min=1, help="Dask worker processes for the grid cells (default: "
-                                          "sized to the machine)."),
-    scheduler: str | None = typer.Option(None, help="Compute the grid cells on a running Dask cluster, e.g. "
-                                            "tcp://host:8786."),
+        None,
+        "--param",
+        "-p",
+        help="Notebook parameter key=value (YAML value: runs=2, datasets=\\[cora]), passed to "
+        "the notebooks that declare it; repeatable.",
+    ),
+    stale: Stale = typer.Option(
+        "rerun",
+        help="A notebook whose last successful run came from other code (another "
+        "dpgnn commit or uncommitted changes): rerun it, or keep its outputs "
+        "(status 'stale').",
+    ),
+    cells: bool = typer.Option(
+        True,
+        "--cells/--no-cells",
+        help="First compute the missing grid cells on Dask (as "
+        "`dpgnn run`), so the notebooks only read and draw; skipped with --notebook or -p.",
+    ),
+    workers: int | None = typer.Option(
+        None, min=1, help="Dask worker processes for the grid cells (default: sized to the machine)."
+    ),
+    scheduler: str | None = typer.Option(
+        None, help="Compute the grid cells on a running Dask cluster, e.g. tcp://host:8786."
+    ),
 ) -> None:
     """Execute the notebook series with papermill and write the manifest and the report.
 
@@ -142,11 +162,29 @@ def reproduce(
 
     with _usage_errors():  # an unknown paper, notebook or parameter: one line and exit status 2, before any work
         parameters = parse_parameters(param)
-        plan(papers or None, profile=profile, jobs=jobs, notebooks=notebook, parameters=parameters, device=device,
-             stale=stale)
-    manifest = _reproduce(papers or None, profile=profile, device=device, jobs=jobs, force=force,
-                          timeout=timeout or None, notebooks=notebook, parameters=parameters, stale=stale,
-                          cells=cells, workers=workers, scheduler=scheduler)
+        plan(
+            papers or None,
+            profile=profile,
+            jobs=jobs,
+            notebooks=notebook,
+            parameters=parameters,
+            device=device,
+            stale=stale,
+        )
+    manifest = _reproduce(
+        papers or None,
+        profile=profile,
+        device=device,
+        jobs=jobs,
+        force=force,
+        timeout=timeout or None,
+        notebooks=notebook,
+        parameters=parameters,
+        stale=stale,
+        cells=cells,
+        workers=workers,
+        scheduler=scheduler,
+    )
     failed = manifest[manifest["status"] == "failed"]
     if len(failed):
         typer.echo(f"{len(failed)} notebook(s) failed; see the manifest and papermill_runs/{profile}/", err=True)
@@ -156,26 +194,37 @@ def reproduce(
 @app.command("run")
 def run_cells(
     papers: list[str] | None = typer.Argument(None, help="Paper series (default: all), e.g. lpgnn drw."),
-    profile: Profile = typer.Option("smoke", help="smoke (minutes on a CPU), test (seconds, tiny) or paper (the "
-                                                  "papers' settings)."),
-    artifact: list[str] | None = typer.Option(None, "--artifact", help="Only these artifacts (repeatable), "
-                                                 "e.g. fig_a, table1; default: every grid of the papers."),
-    workers: int | None = typer.Option(None, min=1, help="Local Dask worker processes (default: sized to the "
-                                          "machine, or G per GPU)."),
-    threads_per_worker: int = typer.Option(1, min=1, help="Torch/BLAS threads per worker (workers x threads <= "
-                                           "cores)."),
-    workers_per_gpu: int = typer.Option(1, min=1, help="Workers sharing each GPU (small graph models leave a GPU "
-                                        "mostly idle)."),
+    profile: Profile = typer.Option(
+        "smoke", help="smoke (minutes on a CPU), test (seconds, tiny) or paper (the papers' settings)."
+    ),
+    artifact: list[str] | None = typer.Option(
+        None,
+        "--artifact",
+        help="Only these artifacts (repeatable), e.g. fig_a, table1; default: every grid of the papers.",
+    ),
+    workers: int | None = typer.Option(
+        None, min=1, help="Local Dask worker processes (default: sized to the machine, or G per GPU)."
+    ),
+    threads_per_worker: int = typer.Option(
+        1, min=1, help="Torch/BLAS threads per worker (workers x threads <= cores)."
+    ),
+    workers_per_gpu: int = typer.Option(
+        1, min=1, help="Workers sharing each GPU (small graph models leave a GPU mostly idle)."
+    ),
     scheduler: str | None = typer.Option(None, help="Attach to a running Dask cluster, e.g. tcp://host:8786."),
     device: str = typer.Option("auto", help="auto (cuda when present, else cpu), cpu or cuda."),
     stale: str = typer.Option("keep", help="Stored cells computed by other code: keep or rerun."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print cells stored / missing and the estimated cost; "
-                                 "compute nothing."),
-    force: bool = typer.Option(False, "--force", help="Recompute every cell (swapped in per artifact when "
-                               "complete)."),
-    set_: list[str] | None = typer.Option(None, "--set", help="Replace a setting of the profile, KEY=VALUE "
-                                             "(YAML, repeatable), e.g. --set fidelity_k=[300]; the cells are "
-                                             "stored beside the profile's own."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print cells stored / missing and the estimated cost; compute nothing."
+    ),
+    force: bool = typer.Option(False, "--force", help="Recompute every cell (swapped in per artifact when complete)."),
+    set_: list[str] | None = typer.Option(
+        None,
+        "--set",
+        help="Replace a setting of the profile, KEY=VALUE "
+        "(YAML, repeatable), e.g. --set fidelity_k=[300]; the cells are "
+        "stored beside the profile's own.",
+    ),
 ) -> None:
     """Compute every missing grid cell of the chosen papers on Dask and store the rows (no notebooks)."""
     from dpgnn.engine import cluster_size, compute, select
@@ -194,9 +243,20 @@ def run_cells(
             raise ValueError(f"--device must be auto, cpu, cuda or cuda:N, got {device!r}")
         if not scheduler and not dry_run:
             cluster_size(workers, threads_per_worker, workers_per_gpu, device)
-    summary = compute(papers or None, profile=profile, artifacts=artifact or None, workers=workers,
-                      threads_per_worker=threads_per_worker, workers_per_gpu=workers_per_gpu, scheduler=scheduler,
-                      force=force, dry_run=dry_run, device=device, stale=stale, overrides=overrides)
+    summary = compute(
+        papers or None,
+        profile=profile,
+        artifacts=artifact or None,
+        workers=workers,
+        threads_per_worker=threads_per_worker,
+        workers_per_gpu=workers_per_gpu,
+        scheduler=scheduler,
+        force=force,
+        dry_run=dry_run,
+        device=device,
+        stale=stale,
+        overrides=overrides,
+    )
     if not dry_run and "failed" in summary and summary["failed"].sum():
         typer.echo(f"{int(summary['failed'].sum())} cell(s) failed (see above); the others are stored", err=True)
         raise typer.Exit(code=1)

@@ -15,8 +15,13 @@ WIDTH = 120
 def _stats(data) -> dict:
     y = data.y
     classes = int(y.size(1)) if y.dim() > 1 else int(y[y >= 0].unique().numel())
-    out = {"nodes": int(data.num_nodes), "edges (undirected)": int(data.edge_index.size(1) // 2),
-           "directed entries": int(data.edge_index.size(1)), "features": int(data.x.size(1)), "classes": classes}
+    out = {
+        "nodes": int(data.num_nodes),
+        "edges (undirected)": int(data.edge_index.size(1) // 2),
+        "directed entries": int(data.edge_index.size(1)),
+        "features": int(data.x.size(1)),
+        "classes": classes,
+    }
     for key in sorted(data.keys()):
         if key.endswith("_mask"):
             out[key] = int(data[key].sum())
@@ -33,10 +38,13 @@ def _collapse_universities(df):
         return df
     here = df.loc[uni & df["available"], "name"].str.removeprefix("fb100-")
     papers = sorted({p for v in df.loc[uni, "variants"] for p in str(v).replace(" ", "").split(",") if p})
-    summary = {"name": "fb100-<university>", "papers": ",".join(papers),
-               "available": f"{int(df.loc[uni, 'available'].sum())} of {int(uni.sum())}",
-               "variants": ", ".join(papers),
-               "note": "here: " + (", ".join(sorted(here)) if len(here) else "none") + " (--all lists each)"}
+    summary = {
+        "name": "fb100-<university>",
+        "papers": ",".join(papers),
+        "available": f"{int(df.loc[uni, 'available'].sum())} of {int(uni.sum())}",
+        "variants": ", ".join(papers),
+        "note": "here: " + (", ".join(sorted(here)) if len(here) else "none") + " (--all lists each)",
+    }
     first = int(uni.to_numpy().nonzero()[0][0])
     rows = df[~uni]
     return pd.concat([rows.iloc[:first], pd.DataFrame([summary]), rows.iloc[first:]], ignore_index=True)
@@ -47,8 +55,9 @@ def _table(df, left: tuple[str, ...]) -> str:
     widths = {c: max(len(c), *(len(v) for v in df[c])) for c in df.columns}
 
     def line(values) -> str:
-        return "  ".join(v.ljust(widths[c]) if c in left else v.rjust(widths[c])
-                         for c, v in zip(df.columns, values)).rstrip()
+        return "  ".join(
+            v.ljust(widths[c]) if c in left else v.rjust(widths[c]) for c, v in zip(df.columns, values)
+        ).rstrip()
 
     return "\n".join([line(df.columns), *(line(r) for r in df.itertuples(index=False))])
 
@@ -56,8 +65,11 @@ def _table(df, left: tuple[str, ...]) -> str:
 @app.command("list")
 def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON records."),
-    all_universities: bool = typer.Option(False, "--all", help="List each of the 100 Facebook100 universities "
-                                          "(default: one summary row saying which are here)."),
+    all_universities: bool = typer.Option(
+        False,
+        "--all",
+        help="List each of the 100 Facebook100 universities (default: one summary row saying which are here).",
+    ),
 ) -> None:
     """Table of every dataset: papers, size, availability here, variants ("-": not known before loading)."""
     from dpgnn.data import list_datasets

@@ -73,17 +73,25 @@ app = typer.Typer(
 @app.command("dpsgd")
 def dpsgd(
     noise_multiplier: float | None = typer.Option(
-        None, "--noise-multiplier", "-z", help="Noise std / clipping norm C, > 0 (the relation's sensitivity, C or "
-                                               "2C, is applied inside)."),
+        None,
+        "--noise-multiplier",
+        "-z",
+        help="Noise std / clipping norm C, > 0 (the relation's sensitivity, C or 2C, is applied inside).",
+    ),
     target_epsilon: float | None = typer.Option(
-        None, "--target-epsilon", help="Calibrate the smallest noise multiplier (std / C) with epsilon <= this "
-                                       "(> 0) instead of giving it."),
+        None,
+        "--target-epsilon",
+        help="Calibrate the smallest noise multiplier (std / C) with epsilon <= this (> 0) instead of giving it.",
+    ),
     sample_rate: float = typer.Option(..., "--sample-rate", "-q", help="Sampling probability per step, in (0, 1]."),
     steps: int = typer.Option(..., "--steps", "-t", help="Number of steps, an integer >= 1."),
     delta: float = DELTA,
-    sampling: str = typer.Option("poisson", "--sampling",
-                                 help="poisson (add/remove one record: sensitivity C) or uniform (without "
-                                      "replacement, replace one record: sensitivity 2C)."),
+    sampling: str = typer.Option(
+        "poisson",
+        "--sampling",
+        help="poisson (add/remove one record: sensitivity C) or uniform (without "
+        "replacement, replace one record: sensitivity 2C).",
+    ),
     accountant: str = ACCOUNTANT,
     as_json: bool = JSON,
 ) -> None:
@@ -107,14 +115,17 @@ def dpsgd(
             except ValueError as err:
                 raise CliInputError(f"--accountant: {err}") from None
             try:
-                cal = calibrate_noise_multiplier(target, d, sample_rate=q, steps=t, sampling=sampling,
-                                                 accountant=accountant, sensitivity=sens)
+                cal = calibrate_noise_multiplier(
+                    target, d, sample_rate=q, steps=t, sampling=sampling, accountant=accountant, sensitivity=sens
+                )
             except TooLargeToAccount:
                 raise
             except ValueError:
-                raise CliInputError(f"--target-epsilon {target:g} cannot be reached with a noise multiplier up to "
-                                    f"{Z_MAX * sens:g} (std / C) at this sample rate and these steps; give a "
-                                    "larger target") from None
+                raise CliInputError(
+                    f"--target-epsilon {target:g} cannot be reached with a noise multiplier up to "
+                    f"{Z_MAX * sens:g} (std / C) at this sample rate and these steps; give a "
+                    "larger target"
+                ) from None
             z = cal.value
             inputs.update(target_epsilon=target, target_reached=cal.target_reached)
             if not cal.target_reached:
@@ -122,10 +133,23 @@ def dpsgd(
         else:
             z = option_check("--noise-multiplier", check_positive_finite, noise_multiplier)
         event = dpsgd_event(z / sens, q, t, sampling)
-        report("dpsgd", event, delta, accountant, as_json,
-               inputs={"noise_multiplier": z, "noise_multiplier_accounted": z / sens, "sample_rate": q, "steps": t,
-                       "sampling": sampling, **inputs},
-               neighbouring=neighbouring, sensitivity=f"{sens:g}C" if sens != 1 else "C")
+        report(
+            "dpsgd",
+            event,
+            delta,
+            accountant,
+            as_json,
+            inputs={
+                "noise_multiplier": z,
+                "noise_multiplier_accounted": z / sens,
+                "sample_rate": q,
+                "steps": t,
+                "sampling": sampling,
+                **inputs,
+            },
+            neighbouring=neighbouring,
+            sensitivity=f"{sens:g}C" if sens != 1 else "C",
+        )
 
 
 @app.command("laplace")
@@ -147,9 +171,16 @@ def laplace(
         if q < 1.0:
             base = PoissonSampledEvent(q, base)
         event = SelfComposedEvent(base, n) if n > 1 else base
-        report("laplace", event, delta, accountant, as_json,
-               inputs={"scale": b, "sample_rate": q, "count": n}, neighbouring="add/remove one record",
-               sensitivity="1 (L1; the scale is in its units)")
+        report(
+            "laplace",
+            event,
+            delta,
+            accountant,
+            as_json,
+            inputs={"scale": b, "sample_rate": q, "count": n},
+            neighbouring="add/remove one record",
+            sensitivity="1 (L1; the scale is in its units)",
+        )
 
 
 #: The papers' calculators, registered after ``dpsgd`` and ``laplace`` in this order (the order ``--help`` lists).

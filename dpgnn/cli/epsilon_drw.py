@@ -65,17 +65,22 @@ def _nonneg_int(value: Any, option: str) -> int:
 
 
 def drw_cmd(
-    noise_multiplier: float = typer.Option(..., "--noise-multiplier", "-z",
-                                           help="Noise std / clipping norm C, > 0 (sensitivity 2C applied inside: "
-                                                "the DRW method's noise_multiplier z is 2z here)."),
+    noise_multiplier: float = typer.Option(
+        ...,
+        "--noise-multiplier",
+        "-z",
+        help="Noise std / clipping norm C, > 0 (sensitivity 2C applied inside: "
+        "the DRW method's noise_multiplier z is 2z here).",
+    ),
     batch_size: int = typer.Option(..., "--batch-size", "-b", help="Subgraphs (roots) per batch B, >= 1."),
     train_nodes: int = typer.Option(..., "--train-nodes", "-n", help="Training nodes N (the root pool), >= 1."),
     walk_length: int = typer.Option(..., "--walk-length", "-l", help="Walk length L (= GNN layers), >= 0."),
     restarts: int = typer.Option(1, "--restarts", "-r", help="Walks per root R: 1 = DRW, 2 = DRW-R; >= 1."),
     steps: int = typer.Option(..., "--steps", "-t", help="Training steps T, >= 1."),
     delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
-    accountant: str = typer.Option("autodp", "--accountant",
-                                   help="Accountant (autodp = the authors'; rdp = dpgnn's RDP accountant)."),
+    accountant: str = typer.Option(
+        "autodp", "--accountant", help="Accountant (autodp = the authors'; rdp = dpgnn's RDP accountant)."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Epsilon of DRW / DRW-D / DRW-R training: q = B / ceil(N / (1 + R*L)), T sampled Gaussian steps."""
@@ -89,32 +94,55 @@ def drw_cmd(
         option_check("--delta", check_delta, delta)
         m_min = min_num_subgraphs(n, L, r)
         if b > m_min:
-            raise CliInputError(f"--batch-size must be in [1, m_min={m_min}] where m_min = ceil(N / (1 + R*L)) "
-                                f"for --train-nodes {n}, --walk-length {L}, --restarts {r}; got {b}")
+            raise CliInputError(
+                f"--batch-size must be in [1, m_min={m_min}] where m_min = ceil(N / (1 + R*L)) "
+                f"for --train-nodes {n}, --walk-length {L}, --restarts {r}; got {b}"
+            )
         q = b / m_min
         z_acc = z / DRW_SENSITIVITY
         event = drw_event(z_acc, q, t)  # the event the method's ledger records (paper fidelity)
-        report("drw", event, delta, accountant, as_json,
-               inputs={"noise_multiplier": z, "noise_multiplier_accounted": z_acc, "batch_size": b,
-                       "train_nodes": n, "walk_length": L, "restarts": r, "min_subgraphs": m_min, "sample_rate": q,
-                       "steps": t, "epsilon_sound": _sound(drw_sound_epsilon, z_acc, q, t, delta)},
-               neighbouring="replace one node's features (uniform sampling without replacement)",
-               sensitivity="2C (one node's subgraph gradient swapped)")
+        report(
+            "drw",
+            event,
+            delta,
+            accountant,
+            as_json,
+            inputs={
+                "noise_multiplier": z,
+                "noise_multiplier_accounted": z_acc,
+                "batch_size": b,
+                "train_nodes": n,
+                "walk_length": L,
+                "restarts": r,
+                "min_subgraphs": m_min,
+                "sample_rate": q,
+                "steps": t,
+                "epsilon_sound": _sound(drw_sound_epsilon, z_acc, q, t, delta),
+            },
+            neighbouring="replace one node's features (uniform sampling without replacement)",
+            sensitivity="2C (one node's subgraph gradient swapped)",
+        )
 
 
 def fdp_cmd(
-    noise_multiplier: float = typer.Option(..., "--noise-multiplier", "-z",
-                                           help="Noise std / clipping norm C, > 0 (sensitivity 2KC applied inside: "
-                                                "the method's noise_multiplier z is 2Kz here)."),
+    noise_multiplier: float = typer.Option(
+        ...,
+        "--noise-multiplier",
+        "-z",
+        help="Noise std / clipping norm C, > 0 (sensitivity 2KC applied inside: "
+        "the method's noise_multiplier z is 2Kz here).",
+    ),
     batch_size: int = typer.Option(..., "--batch-size", "-b", help="Roots per batch B, in [1, N]."),
     train_nodes: int = typer.Option(..., "--train-nodes", "-n", help="Training nodes N, >= 1."),
     max_degree: int = typer.Option(..., "--max-degree", "-d", help="Degree bound D, >= 1."),
     layers: int = typer.Option(..., "--layers", "-l", help="GNN layers (hops) L, >= 0."),
     steps: int = typer.Option(..., "--steps", "-t", help="Training steps T, >= 1."),
     delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
-    variant: str = typer.Option("paper", "--variant",
-                                help="paper (orders 1.1-256, tight conversion) or authors (DRW code: alpha=10, "
-                                     "classic conversion)."),
+    variant: str = typer.Option(
+        "paper",
+        "--variant",
+        help="paper (orders 1.1-256, tight conversion) or authors (DRW code: alpha=10, classic conversion).",
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Epsilon of the FDP baseline: hypergeometric multi-term RDP with K = (D^(L+1)-1)/(D-1) affected roots."""
@@ -131,28 +159,47 @@ def fdp_cmd(
         if variant not in ("paper", "authors"):
             raise CliInputError(f"--variant must be 'paper' or 'authors', got {variant!r}")
         if dmax > 1 and (L + 1) * math.log10(dmax) > MAX_AFFECTED_LOG10:  # before D^(L+1) is computed
-            raise TooLargeToAccount(f"--max-degree {dmax} and --layers {L} give K = (D^(L+1) - 1)/(D - 1) above "
-                                    f"1e{MAX_AFFECTED_LOG10} affected roots, which cannot be accounted")
+            raise TooLargeToAccount(
+                f"--max-degree {dmax} and --layers {L} give K = (D^(L+1) - 1)/(D - 1) above "
+                f"1e{MAX_AFFECTED_LOG10} affected roots, which cannot be accounted"
+            )
         k = max_affected(dmax, L)
         z_acc = z / (DRW_SENSITIVITY * k)
         eps, order = fdp_run_epsilon(t, z_acc, n, b, k, d, variant)
         sound = _sound(fdp_sound_epsilon, t, z_acc, n, b, k, d)
         neighbouring = "replace one node's features (uniform sampling without replacement)"
         sensitivity = f"2KC = {2 * k}C (one node's features in at most K = {k} roots' gradients)"
-        payload = {"command": "fdp", "epsilon": eps, "epsilon_sound": sound, "delta": d, "noise_multiplier": z,
-                   "noise_multiplier_accounted": z_acc, "batch_size": b, "train_nodes": n, "max_degree": dmax,
-                   "layers": L, "max_affected": k, "sample_rate": b / n, "steps": t, "variant": variant,
-                   "accountant": "fdp-hypergeometric-rdp", "order": None if math.isnan(order) else order,
-                   "neighbouring": neighbouring, "sensitivity": sensitivity,
-                   "event": fdp_event(z_acc, n, b, k, t).to_dict()}
+        payload = {
+            "command": "fdp",
+            "epsilon": eps,
+            "epsilon_sound": sound,
+            "delta": d,
+            "noise_multiplier": z,
+            "noise_multiplier_accounted": z_acc,
+            "batch_size": b,
+            "train_nodes": n,
+            "max_degree": dmax,
+            "layers": L,
+            "max_affected": k,
+            "sample_rate": b / n,
+            "steps": t,
+            "variant": variant,
+            "accountant": "fdp-hypergeometric-rdp",
+            "order": None if math.isnan(order) else order,
+            "neighbouring": neighbouring,
+            "sensitivity": sensitivity,
+            "event": fdp_event(z_acc, n, b, k, t).to_dict(),
+        }
         if as_json:
             typer.echo(json.dumps(payload))
         else:
-            typer.echo(f"fdp: epsilon = {eps:.6g} at delta = {d:g} [noise_multiplier={z}, "
-                       f"noise_multiplier_accounted={z_acc:.6g}, batch_size={b}, train_nodes={n}, max_degree={dmax}, "
-                       f"layers={L}, K={k}, steps={t}; variant={variant}, optimal RDP order {order:g}; "
-                       f"{relation_text(neighbouring, sensitivity)}]; epsilon_sound = "
-                       + ("not computed" if sound is None else f"{sound:.6g} (privacy-loss distribution)"))
+            typer.echo(
+                f"fdp: epsilon = {eps:.6g} at delta = {d:g} [noise_multiplier={z}, "
+                f"noise_multiplier_accounted={z_acc:.6g}, batch_size={b}, train_nodes={n}, max_degree={dmax}, "
+                f"layers={L}, K={k}, steps={t}; variant={variant}, optimal RDP order {order:g}; "
+                f"{relation_text(neighbouring, sensitivity)}]; epsilon_sound = "
+                + ("not computed" if sound is None else f"{sound:.6g} (privacy-loss distribution)")
+            )
 
 
 def register(app: typer.Typer) -> None:

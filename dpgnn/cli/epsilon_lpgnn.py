@@ -30,23 +30,30 @@ def _js(v: Any) -> Any:
 def register(app: typer.Typer) -> None:
     @app.command("lpgnn")
     def lpgnn(
-        feature_epsilon: float = typer.Option(..., "--feature-epsilon", "-x",
-                                              help="Feature budget eps_x per node (whole vector), > 0 or inf."),
+        feature_epsilon: float = typer.Option(
+            ..., "--feature-epsilon", "-x", help="Feature budget eps_x per node (whole vector), > 0 or inf."
+        ),
         label_epsilon: float = typer.Option(..., "--label-epsilon", "-y", help="Label budget eps_y, > 0 or inf."),
         num_features: int = typer.Option(..., "--num-features", "-d", help="Feature dimension d, >= 1."),
         mechanism: str = typer.Option("mbm", "--mechanism", help="mbm, 1bm, lpm or agm."),
-        m: int | None = typer.Option(None, "--m", help="Multi-bit sampling parameter in [1, d] "
-                                                          "(default: the paper's rule)."),
+        m: int | None = typer.Option(
+            None, "--m", help="Multi-bit sampling parameter in [1, d] (default: the paper's rule)."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     ) -> None:
         """Per-node epsilon of LPGNN: feature (multi-bit / baselines) + label (randomised response) reports."""
         with option_errors():
             out = budget(feature_epsilon, label_epsilon, num_features, mechanism, m)
-            payload = {"command": "lpgnn", **{k: _js(v) for k, v in out.items()},
-                       "sensitivity": "none (local DP: each report's ratio is bounded for any two inputs)"}
+            payload = {
+                "command": "lpgnn",
+                **{k: _js(v) for k, v in out.items()},
+                "sensitivity": "none (local DP: each report's ratio is bounded for any two inputs)",
+            }
             if as_json:
                 typer.echo(json.dumps(payload))
             else:
-                typer.echo(f"lpgnn: epsilon = {out['epsilon']:.6g} at delta = {out['delta']:g} per node "
-                           f"[eps_x={feature_epsilon:g} ({mechanism}, m={out.get('m')}), eps_y={label_epsilon:g}, "
-                           f"d={num_features}; {relation_text(out['neighbouring'], payload['sensitivity'])}]")
+                typer.echo(
+                    f"lpgnn: epsilon = {out['epsilon']:.6g} at delta = {out['delta']:g} per node "
+                    f"[eps_x={feature_epsilon:g} ({mechanism}, m={out.get('m')}), eps_y={label_epsilon:g}, "
+                    f"d={num_features}; {relation_text(out['neighbouring'], payload['sensitivity'])}]"
+                )

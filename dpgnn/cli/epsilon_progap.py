@@ -37,21 +37,28 @@ def register(app: typer.Typer) -> None:
         level: str = typer.Option(..., "--level", help="edge or node."),
         depth: int = typer.Option(..., "--depth", "-k", help="Depth K (number of NAP queries), an integer >= 1."),
         delta: float = typer.Option(..., "--delta", help="Target delta, in (0, 1)."),
-        sigma: float | None = typer.Option(None, "--sigma", help="Edge level: NAP noise std sigma (> 0; "
-                                                                    "sensitivity 1, one directed edge)."),
+        sigma: float | None = typer.Option(
+            None, "--sigma", help="Edge level: NAP noise std sigma (> 0; sensitivity 1, one directed edge)."
+        ),
         noise_multiplier: float | None = typer.Option(
-            None, "--noise-multiplier", "-z", help="Node level: shared noise multiplier z (> 0)."),
+            None, "--noise-multiplier", "-z", help="Node level: shared noise multiplier z (> 0)."
+        ),
         target_epsilon: float | None = typer.Option(
-            None, "--target-epsilon", help="Calibrate the noise to this epsilon (> 0) instead of giving it."),
+            None, "--target-epsilon", help="Calibrate the noise to this epsilon (> 0) instead of giving it."
+        ),
         max_degree: int | None = typer.Option(None, "--max-degree", help="Node level: degree bound D, >= 1."),
         batch_size: int | None = typer.Option(None, "--batch-size", help="Node level: expected batch size B."),
         train_nodes: int | None = typer.Option(None, "--train-nodes", help="Node level: training nodes N."),
         epochs: int | None = typer.Option(None, "--epochs-per-stage", help="Node level: epochs per stage E."),
         accountant: str | None = typer.Option(
-            None, "--accountant", help="Override the accountant (default exact_gaussian / autodp; also rdp)."),
+            None, "--accountant", help="Override the accountant (default exact_gaussian / autodp; also rdp)."
+        ),
         fidelity: str = typer.Option(
-            "paper", "--fidelity", help="paper (exact Gaussian composition at edge level) or authors_code (the "
-                                        "official code's autodp RDP composition: more noise for the same epsilon)."),
+            "paper",
+            "--fidelity",
+            help="paper (exact Gaussian composition at edge level) or authors_code (the "
+            "official code's autodp RDP composition: more noise for the same epsilon).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print exactly one JSON object."),
     ) -> None:
         """Epsilon of ProGAP: K NAP Gaussians (edge) or K Gaussians + K+1 DP-SGD runs (node)."""
@@ -79,54 +86,105 @@ def register(app: typer.Typer) -> None:
                 option_check("--target-epsilon", check_positive_finite, target_epsilon)
             node_inputs = {}
             if level == "node":
-                for opt, val in (("--max-degree", max_degree), ("--batch-size", batch_size),
-                                 ("--train-nodes", train_nodes), ("--epochs-per-stage", epochs)):
+                for opt, val in (
+                    ("--max-degree", max_degree),
+                    ("--batch-size", batch_size),
+                    ("--train-nodes", train_nodes),
+                    ("--epochs-per-stage", epochs),
+                ):
                     if val is None:
                         raise CliInputError(f"{opt} is required with --level node (an integer >= 1)")
                     node_inputs[opt] = option_check(opt, check_count, val)
                 if node_inputs["--batch-size"] > node_inputs["--train-nodes"]:
-                    raise CliInputError(f"--batch-size must be <= --train-nodes ({node_inputs['--train-nodes']}), "
-                                        f"got {node_inputs['--batch-size']}")
+                    raise CliInputError(
+                        f"--batch-size must be <= --train-nodes ({node_inputs['--train-nodes']}), "
+                        f"got {node_inputs['--batch-size']}"
+                    )
             else:
-                for opt, val in (("--max-degree", max_degree), ("--batch-size", batch_size),
-                                 ("--train-nodes", train_nodes), ("--epochs-per-stage", epochs)):
+                for opt, val in (
+                    ("--max-degree", max_degree),
+                    ("--batch-size", batch_size),
+                    ("--train-nodes", train_nodes),
+                    ("--epochs-per-stage", epochs),
+                ):
                     if val is not None:
                         raise CliInputError(f"{opt} applies to --level node only")
             kw = {}
             if level == "node":
-                kw = dict(max_degree=node_inputs["--max-degree"], batch_size=node_inputs["--batch-size"],
-                          train_nodes=node_inputs["--train-nodes"], epochs=node_inputs["--epochs-per-stage"])
-            led = privacy_ledger(level, depth=k, delta=d, noise=noise, target_epsilon=target_epsilon,
-                                 accountant=accountant, fidelity=fidelity, **kw)
+                kw = dict(
+                    max_degree=node_inputs["--max-degree"],
+                    batch_size=node_inputs["--batch-size"],
+                    train_nodes=node_inputs["--train-nodes"],
+                    epochs=node_inputs["--epochs-per-stage"],
+                )
+            led = privacy_ledger(
+                level,
+                depth=k,
+                delta=d,
+                noise=noise,
+                target_epsilon=target_epsilon,
+                accountant=accountant,
+                fidelity=fidelity,
+                **kw,
+            )
             z = led["noise_multiplier"]
             reached = True
             if target_epsilon is not None:  # the same (cached) calibration privacy_ledger ran: was the target met?
-                cal = calibrate_noise(level, target_epsilon, d, accountant=led["accountant"], aggregations=k,
-                                      dpsgd_runs=k + 1 if level == "node" else 0,
-                                      **{key: kw[key] for key in ("train_nodes", "batch_size", "epochs") if key in kw})
+                cal = calibrate_noise(
+                    level,
+                    target_epsilon,
+                    d,
+                    accountant=led["accountant"],
+                    aggregations=k,
+                    dpsgd_runs=k + 1 if level == "node" else 0,
+                    **{key: kw[key] for key in ("train_nodes", "batch_size", "epochs") if key in kw},
+                )
                 reached = cal.target_reached
-            event = privacy_event(level, z, aggregations=k, dpsgd_runs=k + 1 if level == "node" else 0,
-                                  **{key: kw[key] for key in ("train_nodes", "batch_size", "epochs") if key in kw})
-            payload = {"command": "progap", "level": level, "epsilon": led["epsilon"], "delta": d, "depth": k,
-                       ("sigma" if level == "edge" else "noise_multiplier"): z,
-                       "target_epsilon": target_epsilon, "calibrated": target_epsilon is not None,
-                       "target_reached": reached if target_epsilon is not None else None,
-                       "epsilon_paper_bound": led.get("epsilon_paper_bound"), "paper_bound": led.get("paper_bound"),
-                       "accountant": led["accountant"], "fidelity": fidelity, "neighbouring": led["neighbouring"],
-                       "sigma_nap": led["sigma_nap"], **kw, "event": event.to_dict()}
+            event = privacy_event(
+                level,
+                z,
+                aggregations=k,
+                dpsgd_runs=k + 1 if level == "node" else 0,
+                **{key: kw[key] for key in ("train_nodes", "batch_size", "epochs") if key in kw},
+            )
+            payload = {
+                "command": "progap",
+                "level": level,
+                "epsilon": led["epsilon"],
+                "delta": d,
+                "depth": k,
+                ("sigma" if level == "edge" else "noise_multiplier"): z,
+                "target_epsilon": target_epsilon,
+                "calibrated": target_epsilon is not None,
+                "target_reached": reached if target_epsilon is not None else None,
+                "epsilon_paper_bound": led.get("epsilon_paper_bound"),
+                "paper_bound": led.get("paper_bound"),
+                "accountant": led["accountant"],
+                "fidelity": fidelity,
+                "neighbouring": led["neighbouring"],
+                "sigma_nap": led["sigma_nap"],
+                **kw,
+                "event": event.to_dict(),
+            }
             sound, sound_by = tightest(event, d, led["epsilon"], led["accountant"])
             payload.update(epsilon_sound=sound, sound_accountant=sound_by)
             if level == "node":
-                payload.update(sample_rate=led["sample_rate"], steps_per_stage=led["steps_per_run"],
-                               sigma_sgd=led["sigma_sgd"])
-            payload["sensitivity"] = (f"C per DP-SGD step (one clipped example), sqrt(D) = "
-                                      f"{led['sensitivity_nap']:.4g} per NAP query" if level == "node"
-                                      else "1 per NAP query (one directed edge)")
+                payload.update(
+                    sample_rate=led["sample_rate"], steps_per_stage=led["steps_per_run"], sigma_sgd=led["sigma_sgd"]
+                )
+            payload["sensitivity"] = (
+                f"C per DP-SGD step (one clipped example), sqrt(D) = {led['sensitivity_nap']:.4g} per NAP query"
+                if level == "node"
+                else "1 per NAP query (one directed edge)"
+            )
         name = "sigma" if level == "edge" else "noise multiplier"
         if not reached:
-            typer.echo(f"Warning: --target-epsilon {target_epsilon:g} cannot be reached: the smallest {name} searched, "
-                       f"{z:.6g}, already gives epsilon = {led['epsilon']:.6g} at delta = {d:g}; that {name} and "
-                       f"its epsilon are returned (give a smaller target, or the noise itself)", err=True)
+            typer.echo(
+                f"Warning: --target-epsilon {target_epsilon:g} cannot be reached: the smallest {name} searched, "
+                f"{z:.6g}, already gives epsilon = {led['epsilon']:.6g} at delta = {d:g}; that {name} and "
+                f"its epsilon are returned (give a smaller target, or the noise itself)",
+                err=True,
+            )
         if as_json:
             typer.echo(json.dumps(payload))
         else:
@@ -136,9 +194,11 @@ def register(app: typer.Typer) -> None:
                 how = f"calibrated to {target_epsilon:g}"
             else:
                 how = f"target {target_epsilon:g} NOT reached: smallest {name} searched"
-            typer.echo(f"progap ({level} level, K={k}): epsilon = {led['epsilon']:.6g} at delta = {d:g} "
-                       f"[{led['accountant']}]; {name} = {z:.6g} ({how}); paper {led.get('paper_bound')}: "
-                       f"epsilon <= {led.get('epsilon_paper_bound'):.6g}; "
-                       f"{relation_text(led['neighbouring'], payload['sensitivity'])}")
+            typer.echo(
+                f"progap ({level} level, K={k}): epsilon = {led['epsilon']:.6g} at delta = {d:g} "
+                f"[{led['accountant']}]; {name} = {z:.6g} ({how}); paper {led.get('paper_bound')}: "
+                f"epsilon <= {led.get('epsilon_paper_bound'):.6g}; "
+                f"{relation_text(led['neighbouring'], payload['sensitivity'])}"
+            )
             if sound_by != led["accountant"]:
                 typer.echo(f"sound: epsilon = {sound:.6g} (tightest: {sound_by} accountant)")

@@ -27,8 +27,20 @@ from dpgnn.privacy.events import Event
 from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.validation import check_delta
 
-__all__ = ["CliInputError", "OneLineErrors", "option_check", "option_errors", "report", "relation_text", "one_line",
-           "DELTA", "ACCOUNTANT", "JSON", "USAGE_EXIT", "COMPUTE_EXIT"]
+__all__ = [
+    "CliInputError",
+    "OneLineErrors",
+    "option_check",
+    "option_errors",
+    "report",
+    "relation_text",
+    "one_line",
+    "DELTA",
+    "ACCOUNTANT",
+    "JSON",
+    "USAGE_EXIT",
+    "COMPUTE_EXIT",
+]
 
 #: exit status of a refused input (as click's usage errors) and of a computation that cannot be done
 USAGE_EXIT = 2
@@ -102,8 +114,11 @@ def option_errors() -> Iterator[None]:
     except (CliInputError, ValueError, TypeError, NotImplementedError) as err:
         raise _fail(str(err), USAGE_EXIT) from None
     except (ArithmeticError, MemoryError, RecursionError) as err:
-        raise _fail(f"cannot compute this: {type(err).__name__}: {err}; give smaller counts or more noise, or "
-                    "another --accountant", COMPUTE_EXIT) from None
+        raise _fail(
+            f"cannot compute this: {type(err).__name__}: {err}; give smaller counts or more noise, or "
+            "another --accountant",
+            COMPUTE_EXIT,
+        ) from None
 
 
 def _json_float(x: float | None) -> Any:
@@ -119,8 +134,16 @@ def relation_text(neighbouring: str, sensitivity: str) -> str:
     return f"neighbouring: {neighbouring}; sensitivity {sensitivity}"
 
 
-def report(command: str, event: Event, delta: float, accountant: str, as_json: bool,
-           inputs: dict[str, Any], neighbouring: str, sensitivity: str) -> dict[str, Any]:
+def report(
+    command: str,
+    event: Event,
+    delta: float,
+    accountant: str,
+    as_json: bool,
+    inputs: dict[str, Any],
+    neighbouring: str,
+    sensitivity: str,
+) -> dict[str, Any]:
     """Compute ε of ``event`` with ``accountant`` at ``delta`` and print it (one JSON object with ``as_json``), with
     ``epsilon_sound``: the tightest of it and the exact or ``pld`` value (:func:`tightest`), unless ``inputs``
     carries the calculator's own.
@@ -159,8 +182,10 @@ def report(command: str, event: Event, delta: float, accountant: str, as_json: b
             at = " (pure-DP basic composition is tighter)"
         else:
             at = f" (optimal RDP order {order:g})"
-        typer.echo(f"{command}: epsilon = {eps:.6g} at delta = {d:g} [{args}; accountant={accountant}{at}; "
-                   f"{relation_text(neighbouring, sensitivity)}]")
+        typer.echo(
+            f"{command}: epsilon = {eps:.6g} at delta = {d:g} [{args}; accountant={accountant}{at}; "
+            f"{relation_text(neighbouring, sensitivity)}]"
+        )
         if sound is not None and sound_by != accountant:
             typer.echo(f"sound: epsilon = {sound:.6g} (tightest: {sound_by} accountant)")
     return payload

@@ -52,9 +52,11 @@ def _lpgnn_variant(top_classes: int | None = None) -> Variant:
     opts = {"seed": GLOBAL_SEED}
     if top_classes is not None:
         opts["top_classes"] = top_classes
-    doc = ("LPGNN (docs/papers/lpgnn.md#data-pipeline): "
-           + (f"keep the {top_classes} largest classes (induced subgraph, relabelled), " if top_classes else "")
-           + "random 50/25/25 split over ALL nodes (seed option), min-max to [0,1], constant columns dropped")
+    doc = (
+        "LPGNN (docs/papers/lpgnn.md#data-pipeline): "
+        + (f"keep the {top_classes} largest classes (induced subgraph, relabelled), " if top_classes else "")
+        + "random 50/25/25 split over ALL nodes (seed option), min-max to [0,1], constant columns dropped"
+    )
     return Variant("lpgnn", ("lpgnn",), doc, build=_lpgnn, options=opts)
 
 
@@ -101,75 +103,103 @@ PLANETOID_SHA256 = {
 def _planetoid_files(prefix: str) -> tuple[RawFile, ...]:
     hashes = PLANETOID_SHA256[prefix]
     return tuple(
-        RawFile(name=f"ind.{prefix}.{part}", url=PLANETOID_URL.format(prefix=prefix, part=part),
-                sha256=(hashes[part],) if part in hashes else (), mirror=f"planetoid/ind.{prefix}.{part}")
+        RawFile(
+            name=f"ind.{prefix}.{part}",
+            url=PLANETOID_URL.format(prefix=prefix, part=part),
+            sha256=(hashes[part],) if part in hashes else (),
+            mirror=f"planetoid/ind.{prefix}.{part}",
+        )
         for part in PARTS
     )
 
 
-_PUBLIC_SPLIT_DOC = ("Planetoid public split masks as in the raw files (train = first labelled nodes, val 500, "
-                     "test 1000)")
+_PUBLIC_SPLIT_DOC = (
+    "Planetoid public split masks as in the raw files (train = first labelled nodes, val 500, test 1000)"
+)
 
-register(DatasetSpec(
-    name="cora", title="Cora (Planetoid)", group="planetoid",
-    doc="""Cora citation network, Planetoid version.
+register(
+    DatasetSpec(
+        name="cora",
+        title="Cora (Planetoid)",
+        group="planetoid",
+        doc="""Cora citation network, Planetoid version.
 
 Source: Yang, Cohen & Salakhutdinov, "Revisiting Semi-Supervised Learning with Graph Embeddings", ICML 2016
 (kimiyoung/planetoid); parsed exactly like PyG's ``Planetoid('Cora')``.
 Statistics: 2,708 nodes, 5,278 undirected edges (10,556 directed), 1,433 binary bag-of-words features,
 7 classes; public split 140 / 500 / 1,000.""",
-    papers=("lpgcn", "lpgnn", "drw"),
-    raw_files=_planetoid_files("cora"),
-    loader=partial(read_planetoid, prefix="cora"),
-    stats={"nodes": 2708, "edges": 5278, "features": 1433, "classes": 7},
-    variants={
-        "lpgcn": Variant("lpgcn", ("lpgcn",),
-                         "LPGCN (docs/papers/lpgcn.md#data-and-splits): " + _PUBLIC_SPLIT_DOC + " (140/500/1000)",
-                         build=_identity),
-        "lpgnn": _lpgnn_variant(),
-        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC,
-                       build=_identity),
-    },
-))
+        papers=("lpgcn", "lpgnn", "drw"),
+        raw_files=_planetoid_files("cora"),
+        loader=partial(read_planetoid, prefix="cora"),
+        stats={"nodes": 2708, "edges": 5278, "features": 1433, "classes": 7},
+        variants={
+            "lpgcn": Variant(
+                "lpgcn",
+                ("lpgcn",),
+                "LPGCN (docs/papers/lpgcn.md#data-and-splits): " + _PUBLIC_SPLIT_DOC + " (140/500/1000)",
+                build=_identity,
+            ),
+            "lpgnn": _lpgnn_variant(),
+            "drw": Variant(
+                "drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC, build=_identity
+            ),
+        },
+    )
+)
 
-register(DatasetSpec(
-    name="citeseer", title="CiteSeer (Planetoid)", group="planetoid",
-    doc="""CiteSeer citation network, Planetoid version (15 isolated test papers get zero features, label 0).
+register(
+    DatasetSpec(
+        name="citeseer",
+        title="CiteSeer (Planetoid)",
+        group="planetoid",
+        doc="""CiteSeer citation network, Planetoid version (15 isolated test papers get zero features, label 0).
 
 Source: Yang, Cohen & Salakhutdinov, ICML 2016 (kimiyoung/planetoid); parsed like PyG's ``Planetoid('CiteSeer')``.
 Statistics: 3,327 nodes, 4,552 undirected edges (9,104 directed), 3,703 features, 6 classes; public split
 120 / 500 / 1,000.""",
-    papers=("lpgcn", "drw"),
-    raw_files=_planetoid_files("citeseer"),
-    loader=partial(read_planetoid, prefix="citeseer"),
-    stats={"nodes": 3327, "edges": 4552, "features": 3703, "classes": 6},
-    variants={
-        "lpgcn": Variant("lpgcn", ("lpgcn",),
-                         "LPGCN (docs/papers/lpgcn.md#data-and-splits): " + _PUBLIC_SPLIT_DOC + " (120/500/1000)",
-                         build=_identity),
-        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC,
-                       build=_identity),
-    },
-))
+        papers=("lpgcn", "drw"),
+        raw_files=_planetoid_files("citeseer"),
+        loader=partial(read_planetoid, prefix="citeseer"),
+        stats={"nodes": 3327, "edges": 4552, "features": 3703, "classes": 6},
+        variants={
+            "lpgcn": Variant(
+                "lpgcn",
+                ("lpgcn",),
+                "LPGCN (docs/papers/lpgcn.md#data-and-splits): " + _PUBLIC_SPLIT_DOC + " (120/500/1000)",
+                build=_identity,
+            ),
+            "drw": Variant(
+                "drw", ("drw",), "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC, build=_identity
+            ),
+        },
+    )
+)
 
-register(DatasetSpec(
-    name="pubmed", title="PubMed (Planetoid)", group="planetoid",
-    doc="""PubMed diabetes citation network, Planetoid version.
+register(
+    DatasetSpec(
+        name="pubmed",
+        title="PubMed (Planetoid)",
+        group="planetoid",
+        doc="""PubMed diabetes citation network, Planetoid version.
 
 Source: Yang, Cohen & Salakhutdinov, ICML 2016 (kimiyoung/planetoid); parsed like PyG's ``Planetoid('PubMed')``.
 Statistics: 19,717 nodes, 44,324 undirected edges, 500 TF-IDF features, 3 classes; public split 60 / 500 / 1,000.""",
-    papers=("lpgnn", "drw"),
-    raw_files=_planetoid_files("pubmed"),
-    loader=partial(read_planetoid, prefix="pubmed"),
-    stats={"nodes": 19717, "edges": 44324, "features": 500, "classes": 3},
-    note="ind.pubmed.allx is not in the offline mirror (the other seven files are).",
-    variants={
-        "lpgnn": _lpgnn_variant(),
-        "drw": Variant("drw", ("drw",),
-                       "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC + " (60/500/1000)",
-                       build=_identity),
-    },
-))
+        papers=("lpgnn", "drw"),
+        raw_files=_planetoid_files("pubmed"),
+        loader=partial(read_planetoid, prefix="pubmed"),
+        stats={"nodes": 19717, "edges": 44324, "features": 500, "classes": 3},
+        note="ind.pubmed.allx is not in the offline mirror (the other seven files are).",
+        variants={
+            "lpgnn": _lpgnn_variant(),
+            "drw": Variant(
+                "drw",
+                ("drw",),
+                "DRW (docs/papers/drw.md#data): transductive, " + _PUBLIC_SPLIT_DOC + " (60/500/1000)",
+                build=_identity,
+            ),
+        },
+    )
+)
 
 # ----------------------------------------------------------------------------------------------------------------
 # Karate Club / MUSAE: Twitch ENGB, Facebook page-page, LastFM Asia
@@ -178,82 +208,106 @@ KC_URL = "https://raw.githubusercontent.com/benedekrozemberczki/karateclub/maste
 
 
 def _kc(name: str, file: str, sha: str | None) -> RawFile:
-    return RawFile(name=file, url=KC_URL.format(name=name, file=file), sha256=(sha,) if sha else (),
-                   mirror=f"karateclub/{name}/{file}")
+    return RawFile(
+        name=file,
+        url=KC_URL.format(name=name, file=file),
+        sha256=(sha,) if sha else (),
+        mirror=f"karateclub/{name}/{file}",
+    )
 
 
 def _read_kc(paths: dict[str, Path]) -> Data:
     return read_karateclub(paths["edges.csv"], paths["target.csv"], paths["features.csv"])
 
 
-register(DatasetSpec(
-    name="twitch", title="Twitch ENGB (Karate Club 'twitch')", group="karateclub", aliases=("twitch-engb",),
-    doc="""Twitch user-user network of English streamers (ENGB); target: explicit-content streamer.
+register(
+    DatasetSpec(
+        name="twitch",
+        title="Twitch ENGB (Karate Club 'twitch')",
+        group="karateclub",
+        aliases=("twitch-engb",),
+        doc="""Twitch user-user network of English streamers (ENGB); target: explicit-content streamer.
 
 Source: Rozemberczki, Allen & Sarkar, "Multi-scale Attributed Node Embedding" (MUSAE), J. Complex Networks 2021;
 files from the Karate Club library (benedekrozemberczki/karateclub, dataset/node_level/twitch).
 Statistics: 7,126 nodes, 35,324 undirected edges, 2,545 binary features, 2 classes. features.csv uses ids
 0..3169 but only 2,545 of them occur in ENGB; like the authors' pandas pivot, one column per occurring id (the
 LPGCN paper's 2,545; raw ids kept in ``feature_ids``).""",
-    papers=("lpgcn",),
-    raw_files=(
-        _kc("twitch", "edges.csv", "90ab33e0426913171302dee0bdac35322596f07bee7431aeabaca648bdda7245"),
-        _kc("twitch", "features.csv", "904426f583b2636b2a4343606dea35e44bd06cf1baa3c4aa46b7c8cec86f2820"),
-        _kc("twitch", "target.csv", "635c3aedd9865b48baa27aae4f5bc54b913100aee026589ec3a7bb4dcfcc8b44"),
-    ),
-    loader=_read_kc,
-    stats={"nodes": 7126, "edges": 35324, "features": 2545, "classes": 2},
-    variants={
-        "lpgcn": Variant("lpgcn", ("lpgcn",),
-                         'LPGCN (docs/papers/lpgcn.md#data-and-splits): random 50/25/25 over all nodes, '
-                         'torch.Generator seed = sum(ord("musae"))',
-                         build=_lpgcn_random_split, options={"seed": seed_from_name("musae")}),
-    },
-))
+        papers=("lpgcn",),
+        raw_files=(
+            _kc("twitch", "edges.csv", "90ab33e0426913171302dee0bdac35322596f07bee7431aeabaca648bdda7245"),
+            _kc("twitch", "features.csv", "904426f583b2636b2a4343606dea35e44bd06cf1baa3c4aa46b7c8cec86f2820"),
+            _kc("twitch", "target.csv", "635c3aedd9865b48baa27aae4f5bc54b913100aee026589ec3a7bb4dcfcc8b44"),
+        ),
+        loader=_read_kc,
+        stats={"nodes": 7126, "edges": 35324, "features": 2545, "classes": 2},
+        variants={
+            "lpgcn": Variant(
+                "lpgcn",
+                ("lpgcn",),
+                "LPGCN (docs/papers/lpgcn.md#data-and-splits): random 50/25/25 over all nodes, "
+                'torch.Generator seed = sum(ord("musae"))',
+                build=_lpgcn_random_split,
+                options={"seed": seed_from_name("musae")},
+            ),
+        },
+    )
+)
 
-register(DatasetSpec(
-    name="facebook-pagepage", title="Facebook page-page (MUSAE / Karate Club 'facebook')", group="karateclub",
-    aliases=("musae-facebook", "facebook-page-page"),
-    doc="""Facebook page-page network of verified pages; target: page category (politician, governmental
+register(
+    DatasetSpec(
+        name="facebook-pagepage",
+        title="Facebook page-page (MUSAE / Karate Club 'facebook')",
+        group="karateclub",
+        aliases=("musae-facebook", "facebook-page-page"),
+        doc="""Facebook page-page network of verified pages; target: page category (politician, governmental
 organisation, TV show, company).
 
 Source: Rozemberczki, Allen & Sarkar, "Multi-scale Attributed Node Embedding" (MUSAE), J. Complex Networks 2021;
 edges/targets from Karate Club (dataset/node_level/facebook), binary features from MUSAE's facebook.json.
 Statistics: 22,470 nodes, 170,823 undirected edges (171,002 edge rows incl. 179 self-loops, removed), 4,714
 features, 4 classes. This is LPGNN's "facebook" (not ProGAP's/PrivGNN's, see ``facebook``).""",
-    papers=("lpgnn",),
-    raw_files=(
-        _kc("facebook", "edges.csv", "7c50d8f02a75cc0829577814a1fc14535164daa38d79c3612340c9e9cdbd4022"),
-        _kc("facebook", "target.csv", "95987f6c9246f461511673041c88aa20cbd8596bc52b9688fdaab7bd5a720000"),
-        RawFile(name="facebook.json",
+        papers=("lpgnn",),
+        raw_files=(
+            _kc("facebook", "edges.csv", "7c50d8f02a75cc0829577814a1fc14535164daa38d79c3612340c9e9cdbd4022"),
+            _kc("facebook", "target.csv", "95987f6c9246f461511673041c88aa20cbd8596bc52b9688fdaab7bd5a720000"),
+            RawFile(
+                name="facebook.json",
                 url="https://raw.githubusercontent.com/benedekrozemberczki/MUSAE/master/input/features/facebook.json",
                 sha256=("ea870537646a93642a0008d38aa9bfeff02018070ba97b1f3f469d9622626436",),
-                mirror="musae_facebook/facebook.json"),
-    ),
-    loader=lambda p: read_facebook_pagepage(p["edges.csv"], p["target.csv"], p["facebook.json"]),
-    stats={"nodes": 22470, "edges": 170823, "features": 4714, "classes": 4},
-    variants={"lpgnn": _lpgnn_variant()},
-))
+                mirror="musae_facebook/facebook.json",
+            ),
+        ),
+        loader=lambda p: read_facebook_pagepage(p["edges.csv"], p["target.csv"], p["facebook.json"]),
+        stats={"nodes": 22470, "edges": 170823, "features": 4714, "classes": 4},
+        variants={"lpgnn": _lpgnn_variant()},
+    )
+)
 
-register(DatasetSpec(
-    name="lastfm", title="LastFM Asia (Karate Club 'lastfm')", group="karateclub", aliases=("lastfm-asia",),
-    doc="""LastFM Asia social network of users; target: the user's country.
+register(
+    DatasetSpec(
+        name="lastfm",
+        title="LastFM Asia (Karate Club 'lastfm')",
+        group="karateclub",
+        aliases=("lastfm-asia",),
+        doc="""LastFM Asia social network of users; target: the user's country.
 
 Source: Rozemberczki & Sarkar, "Characteristic Functions on Graphs", CIKM 2020; files from Karate Club
 (dataset/node_level/lastfm).
 Statistics: 7,624 nodes, 27,806 undirected edges, 7,842 features, 18 classes; LPGNN keeps the 10 largest classes
 (7,083 nodes, 25,814 edges).""",
-    papers=("lpgnn",),
-    raw_files=(
-        _kc("lastfm", "edges.csv", "4a6f555d2ccbbbaf1aa4f46b10b0e612aa515730a513d3e1ac951e1e4dcd733c"),
-        _kc("lastfm", "features.csv", None),
-        _kc("lastfm", "target.csv", "91f19215f6eca8321feec038bd32900cf13fd4f7e041a9976cf202807c72ac16"),
-    ),
-    loader=_read_kc,
-    stats={"nodes": 7624, "edges": 27806, "features": 7842, "classes": 18},
-    note="features.csv is not in the offline mirror (edges/target are).",
-    variants={"lpgnn": _lpgnn_variant(top_classes=10)},
-))
+        papers=("lpgnn",),
+        raw_files=(
+            _kc("lastfm", "edges.csv", "4a6f555d2ccbbbaf1aa4f46b10b0e612aa515730a513d3e1ac951e1e4dcd733c"),
+            _kc("lastfm", "features.csv", None),
+            _kc("lastfm", "target.csv", "91f19215f6eca8321feec038bd32900cf13fd4f7e041a9976cf202807c72ac16"),
+        ),
+        loader=_read_kc,
+        stats={"nodes": 7624, "edges": 27806, "features": 7842, "classes": 18},
+        note="features.csv is not in the offline mirror (edges/target are).",
+        variants={"lpgnn": _lpgnn_variant(top_classes=10)},
+    )
+)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -289,9 +343,14 @@ def _progap(data: Data, min_class_size: int, seed: int = GLOBAL_SEED) -> Data:
 
 
 def _progap_variant(min_class_size: int, papers=("progap",), name: str = "progap") -> Variant:
-    return Variant(name, papers, f"ProGAP/GAP (docs/papers/progap.md#datasets): random 75/10/15 split, classes with >= "
-                                 f"{min_class_size:,} nodes, self-loops and isolated nodes removed",
-                   build=_progap, options={"min_class_size": min_class_size, "seed": GLOBAL_SEED})
+    return Variant(
+        name,
+        papers,
+        f"ProGAP/GAP (docs/papers/progap.md#datasets): random 75/10/15 split, classes with >= "
+        f"{min_class_size:,} nodes, self-loops and isolated nodes removed",
+        build=_progap,
+        options={"min_class_size": min_class_size, "seed": GLOBAL_SEED},
+    )
 
 
 def _privgnn(data: Data, seed: int = GLOBAL_SEED, **split) -> Data:
@@ -303,12 +362,18 @@ def _privgnn(data: Data, seed: int = GLOBAL_SEED, **split) -> Data:
 
 
 def _privgnn_variant(doc: str, **split) -> Variant:
-    return Variant("privgnn", ("privgnn",), "PrivGNN (docs/papers/privgnn.md#data-and-splits): " + doc, build=_privgnn,
-                   options={"seed": GLOBAL_SEED, **split})
+    return Variant(
+        "privgnn",
+        ("privgnn",),
+        "PrivGNN (docs/papers/privgnn.md#data-and-splits): " + doc,
+        build=_privgnn,
+        options={"seed": GLOBAL_SEED, **split},
+    )
 
 
-def _fb100_privgnn(data: Data, seed: int = GLOBAL_SEED, private_fraction: float = 0.5,
-                   public_test_share: float = 0.2) -> Data:
+def _fb100_privgnn(
+    data: Data, seed: int = GLOBAL_SEED, private_fraction: float = 0.5, public_test_share: float = 0.2
+) -> Data:
     """PrivGNN's Facebook: target = every recorded class year (no 2004-2009 window, no class filter; 34 classes
     for UIUC), nodes with missing year dropped, self-loops removed; ``private_fraction`` of the nodes private,
     the rest public with ``public_test_share`` of them as public test."""
@@ -316,8 +381,9 @@ def _fb100_privgnn(data: Data, seed: int = GLOBAL_SEED, private_fraction: float 
     out.y = year_labels(data.year.numpy(), None)
     out = filter_classes(out)
     out = drop_self_loops(out)
-    return private_public_split(out, seed=seed, num_private=int(round(private_fraction * out.num_nodes)),
-                                public_test_share=public_test_share)
+    return private_public_split(
+        out, seed=seed, num_private=int(round(private_fraction * out.num_nodes)), public_test_share=public_test_share
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -368,8 +434,12 @@ FB100_STATS = {"Caltech36": (769, None), "Cornell5": (18660, None), "Wisconsin87
 
 def _fb100_file(name: str) -> RawFile:
     sha = FB100_SHA256.get(name)
-    return RawFile(name=f"{name}.mat", url=FB100_URL.format(name=name), sha256=(sha,) if sha else (),
-                   mirror=f"facebook100/{name}.mat")
+    return RawFile(
+        name=f"{name}.mat",
+        url=FB100_URL.format(name=name),
+        sha256=(sha,) if sha else (),
+        mirror=f"facebook100/{name}.mat",
+    )
 
 
 FB100_FILES = tuple(_fb100_file(u) for u in UNIVERSITIES)
@@ -381,133 +451,199 @@ window, as sisaman/pyg-datasets does); ``year`` = raw year; all nodes kept in th
 for _uni in UNIVERSITIES:
     _n, _m = FB100_STATS.get(_uni, (None, None))
     _is_uiuc = _uni == "UIllinois20"
-    register(DatasetSpec(
-        name=f"fb100-{_uni.lower()}", title=f"Facebook100 {_uni}", group="facebook100", raw_folder="facebook100",
-        aliases=("uiuc", "fb100-uiuc") if _is_uiuc else (),
-        doc=f"Facebook100 network of {_uni}.\n\n" + _FB_DOC + (
-            "\nUIllinois20 is ProGAP's and PrivGNN's 'facebook' (see ``facebook``): ProGAP keeps the 6 year-classes "
-            "with >= 1,000 nodes (26,406 nodes, 2,117,924 directed edges, 501 features); PrivGNN uses all 34 "
-            "recorded years." if _is_uiuc else
-            "\nA stand-in for UIllinois20 must be loaded under this name, never as 'facebook'."),
-        papers=("progap", "privgnn") if _is_uiuc else (),
-        raw_files=(_fb100_file(_uni),),
-        loader=partial(read_facebook100, name=_uni),
-        stats={"nodes": _n, "edges": _m, "features": 501 if _is_uiuc else None, "classes": 6 if _is_uiuc else None},
-        note=("Not in the offline mirror." if _uni not in FB100_SHA256 else "")
-        + (" Paper graph of ProGAP/PrivGNN 'facebook'." if _is_uiuc else ""),
-        variants={
-            "progap": _progap_variant(1000),
-            "privgnn": Variant("privgnn", ("privgnn",),
-                               "PrivGNN (docs/papers/privgnn.md#data-and-splits): all recorded years as classes, "
-                               "missing dropped, private half / public half with 20% public test", build=_fb100_privgnn,
-                               options={"seed": GLOBAL_SEED, "private_fraction": 0.5, "public_test_share": 0.2}),
-        },
-    ))
+    register(
+        DatasetSpec(
+            name=f"fb100-{_uni.lower()}",
+            title=f"Facebook100 {_uni}",
+            group="facebook100",
+            raw_folder="facebook100",
+            aliases=("uiuc", "fb100-uiuc") if _is_uiuc else (),
+            doc=f"Facebook100 network of {_uni}.\n\n"
+            + _FB_DOC
+            + (
+                "\nUIllinois20 is ProGAP's and PrivGNN's 'facebook' (see ``facebook``): ProGAP keeps the 6 "
+                "year-classes with >= 1,000 nodes (26,406 nodes, 2,117,924 directed edges, 501 features); "
+                "PrivGNN uses all 34 recorded years."
+                if _is_uiuc
+                else "\nA stand-in for UIllinois20 must be loaded under this name, never as 'facebook'."
+            ),
+            papers=("progap", "privgnn") if _is_uiuc else (),
+            raw_files=(_fb100_file(_uni),),
+            loader=partial(read_facebook100, name=_uni),
+            stats={"nodes": _n, "edges": _m, "features": 501 if _is_uiuc else None, "classes": 6 if _is_uiuc else None},
+            note=("Not in the offline mirror." if _uni not in FB100_SHA256 else "")
+            + (" Paper graph of ProGAP/PrivGNN 'facebook'." if _is_uiuc else ""),
+            variants={
+                "progap": _progap_variant(1000),
+                "privgnn": Variant(
+                    "privgnn",
+                    ("privgnn",),
+                    "PrivGNN (docs/papers/privgnn.md#data-and-splits): all recorded years as classes, "
+                    "missing dropped, private half / public half with 20% public test",
+                    build=_fb100_privgnn,
+                    options={"seed": GLOBAL_SEED, "private_fraction": 0.5, "public_test_share": 0.2},
+                ),
+            },
+        )
+    )
 
 _FB_UNION_DOC = """Disjoint union of Facebook100 universities (ProGAP's "FB-100"): features one-hot of status, gender,
 major over the union (minor, housing dropped), target class year (2004..2009), ``university`` = index of each
 node's university in the canonical list."""
 
-register(DatasetSpec(
-    name="fb100", title="FB-100 (all 100 Facebook100 universities)", group="facebook100", raw_folder="facebook100",
-    aliases=("fb-100", "facebook-100", "facebook100"),
-    doc=_FB_UNION_DOC + "\n\nSource: Traud et al. 2012; ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024). ProGAP "
+register(
+    DatasetSpec(
+        name="fb100",
+        title="FB-100 (all 100 Facebook100 universities)",
+        group="facebook100",
+        raw_folder="facebook100",
+        aliases=("fb-100", "facebook-100", "facebook100"),
+        doc=_FB_UNION_DOC + "\n\nSource: Traud et al. 2012; ProGAP (Sajadmanesh & Gatica-Perez, WSDM 2024). ProGAP "
         "statistics after its preprocessing (classes >= 100,000): 1,120,280 nodes, 86,304,478 directed edges, 537 "
         "features, 6 classes. Needs all 100 files.",
-    papers=("progap",), raw_files=FB100_FILES, loader=read_facebook100_union,
-    stats={"nodes": None, "edges": None, "features": 537, "classes": 6},
-    note="Needs all 100 .mat files (only 36 are mirrored); fb100-present is the labelled stand-in.",
-    variants={"progap": _progap_variant(100_000)},
-))
+        papers=("progap",),
+        raw_files=FB100_FILES,
+        loader=read_facebook100_union,
+        stats={"nodes": None, "edges": None, "features": 537, "classes": 6},
+        note="Needs all 100 .mat files (only 36 are mirrored); fb100-present is the labelled stand-in.",
+        variants={"progap": _progap_variant(100_000)},
+    )
+)
 
-register(DatasetSpec(
-    name="fb100-present", title="Facebook100 union of the universities present here (stand-in)",
-    group="facebook100", raw_folder="facebook100",
-    doc=_FB_UNION_DOC + "\n\nStand-in for FB-100 built from whichever .mat files are mirrored/cached here (never "
+register(
+    DatasetSpec(
+        name="fb100-present",
+        title="Facebook100 union of the universities present here (stand-in)",
+        group="facebook100",
+        raw_folder="facebook100",
+        doc=_FB_UNION_DOC + "\n\nStand-in for FB-100 built from whichever .mat files are mirrored/cached here (never "
         "downloads the rest). Its statistics depend on the files present; report it under this name. With few "
         "universities no class reaches ProGAP's 100,000 threshold: pass ``min_class_size=`` to the progap variant.",
-    papers=(), raw_files=FB100_FILES, loader=read_facebook100_union, partial_ok=True,
-    stats={"nodes": None, "edges": None, "features": None, "classes": None},
-    note="Stand-in for fb100: the union over the universities present (not cached; depends on files present).",
-    variants={"progap": _progap_variant(100_000)},
-))
+        papers=(),
+        raw_files=FB100_FILES,
+        loader=read_facebook100_union,
+        partial_ok=True,
+        stats={"nodes": None, "edges": None, "features": None, "classes": None},
+        note="Stand-in for fb100: the union over the universities present (not cached; depends on files present).",
+        variants={"progap": _progap_variant(100_000)},
+    )
+)
 
 # ----------------------------------------------------------------------------------------------------------------
 # Amazon Computers (Shchur), Credit (NIFTY)
 # ----------------------------------------------------------------------------------------------------------------
-register(DatasetSpec(
-    name="amazon-computers", title="Amazon Computers (Shchur et al.)", aliases=("computers", "amazon-computer"),
-    doc="""Amazon co-purchase graph of computer products; features: bag-of-words of reviews; target: category.
+register(
+    DatasetSpec(
+        name="amazon-computers",
+        title="Amazon Computers (Shchur et al.)",
+        aliases=("computers", "amazon-computer"),
+        doc="""Amazon co-purchase graph of computer products; features: bag-of-words of reviews; target: category.
 
 Source: McAuley et al., SIGIR 2015; Shchur et al., "Pitfalls of Graph Neural Network Evaluation", 2018
 (shchur/gnn-benchmark). Parsed like PyG's ``Amazon('Computers')``.
 Statistics: 13,752 nodes, 245,861 undirected edges (491,722 directed), 767 binary features, 10 classes.
 PrivGNN's "Amazon" (ProGAP's "amazon" is ogbn-products, see ``amazon``).""",
-    papers=("privgnn",),
-    raw_files=(RawFile(
-        name="amazon_electronics_computers.npz",
-        url="https://github.com/shchur/gnn-benchmark/raw/master/data/npz/amazon_electronics_computers.npz",
-        # mirror copy (repacked, same arrays) and the public file (see the mirror MANIFEST)
-        sha256=("8553eeb570349de56d0cfc21f24fa6cbff483ad63d72f55f106adb26063365ee",
-                "736ba1d9fd85eac2da83a5ad25c463f04b0031a6ca01563f90a7099d9e8ffb2c"),
-        mirror="amazon_computers/amazon_electronics_computers.npz", size=31921488),),
-    loader=lambda p: read_gnn_benchmark_npz(p["amazon_electronics_computers.npz"]),
-    stats={"nodes": 13752, "edges": 245861, "features": 767, "classes": 10},
-    variants={"privgnn": _privgnn_variant("private 250 nodes/class (2,500), public 3,000 train + 3,000 test",
-                                          private_per_class=250, num_public_train=3000, num_public_test=3000)},
-))
+        papers=("privgnn",),
+        raw_files=(
+            RawFile(
+                name="amazon_electronics_computers.npz",
+                url="https://github.com/shchur/gnn-benchmark/raw/master/data/npz/amazon_electronics_computers.npz",
+                # mirror copy (repacked, same arrays) and the public file (see the mirror MANIFEST)
+                sha256=(
+                    "8553eeb570349de56d0cfc21f24fa6cbff483ad63d72f55f106adb26063365ee",
+                    "736ba1d9fd85eac2da83a5ad25c463f04b0031a6ca01563f90a7099d9e8ffb2c",
+                ),
+                mirror="amazon_computers/amazon_electronics_computers.npz",
+                size=31921488,
+            ),
+        ),
+        loader=lambda p: read_gnn_benchmark_npz(p["amazon_electronics_computers.npz"]),
+        stats={"nodes": 13752, "edges": 245861, "features": 767, "classes": 10},
+        variants={
+            "privgnn": _privgnn_variant(
+                "private 250 nodes/class (2,500), public 3,000 train + 3,000 test",
+                private_per_class=250,
+                num_public_train=3000,
+                num_public_test=3000,
+            )
+        },
+    )
+)
 
 NIFTY_URL = "https://raw.githubusercontent.com/chirag126/nifty/main/dataset/credit/{file}"
-register(DatasetSpec(
-    name="credit", title="Credit defaulter (NIFTY)", aliases=("credit-defaulter",),
-    doc="""Credit card clients (Taiwan, 2005) linked by attribute similarity; target: no default next month.
+register(
+    DatasetSpec(
+        name="credit",
+        title="Credit defaulter (NIFTY)",
+        aliases=("credit-defaulter",),
+        doc="""Credit card clients (Taiwan, 2005) linked by attribute similarity; target: no default next month.
 
 Source: Yeh & Lien 2009; graph by Agarwal, Lakkaraju & Zitnik, "Towards a Unified Framework for Fair and Stable
 Graph Representation Learning" (NIFTY), UAI 2021 (chirag126/nifty). Features: all columns except the label and
 ``Single`` (as NIFTY's loader); ``sensitive`` = Age.
 Statistics: 30,000 nodes, 137,377 undirected edges (200,526 directed pairs), 13 features, 2 classes.""",
-    papers=("privgnn",),
-    raw_files=(
-        RawFile("credit.csv", NIFTY_URL.format(file="credit.csv"),
-                ("5d7a93f25a09dd1648c78b5e0c6a883ca832ee88259d89dfe1062e8c848bfe5d",), "nifty_credit/credit.csv"),
-        # the mirror's zip is regenerated with the authors' rule (same edge set); the public zip's hash is unknown,
-        # so a downloaded copy is checked against the hash recorded at its first download
-        RawFile("credit_edges.txt.zip", NIFTY_URL.format(file="credit_edges.txt.zip"),
+        papers=("privgnn",),
+        raw_files=(
+            RawFile(
+                "credit.csv",
+                NIFTY_URL.format(file="credit.csv"),
+                ("5d7a93f25a09dd1648c78b5e0c6a883ca832ee88259d89dfe1062e8c848bfe5d",),
+                "nifty_credit/credit.csv",
+            ),
+            # the mirror's zip is regenerated with the authors' rule (same edge set); the public zip's hash is unknown,
+            # so a downloaded copy is checked against the hash recorded at its first download
+            RawFile(
+                "credit_edges.txt.zip",
+                NIFTY_URL.format(file="credit_edges.txt.zip"),
                 ("85aad74bd4c36271823dc45f7d64f4fd79ed91b4b771702b1a9d9bb0486b317c",),
-                "nifty_credit/credit_edges.txt.zip"),
-    ),
-    loader=lambda p: read_credit(p["credit.csv"], p["credit_edges.txt.zip"]),
-    stats={"nodes": 30000, "edges": 137377, "features": 13, "classes": 2},
-    note="The mirror's credit_edges.txt.zip is regenerated from credit.csv (same edge set as published).",
-    variants={"privgnn": _privgnn_variant("private 10,000 random nodes (paper text; Table: 10,818), public 7,500 "
-                                          "train + 7,500 test", num_private=10_000, num_public_train=7500,
-                                          num_public_test=7500)},
-))
+                "nifty_credit/credit_edges.txt.zip",
+            ),
+        ),
+        loader=lambda p: read_credit(p["credit.csv"], p["credit_edges.txt.zip"]),
+        stats={"nodes": 30000, "edges": 137377, "features": 13, "classes": 2},
+        note="The mirror's credit_edges.txt.zip is regenerated from credit.csv (same edge set as published).",
+        variants={
+            "privgnn": _privgnn_variant(
+                "private 10,000 random nodes (paper text; Table: 10,818), public 7,500 train + 7,500 test",
+                num_private=10_000,
+                num_public_train=7500,
+                num_public_test=7500,
+            )
+        },
+    )
+)
 
 # ----------------------------------------------------------------------------------------------------------------
 # OGB: ogbn-products, ogbn-arxiv
 # ----------------------------------------------------------------------------------------------------------------
 OGB_URL = "http://snap.stanford.edu/ogb/data/nodeproppred/{name}.zip"
 
-register(DatasetSpec(
-    name="ogbn-products", title="ogbn-products (OGB)", aliases=("products",),
-    doc="""Amazon product co-purchasing network (OGB).
+register(
+    DatasetSpec(
+        name="ogbn-products",
+        title="ogbn-products (OGB)",
+        aliases=("products",),
+        doc="""Amazon product co-purchasing network (OGB).
 
 Source: Hu et al., "Open Graph Benchmark", NeurIPS 2020 (Chiang et al. 2019's Amazon2M). Official zip, read in
 place; OGB sales-ranking split as masks.
 Statistics: 2,449,029 nodes, 61,859,140 undirected edges, 100 features, 47 classes. ProGAP's "amazon" keeps
 classes >= 100,000 nodes (1,790,731 nodes, 10 classes); PrivGNN's "Amazon2M" uses all 47 classes.""",
-    papers=("progap", "privgnn"),
-    raw_files=(RawFile("products.zip", OGB_URL.format(name="products"), mirror="ogb/products.zip"),),
-    loader=lambda p: read_ogbn(p["products.zip"], "products", "sales_ranking"),
-    stats={"nodes": 2449029, "edges": 61859140, "features": 100, "classes": 47},
-    note="Too large to mirror here.",
-    variants={
-        "progap": _progap_variant(100_000),
-        "privgnn": _privgnn_variant("Amazon2M: private 1,000,000 random nodes, the rest public with 50% test",
-                                    num_private=1_000_000, public_test_share=0.5),
-    },
-))
+        papers=("progap", "privgnn"),
+        raw_files=(RawFile("products.zip", OGB_URL.format(name="products"), mirror="ogb/products.zip"),),
+        loader=lambda p: read_ogbn(p["products.zip"], "products", "sales_ranking"),
+        stats={"nodes": 2449029, "edges": 61859140, "features": 100, "classes": 47},
+        note="Too large to mirror here.",
+        variants={
+            "progap": _progap_variant(100_000),
+            "privgnn": _privgnn_variant(
+                "Amazon2M: private 1,000,000 random nodes, the rest public with 50% test",
+                num_private=1_000_000,
+                public_test_share=0.5,
+            ),
+        },
+    )
+)
 
 
 def _arxiv_privgnn(data: Data) -> Data:
@@ -518,95 +654,128 @@ def _arxiv_privgnn(data: Data) -> Data:
     return out
 
 
-register(DatasetSpec(
-    name="ogbn-arxiv", title="ogbn-arxiv (OGB)", aliases=("arxiv",),
-    doc="""arXiv CS citation network (OGB); features: averaged word2vec of title/abstract; target: subject area.
+register(
+    DatasetSpec(
+        name="ogbn-arxiv",
+        title="ogbn-arxiv (OGB)",
+        aliases=("arxiv",),
+        doc="""arXiv CS citation network (OGB); features: averaged word2vec of title/abstract; target: subject area.
 
 Source: Hu et al., "Open Graph Benchmark", NeurIPS 2020. Official zip, read in place; OGB time split as masks
 (train <= 2017: 90,941; valid 2018: 29,799; test >= 2019: 48,603); edges made undirected.
 Statistics: 169,343 nodes, 1,166,243 directed citations, 128 features, 40 classes.""",
-    papers=("drw", "privgnn"),
-    raw_files=(RawFile("arxiv.zip", OGB_URL.format(name="arxiv"), mirror="ogb/arxiv.zip"),),
-    loader=lambda p: read_ogbn(p["arxiv.zip"], "arxiv", "time"),
-    stats={"nodes": 169343, "edges": None, "features": 128, "classes": 40},
-    note="Too large to mirror here.",
-    variants={
-        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): undirected graph, OGB time split (inductive)",
-                       build=_identity),
-        "privgnn": Variant("privgnn", ("privgnn",),
-                           "PrivGNN (docs/papers/privgnn.md#data-and-splits): OGB time split as private / public "
-                           "train / public test", build=_arxiv_privgnn),
-    },
-))
+        papers=("drw", "privgnn"),
+        raw_files=(RawFile("arxiv.zip", OGB_URL.format(name="arxiv"), mirror="ogb/arxiv.zip"),),
+        loader=lambda p: read_ogbn(p["arxiv.zip"], "arxiv", "time"),
+        stats={"nodes": 169343, "edges": None, "features": 128, "classes": 40},
+        note="Too large to mirror here.",
+        variants={
+            "drw": Variant(
+                "drw",
+                ("drw",),
+                "DRW (docs/papers/drw.md#data): undirected graph, OGB time split (inductive)",
+                build=_identity,
+            ),
+            "privgnn": Variant(
+                "privgnn",
+                ("privgnn",),
+                "PrivGNN (docs/papers/privgnn.md#data-and-splits): OGB time split as private / public "
+                "train / public test",
+                build=_arxiv_privgnn,
+            ),
+        },
+    )
+)
 
 # ----------------------------------------------------------------------------------------------------------------
 # Flickr, Reddit, PPI (PyG), Elliptic
 # ----------------------------------------------------------------------------------------------------------------
 GDRIVE = "https://drive.usercontent.google.com/download?id={id}&confirm=t"
-register(DatasetSpec(
-    name="flickr", title="Flickr (GraphSAINT)",
-    doc="""Flickr images linked by shared properties; features: bag-of-words of descriptions; target: tag class.
+register(
+    DatasetSpec(
+        name="flickr",
+        title="Flickr (GraphSAINT)",
+        doc="""Flickr images linked by shared properties; features: bag-of-words of descriptions; target: tag class.
 
 Source: Zeng et al., "GraphSAINT: Graph Sampling Based Inductive Learning Method", ICLR 2020; the Google Drive
 files PyG's ``Flickr`` downloads. Own split 50/25/25 (role.json).
 Statistics: 89,250 nodes, 449,878 undirected edges, 500 features, 7 classes.""",
-    papers=("lpgcn", "drw"),
-    raw_files=(
-        RawFile("adj_full.npz", GDRIVE.format(id="1crmsTbd1-2sEXsGwa2IKnIB7Zd3TmUsy"), mirror="flickr/adj_full.npz"),
-        RawFile("feats.npy", GDRIVE.format(id="1join-XdvX3anJU_MLVtick7MgeAQiWIZ"), mirror="flickr/feats.npy"),
-        RawFile("class_map.json", GDRIVE.format(id="1uxIkbtg5drHTsKt-PAsZZ4_yJmgFmle9"),
-                mirror="flickr/class_map.json"),
-        RawFile("role.json", GDRIVE.format(id="1htXCtuktuCW8TR8KiKfrFDAxUgekQoV7"), mirror="flickr/role.json"),
-    ),
-    loader=read_flickr,
-    stats={"nodes": 89250, "edges": 449878, "features": 500, "classes": 7},
-    note="Too large to mirror here.",
-    variants={
-        "lpgcn": Variant("lpgcn", ("lpgcn",),
-                         "LPGCN (docs/papers/lpgcn.md#data-and-splits): the dataset's own 50/25/25 split",
-                         build=_identity),
-        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): own split, inductive", build=_identity),
-    },
-))
+        papers=("lpgcn", "drw"),
+        raw_files=(
+            RawFile(
+                "adj_full.npz", GDRIVE.format(id="1crmsTbd1-2sEXsGwa2IKnIB7Zd3TmUsy"), mirror="flickr/adj_full.npz"
+            ),
+            RawFile("feats.npy", GDRIVE.format(id="1join-XdvX3anJU_MLVtick7MgeAQiWIZ"), mirror="flickr/feats.npy"),
+            RawFile(
+                "class_map.json", GDRIVE.format(id="1uxIkbtg5drHTsKt-PAsZZ4_yJmgFmle9"), mirror="flickr/class_map.json"
+            ),
+            RawFile("role.json", GDRIVE.format(id="1htXCtuktuCW8TR8KiKfrFDAxUgekQoV7"), mirror="flickr/role.json"),
+        ),
+        loader=read_flickr,
+        stats={"nodes": 89250, "edges": 449878, "features": 500, "classes": 7},
+        note="Too large to mirror here.",
+        variants={
+            "lpgcn": Variant(
+                "lpgcn",
+                ("lpgcn",),
+                "LPGCN (docs/papers/lpgcn.md#data-and-splits): the dataset's own 50/25/25 split",
+                build=_identity,
+            ),
+            "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): own split, inductive", build=_identity),
+        },
+    )
+)
 
-register(DatasetSpec(
-    name="reddit", title="Reddit (GraphSAGE, PyG)",
-    doc="""Reddit posts (Sept. 2014) linked when commented by the same user; target: subreddit.
+register(
+    DatasetSpec(
+        name="reddit",
+        title="Reddit (GraphSAGE, PyG)",
+        doc="""Reddit posts (Sept. 2014) linked when commented by the same user; target: subreddit.
 
 Source: Hamilton, Ying & Leskovec, "Inductive Representation Learning on Large Graphs", NeurIPS 2017; DGL's
 reddit.zip as PyG's ``Reddit`` downloads it. Own split (node_types).
 Statistics: 232,965 nodes, 57,307,946 undirected edges (114,615,892 directed), 602 features, 41 classes.
 GAP/ProGAP keep the 8 classes with >= 10,000 nodes (116,713 nodes, 46,233,380 directed edges).""",
-    papers=("progap", "drw", "privgnn"),
-    raw_files=(RawFile("reddit.zip", "https://data.dgl.ai/dataset/reddit.zip", mirror="reddit/reddit.zip"),),
-    loader=read_reddit,
-    stats={"nodes": 232965, "edges": 57307946, "features": 602, "classes": 41},
-    note="Too large to mirror here.",
-    variants={
-        "progap": _progap_variant(10_000),
-        "gap": _progap_variant(10_000, papers=("progap",), name="gap"),
-        "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): own split, inductive", build=_identity),
-        "privgnn": _privgnn_variant("private 300 nodes/class, public 15,000 train + 15,000 test",
-                                    private_per_class=300, num_public_train=15000, num_public_test=15000),
-    },
-))
+        papers=("progap", "drw", "privgnn"),
+        raw_files=(RawFile("reddit.zip", "https://data.dgl.ai/dataset/reddit.zip", mirror="reddit/reddit.zip"),),
+        loader=read_reddit,
+        stats={"nodes": 232965, "edges": 57307946, "features": 602, "classes": 41},
+        note="Too large to mirror here.",
+        variants={
+            "progap": _progap_variant(10_000),
+            "gap": _progap_variant(10_000, papers=("progap",), name="gap"),
+            "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): own split, inductive", build=_identity),
+            "privgnn": _privgnn_variant(
+                "private 300 nodes/class, public 15,000 train + 15,000 test",
+                private_per_class=300,
+                num_public_train=15000,
+                num_public_test=15000,
+            ),
+        },
+    )
+)
 
-register(DatasetSpec(
-    name="ppi", title="PPI (protein-protein interaction, PyG)",
-    doc="""Protein-protein interaction graphs of 24 human tissues; 121 binary (multi-label) targets.
+register(
+    DatasetSpec(
+        name="ppi",
+        title="PPI (protein-protein interaction, PyG)",
+        doc="""Protein-protein interaction graphs of 24 human tissues; 121 binary (multi-label) targets.
 
 Source: Zitnik & Leskovec, "Predicting multicellular function through multi-layer tissue networks", 2017;
 Hamilton et al., NeurIPS 2017; DGL's ppi.zip as PyG's ``PPI`` downloads it. The 20/2/2 train/val/test graphs are
 returned as one disjoint union with masks and ``graph_id``; ``y`` is float (N x 121).
 Statistics (PyG): 56,944 nodes in 24 graphs, 50 features, 121 labels. DRW's table lists 14,755 nodes /
 9,716 train nodes (the GraphSAINT-format PPI of its code).""",
-    papers=("drw",),
-    raw_files=(RawFile("ppi.zip", "https://data.dgl.ai/dataset/ppi.zip", mirror="ppi/ppi.zip"),),
-    loader=read_ppi,
-    stats={"nodes": 56944, "edges": None, "features": 50, "classes": 121},
-    note="Too large to mirror here; DRW's PPI (14,755 nodes) is the GraphSAINT subset, not PyG's 56,944 nodes.",
-    variants={"drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): inductive, own split", build=_identity)},
-))
+        papers=("drw",),
+        raw_files=(RawFile("ppi.zip", "https://data.dgl.ai/dataset/ppi.zip", mirror="ppi/ppi.zip"),),
+        loader=read_ppi,
+        stats={"nodes": 56944, "edges": None, "features": 50, "classes": 121},
+        note="Too large to mirror here; DRW's PPI (14,755 nodes) is the GraphSAINT subset, not PyG's 56,944 nodes.",
+        variants={
+            "drw": Variant("drw", ("drw",), "DRW (docs/papers/drw.md#data): inductive, own split", build=_identity)
+        },
+    )
+)
 
 
 def _elliptic_lpgcn(data: Data, seed: int) -> Data:
@@ -616,77 +785,123 @@ def _elliptic_lpgcn(data: Data, seed: int) -> Data:
 
 
 ELLIPTIC_URL = "https://data.pyg.org/datasets/elliptic/{file}.zip"
-register(DatasetSpec(
-    name="elliptic", title="Elliptic Bitcoin transactions", aliases=("elliptic-bitcoin", "bitcoin"),
-    doc="""Bitcoin transaction graph; target: illicit (0) / licit (1), ~77% unlabelled (y = -1).
+register(
+    DatasetSpec(
+        name="elliptic",
+        title="Elliptic Bitcoin transactions",
+        aliases=("elliptic-bitcoin", "bitcoin"),
+        doc="""Bitcoin transaction graph; target: illicit (0) / licit (1), ~77% unlabelled (y = -1).
 
 Source: Weber et al., "Anti-Money Laundering in Bitcoin: Experimenting with Graph Convolutional Networks for
 Financial Forensics", KDD workshop 2019 (Kaggle); files as PyG's ``EllipticBitcoinDataset`` downloads them.
 Statistics: 203,769 nodes, 234,355 edges, 166 features (time step included, as LPGCN), 2 classes.""",
-    papers=("lpgcn",),
-    raw_files=tuple(RawFile(f"{f}.zip", ELLIPTIC_URL.format(file=f), mirror=f"elliptic/{f}.zip") for f in
-                    ("elliptic_txs_features.csv", "elliptic_txs_edgelist.csv", "elliptic_txs_classes.csv")),
-    loader=read_elliptic,
-    stats={"nodes": 203769, "edges": 234355, "features": 166, "classes": 2},
-    note="Too large to mirror here.",
-    variants={"lpgcn": Variant("lpgcn", ("lpgcn",),
-                               'LPGCN (docs/papers/lpgcn.md#data-and-splits): labelled nodes split 50/25/25 with seed '
-                               'sum(ord("bitcoin")); unlabelled nodes stay', build=_elliptic_lpgcn,
-                               options={"seed": seed_from_name("bitcoin")})},
-))
+        papers=("lpgcn",),
+        raw_files=tuple(
+            RawFile(f"{f}.zip", ELLIPTIC_URL.format(file=f), mirror=f"elliptic/{f}.zip")
+            for f in ("elliptic_txs_features.csv", "elliptic_txs_edgelist.csv", "elliptic_txs_classes.csv")
+        ),
+        loader=read_elliptic,
+        stats={"nodes": 203769, "edges": 234355, "features": 166, "classes": 2},
+        note="Too large to mirror here.",
+        variants={
+            "lpgcn": Variant(
+                "lpgcn",
+                ("lpgcn",),
+                "LPGCN (docs/papers/lpgcn.md#data-and-splits): labelled nodes split 50/25/25 with seed "
+                'sum(ord("bitcoin")); unlabelled nodes stay',
+                build=_elliptic_lpgcn,
+                options={"seed": seed_from_name("bitcoin")},
+            )
+        },
+    )
+)
 
 # ----------------------------------------------------------------------------------------------------------------
 # WeNet (not public) and the paper names that collide across papers
 # ----------------------------------------------------------------------------------------------------------------
-register(DatasetSpec(
-    name="wenet", title="WeNet (private mobile-sensing data)",
-    doc="""WeNet: mobile-sensing data of university students (ProGAP Table 1: 37,576 nodes, 22,684,206 directed
+register(
+    DatasetSpec(
+        name="wenet",
+        title="WeNet (private mobile-sensing data)",
+        doc="""WeNet: mobile-sensing data of university students (ProGAP Table 1: 37,576 nodes, 22,684,206 directed
 edges, 44 features, 4 classes). Loaded by ProGAP's code from a local data.pt.""",
-    papers=("progap",), public=False,
-    stats={"nodes": 37576, "edges": None, "features": 44, "classes": 4},
-    note="WeNet was never released publicly (ProGAP read it from a private local data.pt); its results cannot be "
-         "reproduced and notebooks must report it as not_run.",
-))
+        papers=("progap",),
+        public=False,
+        stats={"nodes": 37576, "edges": None, "features": 44, "classes": 4},
+        note="WeNet was never released publicly (ProGAP read it from a private local data.pt); its results cannot be "
+        "reproduced and notebooks must report it as not_run.",
+    )
+)
 
-register(DatasetSpec(
-    name="facebook", title="'facebook' as each paper means it",
-    doc="""The name "facebook" denotes different graphs in different papers; pick the paper's variant:
+register(
+    DatasetSpec(
+        name="facebook",
+        title="'facebook' as each paper means it",
+        doc="""The name "facebook" denotes different graphs in different papers; pick the paper's variant:
 - lpgnn  -> facebook-pagepage (Karate Club Facebook page-page, 22,470 nodes, 4 classes), LPGNN preprocessing;
 - progap -> fb100-uillinois20 (Facebook100 UIUC, year target, classes >= 1,000: 6 classes), ProGAP preprocessing;
 - privgnn -> fb100-uillinois20 (the same UIUC graph, 34 year-classes, private/public halves).""",
-    papers=("lpgnn", "progap", "privgnn"), require_variant=True,
-    note="Ambiguous name: pass variant='lpgnn' (page-page), 'progap' or 'privgnn' (Facebook100 UIllinois20).",
-    variants={
-        "lpgnn": Variant("lpgnn", ("lpgnn",), "facebook-pagepage, LPGNN pipeline",
-                         redirect=("facebook-pagepage", "lpgnn")),
-        "progap": Variant("progap", ("progap",), "fb100-uillinois20, ProGAP preprocessing",
-                          redirect=("fb100-uillinois20", "progap")),
-        "privgnn": Variant("privgnn", ("privgnn",), "fb100-uillinois20, PrivGNN split",
-                           redirect=("fb100-uillinois20", "privgnn")),
-    },
-))
+        papers=("lpgnn", "progap", "privgnn"),
+        require_variant=True,
+        note="Ambiguous name: pass variant='lpgnn' (page-page), 'progap' or 'privgnn' (Facebook100 UIllinois20).",
+        variants={
+            "lpgnn": Variant(
+                "lpgnn", ("lpgnn",), "facebook-pagepage, LPGNN pipeline", redirect=("facebook-pagepage", "lpgnn")
+            ),
+            "progap": Variant(
+                "progap",
+                ("progap",),
+                "fb100-uillinois20, ProGAP preprocessing",
+                redirect=("fb100-uillinois20", "progap"),
+            ),
+            "privgnn": Variant(
+                "privgnn", ("privgnn",), "fb100-uillinois20, PrivGNN split", redirect=("fb100-uillinois20", "privgnn")
+            ),
+        },
+    )
+)
 
-register(DatasetSpec(
-    name="amazon", title="'amazon' as each paper means it",
-    doc="""The name "amazon" denotes different graphs in different papers; pick the paper's variant:
+register(
+    DatasetSpec(
+        name="amazon",
+        title="'amazon' as each paper means it",
+        doc="""The name "amazon" denotes different graphs in different papers; pick the paper's variant:
 - progap (and GAP) -> ogbn-products with classes >= 100,000 nodes (10 classes);
 - privgnn -> amazon-computers (Shchur et al., 13,752 nodes, 10 classes). PrivGNN's Amazon2M is ``amazon2m``.""",
-    papers=("progap", "privgnn"), require_variant=True,
-    note="Ambiguous name: pass variant='progap' (ogbn-products, top classes) or 'privgnn' (Amazon Computers).",
-    variants={
-        "progap": Variant("progap", ("progap",), "ogbn-products, ProGAP preprocessing",
-                          redirect=("ogbn-products", "progap")),
-        "gap": Variant("gap", ("progap",), "ogbn-products, GAP preprocessing (same as ProGAP)",
-                       redirect=("ogbn-products", "progap")),
-        "privgnn": Variant("privgnn", ("privgnn",), "amazon-computers, PrivGNN split",
-                           redirect=("amazon-computers", "privgnn")),
-    },
-))
+        papers=("progap", "privgnn"),
+        require_variant=True,
+        note="Ambiguous name: pass variant='progap' (ogbn-products, top classes) or 'privgnn' (Amazon Computers).",
+        variants={
+            "progap": Variant(
+                "progap", ("progap",), "ogbn-products, ProGAP preprocessing", redirect=("ogbn-products", "progap")
+            ),
+            "gap": Variant(
+                "gap",
+                ("progap",),
+                "ogbn-products, GAP preprocessing (same as ProGAP)",
+                redirect=("ogbn-products", "progap"),
+            ),
+            "privgnn": Variant(
+                "privgnn", ("privgnn",), "amazon-computers, PrivGNN split", redirect=("amazon-computers", "privgnn")
+            ),
+        },
+    )
+)
 
-register(DatasetSpec(
-    name="amazon2m", title="Amazon2M (PrivGNN) = ogbn-products, 47 classes",
-    doc="PrivGNN's Amazon2M: ogbn-products with all 47 classes and PrivGNN's private/public split.",
-    papers=("privgnn",), default_variant="privgnn",
-    variants={"privgnn": Variant("privgnn", ("privgnn",), "ogbn-products, PrivGNN split (all 47 classes)",
-                                 redirect=("ogbn-products", "privgnn"))},
-))
+register(
+    DatasetSpec(
+        name="amazon2m",
+        title="Amazon2M (PrivGNN) = ogbn-products, 47 classes",
+        doc="PrivGNN's Amazon2M: ogbn-products with all 47 classes and PrivGNN's private/public split.",
+        papers=("privgnn",),
+        default_variant="privgnn",
+        variants={
+            "privgnn": Variant(
+                "privgnn",
+                ("privgnn",),
+                "ogbn-products, PrivGNN split (all 47 classes)",
+                redirect=("ogbn-products", "privgnn"),
+            )
+        },
+    )
+)

@@ -147,8 +147,7 @@ def verify(path: Path, raw: RawFile, raw_dir: Path | None = None) -> str:
 def _progress(total: int | None, desc: str):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, mininterval=1.0,
-                leave=False)
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, mininterval=1.0, leave=False)
 
 
 def urlretrieve(url: str, dest: Path, timeout: float = CONNECT_TIMEOUT) -> None:
@@ -181,8 +180,7 @@ def urlretrieve(url: str, dest: Path, timeout: float = CONNECT_TIMEOUT) -> None:
 DOWNLOADER: Callable[[str, Path], None] = urlretrieve
 
 
-def unavailable_message(dataset: str, missing: Sequence[tuple[RawFile, str]], raw_dir: Path,
-                        extra: str = "") -> str:
+def unavailable_message(dataset: str, missing: Sequence[tuple[RawFile, str]], raw_dir: Path, extra: str = "") -> str:
     """One readable message: which files are missing, from which URLs, and where to put them."""
     m = mirror_root()
     lines = [f"Dataset {dataset!r} is not available here: {len(missing)} raw file(s) missing."]
@@ -190,17 +188,26 @@ def unavailable_message(dataset: str, missing: Sequence[tuple[RawFile, str]], ra
         where = [f"cache {raw_dir / raw.name}"]
         if raw.mirror is not None:
             where.insert(0, f"mirror {(m / raw.mirror) if m else '$' + MIRROR_ENV + '/' + raw.mirror}")
-        lines.append(f"  - {raw.name}: {raw.url}\n      put it at: {' or '.join(where)}"
-                     + (f"\n      ({why})" if why else ""))
-    lines.append(f"Mirror: {MIRROR_ENV}={m if m else '(unset)'}; cache root: {raw_dir.parent.parent}"
-                 f" (set {DATA_DIR_ENV} to change it).")
+        lines.append(
+            f"  - {raw.name}: {raw.url}\n      put it at: {' or '.join(where)}" + (f"\n      ({why})" if why else "")
+        )
+    lines.append(
+        f"Mirror: {MIRROR_ENV}={m if m else '(unset)'}; cache root: {raw_dir.parent.parent}"
+        f" (set {DATA_DIR_ENV} to change it)."
+    )
     if extra:
         lines.append(extra)
     return "\n".join(lines)
 
 
-def fetch(dataset: str, files: Iterable[RawFile], raw_dir: Path, download: bool = True,
-          allow_missing: bool = False, extra: str = "") -> dict[str, Path]:
+def fetch(
+    dataset: str,
+    files: Iterable[RawFile],
+    raw_dir: Path,
+    download: bool = True,
+    allow_missing: bool = False,
+    extra: str = "",
+) -> dict[str, Path]:
     """Return ``{file name: path}`` for every raw file, verified; download what is missing when allowed.
 
     With ``allow_missing`` the files that cannot be obtained are silently left out (used by unions over
@@ -237,7 +244,8 @@ def fetch(dataset: str, files: Iterable[RawFile], raw_dir: Path, download: bool 
         except (TimeoutError, urllib.error.URLError, OSError, ValueError) as exc:
             missing.append((raw, f"download failed: {exc}"))
             if isinstance(exc, (urllib.error.URLError, socket.timeout, ConnectionError)) and not isinstance(
-                    exc, urllib.error.HTTPError):
+                exc, urllib.error.HTTPError
+            ):
                 offline = f"an earlier download failed ({exc})"
             continue
         try:

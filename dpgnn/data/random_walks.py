@@ -28,8 +28,16 @@ from dpgnn.privacy.subgraphs import min_num_subgraphs
 from dpgnn.privacy.validation import check_int as _check_int
 
 __all__ = [
-    "Subgraphs", "SAMPLERS", "csr", "disjoint_random_walks", "min_num_subgraphs", "sampling_probability_bound",
-    "sampler_bound", "random_walk_batch", "uniform_batch", "subgraphs_from_node_lists",
+    "Subgraphs",
+    "SAMPLERS",
+    "csr",
+    "disjoint_random_walks",
+    "min_num_subgraphs",
+    "sampling_probability_bound",
+    "sampler_bound",
+    "random_walk_batch",
+    "uniform_batch",
+    "subgraphs_from_node_lists",
 ]
 
 #: sampler name -> (walks per root R, re-sampled during training); "rw" and "uniform" are the non-private ones.
@@ -80,8 +88,15 @@ def csr(edge_index: Tensor, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
     return np.cumsum(ptr), dst
 
 
-def subgraphs_from_node_lists(node_lists: Sequence[Sequence[int]], edge_lists: Sequence[Sequence[tuple[int, int]]],
-                              max_size: int, *, sampler: str, walk_length: int, restarts: int) -> Subgraphs:
+def subgraphs_from_node_lists(
+    node_lists: Sequence[Sequence[int]],
+    edge_lists: Sequence[Sequence[tuple[int, int]]],
+    max_size: int,
+    *,
+    sampler: str,
+    walk_length: int,
+    restarts: int,
+) -> Subgraphs:
     """Pad lists of global node ids (root first) and global edges into a :class:`Subgraphs`."""
     m = len(node_lists)
     size = max(1, max_size)
@@ -90,7 +105,7 @@ def subgraphs_from_node_lists(node_lists: Sequence[Sequence[int]], edge_lists: S
     for i, (ns, es) in enumerate(zip(node_lists, edge_lists)):
         if len(ns) > size:
             raise ValueError(f"subgraph {i} has {len(ns)} nodes, more than max_size={size}")
-        nodes[i, :len(ns)] = torch.as_tensor(list(ns), dtype=torch.long)
+        nodes[i, : len(ns)] = torch.as_tensor(list(ns), dtype=torch.long)
         pos = {int(v): k for k, v in enumerate(ns)}
         for u, v in es:
             a, b = pos[int(u)], pos[int(v)]
@@ -99,9 +114,16 @@ def subgraphs_from_node_lists(node_lists: Sequence[Sequence[int]], edge_lists: S
     return Subgraphs(nodes, adj, sampler, walk_length, restarts)
 
 
-def disjoint_random_walks(edge_index: Tensor, num_nodes: int, roots: Tensor | Sequence[int], walk_length: int,
-                          restarts: int = 1, *, seed: int | np.random.Generator,
-                          sampler: str | None = None) -> Subgraphs:
+def disjoint_random_walks(
+    edge_index: Tensor,
+    num_nodes: int,
+    roots: Tensor | Sequence[int],
+    walk_length: int,
+    restarts: int = 1,
+    *,
+    seed: int | np.random.Generator,
+    sampler: str | None = None,
+) -> Subgraphs:
     """DRW (``restarts=1``) / DRW-R (``restarts=R``) disjoint subgraphs (paper Sec. 4.2, Appendix B).
 
     Pool = ``roots`` (the training nodes). Until the pool is empty: draw a root uniformly from the pool, remove it
@@ -130,7 +152,7 @@ def disjoint_random_walks(edge_index: Tensor, num_nodes: int, roots: Tensor | Se
         for _ in range(R):
             cur = r
             for _ in range(L):
-                nbrs = col[ptr[cur]:ptr[cur + 1]]
+                nbrs = col[ptr[cur] : ptr[cur + 1]]
                 valid = nbrs[~sampled[nbrs]]
                 if valid.size == 0:
                     break
@@ -154,9 +176,11 @@ def sampling_probability_bound(batch_size: int, num_train: int, walk_length: int
     B = _check_int(batch_size, "batch_size", 1)
     m = min_num_subgraphs(num_train, walk_length, restarts)
     if B > m:
-        raise ValueError(f"batch_size must be in [1, m_min={m}] (m_min = ceil(num_train / (1 + restarts * "
-                         f"walk_length)) with num_train={num_train}, walk_length={walk_length}, restarts={restarts}), "
-                         f"got {B}")
+        raise ValueError(
+            f"batch_size must be in [1, m_min={m}] (m_min = ceil(num_train / (1 + restarts * "
+            f"walk_length)) with num_train={num_train}, walk_length={walk_length}, restarts={restarts}), "
+            f"got {B}"
+        )
     return B / m
 
 
@@ -168,8 +192,14 @@ def sampler_bound(sampler: str, batch_size: int, num_train: int, walk_length: in
     return sampling_probability_bound(batch_size, num_train, walk_length, SAMPLERS[key][0])
 
 
-def random_walk_batch(ptr: np.ndarray, col: np.ndarray, train_nodes: np.ndarray, batch_size: int, walk_length: int,
-                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def random_walk_batch(
+    ptr: np.ndarray,
+    col: np.ndarray,
+    train_nodes: np.ndarray,
+    batch_size: int,
+    walk_length: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
     """Non-private RW batch: ``B`` roots with replacement, one independent walk of ``L`` steps each (revisits
     allowed); returns (sorted union of visited nodes, the training nodes among them = loss nodes)."""
     B = _check_int(batch_size, "batch_size", 1)

@@ -125,8 +125,10 @@ def get_spec(name: str) -> DatasetSpec:
     close = difflib.get_close_matches(key, list(_KEYS), n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(repr(_KEYS[c]) for c in dict.fromkeys(close))}?" if close else ""
     valid = ", ".join(sorted(s for s in _REGISTRY if not s.startswith("fb100-")))
-    raise ValueError(f"Unknown dataset {name!r}.{hint} Valid names: {valid}, and fb100-<university> for any "
-                     f"of the 100 Facebook100 universities (e.g. fb100-caltech36).")
+    raise ValueError(
+        f"Unknown dataset {name!r}.{hint} Valid names: {valid}, and fb100-<university> for any "
+        f"of the 100 Facebook100 universities (e.g. fb100-caltech36)."
+    )
 
 
 def all_specs() -> list[DatasetSpec]:
@@ -140,14 +142,17 @@ def _resolve_variant(spec: DatasetSpec, variant: str | None) -> Variant | None:
         if spec.require_variant:
             raise ValueError(
                 f"{spec.name!r} names different graphs in different papers; pass variant= one of "
-                f"{sorted(spec.variants)}. {spec.note}")
+                f"{sorted(spec.variants)}. {spec.note}"
+            )
         return None
     key = normalize_name(variant)
     for vname, v in spec.variants.items():
         if normalize_name(vname) == key:
             return v
-    raise ValueError(f"Unknown variant {variant!r} of {spec.name!r}; valid variants: "
-                     f"{sorted(spec.variants) or 'none (load without variant)'}")
+    raise ValueError(
+        f"Unknown variant {variant!r} of {spec.name!r}; valid variants: "
+        f"{sorted(spec.variants) or 'none (load without variant)'}"
+    )
 
 
 def _options_tag(options: dict[str, Any]) -> str:
@@ -159,8 +164,7 @@ def _processed_path(spec: DatasetSpec, variant: str | None, options: dict[str, A
 
 
 def _not_public(spec: DatasetSpec) -> DatasetUnavailable:
-    return DatasetUnavailable(f"Dataset {spec.name!r} is not public and cannot be downloaded or mirrored. "
-                              f"{spec.note}")
+    return DatasetUnavailable(f"Dataset {spec.name!r} is not public and cannot be downloaded or mirrored. {spec.note}")
 
 
 def _torch_load(path: Path) -> Data:
@@ -194,8 +198,9 @@ def _load_base(spec: DatasetSpec, root, download: bool) -> Data:
     return data
 
 
-def load_dataset(name: str, variant: str | None = None, *, root: str | Path | None = None,
-                 download: bool = True, **options: Any) -> Data:
+def load_dataset(
+    name: str, variant: str | None = None, *, root: str | Path | None = None, download: bool = True, **options: Any
+) -> Data:
     """Load dataset ``name`` (optionally a paper ``variant``) as a PyG ``Data``.
 
     ``x`` is float32, ``y`` long (-1 = unlabelled; float multi-label for PPI), ``edge_index`` undirected (both
@@ -219,8 +224,9 @@ def load_dataset(name: str, variant: str | None = None, *, root: str | Path | No
         return _load_base(spec, root, download)
     unknown = set(options) - set(v.options)
     if unknown:
-        raise TypeError(f"variant {v.name!r} of {spec.name!r} has no option(s) {sorted(unknown)}; "
-                        f"valid: {sorted(v.options)}")
+        raise TypeError(
+            f"variant {v.name!r} of {spec.name!r} has no option(s) {sorted(unknown)}; valid: {sorted(v.options)}"
+        )
     effective = {**v.options, **options}
     path = _processed_path(spec, v.name, effective, root)
     if path.is_file() and not spec.partial_ok:
@@ -280,19 +286,21 @@ def list_datasets(*, root: str | Path | None = None) -> pd.DataFrame:
     available here, note. ``edges`` counts undirected edges of the base graph (self-loops excluded)."""
     rows = []
     for spec in _REGISTRY.values():
-        rows.append({
-            "name": spec.name,
-            "title": spec.title,
-            "variants": _variants_text(spec),
-            "papers": ",".join(spec.papers),
-            "nodes": spec.stats.get("nodes"),
-            "edges": spec.stats.get("edges"),
-            "features": spec.stats.get("features"),
-            "classes": spec.stats.get("classes"),
-            "url": spec.url,
-            "available": dataset_available(spec.name, root=root),
-            "note": spec.note,
-        })
+        rows.append(
+            {
+                "name": spec.name,
+                "title": spec.title,
+                "variants": _variants_text(spec),
+                "papers": ",".join(spec.papers),
+                "nodes": spec.stats.get("nodes"),
+                "edges": spec.stats.get("edges"),
+                "features": spec.stats.get("features"),
+                "classes": spec.stats.get("classes"),
+                "url": spec.url,
+                "available": dataset_available(spec.name, root=root),
+                "note": spec.note,
+            }
+        )
     df = pd.DataFrame(rows)
     for col in ("nodes", "edges", "features", "classes"):
         df[col] = df[col].astype("Int64")
@@ -323,8 +331,10 @@ def describe(name: str, *, root: str | Path | None = None) -> str:
         lines.append(f"raw files (cache folder {raw_dir}; mirror {m or '$DPGNN_DATA_MIRROR unset'}):")
         for r in spec.raw_files:
             here = locate(r, raw_dir)
-            lines.append(f"  - {r.name}\n      url: {r.url}\n"
-                         f"      sha256: {' | '.join(r.sha256) or 'unknown (recorded on first download)'}"
-                         f"\n      mirror path: {r.mirror or '(not mirrored)'}\n      present here: {here or 'no'}")
+            lines.append(
+                f"  - {r.name}\n      url: {r.url}\n"
+                f"      sha256: {' | '.join(r.sha256) or 'unknown (recorded on first download)'}"
+                f"\n      mirror path: {r.mirror or '(not mirrored)'}\n      present here: {here or 'no'}"
+            )
     lines.append(f"available here: {'yes' if dataset_available(spec.name, root=root) else 'no'}")
     return "\n".join(lines)

@@ -11,8 +11,7 @@ from dpgnn.utils import make_generator
 __all__ = ["csbm"]
 
 
-def _sample_pairs(pool_a: torch.Tensor, pool_b: torch.Tensor | None, count: int,
-                  gen: torch.Generator) -> torch.Tensor:
+def _sample_pairs(pool_a: torch.Tensor, pool_b: torch.Tensor | None, count: int, gen: torch.Generator) -> torch.Tensor:
     """``count`` random node pairs, first end from ``pool_a``, second from ``pool_b`` (same pool if None)."""
     a = pool_a[torch.randint(pool_a.numel(), (count,), generator=gen)]
     pb = pool_a if pool_b is None else pool_b
@@ -20,9 +19,16 @@ def _sample_pairs(pool_a: torch.Tensor, pool_b: torch.Tensor | None, count: int,
     return torch.stack([a, b])
 
 
-def csbm(num_nodes: int = 200, num_classes: int = 3, num_features: int = 32, avg_degree: float = 5.0,
-         homophily: float = 0.8, feature_sparsity: float = 0.9, feature_signal: float = 1.0,
-         seed: int = 0) -> Data:
+def csbm(
+    num_nodes: int = 200,
+    num_classes: int = 3,
+    num_features: int = 32,
+    avg_degree: float = 5.0,
+    homophily: float = 0.8,
+    feature_sparsity: float = 0.9,
+    feature_signal: float = 1.0,
+    seed: int = 0,
+) -> Data:
     """Contextual stochastic block model with controllable homophily, degree and feature sparsity.
 
     * labels: balanced classes (node ``i`` has class ``i % C`` before a seeded shuffle);

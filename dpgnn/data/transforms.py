@@ -19,10 +19,23 @@ from torch_geometric.utils import coalesce, negative_sampling, remove_self_loops
 from dpgnn.utils import make_generator
 
 __all__ = [
-    "seed_from_name", "minmax_normalize", "random_node_split", "split_edges", "undirected_edges", "EdgeCleaning",
-    "clean_edges", "with_clean_edges", "SELF_LOOP_RULES",
-    "subgraph_nodes", "filter_classes", "remove_isolated_nodes", "drop_self_loops", "relabel_classes",
-    "per_class_split", "private_public_split", "index_to_mask",
+    "seed_from_name",
+    "minmax_normalize",
+    "random_node_split",
+    "split_edges",
+    "undirected_edges",
+    "EdgeCleaning",
+    "clean_edges",
+    "with_clean_edges",
+    "SELF_LOOP_RULES",
+    "subgraph_nodes",
+    "filter_classes",
+    "remove_isolated_nodes",
+    "drop_self_loops",
+    "relabel_classes",
+    "per_class_split",
+    "private_public_split",
+    "index_to_mask",
 ]
 
 
@@ -80,8 +93,9 @@ class EdgeCleaning:
         return f"edge_index: {', '.join(done)} (of {self.entries} entries)" if done else "edge_index as given"
 
 
-def clean_edges(edge_index: Tensor, num_nodes: int, *, self_loops: str = "keep", undirected: bool = False,
-                owner: str = "edge_index") -> tuple[Tensor, EdgeCleaning]:
+def clean_edges(
+    edge_index: Tensor, num_nodes: int, *, self_loops: str = "keep", undirected: bool = False, owner: str = "edge_index"
+) -> tuple[Tensor, EdgeCleaning]:
     """The edge list a method may use: each directed pair ``(u, v)`` at most once, self-loops as the method needs.
 
     Every method that reads a user's ``edge_index`` goes through here. A repeated column would count one edge
@@ -115,8 +129,10 @@ def clean_edges(edge_index: Tensor, num_nodes: int, *, self_loops: str = "keep",
         raise ValueError(f"{owner}: num_nodes must be an integer >= 1, got {num_nodes!r}")
     num_nodes = n
     if not isinstance(edge_index, Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise ValueError(f"{owner}: edge_index must be a tensor of shape [2, E], got "
-                         f"{tuple(getattr(edge_index, 'shape', ())) or type(edge_index).__name__}")
+        raise ValueError(
+            f"{owner}: edge_index must be a tensor of shape [2, E], got "
+            f"{tuple(getattr(edge_index, 'shape', ())) or type(edge_index).__name__}"
+        )
     if edge_index.dtype.is_floating_point or edge_index.dtype.is_complex or edge_index.dtype == torch.bool:
         raise ValueError(f"{owner}: edge_index must hold integer node ids, got dtype {edge_index.dtype}")
     e = edge_index.size(1)
@@ -139,20 +155,22 @@ def clean_edges(edge_index: Tensor, num_nodes: int, *, self_loops: str = "keep",
         pos = torch.searchsorted(pairs, rev).clamp(max=pairs.numel() - 1)
         one_way = int((pairs[pos] != rev).sum())
         if one_way:
-            raise ValueError(f"{owner}: edge_index is not undirected ({one_way} of {pairs.numel()} pairs lack their "
-                             f"reverse) but its edge-level guarantee is for one undirected edge (both directions); "
-                             f"pass dpgnn.data.transforms.undirected_edges(edge_index, num_nodes)")
+            raise ValueError(
+                f"{owner}: edge_index is not undirected ({one_way} of {pairs.numel()} pairs lack their "
+                f"reverse) but its edge-level guarantee is for one undirected edge (both directions); "
+                f"pass dpgnn.data.transforms.undirected_edges(edge_index, num_nodes)"
+            )
     if not report.changed:
         return edge_index, report
     return torch.stack([pairs // num_nodes, pairs % num_nodes]), report
 
 
-def with_clean_edges(data: Data, *, self_loops: str = "keep", undirected: bool = False,
-                     owner: str = "edge_index") -> tuple[Data, EdgeCleaning]:
+def with_clean_edges(
+    data: Data, *, self_loops: str = "keep", undirected: bool = False, owner: str = "edge_index"
+) -> tuple[Data, EdgeCleaning]:
     """:func:`clean_edges` on ``data.edge_index``: ``data`` itself when nothing changed, else a shallow copy with the
     cleaned edge list (the input is never modified)."""
-    ei, report = clean_edges(data.edge_index, data.num_nodes, self_loops=self_loops, undirected=undirected,
-                             owner=owner)
+    ei, report = clean_edges(data.edge_index, data.num_nodes, self_loops=self_loops, undirected=undirected, owner=owner)
     if not report.changed:
         return data, report
     out = _copy(data)
@@ -182,8 +200,15 @@ def minmax_normalize(data: Data, drop_constant: bool = False) -> Data:
     return out
 
 
-def random_node_split(data: Data, train: float = 0.5, val: float = 0.25, test: float = 0.25, *,
-                      seed: int | torch.Generator, among: Tensor | None = None) -> Data:
+def random_node_split(
+    data: Data,
+    train: float = 0.5,
+    val: float = 0.25,
+    test: float = 0.25,
+    *,
+    seed: int | torch.Generator,
+    among: Tensor | None = None,
+) -> Data:
     """Random train/val/test masks over the nodes (or over the nodes with ``among[i]`` True).
 
     Sizes: ``n_val = round(val * n)``, ``n_test = round(test * n)`` and the training set gets the rest when
@@ -201,8 +226,8 @@ def random_node_split(data: Data, train: float = 0.5, val: float = 0.25, test: f
     n_train = m - n_val - n_test if abs(train + val + test - 1) < 1e-9 else int(round(train * m))
     out = _copy(data)
     out.train_mask = index_to_mask(perm[:n_train], n)
-    out.val_mask = index_to_mask(perm[n_train:n_train + n_val], n)
-    out.test_mask = index_to_mask(perm[n_train + n_val:n_train + n_val + n_test], n)
+    out.val_mask = index_to_mask(perm[n_train : n_train + n_val], n)
+    out.test_mask = index_to_mask(perm[n_train + n_val : n_train + n_val + n_test], n)
     return out
 
 
@@ -236,8 +261,8 @@ def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int 
     row, col = row[perm], col[perm]
     out = _copy(data)
     out.val_pos_edge_index = torch.stack([row[:n_val], col[:n_val]])
-    out.test_pos_edge_index = torch.stack([row[n_val:n_val + n_test], col[n_val:n_val + n_test]])
-    train = torch.stack([row[n_val + n_test:], col[n_val + n_test:]])
+    out.test_pos_edge_index = torch.stack([row[n_val : n_val + n_test], col[n_val : n_val + n_test]])
+    train = torch.stack([row[n_val + n_test :], col[n_val + n_test :]])
     out.train_pos_edge_index = to_undirected(train, num_nodes=n)
     neg_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
     # PyG's negative_sampling draws from Python's `random` module (and torch's global RNG). Other threads of the
@@ -252,15 +277,19 @@ def split_edges(data: Data, val: float = 0.05, test: float = 0.10, *, seed: int 
         try:
             torch.manual_seed(neg_seed)
             pyg_negative.random = random.Random(neg_seed)
-            neg = negative_sampling(undirected_edges(data.edge_index, n, self_loops=True), num_nodes=n,
-                                    num_neg_samples=n_val + n_test, force_undirected=False)
+            neg = negative_sampling(
+                undirected_edges(data.edge_index, n, self_loops=True),
+                num_nodes=n,
+                num_neg_samples=n_val + n_test,
+                force_undirected=False,
+            )
         finally:
             pyg_negative.random = shared
             torch.random.set_rng_state(t_state)
     if neg.size(1) < n_val + n_test:
         raise RuntimeError(f"negative_sampling returned {neg.size(1)} < {n_val + n_test} negatives (graph too dense)")
     out.val_neg_edge_index = neg[:, :n_val]
-    out.test_neg_edge_index = neg[:, n_val:n_val + n_test]
+    out.test_neg_edge_index = neg[:, n_val : n_val + n_test]
     return out
 
 
@@ -333,8 +362,7 @@ def remove_isolated_nodes(data: Data) -> Data:
     return subgraph_nodes(data, deg > 0)
 
 
-def per_class_split(y: Tensor, per_class: int, *, generator: torch.Generator,
-                    among: Tensor | None = None) -> Tensor:
+def per_class_split(y: Tensor, per_class: int, *, generator: torch.Generator, among: Tensor | None = None) -> Tensor:
     """Indices of ``per_class`` random nodes of each class (fewer when a class is smaller)."""
     pool = torch.ones_like(y, dtype=torch.bool) if among is None else among.clone()
     picked = []
@@ -344,9 +372,16 @@ def per_class_split(y: Tensor, per_class: int, *, generator: torch.Generator,
     return torch.cat(picked).sort().values if picked else torch.empty(0, dtype=torch.long)
 
 
-def private_public_split(data: Data, *, seed: int | torch.Generator, private_per_class: int | None = None,
-                         num_private: int | None = None, num_public_train: int | None = None,
-                         num_public_test: int | None = None, public_test_share: float | None = None) -> Data:
+def private_public_split(
+    data: Data,
+    *,
+    seed: int | torch.Generator,
+    private_per_class: int | None = None,
+    num_private: int | None = None,
+    num_public_train: int | None = None,
+    num_public_test: int | None = None,
+    public_test_share: float | None = None,
+) -> Data:
     """PrivGNN's private/public node partition (docs/papers/privgnn.md#data-and-splits), as masks on one graph.
 
     Private nodes: ``private_per_class`` random nodes per class, or ``num_private`` random nodes. Public nodes:
@@ -371,7 +406,7 @@ def private_public_split(data: Data, *, seed: int | torch.Generator, private_per
     if num_public_train is not None and num_public_test is not None:
         if num_public_train + num_public_test > pool.numel():
             raise ValueError(f"asked for {num_public_train}+{num_public_test} public nodes, only {pool.numel()} left")
-        tr, te = pool[:num_public_train], pool[num_public_train:num_public_train + num_public_test]
+        tr, te = pool[:num_public_train], pool[num_public_train : num_public_train + num_public_test]
     else:
         share = 0.5 if public_test_share is None else public_test_share
         n_te = int(round(share * pool.numel()))

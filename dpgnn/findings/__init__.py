@@ -26,8 +26,21 @@ import pandas as pd
 from dpgnn.results import ResultStore
 from dpgnn.utils import ROOT
 
-__all__ = ["Finding", "PROFILE", "report", "store", "md_table", "num", "span", "slash", "pct", "explained",
-           "status_counts", "missing", "doc_blocks"]
+__all__ = [
+    "Finding",
+    "PROFILE",
+    "report",
+    "store",
+    "md_table",
+    "num",
+    "span",
+    "slash",
+    "pct",
+    "explained",
+    "status_counts",
+    "missing",
+    "doc_blocks",
+]
 
 #: the profile whose committed rows the prose describes
 PROFILE = "paper"
@@ -50,9 +63,24 @@ def report(paper: str | None = None, root: Path = ROOT) -> pd.DataFrame:
     of one ``paper`` or all; an empty frame when the report is not there."""
     path = Path(root) / "results" / PROFILE / "report.csv"
     if not path.exists():
-        return pd.DataFrame(columns=["paper", "artifact", "dataset", "method", "setting", "paper_value",
-                                     "paper_spread", "ours_value", "ours_spread", "n_runs", "status", "tolerance",
-                                     "diff", "note"])
+        return pd.DataFrame(
+            columns=[
+                "paper",
+                "artifact",
+                "dataset",
+                "method",
+                "setting",
+                "paper_value",
+                "paper_spread",
+                "ours_value",
+                "ours_spread",
+                "n_runs",
+                "status",
+                "tolerance",
+                "diff",
+                "note",
+            ]
+        )
     rep = pd.read_csv(path, dtype={"setting": str, "dataset": str, "method": str})
     return rep if paper is None else rep[rep["paper"] == paper].reset_index(drop=True)
 
@@ -95,8 +123,10 @@ def md_table(df: pd.DataFrame, *, index: bool = False) -> str:
     """A pipe table of ``df`` (cells as they print; missing ones ``—``)."""
     if index:
         df = df.reset_index()
-    cells = [[("—" if (not isinstance(v, (list, tuple, str)) and pd.isna(v)) else str(v)).replace("|", "\\|")
-              for v in row] for row in df.itertuples(index=False)]
+    cells = [
+        [("—" if (not isinstance(v, (list, tuple, str)) and pd.isna(v)) else str(v)).replace("|", "\\|") for v in row]
+        for row in df.itertuples(index=False)
+    ]
     head = [str(c).replace("|", "\\|") for c in df.columns]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(df.columns)]
     lines += ["| " + " | ".join(row) + " |" for row in cells]
@@ -113,8 +143,9 @@ def status_counts(rep: pd.DataFrame, by: str = "dataset") -> str:
     return "; ".join(parts)
 
 
-def explained(paper: str, root: Path = ROOT, *, artifacts: Iterable[str] | None = None,
-              status: Iterable[str] = ("explained",)) -> Finding:
+def explained(
+    paper: str, root: Path = ROOT, *, artifacts: Iterable[str] | None = None, status: Iterable[str] = ("explained",)
+) -> Finding:
     """The paper profile's cells of ``paper`` with the given ``status`` (default: ``explained``), each with ours,
     the paper's value and the measured cause recorded for it (``dpgnn/reference/explanations.csv``).
 
@@ -128,8 +159,10 @@ def explained(paper: str, root: Path = ROOT, *, artifacts: Iterable[str] | None 
         return Finding(f"No {' or '.join(status)} cells in the paper profile's report.")
     lines = []
     for note, g in rep.groupby(rep["note"].fillna(""), sort=False):
-        cells = "; ".join(f"{r.artifact} {r.dataset} `{r.method}` {r.setting}: ours {r.ours_value:.4g}, "
-                          f"paper {r.paper_value:.4g}" for r in g.itertuples(index=False))
+        cells = "; ".join(
+            f"{r.artifact} {r.dataset} `{r.method}` {r.setting}: ours {r.ours_value:.4g}, paper {r.paper_value:.4g}"
+            for r in g.itertuples(index=False)
+        )
         lines.append(f"- {cells}" + (f" — {note}" if note else ""))
     return Finding("\n".join(lines))
 

@@ -37,8 +37,9 @@ def _fig4(root: Path) -> pd.DataFrame:
 
 
 def _auroc(df: pd.DataFrame, dataset: str, method: str, attack: str, metric: str = "auroc") -> pd.Series:
-    return df[(df["dataset"] == dataset) & (df["method"] == method) & (df["setting"] == attack)
-              & (df["metric"] == metric)]["value"].astype(float)
+    return df[
+        (df["dataset"] == dataset) & (df["method"] == method) & (df["setting"] == attack) & (df["metric"] == metric)
+    ]["value"].astype(float)
 
 
 def mia(root: Path = ROOT) -> Finding:
@@ -63,7 +64,8 @@ def mia(root: Path = ROOT) -> Finding:
         f"- **Amazon, Attack-2:** the B1-labelled student {_ms(a('b1', 'attack2'))}; the paper's student "
         f"{_ms(a('privgnn', 'attack2'))}, trained on pseudo-labels of which {pct(right.get('privgnn'), 1)} are right; "
         f"with the authors'-code noise {pct(right.get('privgnn_code'), 1)} are right and Attack-2 gives "
-        f"{_ms(a('privgnn_code', 'attack2'))}."]
+        f"{_ms(a('privgnn_code', 'attack2'))}.",
+    ]
     shadows = audit.mia_shadow_range(store("audit", root))
     if len(shadows):
         score = shadows[shadows["metric"] == "auroc"].set_index(["method", "setting"])
@@ -80,11 +82,15 @@ def mia(root: Path = ROOT) -> Finding:
             f"{span(pub.loc[('b1', 'attack1'), ['shadow min', 'shadow max']])} / "
             f"{span(pub.loc[('b1', 'attack2'), ['shadow min', 'shadow max']])}, the paper's student "
             f"{span(pub.loc[('privgnn', 'attack1'), ['shadow min', 'shadow max']])} / "
-            f"{span(pub.loc[('privgnn', 'attack2'), ['shadow min', 'shadow max']])}.")
+            f"{span(pub.loc[('privgnn', 'attack2'), ['shadow min', 'shadow max']])}."
+        )
     credit = df[(df["dataset"] == "credit") & (df["metric"] == "auroc")]
     if len(credit):
-        per = "; ".join(f"{attack.replace('attack', 'Attack-')}: " + ", ".join(
-            f"{_TARGETS[m]} {_ms(a(m, attack, 'credit'))}" for m in _TARGETS) for attack in ("attack1", "attack2"))
+        per = "; ".join(
+            f"{attack.replace('attack', 'Attack-')}: "
+            + ", ".join(f"{_TARGETS[m]} {_ms(a(m, attack, 'credit'))}" for m in _TARGETS)
+            for attack in ("attack1", "attack2")
+        )
         lines.append(f"- **Credit** ({credit['run'].nunique()} runs): every AUROC {span(credit['value'])} ({per}).")
     return Finding("\n".join(lines))
 
@@ -96,11 +102,20 @@ def mia_published(root: Path = ROOT) -> Finding:
     pub = df[(df["dataset"] == "amazon") & (df["metric"] == "auroc_published")]
     if pub.empty:
         return missing("the published attack protocol", "dpgnn run audit --profile paper --artifact fig4")
-    rows = [{"target": _TARGETS[m]} | {
-        f"{s.replace('attack', 'Attack-')}": _ms(_auroc(df, "amazon", m, s, "auroc_published")) for s in
-        ("attack1", "attack2")} | {"its score AUROC (Attack-1 / Attack-2)": " / ".join(
-            num(pub[(pub["method"] == m) & (pub["setting"] == s)]["score_auroc"].mean(), 3)
-            for s in ("attack1", "attack2"))} for m in _TARGETS]
+    rows = [
+        {"target": _TARGETS[m]}
+        | {
+            f"{s.replace('attack', 'Attack-')}": _ms(_auroc(df, "amazon", m, s, "auroc_published"))
+            for s in ("attack1", "attack2")
+        }
+        | {
+            "its score AUROC (Attack-1 / Attack-2)": " / ".join(
+                num(pub[(pub["method"] == m) & (pub["setting"] == s)]["score_auroc"].mean(), 3)
+                for s in ("attack1", "attack2")
+            )
+        }
+        for m in _TARGETS
+    ]
     return Finding(md_table(pd.DataFrame(rows)))
 
 
@@ -136,13 +151,18 @@ def audits(root: Path = ROOT) -> Finding:
         f"{num(node[node['method'].str.startswith('mlp')]['audited_lb'].max())}.",
         f"- **Central training** ({', '.join(dict.fromkeys(trained['method']))} at ε "
         f"{span(trained['accounted'], 1)}): audited at most {num(trained['audited_lb'].max(), 3)}; the non-private "
-        "controls " + ", ".join(f"{r.method} {num(r.audited_lb)}" for r in controls.itertuples(index=False))
-        + "; the broken variants " + ", ".join(f"{r.method} {num(r.audited_lb)} under a claimed ε of "
-                                               f"{num(r.accounted, 1)}" for r in broken_c.itertuples(index=False))
+        "controls "
+        + ", ".join(f"{r.method} {num(r.audited_lb)}" for r in controls.itertuples(index=False))
+        + "; the broken variants "
+        + ", ".join(
+            f"{r.method} {num(r.audited_lb)} under a claimed ε of {num(r.accounted, 1)}"
+            for r in broken_c.itertuples(index=False)
+        )
         + ".",
         "- **PrivGNN's noisy argmax** (noise on posteriors): audited up to "
         f"{num((query['audited_lb'] / query['accounted']).max())} × λ. {argmax_epsilon()}",
-        str(mia(root))]
+        str(mia(root)),
+    ]
     return Finding("\n".join(lines))
 
 
@@ -161,18 +181,23 @@ def white_box(root: Path = ROOT) -> Finding:
     parts = []
     for claim, g in halved.groupby("claim"):
         g = g.sort_values("audited_lb")
-        parts.append(f"at claim {claim} (true ε {span(g['epsilon_run'], 1)}) "
-                     + ", ".join(f"{r.name} {num(r.audited_lb)}" for r in g.itertuples(index=False)))
+        parts.append(
+            f"at claim {claim} (true ε {span(g['epsilon_run'], 1)}) "
+            + ", ".join(f"{r.name} {num(r.audited_lb)}" for r in g.itertuples(index=False))
+        )
     return Finding(
         f"Correct runs flagged: {int(ok['flagged'].sum())} of {len(ok)}; halved-σ variants flagged: "
         f"{int(halved['flagged'].sum())} of {len(halved)}. At ε = 4 the audited lower bounds reach "
         + ", ".join(f"{r.name} {num(r.audited_lb)}" for r in at4.itertuples(index=False))
         + f" ({span(at4['ratio'])} of ε); over ε {span(ok['claim'], 0)} the correct runs reach {span(ok['ratio'])} "
         f"of ε (the most, {hi['name']} {num(hi['ratio'])} at ε {hi['claim']}; the least, {lo['name']} "
-        f"{num(lo['ratio'])} at ε {lo['claim']}). The halved-σ variants are audited " + "; ".join(parts) + ".")
+        f"{num(lo['ratio'])} at ε {lo['claim']}). The halved-σ variants are audited " + "; ".join(parts) + "."
+    )
 
 
 #: the docs blocks of ``docs/audits.md`` and of the white-box section of ``docs/papers/cross-paper.md``
-BLOCKS = {"audit_summary": lambda root: str(audits(root)) + "\n",
-          "audit_white_box": lambda root: str(white_box(root)) + "\n",
-          "audit_mia_published": lambda root: str(mia_published(root)) + "\n"}
+BLOCKS = {
+    "audit_summary": lambda root: str(audits(root)) + "\n",
+    "audit_white_box": lambda root: str(white_box(root)) + "\n",
+    "audit_mia_published": lambda root: str(mia_published(root)) + "\n",
+}

@@ -12,12 +12,29 @@ import pandas as pd
 from dpgnn.findings import Finding, md_table, missing, num, pct, report, span, status_counts, store
 from dpgnn.utils import ROOT
 
-__all__ = ["BLOCKS", "accountant_at_rate_one", "majority_class", "noise_dominated", "seed_table", "sound_mode",
-           "summary"]
+__all__ = [
+    "BLOCKS",
+    "accountant_at_rate_one",
+    "majority_class",
+    "noise_dominated",
+    "seed_table",
+    "sound_mode",
+    "summary",
+]
 
 _KEYS = ["dataset", "method", "setting"]
-_NAMES = {"cora": "Cora", "citeseer": "CiteSeer", "drw": "DRW", "drw-d": "DRW-D", "drw-r": "DRW-R", "fdp": "FDP",
-          "gcn": "GCN", "mlp": "MLP", "2x256": "2×256", "2x512": "2×512"}
+_NAMES = {
+    "cora": "Cora",
+    "citeseer": "CiteSeer",
+    "drw": "DRW",
+    "drw-d": "DRW-D",
+    "drw-r": "DRW-R",
+    "fdp": "FDP",
+    "gcn": "GCN",
+    "mlp": "MLP",
+    "2x256": "2×256",
+    "2x512": "2×512",
+}
 
 
 def _cell(dataset: str, method: str, setting: str) -> str:
@@ -39,18 +56,24 @@ def noise_dominated(root: Path = ROOT) -> Finding:
     runs = d["run test F1 max"] - d["run test F1 min"]
     confs = d["config mean max"] - d["config mean min"]
     grid = st.load("grid")
-    cora = grid[(grid["metric"] == "test_f1") & (grid["dataset"] == "cora") & (grid["setting"] == "2x512")
-                & grid["method"].isin(DP_METHODS)]
+    cora = grid[
+        (grid["metric"] == "test_f1")
+        & (grid["dataset"] == "cora")
+        & (grid["setting"] == "2x512")
+        & grid["method"].isin(DP_METHODS)
+    ]
     if "fidelity" in cora:
         cora = cora[cora["fidelity"].fillna("paper") == "paper"]
-    lines = [f"- The expected noise norm per step is {span(two['noise / signal'], 0)} times the largest clipped "
-             f"gradient sum in the 2-layer cells, {span(one['noise / signal'], 0)} in the 1-layer cells.",
-             f"- The kept 2-layer models put {span(100 * two['top-class share'], 0)} % of their test predictions on "
-             f"one class (normalised class entropy {span(two['class entropy'])}); the 1-layer ones "
-             f"{span(100 * one['top-class share'], 0)} % (entropy {span(one['class entropy'])}).",
-             f"- Per cell, the grid's {int(d['grid runs'].max())} runs span {span(runs, 1)} F1 points and its "
-             f"configuration means {span(confs, 1)} points, against the report's 2-point tolerance.",
-             f"- No single run of the grid on Cora 2×512 exceeds {num(cora['value'].max(), 1)}."]
+    lines = [
+        f"- The expected noise norm per step is {span(two['noise / signal'], 0)} times the largest clipped "
+        f"gradient sum in the 2-layer cells, {span(one['noise / signal'], 0)} in the 1-layer cells.",
+        f"- The kept 2-layer models put {span(100 * two['top-class share'], 0)} % of their test predictions on "
+        f"one class (normalised class entropy {span(two['class entropy'])}); the 1-layer ones "
+        f"{span(100 * one['top-class share'], 0)} % (entropy {span(one['class entropy'])}).",
+        f"- Per cell, the grid's {int(d['grid runs'].max())} runs span {span(runs, 1)} F1 points and its "
+        f"configuration means {span(confs, 1)} points, against the report's 2-point tolerance.",
+        f"- No single run of the grid on Cora 2×512 exceeds {num(cora['value'].max(), 1)}.",
+    ]
     return Finding("\n".join(lines))
 
 
@@ -75,21 +98,36 @@ def seed_table(root: Path = ROOT) -> Finding:
     rows = []
     for r in spread.to_dict("records"):
         v = values[(r["dataset"], r["method"], r["setting"])]
-        rows.append({"cell": _cell(r["dataset"], r["method"], r["setting"]), "ours (3 seeds)": num(r["ours"], 1),
-                     "paper": num(r["paper"], 1),
-                     f"{len(v)} seeds: range, mean ± std": f"{span(v, 1)}, {num(v.mean(), 1)} ± {num(v.std(), 1)}",
-                     "3-seed means within 2 points": pct(r["3-seed means within tolerance"], 1),
-                     "at or above": pct(r["3-seed means >= paper"], 1), "status": r["status"]})
+        rows.append(
+            {
+                "cell": _cell(r["dataset"], r["method"], r["setting"]),
+                "ours (3 seeds)": num(r["ours"], 1),
+                "paper": num(r["paper"], 1),
+                f"{len(v)} seeds: range, mean ± std": f"{span(v, 1)}, {num(v.mean(), 1)} ± {num(v.std(), 1)}",
+                "3-seed means within 2 points": pct(r["3-seed means within tolerance"], 1),
+                "at or above": pct(r["3-seed means >= paper"], 1),
+                "status": r["status"],
+            }
+        )
     dp = spread[~spread["method"].isin(["gcn", "mlp"])]
     cora = dp[(dp["dataset"] == "cora") & (dp["setting"] == "2x512")]
     low = spread[spread["3-seed means within tolerance"] < 0.1]
-    text = md_table(pd.DataFrame(rows)) + "\n\n" + "\n".join([
-        f"- In the DP cells our three seeds sit in the lower part of each spread: ours is below the median seed in "
-        f"{int((dp['ours'] < dp['seed F1 median']).sum())} of {len(dp)}; the best seeds of the Cora 2×512 cells "
-        f"reach {span(cora['seed F1 max'], 1)}.",
-        f"- Cells that meet the 5 % criterion: {int((spread['3-seed means within tolerance'] >= 0.05).sum())} of "
-        f"{len(spread)}; only in a tail of the spread (below 10 %): "
-        + (", ".join(_cell(r.dataset, r.method, r.setting) for r in low.itertuples(index=False)) or "none") + "."])
+    text = (
+        md_table(pd.DataFrame(rows))
+        + "\n\n"
+        + "\n".join(
+            [
+                "- In the DP cells our three seeds sit in the lower part of each spread: ours is below the median "
+                f"seed in {int((dp['ours'] < dp['seed F1 median']).sum())} of {len(dp)}; the best seeds of the Cora "
+                f"2×512 cells reach {span(cora['seed F1 max'], 1)}.",
+                "- Cells that meet the 5 % criterion: "
+                f"{int((spread['3-seed means within tolerance'] >= 0.05).sum())} of {len(spread)}; "
+                "only in a tail of the spread (below 10 %): "
+                + (", ".join(_cell(r.dataset, r.method, r.setting) for r in low.itertuples(index=False)) or "none")
+                + ".",
+            ]
+        )
+    )
     return Finding(text)
 
 
@@ -102,8 +140,10 @@ def sound_mode(root: Path = ROOT) -> Finding:
         return missing("Table 1 in the sound mode", "dpgnn run drw --profile paper --artifact table1_sound")
     diff = both.dropna(subset=["sound"]).groupby("dataset", sort=False)["sound - as_published"]
     parts = [f"{_NAMES.get(k, k)} {num(g.min(), 1)} to {num(g.max(), 1)} points" for k, g in diff]
-    return Finding(f"Table 1's DP rows in the sound mode ({int(both['sound'].notna().sum())} cells) against the "
-                   f"published pipeline: {'; '.join(parts)}.")
+    return Finding(
+        f"Table 1's DP rows in the sound mode ({int(both['sound'].notna().sum())} cells) against the "
+        f"published pipeline: {'; '.join(parts)}."
+    )
 
 
 def accountant_at_rate_one(zs=(4.0,), delta: float = 1e-5) -> Finding:
@@ -115,8 +155,10 @@ def accountant_at_rate_one(zs=(4.0,), delta: float = 1e-5) -> Finding:
     for z in zs:
         ours = epsilon_schedule(float(z), 1.0, delta, TARGET_EPSILON, "autodp", "paper")
         auth = epsilon_schedule(float(z), 1.0, delta, TARGET_EPSILON, "autodp", "authors_code")
-        parts.append(f"at z = {z:g} ours takes {ours.steps} steps (ε {num(ours.epsilon, 3)}), the official "
-                     f"accountant {auth.steps} (ε {num(auth.epsilon, 3)})")
+        parts.append(
+            f"at z = {z:g} ours takes {ours.steps} steps (ε {num(ours.epsilon, 3)}), the official "
+            f"accountant {auth.steps} (ε {num(auth.epsilon, 3)})"
+        )
     d = f"{delta:.0e}".replace("e-0", "e-")
     return Finding(f"Sampling rate 1, δ = {d}, target ε = {TARGET_EPSILON:g}: {'; '.join(parts)}.")
 
@@ -153,6 +195,8 @@ def summary(root: Path = ROOT) -> Finding:
 
 
 #: the docs blocks of ``docs/papers/drw.md``
-BLOCKS = {"drw_diagnostics": lambda root: str(noise_dominated(root)) + "\n",
-          "drw_seed_spread": lambda root: str(seed_table(root)) + "\n",
-          "drw_summary": lambda root: str(summary(root)) + "\n"}
+BLOCKS = {
+    "drw_diagnostics": lambda root: str(noise_dominated(root)) + "\n",
+    "drw_seed_spread": lambda root: str(seed_table(root)) + "\n",
+    "drw_summary": lambda root: str(summary(root)) + "\n",
+}

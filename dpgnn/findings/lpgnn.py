@@ -44,13 +44,20 @@ def beyond_band(artifacts: str | list[str], root: Path = ROOT) -> Finding:
     rows = []
     for r in shown.itertuples(index=False):
         s = spread.loc[r.point] if r.point in spread.index else None
-        rows.append({"point": r.point, "paper": num(r.paper_value, 1) + ("" if pd.isna(r.paper_spread)
-                                                                          else f" ± {num(r.paper_spread, 1)}"),
-                     "band": f"±{num(r.tolerance, 1)}", "ours": f"{num(r.ours_value, 1)} ± {num(r.ours_spread, 1)}",
-                     "diff": f"{r.diff:+.1f}", "status": r.status,
-                     "seeds' means": "—" if s is None else f"{span([s['mean min'], s['mean max']], 1)} ({s['seeds']})",
-                     "pooled (se)": "—" if s is None else f"{num(s['pooled'], 1)} ({num(s['se'], 1)})",
-                     "z": "—" if s is None else f"{s['z']:+.1f}", "p within": "—" if s is None else pct(s["p within"])})
+        rows.append(
+            {
+                "point": r.point,
+                "paper": num(r.paper_value, 1) + ("" if pd.isna(r.paper_spread) else f" ± {num(r.paper_spread, 1)}"),
+                "band": f"±{num(r.tolerance, 1)}",
+                "ours": f"{num(r.ours_value, 1)} ± {num(r.ours_spread, 1)}",
+                "diff": f"{r.diff:+.1f}",
+                "status": r.status,
+                "seeds' means": "—" if s is None else f"{span([s['mean min'], s['mean max']], 1)} ({s['seeds']})",
+                "pooled (se)": "—" if s is None else f"{num(s['pooled'], 1)} ({num(s['se'], 1)})",
+                "z": "—" if s is None else f"{s['z']:+.1f}",
+                "p within": "—" if s is None else pct(s["p within"]),
+            }
+        )
     text = f"Paper profile, {' / '.join(artifacts)}: {status_counts(rep)}."
     if rows:
         text += "\n\n" + md_table(pd.DataFrame(rows))
@@ -66,8 +73,10 @@ def low_budget(root: Path = ROOT) -> Finding:
     low = spread[eps_x <= 0.1]
     gap = low["pooled"] - low["paper"]
     side = "above" if (gap > 0).all() else ("below" if (gap < 0).all() else "on both sides of")
-    return Finding(f"The {len(low)} seed-spread points at ε_x ≤ 0.1 have pooled means "
-                   f"{span(gap.abs(), 1)} points {side} the paper.")
+    return Finding(
+        f"The {len(low)} seed-spread points at ε_x ≤ 0.1 have pooled means "
+        f"{span(gap.abs(), 1)} points {side} the paper."
+    )
 
 
 def sampling(root: Path = ROOT) -> Finding:
@@ -77,8 +86,10 @@ def sampling(root: Path = ROOT) -> Finding:
     table = lpgnn.sampling_check(store("lpgnn", root))
     if table.empty:
         return missing("the paper profile's LPGNN rows", "dpgnn reproduce lpgnn --profile paper")
-    expected = "; ".join(f"{num(r['expected by sampling'], 1)} of {r['dataset']}'s {int(r['points'])} points"
-                         for _, r in table.iterrows())
+    expected = "; ".join(
+        f"{num(r['expected by sampling'], 1)} of {r['dataset']}'s {int(r['points'])} points"
+        for _, r in table.iterrows()
+    )
     observed = " and ".join(str(int(v)) for v in table["beyond the band"])
     return Finding(f"Expected beyond the band by sampling alone: {expected}; observed: {observed}.")
 
@@ -94,11 +105,16 @@ def status(root: Path = ROOT) -> Finding:
     far = spread[spread["z"].abs() > 2]
     lines = [f"- Reported cells run: {status_counts(rep)}.", f"- {sampling(root)}"]
     if len(spread):
-        lines.append(f"- Seed spread ({int(spread['seeds'].max())} seeds per point): the {len(beyond)} points beyond "
-                     f"the band have `p within` {span(beyond['p within'] * 100, 0)} %; "
-                     f"{int((beyond['p within'] >= 0.05).sum())} of them meet the 5 % criterion.")
-        lines.append("- Pooled mean more than 2 standard errors from the paper: " + (", ".join(
-            f"{r.point} (z {r.z:+.1f}, {r.status})" for r in far.itertuples(index=False)) or "none") + ".")
+        lines.append(
+            f"- Seed spread ({int(spread['seeds'].max())} seeds per point): the {len(beyond)} points beyond "
+            f"the band have `p within` {span(beyond['p within'] * 100, 0)} %; "
+            f"{int((beyond['p within'] >= 0.05).sum())} of them meet the 5 % criterion."
+        )
+        lines.append(
+            "- Pooled mean more than 2 standard errors from the paper: "
+            + (", ".join(f"{r.point} (z {r.z:+.1f}, {r.status})" for r in far.itertuples(index=False)) or "none")
+            + "."
+        )
         lines.append(f"- {low_budget(root)}")
     return Finding("\n".join(lines))
 
@@ -107,14 +123,24 @@ def _spread_table(root: Path) -> str:
     spread = seed_spread(root)
     if spread.empty:
         return str(missing("the seed spread", _SEEDS_CMD))
-    rows = [{"point": r["point"], "paper": num(r["paper"], 1), "band": f"±{num(r['tolerance'], 1)}",
-             "ours (profile seed)": num(r["ours"], 1),
-             "seeds' 10-run means": f"{span([r['mean min'], r['mean max']], 1)} ({r['seeds']})",
-             "pooled (se)": f"{num(r['pooled'], 1)} ({num(r['se'], 1)})", "z": f"{r['z']:+.1f}",
-             "p within": pct(r["p within"])} for _, r in spread.iterrows()]
+    rows = [
+        {
+            "point": r["point"],
+            "paper": num(r["paper"], 1),
+            "band": f"±{num(r['tolerance'], 1)}",
+            "ours (profile seed)": num(r["ours"], 1),
+            "seeds' 10-run means": f"{span([r['mean min'], r['mean max']], 1)} ({r['seeds']})",
+            "pooled (se)": f"{num(r['pooled'], 1)} ({num(r['se'], 1)})",
+            "z": f"{r['z']:+.1f}",
+            "p within": pct(r["p within"]),
+        }
+        for _, r in spread.iterrows()
+    ]
     return md_table(pd.DataFrame(rows))
 
 
 #: the docs blocks of ``docs/papers/lpgnn.md``
-BLOCKS = {"lpgnn_status": lambda root: str(status(root)) + "\n",
-          "lpgnn_seed_spread": lambda root: _spread_table(root) + "\n"}
+BLOCKS = {
+    "lpgnn_status": lambda root: str(status(root)) + "\n",
+    "lpgnn_seed_spread": lambda root: _spread_table(root) + "\n",
+}

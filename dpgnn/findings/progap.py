@@ -33,11 +33,15 @@ def fidelity_shift(root: Path = ROOT, depth: int = 3) -> Finding:
     paper_sigma = _mean(row["ours, paper σ (issue #18)"])
     authors = _mean(row["ours, fidelity=authors_code (stored)"])
     if official is None or paper_sigma is None or authors is None:
-        return missing(f"ProGAP's edge-level runs at K = {depth} with the official calibration",
-                       "dpgnn run progap --profile paper --set fidelity=authors_code")
-    return Finding(f"At K = {depth} ours sits {num(paper_sigma - official, 1)} points above the official code with "
-                   f"the paper's σ and {num(authors - official, 1)} with the official σ "
-                   f"({int(row['runs authors_code'])} stored runs).")
+        return missing(
+            f"ProGAP's edge-level runs at K = {depth} with the official calibration",
+            "dpgnn run progap --profile paper --set fidelity=authors_code",
+        )
+    return Finding(
+        f"At K = {depth} ours sits {num(paper_sigma - official, 1)} points above the official code with "
+        f"the paper's σ and {num(authors - official, 1)} with the official σ "
+        f"({int(row['runs authors_code'])} stored runs)."
+    )
 
 
 def calibration(root: Path = ROOT) -> Finding:
@@ -46,11 +50,13 @@ def calibration(root: Path = ROOT) -> Finding:
 
     t = progap.calibration_fidelities(depths=(1, 2, 3), epsilon=1.0, delta=1e-7)
     ratio = t["noise ratio"]
-    return Finding("At ε = 1, δ = 1e-7 the official code's σ (autodp's RDP composition) is "
-                   f"{' / '.join(num(v, 3) for v in t['sigma_authors_code (autodp RDP)'])} for K = "
-                   f"{' / '.join(str(k) for k in t['K'])}, ours (exact Gaussian composition) "
-                   f"{' / '.join(num(v, 3) for v in t['sigma_paper (exact)'])}: ours adds "
-                   f"{span(100 * (1 - 1 / ratio), 0)} % less noise for the same ε.")
+    return Finding(
+        "At ε = 1, δ = 1e-7 the official code's σ (autodp's RDP composition) is "
+        f"{' / '.join(num(v, 3) for v in t['sigma_authors_code (autodp RDP)'])} for K = "
+        f"{' / '.join(str(k) for k in t['K'])}, ours (exact Gaussian composition) "
+        f"{' / '.join(num(v, 3) for v in t['sigma_paper (exact)'])}: ours adds "
+        f"{span(100 * (1 - 1 / ratio), 0)} % less noise for the same ε."
+    )
 
 
 def summary(root: Path = ROOT) -> Finding:
@@ -62,10 +68,12 @@ def summary(root: Path = ROOT) -> Finding:
     counts = rep["status"].value_counts()
     calib = rep[rep["artifact"] == "calibration"]
     within = int((calib["status"] == "within").sum())
-    return Finding(f"σ calibration: {within}/{len(calib)} reference values within half a unit of their 3rd "
-                   f"significant digit; {int(counts.get('stand_in', 0))} stand-in rows (Facebook100 universities, "
-                   f"never compared with FB-100). {calibration(root)} {fidelity_shift(root)}\n\n"
-                   + md_table(fidelity_comparison(root), index=True))
+    return Finding(
+        f"σ calibration: {within}/{len(calib)} reference values within half a unit of their 3rd "
+        f"significant digit; {int(counts.get('stand_in', 0))} stand-in rows (Facebook100 universities, "
+        f"never compared with FB-100). {calibration(root)} {fidelity_shift(root)}\n\n"
+        + md_table(fidelity_comparison(root), index=True)
+    )
 
 
 #: the docs blocks of ``docs/papers/progap.md``

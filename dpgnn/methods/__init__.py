@@ -81,8 +81,9 @@ def _norm(paper: str, method: str, level: str) -> tuple[str, str, str]:
     return key  # type: ignore[return-value]
 
 
-def register(paper: str, method: str, level: str, *, prepare: Callable[..., Any] | None = None,
-             description: str = "") -> Callable[[Callable[..., RunResult]], Callable[..., RunResult]]:
+def register(
+    paper: str, method: str, level: str, *, prepare: Callable[..., Any] | None = None, description: str = ""
+) -> Callable[[Callable[..., RunResult]], Callable[..., RunResult]]:
     """Decorator registering ``run`` under ``(paper, method, level)``; a key registered twice is an error
     (re-importing the same module re-registers the same function, which is allowed)."""
 
@@ -120,8 +121,9 @@ def available(paper: str | None = None) -> list[tuple[str, str, str]]:
     return sorted(k for k in _REGISTRY if k[0] in papers)
 
 
-def run(paper: str, method: str, level: str, data: Any, config: Mapping[str, Any], *, seed: int,
-        device: str = "auto") -> RunResult:
+def run(
+    paper: str, method: str, level: str, data: Any, config: Mapping[str, Any], *, seed: int, device: str = "auto"
+) -> RunResult:
     """Shorthand for ``get(paper, method, level).run(data, config, seed=seed, device=device)``."""
     return get(paper, method, level).run(data, config, seed=seed, device=device)
 

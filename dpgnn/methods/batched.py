@@ -82,10 +82,14 @@ class _Layer(nn.Module):
         self.bias = nn.Parameter(torch.stack([b[0].bias.detach() for b in blocks]).clone())
         self.act = rest[0] if rest else None
         norm = rest[1] if len(rest) > 1 else None
-        if len(rest) > 2 or not (norm is None or isinstance(norm, nn.BatchNorm1d)
-                                 or (isinstance(norm, nn.GroupNorm) and norm.num_groups == 1 and norm.affine)):
-            raise ValueError(f"cannot stack the layer {blocks[0]}: Linear, activation, BatchNorm1d or "
-                             f"one-group GroupNorm only")
+        if len(rest) > 2 or not (
+            norm is None
+            or isinstance(norm, nn.BatchNorm1d)
+            or (isinstance(norm, nn.GroupNorm) and norm.num_groups == 1 and norm.affine)
+        ):
+            raise ValueError(
+                f"cannot stack the layer {blocks[0]}: Linear, activation, BatchNorm1d or one-group GroupNorm only"
+            )
         self.norm = None if norm is None else "batch" if isinstance(norm, nn.BatchNorm1d) else "group"
         if norm is not None:
             self.eps = norm.eps
@@ -114,9 +118,16 @@ class _Layer(nn.Module):
         n, r, c = h.shape
         if training:
             self.num_batches_tracked.add_(1)
-        return F.batch_norm(h.reshape(n, r * c), self.running_mean.view(-1), self.running_var.view(-1),
-                            self.norm_weight.reshape(-1), self.norm_bias.reshape(-1), training, self.momentum,
-                            self.eps).view(n, r, c)
+        return F.batch_norm(
+            h.reshape(n, r * c),
+            self.running_mean.view(-1),
+            self.running_var.view(-1),
+            self.norm_weight.reshape(-1),
+            self.norm_bias.reshape(-1),
+            training,
+            self.momentum,
+            self.eps,
+        ).view(n, r, c)
 
     def group_norm(self, h: Tensor) -> tuple[Tensor, Tensor]:
         """One-group GroupNorm of seed-major ``[R, n, C]`` per row: ``(x̂, x̂ ⊙ γ + β)``."""
@@ -223,8 +234,9 @@ class StackedStage(nn.Module):
         """The ``R`` sequential :class:`StageModel`s holding the stacked weights."""
         bases = [b.write_back() for b in self.bases]
         heads = self.head.write_back()
-        return [StageModel([b[r] for b in bases], heads[r], normalize_jk=self.normalize_jk)
-                for r in range(self.repeats)]
+        return [
+            StageModel([b[r] for b in bases], heads[r], normalize_jk=self.normalize_jk) for r in range(self.repeats)
+        ]
 
     # -- ghost clipping ------------------------------------------------------------------------------------------
     def _ghost_run(self, module: StackedMLP, x: Tensor, records: list) -> Tensor:
@@ -254,8 +266,9 @@ class StackedStage(nn.Module):
         if self.normalize_jk:
             h = F.normalize(h, p=2.0, dim=-1)
         logits = self._ghost_run(self.head, h, records)
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1), reduction="sum",
-                               ignore_index=_IGNORE)
+        loss = F.cross_entropy(
+            logits.reshape(-1, logits.size(-1)), y.reshape(-1), reduction="sum", ignore_index=_IGNORE
+        )
         grads = torch.autograd.grad(loss, [rec[3] for rec in records])
         with torch.no_grad():
             rows: list[tuple[nn.Parameter, Tensor]] = []  # per-sample gradients that are rows: [R, m, numel]
@@ -270,12 +283,17 @@ class StackedStage(nn.Module):
             block = torch.cat([u for _, u in rows], dim=2)
             sq = (block * block).sum(2)
             if outer:
-                prod = torch.stack([torch.linalg.vector_norm(a, dim=2) * torch.linalg.vector_norm(g, dim=2)
-                                    for _, a, g in outer])
+                prod = torch.stack(
+                    [torch.linalg.vector_norm(a, dim=2) * torch.linalg.vector_norm(g, dim=2) for _, a, g in outer]
+                )
                 sq += (prod * prod).sum(0)
             c = (max_norm / (sq.sqrt() + 1e-6)).clamp(max=1.0)
-            sums = {id(p): v for (p, _), v in zip(rows, torch.bmm(c.unsqueeze(1), block).squeeze(1).split(
-                [u.size(2) for _, u in rows], dim=1))}
+            sums = {
+                id(p): v
+                for (p, _), v in zip(
+                    rows, torch.bmm(c.unsqueeze(1), block).squeeze(1).split([u.size(2) for _, u in rows], dim=1)
+                )
+            }
             for p, a, g in outer:
                 sums[id(p)] = torch.bmm((g * c.unsqueeze(2)).transpose(1, 2), a)
         return [sums[id(p)].reshape(p.shape) for p in self.trainable()]
@@ -314,8 +332,10 @@ def split_accuracies(logits: Tensor, y: Tensor, masks: dict[str, Tensor]) -> dic
     an empty split)."""
     correct = (logits.argmax(-1) == y).float()
     r = logits.size(0)
-    return {k: correct[:, m].mean(1) if bool(m.any()) else torch.full((r,), math.nan, device=logits.device)
-            for k, m in masks.items()}
+    return {
+        k: correct[:, m].mean(1) if bool(m.any()) else torch.full((r,), math.nan, device=logits.device)
+        for k, m in masks.items()
+    }
 
 
 def _rows(x: Tensor, idx: Tensor) -> Tensor:
@@ -336,9 +356,18 @@ def _per_seed_rows(x: Tensor, idx: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------------------------------------------
 # training: train_stage for R seeds
 # ---------------------------------------------------------------------------------------------------------------
-def train_stage_repeats(model: StackedStage, xs: Sequence[Tensor], y: Tensor, masks: dict[str, Tensor], *,
-                        epochs: int, lr: float, generators: Sequence[torch.Generator], dp: Any = None,
-                        stage: int = 0) -> list[list[dict[str, Any]]]:
+def train_stage_repeats(
+    model: StackedStage,
+    xs: Sequence[Tensor],
+    y: Tensor,
+    masks: dict[str, Tensor],
+    *,
+    epochs: int,
+    lr: float,
+    generators: Sequence[torch.Generator],
+    dp: Any = None,
+    stage: int = 0,
+) -> list[list[dict[str, Any]]]:
     """:func:`dpgnn.methods.progap.train_stage` (``per_sample="ghost"``, no weight decay) for the ``R`` seeds of
     ``model``; ``xs`` are the cached inputs (``[N, in]`` shared by every seed or ``[R, N, in]``), ``generators``
     the seeds' own. Every epoch scores the model in eval mode on the training and validation rows and each seed
@@ -414,8 +443,17 @@ def _full_batch_step(model: StackedStage, xs: Sequence[Tensor], y: Tensor, train
     return step
 
 
-def _dp_step(model: StackedStage, xs: Sequence[Tensor], y: Tensor, train_idx: Tensor, dp: Any, epochs: int,
-             lr: float, generators: Sequence[torch.Generator], sample_sizes: list[list[int]]):
+def _dp_step(
+    model: StackedStage,
+    xs: Sequence[Tensor],
+    y: Tensor,
+    train_idx: Tensor,
+    dp: Any,
+    epochs: int,
+    lr: float,
+    generators: Sequence[torch.Generator],
+    sample_sizes: list[list[int]],
+):
     """One epoch of DP-Adam for every seed, as the ghost path of ``train_stage``: per step and per seed, Poisson
     picks ``rand(N_train) < q`` from the seed's generator, the clipped sum of its rows, one ``normal_(0, zC)`` per
     parameter (in parameter order) from the same generator, the ``1/B`` scaling and a fused Adam update."""

@@ -57,8 +57,15 @@ from dpgnn.privacy.validation import check_positive as _pos
 from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
-__all__ = ["DPGNNConfig", "DPGNNModel", "neighbour_table", "per_root_gradients", "calibrate_fdp_noise",
-           "dp_gnn_ledger", "train_dp_gnn"]
+__all__ = [
+    "DPGNNConfig",
+    "DPGNNModel",
+    "neighbour_table",
+    "per_root_gradients",
+    "calibrate_fdp_noise",
+    "dp_gnn_ledger",
+    "train_dp_gnn",
+]
 
 
 @dataclass(frozen=True)
@@ -86,8 +93,14 @@ class DPGNNConfig:
             _pos(self.noise, "noise")
         if self.delta is not None and not 0.0 < self.delta < 1.0:
             raise ValueError(f"delta must be in (0, 1), got {self.delta}")
-        for name, low in (("max_degree", 1), ("hidden", 1), ("base_layers", 1), ("head_layers", 1), ("epochs", 1),
-                          ("batch_size", 1)):
+        for name, low in (
+            ("max_degree", 1),
+            ("hidden", 1),
+            ("base_layers", 1),
+            ("head_layers", 1),
+            ("epochs", 1),
+            ("batch_size", 1),
+        ):
             _int(getattr(self, name), name, low)
         _pos(self.lr, "lr")
         _pos(self.clip, "clip")
@@ -103,15 +116,24 @@ class DPGNNModel(nn.Module):
     of a graph at once from a sparse adjacency (rows = receiving nodes); both give the same logits.
     """
 
-    def __init__(self, in_dim: int, hidden: int, num_classes: int, *, base_layers: int = 2, head_layers: int = 1,
-                 activation: str = "selu") -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        hidden: int,
+        num_classes: int,
+        *,
+        base_layers: int = 2,
+        head_layers: int = 1,
+        activation: str = "selu",
+    ) -> None:
         super().__init__()
         self.base = MLP(in_dim, hidden, base_layers, activation=activation, norm="none")
         self.lin_root = nn.Linear(hidden, hidden)
         self.lin_nbr = nn.Linear(hidden, hidden, bias=False)
         self.act = ACTIVATIONS[activation]()
-        self.head = MLP(2 * hidden, hidden, head_layers, out_dim=num_classes, activation=activation, norm="none",
-                        plain_last=True)
+        self.head = MLP(
+            2 * hidden, hidden, head_layers, out_dim=num_classes, activation=activation, norm="none", plain_last=True
+        )
 
     def _combine(self, h: Tensor, agg: Tensor) -> Tensor:
         return self.head(torch.cat([h, self.act(self.lin_root(h) + self.lin_nbr(agg))], dim=-1))
@@ -143,8 +165,16 @@ def neighbour_table(edge_index: Tensor, num_nodes: int, max_degree: int) -> tupl
     return table, table < num_nodes
 
 
-def calibrate_fdp_noise(target_epsilon: float, delta: float, *, steps: int, train_nodes: int, batch_size: int,
-                        affected: int, rtol: float = 1e-3) -> float:
+def calibrate_fdp_noise(
+    target_epsilon: float,
+    delta: float,
+    *,
+    steps: int,
+    train_nodes: int,
+    batch_size: int,
+    affected: int,
+    rtol: float = 1e-3,
+) -> float:
     """The smallest noise multiplier z (geometric bisection) with multi-term ε(z) ≤ ``target_epsilon``; ε is
     decreasing in z, and the returned z always satisfies the target (never under-reports ε)."""
     target = _pos(target_epsilon, "target_epsilon")
@@ -172,14 +202,26 @@ def calibrate_fdp_noise(target_epsilon: float, delta: float, *, steps: int, trai
 
 def dp_gnn_statement(steps: int) -> dict[str, Any]:
     """Guarantee fields of a DP-GNN run of ``steps`` accounted steps (best-validation restore: model selection)."""
-    return statement(AS_PUBLISHED, "add/remove one node with its edges (degrees capped at D)",
-                     accounted=f"{int(steps)} Poisson-sampled steps of per-root clipped 1-hop-subgraph gradients, "
-                               "each node in at most D+1 subgraphs (Daigavane et al. multi-term RDP)",
-                     not_covered=[MODEL_SELECTION])
+    return statement(
+        AS_PUBLISHED,
+        "add/remove one node with its edges (degrees capped at D)",
+        accounted=f"{int(steps)} Poisson-sampled steps of per-root clipped 1-hop-subgraph gradients, "
+        "each node in at most D+1 subgraphs (Daigavane et al. multi-term RDP)",
+        not_covered=[MODEL_SELECTION],
+    )
 
 
-def dp_gnn_ledger(*, train_nodes: int, batch_size: int, epochs: int, max_degree: int, delta: float,
-                  target_epsilon: float | None = None, noise: float | None = None, clip: float = 1.0) -> dict[str, Any]:
+def dp_gnn_ledger(
+    *,
+    train_nodes: int,
+    batch_size: int,
+    epochs: int,
+    max_degree: int,
+    delta: float,
+    target_epsilon: float | None = None,
+    noise: float | None = None,
+    clip: float = 1.0,
+) -> dict[str, Any]:
     """The privacy ledger of one DP-GNN run (calibrating z when ``target_epsilon`` is given)."""
     n, b = _int(train_nodes, "train_nodes", 1), _int(batch_size, "batch_size", 1)
     b = min(b, n)
@@ -188,21 +230,43 @@ def dp_gnn_ledger(*, train_nodes: int, batch_size: int, epochs: int, max_degree:
     accounted = accounted_steps(n, b, epochs)
     if (target_epsilon is None) == (noise is None):
         raise ValueError("give exactly one of target_epsilon and noise")
-    z = calibrate_fdp_noise(target_epsilon, delta, steps=accounted, train_nodes=n, batch_size=b, affected=k) \
-        if noise is None else _pos(noise, "noise")
+    z = (
+        calibrate_fdp_noise(target_epsilon, delta, steps=accounted, train_nodes=n, batch_size=b, affected=k)
+        if noise is None
+        else _pos(noise, "noise")
+    )
     eps, order = fdp_epsilon(accounted, z, n, b, k, delta)
-    return {"level": "node", "method": "dp-gnn",
-            **dp_gnn_statement(accounted),
-            "mechanism": "per-root clipped gradients of 1-hop subgraphs + Gaussian noise z*2(D+1)C",
-            "noise_multiplier": z, "sensitivity": 2.0 * k * clip, "max_degree": int(max_degree), "batch_size": b,
-            "train_nodes": n, "steps": accounted, "steps_trained": trained, "clip": clip,
-            "event": FdpSampledGaussianEvent(z, n, b, k).to_dict(), "epsilon": eps, "delta": float(delta),
-            "order": order, "target_epsilon": target_epsilon,
-            "accountant": "multi-term hypergeometric RDP (Daigavane et al.), dp_accounting conversion"}
+    return {
+        "level": "node",
+        "method": "dp-gnn",
+        **dp_gnn_statement(accounted),
+        "mechanism": "per-root clipped gradients of 1-hop subgraphs + Gaussian noise z*2(D+1)C",
+        "noise_multiplier": z,
+        "sensitivity": 2.0 * k * clip,
+        "max_degree": int(max_degree),
+        "batch_size": b,
+        "train_nodes": n,
+        "steps": accounted,
+        "steps_trained": trained,
+        "clip": clip,
+        "event": FdpSampledGaussianEvent(z, n, b, k).to_dict(),
+        "epsilon": eps,
+        "delta": float(delta),
+        "order": order,
+        "target_epsilon": target_epsilon,
+        "accountant": "multi-term hypergeometric RDP (Daigavane et al.), dp_accounting conversion",
+    }
 
 
-def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "auto",
-                 on_model=None, canary: DPStepHook | None = None) -> ProGAPResult:
+def train_dp_gnn(
+    data: Data,
+    cfg: DPGNNConfig,
+    *,
+    seed: int = 0,
+    device: str = "auto",
+    on_model=None,
+    canary: DPStepHook | None = None,
+) -> ProGAPResult:
     """One DP-GNN run (node-level DP): ledger, per-root clipped and noised Adam steps, best-validation restore.
     ``on_model(model)`` is called with the released (restored) model (audits, :mod:`dpgnn.audit.central`).
     ``canary`` (audits, :mod:`dpgnn.methods.hooks`): called around every step's noise with the per-root clipped
@@ -216,9 +280,16 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
     if n_train == 0:
         raise ValueError("data has no training nodes")
     delta = cfg.delta if cfg.delta is not None else default_delta(n_train)
-    ledger = dp_gnn_ledger(train_nodes=n_train, batch_size=cfg.batch_size, epochs=cfg.epochs,
-                           max_degree=cfg.max_degree, delta=delta,
-                           target_epsilon=cfg.epsilon if cfg.noise is None else None, noise=cfg.noise, clip=cfg.clip)
+    ledger = dp_gnn_ledger(
+        train_nodes=n_train,
+        batch_size=cfg.batch_size,
+        epochs=cfg.epochs,
+        max_degree=cfg.max_degree,
+        delta=delta,
+        target_epsilon=cfg.epsilon if cfg.noise is None else None,
+        noise=cfg.noise,
+        clip=cfg.clip,
+    )
     ledger["config"] = asdict(cfg)
     n = data.num_nodes
     ei, cleaning = graph_edges(data, "node", "DP-GNN")
@@ -231,8 +302,14 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
     x_pad = torch.cat([x, x.new_zeros(1, x.size(1))])
     y = data.y.to(dev)
     torch.manual_seed(stable_seed("dp-gnn-init", seed))
-    model = DPGNNModel(x.size(1), cfg.hidden, int(data.y.max()) + 1, base_layers=cfg.base_layers,
-                       head_layers=cfg.head_layers, activation=cfg.activation).to(dev)
+    model = DPGNNModel(
+        x.size(1),
+        cfg.hidden,
+        int(data.y.max()) + 1,
+        base_layers=cfg.base_layers,
+        head_layers=cfg.head_layers,
+        activation=cfg.activation,
+    ).to(dev)
     gen = make_generator(stable_seed("dp-gnn-noise", seed), dev if dev.type == "cuda" else "cpu")
     names = [k for k, _ in model.named_parameters()]
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
@@ -266,19 +343,31 @@ def train_dp_gnn(data: Data, cfg: DPGNNConfig, *, seed: int = 0, device: str = "
             return model.full(x, adj)
 
     watched = {"train": masks["train"], "val": masks["val"]}
-    fitted = fit(model, step, lambda epoch: split_accuracy(logits(), y, watched), epochs=cfg.epochs, monitor="val",
-                 mode="max", keep_initial=True)
-    history = [{"stage": 0, "epoch": h["epoch"], "train_acc": h["train"], "val_acc": h["val"]}
-               for h in fitted.history]
+    fitted = fit(
+        model,
+        step,
+        lambda epoch: split_accuracy(logits(), y, watched),
+        epochs=cfg.epochs,
+        monitor="val",
+        mode="max",
+        keep_initial=True,
+    )
+    history = [{"stage": 0, "epoch": h["epoch"], "train_acc": h["train"], "val_acc": h["val"]} for h in fitted.history]
     if on_model is not None:
         on_model(model)
     acc = split_accuracy(logits(), y, masks)
-    return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
-                        history=history, seconds=time.perf_counter() - t0, model=model)
+    return ProGAPResult(
+        train_acc=acc["train"],
+        val_acc=acc["val"],
+        test_acc=acc["test"],
+        ledger=ledger,
+        history=history,
+        seconds=time.perf_counter() - t0,
+        model=model,
+    )
 
 
-def per_root_gradients(model: DPGNNModel, x_root: Tensor, x_nbrs: Tensor, mask: Tensor, y: Tensor
-                       ) -> dict[str, Tensor]:
+def per_root_gradients(model: DPGNNModel, x_root: Tensor, x_nbrs: Tensor, mask: Tensor, y: Tensor) -> dict[str, Tensor]:
     """Gradient of each root's cross-entropy on its own 1-hop subgraph, ``{name: [B, *shape]}`` (one vectorised
     ``vmap(grad)``; equal to autograd on each subgraph alone)."""
     from torch.func import functional_call, grad, vmap
@@ -292,8 +381,20 @@ def per_root_gradients(model: DPGNNModel, x_root: Tensor, x_nbrs: Tensor, mask: 
     return vmap(grad(loss_one), in_dims=(None, 0, 0, 0, 0))(params, x_root, x_nbrs, mask, y)
 
 
-_DPGNN_KEYS = ("epsilon", "delta", "noise", "max_degree", "hidden", "base_layers", "head_layers", "lr", "epochs",
-               "batch_size", "clip", "activation")
+_DPGNN_KEYS = (
+    "epsilon",
+    "delta",
+    "noise",
+    "max_degree",
+    "hidden",
+    "base_layers",
+    "head_layers",
+    "lr",
+    "epochs",
+    "batch_size",
+    "clip",
+    "activation",
+)
 
 
 @register("progap", "dp-gnn", "node", description="DP-GNN (Daigavane et al.): per-root clipped 1-hop subgraphs")

@@ -86,12 +86,39 @@ from dpgnn.train import fit
 from dpgnn.utils import check_features, resolve_device, seed_everything, stable_seed, versions
 
 __all__ = [
-    "PAPER", "DATASETS", "METHODS", "DP_METHODS", "ARCHS", "DELTA", "NUM_TRAIN", "SEEDS", "TARGET_EPSILON",
-    "batch_size", "DRWData", "SCALINGS", "scale_features", "guarantee_fields", "prepare", "normalized_adjacency",
-    "dense_subgraph_inputs", "per_subgraph_grads", "prediction_spread",
-    "clipped_grad_sum", "add_noise",
-    "clip_thresholds", "clip_and_noise", "drw_event", "drw_epsilon", "Schedule", "epsilon_schedule", "LEVELS",
-    "split_features", "eval_features", "train_dp", "train_nondp", "run",
+    "PAPER",
+    "DATASETS",
+    "METHODS",
+    "DP_METHODS",
+    "ARCHS",
+    "DELTA",
+    "NUM_TRAIN",
+    "SEEDS",
+    "TARGET_EPSILON",
+    "batch_size",
+    "DRWData",
+    "SCALINGS",
+    "scale_features",
+    "guarantee_fields",
+    "prepare",
+    "normalized_adjacency",
+    "dense_subgraph_inputs",
+    "per_subgraph_grads",
+    "prediction_spread",
+    "clipped_grad_sum",
+    "add_noise",
+    "clip_thresholds",
+    "clip_and_noise",
+    "drw_event",
+    "drw_epsilon",
+    "Schedule",
+    "epsilon_schedule",
+    "LEVELS",
+    "split_features",
+    "eval_features",
+    "train_dp",
+    "train_nondp",
+    "run",
 ]
 
 PAPER = "drw"
@@ -103,16 +130,29 @@ ARCHS = {"1-layer": (1, 256), "2x256": (2, 256), "2x512": (2, 512)}
 #: δ per dataset (paper Table 3 / docs/papers/drw.md#data)
 DELTA = {"cora": 1e-5, "citeseer": 1e-5, "ppi": 1e-5, "pubmed": 1e-6, "flickr": 1e-6, "arxiv": 1e-7, "reddit": 1e-7}
 #: training nodes (paper Table 3)
-NUM_TRAIN = {"cora": 140, "citeseer": 120, "ppi": 9716, "pubmed": 60, "flickr": 44625, "arxiv": 90941,
-             "reddit": 153932}
+NUM_TRAIN = {"cora": 140, "citeseer": 120, "ppi": 9716, "pubmed": 60, "flickr": 44625, "arxiv": 90941, "reddit": 153932}
 INDUCTIVE = {"ppi", "flickr", "arxiv", "reddit"}
 SEEDS = (1234, 2345, 3456)
 TARGET_EPSILON = 8.0
 #: batch sizes ("number of roots", paper Table 4), depth 1 / depth 2
-_B_DRW = {"cora": (70, 46), "citeseer": (60, 40), "ppi": (2000, 2000), "pubmed": (30, 20), "flickr": (10000, 10000),
-          "arxiv": (20000, 20000), "reddit": (30000, 30000)}
-_B_DRWR = {"cora": (46, 28), "citeseer": (40, 24), "ppi": (2000, 1800), "pubmed": (20, 12), "flickr": (10000, 8000),
-           "arxiv": (20000, 18000), "reddit": (30000, 30000)}
+_B_DRW = {
+    "cora": (70, 46),
+    "citeseer": (60, 40),
+    "ppi": (2000, 2000),
+    "pubmed": (30, 20),
+    "flickr": (10000, 10000),
+    "arxiv": (20000, 20000),
+    "reddit": (30000, 30000),
+}
+_B_DRWR = {
+    "cora": (46, 28),
+    "citeseer": (40, 24),
+    "ppi": (2000, 1800),
+    "pubmed": (20, 12),
+    "flickr": (10000, 8000),
+    "arxiv": (20000, 18000),
+    "reddit": (30000, 30000),
+}
 _LOAD = {"arxiv": "ogbn-arxiv"}
 
 
@@ -150,15 +190,15 @@ class DRWData:
     """A dataset as the DRW code uses it (docs/papers/drw.md#data)."""
 
     name: str
-    x: Tensor                      # standardised with training-node statistics
-    y: Tensor                      # [N] classes or [N, C] multi-label {0, 1}
+    x: Tensor  # standardised with training-node statistics
+    y: Tensor  # [N] classes or [N, C] multi-label {0, 1}
     num_classes: int
     multilabel: bool
     train: np.ndarray
     val: Tensor
     test: Tensor
-    edge_index: Tensor             # full graph, no self-loops (evaluation)
-    train_edge_index: Tensor       # training graph (= full graph when transductive; induced on train nodes else)
+    edge_index: Tensor  # full graph, no self-loops (evaluation)
+    train_edge_index: Tensor  # training graph (= full graph when transductive; induced on train nodes else)
     adj_full: Tensor = field(repr=False)  # sparse Â of the full graph
     inductive: bool = False
     scaling: str = "train_zscore"  # see SCALINGS
@@ -219,11 +259,22 @@ def prepare(name: str, data=None, *, scaling: str = "train_zscore") -> DRWData:
     num_classes = int(y.shape[1]) if multilabel else int(y.max()) + 1
     inductive = key in INDUCTIVE
     train_ei = subgraph(train, ei, num_nodes=n)[0] if inductive else ei
-    return DRWData(name=key, x=x, y=y.float() if multilabel else y.long(), num_classes=num_classes,
-                   multilabel=multilabel, train=train.numpy(), val=torch.nonzero(data.val_mask).view(-1),
-                   test=torch.nonzero(data.test_mask).view(-1), edge_index=ei, train_edge_index=train_ei,
-                   adj_full=normalized_adjacency(ei, n), inductive=inductive, scaling=scaling,
-                   edge_input=cleaning.describe())
+    return DRWData(
+        name=key,
+        x=x,
+        y=y.float() if multilabel else y.long(),
+        num_classes=num_classes,
+        multilabel=multilabel,
+        train=train.numpy(),
+        val=torch.nonzero(data.val_mask).view(-1),
+        test=torch.nonzero(data.test_mask).view(-1),
+        edge_index=ei,
+        train_edge_index=train_ei,
+        adj_full=normalized_adjacency(ei, n),
+        inductive=inductive,
+        scaling=scaling,
+        edge_input=cleaning.describe(),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -247,8 +298,9 @@ def _loss(out: Tensor, y: Tensor, multilabel: bool) -> Tensor:
     return F.cross_entropy(out, y)
 
 
-def per_subgraph_grads(model: nn.Module, xb: Tensor, ab: Tensor, yb: Tensor, multilabel: bool = False
-                       ) -> dict[str, Tensor]:
+def per_subgraph_grads(
+    model: nn.Module, xb: Tensor, ab: Tensor, yb: Tensor, multilabel: bool = False
+) -> dict[str, Tensor]:
     """Gradient of each subgraph's root loss w.r.t. every parameter, computed on that subgraph alone:
     ``{name: [B, *param.shape]}`` (exact for any depth; vectorised with ``torch.func.vmap``)."""
     params = {k: v.detach() for k, v in model.named_parameters()}
@@ -260,8 +312,13 @@ def per_subgraph_grads(model: nn.Module, xb: Tensor, ab: Tensor, yb: Tensor, mul
     return vmap(grad(loss_one), in_dims=(None, 0, 0, 0))(params, xb, ab, yb)
 
 
-def clip_thresholds(grads: dict[str, Tensor] | None, *, clip_fraction: float | None = None,
-                    clip_norm: float | None = None, names: list[str] | None = None) -> dict[str, float]:
+def clip_thresholds(
+    grads: dict[str, Tensor] | None,
+    *,
+    clip_fraction: float | None = None,
+    clip_norm: float | None = None,
+    names: list[str] | None = None,
+) -> dict[str, float]:
     """Per-tensor thresholds ``C_j`` with ``Σ C_j² = C²``.
 
     ``clip_fraction`` (the paper's clip-norm percentage; docs/papers/drw.md#dp-training-step): ``g0_j`` = mean over the
@@ -291,31 +348,43 @@ def _clip_factor(norms: Tensor, threshold: float) -> Tensor:
     return (threshold / (norms + 1e-12)).clamp(max=1.0)
 
 
-def add_noise(sums: dict[str, Tensor], noise_std: float, generator: torch.Generator | None = None
-              ) -> dict[str, Tensor]:
+def add_noise(sums: dict[str, Tensor], noise_std: float, generator: torch.Generator | None = None) -> dict[str, Tensor]:
     """``sums`` + N(0, noise_std²) per coordinate, tensor by tensor in the dict's order (drawn on the CPU, so a
     seeded ``generator`` gives the same noise on any device)."""
     if not (math.isfinite(noise_std) and noise_std >= 0):
         raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}")
     if noise_std == 0:
         return dict(sums)
-    return {k: s + noise_std * torch.randn(s.shape, generator=generator, dtype=s.dtype, device="cpu").to(s.device)
-            for k, s in sums.items()}
+    return {
+        k: s + noise_std * torch.randn(s.shape, generator=generator, dtype=s.dtype, device="cpu").to(s.device)
+        for k, s in sums.items()
+    }
 
 
-def clip_and_noise(grads: dict[str, Tensor], thresholds: dict[str, float], noise_std: float,
-                   generator: torch.Generator | None = None) -> dict[str, Tensor]:
+def clip_and_noise(
+    grads: dict[str, Tensor], thresholds: dict[str, float], noise_std: float, generator: torch.Generator | None = None
+) -> dict[str, Tensor]:
     """Σ_i clip_j(g_ij) + N(0, noise_std²) per coordinate (clip_j scales tensor j of sample i to norm ≤ C_j)."""
     if not (math.isfinite(noise_std) and noise_std >= 0):
         raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}")
-    sums = {k: torch.einsum("b,b...->...", _clip_factor(g.flatten(1).norm(dim=1), thresholds[k]), g)
-            for k, g in grads.items()}
+    sums = {
+        k: torch.einsum("b,b...->...", _clip_factor(g.flatten(1).norm(dim=1), thresholds[k]), g)
+        for k, g in grads.items()
+    }
     return add_noise(sums, noise_std, generator)
 
 
-def clipped_grad_sum(model: nn.Module, xb: Tensor, ab: Tensor, yb: Tensor, thresholds: dict[str, float],
-                     multilabel: bool = False, *, split: SplitFeatures | None = None,
-                     nodes: Tensor | None = None) -> dict[str, Tensor]:
+def clipped_grad_sum(
+    model: nn.Module,
+    xb: Tensor,
+    ab: Tensor,
+    yb: Tensor,
+    thresholds: dict[str, float],
+    multilabel: bool = False,
+    *,
+    split: SplitFeatures | None = None,
+    nodes: Tensor | None = None,
+) -> dict[str, Tensor]:
     """``Σ_i clip_j(∇_j ℓ_i)`` for the GCN / MLP of :mod:`dpgnn.nn.drw` without forming per-subgraph gradients.
 
     Equal to ``clip_and_noise(per_subgraph_grads(...), thresholds, 0)`` (tested), but exact by linear algebra
@@ -420,8 +489,14 @@ def _schedule(eps_of: Callable[[int], float], target: float, max_steps: int = 10
 
 
 @cache
-def epsilon_schedule(noise_multiplier: float, sample_rate: float, delta: float, target: float = TARGET_EPSILON,
-                     accountant: str = "autodp", fidelity: str = "paper") -> Schedule:
+def epsilon_schedule(
+    noise_multiplier: float,
+    sample_rate: float,
+    delta: float,
+    target: float = TARGET_EPSILON,
+    accountant: str = "autodp",
+    fidelity: str = "paper",
+) -> Schedule:
     """:class:`Schedule` of DRW training (ε monotone in steps, so bisection is exact). Both fidelities stay at or
     below ``target`` (the authors' code takes one step past it; we do not)."""
     _positive(target, "target")
@@ -430,11 +505,19 @@ def epsilon_schedule(noise_multiplier: float, sample_rate: float, delta: float, 
 
 
 @cache
-def fdp_schedule(noise_multiplier: float, num_train: int, batch: int, affected: int, delta: float,
-                 target: float = TARGET_EPSILON, variant: str = "paper") -> Schedule:
+def fdp_schedule(
+    noise_multiplier: float,
+    num_train: int,
+    batch: int,
+    affected: int,
+    delta: float,
+    target: float = TARGET_EPSILON,
+    variant: str = "paper",
+) -> Schedule:
     """:class:`Schedule` of FDP training (paper: multi-order tight conversion; authors: α = 10, classic)."""
-    return _schedule(lambda t: fdp_run_epsilon(t, noise_multiplier, num_train, batch, affected, delta, variant)[0],
-                     target)
+    return _schedule(
+        lambda t: fdp_run_epsilon(t, noise_multiplier, num_train, batch, affected, delta, variant)[0], target
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -454,8 +537,14 @@ def eval_features(x: Tensor, max_density: float = 0.2) -> Tensor | SplitFeatures
 
 
 @torch.no_grad()
-def _scores(model: nn.Module, d: DRWData, x: Tensor | SplitFeatures, adj: Tensor | None,
-            splits: dict[str, Tensor], predictions: list | None = None) -> dict[str, float]:
+def _scores(
+    model: nn.Module,
+    d: DRWData,
+    x: Tensor | SplitFeatures,
+    adj: Tensor | None,
+    splits: dict[str, Tensor],
+    predictions: list | None = None,
+) -> dict[str, float]:
     """One full-graph forward in eval mode, then :func:`dpgnn.metrics.f1_micro` on each split's rows;
     ``predictions`` (a list) receives the test rows' predicted classes (single-label data)."""
     model.eval()
@@ -484,23 +573,45 @@ def _make(d: DRWData, kind: str, num_layers: int, hidden: int, device) -> nn.Mod
     return build_model(kind, d.x.shape[1], d.num_classes, num_layers, hidden).to(device)
 
 
-def _sample_subgraphs(d: DRWData, method: str, num_layers: int, rng: np.random.Generator, fdp_degree: int,
-                      fdp_variant: str, seed: int) -> Subgraphs:
+def _sample_subgraphs(
+    d: DRWData, method: str, num_layers: int, rng: np.random.Generator, fdp_degree: int, fdp_variant: str, seed: int
+) -> Subgraphs:
     if method == "fdp":
         bounded = bound_degree(d.train_edge_index, d.num_nodes, fdp_degree, seed=seed)
         return neighbourhoods(bounded, d.num_nodes, d.train, num_layers, fdp_degree, fdp_variant)
-    return disjoint_random_walks(d.train_edge_index, d.num_nodes, d.train, num_layers, SAMPLERS[method][0],
-                                 seed=rng, sampler=method)
+    return disjoint_random_walks(
+        d.train_edge_index, d.num_nodes, d.train, num_layers, SAMPLERS[method][0], seed=rng, sampler=method
+    )
 
 
-def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256, lr: float = 0.1,
-             clip_fraction: float | None = 0.1, clip_norm: float | None = None, noise_multiplier: float = 4.0,
-             batch: int | None = None, delta: float | None = None, target_epsilon: float = TARGET_EPSILON,
-             seed: int = 1234, resample_every: int = 10, eval_every: int = 1, max_steps: int | None = None,
-             accountant: str = "autodp", fdp_degree: int = 4, fdp_variant: str = "paper",
-             per_sample: str = "ghost", select: str = "best_val", fidelity: str = "paper", patience: int = 30,
-             device: str = "auto", on_model: Callable[[nn.Module], None] | None = None,
-             canary: DPStepHook | None = None) -> dict[str, Any]:
+def train_dp(
+    d: DRWData,
+    method: str,
+    *,
+    num_layers: int = 1,
+    hidden: int = 256,
+    lr: float = 0.1,
+    clip_fraction: float | None = 0.1,
+    clip_norm: float | None = None,
+    noise_multiplier: float = 4.0,
+    batch: int | None = None,
+    delta: float | None = None,
+    target_epsilon: float = TARGET_EPSILON,
+    seed: int = 1234,
+    resample_every: int = 10,
+    eval_every: int = 1,
+    max_steps: int | None = None,
+    accountant: str = "autodp",
+    fdp_degree: int = 4,
+    fdp_variant: str = "paper",
+    per_sample: str = "ghost",
+    select: str = "best_val",
+    fidelity: str = "paper",
+    patience: int = 30,
+    device: str = "auto",
+    on_model: Callable[[nn.Module], None] | None = None,
+    canary: DPStepHook | None = None,
+) -> dict[str, Any]:
     """DP training (DRW, DRW-D, DRW-R or FDP) until ε would exceed ``target_epsilon`` (or ``max_steps``).
 
     The best-validation model is chosen among the *trained* models (steps ≥ 1, as in the authors' code): the
@@ -609,9 +720,16 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
         if step in cps or step == T:
             for k, t, e in sched.checkpoints:
                 if t == step or (step == T and t > T):
-                    cp_rows.append({"checkpoint": k, "steps": step, "epsilon": e if t == step else math.nan,
-                                    "test_f1": best["test"], "val_f1": best["val"] if best["val"] >= 0 else math.nan,
-                                    "test_f1_current": te})
+                    cp_rows.append(
+                        {
+                            "checkpoint": k,
+                            "steps": step,
+                            "epsilon": e if t == step else math.nan,
+                            "test_f1": best["test"],
+                            "val_f1": best["val"] if best["val"] >= 0 else math.nan,
+                            "test_f1_current": te,
+                        }
+                    )
 
     if 0 in cps:
         record(0)  # a checkpoint no trained step fits under: reported with no selected model (test F1 NaN)
@@ -639,41 +757,105 @@ def train_dp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256,
             stopped = step
             for k, t, _ in sched.checkpoints:  # checkpoints beyond the stop keep the model selected so far
                 if t > step:
-                    cp_rows.append({"checkpoint": k, "steps": step, "epsilon": math.nan, "test_f1": best["test"],
-                                    "val_f1": best["val"], "test_f1_current": math.nan})
+                    cp_rows.append(
+                        {
+                            "checkpoint": k,
+                            "steps": step,
+                            "epsilon": math.nan,
+                            "test_f1": best["test"],
+                            "val_f1": best["val"],
+                            "test_f1_current": math.nan,
+                        }
+                    )
             T = step
             break
     if on_model is not None:
         on_model(model)
-    acct = run_accounting(method, noise_multiplier=z, steps=T, delta=delta, sample_rate=q, num_train=N, batch=B,
-                          max_affected=K, accountant=accountant, fidelity=fidelity, fdp_variant=fdp_variant)
+    acct = run_accounting(
+        method,
+        noise_multiplier=z,
+        steps=T,
+        delta=delta,
+        sample_rate=q,
+        num_train=N,
+        batch=B,
+        max_affected=K,
+        accountant=accountant,
+        fidelity=fidelity,
+        fdp_variant=fdp_variant,
+    )
     eps, acc_name, event = acct["epsilon"], acct["accountant"], acct["event"]
     guarantee = guarantee_fields(scaling=d.scaling, clip_norm=clip_norm, select=select, method=method)
     # epsilon_sound: the tight bound of the accounted steps where they are all the run reads, else nothing holds
     sound = acct["epsilon_sound"] if guarantee["guarantee"] == "sound" else math.inf
-    ledger = {"level": "feature", "neighbouring": "replace one node's features", "mechanism": "gaussian",
-              "noise_multiplier": z, "sigma": sigma, "clip_total": C, "sensitivity": sens_factor * C,
-              "sampling_rate": q, "sampling": "uniform without replacement", "batch": B, "steps": T,
-              "epsilon": eps, "delta": delta, "accountant": acc_name, "event": event,
-              "epsilon_sound": sound,
-              "max_affected": K, "clip_calibration": "data-dependent (not private)" if clip_norm is None else "fixed",
-              "scaling": d.scaling, "select": select, "fidelity": fidelity, "early_stopped_at": stopped,
-              "selection": "among trained steps (>= 1)", **guarantee}
-    return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden, "test_f1": best["test"],
-            "val_f1": best["val"] if best["val"] >= 0 else math.nan, "train_f1": best["train"],
-            "best_step": best["step"], "steps": T, "epsilon": eps, "delta": delta,
-            # diagnostics of the selected model: how concentrated its test predictions are, and the expected norm
-            # of the noise over the largest possible clipped sum (B * C): > 1 means the noise dominates every step
-            **prediction_spread(best.get("pred"), d.num_classes),
-            "noise_to_signal": sigma * math.sqrt(sum(p.numel() for p in model.parameters())) / (B * C),
-            "sampling_rate": q, "level": "feature", "ledger": ledger, "checkpoints": cp_rows, "history": history,
-            "num_subgraphs": subs.num_subgraphs, "seconds": time.perf_counter() - t0, "versions": versions()}
+    ledger = {
+        "level": "feature",
+        "neighbouring": "replace one node's features",
+        "mechanism": "gaussian",
+        "noise_multiplier": z,
+        "sigma": sigma,
+        "clip_total": C,
+        "sensitivity": sens_factor * C,
+        "sampling_rate": q,
+        "sampling": "uniform without replacement",
+        "batch": B,
+        "steps": T,
+        "epsilon": eps,
+        "delta": delta,
+        "accountant": acc_name,
+        "event": event,
+        "epsilon_sound": sound,
+        "max_affected": K,
+        "clip_calibration": "data-dependent (not private)" if clip_norm is None else "fixed",
+        "scaling": d.scaling,
+        "select": select,
+        "fidelity": fidelity,
+        "early_stopped_at": stopped,
+        "selection": "among trained steps (>= 1)",
+        **guarantee,
+    }
+    return {
+        "dataset": d.name,
+        "method": method,
+        "num_layers": L,
+        "hidden": hidden,
+        "test_f1": best["test"],
+        "val_f1": best["val"] if best["val"] >= 0 else math.nan,
+        "train_f1": best["train"],
+        "best_step": best["step"],
+        "steps": T,
+        "epsilon": eps,
+        "delta": delta,
+        # diagnostics of the selected model: how concentrated its test predictions are, and the expected norm
+        # of the noise over the largest possible clipped sum (B * C): > 1 means the noise dominates every step
+        **prediction_spread(best.get("pred"), d.num_classes),
+        "noise_to_signal": sigma * math.sqrt(sum(p.numel() for p in model.parameters())) / (B * C),
+        "sampling_rate": q,
+        "level": "feature",
+        "ledger": ledger,
+        "checkpoints": cp_rows,
+        "history": history,
+        "num_subgraphs": subs.num_subgraphs,
+        "seconds": time.perf_counter() - t0,
+        "versions": versions(),
+    }
 
 
-def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 256, lr: float = 0.01,
-                batch: int | None = None, max_steps: int = 1000, patience: int = 30, grad_clip: float = 5.0,
-                seed: int = 1234, device: str = "auto", on_model: Callable[[nn.Module], None] | None = None
-                ) -> dict[str, Any]:
+def train_nondp(
+    d: DRWData,
+    method: str,
+    *,
+    num_layers: int = 1,
+    hidden: int = 256,
+    lr: float = 0.01,
+    batch: int | None = None,
+    max_steps: int = 1000,
+    patience: int = 30,
+    grad_clip: float = 5.0,
+    seed: int = 1234,
+    device: str = "auto",
+    on_model: Callable[[nn.Module], None] | None = None,
+) -> dict[str, Any]:
     """Non-DP baselines: ``gcn`` on RW batches (induced on the visited nodes, loss on their training nodes) and
     ``mlp`` on uniform batches; Adam, global gradient-norm clip 5, early stopping on validation F1.
 
@@ -721,17 +903,30 @@ def train_nondp(d: DRWData, method: str, *, num_layers: int = 1, hidden: int = 2
     def evaluate(_: int) -> dict[str, float]:
         return _scores(model, d, x_eval, adj if method == "gcn" else None, splits)
 
-    res = fit(model, step, evaluate, epochs=max_steps, monitor="val", mode="max", patience=patience,
-              restore_best=False)
+    res = fit(model, step, evaluate, epochs=max_steps, monitor="val", mode="max", patience=patience, restore_best=False)
     best = res.best
     if on_model is not None:
         on_model(model)
     ledger = {"level": "none", "epsilon": math.inf, **non_private()}
-    return {"dataset": d.name, "method": method, "num_layers": L, "hidden": hidden,
-            "test_f1": best.get("test", math.nan), "val_f1": best.get("val", math.nan),
-            "train_f1": best.get("train", math.nan), "best_step": res.best_epoch, "steps": res.epochs,
-            "epsilon": math.inf, "delta": 0.0, "level": "none", "ledger": ledger, "checkpoints": [],
-            "history": res.history, "seconds": time.perf_counter() - t0, "versions": versions()}
+    return {
+        "dataset": d.name,
+        "method": method,
+        "num_layers": L,
+        "hidden": hidden,
+        "test_f1": best.get("test", math.nan),
+        "val_f1": best.get("val", math.nan),
+        "train_f1": best.get("train", math.nan),
+        "best_step": res.best_epoch,
+        "steps": res.epochs,
+        "epsilon": math.inf,
+        "delta": 0.0,
+        "level": "none",
+        "ledger": ledger,
+        "checkpoints": [],
+        "history": res.history,
+        "seconds": time.perf_counter() - t0,
+        "versions": versions(),
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -743,8 +938,11 @@ _BOOKKEEPING = ("dataset", "method", "setting", "seed")
 
 
 def _trainer_options(trainer: Callable[..., dict[str, Any]]) -> tuple[str, ...]:
-    return tuple(k for k, p in inspect.signature(trainer).parameters.items()
-                 if p.kind is p.KEYWORD_ONLY and k not in ("seed", "device"))
+    return tuple(
+        k
+        for k, p in inspect.signature(trainer).parameters.items()
+        if p.kind is p.KEYWORD_ONLY and k not in ("seed", "device")
+    )
 
 
 def _run(method: str, data: DRWData, config: Any, seed: int, device: str) -> RunResult:
@@ -757,13 +955,17 @@ def _run(method: str, data: DRWData, config: Any, seed: int, device: str) -> Run
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for DRW method {method!r}; valid: {sorted(options)}")
     res = trainer(data, method, seed=seed, device=device, **kw)
-    extra = {k: v for k, v in res.items() if k not in ("train_f1", "val_f1", "test_f1", "ledger", "history",
-                                                          "seconds")}
+    extra = {k: v for k, v in res.items() if k not in ("train_f1", "val_f1", "test_f1", "ledger", "history", "seconds")}
     ledger = res["ledger"]
     if data.edge_input != "edge_index as given":
         ledger = {**ledger, "edge_input": data.edge_input}
-    return RunResult(metrics={"train": res["train_f1"], "val": res["val_f1"], "test": res["test_f1"]},
-                     ledger=ledger, history=res["history"], seconds=res["seconds"], extra=extra)
+    return RunResult(
+        metrics={"train": res["train_f1"], "val": res["val_f1"], "test": res["test_f1"]},
+        ledger=ledger,
+        history=res["history"],
+        seconds=res["seconds"],
+        extra=extra,
+    )
 
 
 @register(PAPER, "gcn", "none", prepare=prepare, description="non-private GCN on random-walk batches (Table 1)")
@@ -776,14 +978,24 @@ def run_mlp(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> R
     return _run("mlp", data, config, seed, device)
 
 
-@register(PAPER, "drw", "feature", prepare=prepare,
-          description="DP-SGD on disjoint random-walk subgraphs, one walk per root (paper Alg. 1)")
+@register(
+    PAPER,
+    "drw",
+    "feature",
+    prepare=prepare,
+    description="DP-SGD on disjoint random-walk subgraphs, one walk per root (paper Alg. 1)",
+)
 def run_drw(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
     return _run("drw", data, config, seed, device)
 
 
-@register(PAPER, "drw-d", "feature", prepare=prepare,
-          description="DRW with the subgraphs re-generated every resample_every steps")
+@register(
+    PAPER,
+    "drw-d",
+    "feature",
+    prepare=prepare,
+    description="DRW with the subgraphs re-generated every resample_every steps",
+)
 def run_drw_d(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
     return _run("drw-d", data, config, seed, device)
 
@@ -793,8 +1005,13 @@ def run_drw_r(data: DRWData, config: Any, *, seed: int, device: str = "auto") ->
     return _run("drw-r", data, config, seed, device)
 
 
-@register(PAPER, "fdp", "feature", prepare=prepare,
-          description="FDP baseline (Daigavane et al.): degree-bounded K-hop neighbourhoods, sensitivity 2KC")
+@register(
+    PAPER,
+    "fdp",
+    "feature",
+    prepare=prepare,
+    description="FDP baseline (Daigavane et al.): degree-bounded K-hop neighbourhoods, sensitivity 2KC",
+)
 def run_fdp(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
     return _run("fdp", data, config, seed, device)
 

@@ -35,7 +35,7 @@ def bound_degree(edge_index: Tensor, num_nodes: int, max_degree: int, *, seed: i
     for u in rng.permutation(num_nodes):
         if deg[u] >= max_degree:
             continue
-        for v in rng.permutation(col[ptr[u]:ptr[u + 1]]):
+        for v in rng.permutation(col[ptr[u] : ptr[u + 1]]):
             if deg[u] >= max_degree:
                 break
             a, b = (int(u), int(v)) if u < v else (int(v), int(u))
@@ -50,8 +50,9 @@ def bound_degree(edge_index: Tensor, num_nodes: int, max_degree: int, *, seed: i
     return np.concatenate([e, e[::-1]], axis=1)
 
 
-def neighbourhoods(bounded_edges: np.ndarray, num_nodes: int, roots: np.ndarray, depth: int, max_degree: int,
-                   variant: str = "paper") -> Subgraphs:
+def neighbourhoods(
+    bounded_edges: np.ndarray, num_nodes: int, roots: np.ndarray, depth: int, max_degree: int, variant: str = "paper"
+) -> Subgraphs:
     """Per-root subgraphs (root first) in the degree-bounded graph; see the module docstring for ``variant``."""
     if variant not in FDP_VARIANTS:
         raise ValueError(f"variant must be one of {FDP_VARIANTS}, got {variant!r}")
@@ -65,18 +66,18 @@ def neighbourhoods(bounded_edges: np.ndarray, num_nodes: int, roots: np.ndarray,
             for _ in range(depth):
                 nxt = []
                 for u in frontier:
-                    for v in col[ptr[u]:ptr[u + 1]]:
+                    for v in col[ptr[u] : ptr[u + 1]]:
                         if int(v) not in seen:
                             seen[int(v)] = 0
                             nxt.append(int(v))
                 frontier = nxt
             ns = list(seen)
             members = set(ns)
-            es = [(u, int(v)) for u in ns for v in col[ptr[u]:ptr[u + 1]] if int(v) in members and u < int(v)]
+            es = [(u, int(v)) for u in ns for v in col[ptr[u] : ptr[u + 1]] if int(v) in members and u < int(v)]
         else:
             ns, es, cur = [int(r)], [], int(r)
             for _ in range(depth):
-                nxt = next((int(v) for v in col[ptr[cur]:ptr[cur + 1]] if int(v) not in ns), None)
+                nxt = next((int(v) for v in col[ptr[cur] : ptr[cur + 1]] if int(v) not in ns), None)
                 if nxt is None:
                     break
                 ns.append(nxt)
@@ -85,5 +86,6 @@ def neighbourhoods(bounded_edges: np.ndarray, num_nodes: int, roots: np.ndarray,
         node_lists.append(ns)
         edge_lists.append(es)
     size = k if variant == "paper" else depth + 1
-    return subgraphs_from_node_lists(node_lists, edge_lists, size, sampler=f"fdp-{variant}", walk_length=depth,
-                                     restarts=1)
+    return subgraphs_from_node_lists(
+        node_lists, edge_lists, size, sampler=f"fdp-{variant}", walk_length=depth, restarts=1
+    )

@@ -96,8 +96,9 @@ class GAPConfig:
             _delta(self.delta)
 
 
-def run_setup(data: Data, cfg: GAPConfig, dev: torch.device) -> tuple[dict[str, Tensor], Tensor, EdgeCleaning,
-                                                                     dict[str, Any]]:
+def run_setup(
+    data: Data, cfg: GAPConfig, dev: torch.device
+) -> tuple[dict[str, Tensor], Tensor, EdgeCleaning, dict[str, Any]]:
     """What a GAP run needs before its first random draw: the split masks on ``dev``, the cleaned edge list
     (before degree bounding), what cleaning merged, and the ledger (noise calibrated)."""
     masks = _masks(data, dev)
@@ -107,34 +108,53 @@ def run_setup(data: Data, cfg: GAPConfig, dev: torch.device) -> tuple[dict[str, 
     edge_index, cleaning = graph_edges(data, cfg.level, "GAP")
     delta = None
     if private:
-        delta = cfg.delta if cfg.delta is not None else default_delta(
-            edge_index.size(1) if cfg.level == "edge" else n_train)
-    ledger = privacy_ledger(cfg.level, depth=cfg.hops, delta=delta, noise=cfg.noise if private else None,
-                            target_epsilon=(cfg.epsilon if cfg.noise is None else None) if private else None,
-                            dpsgd_runs=2 if cfg.level == "node" else None, train_nodes=n_train,
-                            batch_size=cfg.batch_size, epochs=cfg.epochs,
-                            max_degree=cfg.max_degree if cfg.level == "node" else None, clip=cfg.clip,
-                            accountant=cfg.accountant, method="gap", edge_relation=cfg.edge_relation)
+        delta = (
+            cfg.delta
+            if cfg.delta is not None
+            else default_delta(edge_index.size(1) if cfg.level == "edge" else n_train)
+        )
+    ledger = privacy_ledger(
+        cfg.level,
+        depth=cfg.hops,
+        delta=delta,
+        noise=cfg.noise if private else None,
+        target_epsilon=(cfg.epsilon if cfg.noise is None else None) if private else None,
+        dpsgd_runs=2 if cfg.level == "node" else None,
+        train_nodes=n_train,
+        batch_size=cfg.batch_size,
+        epochs=cfg.epochs,
+        max_degree=cfg.max_degree if cfg.level == "node" else None,
+        clip=cfg.clip,
+        accountant=cfg.accountant,
+        method="gap",
+        edge_relation=cfg.edge_relation,
+    )
     return masks, edge_index, cleaning, ledger
 
 
 def encoder(cfg: GAPConfig, in_dim: int, num_classes: int, norm: str, dev: torch.device) -> StageModel:
     """The encoder (``encoder_layers``-layer MLP) and its training head, initialised from the global stream."""
-    return StageModel([MLP(in_dim, cfg.hidden, cfg.encoder_layers, activation=cfg.activation, norm=norm,
-                           dropout=cfg.dropout)],
-                      MLP(cfg.hidden, cfg.hidden, 1, out_dim=num_classes, plain_last=True, norm=norm)).to(dev)
+    return StageModel(
+        [MLP(in_dim, cfg.hidden, cfg.encoder_layers, activation=cfg.activation, norm=norm, dropout=cfg.dropout)],
+        MLP(cfg.hidden, cfg.hidden, 1, out_dim=num_classes, plain_last=True, norm=norm),
+    ).to(dev)
 
 
 def classifier(cfg: GAPConfig, num_classes: int, norm: str, dev: torch.device) -> StageModel:
     """One 1-layer base per hop ``0..H`` on the aggregates, concatenated (not normalised), and a 1-layer head."""
-    return StageModel([MLP(cfg.hidden, cfg.hidden, 1, activation=cfg.activation, norm=norm, dropout=cfg.dropout)
-                       for _ in range(cfg.hops + 1)],
-                      MLP(cfg.hidden * (cfg.hops + 1), cfg.hidden, 1, out_dim=num_classes, plain_last=True,
-                          norm=norm), normalize_jk=False).to(dev)
+    return StageModel(
+        [
+            MLP(cfg.hidden, cfg.hidden, 1, activation=cfg.activation, norm=norm, dropout=cfg.dropout)
+            for _ in range(cfg.hops + 1)
+        ],
+        MLP(cfg.hidden * (cfg.hops + 1), cfg.hidden, 1, out_dim=num_classes, plain_last=True, norm=norm),
+        normalize_jk=False,
+    ).to(dev)
 
 
-def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto",
-              canary: DPStepHook | None = None) -> ProGAPResult:
+def train_gap(
+    data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto", canary: DPStepHook | None = None
+) -> ProGAPResult:
     """One GAP run with its ledger (``epsilon`` from the numerical accountant of the level). ``canary`` (audits,
     :mod:`dpgnn.methods.hooks`): passed to both node-level DP-SGD runs (encoder and classifier)."""
     t0 = time.perf_counter()
@@ -150,8 +170,9 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
     c = int(data.y.max()) + 1
     # 1. encoder
     enc = encoder(cfg, x.size(1), c, norm, dev)
-    enc, hist = train_stage(enc, [x], y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=0,
-                           canary=canary)
+    enc, hist = train_stage(
+        enc, [x], y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=0, canary=canary
+    )
     enc.eval()
     with torch.no_grad():
         xs = [F.normalize(enc.embed(x), dim=-1)]
@@ -162,18 +183,40 @@ def train_gap(data: Data, cfg: GAPConfig, *, seed: int = 0, device: str = "auto"
             xs.append(F.normalize(nap(xs[-1]), dim=-1))
     # 3. classifier
     clf = classifier(cfg, c, norm, dev)
-    clf, hist2 = train_stage(clf, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=1,
-                             canary=canary)
+    clf, hist2 = train_stage(
+        clf, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=1, canary=canary
+    )
     acc = split_accuracy(predict(clf, *xs), y, masks)
     ledger["queries"] = nap.queries
     note_edges(ledger, cleaning)
-    return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
-                        history=hist + hist2, queries=nap.queries, seconds=time.perf_counter() - t0,
-                        model={"encoder": enc, "classifier": clf})
+    return ProGAPResult(
+        train_acc=acc["train"],
+        val_acc=acc["val"],
+        test_acc=acc["test"],
+        ledger=ledger,
+        history=hist + hist2,
+        queries=nap.queries,
+        seconds=time.perf_counter() - t0,
+        model={"encoder": enc, "classifier": clf},
+    )
 
 
-_GAP_KEYS = ("epsilon", "delta", "noise", "depth", "hidden", "lr", "epochs", "batch_size", "max_degree", "clip",
-             "activation", "dropout", "accountant", "edge_relation")
+_GAP_KEYS = (
+    "epsilon",
+    "delta",
+    "noise",
+    "depth",
+    "hidden",
+    "lr",
+    "epochs",
+    "batch_size",
+    "max_degree",
+    "clip",
+    "activation",
+    "dropout",
+    "accountant",
+    "edge_relation",
+)
 
 
 def _gap_runner(level: str):
@@ -190,8 +233,9 @@ def _gap_runner(level: str):
         (``base_layers`` is fixed at 1, the series' label of the per-hop bases)."""
         return train_gap(data, config_of(config), seed=seed, device=device).to_run_result()
 
-    def repeats(data: Data, config: Mapping[str, Any], *, seeds: Sequence[int],
-                device: str = "auto") -> list[RunResult]:
+    def repeats(
+        data: Data, config: Mapping[str, Any], *, seeds: Sequence[int], device: str = "auto"
+    ) -> list[RunResult]:
         """``run`` for each of ``seeds``, trained together (:func:`dpgnn.methods.repeats.train_gap_repeats`; one
         seed at a time with dropout): one result per seed, each ``run``'s up to float rounding."""
         from dpgnn.methods.repeats import repeats_supported, train_gap_repeats
@@ -208,4 +252,5 @@ def _gap_runner(level: str):
 
 for _level_name in LEVELS:
     register("progap", "gap", _level_name, description=f"GAP (aggregation perturbation), {_level_name} level")(
-        _gap_runner(_level_name))
+        _gap_runner(_level_name)
+    )

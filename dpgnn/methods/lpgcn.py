@@ -58,12 +58,40 @@ from dpgnn.utils import (
 )
 
 __all__ = [
-    "PAPER", "DATASETS", "METHODS", "MECHANISMS", "HPARAMS", "HIDDEN_CODE", "HIDDEN_PAPER", "VGAE_HIDDEN", "VGAE_OUT",
-    "EPSILONS_MAE", "EPSILONS_TABLE2", "NUM_RUNS", "GLOBAL_SEED", "TABLE3_MEAN_FEATURE", "TABLE1_NUM_FEATURES",
-    "prepare", "perturb_features", "privacy_ledger", "gcn_propagation_matrix", "gc_mae", "mae_vs_epsilon",
-    "mae_vs_degree", "variance_table", "mean_feature", "split_for_link_prediction", "run_node_classification",
-    "run_link_prediction", "summarize_runs", "train_node_classifier", "train_link_predictor", "NegativeSampler",
-    "TASK_MODELS", "method_key", "prepare_link_prediction",
+    "PAPER",
+    "DATASETS",
+    "METHODS",
+    "MECHANISMS",
+    "HPARAMS",
+    "HIDDEN_CODE",
+    "HIDDEN_PAPER",
+    "VGAE_HIDDEN",
+    "VGAE_OUT",
+    "EPSILONS_MAE",
+    "EPSILONS_TABLE2",
+    "NUM_RUNS",
+    "GLOBAL_SEED",
+    "TABLE3_MEAN_FEATURE",
+    "TABLE1_NUM_FEATURES",
+    "prepare",
+    "perturb_features",
+    "privacy_ledger",
+    "gcn_propagation_matrix",
+    "gc_mae",
+    "mae_vs_epsilon",
+    "mae_vs_degree",
+    "variance_table",
+    "mean_feature",
+    "split_for_link_prediction",
+    "run_node_classification",
+    "run_link_prediction",
+    "summarize_runs",
+    "train_node_classifier",
+    "train_link_predictor",
+    "NegativeSampler",
+    "TASK_MODELS",
+    "method_key",
+    "prepare_link_prediction",
 ]
 
 PAPER = "lpgcn"
@@ -80,16 +108,26 @@ GLOBAL_SEED = 12345
 #: Best hyper-parameters, paper Table 4 (Appendix E; grid-searched on RAW, reused for every mechanism),
 #: docs/papers/lpgcn.md#models-and-training.
 HPARAMS: dict[str, dict[str, dict[str, float]]] = {
-    "citeseer": {"gcn": {"lr": 0.01, "weight_decay": 0.1, "dropout": 0.5},
-                 "vgae": {"lr": 0.01, "weight_decay": 0.01, "dropout": 0.0}},
-    "cora": {"gcn": {"lr": 0.01, "weight_decay": 0.01, "dropout": 0.5},
-             "vgae": {"lr": 0.01, "weight_decay": 0.01, "dropout": 0.0}},
-    "elliptic": {"gcn": {"lr": 0.01, "weight_decay": 0.0, "dropout": 0.0},
-                 "vgae": {"lr": 0.01, "weight_decay": 1e-4, "dropout": 0.0}},
-    "flickr": {"gcn": {"lr": 0.01, "weight_decay": 0.0, "dropout": 0.0},
-               "vgae": {"lr": 0.01, "weight_decay": 1e-3, "dropout": 0.0}},
-    "twitch": {"gcn": {"lr": 0.001, "weight_decay": 1e-4, "dropout": 0.0},
-               "vgae": {"lr": 0.01, "weight_decay": 1e-3, "dropout": 0.0}},
+    "citeseer": {
+        "gcn": {"lr": 0.01, "weight_decay": 0.1, "dropout": 0.5},
+        "vgae": {"lr": 0.01, "weight_decay": 0.01, "dropout": 0.0},
+    },
+    "cora": {
+        "gcn": {"lr": 0.01, "weight_decay": 0.01, "dropout": 0.5},
+        "vgae": {"lr": 0.01, "weight_decay": 0.01, "dropout": 0.0},
+    },
+    "elliptic": {
+        "gcn": {"lr": 0.01, "weight_decay": 0.0, "dropout": 0.0},
+        "vgae": {"lr": 0.01, "weight_decay": 1e-4, "dropout": 0.0},
+    },
+    "flickr": {
+        "gcn": {"lr": 0.01, "weight_decay": 0.0, "dropout": 0.0},
+        "vgae": {"lr": 0.01, "weight_decay": 1e-3, "dropout": 0.0},
+    },
+    "twitch": {
+        "gcn": {"lr": 0.001, "weight_decay": 1e-4, "dropout": 0.0},
+        "vgae": {"lr": 0.01, "weight_decay": 1e-3, "dropout": 0.0},
+    },
 }
 #: Node-classification hidden width. [CODE≠PAPER] (docs/papers/lpgcn.md#models-and-training): the authors' code and
 #: experiment script use 16 (output = number of classes); the paper text says hidden 32 / output 16.
@@ -106,9 +144,13 @@ TABLE3_MEAN_FEATURE = {"citeseer": 0.009, "cora": 0.013, "elliptic": 0.219, "fli
 TABLE1_NUM_FEATURES = {"citeseer": 3703, "cora": 1433, "elliptic": 166, "flickr": 500, "twitch": 2545}
 
 #: How each dataset is loaded for this paper (name, variant) -- docs/papers/lpgcn.md#data-and-splits.
-_LOAD = {"cora": ("cora", "lpgcn"), "citeseer": ("citeseer", "lpgcn"), "twitch": ("twitch", "lpgcn"),
-         "elliptic": ("elliptic", "lpgcn"), "flickr": ("flickr", None)}
-
+_LOAD = {
+    "cora": ("cora", "lpgcn"),
+    "citeseer": ("citeseer", "lpgcn"),
+    "twitch": ("twitch", "lpgcn"),
+    "elliptic": ("elliptic", "lpgcn"),
+    "flickr": ("flickr", None),
+}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -133,8 +175,10 @@ def _hparams(key: str, model: str, override: Mapping[str, float] | None) -> dict
     hp = {**HPARAMS.get(key, {}).get(model, {}), **(override or {})}
     missing = {"lr", "weight_decay", "dropout"} - hp.keys()
     if missing:
-        raise ValueError(f"no Table-4 hyper-parameters for dataset {key!r} (known: {list(DATASETS)}); pass "
-                         f"hparams with {sorted(missing)}")
+        raise ValueError(
+            f"no Table-4 hyper-parameters for dataset {key!r} (known: {list(DATASETS)}); pass "
+            f"hparams with {sorted(missing)}"
+        )
     return hp
 
 
@@ -149,8 +193,10 @@ def _epsilon(method: str, epsilon: float | None) -> float:
     """Validated per-feature ε as a float (``inf`` for RAW)."""
     if method == "raw":
         if epsilon is not None and math.isfinite(float(epsilon)):
-            raise ValueError(f"method 'raw' adds no noise, so a finite epsilon={epsilon} would be a false privacy "
-                             "claim; pass epsilon=None (or math.inf) for RAW")
+            raise ValueError(
+                f"method 'raw' adds no noise, so a finite epsilon={epsilon} would be a false privacy "
+                "claim; pass epsilon=None (or math.inf) for RAW"
+            )
         return math.inf
     if epsilon is None:
         raise ValueError(f"method {method!r} needs a finite epsilon > 0")
@@ -181,8 +227,7 @@ def prepare(dataset_name: str, *, drop_empty_columns: bool = False, root=None) -
     return minmax_normalize(data)
 
 
-def perturb_features(x: Tensor, method: str, epsilon: float | None, generator: torch.Generator | int | None
-                     ) -> Tensor:
+def perturb_features(x: Tensor, method: str, epsilon: float | None, generator: torch.Generator | int | None) -> Tensor:
     """Server-side unbiased estimate y* of every node's features under ``method`` (paper eq. 5, 9, 26).
 
     Each entry of ``x`` (which must lie in [0, 1]: use :func:`prepare`; the mechanism rejects anything else) is
@@ -203,17 +248,27 @@ def privacy_ledger(method: str, epsilon: float | None, num_features: int) -> dic
     key = _method_key(method)
     eps = _epsilon(key, epsilon)
     if key == "raw":
-        return {"level": "none", "mechanism": "none", "epsilon": math.inf,
-                "epsilon_node_total": math.inf, "delta": 0.0, "sensitivity": None, "accountant": "none",
-                **non_private()}
+        return {
+            "level": "none",
+            "mechanism": "none",
+            "epsilon": math.inf,
+            "epsilon_node_total": math.inf,
+            "delta": 0.0,
+            "sensitivity": None,
+            "accountant": "none",
+            **non_private(),
+        }
     return {
         "level": "feature-ldp",
         # the input range [α, β] = [0, 1] comes from per-column min-max over all nodes' raw features, computed by
         # whoever prepares the data, not by each user: a preprocessing statistic outside the LDP guarantee
-        **statement(AS_PUBLISHED, "one node's feature vector (LDP: any two vectors, per-feature budget)",
-                    accounted=f"each of the {int(num_features)} features perturbed once by {MECHANISMS[key]} with "
-                              "epsilon (basic composition for the node total)",
-                    not_covered=[PREPROCESSING]),
+        **statement(
+            AS_PUBLISHED,
+            "one node's feature vector (LDP: any two vectors, per-feature budget)",
+            accounted=f"each of the {int(num_features)} features perturbed once by {MECHANISMS[key]} with "
+            "epsilon (basic composition for the node total)",
+            not_covered=[PREPROCESSING],
+        ),
         "mechanism": MECHANISMS[key],
         "epsilon": eps,
         "epsilon_node_total": eps * int(num_features),
@@ -230,8 +285,9 @@ def gcn_propagation_matrix(edge_index: Tensor, num_nodes: int) -> Tensor:
     """Sparse (COO) Â = D^{-1/2}(A + I)D^{-1/2} exactly as PyG's GCNConv builds it; ``Â @ X`` = GC of eq. (1)."""
     ei, w = gcn_norm(edge_index, None, num_nodes, add_self_loops=True)
     # GCNConv aggregates messages from source ei[0] into target ei[1]: row = target, column = source
-    return torch.sparse_coo_tensor(torch.stack([ei[1], ei[0]]), w, (num_nodes, num_nodes),
-                                   check_invariants=True).coalesce()
+    return torch.sparse_coo_tensor(
+        torch.stack([ei[1], ei[0]]), w, (num_nodes, num_nodes), check_invariants=True
+    ).coalesce()
 
 
 def gc_mae(data: Data, method: str, epsilon: float | None, seed: int | torch.Generator) -> Tensor:
@@ -257,33 +313,51 @@ def _mae_seed(seed: int, dataset: str, method: str, eps: float) -> int:
 
 
 def _base_row(dataset: str, method: str, eps: float, num_features: int, seed: int, artifact: str) -> dict[str, Any]:
-    return {"paper": PAPER, "artifact": artifact, "dataset": dataset, "method": method,
-            **privacy_ledger(method, None if method == "raw" else eps, num_features), "seed": seed,
-            "config_hash": config_hash({"artifact": artifact, "dataset": dataset, "method": method, "epsilon": eps,
-                                        "seed": seed}),
-            "versions": versions()}
+    return {
+        "paper": PAPER,
+        "artifact": artifact,
+        "dataset": dataset,
+        "method": method,
+        **privacy_ledger(method, None if method == "raw" else eps, num_features),
+        "seed": seed,
+        "config_hash": config_hash(
+            {"artifact": artifact, "dataset": dataset, "method": method, "epsilon": eps, "seed": seed}
+        ),
+        "versions": versions(),
+    }
 
 
-def mae_vs_epsilon(data: Data, dataset_name: str, epsilons: Iterable[float] = EPSILONS_MAE,
-                   methods: Sequence[str] = ("lm", "pm", "pgc"), seed: int = GLOBAL_SEED) -> pd.DataFrame:
+def mae_vs_epsilon(
+    data: Data,
+    dataset_name: str,
+    epsilons: Iterable[float] = EPSILONS_MAE,
+    methods: Sequence[str] = ("lm", "pm", "pgc"),
+    seed: int = GLOBAL_SEED,
+) -> pd.DataFrame:
     """Fig. 2: node-averaged MAE per (method, ε); ``spread`` = std over nodes (ddof 0). One draw per cell."""
     key = _label(dataset_name)
     rows = []
     for method in map(_method_key, methods):
         # RAW has no ε: one row with epsilon = inf (its MAE is 0 by construction)
-        for eps in ([None] if method == "raw" else epsilons):
+        for eps in [None] if method == "raw" else epsilons:
             e = _epsilon(method, eps)
             mae = gc_mae(data, method, eps if eps is None else e, _mae_seed(seed, key, method, e))
             row = _base_row(key, method, e, data.num_features, seed, "fig2")
-            row.update(metric="mae", value=float(mae.mean()), spread=float(mae.std(unbiased=False)),
-                       num_nodes=int(mae.numel()))
+            row.update(
+                metric="mae", value=float(mae.mean()), spread=float(mae.std(unbiased=False)), num_nodes=int(mae.numel())
+            )
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def mae_vs_degree(data: Data, dataset_name: str, epsilon: float = 1.0,
-                  methods: Sequence[str] = ("lm", "pm", "pgc"), seed: int = GLOBAL_SEED,
-                  quantile: float = 0.99) -> pd.DataFrame:
+def mae_vs_degree(
+    data: Data,
+    dataset_name: str,
+    epsilon: float = 1.0,
+    methods: Sequence[str] = ("lm", "pm", "pgc"),
+    seed: int = GLOBAL_SEED,
+    quantile: float = 0.99,
+) -> pd.DataFrame:
     """Fig. 3: MAE averaged over the nodes of each degree d ∈ [1, d_max], d_max = ``quantile`` of the degrees.
 
     Degree = out-degree in ``edge_index`` without self-loops. The perturbation of (method, ε) is the same draw as
@@ -307,8 +381,15 @@ def mae_vs_degree(data: Data, dataset_name: str, epsilon: float = 1.0,
         base = _base_row(key, method, e, data.num_features, seed, "fig3")
         base.update(metric="mae", d_max=d_max)
         for degree, g in grouped.iterrows():
-            rows.append({**base, "degree": int(degree), "value": float(g["value"]), "spread": float(g["spread"]),
-                         "count": int(g["count"])})
+            rows.append(
+                {
+                    **base,
+                    "degree": int(degree),
+                    "value": float(g["value"]),
+                    "spread": float(g["spread"]),
+                    "count": int(g["count"]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -325,8 +406,12 @@ def _variance(method: str, eps: float, x: Tensor) -> Tensor:
     return torch.as_tensor(mech.variance(x), dtype=torch.float64).expand_as(x)
 
 
-def variance_table(epsilons: Iterable[float], x: str | float | Sequence[float] | Mapping[str, float] = "range",
-                   methods: Sequence[str] = ("lm", "pm", "pgc"), grid: int = 1001) -> pd.DataFrame:
+def variance_table(
+    epsilons: Iterable[float],
+    x: str | float | Sequence[float] | Mapping[str, float] = "range",
+    methods: Sequence[str] = ("lm", "pm", "pgc"),
+    grid: int = 1001,
+) -> pd.DataFrame:
     """Analytic per-feature variance of y* for LM, PM, PGC (α = 0, β = 1), from the mechanisms' formulas.
 
     * ``x="range"`` (Fig. 1): min and max over x ∈ [0, 1] (evaluated on a ``grid`` that contains 0, ½ and 1);
@@ -464,8 +549,19 @@ def train_node_classifier(
         return {"val_loss": val_losses[-1]}
 
     t0 = time.perf_counter()
-    res = fit(model, step, evaluate, epochs=max_epochs, monitor="val_loss", mode="min", patience=patience,
-              min_epochs=min_epochs, min_delta=min_delta, restore_best=restore_best, progress=progress)
+    res = fit(
+        model,
+        step,
+        evaluate,
+        epochs=max_epochs,
+        monitor="val_loss",
+        mode="min",
+        patience=patience,
+        min_epochs=min_epochs,
+        min_delta=min_delta,
+        restore_best=restore_best,
+        progress=progress,
+    )
     carried.clear()
     train_time = time.perf_counter() - t0
 
@@ -620,9 +716,19 @@ def train_link_predictor(
     blocks, rest = divmod(int(max_epochs), int(check_every))
     res = None
     if blocks:
-        res = fit(model, lambda block: train_epochs(check_every), evaluate, epochs=blocks, monitor="val_loss",
-                  mode="min", patience=patience, min_epochs=-(-int(min_epochs) // int(check_every)),
-                  min_delta=min_delta, restore_best=restore_best, progress=progress)
+        res = fit(
+            model,
+            lambda block: train_epochs(check_every),
+            evaluate,
+            epochs=blocks,
+            monitor="val_loss",
+            mode="min",
+            patience=patience,
+            min_epochs=-(-int(min_epochs) // int(check_every)),
+            min_delta=min_delta,
+            restore_best=restore_best,
+            progress=progress,
+        )
     restored = bool(restore_best and res is not None and res.best_epoch)
     if rest and not (res is not None and res.stopped_early):
         kept = copy.deepcopy(model.state_dict()) if restored else None
@@ -672,11 +778,33 @@ def _with_features(data: Data, x: Tensor) -> Data:
     return out
 
 
-def _result(task: str, key: str, method: str, eps: float, run: int, seed: int, run_seed: int, num_features: int,
-            config: dict[str, Any], metric: str, value: float, extra: dict[str, Any]) -> dict[str, Any]:
-    row = {"paper": PAPER, "artifact": "table2", "task": task, "dataset": key, "method": method,
-           **privacy_ledger(method, None if method == "raw" else eps, num_features),
-           "run": int(run), "seed": int(seed), "run_seed": run_seed, "metric": metric, "value": float(value)}
+def _result(
+    task: str,
+    key: str,
+    method: str,
+    eps: float,
+    run: int,
+    seed: int,
+    run_seed: int,
+    num_features: int,
+    config: dict[str, Any],
+    metric: str,
+    value: float,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    row = {
+        "paper": PAPER,
+        "artifact": "table2",
+        "task": task,
+        "dataset": key,
+        "method": method,
+        **privacy_ledger(method, None if method == "raw" else eps, num_features),
+        "run": int(run),
+        "seed": int(seed),
+        "run_seed": run_seed,
+        "metric": metric,
+        "value": float(value),
+    }
     row.update(extra)
     row.update(config)
     row["config_hash"] = config_hash({"task": task, "dataset": key, "method": method, "epsilon": eps, **config})
@@ -684,11 +812,23 @@ def _result(task: str, key: str, method: str, eps: float, run: int, seed: int, r
     return row
 
 
-def run_node_classification(data: Data, dataset_name: str, method: str, epsilon: float | None, *, run: int,
-                            seed: int = GLOBAL_SEED, device: str = "auto", max_epochs: int = 500,
-                            min_epochs: int = 10, patience: int = 20, hidden: int = HIDDEN_CODE,
-                            hparams: Mapping[str, float] | None = None, restore_best: bool = False,
-                            progress: bool = False) -> dict[str, Any]:
+def run_node_classification(
+    data: Data,
+    dataset_name: str,
+    method: str,
+    epsilon: float | None,
+    *,
+    run: int,
+    seed: int = GLOBAL_SEED,
+    device: str = "auto",
+    max_epochs: int = 500,
+    min_epochs: int = 10,
+    patience: int = 20,
+    hidden: int = HIDDEN_CODE,
+    hparams: Mapping[str, float] | None = None,
+    restore_best: bool = False,
+    progress: bool = False,
+) -> dict[str, Any]:
     """One Table-2 node-classification run: fresh perturbation of all nodes' features + fresh 2-layer GCN.
 
     ``data`` comes from :func:`prepare`. The run's seeds derive from (seed, dataset, method, ε, run), so a cell
@@ -704,24 +844,61 @@ def run_node_classification(data: Data, dataset_name: str, method: str, epsilon:
     hp = _hparams(key, "gcn", hparams)
     run_seed = _run_seed(seed, key, m, eps, run, "node")
     t0 = time.perf_counter()
-    x_hat = perturb_features(data.x, m, None if m == "raw" else eps,
-                             make_generator(stable_seed(run_seed, "perturb")))
+    x_hat = perturb_features(data.x, m, None if m == "raw" else eps, make_generator(stable_seed(run_seed, "perturb")))
     t_perturb = time.perf_counter() - t0
     seed_everything(stable_seed(run_seed, "model"))
     num_classes = int(data.y[data.y >= 0].max()) + 1
     model = GCN(data.num_features, hidden, num_classes, dropout=hp["dropout"], cached=True)
-    res = train_node_classifier(model, _with_features(data, x_hat), lr=hp["lr"], weight_decay=hp["weight_decay"],
-                                max_epochs=max_epochs, min_epochs=min_epochs, patience=patience, device=device,
-                                restore_best=restore_best, progress=progress)
-    config = {"model": "gcn", "hidden": hidden, "lr": hp["lr"], "weight_decay": hp["weight_decay"],
-              "dropout": hp["dropout"], "max_epochs": max_epochs, "min_epochs": min_epochs, "patience": patience,
-              "restore_best": restore_best}
-    extra = {"val_micro_f1": res["val_f1"], "train_micro_f1": res["train_f1"], "epochs": res["epochs"],
-             "stop_epoch": res["stop_epoch"], "best_epoch": res["best_epoch"], "perturb_time_s": t_perturb,
-             "train_time_s": res["train_time_s"], "duration_s": time.perf_counter() - t0, "device": res["device"],
-             "history": res["history"], **({"edge_input": cleaning.describe()} if cleaning.changed else {})}
-    return _result("node_classification", key, m, eps, run, seed, run_seed, data.num_features, config,
-                   "micro_f1", res["test_f1"], extra)
+    res = train_node_classifier(
+        model,
+        _with_features(data, x_hat),
+        lr=hp["lr"],
+        weight_decay=hp["weight_decay"],
+        max_epochs=max_epochs,
+        min_epochs=min_epochs,
+        patience=patience,
+        device=device,
+        restore_best=restore_best,
+        progress=progress,
+    )
+    config = {
+        "model": "gcn",
+        "hidden": hidden,
+        "lr": hp["lr"],
+        "weight_decay": hp["weight_decay"],
+        "dropout": hp["dropout"],
+        "max_epochs": max_epochs,
+        "min_epochs": min_epochs,
+        "patience": patience,
+        "restore_best": restore_best,
+    }
+    extra = {
+        "val_micro_f1": res["val_f1"],
+        "train_micro_f1": res["train_f1"],
+        "epochs": res["epochs"],
+        "stop_epoch": res["stop_epoch"],
+        "best_epoch": res["best_epoch"],
+        "perturb_time_s": t_perturb,
+        "train_time_s": res["train_time_s"],
+        "duration_s": time.perf_counter() - t0,
+        "device": res["device"],
+        "history": res["history"],
+        **({"edge_input": cleaning.describe()} if cleaning.changed else {}),
+    }
+    return _result(
+        "node_classification",
+        key,
+        m,
+        eps,
+        run,
+        seed,
+        run_seed,
+        data.num_features,
+        config,
+        "micro_f1",
+        res["test_f1"],
+        extra,
+    )
 
 
 def split_for_link_prediction(data: Data, dataset_name: str) -> Data:
@@ -730,11 +907,25 @@ def split_for_link_prediction(data: Data, dataset_name: str) -> Data:
     return split_edges(data, val=0.05, test=0.10, seed=seed_from_name(_label(dataset_name)))
 
 
-def run_link_prediction(data: Data, dataset_name: str, method: str, epsilon: float | None, *, run: int,
-                        seed: int = GLOBAL_SEED, device: str = "auto", max_epochs: int = 500,
-                        min_epochs: int = 100, check_every: int = 10, patience: int = 10,
-                        hidden: int = VGAE_HIDDEN, out: int = VGAE_OUT, hparams: Mapping[str, float] | None = None,
-                        split: Data | None = None, progress: bool = False) -> dict[str, Any]:
+def run_link_prediction(
+    data: Data,
+    dataset_name: str,
+    method: str,
+    epsilon: float | None,
+    *,
+    run: int,
+    seed: int = GLOBAL_SEED,
+    device: str = "auto",
+    max_epochs: int = 500,
+    min_epochs: int = 100,
+    check_every: int = 10,
+    patience: int = 10,
+    hidden: int = VGAE_HIDDEN,
+    out: int = VGAE_OUT,
+    hparams: Mapping[str, float] | None = None,
+    split: Data | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
     """One Table-2 link-prediction run: fresh perturbation of all nodes' features + fresh VGAE; metric test AUC.
 
     ``split`` is :func:`split_for_link_prediction` of ``data`` (computed when omitted; pass it to reuse it across
@@ -750,24 +941,51 @@ def run_link_prediction(data: Data, dataset_name: str, method: str, epsilon: flo
         split = split_for_link_prediction(data, key)
     elif split.num_nodes != data.num_nodes or getattr(split, "train_pos_edge_index", None) is None:
         raise ValueError("split must be split_for_link_prediction(data, dataset_name) of the same graph")
-    x_hat = perturb_features(data.x, m, None if m == "raw" else eps,
-                             make_generator(stable_seed(run_seed, "perturb")))
+    x_hat = perturb_features(data.x, m, None if m == "raw" else eps, make_generator(stable_seed(run_seed, "perturb")))
     t_perturb = time.perf_counter() - t0
     seed_everything(stable_seed(run_seed, "model"))
     model = VGAE(VGAEEncoder(data.num_features, hidden, out, dropout=hp["dropout"], cached=True))
-    res = train_link_predictor(model, _with_features(split, x_hat), lr=hp["lr"], weight_decay=hp["weight_decay"],
-                               max_epochs=max_epochs, min_epochs=min_epochs, check_every=check_every,
-                               patience=patience, device=device, seed=stable_seed(run_seed, "negatives"),
-                               progress=progress)
-    config = {"model": "vgae", "hidden": hidden, "out": out, "lr": hp["lr"], "weight_decay": hp["weight_decay"],
-              "dropout": hp["dropout"], "max_epochs": max_epochs, "min_epochs": min_epochs,
-              "check_every": check_every, "patience": patience, "split_seed": seed_from_name(key)}
-    extra = {"test_ap": res["test_ap"], "val_auc": res["val_auc"], "epochs": res["epochs"],
-             "stop_epoch": res["stop_epoch"], "best_epoch": res["best_epoch"], "perturb_time_s": t_perturb,
-             "train_time_s": res["train_time_s"], "duration_s": time.perf_counter() - t0, "device": res["device"],
-             "history": res["history"]}
-    return _result("link_prediction", key, m, eps, run, seed, run_seed, data.num_features, config, "auc",
-                   res["test_auc"], extra)
+    res = train_link_predictor(
+        model,
+        _with_features(split, x_hat),
+        lr=hp["lr"],
+        weight_decay=hp["weight_decay"],
+        max_epochs=max_epochs,
+        min_epochs=min_epochs,
+        check_every=check_every,
+        patience=patience,
+        device=device,
+        seed=stable_seed(run_seed, "negatives"),
+        progress=progress,
+    )
+    config = {
+        "model": "vgae",
+        "hidden": hidden,
+        "out": out,
+        "lr": hp["lr"],
+        "weight_decay": hp["weight_decay"],
+        "dropout": hp["dropout"],
+        "max_epochs": max_epochs,
+        "min_epochs": min_epochs,
+        "check_every": check_every,
+        "patience": patience,
+        "split_seed": seed_from_name(key),
+    }
+    extra = {
+        "test_ap": res["test_ap"],
+        "val_auc": res["val_auc"],
+        "epochs": res["epochs"],
+        "stop_epoch": res["stop_epoch"],
+        "best_epoch": res["best_epoch"],
+        "perturb_time_s": t_perturb,
+        "train_time_s": res["train_time_s"],
+        "duration_s": time.perf_counter() - t0,
+        "device": res["device"],
+        "history": res["history"],
+    }
+    return _result(
+        "link_prediction", key, m, eps, run, seed, run_seed, data.num_features, config, "auc", res["test_auc"], extra
+    )
 
 
 def summarize_runs(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataFrame:
@@ -820,13 +1038,19 @@ def _contract_run(mechanism: str, task: str):
             row = run_node_classification(data, name, mechanism, eps, run=run_index, seed=seed, device=device, **cfg)
             metrics = {"train": row["train_micro_f1"], "val": row["val_micro_f1"], "test": row["value"]}
         else:
-            row = run_link_prediction(data, name, mechanism, eps, run=run_index, seed=seed, device=device,
-                                      split=data, **cfg)
+            row = run_link_prediction(
+                data, name, mechanism, eps, run=run_index, seed=seed, device=device, split=data, **cfg
+            )
             metrics = {"val": row["val_auc"], "test": row["value"]}
         history = row.pop("history")
         hist = [{"epoch": i + 1, "loss": v} for i, v in enumerate(history["train_loss"])]
-        return RunResult(metrics=metrics, ledger=privacy_ledger(mechanism, eps, data.num_features), history=hist,
-                         seconds=row["duration_s"], extra={"row": row, "val_loss": history["val_loss"]})
+        return RunResult(
+            metrics=metrics,
+            ledger=privacy_ledger(mechanism, eps, data.num_features),
+            history=hist,
+            seconds=row["duration_s"],
+            extra={"row": row, "val_loss": history["val_loss"]},
+        )
 
     run.__qualname__ = f"run_{mechanism}_{TASK_MODELS[task]}"
     run.__name__ = run.__qualname__
@@ -835,8 +1059,9 @@ def _contract_run(mechanism: str, task: str):
 
 for _mech in METHODS:
     for _task, _model in TASK_MODELS.items():
-        register(*method_key(_mech, _task),
-                 prepare=prepare if _task == "node_classification" else prepare_link_prediction,
-                 description=f"{_mech.upper()} features, {_model.upper()} {_task.replace('_', ' ')} (Table 2)"
-                 )(_contract_run(_mech, _task))
+        register(
+            *method_key(_mech, _task),
+            prepare=prepare if _task == "node_classification" else prepare_link_prediction,
+            description=f"{_mech.upper()} features, {_model.upper()} {_task.replace('_', ' ')} (Table 2)",
+        )(_contract_run(_mech, _task))
 del _mech, _task, _model

@@ -49,10 +49,34 @@ from dpgnn.train import fit
 from dpgnn.utils import check_features, config_hash, make_generator, resolve_device, stable_seed, versions
 
 __all__ = [
-    "PAPER", "DATASETS", "FEATURE_METHODS", "REPLACEMENTS", "LABEL_METHODS", "EPS_X", "EPS_Y", "STEPS", "HPARAMS",
-    "BEST_STEPS", "TUNING_GRID", "GLOBAL_SEED", "prepare", "draw_features", "perturb_labels", "transition_matrix",
-    "drop_targets", "label_probabilities", "selection_step", "privacy_ledger", "hparams_for", "steps_for",
-    "train_batched", "train_reference", "run_cell", "tune", "MECHANISMS", "level_of",
+    "PAPER",
+    "DATASETS",
+    "FEATURE_METHODS",
+    "REPLACEMENTS",
+    "LABEL_METHODS",
+    "EPS_X",
+    "EPS_Y",
+    "STEPS",
+    "HPARAMS",
+    "BEST_STEPS",
+    "TUNING_GRID",
+    "GLOBAL_SEED",
+    "prepare",
+    "draw_features",
+    "perturb_labels",
+    "transition_matrix",
+    "drop_targets",
+    "label_probabilities",
+    "selection_step",
+    "privacy_ledger",
+    "hparams_for",
+    "steps_for",
+    "train_batched",
+    "train_reference",
+    "run_cell",
+    "tune",
+    "MECHANISMS",
+    "level_of",
 ]
 
 PAPER = "lpgnn"
@@ -69,8 +93,11 @@ INF = math.inf
 EPS_X = (0.01, 0.1, 1.0, 2.0, 3.0, INF)
 EPS_Y = (0.5, 1.0, 2.0, 3.0, INF)
 STEPS = (0, 2, 4, 8, 16)
-TUNING_GRID = {"lr": (0.01, 0.001, 0.0001), "weight_decay": (0.01, 0.001, 0.0001, 0.0),
-               "dropout": (0.0, 0.25, 0.5, 0.75)}
+TUNING_GRID = {
+    "lr": (0.01, 0.001, 0.0001),
+    "weight_decay": (0.01, 0.001, 0.0001, 0.0),
+    "dropout": (0.0, 0.25, 0.5, 0.75),
+}
 
 # ---------------------------------------------------------------------------------------------------------------
 # Published tuned values (authors' hparams/lwd.csv and hparams/steps.csv,
@@ -118,15 +145,23 @@ def _steps_rows(text: str) -> dict[tuple[float, float], tuple[int, int]]:
 #: dataset -> (ε_x, ε_y) -> (K_x, K_y) selected by the authors (docs/papers/lpgnn.md#hyper-parameters-and-grids,
 #: steps.csv)
 BEST_STEPS: dict[str, dict[tuple[float, float], tuple[int, int]]] = {
-    "cora": _steps_rows("0.01: 4,4|8,8|8,8|8,8|8,0; 0.1: 0,8|2,4|16,4|8,4|16,0; 1: 2,8|2,8|8,4|16,4|16,0;"
-                        "2: 8,8|4,8|8,4|16,2|16,0; 3: 2,8|16,8|8,4|16,2|16,0; inf: 4,8|0,4|0,4|0,2|0,0"),
-    "pubmed": _steps_rows("0.01: 16,2|16,2|16,2|16,2|16,0; 0.1: 4,4|8,2|8,2|16,0|16,0;"
-                          "1: 0,4|4,2|16,0|16,0|16,0; 2: 0,4|4,2|16,0|16,0|16,0; 3: 0,4|4,2|16,0|16,0|16,0;"
-                          "inf: 0,2|0,2|0,0|0,0|0,0"),
-    "facebook": _steps_rows("0.01: 2,4|4,2|4,2|4,2|8,0; 0.1: 8,4|2,4|4,2|4,2|8,0; 1: 8,4|2,4|4,2|16,0|8,0;"
-                            "2: 8,4|2,4|4,2|8,0|8,0; 3: 8,4|2,4|4,2|4,2|8,0; inf: 2,2|0,2|0,2|2,0|0,0"),
-    "lastfm": _steps_rows("0.01: 4,4|4,4|2,4|4,2|4,0; 0.1: 8,4|2,4|8,2|8,4|2,0; 1: 8,8|4,4|4,4|4,2|8,0;"
-                          "2: 4,8|2,4|4,4|16,0|16,0; 3: 16,8|2,4|2,4|16,0|16,0; inf: 0,4|0,2|0,2|4,0|0,0"),
+    "cora": _steps_rows(
+        "0.01: 4,4|8,8|8,8|8,8|8,0; 0.1: 0,8|2,4|16,4|8,4|16,0; 1: 2,8|2,8|8,4|16,4|16,0;"
+        "2: 8,8|4,8|8,4|16,2|16,0; 3: 2,8|16,8|8,4|16,2|16,0; inf: 4,8|0,4|0,4|0,2|0,0"
+    ),
+    "pubmed": _steps_rows(
+        "0.01: 16,2|16,2|16,2|16,2|16,0; 0.1: 4,4|8,2|8,2|16,0|16,0;"
+        "1: 0,4|4,2|16,0|16,0|16,0; 2: 0,4|4,2|16,0|16,0|16,0; 3: 0,4|4,2|16,0|16,0|16,0;"
+        "inf: 0,2|0,2|0,0|0,0|0,0"
+    ),
+    "facebook": _steps_rows(
+        "0.01: 2,4|4,2|4,2|4,2|8,0; 0.1: 8,4|2,4|4,2|4,2|8,0; 1: 8,4|2,4|4,2|16,0|8,0;"
+        "2: 8,4|2,4|4,2|8,0|8,0; 3: 8,4|2,4|4,2|4,2|8,0; inf: 2,2|0,2|0,2|2,0|0,0"
+    ),
+    "lastfm": _steps_rows(
+        "0.01: 4,4|4,4|2,4|4,2|4,0; 0.1: 8,4|2,4|8,2|8,4|2,0; 1: 8,8|4,4|4,4|4,2|8,0;"
+        "2: 4,8|2,4|4,4|16,0|16,0; 3: 16,8|2,4|2,4|16,0|16,0; inf: 0,4|0,2|0,2|4,0|0,0"
+    ),
 }
 
 
@@ -188,8 +223,9 @@ def _dense_or_sparse(x: Tensor) -> dict[str, Any]:
     return {"kind": "dense", "x": x}
 
 
-def draw_features(data: Data, method: str, eps_x: float, *, m: int | None = None,
-                  generator: torch.Generator | int | None = None) -> dict[str, Any]:
+def draw_features(
+    data: Data, method: str, eps_x: float, *, m: int | None = None, generator: torch.Generator | int | None = None
+) -> dict[str, Any]:
     """One repeat's server-side features ``x'`` for ``method`` (docs/papers/lpgnn.md#multi-bit-mechanism,
     docs/papers/lpgnn.md#baselines), as sparse parts or a dense matrix.
 
@@ -252,8 +288,9 @@ def transition_matrix(eps_y: float, num_classes: int) -> Tensor:
     return get_mechanism("rr", epsilon=e, num_classes=int(num_classes)).transition_matrix().float()
 
 
-def perturb_labels(y: Tensor, eps_y: float, num_classes: int, labelled: Tensor,
-                   generator: torch.Generator | int | None = None) -> Tensor:
+def perturb_labels(
+    y: Tensor, eps_y: float, num_classes: int, labelled: Tensor, generator: torch.Generator | int | None = None
+) -> Tensor:
     """Noisy labels: RR (ε_y) on the ``labelled`` nodes (train ∪ val), ``-1`` elsewhere (test labels never used).
 
     Labels outside ``[0, num_classes)`` raise ``ValueError``.
@@ -263,8 +300,9 @@ def perturb_labels(y: Tensor, eps_y: float, num_classes: int, labelled: Tensor,
     if y.is_floating_point():
         raise TypeError(f"y must hold integer labels, got dtype {y.dtype}")
     if y.numel() and bool(((y < 0) | (y >= num_classes)).any()):
-        raise ValueError(f"labels must lie in [0, num_classes) = [0, {num_classes}), "
-                         f"got min={int(y.min())}, max={int(y.max())}")
+        raise ValueError(
+            f"labels must lie in [0, num_classes) = [0, {num_classes}), got min={int(y.min())}, max={int(y.max())}"
+        )
     mask = torch.as_tensor(labelled, dtype=torch.bool)
     out = torch.full_like(y, -1)
     if math.isinf(e):
@@ -299,8 +337,15 @@ def label_probabilities(logits: Tensor, T: Tensor | None, adj: Tensor | None, st
     return p, q
 
 
-def selection_step(best: dict[str, Tensor] | None, val_loss: Tensor, val_acc: Tensor, train_acc: Tensor,
-                   test_acc: Tensor, max_acc: float, epoch: int) -> dict[str, Tensor]:
+def selection_step(
+    best: dict[str, Tensor] | None,
+    val_loss: Tensor,
+    val_acc: Tensor,
+    train_acc: Tensor,
+    test_acc: Tensor,
+    max_acc: float,
+    epoch: int,
+) -> dict[str, Tensor]:
     """One epoch of the model-selection rule without clean labels
     (docs/papers/lpgnn.md#drop-training-and-model-selection), vectorised over repeats.
 
@@ -308,12 +353,22 @@ def selection_step(best: dict[str, Tensor] | None, val_loss: Tensor, val_acc: Te
     ``best_val_acc < val_acc <= max_acc`` and ``best_train_acc < train_acc <= 1.05·max_acc`` (``max_acc`` = the
     RR keep probability, the best accuracy attainable against noisy labels). Returns the updated state.
     """
-    cur = {"val_loss": val_loss, "val_acc": val_acc, "train_acc": train_acc, "test_acc": test_acc,
-           "epoch": torch.full_like(val_loss, float(epoch))}
+    cur = {
+        "val_loss": val_loss,
+        "val_acc": val_acc,
+        "train_acc": train_acc,
+        "test_acc": test_acc,
+        "epoch": torch.full_like(val_loss, float(epoch)),
+    }
     if best is None:
         return cur
-    ok = ((val_loss < best["val_loss"]) & (best["val_acc"] < val_acc) & (val_acc <= max_acc + 1e-12)
-          & (best["train_acc"] < train_acc) & (train_acc <= 1.05 * max_acc + 1e-12))
+    ok = (
+        (val_loss < best["val_loss"])
+        & (best["val_acc"] < val_acc)
+        & (val_acc <= max_acc + 1e-12)
+        & (best["train_acc"] < train_acc)
+        & (train_acc <= 1.05 * max_acc + 1e-12)
+    )
     return {k: torch.where(ok, cur[k], best[k]) for k in cur}
 
 
@@ -332,8 +387,9 @@ def steps_for(dataset: str, eps_x: float, eps_y: float) -> tuple[int, int]:
     key = _dataset(dataset)
     cell = (_eps(eps_x, "eps_x"), _eps(eps_y, "eps_y"))
     if cell not in BEST_STEPS[key]:
-        raise ValueError(f"no published steps for (eps_x, eps_y) = {cell}; eps_x in {list(EPS_X)}, "
-                         f"eps_y in {list(EPS_Y)}")
+        raise ValueError(
+            f"no published steps for (eps_x, eps_y) = {cell}; eps_x in {list(EPS_X)}, eps_y in {list(EPS_Y)}"
+        )
     return BEST_STEPS[key][cell]
 
 
@@ -349,10 +405,24 @@ def _nll(q: Tensor, target: Tensor) -> Tensor:
     return -torch.log(q.gather(-1, target.unsqueeze(-1)).squeeze(-1) + 1e-20).mean(0)
 
 
-def train_batched(data: Data, features: BatchedFeatures, noisy: Tensor, *, backbone: str, seeds: Sequence[int],
-                  lr: float, weight_decay: float, dropout: float, k_y: int, label_method: str, eps_y: float,
-                  epochs: int = 500, device: str = "auto", kprop_adj: Tensor | None = None,
-                  threads: int | None = 1) -> dict[str, Any]:
+def train_batched(
+    data: Data,
+    features: BatchedFeatures,
+    noisy: Tensor,
+    *,
+    backbone: str,
+    seeds: Sequence[int],
+    lr: float,
+    weight_decay: float,
+    dropout: float,
+    k_y: int,
+    label_method: str,
+    eps_y: float,
+    epochs: int = 500,
+    device: str = "auto",
+    kprop_adj: Tensor | None = None,
+    threads: int | None = 1,
+) -> dict[str, Any]:
     """Train ``R = len(seeds)`` runs at once (batched weights, one Adam) with Drop and noisy model selection.
 
     ``noisy`` is ``(N, R)`` (``-1`` = unlabelled). Each epoch: one full-batch Adam step on the Drop loss of the
@@ -371,9 +441,23 @@ def train_batched(data: Data, features: BatchedFeatures, noisy: Tensor, *, backb
         before = torch.get_num_threads()
         torch.set_num_threads(int(threads))
         try:
-            return train_batched(data, features, noisy, backbone=backbone, seeds=seeds, lr=lr,
-                                 weight_decay=weight_decay, dropout=dropout, k_y=k_y, label_method=label_method,
-                                 eps_y=eps_y, epochs=epochs, device=dev, kprop_adj=kprop_adj, threads=None)
+            return train_batched(
+                data,
+                features,
+                noisy,
+                backbone=backbone,
+                seeds=seeds,
+                lr=lr,
+                weight_decay=weight_decay,
+                dropout=dropout,
+                k_y=k_y,
+                label_method=label_method,
+                eps_y=eps_y,
+                epochs=epochs,
+                device=dev,
+                kprop_adj=kprop_adj,
+                threads=None,
+            )
         finally:
             torch.set_num_threads(before)
     lm = _choice(label_method, LABEL_METHODS, "label_method")
@@ -400,9 +484,15 @@ def train_batched(data: Data, features: BatchedFeatures, noisy: Tensor, *, backb
         nonlocal best
         p, pc = label_probabilities(model.head(x1, ops, training=False), fc, None, 0)
         pred = p.argmax(-1)
-        best = selection_step(best, _nll(pc[val_idx], y_val), (pred[val_idx] == y_val).float().mean(0),
-                              (pred[train_idx] == y_train).float().mean(0),
-                              (pred[test_idx] == y_test).float().mean(0), max_acc, epoch)
+        best = selection_step(
+            best,
+            _nll(pc[val_idx], y_val),
+            (pred[val_idx] == y_val).float().mean(0),
+            (pred[train_idx] == y_train).float().mean(0),
+            (pred[test_idx] == y_test).float().mean(0),
+            max_acc,
+            epoch,
+        )
 
     t0 = time.perf_counter()
     model.train()
@@ -425,9 +515,23 @@ def train_batched(data: Data, features: BatchedFeatures, noisy: Tensor, *, backb
     return out
 
 
-def train_reference(data: Data, x: Tensor, noisy: Tensor, *, backbone: str, seed: int, lr: float,
-                    weight_decay: float, dropout: float, k_x: int, k_y: int, label_method: str, eps_y: float,
-                    epochs: int = 500, device: str = "auto") -> dict[str, Any]:
+def train_reference(
+    data: Data,
+    x: Tensor,
+    noisy: Tensor,
+    *,
+    backbone: str,
+    seed: int,
+    lr: float,
+    weight_decay: float,
+    dropout: float,
+    k_x: int,
+    k_y: int,
+    label_method: str,
+    eps_y: float,
+    epochs: int = 500,
+    device: str = "auto",
+) -> dict[str, Any]:
     """The straightforward per-run loop: KProp module (cached) + PyG backbone, one run, Python-side selection, on the
     plain engine :func:`dpgnn.train.fit` (each epoch: one Adam step, then the noisy evaluation and the selection rule).
 
@@ -469,14 +573,19 @@ def train_reference(data: Data, x: Tensor, noisy: Tensor, *, backbone: str, seed
         nonlocal best
         model.eval()
         p, pc = label_probabilities(model(xt, ei), fc, None, 0)
-        cur = {"val_loss": (-torch.log(pc[val_idx].gather(1, noisy[val_idx].unsqueeze(1)) + 1e-20)).mean().item(),
-               "val_acc": accuracy_tensor(p[val_idx], noisy[val_idx]).item(),
-               "train_acc": accuracy_tensor(p[train_idx], noisy[train_idx]).item(),
-               "test_acc": accuracy_tensor(p[test_idx], y_test).item(),
-               "epoch": float(epoch)}
+        cur = {
+            "val_loss": (-torch.log(pc[val_idx].gather(1, noisy[val_idx].unsqueeze(1)) + 1e-20)).mean().item(),
+            "val_acc": accuracy_tensor(p[val_idx], noisy[val_idx]).item(),
+            "train_acc": accuracy_tensor(p[train_idx], noisy[train_idx]).item(),
+            "test_acc": accuracy_tensor(p[test_idx], y_test).item(),
+            "epoch": float(epoch),
+        }
         # the selection rule of :func:`selection_step` (not a single monitored value, so fit does not select)
-        if best is None or (cur["val_loss"] < best["val_loss"] and best["val_acc"] < cur["val_acc"] <= max_acc + 1e-12
-                            and best["train_acc"] < cur["train_acc"] <= 1.05 * max_acc + 1e-12):
+        if best is None or (
+            cur["val_loss"] < best["val_loss"]
+            and best["val_acc"] < cur["val_acc"] <= max_acc + 1e-12
+            and best["train_acc"] < cur["train_acc"] <= 1.05 * max_acc + 1e-12
+        ):
             best = cur
             selected.clear()
             selected.append({k: v.detach().clone() for k, v in model.state_dict().items()})
@@ -509,11 +618,25 @@ def _chunk_size(draws: list[dict[str, Any]], n: int, d: int, backbone: str, e: i
     return max(1, int(budget // per)) if per else len(draws)
 
 
-def run_cell(data: Data, dataset: str, *, method: str = "mbm", eps_x: float = 1.0, eps_y: float = 1.0,
-             k_x: int | None = None, k_y: int | None = None, backbone: str = "sage", label_method: str = "drop",
-             repeats: int = 10, seed: int = GLOBAL_SEED, epochs: int = 500, m: int | None = None,
-             hparams: Mapping[str, float] | None = None, device: str = "auto", threads: int | None = 1
-             ) -> list[dict[str, Any]]:
+def run_cell(
+    data: Data,
+    dataset: str,
+    *,
+    method: str = "mbm",
+    eps_x: float = 1.0,
+    eps_y: float = 1.0,
+    k_x: int | None = None,
+    k_y: int | None = None,
+    backbone: str = "sage",
+    label_method: str = "drop",
+    repeats: int = 10,
+    seed: int = GLOBAL_SEED,
+    epochs: int = 500,
+    m: int | None = None,
+    hparams: Mapping[str, float] | None = None,
+    device: str = "auto",
+    threads: int | None = 1,
+) -> list[dict[str, Any]]:
     """Run one grid cell: ``repeats`` fresh perturbations of features and labels, batched training, one row each.
 
     ``k_x``/``k_y`` default to the published steps (:func:`steps_for`; ``k_y`` is forced to 0 for ``ce``/``fc``);
@@ -530,8 +653,11 @@ def run_cell(data: Data, dataset: str, *, method: str = "mbm", eps_x: float = 1.
         raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
     if isinstance(epochs, bool) or int(epochs) != epochs or epochs < 1:
         raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
-    published = steps_for(key, ex if meth not in REPLACEMENTS else INF, ey) if (k_x is None or k_y is None) and (
-        (ex if meth not in REPLACEMENTS else INF) in EPS_X and ey in EPS_Y) else (0, 0)
+    published = (
+        steps_for(key, ex if meth not in REPLACEMENTS else INF, ey)
+        if (k_x is None or k_y is None) and ((ex if meth not in REPLACEMENTS else INF) in EPS_X and ey in EPS_Y)
+        else (0, 0)
+    )
     kx = _steps(published[0] if k_x is None else k_x, "K_x")
     ky = _steps(published[1] if k_y is None else k_y, "K_y") if lm == "drop" else 0
     hp = {**hparams_for(key, meth, ex, ey), **(hparams or {})}
@@ -553,45 +679,115 @@ def run_cell(data: Data, dataset: str, *, method: str = "mbm", eps_x: float = 1.
     results: dict[str, list] = {}
     dev = resolve_device(device)
     for start in range(0, len(draws), chunk):
-        part = draws[start:start + chunk]
+        part = draws[start : start + chunk]
         if meth in ("raw", "one", "ohd") and part[0]["kind"] == "sparse":  # identical in every repeat
             dr = part[0]
-            feats = BatchedFeatures.shared(dr["rows"].to(dev), dr["cols"].to(dev), dr["vals"].to(dev), dr["offset"],
-                                           repeats=len(part), num_nodes=n, num_features=d, adj=adj.to(dev),
-                                           steps=kx)
+            feats = BatchedFeatures.shared(
+                dr["rows"].to(dev),
+                dr["cols"].to(dev),
+                dr["vals"].to(dev),
+                dr["offset"],
+                repeats=len(part),
+                num_nodes=n,
+                num_features=d,
+                adj=adj.to(dev),
+                steps=kx,
+            )
         elif any(dr["kind"] == "dense" for dr in part):
-            feats = BatchedFeatures(num_nodes=n, num_features=d, repeats=len(part), adj=adj.to(dev), steps=kx,
-                                    dense=torch.stack([dense_features(dr, n, d) for dr in part]).to(dev))
+            feats = BatchedFeatures(
+                num_nodes=n,
+                num_features=d,
+                repeats=len(part),
+                adj=adj.to(dev),
+                steps=kx,
+                dense=torch.stack([dense_features(dr, n, d) for dr in part]).to(dev),
+            )
         else:
             feats = BatchedFeatures.from_sparse_parts(
-                [dr["rows"].to(dev) for dr in part], [dr["cols"].to(dev) for dr in part],
-                [dr["vals"].to(dev) for dr in part], [dr["offset"] for dr in part], num_nodes=n, num_features=d,
-                adj=adj.to(dev), steps=kx)
-        res = train_batched(data, feats, torch.stack(noisy[start:start + chunk], dim=1), backbone=bb,
-                            seeds=seeds[start:start + chunk], lr=hp["lr"], weight_decay=hp["weight_decay"],
-                            dropout=hp["dropout"], k_y=ky, label_method=lm, eps_y=ey, epochs=epochs, device=device,
-                            kprop_adj=adj, threads=threads)
+                [dr["rows"].to(dev) for dr in part],
+                [dr["cols"].to(dev) for dr in part],
+                [dr["vals"].to(dev) for dr in part],
+                [dr["offset"] for dr in part],
+                num_nodes=n,
+                num_features=d,
+                adj=adj.to(dev),
+                steps=kx,
+            )
+        res = train_batched(
+            data,
+            feats,
+            torch.stack(noisy[start : start + chunk], dim=1),
+            backbone=bb,
+            seeds=seeds[start : start + chunk],
+            lr=hp["lr"],
+            weight_decay=hp["weight_decay"],
+            dropout=hp["dropout"],
+            k_y=ky,
+            label_method=lm,
+            eps_y=ey,
+            epochs=epochs,
+            device=device,
+            kprop_adj=adj,
+            threads=threads,
+        )
         for k, v in res.items():
             results.setdefault(k, []).extend(v if isinstance(v, list) else [v] * len(part))
-    config = {"dataset": key, "method": meth, "eps_x": ex, "eps_y": ey, "k_x": kx, "k_y": ky, "backbone": bb,
-              "label_method": lm, "m": m, "epochs": int(epochs), **hp}
+    config = {
+        "dataset": key,
+        "method": meth,
+        "eps_x": ex,
+        "eps_y": ey,
+        "k_x": kx,
+        "k_y": ky,
+        "backbone": bb,
+        "label_method": lm,
+        "m": m,
+        "epochs": int(epochs),
+        **hp,
+    }
     rows = []
     for run in range(int(repeats)):
-        rows.append({"paper": PAPER, "dataset": key, "method": meth, **ledger, **config, "run": run,
-                     "seed": int(seed), "metric": "accuracy", "value": 100.0 * results["test_acc"][run],
-                     "val_acc_noisy": 100.0 * results["val_acc"][run],
-                     "train_acc_noisy": 100.0 * results["train_acc"][run],
-                     "val_loss_noisy": results["val_loss"][run], "best_epoch": int(results["epoch"][run]),
-                     "max_acc": 100.0 * results["max_acc"][run], "perturb_time_s": t_perturb / repeats,
-                     "train_time_s": results["train_time_s"][run] / min(chunk, repeats),
-                     "config_hash": config_hash({**config, "seed": int(seed), "repeats": int(repeats)}),
-                     "versions": versions(), **({"edge_input": cleaning.describe()} if cleaning.changed else {})})
+        rows.append(
+            {
+                "paper": PAPER,
+                "dataset": key,
+                "method": meth,
+                **ledger,
+                **config,
+                "run": run,
+                "seed": int(seed),
+                "metric": "accuracy",
+                "value": 100.0 * results["test_acc"][run],
+                "val_acc_noisy": 100.0 * results["val_acc"][run],
+                "train_acc_noisy": 100.0 * results["train_acc"][run],
+                "val_loss_noisy": results["val_loss"][run],
+                "best_epoch": int(results["epoch"][run]),
+                "max_acc": 100.0 * results["max_acc"][run],
+                "perturb_time_s": t_perturb / repeats,
+                "train_time_s": results["train_time_s"][run] / min(chunk, repeats),
+                "config_hash": config_hash({**config, "seed": int(seed), "repeats": int(repeats)}),
+                "versions": versions(),
+                **({"edge_input": cleaning.describe()} if cleaning.changed else {}),
+            }
+        )
     return rows
 
 
-def tune(data: Data, dataset: str, *, method: str = "mbm", eps_x: float = 1.0, eps_y: float = 1.0,
-         backbone: str = "sage", grid: Mapping[str, Iterable[Any]] | None = None, repeats: int = 3,
-         epochs: int = 500, seed: int = GLOBAL_SEED, device: str = "auto", **fixed: Any) -> tuple[dict, list[dict]]:
+def tune(
+    data: Data,
+    dataset: str,
+    *,
+    method: str = "mbm",
+    eps_x: float = 1.0,
+    eps_y: float = 1.0,
+    backbone: str = "sage",
+    grid: Mapping[str, Iterable[Any]] | None = None,
+    repeats: int = 3,
+    epochs: int = 500,
+    seed: int = GLOBAL_SEED,
+    device: str = "auto",
+    **fixed: Any,
+) -> tuple[dict, list[dict]]:
     """Redo the selection of hyper-parameters and/or KProp steps **on noisy validation data only**.
 
     ``grid`` maps any of ``lr``, ``weight_decay``, ``dropout``, ``k_x``, ``k_y`` to candidate values (default:
@@ -608,12 +804,29 @@ def tune(data: Data, dataset: str, *, method: str = "mbm", eps_x: float = 1.0, e
     for values in itertools.product(*(list(grid[k]) for k in names)):
         combo = dict(zip(names, values))
         hp = {k: combo[k] for k in ("lr", "weight_decay", "dropout") if k in combo}
-        rows = run_cell(data, dataset, method=method, eps_x=eps_x, eps_y=eps_y, backbone=backbone,
-                        k_x=combo.get("k_x", fixed.get("k_x")), k_y=combo.get("k_y", fixed.get("k_y")),
-                        hparams=hp or None, repeats=repeats, epochs=epochs, seed=seed, device=device,
-                        label_method=fixed.get("label_method", "drop"))
-        summary.append({**combo, "val_acc_noisy": float(np.mean([r["val_acc_noisy"] for r in rows])),
-                        "val_loss_noisy": float(np.mean([r["val_loss_noisy"] for r in rows]))})
+        rows = run_cell(
+            data,
+            dataset,
+            method=method,
+            eps_x=eps_x,
+            eps_y=eps_y,
+            backbone=backbone,
+            k_x=combo.get("k_x", fixed.get("k_x")),
+            k_y=combo.get("k_y", fixed.get("k_y")),
+            hparams=hp or None,
+            repeats=repeats,
+            epochs=epochs,
+            seed=seed,
+            device=device,
+            label_method=fixed.get("label_method", "drop"),
+        )
+        summary.append(
+            {
+                **combo,
+                "val_acc_noisy": float(np.mean([r["val_acc_noisy"] for r in rows])),
+                "val_loss_noisy": float(np.mean([r["val_loss_noisy"] for r in rows])),
+            }
+        )
     best = max(summary, key=lambda s: (s["val_acc_noisy"], -s["val_loss_noisy"]))
     return {k: best[k] for k in names}, summary
 
@@ -633,8 +846,9 @@ def level_of(method: str, eps_x: float, eps_y: float) -> str:
     ey = _eps(eps_y, "eps_y")
     feature = meth in MECHANISMS and math.isfinite(ex)
     label = math.isfinite(ey)
-    return {(True, True): "feature+label", (True, False): "feature", (False, True): "label",
-            (False, False): "none"}[(feature, label)]
+    return {(True, True): "feature+label", (True, False): "feature", (False, True): "label", (False, False): "none"}[
+        (feature, label)
+    ]
 
 
 def _contract_run(method: str, level: str):
@@ -663,13 +877,17 @@ def _contract_run(method: str, level: str):
         got = level_of(method, cfg["eps_x"], cfg["eps_y"])
         if got != level:
             meth = _check_features(method, cfg["eps_x"])[0]
-            raise ValueError(f"eps_x={cfg['eps_x']}, eps_y={cfg['eps_y']} make an LPGNN {method!r} run {got!r}, not "
-                             f"{level!r}: use the method registered as ({meth!r}, {got!r})")
+            raise ValueError(
+                f"eps_x={cfg['eps_x']}, eps_y={cfg['eps_y']} make an LPGNN {method!r} run {got!r}, not "
+                f"{level!r}: use the method registered as ({meth!r}, {got!r})"
+            )
         t0 = time.perf_counter()
         rows = run_cell(data, cfg.pop("dataset"), method=method, seed=seed, device=device, **cfg)
-        metrics = {"train": float(np.mean([r["train_acc_noisy"] for r in rows])) / 100.0,
-                   "val": float(np.mean([r["val_acc_noisy"] for r in rows])) / 100.0,
-                   "test": float(np.mean([r["value"] for r in rows])) / 100.0}
+        metrics = {
+            "train": float(np.mean([r["train_acc_noisy"] for r in rows])) / 100.0,
+            "val": float(np.mean([r["val_acc_noisy"] for r in rows])) / 100.0,
+            "test": float(np.mean([r["value"] for r in rows])) / 100.0,
+        }
         ledger = privacy_ledger(method, cfg["eps_x"], cfg["eps_y"], data.num_features, cfg.get("m"))
         if "edge_input" in rows[0]:
             ledger["edge_input"] = rows[0]["edge_input"]
@@ -680,9 +898,14 @@ def _contract_run(method: str, level: str):
 
 
 for _method in FEATURE_METHODS + REPLACEMENTS:
-    for _level in (("feature", "feature+label") if _method in MECHANISMS else ("none", "label")):
-        register(PAPER, _method, _level, prepare=prepare,
-                 description=f"features: {_method}{' (replacement)' if _method in REPLACEMENTS else ''}; "
-                             f"labels: {'RR + Drop/FC/CE' if 'label' in _level else 'clean'}; KProp on the features "
-                             "(Sec. 4)")(_contract_run(_method, _level))
+    for _level in ("feature", "feature+label") if _method in MECHANISMS else ("none", "label"):
+        register(
+            PAPER,
+            _method,
+            _level,
+            prepare=prepare,
+            description=f"features: {_method}{' (replacement)' if _method in REPLACEMENTS else ''}; "
+            f"labels: {'RR + Drop/FC/CE' if 'label' in _level else 'clean'}; KProp on the features "
+            "(Sec. 4)",
+        )(_contract_run(_method, _level))
 del _method, _level

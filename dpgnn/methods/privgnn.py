@@ -70,13 +70,52 @@ from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = [
-    "PAPER", "LAMBDAS", "GLOBAL_SEED", "SEEDS", "DATASETS", "DatasetInfo", "PrivGNNData", "prepare", "query_nodes",
-    "poisson_subsample", "knn_select", "induced_subgraph", "teacher_subgraphs", "teacher_posteriors",
-    "single_gnn_posteriors", "noisy_argmax", "b4_noisy_onehot", "b4_soft_labels", "train_student", "baseline_b1",
-    "baseline_b2", "baseline_b3", "mlp_baseline", "pate_votes", "pate_labels", "privacy_ledger", "check_k",
-    "check_gamma", "fit_sage", "log_posteriors", "log_softmax_ledger", "teachers_for", "votes_for", "MODEL_DEFAULTS",
-    "run_privgnn", "run_privgnn_code", "run_knnrem", "run_singlegnn", "run_pate_g", "run_pate_m", "run_b1", "run_b2",
-    "run_b3", "run_mlp", "run_b4", "SUBSAMPLING_OF",
+    "PAPER",
+    "LAMBDAS",
+    "GLOBAL_SEED",
+    "SEEDS",
+    "DATASETS",
+    "DatasetInfo",
+    "PrivGNNData",
+    "prepare",
+    "query_nodes",
+    "poisson_subsample",
+    "knn_select",
+    "induced_subgraph",
+    "teacher_subgraphs",
+    "teacher_posteriors",
+    "single_gnn_posteriors",
+    "noisy_argmax",
+    "b4_noisy_onehot",
+    "b4_soft_labels",
+    "train_student",
+    "baseline_b1",
+    "baseline_b2",
+    "baseline_b3",
+    "mlp_baseline",
+    "pate_votes",
+    "pate_labels",
+    "privacy_ledger",
+    "check_k",
+    "check_gamma",
+    "fit_sage",
+    "log_posteriors",
+    "log_softmax_ledger",
+    "teachers_for",
+    "votes_for",
+    "MODEL_DEFAULTS",
+    "run_privgnn",
+    "run_privgnn_code",
+    "run_knnrem",
+    "run_singlegnn",
+    "run_pate_g",
+    "run_pate_m",
+    "run_b1",
+    "run_b2",
+    "run_b3",
+    "run_mlp",
+    "run_b4",
+    "SUBSAMPLING_OF",
 ]
 
 PAPER = "privgnn"
@@ -84,8 +123,18 @@ LAMBDAS = (0.1, 0.2, 0.4, 0.8, 1.0)
 GLOBAL_SEED = 12345
 #: the authors' seed list (docs/papers/privgnn.md#runs-and-aggregation); run r of a cell uses SEEDS[r] mixed with the
 #: profile seed
-SEEDS = (2763934991, 87952126, 461858464, 2251922041, 2203565404, 2569991973, 569824674, 2721098863, 836273002,
-         2935227127)
+SEEDS = (
+    2763934991,
+    87952126,
+    461858464,
+    2251922041,
+    2203565404,
+    2569991973,
+    569824674,
+    2721098863,
+    836273002,
+    2935227127,
+)
 
 
 @dataclass(frozen=True)
@@ -116,8 +165,9 @@ DATASETS: dict[str, DatasetInfo] = {
     # K unstated for Credit [AMBIG]; 750 as Amazon (repo config default) -- γ|V†| = 3,000 allows it
     "credit": DatasetInfo(("credit", "privgnn"), 2, 750, 0.3, 1e-4, 1e-3, None, 20, True),
     # clearly labelled stand-in for the missing Facebook100 UIUC graph (same PrivGNN preprocessing)
-    "fb100-cornell5 (stand-in for facebook)": DatasetInfo(("fb100-cornell5", "privgnn"), 0, 1000, 0.3, 1e-4, 1e-3,
-                                                          3.0e-5, 20, True, standin_for="facebook"),
+    "fb100-cornell5 (stand-in for facebook)": DatasetInfo(
+        ("fb100-cornell5", "privgnn"), 0, 1000, 0.3, 1e-4, 1e-3, 3.0e-5, 20, True, standin_for="facebook"
+    ),
 }
 
 
@@ -143,8 +193,10 @@ def check_k(k: Any, num_private: int, gamma: float) -> int:
         raise ValueError(f"K must be an integer >= 1, got {k!r}")
     cap = int(math.floor(gamma * num_private))
     if k > cap:
-        raise ValueError(f"K={k} is larger than the subsample: gamma * |V_private| = {gamma} * {num_private} = "
-                         f"{gamma * num_private:g}, so K must lie in [1, {cap}]")
+        raise ValueError(
+            f"K={k} is larger than the subsample: gamma * |V_private| = {gamma} * {num_private} = "
+            f"{gamma * num_private:g}, so K must lie in [1, {cap}]"
+        )
     return int(k)
 
 
@@ -195,10 +247,17 @@ class PrivGNNData:
 
     def stats(self) -> dict[str, Any]:
         """Table 11 statistics: |V†|, |E†|, |V|, |E| (directed edge_index entries), public train/test sizes."""
-        return {"dataset": self.name, "private_nodes": self.num_private, "private_edges": int(self.edge_priv.size(1)),
-                "public_nodes": int(self.x_pub.size(0)), "public_edges": int(self.edge_pub.size(1)),
-                "public_train": int(self.pub_train.numel()), "public_test": int(self.pub_test.numel()),
-                "features": self.num_features, "classes": self.num_classes}
+        return {
+            "dataset": self.name,
+            "private_nodes": self.num_private,
+            "private_edges": int(self.edge_priv.size(1)),
+            "public_nodes": int(self.x_pub.size(0)),
+            "public_edges": int(self.edge_pub.size(1)),
+            "public_train": int(self.pub_train.numel()),
+            "public_test": int(self.pub_test.numel()),
+            "features": self.num_features,
+            "classes": self.num_classes,
+        }
 
 
 def _induced(edge_index: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
@@ -214,8 +273,9 @@ def _standardize(x: Tensor) -> Tensor:
     return (x - mu) / torch.where(sd > 0, sd, torch.ones_like(sd))
 
 
-def prepare_from_data(data: Data, name: str, *, order_seed: int = GLOBAL_SEED, standardize: bool = False
-                      ) -> PrivGNNData:
+def prepare_from_data(
+    data: Data, name: str, *, order_seed: int = GLOBAL_SEED, standardize: bool = False
+) -> PrivGNNData:
     """Split a graph carrying ``private_mask``/``public_train_mask``/``public_test_mask`` into G† and G
     (docs/papers/privgnn.md#data-and-splits).
 
@@ -236,8 +296,20 @@ def prepare_from_data(data: Data, name: str, *, order_seed: int = GLOBAL_SEED, s
     te = pub_map[data.public_test_mask.nonzero().view(-1)]
     tr = tr[torch.randperm(tr.numel(), generator=make_generator(order_seed))]
     classes = int(y.max()) + 1
-    return PrivGNNData(name, x[data.private_mask], y[data.private_mask], edge_priv, x[pub_mask], y[pub_mask],
-                       edge_pub, tr, te, classes, standardized=bool(standardize), edge_input=cleaning.describe())
+    return PrivGNNData(
+        name,
+        x[data.private_mask],
+        y[data.private_mask],
+        edge_priv,
+        x[pub_mask],
+        y[pub_mask],
+        edge_pub,
+        tr,
+        te,
+        classes,
+        standardized=bool(standardize),
+        edge_input=cleaning.describe(),
+    )
 
 
 def prepare(name: str, *, order_seed: int = GLOBAL_SEED, root=None) -> PrivGNNData:
@@ -254,16 +326,16 @@ def query_nodes(pd_: PrivGNNData, num_queries: int) -> Tensor:
     if isinstance(num_queries, bool) or not isinstance(num_queries, (int, np.integer)) or num_queries < 1:
         raise ValueError(f"num_queries must be an integer >= 1, got {num_queries!r}")
     if num_queries > n_tr:
-        raise ValueError(f"num_queries={num_queries} is larger than the public train set ({n_tr} nodes); "
-                         f"|Q| must lie in [1, {n_tr}]")
+        raise ValueError(
+            f"num_queries={num_queries} is larger than the public train set ({n_tr} nodes); |Q| must lie in [1, {n_tr}]"
+        )
     return pd_.pub_train[:num_queries]
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # the mechanism's pieces
 # ---------------------------------------------------------------------------------------------------------------
-def poisson_subsample(num_private: int, gamma: float, generator: torch.Generator, sampling: str = "poisson"
-                      ) -> Tensor:
+def poisson_subsample(num_private: int, gamma: float, generator: torch.Generator, sampling: str = "poisson") -> Tensor:
     """Indices of a private subsample: each node independently w.p. γ (``poisson``, Algorithm 1 line 3), or exactly
     ⌊γ·|V†|⌋ nodes uniformly without replacement (``fixed``, the authors' code). Sorted."""
     g = check_gamma(gamma)
@@ -297,8 +369,16 @@ def induced_subgraph(edge_index: Tensor, nodes: Tensor, num_nodes: int) -> Tenso
     return pos[rank_to_node[ei]]
 
 
-def teacher_subgraphs(pd_: PrivGNNData, queries: Tensor, *, k: int | None, gamma: float, seed: int,
-                      sampling: str = "poisson", knn: bool = True) -> list[Tensor]:
+def teacher_subgraphs(
+    pd_: PrivGNNData,
+    queries: Tensor,
+    *,
+    k: int | None,
+    gamma: float,
+    seed: int,
+    sampling: str = "poisson",
+    knn: bool = True,
+) -> list[Tensor]:
     """Private node sets of the teachers of ``queries`` (one per query; each from its own generator seeded by
     ``(seed, query position)``): subsample, then the K nearest (``knn=False``: the whole subsample, KNNRem)."""
     g = check_gamma(gamma)
@@ -326,8 +406,9 @@ class TeacherOutput:
         return self.teacher_epochs / max(self.seconds, 1e-9)
 
 
-def _stack(pd_: PrivGNNData, node_sets: Sequence[Tensor], device: torch.device
-           ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+def _stack(
+    pd_: PrivGNNData, node_sets: Sequence[Tensor], device: torch.device
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     """Pad ``B`` node sets to a common size: features [B, K, 2d] with neighbour means, mask, labels, flat edges."""
     bsz, kmax, d = len(node_sets), max(int(s.numel()) for s in node_sets), pd_.num_features
     xx = torch.zeros(bsz, kmax, 2 * d)
@@ -349,14 +430,23 @@ def _stack(pd_: PrivGNNData, node_sets: Sequence[Tensor], device: torch.device
     return (xx.to(device), mask.to(device), y.to(device), src.to(device), dst.to(device), inv_deg.to(device))
 
 
-def train_teacher_batch(pd_: PrivGNNData, node_sets: Sequence[Tensor], seeds: Sequence[int], *, hidden: int = 64,
-                        dropout: float = 0.5, epochs: int = 200, lr: float = 0.01, device: str = "cpu"
-                        ) -> BatchedSAGETeachers:
+def train_teacher_batch(
+    pd_: PrivGNNData,
+    node_sets: Sequence[Tensor],
+    seeds: Sequence[int],
+    *,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    epochs: int = 200,
+    lr: float = 0.01,
+    device: str = "cpu",
+) -> BatchedSAGETeachers:
     """Train one batched model holding a teacher per node set (teacher ``b`` initialised from ``seeds[b]``)."""
     dev = resolve_device(device)
     gens = [make_generator(s) for s in seeds]
-    model = BatchedSAGETeachers(len(node_sets), pd_.num_features, hidden, pd_.num_classes, dropout=dropout,
-                                generators=gens).to(dev)
+    model = BatchedSAGETeachers(
+        len(node_sets), pd_.num_features, hidden, pd_.num_classes, dropout=dropout, generators=gens
+    ).to(dev)
     xx, mask, y, src, dst, inv_deg = _stack(pd_, node_sets, dev)
     return train_batched_teachers(model, xx, mask, y, src, dst, inv_deg, epochs=epochs, lr=lr)
 
@@ -367,10 +457,22 @@ def _batch_size(k: int, d: int, budget_bytes: float = 256e6) -> int:
     return int(max(1, min(256, budget_bytes // per_teacher)))
 
 
-def teacher_posteriors(pd_: PrivGNNData, num_queries: int, *, k: int | None, gamma: float, seed: int,
-                       sampling: str = "poisson", knn: bool = True, hidden: int = 64, dropout: float = 0.5,
-                       epochs: int = 200, lr: float = 0.01, batch_size: int | None = None, device: str = "auto"
-                       ) -> TeacherOutput:
+def teacher_posteriors(
+    pd_: PrivGNNData,
+    num_queries: int,
+    *,
+    k: int | None,
+    gamma: float,
+    seed: int,
+    sampling: str = "poisson",
+    knn: bool = True,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    epochs: int = 200,
+    lr: float = 0.01,
+    batch_size: int | None = None,
+    device: str = "auto",
+) -> TeacherOutput:
     """Posteriors of the |Q| query-specific teachers at their query nodes (Algorithm 1 lines 3-6 and the forward of
     line 7, without noise). Teacher i depends only on (``seed``, i): any prefix of the queries gets the same
     teachers, and one set serves every λ."""
@@ -383,37 +485,59 @@ def teacher_posteriors(pd_: PrivGNNData, num_queries: int, *, k: int | None, gam
     x_pub, agg_pub = pd_.x_pub.to(dev), pd_.agg_pub.to(dev)
     ptr, idx = pd_.csr_ptr, pd_.csr_idx.to(dev)
     for start in range(0, len(sets), bs):
-        chunk = sets[start:start + bs]
+        chunk = sets[start : start + bs]
         seeds = [stable_seed(seed, "teacher", start + j) for j in range(len(chunk))]
-        model = train_teacher_batch(pd_, chunk, seeds, hidden=hidden, dropout=dropout, epochs=epochs, lr=lr,
-                                    device=str(dev))
-        logp = model.predict_nodes(x_pub, agg_pub, queries[start:start + bs].to(dev), ptr, idx)
+        model = train_teacher_batch(
+            pd_, chunk, seeds, hidden=hidden, dropout=dropout, epochs=epochs, lr=lr, device=str(dev)
+        )
+        logp = model.predict_nodes(x_pub, agg_pub, queries[start : start + bs].to(dev), ptr, idx)
         post.append(logp.exp().cpu())
     seconds = time.perf_counter() - t0
     sizes = torch.tensor([int(s.numel()) for s in sets])
     return TeacherOutput(torch.cat(post), sizes, seconds, epochs * len(sets))
 
 
-def single_gnn_posteriors(pd_: PrivGNNData, num_queries: int, *, gamma: float, seed: int, sampling: str = "poisson",
-                          hidden: int = 64, dropout: float = 0.5, epochs: int = 200, lr: float = 0.01,
-                          device: str = "auto") -> TeacherOutput:
+def single_gnn_posteriors(
+    pd_: PrivGNNData,
+    num_queries: int,
+    *,
+    gamma: float,
+    seed: int,
+    sampling: str = "poisson",
+    hidden: int = 64,
+    dropout: float = 0.5,
+    epochs: int = 200,
+    lr: float = 0.01,
+    device: str = "auto",
+) -> TeacherOutput:
     """SingleGNN ablation (Table 4): one subsample, one teacher on its induced subgraph, answering every query."""
     queries = query_nodes(pd_, num_queries)
     t0 = time.perf_counter()
-    cand = poisson_subsample(pd_.num_private, gamma, make_generator(stable_seed(seed, "subsample", "single")),
-                             sampling)
-    model = train_teacher_batch(pd_, [cand], [stable_seed(seed, "teacher", "single")], hidden=hidden,
-                                dropout=dropout, epochs=epochs, lr=lr, device=device)
+    cand = poisson_subsample(pd_.num_private, gamma, make_generator(stable_seed(seed, "subsample", "single")), sampling)
+    model = train_teacher_batch(
+        pd_,
+        [cand],
+        [stable_seed(seed, "teacher", "single")],
+        hidden=hidden,
+        dropout=dropout,
+        epochs=epochs,
+        lr=lr,
+        device=device,
+    )
     dev = resolve_device(device)
     probs = []
     for v in queries.tolist():
-        probs.append(model.predict_nodes(pd_.x_pub.to(dev), pd_.agg_pub.to(dev), torch.tensor([v], device=dev),
-                                         pd_.csr_ptr, pd_.csr_idx.to(dev)).exp().cpu())
+        probs.append(
+            model.predict_nodes(
+                pd_.x_pub.to(dev), pd_.agg_pub.to(dev), torch.tensor([v], device=dev), pd_.csr_ptr, pd_.csr_idx.to(dev)
+            )
+            .exp()
+            .cpu()
+        )
     return TeacherOutput(torch.cat(probs), torch.tensor([cand.numel()]), time.perf_counter() - t0, epochs)
 
 
-def noisy_argmax(posteriors: Tensor, lam: float, generator: torch.Generator, *, noise_on: str = "posterior"
-                 ) -> Tensor:
+def noisy_argmax(posteriors: Tensor, lam: float, generator: torch.Generator, *, noise_on: str = "posterior") -> Tensor:
     """Pseudo-labels argmax(p + Lap(0, 1/λ)^c) (Algorithm 1 line 7). ``noise_on="log_softmax"``: the authors' code
     (noise added to log-probabilities; the L1-sensitivity-1 argument then does not hold)."""
     lam = check_lam(lam)
@@ -446,8 +570,18 @@ def b4_soft_labels(true_labels: Tensor, num_classes: int, lam: float, generator:
 # ---------------------------------------------------------------------------------------------------------------
 # student and non-private baselines
 # ---------------------------------------------------------------------------------------------------------------
-def _fit(model: torch.nn.Module, x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, *, epochs: int,
-         lr: float, device: torch.device, history: list[dict[str, Any]] | None = None) -> torch.nn.Module:
+def _fit(
+    model: torch.nn.Module,
+    x: Tensor,
+    edge_index: Tensor,
+    train_idx: Tensor,
+    target: Tensor,
+    *,
+    epochs: int,
+    lr: float,
+    device: torch.device,
+    history: list[dict[str, Any]] | None = None,
+) -> torch.nn.Module:
     """Full-batch Adam for ``epochs`` epochs on NLL (hard labels) or cross-entropy with soft labels (any model), on
     :func:`dpgnn.train.fit` (final epoch, no selection); ``history`` (a list) receives the per-epoch loss."""
     model = model.to(device)
@@ -478,16 +612,30 @@ def _graph_inputs(x: Tensor, edge_index: Tensor, device: torch.device) -> tuple[
     return xx.to(device), edge_index[0].to(device), edge_index[1].to(device), inv.to(device)
 
 
-def _fit_sage(x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, *, seed: int, epochs: int,
-              hidden: int, dropout: float, lr: float, num_classes: int, device: torch.device,
-              init: SAGE | None = None, history: list[dict[str, Any]] | None = None) -> BatchedSAGETeachers:
+def _fit_sage(
+    x: Tensor,
+    edge_index: Tensor,
+    train_idx: Tensor,
+    target: Tensor,
+    *,
+    seed: int,
+    epochs: int,
+    hidden: int,
+    dropout: float,
+    lr: float,
+    num_classes: int,
+    device: torch.device,
+    init: SAGE | None = None,
+    history: list[dict[str, Any]] | None = None,
+) -> BatchedSAGETeachers:
     """One 2-layer SAGE (as :class:`SAGE`; BatchNorm over all nodes) trained transductively on one graph, with the
     neighbour means of the input precomputed once, on :func:`dpgnn.train.fit` (final epoch, no selection). ``init``
     copies a (pre-trained) :class:`SAGE`'s weights; ``history`` (a list) receives the per-epoch training loss."""
     xx, src, dst, inv = _graph_inputs(x, edge_index, device)
     n = x.size(0)
-    model = BatchedSAGETeachers(1, x.size(1), hidden, num_classes, dropout=dropout,
-                                generators=[make_generator(seed)]).to(device)
+    model = BatchedSAGETeachers(
+        1, x.size(1), hidden, num_classes, dropout=dropout, generators=[make_generator(seed)]
+    ).to(device)
     if init is not None:
         _copy_into_batch(init, model)
     loss_mask = torch.zeros(1, n, device=device)
@@ -498,8 +646,9 @@ def _fit_sage(x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, 
     else:
         y = torch.zeros(1, n, dtype=torch.long, device=device)
         y[0, train_idx.to(device)] = target.to(device)
-    step = teacher_step(model, xx.unsqueeze(0), torch.ones(1, n, device=device), y, src, dst, inv, lr=lr,
-                        loss_mask=loss_mask)
+    step = teacher_step(
+        model, xx.unsqueeze(0), torch.ones(1, n, device=device), y, src, dst, inv, lr=lr, loss_mask=loss_mask
+    )
     res = fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
     if history is not None:
         history.extend(res.history)
@@ -507,8 +656,9 @@ def _fit_sage(x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, 
     return model
 
 
-def _sage_accuracy(model: BatchedSAGETeachers, x: Tensor, edge_index: Tensor, idx: Tensor, y: Tensor,
-                   device: torch.device) -> float:
+def _sage_accuracy(
+    model: BatchedSAGETeachers, x: Tensor, edge_index: Tensor, idx: Tensor, y: Tensor, device: torch.device
+) -> float:
     """Accuracy of a trained SAGE on the ``idx`` nodes of the graph (x, edges) (:func:`dpgnn.metrics.accuracy`)."""
     return accuracy(log_posteriors(model, x, edge_index, device)[idx], y[idx])
 
@@ -528,8 +678,16 @@ def _copy_into_batch(m: SAGE, batched: BatchedSAGETeachers, b: int = 0) -> None:
         batched.b2[b].copy_(m.conv2.lin_l.bias)
 
 
-def _pretrain(model: SAGE, x: Tensor, edge_index: Tensor, *, epochs: int, lr: float, generator: torch.Generator,
-              device: torch.device) -> None:
+def _pretrain(
+    model: SAGE,
+    x: Tensor,
+    edge_index: Tensor,
+    *,
+    epochs: int,
+    lr: float,
+    generator: torch.Generator,
+    device: torch.device,
+) -> None:
     """Unsupervised GraphSAGE pre-training on the public graph (App. D.7): the first layer's embeddings of linked
     nodes are pulled together and of random pairs pushed apart (link reconstruction, one negative per edge)."""
     x, edge_index = x.to(device), edge_index.to(device)
@@ -550,9 +708,19 @@ def _pretrain(model: SAGE, x: Tensor, edge_index: Tensor, *, epochs: int, lr: fl
     model.eval()
 
 
-def train_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, *, seed: int, epochs: int = 200,
-                  hidden: int = 64, dropout: float = 0.5, lr: float = 0.01, pretrain_epochs: int = 0,
-                  device: str = "auto") -> dict[str, Any]:
+def train_student(
+    pd_: PrivGNNData,
+    train_nodes: Tensor,
+    labels: Tensor,
+    *,
+    seed: int,
+    epochs: int = 200,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    pretrain_epochs: int = 0,
+    device: str = "auto",
+) -> dict[str, Any]:
     """The released student: GraphSAGE trained transductively on the public graph with ``labels`` of
     ``train_nodes`` (hard [n] or soft [n, c]); accuracy on the public test nodes at the final epoch
     (docs/papers/privgnn.md#algorithm).
@@ -565,41 +733,112 @@ def train_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, *, seed
     if pretrain_epochs:
         torch.manual_seed(stable_seed(seed, "pretrain-init"))
         init = SAGE(pd_.num_features, hidden, pd_.num_classes, dropout=dropout).to(dev)
-        _pretrain(init, pd_.x_pub, pd_.edge_pub, epochs=pretrain_epochs, lr=lr,
-                  generator=make_generator(stable_seed(seed, "pretrain")), device=dev)
-    model = _fit_sage(pd_.x_pub, pd_.edge_pub, train_nodes, labels, seed=stable_seed(seed, "student"),
-                      epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, num_classes=pd_.num_classes, device=dev,
-                      init=init, history=history)
+        _pretrain(
+            init,
+            pd_.x_pub,
+            pd_.edge_pub,
+            epochs=pretrain_epochs,
+            lr=lr,
+            generator=make_generator(stable_seed(seed, "pretrain")),
+            device=dev,
+        )
+    model = _fit_sage(
+        pd_.x_pub,
+        pd_.edge_pub,
+        train_nodes,
+        labels,
+        seed=stable_seed(seed, "student"),
+        epochs=epochs,
+        hidden=hidden,
+        dropout=dropout,
+        lr=lr,
+        num_classes=pd_.num_classes,
+        device=dev,
+        init=init,
+        history=history,
+    )
     acc = _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev)
     return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model, "history": history}
 
 
-def baseline_b1(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int = 64, dropout: float = 0.5,
-                lr: float = 0.01, device: str = "auto") -> dict[str, Any]:
+def baseline_b1(
+    pd_: PrivGNNData,
+    *,
+    seed: int,
+    epochs: int = 200,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    device: str = "auto",
+) -> dict[str, Any]:
     """B1 (non-private, inductive): SAGE on the whole private graph with all its labels, tested on public test."""
     dev = resolve_device(device)
     history: list[dict[str, Any]] = []
-    model = _fit_sage(pd_.x_priv, pd_.edge_priv, torch.arange(pd_.num_private), pd_.y_priv,
-                      seed=stable_seed(seed, "b1"), epochs=epochs, hidden=hidden, dropout=dropout, lr=lr,
-                      num_classes=pd_.num_classes, device=dev, history=history)
-    return {"accuracy": _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev),
-            "model": model, "history": history}
+    model = _fit_sage(
+        pd_.x_priv,
+        pd_.edge_priv,
+        torch.arange(pd_.num_private),
+        pd_.y_priv,
+        seed=stable_seed(seed, "b1"),
+        epochs=epochs,
+        hidden=hidden,
+        dropout=dropout,
+        lr=lr,
+        num_classes=pd_.num_classes,
+        device=dev,
+        history=history,
+    )
+    return {
+        "accuracy": _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev),
+        "model": model,
+        "history": history,
+    }
 
 
-def baseline_b2(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int = 64, dropout: float = 0.5,
-                lr: float = 0.01, device: str = "auto") -> dict[str, Any]:
+def baseline_b2(
+    pd_: PrivGNNData,
+    *,
+    seed: int,
+    epochs: int = 200,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    device: str = "auto",
+) -> dict[str, Any]:
     """B2 (non-private, transductive): SAGE on the public graph with the TRUE labels of all public-train nodes."""
     dev = resolve_device(device)
     history: list[dict[str, Any]] = []
-    model = _fit_sage(pd_.x_pub, pd_.edge_pub, pd_.pub_train, pd_.y_pub[pd_.pub_train],
-                      seed=stable_seed(seed, "b2"), epochs=epochs, hidden=hidden, dropout=dropout, lr=lr,
-                      num_classes=pd_.num_classes, device=dev, history=history)
-    return {"accuracy": _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev),
-            "model": model, "history": history}
+    model = _fit_sage(
+        pd_.x_pub,
+        pd_.edge_pub,
+        pd_.pub_train,
+        pd_.y_pub[pd_.pub_train],
+        seed=stable_seed(seed, "b2"),
+        epochs=epochs,
+        hidden=hidden,
+        dropout=dropout,
+        lr=lr,
+        num_classes=pd_.num_classes,
+        device=dev,
+        history=history,
+    )
+    return {
+        "accuracy": _sage_accuracy(model, pd_.x_pub, pd_.edge_pub, pd_.pub_test, pd_.y_pub, dev),
+        "model": model,
+        "history": history,
+    }
 
 
-def baseline_b3(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int = 64, dropout: float = 0.5,
-                lr: float = 0.01, device: str = "auto") -> dict[str, Any]:
+def baseline_b3(
+    pd_: PrivGNNData,
+    *,
+    seed: int,
+    epochs: int = 200,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    device: str = "auto",
+) -> dict[str, Any]:
     """B3 (App. D.4): one SAGE on the union of the private graph and the public graph (both edge sets), trained on
     all private nodes and the public-train nodes, tested on public test."""
     dev = resolve_device(device)
@@ -609,20 +848,41 @@ def baseline_b3(pd_: PrivGNNData, *, seed: int, epochs: int = 200, hidden: int =
     train = torch.cat([torch.arange(n_priv), pd_.pub_train + n_priv])
     y = torch.cat([pd_.y_priv, pd_.y_pub])
     history: list[dict[str, Any]] = []
-    model = _fit_sage(x, ei, train, y[train], seed=stable_seed(seed, "b3"), epochs=epochs, hidden=hidden,
-                      dropout=dropout, lr=lr, num_classes=pd_.num_classes, device=dev, history=history)
+    model = _fit_sage(
+        x,
+        ei,
+        train,
+        y[train],
+        seed=stable_seed(seed, "b3"),
+        epochs=epochs,
+        hidden=hidden,
+        dropout=dropout,
+        lr=lr,
+        num_classes=pd_.num_classes,
+        device=dev,
+        history=history,
+    )
     return {"accuracy": _sage_accuracy(model, x, ei, pd_.pub_test + n_priv, y, dev), "history": history}
 
 
-def mlp_baseline(pd_: PrivGNNData, *, seed: int, epochs: int = 200, lr: float = 0.01, device: str = "auto"
-                 ) -> dict[str, Any]:
+def mlp_baseline(
+    pd_: PrivGNNData, *, seed: int, epochs: int = 200, lr: float = 0.01, device: str = "auto"
+) -> dict[str, Any]:
     """Table 7 MLP: features only, trained on the public-train nodes' true labels, tested on public test."""
     dev = resolve_device(device)
     torch.manual_seed(stable_seed(seed, "mlp"))
     history: list[dict[str, Any]] = []
-    model = _fit(MLP(pd_.num_features, pd_.num_classes), pd_.x_pub[pd_.pub_train], pd_.edge_pub[:, :0],
-                 torch.arange(pd_.pub_train.numel()), pd_.y_pub[pd_.pub_train], epochs=epochs, lr=lr, device=dev,
-                 history=history)
+    model = _fit(
+        MLP(pd_.num_features, pd_.num_classes),
+        pd_.x_pub[pd_.pub_train],
+        pd_.edge_pub[:, :0],
+        torch.arange(pd_.pub_train.numel()),
+        pd_.y_pub[pd_.pub_train],
+        epochs=epochs,
+        lr=lr,
+        device=dev,
+        history=history,
+    )
     with torch.no_grad():
         out = model(pd_.x_pub[pd_.pub_test].to(dev))
     return {"accuracy": accuracy(out.cpu(), pd_.y_pub[pd_.pub_test]), "history": history}
@@ -631,9 +891,20 @@ def mlp_baseline(pd_: PrivGNNData, *, seed: int, epochs: int = 200, lr: float = 
 # ---------------------------------------------------------------------------------------------------------------
 # PATE baselines
 # ---------------------------------------------------------------------------------------------------------------
-def pate_votes(pd_: PrivGNNData, num_queries: int, *, kind: str, num_teachers: int, seed: int, epochs: int = 200,
-               hidden: int = 64, dropout: float = 0.5, lr: float = 0.01, fidelity: str = "paper",
-               device: str = "auto") -> Tensor:
+def pate_votes(
+    pd_: PrivGNNData,
+    num_queries: int,
+    *,
+    kind: str,
+    num_teachers: int,
+    seed: int,
+    epochs: int = 200,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    fidelity: str = "paper",
+    device: str = "auto",
+) -> Tensor:
     """Vote counts [|Q|, c] of ``num_teachers`` teachers on disjoint random partitions of the private nodes.
 
     ``kind="gnn"`` (PATE-G): a SAGE teacher per induced partition subgraph, predicting each query by a forward pass
@@ -656,22 +927,41 @@ def pate_votes(pd_: PrivGNNData, num_queries: int, *, kind: str, num_teachers: i
     preds = []
     if kind == "gnn":
         for start in range(0, num_teachers, 64):
-            chunk = parts[start:start + 64]
+            chunk = parts[start : start + 64]
             seeds = [stable_seed(seed, "pate-teacher", start + j) for j in range(len(chunk))]
             if fidelity == "authors_code":  # trained, then reset by the official code: fresh networks vote
-                model = BatchedSAGETeachers(len(chunk), pd_.num_features, hidden, pd_.num_classes, dropout=dropout,
-                                            generators=[make_generator(s) for s in seeds]).to(dev).eval()
+                model = (
+                    BatchedSAGETeachers(
+                        len(chunk),
+                        pd_.num_features,
+                        hidden,
+                        pd_.num_classes,
+                        dropout=dropout,
+                        generators=[make_generator(s) for s in seeds],
+                    )
+                    .to(dev)
+                    .eval()
+                )
             else:
-                model = train_teacher_batch(pd_, chunk, seeds, hidden=hidden, dropout=dropout, epochs=epochs, lr=lr,
-                                            device=str(dev))
+                model = train_teacher_batch(
+                    pd_, chunk, seeds, hidden=hidden, dropout=dropout, epochs=epochs, lr=lr, device=str(dev)
+                )
             xx, src, dst, inv = _graph_inputs(pd_.x_pub, pd_.edge_pub, dev)
             logp = model.predict_graph(xx, src, dst, inv)[:, queries.to(dev)]
             preds.extend(logp.argmax(-1).cpu())
     else:
         for t, nodes in enumerate(parts):
             torch.manual_seed(stable_seed(seed, "pate-mlp", t))
-            model = _fit(MLP(pd_.num_features, pd_.num_classes), pd_.x_priv[nodes], pd_.edge_priv[:, :0],
-                         torch.arange(nodes.numel()), pd_.y_priv[nodes], epochs=epochs, lr=lr, device=dev)
+            model = _fit(
+                MLP(pd_.num_features, pd_.num_classes),
+                pd_.x_priv[nodes],
+                pd_.edge_priv[:, :0],
+                torch.arange(nodes.numel()),
+                pd_.y_priv[nodes],
+                epochs=epochs,
+                lr=lr,
+                device=dev,
+            )
             with torch.no_grad():
                 preds.append(model(pd_.x_pub[queries].to(dev)).argmax(1).cpu())
     return torch.as_tensor(vote_counts(torch.stack(preds).numpy(), pd_.num_classes))
@@ -692,23 +982,38 @@ STANDARDIZED = frozenset({"credit"})
 def pate_statement(queries: int, *, data_dependent: bool, not_covered: Sequence[str] = ()) -> dict[str, Any]:
     """Guarantee fields of a PATE-G/PATE-M row (noisy argmax over vote counts; see :func:`privacy_ledger`)."""
     nc = list(not_covered)
-    return statement(AS_PUBLISHED if data_dependent or nc else SOUND,
-                     "replace one private node (changes one teacher's vote)", not_covered=nc,
-                     accounted=f"{queries} noisy-argmax answers over teacher vote counts, Laplace(1/lambda)"
-                               " per count (PATE moments accountant, Papernot et al. 2017"
-                               + (", data-dependent)" if data_dependent else ", data-independent)"),
-                     issues=["the data-dependent epsilon is computed from the private vote counts and is "
-                             "itself not released privately (epsilon_data_independent is the sound bound)"]
-                     if data_dependent else ())
+    return statement(
+        AS_PUBLISHED if data_dependent or nc else SOUND,
+        "replace one private node (changes one teacher's vote)",
+        not_covered=nc,
+        accounted=f"{queries} noisy-argmax answers over teacher vote counts, Laplace(1/lambda)"
+        " per count (PATE moments accountant, Papernot et al. 2017"
+        + (", data-dependent)" if data_dependent else ", data-independent)"),
+        issues=[
+            "the data-dependent epsilon is computed from the private vote counts and is "
+            "itself not released privately (epsilon_data_independent is the sound bound)"
+        ]
+        if data_dependent
+        else (),
+    )
 
 
 #: how each teacher-student variant subsamples the private nodes (:func:`dpgnn.privacy.privgnn.sound_epsilon`)
 SUBSAMPLING_OF = {"privgnn": "per_query", "knnrem": "per_query", "singlegnn": "once"}
 
 
-def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None = None, gamma: float | None = None,
-                   delta: float | None = None, counts: np.ndarray | None = None, num_classes: int | None = None,
-                   delta_sound: float | None = None, standardized: bool = False) -> dict[str, Any]:
+def privacy_ledger(
+    method: str,
+    *,
+    lam: float | None = None,
+    queries: int | None = None,
+    gamma: float | None = None,
+    delta: float | None = None,
+    counts: np.ndarray | None = None,
+    num_classes: int | None = None,
+    delta_sound: float | None = None,
+    standardized: bool = False,
+) -> dict[str, Any]:
     """The privacy statement of one run (flat, for a tidy row). PrivGNN/KNNRem/SingleGNN share PrivGNN's
     accounting (paper Sec. 5.5): ``epsilon`` is the paper's (``guarantee = as_published``), ``epsilon_sound`` the
     algorithm's (:mod:`dpgnn.privacy.privgnn`, exact per-query ε₀ for ``num_classes``, at ``delta_sound``,
@@ -720,33 +1025,66 @@ def privacy_ledger(method: str, *, lam: float | None = None, queries: int | None
     nc = [PREPROCESSING] if standardized else []
     if method in ("privgnn", "knnrem", "singlegnn"):
         eps = privgnn_epsilon(lam, queries, gamma, delta)
-        return {"level": "node", "mechanism": "laplace",
-                "noise_scale": 1.0 / lam, "sample_rate": gamma, "steps": queries, "epsilon": eps, "delta": delta,
-                "accountant": PRIVGNN_ACCOUNTANT, "event": privgnn_event(lam, queries, gamma).to_dict(),
-                **privgnn_statement(lam, queries, gamma, delta, num_classes, delta_sound=delta_sound,
-                                    not_covered=nc, subsampling=SUBSAMPLING_OF[method])}
+        return {
+            "level": "node",
+            "mechanism": "laplace",
+            "noise_scale": 1.0 / lam,
+            "sample_rate": gamma,
+            "steps": queries,
+            "epsilon": eps,
+            "delta": delta,
+            "accountant": PRIVGNN_ACCOUNTANT,
+            "event": privgnn_event(lam, queries, gamma).to_dict(),
+            **privgnn_statement(
+                lam,
+                queries,
+                gamma,
+                delta,
+                num_classes,
+                delta_sound=delta_sound,
+                not_covered=nc,
+                subsampling=SUBSAMPLING_OF[method],
+            ),
+        }
     if method in ("pate_g", "pate_m"):
         res = pate_epsilon(lam, queries, delta, counts)
-        return {"level": "node", "mechanism": "laplace on vote counts",
-                "noise_scale": 1.0 / lam, "sample_rate": 1.0, "steps": queries, "epsilon": res.epsilon,
-                "epsilon_data_independent": res.epsilon_data_independent, "epsilon_sound": res.epsilon_sound,
-                "delta": delta,
-                "accountant": "pate_moments" + ("_data_dependent" if res.data_dependent else ""),
-                **pate_statement(queries, data_dependent=res.data_dependent, not_covered=nc)}
+        return {
+            "level": "node",
+            "mechanism": "laplace on vote counts",
+            "noise_scale": 1.0 / lam,
+            "sample_rate": 1.0,
+            "steps": queries,
+            "epsilon": res.epsilon,
+            "epsilon_data_independent": res.epsilon_data_independent,
+            "epsilon_sound": res.epsilon_sound,
+            "delta": delta,
+            "accountant": "pate_moments" + ("_data_dependent" if res.data_dependent else ""),
+            **pate_statement(queries, data_dependent=res.data_dependent, not_covered=nc),
+        }
     if method in ("b1", "b2", "b3", "mlp", "b4"):
-        return {"level": "none", "mechanism": "none", "epsilon": math.inf,
-                "delta": 0.0, "accountant": "none", **non_private()}
+        return {
+            "level": "none",
+            "mechanism": "none",
+            "epsilon": math.inf,
+            "delta": 0.0,
+            "accountant": "none",
+            **non_private(),
+        }
     raise ValueError(f"unknown method {method!r}")
 
 
 def log_softmax_ledger(led: dict[str, Any]) -> dict[str, Any]:
     """The ledger of a ``privgnn_code`` run (noise on log-softmax, the authors' code) from PrivGNN's ledger ``led``:
     unbounded sensitivity, so ε = ∞ (a sound statement unless ``led`` names uncovered steps)."""
-    return {**led, "epsilon": math.inf, "epsilon_sound": math.inf, "issues": [],
-            "guarantee": "as_published" if led["not_covered"] else "sound",
-            "accounted": "nothing: noise on log-softmax (authors' code) has unbounded sensitivity, epsilon = inf",
-            "note": "noise on log-softmax (authors' code): unbounded sensitivity, the accountant's epsilon does not "
-                    "apply"}
+    return {
+        **led,
+        "epsilon": math.inf,
+        "epsilon_sound": math.inf,
+        "issues": [],
+        "guarantee": "as_published" if led["not_covered"] else "sound",
+        "accounted": "nothing: noise on log-softmax (authors' code) has unbounded sensitivity, epsilon = inf",
+        "note": "noise on log-softmax (authors' code): unbounded sensitivity, the accountant's epsilon does not apply",
+    }
 
 
 def authors_split_ledger(led: dict[str, Any]) -> dict[str, Any]:
@@ -757,10 +1095,16 @@ def authors_split_ledger(led: dict[str, Any]) -> dict[str, Any]:
     out = {**led, "split": "authors_code"}
     if math.isinf(led["epsilon"]):
         return out
-    return {**out, "guarantee": AS_PUBLISHED,
-            "issues": [*led.get("issues", []), "official split: public nodes are drawn from all nodes, so private "
-                       "nodes are queried and tested as public ones; epsilon assumes disjoint sets and does not "
-                       "cover them"]}
+    return {
+        **out,
+        "guarantee": AS_PUBLISHED,
+        "issues": [
+            *led.get("issues", []),
+            "official split: public nodes are drawn from all nodes, so private "
+            "nodes are queried and tested as public ones; epsilon assumes disjoint sets and does not "
+            "cover them",
+        ],
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -792,12 +1136,17 @@ def _model_kw(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: the teachers of each PrivGNN variant: (KNN selection, one teacher for all queries)
-_VARIANTS = {"privgnn": (True, False), "privgnn_code": (True, False), "knnrem": (False, False),
-             "singlegnn": (False, True)}
+_VARIANTS = {
+    "privgnn": (True, False),
+    "privgnn_code": (True, False),
+    "knnrem": (False, False),
+    "singlegnn": (False, True),
+}
 
 
-def teachers_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, method: str = "privgnn",
-                 device: str = "auto") -> TeacherOutput:
+def teachers_for(
+    data: PrivGNNData, config: Mapping[str, Any], *, seed: int, method: str = "privgnn", device: str = "auto"
+) -> TeacherOutput:
     """The teachers' posteriors of one PrivGNN run (``method``: privgnn/privgnn_code, knnrem, singlegnn) for the
     first ``config["teacher_queries"]`` queries (default ``queries``), seeded from the run's ``seed`` (the
     ``(seed, "teachers", K)`` stream of :func:`teacher_posteriors`; ``"knnrem"``/``"single"`` in place of K for
@@ -809,8 +1158,12 @@ def teachers_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, met
     knn, single = _VARIANTS[method]
     nq = int(_opt(config, "teacher_queries", _opt(config, "queries")))
     gamma = check_gamma(_opt(config, "gamma"))
-    kw = dict(sampling=_opt(config, "sampling", "poisson"), epochs=int(_opt(config, "teacher_epochs", 200)),
-              device=device, **_model_kw(config))
+    kw = dict(
+        sampling=_opt(config, "sampling", "poisson"),
+        epochs=int(_opt(config, "teacher_epochs", 200)),
+        device=device,
+        **_model_kw(config),
+    )
     if single:
         return single_gnn_posteriors(data, nq, gamma=gamma, seed=stable_seed(seed, "teachers", "single"), **kw)
     k = _opt(config, "k") if knn else None
@@ -818,8 +1171,9 @@ def teachers_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, met
     return teacher_posteriors(data, nq, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", tag), knn=knn, **kw)
 
 
-def _run_privgnn(method: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str,
-                 post: TeacherOutput | None) -> RunResult:
+def _run_privgnn(
+    method: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str, post: TeacherOutput | None
+) -> RunResult:
     t0 = time.perf_counter()
     q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
     gamma = check_gamma(_opt(config, "gamma"))
@@ -832,20 +1186,41 @@ def _run_privgnn(method: str, data: PrivGNNData, config: Mapping[str, Any], seed
     noise = "log_softmax" if method == "privgnn_code" else "posterior"
     labels = noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, tag)), noise_on=noise)
     nodes = query_nodes(data, q)
-    student = train_student(data, nodes, labels[:q], seed=stable_seed(seed, ("student", noise, lam, q, tag)),
-                            epochs=int(_opt(config, "student_epochs", 200)),
-                            pretrain_epochs=int(_opt(config, "pretrain_epochs", 0)), device=device,
-                            **_model_kw(config))
+    student = train_student(
+        data,
+        nodes,
+        labels[:q],
+        seed=stable_seed(seed, ("student", noise, lam, q, tag)),
+        epochs=int(_opt(config, "student_epochs", 200)),
+        pretrain_epochs=int(_opt(config, "pretrain_epochs", 0)),
+        device=device,
+        **_model_kw(config),
+    )
     delta, delta_sound = _deltas(data, config)
-    led = privacy_ledger("singlegnn" if single else ("knnrem" if not knn else "privgnn"), lam=lam, queries=q,
-                         gamma=gamma, delta=delta, num_classes=data.num_classes, delta_sound=delta_sound,
-                         standardized=data.standardized)
+    led = privacy_ledger(
+        "singlegnn" if single else ("knnrem" if not knn else "privgnn"),
+        lam=lam,
+        queries=q,
+        gamma=gamma,
+        delta=delta,
+        num_classes=data.num_classes,
+        delta_sound=delta_sound,
+        standardized=data.standardized,
+    )
     if noise == "log_softmax":  # the L1-sensitivity-1 argument fails for log-probabilities
         led = log_softmax_ledger(led)
     t_acc = float((post.posteriors[:q].argmax(1) == data.y_pub[nodes]).float().mean())
-    return RunResult({"test": student["accuracy"]}, led, history=student["history"], seconds=time.perf_counter() - t0,
-                     extra={"teacher_accuracy": t_acc, "teacher_epochs_per_s": post.teacher_epochs_per_second,
-                            "model": student["model"]})
+    return RunResult(
+        {"test": student["accuracy"]},
+        led,
+        history=student["history"],
+        seconds=time.perf_counter() - t0,
+        extra={
+            "teacher_accuracy": t_acc,
+            "teacher_epochs_per_s": post.teacher_epochs_per_second,
+            "model": student["model"],
+        },
+    )
 
 
 _PRIVGNN_DOC = """{what}: the |Q| pseudo-labels argmax(posterior + Lap(1/λ)^c) of the teachers (:func:`teachers_for`;
@@ -858,50 +1233,93 @@ _PRIVGNN_DOC = """{what}: the |Q| pseudo-labels argmax(posterior + Lap(1/λ)^c) 
 
 
 @register(PAPER, "privgnn", "node", prepare=prepare, description="PrivGNN (Algorithm 1): noise on posteriors")
-def run_privgnn(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
-                teachers: TeacherOutput | None = None) -> RunResult:
+def run_privgnn(
+    data: PrivGNNData,
+    config: Mapping[str, Any],
+    *,
+    seed: int,
+    device: str = "auto",
+    teachers: TeacherOutput | None = None,
+) -> RunResult:
     return _run_privgnn("privgnn", data, config, seed, device, teachers)
 
 
-@register(PAPER, "privgnn_code", "node", prepare=prepare,
-          description="PrivGNN with noise on log-softmax (the authors' code): epsilon = inf")
-def run_privgnn_code(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
-                     teachers: TeacherOutput | None = None) -> RunResult:
+@register(
+    PAPER,
+    "privgnn_code",
+    "node",
+    prepare=prepare,
+    description="PrivGNN with noise on log-softmax (the authors' code): epsilon = inf",
+)
+def run_privgnn_code(
+    data: PrivGNNData,
+    config: Mapping[str, Any],
+    *,
+    seed: int,
+    device: str = "auto",
+    teachers: TeacherOutput | None = None,
+) -> RunResult:
     return _run_privgnn("privgnn_code", data, config, seed, device, teachers)
 
 
 @register(PAPER, "knnrem", "node", prepare=prepare, description="KNNRem ablation (Table 4): no KNN selection")
-def run_knnrem(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
-               teachers: TeacherOutput | None = None) -> RunResult:
+def run_knnrem(
+    data: PrivGNNData,
+    config: Mapping[str, Any],
+    *,
+    seed: int,
+    device: str = "auto",
+    teachers: TeacherOutput | None = None,
+) -> RunResult:
     return _run_privgnn("knnrem", data, config, seed, device, teachers)
 
 
-@register(PAPER, "singlegnn", "node", prepare=prepare,
-          description="SingleGNN ablation (Table 4): one teacher answers every query")
-def run_singlegnn(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
-                  teachers: TeacherOutput | None = None) -> RunResult:
+@register(
+    PAPER,
+    "singlegnn",
+    "node",
+    prepare=prepare,
+    description="SingleGNN ablation (Table 4): one teacher answers every query",
+)
+def run_singlegnn(
+    data: PrivGNNData,
+    config: Mapping[str, Any],
+    *,
+    seed: int,
+    device: str = "auto",
+    teachers: TeacherOutput | None = None,
+) -> RunResult:
     return _run_privgnn("singlegnn", data, config, seed, device, teachers)
 
 
 run_privgnn.__doc__ = _PRIVGNN_DOC.format(what="PrivGNN as the paper states it (noise on the posterior)")
 run_privgnn_code.__doc__ = _PRIVGNN_DOC.format(
-    what="PrivGNN as the authors' code runs it (noise on the log-softmax: ε = ∞, :func:`log_softmax_ledger`)")
+    what="PrivGNN as the authors' code runs it (noise on the log-softmax: ε = ∞, :func:`log_softmax_ledger`)"
+)
 run_knnrem.__doc__ = _PRIVGNN_DOC.format(what="KNNRem (Table 4): each teacher sees its whole Poisson subsample")
 run_singlegnn.__doc__ = _PRIVGNN_DOC.format(what="SingleGNN (Table 4): one teacher on one subsample answers all")
 
 
-def votes_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, kind: str, device: str = "auto"
-              ) -> Tensor:
+def votes_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, kind: str, device: str = "auto") -> Tensor:
     """PATE-G (``kind="gnn"``) or PATE-M (``"mlp"``) vote counts of one run for the first ``config["queries"]``
     queries (:func:`pate_votes`, stream ``(seed, "pate", kind)``): they do not depend on λ (pass them to ``run`` as
     ``votes=``)."""
-    return pate_votes(data, int(_opt(config, "queries")), kind=kind, num_teachers=int(_opt(config, "num_teachers")),
-                      seed=stable_seed(seed, "pate", kind), epochs=int(_opt(config, "teacher_epochs", 200)),
-                      fidelity=str(_opt(config, "fidelity", "paper")), device=device, **_model_kw(config))
+    return pate_votes(
+        data,
+        int(_opt(config, "queries")),
+        kind=kind,
+        num_teachers=int(_opt(config, "num_teachers")),
+        seed=stable_seed(seed, "pate", kind),
+        epochs=int(_opt(config, "teacher_epochs", 200)),
+        fidelity=str(_opt(config, "fidelity", "paper")),
+        device=device,
+        **_model_kw(config),
+    )
 
 
-def _run_pate(kind: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str,
-              votes: Tensor | None) -> RunResult:
+def _run_pate(
+    kind: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str, votes: Tensor | None
+) -> RunResult:
     t0 = time.perf_counter()
     q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
     if votes is None:
@@ -910,24 +1328,41 @@ def _run_pate(kind: str, data: PrivGNNData, config: Mapping[str, Any], seed: int
         raise ValueError(f"the vote counts answer {votes.size(0)} queries, fewer than queries={q}")
     counts = votes[:q]
     labels = pate_labels(counts, lam, make_generator(stable_seed(seed, "pate-noise", kind, lam)))
-    student = train_student(data, query_nodes(data, q), labels, seed=stable_seed(seed, ("pate", kind, lam)),
-                            epochs=int(_opt(config, "student_epochs", 200)), device=device, **_model_kw(config))
+    student = train_student(
+        data,
+        query_nodes(data, q),
+        labels,
+        seed=stable_seed(seed, ("pate", kind, lam)),
+        epochs=int(_opt(config, "student_epochs", 200)),
+        device=device,
+        **_model_kw(config),
+    )
     delta = DATASETS[data.name].pate_delta if data.name in DATASETS else None
     delta = float(_opt(config, "delta", delta if delta is not None else _deltas(data, config)[0]))
-    led = privacy_ledger(f"pate_{kind[0]}", lam=lam, queries=q, delta=delta, counts=counts.numpy(),
-                         standardized=data.standardized)
+    led = privacy_ledger(
+        f"pate_{kind[0]}", lam=lam, queries=q, delta=delta, counts=counts.numpy(), standardized=data.standardized
+    )
     if kind == "gnn" and str(_opt(config, "fidelity", "paper")) == "authors_code":
-        led = {**led, "fidelity": "authors_code",
-               "note": "fidelity=authors_code: the teachers vote untrained, as the official code resets them after "
-                       "training (pate.train_models); the votes then do not depend on the private labels, so the "
-                       "accounted epsilon is a valid, loose upper bound"}
-    return RunResult({"test": student["accuracy"]}, led, history=student["history"], seconds=time.perf_counter() - t0,
-                     extra={"model": student["model"]})
+        led = {
+            **led,
+            "fidelity": "authors_code",
+            "note": "fidelity=authors_code: the teachers vote untrained, as the official code resets them after "
+            "training (pate.train_models); the votes then do not depend on the private labels, so the "
+            "accounted epsilon is a valid, loose upper bound",
+        }
+    return RunResult(
+        {"test": student["accuracy"]},
+        led,
+        history=student["history"],
+        seconds=time.perf_counter() - t0,
+        extra={"model": student["model"]},
+    )
 
 
 @register(PAPER, "pate_g", "node", prepare=prepare, description="PATE-G: SAGE teachers on disjoint partitions")
-def run_pate_g(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
-               votes: Tensor | None = None) -> RunResult:
+def run_pate_g(
+    data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto", votes: Tensor | None = None
+) -> RunResult:
     """PATE-G (Table 5): ``num_teachers`` SAGE teachers on disjoint partitions of G† (:func:`pate_votes`; ``votes=``
     reuses :func:`votes_for` of a larger or equal |Q|), noisy-argmax labels, the student. Config: ``queries``, ``lam``,
     ``num_teachers``, ``teacher_epochs``/``student_epochs``, ``delta`` (default: the dataset's ``pate_delta``).
@@ -937,19 +1372,22 @@ def run_pate_g(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, devic
 
 
 @register(PAPER, "pate_m", "node", prepare=prepare, description="PATE-M: MLP teachers on disjoint partitions")
-def run_pate_m(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto",
-               votes: Tensor | None = None) -> RunResult:
+def run_pate_m(
+    data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto", votes: Tensor | None = None
+) -> RunResult:
     """PATE-M (Table 5): as :func:`run_pate_g` with MLP teachers (streams tagged ``"mlp"``)."""
     return _run_pate("mlp", data, config, seed, device, votes)
 
 
 def _non_private(acc: float, t0: float, history: list[dict[str, Any]], **extra: Any) -> RunResult:
-    return RunResult({"test": acc}, privacy_ledger("b1"), history=history, seconds=time.perf_counter() - t0,
-                     extra=extra)
+    return RunResult(
+        {"test": acc}, privacy_ledger("b1"), history=history, seconds=time.perf_counter() - t0, extra=extra
+    )
 
 
-def _baseline(fn, name: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str,
-              graph: bool = True) -> RunResult:
+def _baseline(
+    fn, name: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str, graph: bool = True
+) -> RunResult:
     t0 = time.perf_counter()
     kw = _model_kw(config) if graph else {"lr": _opt(config, "lr", MODEL_DEFAULTS["lr"])}
     out = fn(data, seed=stable_seed(seed, name), epochs=int(_opt(config, "epochs", 200)), device=device, **kw)
@@ -965,8 +1403,13 @@ def run_b1(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: s
     return _baseline(baseline_b1, "b1", data, config, seed, device)
 
 
-@register(PAPER, "b2", "none", prepare=prepare,
-          description="B2 (non-private, transductive): SAGE on the public graph with its true labels")
+@register(
+    PAPER,
+    "b2",
+    "none",
+    prepare=prepare,
+    description="B2 (non-private, transductive): SAGE on the public graph with its true labels",
+)
 def run_b2(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
     return _baseline(baseline_b2, "b2", data, config, seed, device)
 
@@ -1005,21 +1448,50 @@ def run_b4(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: s
         labels = b4_soft_labels(data.y_pub[nodes], data.num_classes, lam, gen)
     else:
         labels = b4_noisy_onehot(data.y_pub[nodes], data.num_classes, lam, gen).argmax(1)
-    out = train_student(data, nodes, labels, seed=stable_seed(seed, "b4s", lam),
-                        epochs=int(_opt(config, "student_epochs", 200)), device=device, **_model_kw(config))
+    out = train_student(
+        data,
+        nodes,
+        labels,
+        seed=stable_seed(seed, "b4s", lam),
+        epochs=int(_opt(config, "student_epochs", 200)),
+        device=device,
+        **_model_kw(config),
+    )
     return _non_private(out["accuracy"], t0, out["history"], model=out["model"])
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # hooks for audits (membership inference, dpgnn.audit.mia): the same SAGE as B1/the student, any graph
 # ---------------------------------------------------------------------------------------------------------------
-def fit_sage(x: Tensor, edge_index: Tensor, train_idx: Tensor, target: Tensor, *, seed: int, epochs: int = 200,
-             hidden: int = 64, dropout: float = 0.5, lr: float = 0.01, num_classes: int,
-             device: str = "auto") -> BatchedSAGETeachers:
+def fit_sage(
+    x: Tensor,
+    edge_index: Tensor,
+    train_idx: Tensor,
+    target: Tensor,
+    *,
+    seed: int,
+    epochs: int = 200,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    num_classes: int,
+    device: str = "auto",
+) -> BatchedSAGETeachers:
     """The 2-layer SAGE of B1 and the student, trained transductively on one graph with ``target`` labels of
     ``train_idx`` (a shadow model has the target's architecture and training recipe)."""
-    return _fit_sage(x, edge_index, train_idx, target, seed=seed, epochs=epochs, hidden=hidden, dropout=dropout,
-                     lr=lr, num_classes=num_classes, device=resolve_device(device))
+    return _fit_sage(
+        x,
+        edge_index,
+        train_idx,
+        target,
+        seed=seed,
+        epochs=epochs,
+        hidden=hidden,
+        dropout=dropout,
+        lr=lr,
+        num_classes=num_classes,
+        device=resolve_device(device),
+    )
 
 
 @torch.no_grad()
@@ -1066,8 +1538,15 @@ def _adam_steps(opt: torch.optim.Adam) -> int:
     return max((int(st["step"]) for st in opt.state.values() if "step" in st), default=0)
 
 
-def _official_fit(model: torch.nn.Module, opt: torch.optim.Adam, x: Tensor, edge_index: Tensor, y: Tensor,
-                  epochs: int, nodes: Tensor | None = None) -> None:
+def _official_fit(
+    model: torch.nn.Module,
+    opt: torch.optim.Adam,
+    x: Tensor,
+    edge_index: Tensor,
+    y: Tensor,
+    epochs: int,
+    nodes: Tensor | None = None,
+) -> None:
     """The official code's full-batch loop (teachers and student alike): ``epochs`` Adam steps on the NLL of
     ``y`` at ``nodes`` (all nodes when ``None``), then eval mode."""
     model.train()
@@ -1079,10 +1558,21 @@ def _official_fit(model: torch.nn.Module, opt: torch.optim.Adam, x: Tensor, edge
     model.eval()
 
 
-def authors_code_teacher_posteriors(pd_: PrivGNNData, num_queries: int, *, k: int | None, gamma: float, seed: int,
-                                    knn: bool = True, hidden: int = 64, dropout: float = 0.5, epochs: int = 200,
-                                    lr: float = 0.01, share_optimizer: bool = True, device: str = "auto"
-                                    ) -> AuthorsTeacherOutput:
+def authors_code_teacher_posteriors(
+    pd_: PrivGNNData,
+    num_queries: int,
+    *,
+    k: int | None,
+    gamma: float,
+    seed: int,
+    knn: bool = True,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    epochs: int = 200,
+    lr: float = 0.01,
+    share_optimizer: bool = True,
+    device: str = "auto",
+) -> AuthorsTeacherOutput:
     """Teachers' posteriors at the query nodes as the official PrivGNN code computes them (``fidelity =
     "authors_code"``; NOT a sound mechanism, see :data:`AUTHORS_CODE_ISSUES`).
 
@@ -1127,8 +1617,15 @@ def authors_code_teacher_posteriors(pd_: PrivGNNData, num_queries: int, *, k: in
     seconds = time.perf_counter() - t0
     sizes = torch.tensor([int(s.numel()) for s in sets])
     state = copy.deepcopy(opt.state_dict()) if share_optimizer else None
-    return AuthorsTeacherOutput(torch.stack(post), sizes, seconds, epochs * len(sets), optimizer_steps=_adam_steps(opt),
-                                share_optimizer=share_optimizer, optimizer_state=state)
+    return AuthorsTeacherOutput(
+        torch.stack(post),
+        sizes,
+        seconds,
+        epochs * len(sets),
+        optimizer_steps=_adam_steps(opt),
+        share_optimizer=share_optimizer,
+        optimizer_state=state,
+    )
 
 
 #: the official code's epoch count for the teachers and the student (``student_epoch = 500`` in its config; the
@@ -1136,9 +1633,19 @@ def authors_code_teacher_posteriors(pd_: PrivGNNData, num_queries: int, *, k: in
 AUTHORS_CODE_EPOCHS = 500
 
 
-def authors_code_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, *, seed: int,
-                         epochs: int = AUTHORS_CODE_EPOCHS, hidden: int = 64, dropout: float = 0.5, lr: float = 0.01,
-                         optimizer_state: Mapping[str, Any] | None = None, device: str = "auto") -> dict[str, Any]:
+def authors_code_student(
+    pd_: PrivGNNData,
+    train_nodes: Tensor,
+    labels: Tensor,
+    *,
+    seed: int,
+    epochs: int = AUTHORS_CODE_EPOCHS,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    optimizer_state: Mapping[str, Any] | None = None,
+    device: str = "auto",
+) -> dict[str, Any]:
     """The student as the official PrivGNN code trains it (``fidelity="authors_code"``;
     docs/papers/privgnn.md#algorithm):
     the teachers' network (:class:`dpgnn.nn.privgnn_authors.AuthorsCodeSAGE`, d→64→64→c, re-initialised by the
@@ -1164,12 +1671,23 @@ def authors_code_student(pd_: PrivGNNData, train_nodes: Tensor, labels: Tensor, 
         with torch.no_grad():
             pred = model(x, e)[pd_.pub_test.to(dev)].argmax(1).cpu()
     acc = float((pred == pd_.y_pub[pd_.pub_test]).float().mean())
-    return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model,
-            "optimizer_steps": _adam_steps(opt)}
+    return {
+        "accuracy": acc,
+        "train_time_s": time.perf_counter() - t0,
+        "model": model,
+        "optimizer_steps": _adam_steps(opt),
+    }
 
 
-def authors_code_ledger(led: dict[str, Any], *, lam: float, queries: int, num_classes: int | None,
-                        noise_on: str = "posterior", student: str = "paper") -> dict[str, Any]:
+def authors_code_ledger(
+    led: dict[str, Any],
+    *,
+    lam: float,
+    queries: int,
+    num_classes: int | None,
+    noise_on: str = "posterior",
+    student: str = "paper",
+) -> dict[str, Any]:
     """The ledger of a ``fidelity="authors_code"`` row from the paper-mode PrivGNN ledger ``led``.
 
     ``epsilon`` stays the paper's accountant's value (what the authors report for the run), ``guarantee`` is
@@ -1193,21 +1711,39 @@ def authors_code_ledger(led: dict[str, Any], *, lam: float, queries: int, num_cl
     else:
         sound = queries * query_epsilon(lam, num_classes)
     if student == "authors_code":
-        issues.append("the official student is trained by the teachers' Adam optimizer (its moment estimates, "
-                      "computed from gradients on the private subgraphs, are never reset), so the released model "
-                      "depends on the private graph beyond the noisy labels: no finite epsilon holds")
+        issues.append(
+            "the official student is trained by the teachers' Adam optimizer (its moment estimates, "
+            "computed from gradients on the private subgraphs, are never reset), so the released model "
+            "depends on the private graph beyond the noisy labels: no finite epsilon holds"
+        )
         sound = math.inf
-    who = ("teachers and student (the student: the same network, trained by the teachers' Adam)"
-           if student == "authors_code" else "teachers")
-    return {**led, "fidelity": "authors_code", "guarantee": AS_PUBLISHED, "issues": issues,
-            "epsilon_sound": sound, "delta_sound": 0.0,
-            "note": f"fidelity=authors_code: the official code's {who} (d-64-64-c SAGE, one Adam shared by all "
-                    "teachers and never reset, fixed-size subsample); epsilon is the paper's accounting, which does "
-                    "not hold for this run (see issues)"}
+    who = (
+        "teachers and student (the student: the same network, trained by the teachers' Adam)"
+        if student == "authors_code"
+        else "teachers"
+    )
+    return {
+        **led,
+        "fidelity": "authors_code",
+        "guarantee": AS_PUBLISHED,
+        "issues": issues,
+        "epsilon_sound": sound,
+        "delta_sound": 0.0,
+        "note": f"fidelity=authors_code: the official code's {who} (d-64-64-c SAGE, one Adam shared by all "
+        "teachers and never reset, fixed-size subsample); epsilon is the paper's accounting, which does "
+        "not hold for this run (see issues)",
+    }
 
 
-__all__ += ["FIDELITIES", "AUTHORS_CODE_ISSUES", "AuthorsTeacherOutput", "authors_code_teacher_posteriors",
-            "AUTHORS_CODE_EPOCHS", "authors_code_student", "authors_code_ledger"]
+__all__ += [
+    "FIDELITIES",
+    "AUTHORS_CODE_ISSUES",
+    "AuthorsTeacherOutput",
+    "authors_code_teacher_posteriors",
+    "AUTHORS_CODE_EPOCHS",
+    "authors_code_student",
+    "authors_code_ledger",
+]
 
 
 def flip(pd_: PrivGNNData, *, order_seed: int = GLOBAL_SEED) -> PrivGNNData:
@@ -1221,16 +1757,35 @@ def flip(pd_: PrivGNNData, *, order_seed: int = GLOBAL_SEED) -> PrivGNNData:
     if not 1 <= n_tr < n:
         raise ValueError(f"cannot split the {n} flipped public nodes into train/test with fraction {frac:g}")
     perm = torch.randperm(n, generator=make_generator(stable_seed(order_seed, "flip")))
-    return PrivGNNData(f"{pd_.name} (flipped)", pd_.x_pub, pd_.y_pub, pd_.edge_pub, pd_.x_priv, pd_.y_priv,
-                       pd_.edge_priv, perm[:n_tr], torch.sort(perm[n_tr:]).values, pd_.num_classes,
-                       standardized=pd_.standardized)
+    return PrivGNNData(
+        f"{pd_.name} (flipped)",
+        pd_.x_pub,
+        pd_.y_pub,
+        pd_.edge_pub,
+        pd_.x_priv,
+        pd_.y_priv,
+        pd_.edge_priv,
+        perm[:n_tr],
+        torch.sort(perm[n_tr:]).values,
+        pd_.num_classes,
+        standardized=pd_.standardized,
+    )
 
 
 __all__ += ["flip"]
 
 
-def authors_code_baseline(pd_: PrivGNNData, which: str, *, seed: int, epochs: int = 200, hidden: int = 64,
-                          dropout: float = 0.5, lr: float = 0.01, device: str = "auto") -> dict[str, Any]:
+def authors_code_baseline(
+    pd_: PrivGNNData,
+    which: str,
+    *,
+    seed: int,
+    epochs: int = 200,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    device: str = "auto",
+) -> dict[str, Any]:
     """B1/B2/B3 with the official code's network (:class:`dpgnn.nn.privgnn_authors.AuthorsCodeSAGE`, d→64→64→c)
     instead of the paper's 2-layer SAGE, trained as :func:`baseline_b1` etc. (full batch, Adam, NLL, final epoch);
     non-private, used to measure how much of a baseline's gap to the paper the network shape explains.
@@ -1279,8 +1834,12 @@ def authors_code_split_nodes(name: str, y: Tensor, *, seed: int) -> tuple[Tensor
     if n_tr > n or n_te > n:
         raise ValueError(f"{name}: {n_tr}/{n_te} public nodes asked for, the graph has {n}")
     gen = make_generator(stable_seed(seed, "authors-split"))
-    priv = torch.cat([(y == c).nonzero().view(-1)[torch.randperm(int((y == c).sum()), generator=gen)[:per_class]]
-                      for c in torch.unique(y[y >= 0]).tolist()])
+    priv = torch.cat(
+        [
+            (y == c).nonzero().view(-1)[torch.randperm(int((y == c).sum()), generator=gen)[:per_class]]
+            for c in torch.unique(y[y >= 0]).tolist()
+        ]
+    )
     priv = priv[torch.randperm(priv.numel(), generator=gen)]
     return priv, torch.randperm(n, generator=gen)[:n_tr], torch.randperm(n, generator=gen)[:n_te]
 
@@ -1311,9 +1870,19 @@ def authors_code_split(name: str, *, seed: int, root=None, data: Data | None = N
     priv, tr, te = authors_code_split_nodes(name, y, seed=seed)
     x = check_features(data.x, "data.x (node features)").to(torch.float32)
     pub = torch.cat([tr, te])
-    return PrivGNNData(name, x[priv], y[priv], _relabel_onto(data.edge_index, priv, data.num_nodes), x[pub], y[pub],
-                       _relabel_onto(data.edge_index, pub, data.num_nodes), torch.arange(tr.numel()),
-                       torch.arange(tr.numel(), pub.numel()), int(y.max()) + 1, edge_input=cleaning.describe())
+    return PrivGNNData(
+        name,
+        x[priv],
+        y[priv],
+        _relabel_onto(data.edge_index, priv, data.num_nodes),
+        x[pub],
+        y[pub],
+        _relabel_onto(data.edge_index, pub, data.num_nodes),
+        torch.arange(tr.numel()),
+        torch.arange(tr.numel(), pub.numel()),
+        int(y.max()) + 1,
+        edge_input=cleaning.describe(),
+    )
 
 
 def _relabel_onto(edge_index: Tensor, nodes: Tensor, n: int) -> Tensor:
@@ -1330,8 +1899,11 @@ def split_overlap(priv: Tensor, train: Tensor, test: Tensor) -> dict[str, float]
     public-train nodes that are private (all 0 for a disjoint split such as ours)."""
     te = test.tolist()
     p, t = set(priv.tolist()), set(train.tolist())
-    return {"test_in_private": sum(v in p for v in te) / len(te), "test_in_train": sum(v in t for v in te) / len(te),
-            "train_in_private": sum(v in p for v in train.tolist()) / train.numel()}
+    return {
+        "test_in_private": sum(v in p for v in te) / len(te),
+        "test_in_train": sum(v in t for v in te) / len(te),
+        "train_in_private": sum(v in p for v in train.tolist()) / train.numel(),
+    }
 
 
 __all__ += ["AUTHORS_SPLITS", "authors_code_graph", "authors_code_split_nodes", "authors_code_split", "split_overlap"]

@@ -62,9 +62,25 @@ from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed, to_csr
 
 __all__ = [
-    "LEVELS", "ProGAPConfig", "ProGAPResult", "NAP", "bound_degree", "default_delta", "privacy_event",
-    "privacy_ledger", "calibrate_noise", "theorem41_epsilon", "theorem42_epsilon", "stage_steps",
-    "train_progap", "train_stage", "DPSettings", "predict", "PER_SAMPLE", "method_config", "graph_edges",
+    "LEVELS",
+    "ProGAPConfig",
+    "ProGAPResult",
+    "NAP",
+    "bound_degree",
+    "default_delta",
+    "privacy_event",
+    "privacy_ledger",
+    "calibrate_noise",
+    "theorem41_epsilon",
+    "theorem42_epsilon",
+    "stage_steps",
+    "train_progap",
+    "train_stage",
+    "DPSettings",
+    "predict",
+    "PER_SAMPLE",
+    "method_config",
+    "graph_edges",
 ]
 
 PAPER = "progap"
@@ -85,8 +101,9 @@ def _cap_per_group(group: Tensor, num_nodes: int, cap: int, gen: torch.Generator
     return torch.sort(order[rank < cap]).values
 
 
-def bound_degree(edge_index: Tensor, num_nodes: int, max_degree: int, seed: int | torch.Generator = 0, *,
-                 cap_out_degree: bool = True) -> Tensor:
+def bound_degree(
+    edge_index: Tensor, num_nodes: int, max_degree: int, seed: int | torch.Generator = 0, *, cap_out_degree: bool = True
+) -> Tensor:
     """Keep at most ``max_degree`` in-edges per node, sampled uniformly without replacement
     (docs/papers/progap.md#node-level-privacy).
 
@@ -125,8 +142,15 @@ class NAP:
     :attr:`cleaning` reports what was merged.
     """
 
-    def __init__(self, edge_index: Tensor, num_nodes: int, sigma: float, *, generator: torch.Generator,
-                 device: str | torch.device = "cpu") -> None:
+    def __init__(
+        self,
+        edge_index: Tensor,
+        num_nodes: int,
+        sigma: float,
+        *,
+        generator: torch.Generator,
+        device: str | torch.device = "cpu",
+    ) -> None:
         if not (isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma >= 0):
             raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
         self.sigma = float(sigma)
@@ -134,8 +158,14 @@ class NAP:
         edge_index, self.cleaning = clean_edges(edge_index, self.num_nodes, owner="NAP")
         dev = torch.device(device)
         src, dst = edge_index[0].to(dev), edge_index[1].to(dev)
-        self.adj = to_csr(torch.sparse_coo_tensor(torch.stack([dst, src]), torch.ones(src.numel(), device=dev),
-                                                  (self.num_nodes, self.num_nodes), check_invariants=False).coalesce())
+        self.adj = to_csr(
+            torch.sparse_coo_tensor(
+                torch.stack([dst, src]),
+                torch.ones(src.numel(), device=dev),
+                (self.num_nodes, self.num_nodes),
+                check_invariants=False,
+            ).coalesce()
+        )
         self.generator = generator
         self.queries = 0
 
@@ -187,10 +217,21 @@ def predict(model: nn.Module, *inputs: Tensor) -> Tensor:
         return model(*inputs)
 
 
-def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[str, Tensor], *, epochs: int,
-                lr: float, dp: DPSettings | None = None, generator: torch.Generator,
-                weight_decay: float = 0.0, stage: int = 0, per_sample: str = "ghost",
-                canary: DPStepHook | None = None) -> tuple[StageModel, list[dict[str, Any]]]:
+def train_stage(
+    model: StageModel,
+    xs: Sequence[Tensor],
+    y: Tensor,
+    masks: dict[str, Tensor],
+    *,
+    epochs: int,
+    lr: float,
+    dp: DPSettings | None = None,
+    generator: torch.Generator,
+    weight_decay: float = 0.0,
+    stage: int = 0,
+    per_sample: str = "ghost",
+    canary: DPStepHook | None = None,
+) -> tuple[StageModel, list[dict[str, Any]]]:
     """Train one stage; restore the epoch with the best validation accuracy ("early stopping",
     docs/papers/progap.md#architecture-and-training).
 
@@ -225,8 +266,9 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
         return split_accuracy(predict(model, *xs), y, watched)
 
     def history(fitted) -> list[dict[str, Any]]:
-        return [{"stage": stage, "epoch": h["epoch"], "train_acc": h["train"], "val_acc": h["val"]}
-                for h in fitted.history]
+        return [
+            {"stage": stage, "epoch": h["epoch"], "train_acc": h["train"], "val_acc": h["val"]} for h in fitted.history
+        ]
 
     if dp is None:
         opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
@@ -239,8 +281,7 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
             opt.step()
             return loss.detach()
 
-        return model, history(fit(model, step, evaluate, epochs=epochs, monitor="val", mode="max",
-                                  keep_initial=True))
+        return model, history(fit(model, step, evaluate, epochs=epochs, monitor="val", mode="max", keep_initial=True))
 
     if any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
         raise ValueError("DP training needs per-sample normalisation: convert BatchNorm with batchnorm_to_groupnorm")
@@ -254,13 +295,19 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
         from opacus.optimizers import DPOptimizer
 
         gsm = GradSampleModule(model, loss_reduction="mean")
-        opt = DPOptimizer(torch.optim.Adam(params, lr=lr, weight_decay=weight_decay),
-                          noise_multiplier=dp.noise_multiplier, max_grad_norm=dp.clip, expected_batch_size=expected,
-                          loss_reduction="mean", generator=generator)
+        opt = DPOptimizer(
+            torch.optim.Adam(params, lr=lr, weight_decay=weight_decay),
+            noise_multiplier=dp.noise_multiplier,
+            max_grad_norm=dp.clip,
+            expected_batch_size=expected,
+            loss_reduction="mean",
+            generator=generator,
+        )
     else:
         if len({(p.dtype, p.device) for p in params}) > 1:
-            raise ValueError("ghost clipping needs all trainable parameters on one device and dtype; "
-                             "use per_sample='opacus'")
+            raise ValueError(
+                "ghost clipping needs all trainable parameters on one device and dtype; use per_sample='opacus'"
+            )
         # fused Adam (one kernel per parameter): the same update as the default loop up to float rounding, ~5x
         # less time per step for these small tensors
         fused = all(p.device.type in ("cpu", "cuda") for p in params) or None
@@ -274,6 +321,7 @@ def train_stage(model: StageModel, xs: Sequence[Tensor], y: Tensor, masks: dict[
 
         def views(flat: Tensor) -> dict[str, Tensor]:
             return {k: v.view_as(p) for k, v, p in zip(names, flat.split(sizes), params)}
+
     sample_sizes = []
 
     def dp_step(epoch: int) -> None:
@@ -374,8 +422,10 @@ class ProGAPConfig:
         _pos(self.clip, "clip")
         if self.level != "none" and self.noise is None:
             if not (isinstance(self.epsilon, (int, float)) and self.epsilon > 0) or math.isinf(self.epsilon):
-                raise ValueError(f"epsilon must be a finite number > 0 for level={self.level!r} (use level='none' "
-                                 f"for the non-private model), got {self.epsilon!r}")
+                raise ValueError(
+                    f"epsilon must be a finite number > 0 for level={self.level!r} (use level='none' "
+                    f"for the non-private model), got {self.epsilon!r}"
+                )
         if self.noise is not None and self.level != "none":
             _pos(self.noise, "noise")
         if self.delta is not None:
@@ -399,16 +449,25 @@ class ProGAPResult:
     model: Any = field(default=None, repr=False, compare=False)
 
     def row(self) -> dict[str, Any]:
-        return {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)
-                if f.name not in ("history", "model")}
+        return {
+            f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self) if f.name not in ("history", "model")
+        }
 
     def to_run_result(self) -> RunResult:
         """This run under the method contract (:class:`dpgnn.methods.RunResult`): the accuracies as ``metrics``,
         the per-stage accuracies and the number of graph queries in ``extra``."""
-        return RunResult(metrics={"train": self.train_acc, "val": self.val_acc, "test": self.test_acc},
-                         ledger=self.ledger, history=self.history, seconds=self.seconds,
-                         extra={"stage_val_acc": self.stage_val_acc, "stage_test_acc": self.stage_test_acc,
-                                "queries": self.queries, "model": self.model})
+        return RunResult(
+            metrics={"train": self.train_acc, "val": self.val_acc, "test": self.test_acc},
+            ledger=self.ledger,
+            history=self.history,
+            seconds=self.seconds,
+            extra={
+                "stage_val_acc": self.stage_val_acc,
+                "stage_test_acc": self.stage_test_acc,
+                "queries": self.queries,
+                "model": self.model,
+            },
+        )
 
 
 def _masks(data: Data, device: torch.device) -> dict[str, Tensor]:
@@ -424,8 +483,9 @@ def _delta_for(cfg: ProGAPConfig, num_edges: int, n_train: int) -> float:
     return default_delta(num_edges if cfg.level == "edge" else n_train)
 
 
-def run_setup(data: Data, cfg: ProGAPConfig, dev: torch.device) -> tuple[dict[str, Tensor], Tensor, EdgeCleaning,
-                                                                        dict[str, Any]]:
+def run_setup(
+    data: Data, cfg: ProGAPConfig, dev: torch.device
+) -> tuple[dict[str, Tensor], Tensor, EdgeCleaning, dict[str, Any]]:
     """What a ProGAP run needs before its first random draw: the split masks on ``dev``, the cleaned edge list
     (:func:`graph_edges`, before degree bounding), what cleaning merged, and the ledger (noise calibrated)."""
     masks = _masks(data, dev)
@@ -436,11 +496,21 @@ def run_setup(data: Data, cfg: ProGAPConfig, dev: torch.device) -> tuple[dict[st
     private = cfg.level != "none"
     edge_index, cleaning = graph_edges(data, cfg.level, "ProGAP")
     delta = _delta_for(cfg, edge_index.size(1), n_train) if private else None
-    ledger = privacy_ledger(cfg.level, depth=cfg.depth, delta=delta, noise=cfg.noise if private else None,
-                            target_epsilon=(cfg.epsilon if cfg.noise is None else None) if private else None,
-                            train_nodes=n_train, batch_size=cfg.batch_size, epochs=cfg.epochs,
-                            max_degree=cfg.max_degree if cfg.level == "node" else None, clip=cfg.clip,
-                            accountant=cfg.accountant, edge_relation=cfg.edge_relation, fidelity=cfg.fidelity)
+    ledger = privacy_ledger(
+        cfg.level,
+        depth=cfg.depth,
+        delta=delta,
+        noise=cfg.noise if private else None,
+        target_epsilon=(cfg.epsilon if cfg.noise is None else None) if private else None,
+        train_nodes=n_train,
+        batch_size=cfg.batch_size,
+        epochs=cfg.epochs,
+        max_degree=cfg.max_degree if cfg.level == "node" else None,
+        clip=cfg.clip,
+        accountant=cfg.accountant,
+        edge_relation=cfg.edge_relation,
+        fidelity=cfg.fidelity,
+    )
     if private and ledger["epsilon"] > 0 and not ledger["noise_multiplier"] > 0:
         raise ValueError("a finite epsilon with zero noise is not a private run")
     return masks, edge_index, cleaning, ledger
@@ -448,18 +518,35 @@ def run_setup(data: Data, cfg: ProGAPConfig, dev: torch.device) -> tuple[dict[st
 
 def stage_base(cfg: ProGAPConfig, in_dim: int, norm: str, dev: torch.device) -> MLP:
     """Stage ``s``'s new base MLP on its cached input of width ``in_dim`` (initialised from the global stream)."""
-    return MLP(in_dim, cfg.hidden, cfg.base_layers, dropout=cfg.dropout, activation=cfg.activation, norm=norm,
-               plain_last=False).to(dev)
+    return MLP(
+        in_dim, cfg.hidden, cfg.base_layers, dropout=cfg.dropout, activation=cfg.activation, norm=norm, plain_last=False
+    ).to(dev)
 
 
 def stage_head(cfg: ProGAPConfig, stage: int, num_classes: int, norm: str, dev: torch.device) -> MLP:
     """Stage ``stage``'s head on the JK concatenation of its ``stage + 1`` bases."""
-    return MLP(cfg.hidden * (stage + 1), cfg.hidden, cfg.head_layers, out_dim=num_classes, dropout=cfg.dropout,
-               activation=cfg.activation, norm=norm, plain_last=True).to(dev)
+    return MLP(
+        cfg.hidden * (stage + 1),
+        cfg.hidden,
+        cfg.head_layers,
+        out_dim=num_classes,
+        dropout=cfg.dropout,
+        activation=cfg.activation,
+        norm=norm,
+        plain_last=True,
+    ).to(dev)
 
 
-def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = "auto",
-                 on_stage=None, per_sample: str = "ghost", canary: DPStepHook | None = None) -> ProGAPResult:
+def train_progap(
+    data: Data,
+    cfg: ProGAPConfig,
+    *,
+    seed: int = 0,
+    device: str = "auto",
+    on_stage=None,
+    per_sample: str = "ghost",
+    canary: DPStepHook | None = None,
+) -> ProGAPResult:
     """One full ProGAP run (Algorithm 2): ``K + 1`` stages, ``K`` cached NAP queries, ledger attached.
 
     ``seed`` drives everything random in the run (initialisation, degree bounding, NAP noise, Poisson sampling,
@@ -501,8 +588,19 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
                 b.requires_grad_(False)
         bases.append(base)
         model = StageModel(bases, stage_head(cfg, s, num_classes, norm, dev))
-        model, hist = train_stage(model, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen,
-                                  stage=s, per_sample=per_sample, canary=canary)
+        model, hist = train_stage(
+            model,
+            xs,
+            y,
+            masks,
+            epochs=cfg.epochs,
+            lr=cfg.lr,
+            dp=dp,
+            generator=gen,
+            stage=s,
+            per_sample=per_sample,
+            canary=canary,
+        )
         history += hist
         acc = split_accuracy(predict(model, *xs), y, masks)
         stage_val.append(acc["val"])
@@ -513,16 +611,31 @@ def train_progap(data: Data, cfg: ProGAPConfig, *, seed: int = 0, device: str = 
     acc = split_accuracy(predict(model, *xs), y, masks)  # inference: stage-K model on the cached aggregates
     ledger["queries"] = nap.queries
     note_edges(ledger, cleaning)
-    return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
-                        history=history, stage_val_acc=stage_val, stage_test_acc=stage_test, queries=nap.queries,
-                        seconds=time.perf_counter() - t0, model={"stages": model, "encoders": encoders})
+    return ProGAPResult(
+        train_acc=acc["train"],
+        val_acc=acc["val"],
+        test_acc=acc["test"],
+        ledger=ledger,
+        history=history,
+        stage_val_acc=stage_val,
+        stage_test_acc=stage_test,
+        queries=nap.queries,
+        seconds=time.perf_counter() - t0,
+        model={"stages": model, "encoders": encoders},
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # the method contract: ProGAP's methods in the registry, one config vocabulary for all of them
 # ---------------------------------------------------------------------------------------------------------------
-def method_config(config: Mapping[str, Any], level: str, allowed: Sequence[str], *,
-                  fixed: Mapping[str, Any] | None = None, unused: Sequence[str] = ()) -> dict[str, Any]:
+def method_config(
+    config: Mapping[str, Any],
+    level: str,
+    allowed: Sequence[str],
+    *,
+    fixed: Mapping[str, Any] | None = None,
+    unused: Sequence[str] = (),
+) -> dict[str, Any]:
     """``config`` checked against a method's keys: every key must be in ``allowed``, ``fixed`` (the method's
     architecture fixes it, and a given value must equal it) or ``unused`` (a setting of the level that the method
     has no use for, e.g. the degree bound of a method that never reads the graph: dropped), and a ``level`` in it
@@ -547,9 +660,25 @@ def method_config(config: Mapping[str, Any], level: str, allowed: Sequence[str],
     return cfg
 
 
-_PROGAP_KEYS = ("epsilon", "delta", "noise", "depth", "hidden", "base_layers", "head_layers", "lr", "epochs",
-                "batch_size", "max_degree", "clip", "dropout", "activation", "accountant", "edge_relation",
-                "fidelity")
+_PROGAP_KEYS = (
+    "epsilon",
+    "delta",
+    "noise",
+    "depth",
+    "hidden",
+    "base_layers",
+    "head_layers",
+    "lr",
+    "epochs",
+    "batch_size",
+    "max_degree",
+    "clip",
+    "dropout",
+    "activation",
+    "accountant",
+    "edge_relation",
+    "fidelity",
+)
 
 
 def _progap_runner(level: str, layerwise: bool):
@@ -562,8 +691,9 @@ def _progap_runner(level: str, layerwise: bool):
     def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
         return train_progap(data, config_of(config), seed=seed, device=device).to_run_result()
 
-    def repeats(data: Data, config: Mapping[str, Any], *, seeds: Sequence[int],
-                device: str = "auto") -> list[RunResult]:
+    def repeats(
+        data: Data, config: Mapping[str, Any], *, seeds: Sequence[int], device: str = "auto"
+    ) -> list[RunResult]:
         """``run`` for each of ``seeds``, trained together (:func:`dpgnn.methods.repeats.train_progap_repeats`;
         one seed at a time where that cannot, e.g. with dropout): one result per seed, each ``run``'s up to float
         rounding."""
@@ -582,8 +712,17 @@ def _progap_runner(level: str, layerwise: bool):
 for _level_name in LEVELS:
     for _layerwise in (False, True):
         _name = "progap-layerwise" if _layerwise else "progap"
-        register(PAPER, _name, _level_name, description=(
-            "ProGAP, " + ("earlier bases frozen (the layer-wise ablation), " if _layerwise else "") +
-            {"none": "non-private", "edge": "edge-level DP (K NAP queries)",
-             "node": "node-level DP (K NAP queries + K+1 DP-Adam stages)"}[_level_name]))(
-            _progap_runner(_level_name, _layerwise))
+        register(
+            PAPER,
+            _name,
+            _level_name,
+            description=(
+                "ProGAP, "
+                + ("earlier bases frozen (the layer-wise ablation), " if _layerwise else "")
+                + {
+                    "none": "non-private",
+                    "edge": "edge-level DP (K NAP queries)",
+                    "node": "node-level DP (K NAP queries + K+1 DP-Adam stages)",
+                }[_level_name]
+            ),
+        )(_progap_runner(_level_name, _layerwise))

@@ -49,17 +49,37 @@ from dpgnn.privacy.validation import check_positive as _pos
 from dpgnn.train import fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
-__all__ = ["train_mlp", "train_sage", "edgerand_perturb", "train_edgerand", "edgerand_density",
-           "edgerand_epsilon_sound"]
+__all__ = [
+    "train_mlp",
+    "train_sage",
+    "edgerand_perturb",
+    "train_edgerand",
+    "edgerand_density",
+    "edgerand_epsilon_sound",
+]
 
 #: EdgeRand's budget split (GAP's code): links (randomized response) and the edge density (Laplace)
 EDGERAND_LINK_SHARE, EDGERAND_DENSITY_SHARE = 0.9, 0.1
 
 
-def train_mlp(data: Data, *, level: str = "none", epsilon: float | None = None, delta: float | None = None,
-              layers: int = 3, hidden: int = 16, lr: float = 0.01, epochs: int = 100, batch_size: int = 256,
-              clip: float = 1.0, accountant: str | None = None, seed: int = 0, device: str = "auto",
-              noise: float | None = None, canary: DPStepHook | None = None) -> ProGAPResult:
+def train_mlp(
+    data: Data,
+    *,
+    level: str = "none",
+    epsilon: float | None = None,
+    delta: float | None = None,
+    layers: int = 3,
+    hidden: int = 16,
+    lr: float = 0.01,
+    epochs: int = 100,
+    batch_size: int = 256,
+    clip: float = 1.0,
+    accountant: str | None = None,
+    seed: int = 0,
+    device: str = "auto",
+    noise: float | None = None,
+    canary: DPStepHook | None = None,
+) -> ProGAPResult:
     """MLP (``level`` none/edge: no private data used, ε = 0 at edge level) or DP-MLP (``level='node'``).
 
     ``noise`` (node level): the noise multiplier instead of calibrating it to ``epsilon`` (the ledger then reports
@@ -74,12 +94,25 @@ def train_mlp(data: Data, *, level: str = "none", epsilon: float | None = None, 
         if (epsilon is None) == (noise is None):
             raise ValueError("the node-level DP-MLP needs exactly one of epsilon and noise")
         d = delta if delta is not None else default_delta(n_train)
-        ledger = privacy_ledger("node", depth=0, aggregations=0, dpsgd_runs=1, delta=d, target_epsilon=epsilon,
-                                noise=noise, train_nodes=n_train, batch_size=batch_size, epochs=epochs, clip=clip,
-                                accountant=accountant, method="dp-mlp")
+        ledger = privacy_ledger(
+            "node",
+            depth=0,
+            aggregations=0,
+            dpsgd_runs=1,
+            delta=d,
+            target_epsilon=epsilon,
+            noise=noise,
+            train_nodes=n_train,
+            batch_size=batch_size,
+            epochs=epochs,
+            clip=clip,
+            accountant=accountant,
+            method="dp-mlp",
+        )
     elif level == "edge":
-        ledger = privacy_ledger("edge", depth=0, delta=delta or default_delta(data.edge_index.size(1)), noise=1.0,
-                                method="mlp")
+        ledger = privacy_ledger(
+            "edge", depth=0, delta=delta or default_delta(data.edge_index.size(1)), noise=1.0, method="mlp"
+        )
     elif level == "none":
         ledger = privacy_ledger("none", depth=0, method="mlp")
     else:
@@ -90,17 +123,37 @@ def train_mlp(data: Data, *, level: str = "none", epsilon: float | None = None, 
     norm = "group" if dp is not None else "batch"
     x, y = data.x.to(dev).float(), data.y.to(dev)
     c = int(data.y.max()) + 1
-    model = StageModel([MLP(x.size(1), hidden, layers - 1, norm=norm)],
-                       MLP(hidden, hidden, 1, out_dim=c, plain_last=True, norm=norm), normalize_jk=False).to(dev)
+    model = StageModel(
+        [MLP(x.size(1), hidden, layers - 1, norm=norm)],
+        MLP(hidden, hidden, 1, out_dim=c, plain_last=True, norm=norm),
+        normalize_jk=False,
+    ).to(dev)
     model, hist = train_stage(model, [x], y, masks, epochs=epochs, lr=lr, dp=dp, generator=gen, canary=canary)
     acc = split_accuracy(predict(model, x), y, masks)
-    return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
-                        history=hist, seconds=time.perf_counter() - t0, model=model)
+    return ProGAPResult(
+        train_acc=acc["train"],
+        val_acc=acc["val"],
+        test_acc=acc["test"],
+        ledger=ledger,
+        history=hist,
+        seconds=time.perf_counter() - t0,
+        model=model,
+    )
 
 
-def train_sage(data: Data, *, layers: int = 2, edge_index: Tensor | None = None, hidden: int = 16,
-               base_layers: int = 2, lr: float = 0.01, epochs: int = 100, seed: int = 0, device: str = "auto",
-               ledger: dict[str, Any] | None = None) -> ProGAPResult:
+def train_sage(
+    data: Data,
+    *,
+    layers: int = 2,
+    edge_index: Tensor | None = None,
+    hidden: int = 16,
+    base_layers: int = 2,
+    lr: float = 0.01,
+    epochs: int = 100,
+    seed: int = 0,
+    device: str = "auto",
+    ledger: dict[str, Any] | None = None,
+) -> ProGAPResult:
     """Non-private GraphSAGE (or on ``edge_index`` given, e.g. EdgeRand's noisy graph): full-batch Adam on
     :func:`dpgnn.train.fit`, the best validation epoch restored (strictly better than the earlier ones). The edge
     list is used in its direction(s) as given, repeated pairs merged (the ledger's ``edge_input`` says so)."""
@@ -110,14 +163,14 @@ def train_sage(data: Data, *, layers: int = 2, edge_index: Tensor | None = None,
     check_features(data.x, "data.x (node features)")
     torch.manual_seed(stable_seed("sage-init", seed))
     x, y = data.x.to(dev).float(), data.y.to(dev)
-    ei, cleaning = clean_edges(data.edge_index if edge_index is None else edge_index, data.num_nodes,
-                               owner="GraphSAGE")
+    ei, cleaning = clean_edges(data.edge_index if edge_index is None else edge_index, data.num_nodes, owner="GraphSAGE")
     ei = ei.to(dev)
     # the adjacency as a CSR matrix (rows = targets): SAGEConv then aggregates with one sparse matmul instead of
     # a gather/scatter over the edge list (same result, ~2.5x faster on CPU for a 1M-edge graph)
     ei = to_torch_csr_tensor(ei.flip(0), size=(data.num_nodes, data.num_nodes))
-    model = SAGEClassifier(x.size(1), hidden, int(data.y.max()) + 1, layers=layers,
-                           base_layers=_int(base_layers, "base_layers", 1)).to(dev)
+    model = SAGEClassifier(
+        x.size(1), hidden, int(data.y.max()) + 1, layers=layers, base_layers=_int(base_layers, "base_layers", 1)
+    ).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=_pos(lr, "lr"))
     tr = masks["train"]
     watched = {"train": tr, "val": masks["val"]}
@@ -129,13 +182,26 @@ def train_sage(data: Data, *, layers: int = 2, edge_index: Tensor | None = None,
         opt.step()
         return loss.detach()
 
-    fitted = fit(model, step, lambda epoch: split_accuracy(predict(model, x, ei), y, watched),
-                 epochs=_int(epochs, "epochs", 1), monitor="val", mode="max")
+    fitted = fit(
+        model,
+        step,
+        lambda epoch: split_accuracy(predict(model, x, ei), y, watched),
+        epochs=_int(epochs, "epochs", 1),
+        monitor="val",
+        mode="max",
+    )
     hist = [{"stage": 0, "epoch": h["epoch"], "train_acc": h["train"], "val_acc": h["val"]} for h in fitted.history]
     acc = split_accuracy(predict(model, x, ei), y, masks)
     ledger = note_edges(dict(ledger) if ledger else privacy_ledger("none", depth=layers, method="sage"), cleaning)
-    return ProGAPResult(train_acc=acc["train"], val_acc=acc["val"], test_acc=acc["test"], ledger=ledger,
-                        history=hist, seconds=time.perf_counter() - t0, model=model)
+    return ProGAPResult(
+        train_acc=acc["train"],
+        val_acc=acc["val"],
+        test_acc=acc["test"],
+        ledger=ledger,
+        history=hist,
+        seconds=time.perf_counter() - t0,
+        model=model,
+    )
 
 
 def edgerand_density(num_entries: int, num_nodes: int, epsilon: float, generator: torch.Generator) -> float:
@@ -144,9 +210,10 @@ def edgerand_density(num_entries: int, num_nodes: int, epsilon: float, generator
     ``m`` = ``num_entries`` counts the entries of the symmetric adjacency, i.e. both directions of every
     undirected edge: one undirected edge moves ``m/n²`` by ``2/n²``, twice the ``1/n²`` the noise is calibrated
     for, so this step is ``2 ε_d``-DP for add/remove one undirected edge (``ε_d`` for one directed entry)."""
-    lap = torch.distributions.Laplace(0.0, 1.0).icdf(torch.rand(1, generator=generator, dtype=torch.float64)
-                                                     * 0.999998 + 1e-6)
-    density = num_entries / num_nodes ** 2 + float(lap) / (num_nodes ** 2 * EDGERAND_DENSITY_SHARE * epsilon)
+    lap = torch.distributions.Laplace(0.0, 1.0).icdf(
+        torch.rand(1, generator=generator, dtype=torch.float64) * 0.999998 + 1e-6
+    )
+    density = num_entries / num_nodes**2 + float(lap) / (num_nodes**2 * EDGERAND_DENSITY_SHARE * epsilon)
     return min(max(density, 0.0), 1.0)
 
 
@@ -158,8 +225,7 @@ def edgerand_epsilon_sound(epsilon: float) -> float:
     return EDGERAND_LINK_SHARE * eps + 2.0 * EDGERAND_DENSITY_SHARE * eps
 
 
-def edgerand_perturb(edge_index: Tensor, num_nodes: int, epsilon: float, *, seed: int = 0,
-                     chunk: int = 500) -> Tensor:
+def edgerand_perturb(edge_index: Tensor, num_nodes: int, epsilon: float, *, seed: int = 0, chunk: int = 500) -> Tensor:
     """Asymmetric randomized response (EdgeRand) on the undirected graph's upper triangle, symmetrised.
 
     ``ε_d = 0.1 ε`` buys a density estimate ``d̂ = m/n² + Lap(1/(n² ε_d))`` (:func:`edgerand_density`: one
@@ -207,26 +273,37 @@ def edgerand_statement() -> dict[str, Any]:
     """Guarantee fields of an EdgeRand run: pure edge-DP, training is post-processing. The ``epsilon`` of the
     ledger is the paper's (0.9 ε + 0.1 ε); one undirected edge enters the density twice, so the run's ε for it is
     ``epsilon_sound`` = 1.1 ε (:func:`edgerand_epsilon_sound`)."""
-    return statement(AS_PUBLISHED, "add/remove one undirected edge (one upper-triangle entry)",
-                     accounted="randomized response on each upper-triangle entry + Laplace edge count, "
-                               "pure DP, basic composition",
-                     issues=["the density counts both directions of an undirected edge (sensitivity 2/n^2, Laplace "
-                             "noise for 1/n^2, as GAP's code): the density step costs 0.2 eps and the run 1.1 eps "
-                             "(epsilon_sound)"])
+    return statement(
+        AS_PUBLISHED,
+        "add/remove one undirected edge (one upper-triangle entry)",
+        accounted="randomized response on each upper-triangle entry + Laplace edge count, pure DP, basic composition",
+        issues=[
+            "the density counts both directions of an undirected edge (sensitivity 2/n^2, Laplace "
+            "noise for 1/n^2, as GAP's code): the density step costs 0.2 eps and the run 1.1 eps "
+            "(epsilon_sound)"
+        ],
+    )
 
 
-def train_edgerand(data: Data, epsilon: float, *, layers: int = 2, seed: int = 0, device: str = "auto",
-                   **kw: Any) -> ProGAPResult:
+def train_edgerand(
+    data: Data, epsilon: float, *, layers: int = 2, seed: int = 0, device: str = "auto", **kw: Any
+) -> ProGAPResult:
     """EdgeRand: perturb the graph once (ε-edge-DP, δ = 0), then GraphSAGE on it (post-processing)."""
-    edges, cleaning = clean_edges(data.edge_index, data.num_nodes, self_loops="remove", undirected=True,
-                                  owner="EdgeRand")
+    edges, cleaning = clean_edges(
+        data.edge_index, data.num_nodes, self_loops="remove", undirected=True, owner="EdgeRand"
+    )
     noisy = edgerand_perturb(edges, data.num_nodes, epsilon, seed=seed)
-    ledger = {"level": "edge", "method": "edgerand",
-              "mechanism": "asymmetric randomized response (0.9 eps) + Laplace density (0.1 eps)",
-              "epsilon": float(epsilon), "epsilon_sound": edgerand_epsilon_sound(epsilon), "delta": 0.0,
-              "accountant": "pure DP, basic composition",
-              "noisy_edges": int(noisy.size(1)),
-              **edgerand_statement()}
+    ledger = {
+        "level": "edge",
+        "method": "edgerand",
+        "mechanism": "asymmetric randomized response (0.9 eps) + Laplace density (0.1 eps)",
+        "epsilon": float(epsilon),
+        "epsilon_sound": edgerand_epsilon_sound(epsilon),
+        "delta": 0.0,
+        "accountant": "pure DP, basic composition",
+        "noisy_edges": int(noisy.size(1)),
+        **edgerand_statement(),
+    }
     note_edges(ledger, cleaning)
     return train_sage(data, layers=layers, edge_index=noisy, seed=seed, device=device, ledger=ledger, **kw)
 
@@ -237,13 +314,18 @@ def train_edgerand(data: Data, epsilon: float, *, layers: int = 2, seed: int = 0
 def _mlp_runner(level: str):
     def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
         """MLP / DP-MLP: ``base_layers`` (default 2) + a 1-layer head; no graph (``depth`` is fixed at 0)."""
-        cfg = method_config(config, level, ("epsilon", "delta", "base_layers", "hidden", "lr", "epochs",
-                                            "batch_size", "clip", "accountant"), fixed={"depth": 0},
-                             unused=("max_degree",))
+        cfg = method_config(
+            config,
+            level,
+            ("epsilon", "delta", "base_layers", "hidden", "lr", "epochs", "batch_size", "clip", "accountant"),
+            fixed={"depth": 0},
+            unused=("max_degree",),
+        )
         layers = int(cfg.pop("base_layers", 2)) + 1
         eps = cfg.pop("epsilon", None)
-        return train_mlp(data, level=level, epsilon=eps if level == "node" else None, layers=layers, seed=seed,
-                         device=device, **cfg).to_run_result()
+        return train_mlp(
+            data, level=level, epsilon=eps if level == "node" else None, layers=layers, seed=seed, device=device, **cfg
+        ).to_run_result()
 
     run.__name__ = run.__qualname__ = f"run_mlp_{level}"
     return run

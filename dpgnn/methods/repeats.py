@@ -46,8 +46,15 @@ def _check_seeds(seeds: Sequence[int], cfg: Any) -> list[int]:
     return seeds
 
 
-def stacked_nap(edge_index: Tensor, num_nodes: int, sigma: float, gens: list[torch.Generator], dev: torch.device,
-          degree_seeds: list[int] | None, max_degree: int) -> StackedNAP:
+def stacked_nap(
+    edge_index: Tensor,
+    num_nodes: int,
+    sigma: float,
+    gens: list[torch.Generator],
+    dev: torch.device,
+    degree_seeds: list[int] | None,
+    max_degree: int,
+) -> StackedNAP:
     """One NAP per seed with the seed's generator: one adjacency shared by all (edge level, non-private) or each
     seed's own degree-bounded graph (``degree_seeds``: node level)."""
     if degree_seeds is None:
@@ -56,22 +63,33 @@ def stacked_nap(edge_index: Tensor, num_nodes: int, sigma: float, gens: list[tor
         for nap, gen in zip(naps, gens):
             nap.generator = gen
     else:
-        naps = [pg.NAP(pg.bound_degree(edge_index, num_nodes, max_degree, ds), num_nodes, sigma, generator=gen,
-                       device=dev) for ds, gen in zip(degree_seeds, gens)]
+        naps = [
+            pg.NAP(pg.bound_degree(edge_index, num_nodes, max_degree, ds), num_nodes, sigma, generator=gen, device=dev)
+            for ds, gen in zip(degree_seeds, gens)
+        ]
     return StackedNAP(naps)
 
 
-def _result(acc: dict[str, Tensor], r: int, ledger: dict, nap: StackedNAP, cleaning, seconds: float,
-            **kw) -> pg.ProGAPResult:
+def _result(
+    acc: dict[str, Tensor], r: int, ledger: dict, nap: StackedNAP, cleaning, seconds: float, **kw
+) -> pg.ProGAPResult:
     led = copy.deepcopy(ledger)
     led["queries"] = nap.queries
     pg.note_edges(led, cleaning)
-    return pg.ProGAPResult(train_acc=float(acc["train"][r]), val_acc=float(acc["val"][r]),
-                           test_acc=float(acc["test"][r]), ledger=led, queries=nap.queries, seconds=seconds, **kw)
+    return pg.ProGAPResult(
+        train_acc=float(acc["train"][r]),
+        val_acc=float(acc["val"][r]),
+        test_acc=float(acc["test"][r]),
+        ledger=led,
+        queries=nap.queries,
+        seconds=seconds,
+        **kw,
+    )
 
 
-def train_progap_repeats(data: Data, cfg: pg.ProGAPConfig, seeds: Sequence[int], *,
-                         device: str = "auto") -> list[pg.ProGAPResult]:
+def train_progap_repeats(
+    data: Data, cfg: pg.ProGAPConfig, seeds: Sequence[int], *, device: str = "auto"
+) -> list[pg.ProGAPResult]:
     """:func:`~dpgnn.methods.progap.train_progap` for each of ``seeds`` (ghost clipping at node level), trained
     together; one result per seed, in order."""
     t0 = time.perf_counter()
@@ -93,8 +111,15 @@ def train_progap_repeats(data: Data, cfg: pg.ProGAPConfig, seeds: Sequence[int],
             h.append(pg.stage_head(cfg, s, num_classes, norm, dev))
         bases.append(b)
         heads.append(h)
-    nap = stacked_nap(edge_index, data.num_nodes, ledger["sigma_nap"], gens, dev,
-                [stable_seed("progap-degree", s) for s in seeds] if node else None, cfg.max_degree)
+    nap = stacked_nap(
+        edge_index,
+        data.num_nodes,
+        ledger["sigma_nap"],
+        gens,
+        dev,
+        [stable_seed("progap-degree", s) for s in seeds] if node else None,
+        cfg.max_degree,
+    )
     xs: list[Tensor] = [x]
     stacked: list[StackedMLP] = []
     histories: list[list[dict[str, Any]]] = [[] for _ in seeds]
@@ -114,8 +139,7 @@ def train_progap_repeats(data: Data, cfg: pg.ProGAPConfig, seeds: Sequence[int],
                     b[i].requires_grad_(False)
         stacked.append(StackedMLP([b[s] for b in bases]))
         model = StackedStage(stacked, StackedMLP([h[s] for h in heads]))
-        hist = train_stage_repeats(model, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, generators=gens, dp=dp,
-                                   stage=s)
+        hist = train_stage_repeats(model, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, generators=gens, dp=dp, stage=s)
         with torch.no_grad():
             acc = split_accuracies(model(xs, training=False), y, masks)
         for r in range(len(seeds)):
@@ -124,9 +148,21 @@ def train_progap_repeats(data: Data, cfg: pg.ProGAPConfig, seeds: Sequence[int],
             stage_test[r].append(float(acc["test"][r]))
     models = [m.eval() for m in model.write_back()]
     seconds = (time.perf_counter() - t0) / len(seeds)
-    return [_result(acc, r, ledger, nap, cleaning, seconds, history=histories[r], stage_val_acc=stage_val[r],
-                    stage_test_acc=stage_test[r], model={"stages": models[r], "encoders": encoders[r]})
-            for r in range(len(seeds))]
+    return [
+        _result(
+            acc,
+            r,
+            ledger,
+            nap,
+            cleaning,
+            seconds,
+            history=histories[r],
+            stage_val_acc=stage_val[r],
+            stage_test_acc=stage_test[r],
+            model={"stages": models[r], "encoders": encoders[r]},
+        )
+        for r in range(len(seeds))
+    ]
 
 
 def train_gap_repeats(data: Data, cfg: Any, seeds: Sequence[int], *, device: str = "auto") -> list[pg.ProGAPResult]:
@@ -152,18 +188,38 @@ def train_gap_repeats(data: Data, cfg: Any, seeds: Sequence[int], *, device: str
     hist = train_stage_repeats(enc, [x], y, masks, epochs=cfg.epochs, lr=cfg.lr, generators=gens, dp=dp, stage=0)
     with torch.no_grad():
         xs = [F.normalize(enc.bases[0](x, training=False), dim=-1)]
-    nap = stacked_nap(edge_index, data.num_nodes, ledger["sigma_nap"], gens, dev,
-                [stable_seed("gap-degree", s) for s in seeds] if node else None, cfg.max_degree)
+    nap = stacked_nap(
+        edge_index,
+        data.num_nodes,
+        ledger["sigma_nap"],
+        gens,
+        dev,
+        [stable_seed("gap-degree", s) for s in seeds] if node else None,
+        cfg.max_degree,
+    )
     with torch.no_grad():
         for _ in range(cfg.hops):
             xs.append(F.normalize(nap(xs[-1]), dim=-1))
-    clf = StackedStage([StackedMLP([m.bases[i] for m in clfs]) for i in range(len(xs))],
-                       StackedMLP([m.head for m in clfs]), normalize_jk=False)
+    clf = StackedStage(
+        [StackedMLP([m.bases[i] for m in clfs]) for i in range(len(xs))],
+        StackedMLP([m.head for m in clfs]),
+        normalize_jk=False,
+    )
     hist2 = train_stage_repeats(clf, xs, y, masks, epochs=cfg.epochs, lr=cfg.lr, generators=gens, dp=dp, stage=1)
     with torch.no_grad():
         acc = split_accuracies(clf(xs, training=False), y, masks)
     enc_models, clf_models = enc.write_back(), clf.write_back()
     seconds = (time.perf_counter() - t0) / len(seeds)
-    return [_result(acc, r, ledger, nap, cleaning, seconds, history=hist[r] + hist2[r],
-                    model={"encoder": enc_models[r].eval(), "classifier": clf_models[r].eval()})
-            for r in range(len(seeds))]
+    return [
+        _result(
+            acc,
+            r,
+            ledger,
+            nap,
+            cleaning,
+            seconds,
+            history=hist[r] + hist2[r],
+            model={"encoder": enc_models[r].eval(), "classifier": clf_models[r].eval()},
+        )
+        for r in range(len(seeds))
+    ]

@@ -57,11 +57,11 @@ class SplitFeatures:
 class _Stack(nn.Module):
     propagate = True
 
-    def __init__(self, in_channels: int, out_channels: int, num_layers: int = 1, hidden: int = 256,
-                 normalize_logits: bool = True) -> None:
+    def __init__(
+        self, in_channels: int, out_channels: int, num_layers: int = 1, hidden: int = 256, normalize_logits: bool = True
+    ) -> None:
         super().__init__()
-        for name, v, low in (("in_channels", in_channels, 1), ("out_channels", out_channels, 1),
-                             ("hidden", hidden, 1)):
+        for name, v, low in (("in_channels", in_channels, 1), ("out_channels", out_channels, 1), ("hidden", hidden, 1)):
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
         if num_layers not in (1, 2, 3):
@@ -108,13 +108,25 @@ class DRWMLP(_Stack):
 
     propagate = False
 
-    def __init__(self, in_channels: int, out_channels: int, num_layers: int = 1, hidden: int = 256,
-                 normalize_logits: bool = False) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        num_layers: int = 1,
+        hidden: int = 256,
+        normalize_logits: bool = False,
+    ) -> None:
         super().__init__(in_channels, out_channels, num_layers, hidden, normalize_logits)
 
 
-def build_model(kind: str, in_channels: int, out_channels: int, num_layers: int = 1, hidden: int = 256,
-                normalize_logits: bool | None = None) -> nn.Module:
+def build_model(
+    kind: str,
+    in_channels: int,
+    out_channels: int,
+    num_layers: int = 1,
+    hidden: int = 256,
+    normalize_logits: bool | None = None,
+) -> nn.Module:
     """``kind`` ``"gcn"`` or ``"mlp"``; ``normalize_logits`` defaults to the DRW code's choice per kind (GCN: L2-
     normalised logits, MLP: raw logits)."""
     key = str(kind).lower()

@@ -25,8 +25,19 @@ from torch_geometric.utils import softmax as edge_softmax
 
 from dpgnn.utils import to_csr
 
-__all__ = ["SparseOp", "normalized_adjacency", "mean_adjacency", "kprop", "KProp", "Backbone", "BatchedBackbone",
-           "BatchedFeatures", "BACKBONES", "HIDDEN", "GAT_HEADS"]
+__all__ = [
+    "SparseOp",
+    "normalized_adjacency",
+    "mean_adjacency",
+    "kprop",
+    "KProp",
+    "Backbone",
+    "BatchedBackbone",
+    "BatchedFeatures",
+    "BACKBONES",
+    "HIDDEN",
+    "GAT_HEADS",
+]
 
 BACKBONES = ("gcn", "sage", "gat")
 HIDDEN = 16  # docs/papers/lpgnn.md#drop-training-and-model-selection
@@ -159,8 +170,9 @@ class Backbone(nn.Module):
     """Two-layer GCN / GraphSAGE / GAT with SELU and dropout after the activation
     (docs/papers/lpgnn.md#drop-training-and-model-selection); returns logits."""
 
-    def __init__(self, kind: str, in_channels: int, out_channels: int, hidden: int = HIDDEN,
-                 dropout: float = 0.0) -> None:
+    def __init__(
+        self, kind: str, in_channels: int, out_channels: int, hidden: int = HIDDEN, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         self.kind = _check(kind, dropout)
         self.dropout = float(dropout)
@@ -192,8 +204,18 @@ class BatchedFeatures:
     * ``dense``: ``Â^{K_x} X_r`` is propagated once and cached (``R × N × d``); the projection is a batched matmul.
     """
 
-    def __init__(self, *, num_nodes: int, num_features: int, repeats: int, adj: Tensor | None, steps: int,
-                 sparse: Tensor | None = None, offset: Tensor | None = None, dense: Tensor | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        num_nodes: int,
+        num_features: int,
+        repeats: int,
+        adj: Tensor | None,
+        steps: int,
+        sparse: Tensor | None = None,
+        offset: Tensor | None = None,
+        dense: Tensor | None = None,
+    ) -> None:
         self.n, self.d, self.r, self.steps, self.adj = num_nodes, num_features, repeats, int(steps), adj
         if (sparse is None) == (dense is None):
             raise ValueError("pass exactly one of sparse (with optional offset) or dense")
@@ -209,9 +231,18 @@ class BatchedFeatures:
         self.dense = dense
 
     @classmethod
-    def from_sparse_parts(cls, rows: Sequence[Tensor], cols: Sequence[Tensor], vals: Sequence[Tensor],
-                          offsets: Sequence[float | Tensor], *, num_nodes: int, num_features: int,
-                          adj: Tensor | None, steps: int) -> BatchedFeatures:
+    def from_sparse_parts(
+        cls,
+        rows: Sequence[Tensor],
+        cols: Sequence[Tensor],
+        vals: Sequence[Tensor],
+        offsets: Sequence[float | Tensor],
+        *,
+        num_nodes: int,
+        num_features: int,
+        adj: Tensor | None,
+        steps: int,
+    ) -> BatchedFeatures:
         """Build the block matrix from per-repeat COO parts ``(rows, cols, vals)`` and per-repeat offsets."""
         r = len(rows)
         n, d = num_nodes, num_features
@@ -224,15 +255,33 @@ class BatchedFeatures:
         return cls(num_nodes=n, num_features=d, repeats=r, adj=adj, steps=steps, sparse=sp, offset=off)
 
     @classmethod
-    def shared(cls, rows: Tensor, cols: Tensor, vals: Tensor, offset: float, *, repeats: int, num_nodes: int,
-               num_features: int, adj: SparseOp | None, steps: int) -> BatchedFeatures:
+    def shared(
+        cls,
+        rows: Tensor,
+        cols: Tensor,
+        vals: Tensor,
+        offset: float,
+        *,
+        repeats: int,
+        num_nodes: int,
+        num_features: int,
+        adj: SparseOp | None,
+        steps: int,
+    ) -> BatchedFeatures:
         """The same sparse features for every repeat (unperturbed features, deterministic replacements): one
         ``N × d`` matrix multiplies the ``R`` weights side by side."""
-        out = cls(num_nodes=num_nodes, num_features=num_features, repeats=repeats, adj=adj, steps=steps,
-                  sparse=SparseOp.from_entries(rows, cols, vals.to(torch.float32), (num_nodes, num_features)))
+        out = cls(
+            num_nodes=num_nodes,
+            num_features=num_features,
+            repeats=repeats,
+            adj=adj,
+            steps=steps,
+            sparse=SparseOp.from_entries(rows, cols, vals.to(torch.float32), (num_nodes, num_features)),
+        )
         out.is_shared = True
-        out.offset = None if float(offset) == 0 else torch.full((repeats, num_features), float(offset),
-                                                                device=rows.device)
+        out.offset = (
+            None if float(offset) == 0 else torch.full((repeats, num_features), float(offset), device=rows.device)
+        )
         return out
 
     is_shared = False
@@ -276,8 +325,9 @@ class BatchedBackbone(nn.Module):
     ``R`` independent Adams when the loss is the *sum* of the repeats' losses.
     """
 
-    def __init__(self, kind: str, in_channels: int, out_channels: int, repeats: int, hidden: int = HIDDEN,
-                 dropout: float = 0.0) -> None:
+    def __init__(
+        self, kind: str, in_channels: int, out_channels: int, repeats: int, hidden: int = HIDDEN, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         self.kind = _check(kind, dropout)
         self.dropout, self.r, self.hidden_size, self.c = float(dropout), int(repeats), int(hidden), int(out_channels)
@@ -327,8 +377,15 @@ class BatchedBackbone(nn.Module):
         return out
 
     @classmethod
-    def initialised(cls, kind: str, in_channels: int, out_channels: int, seeds: Sequence[int],
-                    hidden: int = HIDDEN, dropout: float = 0.0) -> BatchedBackbone:
+    def initialised(
+        cls,
+        kind: str,
+        in_channels: int,
+        out_channels: int,
+        seeds: Sequence[int],
+        hidden: int = HIDDEN,
+        dropout: float = 0.0,
+    ) -> BatchedBackbone:
         """One repeat per seed, each initialised exactly like ``Backbone`` under ``torch.manual_seed(seed)``."""
         models = []
         for s in seeds:

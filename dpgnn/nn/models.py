@@ -34,8 +34,9 @@ class GCN(nn.Module):
             (:mod:`dpgnn.methods.lpgcn`).
     """
 
-    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, dropout: float = 0.5,
-                 cached: bool = False) -> None:
+    def __init__(
+        self, in_channels: int, hidden_channels: int, out_channels: int, dropout: float = 0.5, cached: bool = False
+    ) -> None:
         super().__init__()
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
@@ -66,8 +67,9 @@ class VGAEEncoder(nn.Module):
     log σ. Returns ``(mu, logstd)`` as :class:`torch_geometric.nn.VGAE` expects.
     """
 
-    def __init__(self, in_channels: int, hidden: int = 32, out: int = 16, dropout: float = 0.0,
-                 cached: bool = False) -> None:
+    def __init__(
+        self, in_channels: int, hidden: int = 32, out: int = 16, dropout: float = 0.0, cached: bool = False
+    ) -> None:
         super().__init__()
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
@@ -115,4 +117,3 @@ register_model("vgae_encoder", VGAEEncoder)
 def count_parameters(model: nn.Module) -> int:
     """Number of trainable parameters."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
-

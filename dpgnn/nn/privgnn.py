@@ -37,8 +37,9 @@ __all__ = ["SAGE", "MLP", "BatchedSAGETeachers", "mean_neighbours", "teacher_ste
 class SAGE(nn.Module):
     """Two-layer GraphSAGE (mean) with BatchNorm after the first layer; ``forward`` returns log-probabilities."""
 
-    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, dropout: float = 0.5,
-                 batch_norm: bool = True) -> None:
+    def __init__(
+        self, in_channels: int, hidden_channels: int, out_channels: int, dropout: float = 0.5, batch_norm: bool = True
+    ) -> None:
         super().__init__()
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
@@ -65,8 +66,9 @@ class SAGE(nn.Module):
 class MLP(nn.Module):
     """PATE-M teacher / Table 7 MLP: Linear(d,100)–ReLU–Linear(100,50)–ReLU–Linear(50,c); ignores the graph."""
 
-    def __init__(self, in_channels: int, out_channels: int, hidden: Sequence[int] = (100, 50),
-                 dropout: float = 0.0) -> None:
+    def __init__(
+        self, in_channels: int, out_channels: int, hidden: Sequence[int] = (100, 50), dropout: float = 0.0
+    ) -> None:
         super().__init__()
         dims = [in_channels, *hidden, out_channels]
         self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
@@ -95,8 +97,9 @@ def mean_neighbours(x: Tensor, edge_index: Tensor, num_nodes: int | None = None)
     return out / deg.unsqueeze(1)
 
 
-def _pyg_linear_init(shape_in: int, shape_out: int, count: int, generators: Sequence[torch.Generator],
-                     bias: bool) -> tuple[Tensor, Tensor | None]:
+def _pyg_linear_init(
+    shape_in: int, shape_out: int, count: int, generators: Sequence[torch.Generator], bias: bool
+) -> tuple[Tensor, Tensor | None]:
     """``count`` weight matrices [in, out] (and biases) drawn like PyG/torch ``Linear``: U(±1/√in)."""
     bound = 1.0 / math.sqrt(shape_in)
     w = torch.empty(count, shape_in, shape_out)
@@ -117,9 +120,17 @@ class BatchedSAGETeachers(nn.Module):
     ``b2`` [B, c]. ``generators`` (one per teacher) make each teacher's initialisation reproducible on its own.
     """
 
-    def __init__(self, num_teachers: int, in_channels: int, hidden_channels: int, out_channels: int,
-                 dropout: float = 0.5, generators: Sequence[torch.Generator] | None = None,
-                 bn_momentum: float = 0.1, bn_eps: float = 1e-5) -> None:
+    def __init__(
+        self,
+        num_teachers: int,
+        in_channels: int,
+        hidden_channels: int,
+        out_channels: int,
+        dropout: float = 0.5,
+        generators: Sequence[torch.Generator] | None = None,
+        bn_momentum: float = 0.1,
+        bn_eps: float = 1e-5,
+    ) -> None:
         super().__init__()
         if num_teachers < 1:
             raise ValueError(f"num_teachers must be >= 1, got {num_teachers}")
@@ -170,8 +181,9 @@ class BatchedSAGETeachers(nn.Module):
                 self.running_var.mul_(1 - self.momentum).add_(self.momentum * unbiased)
         else:
             mean, var = self.running_mean, self.running_var
-        z = (z - mean.unsqueeze(1)) * torch.rsqrt(var.unsqueeze(1) + self.eps) * self.gamma.unsqueeze(1) \
-            + self.beta.unsqueeze(1)
+        z = (z - mean.unsqueeze(1)) * torch.rsqrt(var.unsqueeze(1) + self.eps) * self.gamma.unsqueeze(
+            1
+        ) + self.beta.unsqueeze(1)
         h = F.dropout(F.relu(z), p=self.dropout, training=self.training)
         flat = h.reshape(bsz * k, -1)
         agg = torch.zeros_like(flat).index_add_(0, dst, flat[src]) * inv_deg
@@ -185,8 +197,7 @@ class BatchedSAGETeachers(nn.Module):
         out = []
         for b in range(self.num_teachers):
             z = xx @ self.w1[b] + self.b1[b]
-            z = (z - self.running_mean[b]) * torch.rsqrt(self.running_var[b] + self.eps) * self.gamma[b] \
-                + self.beta[b]
+            z = (z - self.running_mean[b]) * torch.rsqrt(self.running_var[b] + self.eps) * self.gamma[b] + self.beta[b]
             h = F.relu(z)
             agg = torch.zeros_like(h).index_add_(0, dst, h[src]) * inv_deg[:n]
             out.append(F.log_softmax(torch.cat([h, agg], -1) @ self.w2[b] + self.b2[b], dim=-1))
@@ -194,8 +205,7 @@ class BatchedSAGETeachers(nn.Module):
 
     # -- inductive inference of one node per teacher ---------------------------------------------------------
     @torch.no_grad()
-    def predict_nodes(self, x_pub: Tensor, agg_pub: Tensor, nodes: Tensor, nbr_ptr: Tensor, nbr_idx: Tensor
-                      ) -> Tensor:
+    def predict_nodes(self, x_pub: Tensor, agg_pub: Tensor, nodes: Tensor, nbr_ptr: Tensor, nbr_idx: Tensor) -> Tensor:
         """Eval-mode log-probabilities [B, c] of teacher ``b`` at public node ``nodes[b]`` on the public graph.
 
         A 2-layer model's output at v needs only v's layer-1 state and its neighbours': layer 1 of node u uses
@@ -205,8 +215,8 @@ class BatchedSAGETeachers(nn.Module):
         out = []
         for b in range(self.num_teachers):
             v = int(nodes[b])
-            nb = nbr_idx[nbr_ptr[v]:nbr_ptr[v + 1]]
-            rows = torch.cat([nodes[b:b + 1], nb])
+            nb = nbr_idx[nbr_ptr[v] : nbr_ptr[v + 1]]
+            rows = torch.cat([nodes[b : b + 1], nb])
             xx = torch.cat([x_pub[rows], agg_pub[rows]], dim=-1)
             z = xx @ self.w1[b] + self.b1[b]
             z = (z - self.running_mean[b]) * torch.rsqrt(self.running_var[b] + self.eps) * self.gamma[b] + self.beta[b]
@@ -217,9 +227,19 @@ class BatchedSAGETeachers(nn.Module):
         return torch.stack(out)
 
 
-def teacher_step(model: BatchedSAGETeachers, xx: Tensor, mask: Tensor, y: Tensor, src: Tensor, dst: Tensor,
-                 inv_deg: Tensor, *, lr: float = 0.01, weight_decay: float = 0.0, loss_mask: Tensor | None = None
-                 ) -> Callable[[int], Tensor]:
+def teacher_step(
+    model: BatchedSAGETeachers,
+    xx: Tensor,
+    mask: Tensor,
+    y: Tensor,
+    src: Tensor,
+    dst: Tensor,
+    inv_deg: Tensor,
+    *,
+    lr: float = 0.01,
+    weight_decay: float = 0.0,
+    loss_mask: Tensor | None = None,
+) -> Callable[[int], Tensor]:
     """The epoch of :func:`train_batched_teachers` as a ``step(epoch) -> loss`` closure (one full-batch Adam step of
     every teacher; the summed loss, detached, without a host sync), for :func:`dpgnn.train.fit` when one model is
     trained (PrivGNN's student and baselines) and for the fast loop below when many teachers are."""
@@ -243,9 +263,20 @@ def teacher_step(model: BatchedSAGETeachers, xx: Tensor, mask: Tensor, y: Tensor
     return step
 
 
-def train_batched_teachers(model: BatchedSAGETeachers, xx: Tensor, mask: Tensor, y: Tensor, src: Tensor, dst: Tensor,
-                           inv_deg: Tensor, *, epochs: int = 200, lr: float = 0.01, weight_decay: float = 0.0,
-                           loss_mask: Tensor | None = None) -> BatchedSAGETeachers:
+def train_batched_teachers(
+    model: BatchedSAGETeachers,
+    xx: Tensor,
+    mask: Tensor,
+    y: Tensor,
+    src: Tensor,
+    dst: Tensor,
+    inv_deg: Tensor,
+    *,
+    epochs: int = 200,
+    lr: float = 0.01,
+    weight_decay: float = 0.0,
+    loss_mask: Tensor | None = None,
+) -> BatchedSAGETeachers:
     """Full-batch Adam on every teacher's mean loss over its ``loss_mask`` nodes (default: its real nodes), summed
     over teachers, ``epochs`` steps (:func:`teacher_step`). ``y`` holds class ids [B, K] (NLL) or soft targets
     [B, K, c] (cross-entropy). BatchNorm statistics use all real nodes (``mask``), as a full-graph forward does.

@@ -21,12 +21,14 @@ class AuthorsCodeSAGE(nn.Module):
     """d→64→64→c GraphSAGE (mean) with BatchNorm → ReLU → dropout after each hidden layer, log-softmax output, and
     the official code's unused 64→d ``feature`` head."""
 
-    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, dropout: float = 0.5,
-                 num_layers: int = 4) -> None:
+    def __init__(
+        self, in_channels: int, hidden_channels: int, out_channels: int, dropout: float = 0.5, num_layers: int = 4
+    ) -> None:
         super().__init__()
         if num_layers < 3:
-            raise ValueError(f"num_layers must be >= 3 (the official code's count, = hidden layers + 2), "
-                             f"got {num_layers}")
+            raise ValueError(
+                f"num_layers must be >= 3 (the official code's count, = hidden layers + 2), got {num_layers}"
+            )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.dropout = float(dropout)

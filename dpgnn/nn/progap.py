@@ -26,8 +26,15 @@ from torch import Tensor, nn
 
 from dpgnn.privacy.validation import check_int as _check_int
 
-__all__ = ["MLP", "StageModel", "SAGEClassifier", "batchnorm_to_groupnorm", "GhostClipper", "clipped_grad_sum",
-           "ACTIVATIONS"]
+__all__ = [
+    "MLP",
+    "StageModel",
+    "SAGEClassifier",
+    "batchnorm_to_groupnorm",
+    "GhostClipper",
+    "clipped_grad_sum",
+    "ACTIVATIONS",
+]
 
 ACTIVATIONS = {"selu": nn.SELU, "relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU}
 
@@ -46,8 +53,18 @@ class MLP(nn.Module):
         plain_last: the last layer is a bare ``Linear`` (heads) instead of ``Linear → act → norm → dropout``.
     """
 
-    def __init__(self, in_dim: int, hidden: int, num_layers: int, out_dim: int | None = None, *, dropout: float = 0.0,
-                 activation: str = "selu", norm: str = "batch", plain_last: bool = False) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        hidden: int,
+        num_layers: int,
+        out_dim: int | None = None,
+        *,
+        dropout: float = 0.0,
+        activation: str = "selu",
+        norm: str = "batch",
+        plain_last: bool = False,
+    ) -> None:
         super().__init__()
         _check_int(in_dim, "in_dim", 1)
         _check_int(hidden, "hidden", 1)
@@ -103,8 +120,7 @@ class StageModel(nn.Module):
 
     def jk(self, xs: Sequence[Tensor]) -> Tensor:
         if len(xs) != len(self.bases):
-            raise ValueError(f"stage {self.stage} expects {len(self.bases)} inputs X̃^(0..{self.stage}), "
-                             f"got {len(xs)}")
+            raise ValueError(f"stage {self.stage} expects {len(self.bases)} inputs X̃^(0..{self.stage}), got {len(xs)}")
         h = torch.cat([base(x) for base, x in zip(self.bases, xs)], dim=-1)
         return F.normalize(h, p=2.0, dim=-1) if self.normalize_jk else h
 
@@ -177,8 +193,11 @@ class GhostClipper:
         reached = {id(p) for _, m in self._recorded() for p in m.parameters()}
         missing = [i for i, p in enumerate(self.params) if id(p) not in reached]
         if missing or not self.params:
-            raise ValueError(f"parameters {missing} are not trainable parameters of the model's Linear / GroupNorm "
-                             f"layers" if missing else "the model has no trainable parameters")
+            raise ValueError(
+                f"parameters {missing} are not trainable parameters of the model's Linear / GroupNorm layers"
+                if missing
+                else "the model has no trainable parameters"
+            )
 
     def _recorded(self) -> list[tuple[str, nn.Module]]:
         return [(kind, m) for plan in (*self.bases, self.head) for kind, m in plan if kind != "plain"]
@@ -195,9 +214,11 @@ class GhostClipper:
             elif isinstance(leaf, nn.GroupNorm) and leaf.affine:
                 plan.append(("groupnorm", leaf))
             else:
-                raise ValueError(f"ghost clipping supports trainable Linear and GroupNorm layers, not "
-                                 f"{type(leaf).__name__} (BatchNorm mixes samples: see batchnorm_to_groupnorm; "
-                                 f"other layers: per_sample='opacus')")
+                raise ValueError(
+                    f"ghost clipping supports trainable Linear and GroupNorm layers, not "
+                    f"{type(leaf).__name__} (BatchNorm mixes samples: see batchnorm_to_groupnorm; "
+                    f"other layers: per_sample='opacus')"
+                )
         return plan
 
     @staticmethod
@@ -244,8 +265,9 @@ class GhostClipper:
                 block = torch.cat([u for _, u in rows], dim=1)
                 sq += (block * block).sum(1)
             if outer:
-                prod = torch.stack([torch.linalg.vector_norm(a, dim=1) * torch.linalg.vector_norm(g, dim=1)
-                                    for _, a, g in outer])
+                prod = torch.stack(
+                    [torch.linalg.vector_norm(a, dim=1) * torch.linalg.vector_norm(g, dim=1) for _, a, g in outer]
+                )
                 sq += (prod * prod).sum(0)
             norms = sq.sqrt()
             c = (max_norm / (norms + 1e-6)).clamp(max=1.0)
@@ -259,8 +281,9 @@ class GhostClipper:
         return [sums[id(p)].view_as(p) for p in self.params], norms
 
 
-def clipped_grad_sum(model: StageModel, xs: Sequence[Tensor], y: Tensor, max_norm: float,
-                     params: Sequence[nn.Parameter] | None = None) -> tuple[list[Tensor], Tensor]:
+def clipped_grad_sum(
+    model: StageModel, xs: Sequence[Tensor], y: Tensor, max_norm: float, params: Sequence[nn.Parameter] | None = None
+) -> tuple[list[Tensor], Tensor]:
     """One call of :class:`GhostClipper`: ``Σ_i clip_C(∇_θ ℓ_i)`` (in the order of ``params``) and the per-sample
     gradient norms ``‖∇_θ ℓ_i‖``, equal to opacus' per-sample clipping (tested)."""
     return GhostClipper(model, params)(xs, y, max_norm)
@@ -271,19 +294,39 @@ class SAGEClassifier(nn.Module):
     (mean aggregation by default, root weight, L2-normalised outputs, SELU) → jumping knowledge (concatenation of the
     base output and every layer) → head MLP. ``layers = 0`` is a plain MLP."""
 
-    def __init__(self, in_dim: int, hidden: int, num_classes: int, *, layers: int = 2, base_layers: int = 2,
-                 head_layers: int = 1, aggr: str = "mean", activation: str = "selu", norm: str = "batch",
-                 dropout: float = 0.0) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        hidden: int,
+        num_classes: int,
+        *,
+        layers: int = 2,
+        base_layers: int = 2,
+        head_layers: int = 1,
+        aggr: str = "mean",
+        activation: str = "selu",
+        norm: str = "batch",
+        dropout: float = 0.0,
+    ) -> None:
         super().__init__()
         from torch_geometric.nn import SAGEConv
 
         _check_int(layers, "layers", 0)
         self.base = MLP(in_dim, hidden, base_layers, dropout=dropout, activation=activation, norm=norm)
-        self.convs = nn.ModuleList(SAGEConv(hidden, hidden, aggr=aggr, normalize=True, root_weight=True)
-                                   for _ in range(layers))
+        self.convs = nn.ModuleList(
+            SAGEConv(hidden, hidden, aggr=aggr, normalize=True, root_weight=True) for _ in range(layers)
+        )
         self.act = ACTIVATIONS[activation]()
-        self.head = MLP(hidden * (layers + 1), hidden, head_layers, out_dim=num_classes, dropout=dropout,
-                        activation=activation, norm=norm, plain_last=True)
+        self.head = MLP(
+            hidden * (layers + 1),
+            hidden,
+            head_layers,
+            out_dim=num_classes,
+            dropout=dropout,
+            activation=activation,
+            norm=norm,
+            plain_last=True,
+        )
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         h = self.base(x)

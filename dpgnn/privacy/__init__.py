@@ -48,9 +48,21 @@ from dpgnn.privacy.events import (
 #: ``dpgnn epsilon`` answers in well under a second. Loading any of them imports :mod:`dpgnn.privacy.multibit`
 #: first, which registers the ``multibit`` mechanism beside the others of :mod:`dpgnn.privacy.mechanisms`.
 _LAZY = {
-    **{name: "dpgnn.privacy.mechanisms" for name in (
-        "AnalyticGaussianMechanism", "GaussianMechanism", "LaplaceMechanism", "Mechanism", "PGCMechanism",
-        "PiecewiseMechanism", "RandomizedResponse", "available_mechanisms", "get_mechanism", "register_mechanism")},
+    **{
+        name: "dpgnn.privacy.mechanisms"
+        for name in (
+            "AnalyticGaussianMechanism",
+            "GaussianMechanism",
+            "LaplaceMechanism",
+            "Mechanism",
+            "PGCMechanism",
+            "PiecewiseMechanism",
+            "RandomizedResponse",
+            "available_mechanisms",
+            "get_mechanism",
+            "register_mechanism",
+        )
+    },
     "MultiBitMechanism": "dpgnn.privacy.multibit",
     "optimal_m": "dpgnn.privacy.lpgnn",
 }

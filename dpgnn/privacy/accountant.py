@@ -83,10 +83,14 @@ __all__ = [
 ]
 
 
-_AUTODP_SUPPORTED = ("GaussianEvent, LaplaceEvent, PoissonSampledEvent / SampledWithoutReplacementEvent of a "
-                     "Gaussian or Laplace event, and SelfComposedEvent / ComposedEvent of these")
-_RDP_SUPPORTED = ("GaussianEvent, LaplaceEvent, PoissonSampledEvent / SampledWithoutReplacementEvent of a Gaussian "
-                  "or Laplace event, FdpSampledGaussianEvent, and SelfComposedEvent / ComposedEvent of these")
+_AUTODP_SUPPORTED = (
+    "GaussianEvent, LaplaceEvent, PoissonSampledEvent / SampledWithoutReplacementEvent of a "
+    "Gaussian or Laplace event, and SelfComposedEvent / ComposedEvent of these"
+)
+_RDP_SUPPORTED = (
+    "GaussianEvent, LaplaceEvent, PoissonSampledEvent / SampledWithoutReplacementEvent of a Gaussian "
+    "or Laplace event, FdpSampledGaussianEvent, and SelfComposedEvent / ComposedEvent of these"
+)
 
 
 def _flatten(ledger: Sequence[tuple[Event, int]]) -> dict[Event, int]:
@@ -152,8 +156,7 @@ class Accountant:
         n = check_count(count, "count")
         if not self.supports(event):
             raise NotImplementedError(
-                f"the {self.name!r} accountant does not support {event!r}; "
-                f"supported: {self._supported_text()}"
+                f"the {self.name!r} accountant does not support {event!r}; supported: {self._supported_text()}"
             )
         return n
 
@@ -215,11 +218,13 @@ def _event_rdp(event: Event, a: np.ndarray) -> np.ndarray:
         if isinstance(inner, GaussianEvent):
             return _rdp.rdp_sampled_without_replacement_gaussian(event.sample_rate, inner.noise_multiplier, a)
         b = inner.scale
-        return _rdp.rdp_sampled_without_replacement(event.sample_rate, lambda x: _rdp.rdp_laplace(b, x), a,
-                                                    eps_pure=1.0 / b)
+        return _rdp.rdp_sampled_without_replacement(
+            event.sample_rate, lambda x: _rdp.rdp_laplace(b, x), a, eps_pure=1.0 / b
+        )
     if isinstance(event, FdpSampledGaussianEvent):  # ≥ 0 exactly; clipped where rounding lands at -1e-16
-        return np.maximum(fdp_rdp(a, event.noise_multiplier, event.num_train, event.batch_size,
-                                  event.max_affected), 0.0)
+        return np.maximum(
+            fdp_rdp(a, event.noise_multiplier, event.num_train, event.batch_size, event.max_affected), 0.0
+        )
     if isinstance(event, SelfComposedEvent):
         return event.count * _event_rdp(event.event, a)
     if isinstance(event, ComposedEvent):
@@ -303,7 +308,7 @@ class RdpAccountant(Accountant):
 def _gaussian_precision(event: Event) -> float | None:
     """Σ z^-2 of a pure composition of Gaussian events, or None if ``event`` is something else."""
     if isinstance(event, GaussianEvent):
-        return event.noise_multiplier ** -2
+        return event.noise_multiplier**-2
     if isinstance(event, SelfComposedEvent):
         inner = _gaussian_precision(event.event)
         return None if inner is None else event.count * inner
@@ -335,7 +340,7 @@ class ExactGaussianAccountant(Accountant):
     @property
     def noise_multiplier(self) -> float:
         """Noise multiplier of the single equivalent Gaussian mechanism (inf when empty)."""
-        return math.inf if self._precision == 0 else self._precision ** -0.5
+        return math.inf if self._precision == 0 else self._precision**-0.5
 
     def compose(self, event: Event, count: int = 1) -> ExactGaussianAccountant:
         n = self._check_compose(event, count)
@@ -403,8 +408,7 @@ class AutodpAccountant(Accountant):
             return amp(base(event.event), event.sample_rate, improved_bound_flag=self.improved_bound)
         if isinstance(event, SampledWithoutReplacementEvent):
             amp = transformer_zoo.AmplificationBySampling(PoissonSampling=False)
-            return amp(base(event.event, replace_one=True), event.sample_rate,
-                       improved_bound_flag=self.improved_bound)
+            return amp(base(event.event, replace_one=True), event.sample_rate, improved_bound_flag=self.improved_bound)
         return base(event)
 
     def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
@@ -476,8 +480,10 @@ class AutodpRdpAcctAccountant(Accountant):
         merged = _flatten(self._ledger)
         kinds = {type(e) for e in merged} & {PoissonSampledEvent, SampledWithoutReplacementEvent}
         if len(kinds) > 1:
-            raise NotImplementedError("autodp's anaRDPacct cannot mix Poisson sampling and sampling without "
-                                      "replacement; use the 'rdp' or 'autodp' accountant")
+            raise NotImplementedError(
+                "autodp's anaRDPacct cannot mix Poisson sampling and sampling without "
+                "replacement; use the 'rdp' or 'autodp' accountant"
+            )
         acct = rdp_acct.anaRDPacct()
         funcs: dict[Event, Any] = {}
 
@@ -495,8 +501,9 @@ class AutodpRdpAcctAccountant(Accountant):
             if isinstance(e, PoissonSampledEvent) and e.sample_rate < 1.0:
                 acct.compose_poisson_subsampled_mechanisms(func_of(e.event), e.sample_rate, coeff=n)
             elif isinstance(e, SampledWithoutReplacementEvent) and e.sample_rate < 1.0:
-                acct.compose_subsampled_mechanism(func_of(e.event), e.sample_rate, coeff=n,
-                                                  improved_bound_flag=self.improved_bound)
+                acct.compose_subsampled_mechanism(
+                    func_of(e.event), e.sample_rate, coeff=n, improved_bound_flag=self.improved_bound
+                )
             elif isinstance(e, (PoissonSampledEvent, SampledWithoutReplacementEvent)):  # rate 1: no sampling
                 acct.compose_mechanism(func_of(e.event), coeff=n)
             else:
@@ -531,8 +538,11 @@ def _dpa_event(event: Event) -> Any:
         return dpa.LaplaceDpEvent(e.scale)  # dp_accounting's Laplace "noise_multiplier" is the scale b
 
     if isinstance(event, PoissonSampledEvent):
-        return base(event.event) if event.sample_rate == 1.0 else dpa.PoissonSampledDpEvent(event.sample_rate,
-                                                                                             base(event.event))
+        return (
+            base(event.event)
+            if event.sample_rate == 1.0
+            else dpa.PoissonSampledDpEvent(event.sample_rate, base(event.event))
+        )
     return base(event)
 
 
@@ -543,8 +553,9 @@ def _pld_epsilon(leaves: tuple[tuple[Event, int], ...], delta: float, interval: 
 
     if any(isinstance(e, (SampledWithoutReplacementEvent, FdpSampledGaussianEvent)) for e, _ in leaves):
         return _custom_pld_epsilon(leaves, delta, interval)
-    acc = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE,
-                                               value_discretization_interval=interval)
+    acc = pld_privacy_accountant.PLDAccountant(
+        dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=interval
+    )
     for e, n in leaves:
         acc.compose(_dpa_event(e), n)
     with _quiet_autodp():
@@ -561,13 +572,15 @@ def _custom_pld_epsilon(leaves: tuple[tuple[Event, int], ...], delta: float, int
             return _spld.fdp_pld(e.noise_multiplier, e.num_train, e.batch_size, e.max_affected, interval)
         if isinstance(e, SampledWithoutReplacementEvent):
             inner = e.event
-            kind, x = ("gaussian", inner.noise_multiplier) if isinstance(inner, GaussianEvent) else ("laplace",
-                                                                                                       inner.scale)
+            kind, x = (
+                ("gaussian", inner.noise_multiplier) if isinstance(inner, GaussianEvent) else ("laplace", inner.scale)
+            )
             return _spld.wor_pld(kind, x, e.sample_rate, interval)
         q, base = (e.sample_rate, e.event) if isinstance(e, PoissonSampledEvent) else (1.0, e)
         if isinstance(base, GaussianEvent):
-            return pld_lib.from_gaussian_mechanism(base.noise_multiplier, sampling_prob=q,
-                                                   value_discretization_interval=interval)
+            return pld_lib.from_gaussian_mechanism(
+                base.noise_multiplier, sampling_prob=q, value_discretization_interval=interval
+            )
         return pld_lib.from_laplace_mechanism(base.scale, sampling_prob=q, value_discretization_interval=interval)
 
     total = None
@@ -598,15 +611,18 @@ class PldAccountant(Accountant):
 
     def __init__(self, value_discretization_interval: float = 1e-3) -> None:
         super().__init__()
-        self.value_discretization_interval = check_positive_finite(value_discretization_interval,
-                                                                   "value_discretization_interval")
+        self.value_discretization_interval = check_positive_finite(
+            value_discretization_interval, "value_discretization_interval"
+        )
 
     def supports(self, event: Event) -> bool:
         return _supported_pld(_check_event(event))
 
     def _supported_text(self) -> str:
-        return ("GaussianEvent, LaplaceEvent, PoissonSampledEvent / SampledWithoutReplacementEvent of a Gaussian or "
-                "Laplace event, FdpSampledGaussianEvent, and SelfComposedEvent / ComposedEvent of these")
+        return (
+            "GaussianEvent, LaplaceEvent, PoissonSampledEvent / SampledWithoutReplacementEvent of a Gaussian or "
+            "Laplace event, FdpSampledGaussianEvent, and SelfComposedEvent / ComposedEvent of these"
+        )
 
     def compose(self, event: Event, count: int = 1) -> PldAccountant:
         n = self._check_compose(event, count)
@@ -679,7 +695,12 @@ def epsilon(event: Event, delta: float, accountant: str = "rdp", **kwargs: Any) 
     return acc.compose(event).get_epsilon(d)
 
 
-for _n, _c in [("rdp", RdpAccountant), ("exact_gaussian", ExactGaussianAccountant), ("autodp", AutodpAccountant),
-               ("autodp_composition", AutodpCompositionAccountant), ("autodp_rdp_acct", AutodpRdpAcctAccountant),
-               ("pld", PldAccountant)]:
+for _n, _c in [
+    ("rdp", RdpAccountant),
+    ("exact_gaussian", ExactGaussianAccountant),
+    ("autodp", AutodpAccountant),
+    ("autodp_composition", AutodpCompositionAccountant),
+    ("autodp_rdp_acct", AutodpRdpAcctAccountant),
+    ("pld", PldAccountant),
+]:
     register_accountant(_n, _c)

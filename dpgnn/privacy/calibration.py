@@ -38,8 +38,7 @@ from dpgnn.privacy.validation import (
     check_sample_rate,
 )
 
-__all__ = ["Calibration", "calibrate", "calibrate_noise_multiplier", "dpsgd_event", "dpsgd_relation",
-           "DPSGD_RELATIONS"]
+__all__ = ["Calibration", "calibrate", "calibrate_noise_multiplier", "dpsgd_event", "dpsgd_relation", "DPSGD_RELATIONS"]
 
 
 @dataclass(frozen=True)
@@ -58,18 +57,28 @@ class Calibration:
     target_reached: bool = True
 
     def ledger(self) -> dict[str, Any]:
-        return {"value": self.value, "epsilon": self.epsilon, "target_epsilon": self.target_epsilon,
-                "delta": self.delta, "accountant": self.accountant, "event": self.event.to_dict(),
-                "target_reached": self.target_reached}
+        return {
+            "value": self.value,
+            "epsilon": self.epsilon,
+            "target_epsilon": self.target_epsilon,
+            "delta": self.delta,
+            "accountant": self.accountant,
+            "event": self.event.to_dict(),
+            "target_reached": self.target_reached,
+        }
 
     def describe(self, name: str = "value") -> str:
         """One line: what was calibrated, and (when it was not reached) that the target cannot be reached."""
         if self.target_reached:
-            return f"{name} = {self.value:.6g} calibrated to epsilon <= {self.target_epsilon:g} (epsilon = " \
-                   f"{self.epsilon:.6g}, {self.accountant})"
-        return (f"target epsilon {self.target_epsilon:g} cannot be reached: the end of the searched range, "
-                f"{name} = {self.value:.6g}, already gives epsilon = {self.epsilon:.6g} ({self.accountant}); "
-                f"that value and its epsilon are returned")
+            return (
+                f"{name} = {self.value:.6g} calibrated to epsilon <= {self.target_epsilon:g} (epsilon = "
+                f"{self.epsilon:.6g}, {self.accountant})"
+            )
+        return (
+            f"target epsilon {self.target_epsilon:g} cannot be reached: the end of the searched range, "
+            f"{name} = {self.value:.6g}, already gives epsilon = {self.epsilon:.6g} ({self.accountant}); "
+            f"that value and its epsilon are returned"
+        )
 
 
 def calibrate(
@@ -121,8 +130,16 @@ def calibrate(
         start = None
         if acc.value_discretization_interval < PLD_SEARCH_INTERVAL:
             # a cheap coarse search first (pessimistic too), then bracket the fine answer around it
-            coarse = calibrate(make_event, target, d, lower=lo, upper=hi, rtol=max(rtol, 1e-2),
-                               accountant=PldAccountant(PLD_SEARCH_INTERVAL), max_evaluations=max_evaluations)
+            coarse = calibrate(
+                make_event,
+                target,
+                d,
+                lower=lo,
+                upper=hi,
+                rtol=max(rtol, 1e-2),
+                accountant=PldAccountant(PLD_SEARCH_INTERVAL),
+                max_evaluations=max_evaluations,
+            )
             start = coarse.value if coarse.target_reached else None
         lo, hi = _pld_bracket(make_event, eps_of, target, d, lo, hi, rtol, start=start)
 
@@ -155,8 +172,16 @@ def calibrate(
             if abs(feasible - infeasible) <= 1e-13 * max(abs(feasible), abs(infeasible)):
                 break
     assert eps_value <= target, (eps_value, target)
-    return Calibration(value=value, epsilon=eps_value, target_epsilon=target, delta=d, accountant=acc_name,
-                       event=make_event(value), evaluations=n_eval, target_reached=reached)
+    return Calibration(
+        value=value,
+        epsilon=eps_value,
+        target_epsilon=target,
+        delta=d,
+        accountant=acc_name,
+        event=make_event(value),
+        evaluations=n_eval,
+        target_reached=reached,
+    )
 
 
 #: PLD discretisation of the first, coarse search (cheap; pessimistic like every PLD here); the answer is then
@@ -164,8 +189,16 @@ def calibrate(
 PLD_SEARCH_INTERVAL = 1e-2
 
 
-def _pld_bracket(make_event: Callable[[float], Event], eps_of: Callable[[float], float], target: float,
-                 delta: float, lo: float, hi: float, rtol: float, start: float | None = None) -> tuple:
+def _pld_bracket(
+    make_event: Callable[[float], Event],
+    eps_of: Callable[[float], float],
+    target: float,
+    delta: float,
+    lo: float,
+    hi: float,
+    rtol: float,
+    start: float | None = None,
+) -> tuple:
     """A sub-bracket of ``[lo, hi]`` around the PLD answer, found from the (cheap) RDP calibration.
 
     Returns ``(lo, hi)`` unchanged when RDP does not support the family or cannot reach the target. Otherwise the
@@ -181,8 +214,15 @@ def _pld_bracket(make_event: Callable[[float], Event], eps_of: Callable[[float],
     if start is None:
         try:
             # integer orders only: fast (finite binomial sums), and the hint need not be tight
-            rd = calibrate(make_event, target, delta, lower=lo, upper=hi, rtol=max(rtol, 1e-2),
-                           accountant=RdpAccountant(orders=np.arange(2, 257)))
+            rd = calibrate(
+                make_event,
+                target,
+                delta,
+                lower=lo,
+                upper=hi,
+                rtol=max(rtol, 1e-2),
+                accountant=RdpAccountant(orders=np.arange(2, 257)),
+            )
         except ValueError:
             return lo, hi
         if not rd.target_reached:
@@ -276,5 +316,12 @@ def calibrate_noise_multiplier(
     check_count(steps, "steps")
     dpsgd_relation(sampling)
     s = check_positive_finite(sensitivity, "sensitivity")
-    return calibrate(lambda z: dpsgd_event(z / s, sample_rate, steps, sampling), target_epsilon, delta,
-                     lower=lower * s, upper=upper * s, accountant=accountant, rtol=rtol)
+    return calibrate(
+        lambda z: dpsgd_event(z / s, sample_rate, steps, sampling),
+        target_epsilon,
+        delta,
+        lower=lower * s,
+        upper=upper * s,
+        accountant=accountant,
+        rtol=rtol,
+    )

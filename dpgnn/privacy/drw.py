@@ -37,9 +37,20 @@ from dpgnn.privacy.pld_limits import TooLargeToAccount
 from dpgnn.privacy.sampled_pld import MAX_COMPOSITIONS
 from dpgnn.privacy.validation import check_choice, check_int, check_positive
 
-__all__ = ["FIDELITIES", "FDP_ACCOUNTING", "NEIGHBOURING", "check_fidelity", "drw_event", "drw_epsilon",
-           "drw_sound_epsilon", "fdp_event", "fdp_run_epsilon", "fdp_sound_epsilon", "run_accounting",
-           "guarantee_fields"]
+__all__ = [
+    "FIDELITIES",
+    "FDP_ACCOUNTING",
+    "NEIGHBOURING",
+    "check_fidelity",
+    "drw_event",
+    "drw_epsilon",
+    "drw_sound_epsilon",
+    "fdp_event",
+    "fdp_run_epsilon",
+    "fdp_sound_epsilon",
+    "run_accounting",
+    "guarantee_fields",
+]
 
 #: ``paper`` or ``authors_code`` (the official code's accountant at sampling rate 1; :func:`drw_event`)
 FIDELITIES = ("paper", "authors_code")
@@ -71,8 +82,14 @@ def drw_event(noise_multiplier: float, sample_rate: float, steps: int, fidelity:
     return SelfComposedEvent(base, t) if t > 1 else base
 
 
-def drw_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float,
-                accountant: str = "autodp", fidelity: str = "paper") -> float:
+def drw_epsilon(
+    noise_multiplier: float,
+    sample_rate: float,
+    steps: int,
+    delta: float,
+    accountant: str = "autodp",
+    fidelity: str = "paper",
+) -> float:
     """ε of :func:`drw_event` (``steps=0``: 0)."""
     if steps == 0:
         return 0.0
@@ -102,8 +119,9 @@ def drw_sound_epsilon(noise_multiplier: float, sample_rate: float, steps: int, d
     return min(tight, rdp)
 
 
-def fdp_sound_epsilon(steps: int, noise_multiplier: float, num_train: int, batch_size: int, max_affected: int,
-                      delta: float) -> float:
+def fdp_sound_epsilon(
+    steps: int, noise_multiplier: float, num_train: int, batch_size: int, max_affected: int, delta: float
+) -> float:
     """The tightest sound ε we compute for ``steps`` FDP steps (``steps=0``: 0): the PLD of the hypergeometric
     pair (:func:`dpgnn.privacy.sampled_pld.fdp_pld`; exact for K = 1, the count revealed for K > 1), never above
     Daigavane et al.'s multi-term RDP bound (the smaller of the two sound values; RDP alone beyond
@@ -124,19 +142,38 @@ def _fdp_variant(variant: str) -> dict[str, Any]:
 
 def fdp_event(noise_multiplier: float, num_train: int, batch_size: int, max_affected: int, steps: int) -> Event:
     """``steps`` FDP steps (:class:`FdpSampledGaussianEvent`, always wrapped: ``self_composed`` with its count)."""
-    return SelfComposedEvent(FdpSampledGaussianEvent(noise_multiplier, num_train, batch_size, max_affected),
-                             check_int(steps, "steps", 1))
+    return SelfComposedEvent(
+        FdpSampledGaussianEvent(noise_multiplier, num_train, batch_size, max_affected), check_int(steps, "steps", 1)
+    )
 
 
-def fdp_run_epsilon(steps: int, noise_multiplier: float, num_train: int, batch_size: int, max_affected: int,
-                    delta: float, variant: str = "paper") -> tuple[float, float]:
+def fdp_run_epsilon(
+    steps: int,
+    noise_multiplier: float,
+    num_train: int,
+    batch_size: int,
+    max_affected: int,
+    delta: float,
+    variant: str = "paper",
+) -> tuple[float, float]:
     """(ε, order) of ``steps`` FDP steps under ``variant`` (:data:`FDP_ACCOUNTING`; ``steps=0``: ε = 0)."""
     return fdp_epsilon(steps, noise_multiplier, num_train, batch_size, max_affected, delta, **_fdp_variant(variant))
 
 
-def run_accounting(method: str, *, noise_multiplier: float, steps: int, delta: float, sample_rate: float = 1.0,
-                   num_train: int = 1, batch: int = 1, max_affected: int = 1, accountant: str = "autodp",
-                   fidelity: str = "paper", fdp_variant: str = "paper") -> dict[str, Any]:
+def run_accounting(
+    method: str,
+    *,
+    noise_multiplier: float,
+    steps: int,
+    delta: float,
+    sample_rate: float = 1.0,
+    num_train: int = 1,
+    batch: int = 1,
+    max_affected: int = 1,
+    accountant: str = "autodp",
+    fidelity: str = "paper",
+    fdp_variant: str = "paper",
+) -> dict[str, Any]:
     """``epsilon``, ``accountant`` (the ledger's name), ``event`` (one step for FDP; the whole run otherwise, one
     step when ``steps = 0``) and ``epsilon_sound`` (:func:`drw_sound_epsilon` / :func:`fdp_sound_epsilon`, the
     tightest sound ε of the same steps; ``epsilon`` stays the paper's accountant) of a DP training run of
@@ -144,20 +181,33 @@ def run_accounting(method: str, *, noise_multiplier: float, steps: int, delta: f
     if method == "fdp":
         step = FdpSampledGaussianEvent(noise_multiplier, num_train, batch, max_affected)
         eps = fdp_run_epsilon(steps, noise_multiplier, num_train, batch, max_affected, delta, fdp_variant)[0]
-        return {"epsilon": eps, "accountant": f"fdp-hypergeometric-rdp ({fdp_variant})", "event": step.to_dict(),
-                "epsilon_sound": fdp_sound_epsilon(steps, noise_multiplier, num_train, batch, max_affected, delta)}
+        return {
+            "epsilon": eps,
+            "accountant": f"fdp-hypergeometric-rdp ({fdp_variant})",
+            "event": step.to_dict(),
+            "epsilon_sound": fdp_sound_epsilon(steps, noise_multiplier, num_train, batch, max_affected, delta),
+        }
     eps = drw_epsilon(noise_multiplier, sample_rate, steps, delta, accountant, fidelity)
-    return {"epsilon": eps, "accountant": accountant,
-            "event": drw_event(noise_multiplier, sample_rate, max(steps, 1), fidelity).to_dict(),
-            "epsilon_sound": drw_sound_epsilon(noise_multiplier, sample_rate, steps, delta)}
+    return {
+        "epsilon": eps,
+        "accountant": accountant,
+        "event": drw_event(noise_multiplier, sample_rate, max(steps, 1), fidelity).to_dict(),
+        "epsilon_sound": drw_sound_epsilon(noise_multiplier, sample_rate, steps, delta),
+    }
 
 
 def guarantee_fields(*, scaling: str, clip_norm: float | None, select: str, method: str) -> dict[str, Any]:
     """Guarantee fields of one DP run (module docstring, "What the code guarantees")."""
-    nc = ([PREPROCESSING] if scaling != "none" else []) + ([CLIPPING] if clip_norm is None else []) \
+    nc = (
+        ([PREPROCESSING] if scaling != "none" else [])
+        + ([CLIPPING] if clip_norm is None else [])
         + ([MODEL_SELECTION] if select != "last" else [])
-    acc = ("T batches of B disjoint subgraphs drawn uniformly without replacement, per-subgraph clipped gradient "
-           "sum + Gaussian noise z*2C (sensitivity 2C: one node's features in one subgraph)" if method != "fdp" else
-           "T uniform batches of B roots, per-root clipped gradients + Gaussian noise z*2KC (one node's features "
-           "in at most K subgraphs)")
+    )
+    acc = (
+        "T batches of B disjoint subgraphs drawn uniformly without replacement, per-subgraph clipped gradient "
+        "sum + Gaussian noise z*2C (sensitivity 2C: one node's features in one subgraph)"
+        if method != "fdp"
+        else "T uniform batches of B roots, per-root clipped gradients + Gaussian noise z*2KC (one node's features "
+        "in at most K subgraphs)"
+    )
     return statement(AS_PUBLISHED if nc else SOUND, NEIGHBOURING, accounted=acc, not_covered=nc)

@@ -103,8 +103,7 @@ class SampledWithoutReplacementEvent(Event):
         _check_event(self.event)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"event": "sampled_without_replacement", "sample_rate": self.sample_rate,
-                "inner": self.event.to_dict()}
+        return {"event": "sampled_without_replacement", "sample_rate": self.sample_rate, "inner": self.event.to_dict()}
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,11 @@ from dpgnn.privacy.validation import check_count, check_delta, check_int, check_
 __all__ = ["FDP_ORDERS", "max_affected", "fdp_rdp", "fdp_epsilon", "FdpSampledGaussianEvent"]
 
 #: Orders of the multi-term accountant (Daigavane et al. use 1.1 … 9.9 and integers; we add larger ones).
-FDP_ORDERS: np.ndarray = np.unique(np.concatenate([np.round(np.arange(1.1, 10.0, 0.1), 2),
-                                                   np.arange(10, 64, 1.0), np.array([80., 100., 128., 256.])]))
+FDP_ORDERS: np.ndarray = np.unique(
+    np.concatenate(
+        [np.round(np.arange(1.1, 10.0, 0.1), 2), np.arange(10, 64, 1.0), np.array([80.0, 100.0, 128.0, 256.0])]
+    )
+)
 _CONVERSIONS = ("tight", "classic")
 
 
@@ -69,8 +72,9 @@ def _orders(orders: Sequence[float] | None) -> np.ndarray:
     return np.unique(a)
 
 
-def fdp_rdp(orders: Sequence[float] | None, noise_multiplier: float, num_train: int, batch_size: int,
-            max_affected: int) -> np.ndarray:
+def fdp_rdp(
+    orders: Sequence[float] | None, noise_multiplier: float, num_train: int, batch_size: int, max_affected: int
+) -> np.ndarray:
     """Per-step RDP ``γ(α)`` at ``orders`` (see the module docstring); ``z = noise_multiplier``."""
     z = check_positive_finite(noise_multiplier, "noise_multiplier")
     n, b, k = _check_sizes(num_train, batch_size, max_affected)
@@ -85,9 +89,17 @@ def fdp_rdp(orders: Sequence[float] | None, noise_multiplier: float, num_train: 
     return logsumexp(logp[None, :] + expo, axis=1) / (a - 1.0)
 
 
-def fdp_epsilon(steps: int, noise_multiplier: float, num_train: int, batch_size: int, max_affected: int,
-                delta: float, *, orders: Sequence[float] | None = None,
-                conversion: str = "tight") -> tuple[float, float]:
+def fdp_epsilon(
+    steps: int,
+    noise_multiplier: float,
+    num_train: int,
+    batch_size: int,
+    max_affected: int,
+    delta: float,
+    *,
+    orders: Sequence[float] | None = None,
+    conversion: str = "tight",
+) -> tuple[float, float]:
     """(ε, optimal order) after ``steps`` FDP steps at ``delta``; ``steps=0`` gives ε = 0."""
     t = check_int(steps, "steps", 0)
     d = check_delta(delta)
@@ -122,18 +134,31 @@ class FdpSampledGaussianEvent(Event):
     max_affected: int
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "noise_multiplier", check_positive_finite(self.noise_multiplier,
-                                                                           "noise_multiplier"))
+        object.__setattr__(self, "noise_multiplier", check_positive_finite(self.noise_multiplier, "noise_multiplier"))
         n, b, _ = _check_sizes(self.num_train, self.batch_size, self.max_affected)
         object.__setattr__(self, "num_train", n)
         object.__setattr__(self, "batch_size", b)
         check_count(self.max_affected, "max_affected")
 
-    def epsilon(self, steps: int, delta: float, *, orders: Sequence[float] | None = None,
-                conversion: str = "tight") -> tuple[float, float]:
-        return fdp_epsilon(steps, self.noise_multiplier, self.num_train, self.batch_size, self.max_affected, delta,
-                           orders=orders, conversion=conversion)
+    def epsilon(
+        self, steps: int, delta: float, *, orders: Sequence[float] | None = None, conversion: str = "tight"
+    ) -> tuple[float, float]:
+        return fdp_epsilon(
+            steps,
+            self.noise_multiplier,
+            self.num_train,
+            self.batch_size,
+            self.max_affected,
+            delta,
+            orders=orders,
+            conversion=conversion,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"event": "fdp_hypergeometric_gaussian", "noise_multiplier": self.noise_multiplier,
-                "num_train": self.num_train, "batch_size": self.batch_size, "max_affected": self.max_affected}
+        return {
+            "event": "fdp_hypergeometric_gaussian",
+            "noise_multiplier": self.noise_multiplier,
+            "num_train": self.num_train,
+            "batch_size": self.batch_size,
+            "max_affected": self.max_affected,
+        }

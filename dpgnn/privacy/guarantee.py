@@ -21,8 +21,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["SOUND", "AS_PUBLISHED", "GUARANTEES", "PREPROCESSING", "CLIPPING", "MODEL_SELECTION", "NOT_COVERED",
-           "LEDGER_FIELDS", "statement", "non_private", "check_ledger"]
+__all__ = [
+    "SOUND",
+    "AS_PUBLISHED",
+    "GUARANTEES",
+    "PREPROCESSING",
+    "CLIPPING",
+    "MODEL_SELECTION",
+    "NOT_COVERED",
+    "LEDGER_FIELDS",
+    "statement",
+    "non_private",
+    "check_ledger",
+]
 
 SOUND = "sound"
 AS_PUBLISHED = "as_published"
@@ -38,8 +49,15 @@ NOT_COVERED = (PREPROCESSING, CLIPPING, MODEL_SELECTION)
 LEDGER_FIELDS = ("guarantee", "neighbouring", "not_covered", "accounted")
 
 
-def statement(guarantee: str, neighbouring: str, *, accounted: str, not_covered: Iterable[str] = (),
-              issues: Iterable[str] = (), **extra: Any) -> dict[str, Any]:
+def statement(
+    guarantee: str,
+    neighbouring: str,
+    *,
+    accounted: str,
+    not_covered: Iterable[str] = (),
+    issues: Iterable[str] = (),
+    **extra: Any,
+) -> dict[str, Any]:
     """The guarantee fields of one ledger (a flat dict to merge into it).
 
     A ``sound`` statement has no ``not_covered`` step and no ``issues``; an ``as_published`` one names at least one
@@ -60,8 +78,12 @@ def statement(guarantee: str, neighbouring: str, *, accounted: str, not_covered:
         raise ValueError(f"a sound guarantee covers every data-dependent step; got not_covered={nc}, issues={iss}")
     if guarantee == AS_PUBLISHED and not (nc or iss):
         raise ValueError("an as_published guarantee must say what is not covered (not_covered or issues)")
-    out: dict[str, Any] = {"guarantee": guarantee, "neighbouring": neighbouring, "not_covered": nc,
-                           "accounted": accounted}
+    out: dict[str, Any] = {
+        "guarantee": guarantee,
+        "neighbouring": neighbouring,
+        "not_covered": nc,
+        "accounted": accounted,
+    }
     if iss:
         out["issues"] = iss
     out.update(extra)
@@ -81,6 +103,11 @@ def check_ledger(ledger: Mapping[str, Any] | str) -> dict[str, Any]:
     missing = [f for f in LEDGER_FIELDS if f not in led]
     if missing:
         raise ValueError(f"ledger lacks {missing}: {sorted(led)}")
-    statement(led["guarantee"], led["neighbouring"], accounted=led["accounted"], not_covered=led["not_covered"],
-              issues=led.get("issues", ()))
+    statement(
+        led["guarantee"],
+        led["neighbouring"],
+        accounted=led["accounted"],
+        not_covered=led["not_covered"],
+        issues=led.get("issues", ()),
+    )
     return led

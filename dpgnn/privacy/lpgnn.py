@@ -25,8 +25,19 @@ from typing import Any
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
 from dpgnn.privacy.validation import check_int
 
-__all__ = ["M_RULE_CONSTANT", "optimal_m", "AGM_DELTA", "FEATURE_MECHANISMS", "REPLACEMENTS", "NEIGHBOURING",
-           "ACCOUNTED", "feature_method", "feature_samples", "privacy_ledger", "budget"]
+__all__ = [
+    "M_RULE_CONSTANT",
+    "optimal_m",
+    "AGM_DELTA",
+    "FEATURE_MECHANISMS",
+    "REPLACEMENTS",
+    "NEIGHBOURING",
+    "ACCOUNTED",
+    "feature_method",
+    "feature_samples",
+    "privacy_ledger",
+    "budget",
+]
 
 #: δ of the analytic-Gaussian feature baseline (the authors' choice; Sec. 5.1)
 AGM_DELTA = 1e-10
@@ -71,15 +82,18 @@ def feature_method(method: str, eps_x: float) -> tuple[str, float]:
     if m in FEATURE_MECHANISMS and math.isinf(e):
         m = "raw"  # ε_x = ∞: every mechanism reduces to sending the features unperturbed
     if m == "raw" and math.isfinite(e):
-        raise ValueError(f"feature method 'raw' adds no noise, so eps_x={eps_x} would be a false privacy claim; "
-                         "use eps_x=inf or a mechanism (mbm, 1bm, lpm, agm)")
+        raise ValueError(
+            f"feature method 'raw' adds no noise, so eps_x={eps_x} would be a false privacy claim; "
+            "use eps_x=inf or a mechanism (mbm, 1bm, lpm, agm)"
+        )
     if m in REPLACEMENTS and math.isfinite(e):
         raise ValueError(f"feature replacement {m!r} uses no private feature; pass eps_x=inf")
     return m, e
 
 
-def feature_samples(method: str, eps_x: float, num_features: int, m: int | None = None, *,
-                    name: str = "m") -> int | None:
+def feature_samples(
+    method: str, eps_x: float, num_features: int, m: int | None = None, *, name: str = "m"
+) -> int | None:
     """Coordinates a node reports: ``mbm`` -- ``m`` when given (an integer in [1, d]) else the paper's rule
     :func:`optimal_m` (Sec. 4.1); ``1bm`` -- ``d``; otherwise (or ``ε_x = inf``) ``None``."""
     if method == "mbm" and math.isfinite(eps_x):
@@ -97,8 +111,7 @@ def _epsilon_delta(method: str, feature_epsilon: float, eps_y: float) -> tuple[f
     return feature_epsilon + eps_y, AGM_DELTA if method == "agm" else 0.0
 
 
-def privacy_ledger(method: str, eps_x: float, eps_y: float, num_features: int, m: int | None = None
-                   ) -> dict[str, Any]:
+def privacy_ledger(method: str, eps_x: float, eps_y: float, num_features: int, m: int | None = None) -> dict[str, Any]:
     """The per-node privacy statement of one LPGNN run (flat, for a result row)."""
     meth, ex = feature_method(method, eps_x)
     ey = _budget(eps_y, "eps_y")
@@ -115,7 +128,11 @@ def privacy_ledger(method: str, eps_x: float, eps_y: float, num_features: int, m
         "level": level,
         **guarantee,
         "mechanism": f"features={meth}" + (f"(m={mm})" if mm else "") + "; labels=rr",
-        "eps_x": ex, "eps_y": ey, "epsilon": total, "delta": delta, "m": mm,
+        "eps_x": ex,
+        "eps_y": ey,
+        "epsilon": total,
+        "delta": delta,
+        "m": mm,
         "feature_epsilon": feat_eps,
         "accountant": "basic composition of the feature and label reports (each sent once; post-processing after)",
     }
@@ -128,8 +145,9 @@ def _option_budget(value: float, option: str) -> float:
     return v
 
 
-def budget(feature_epsilon: float, label_epsilon: float, num_features: int, mechanism: str = "mbm",
-           m: int | None = None) -> dict[str, Any]:
+def budget(
+    feature_epsilon: float, label_epsilon: float, num_features: int, mechanism: str = "mbm", m: int | None = None
+) -> dict[str, Any]:
     """The privacy statement of one LPGNN collection as the calculator prints it (errors name its options)."""
     ex = _option_budget(feature_epsilon, "--feature-epsilon")
     ey = _option_budget(label_epsilon, "--label-epsilon")

@@ -77,8 +77,9 @@ def _normal(shape: torch.Size, gen: torch.Generator | None, device: torch.device
     return torch.randn(shape, generator=gen, device=where, dtype=dtype).to(device)
 
 
-def _exponential(shape: torch.Size, gen: torch.Generator | None, device: torch.device,
-                 dtype: torch.dtype) -> torch.Tensor:
+def _exponential(
+    shape: torch.Size, gen: torch.Generator | None, device: torch.device, dtype: torch.dtype
+) -> torch.Tensor:
     where = gen.device if gen is not None else device
     return torch.empty(shape, device=where, dtype=dtype).exponential_(1.0, generator=gen).to(device)
 
@@ -167,8 +168,9 @@ class Mechanism(abc.ABC):
 
     def _check_domain(self, x: torch.Tensor, arg: str = "x") -> torch.Tensor:
         if torch.isnan(x).any():
-            raise ValueError(f"{arg} contains NaN; mechanisms need numbers in "
-                             f"[low, high] = [{self.low:g}, {self.high:g}]")
+            raise ValueError(
+                f"{arg} contains NaN; mechanisms need numbers in [low, high] = [{self.low:g}, {self.high:g}]"
+            )
         if x.numel() == 0:
             return x
         if not (math.isfinite(self.low) and math.isfinite(self.high)) and bool(torch.isinf(x).any()):
@@ -329,8 +331,11 @@ class PiecewiseMechanism(Mechanism):
         jac = 2.0 / self.span
         high = math.exp(self.epsilon / 2.0) / (2.0 * C)
         low = math.exp(-self.epsilon / 2.0) / (2.0 * C)
-        dens = torch.where((t_star >= left) & (t_star <= right), torch.tensor(high, dtype=torch.float64),
-                           torch.tensor(low, dtype=torch.float64))
+        dens = torch.where(
+            (t_star >= left) & (t_star <= right),
+            torch.tensor(high, dtype=torch.float64),
+            torch.tensor(low, dtype=torch.float64),
+        )
         dens = torch.where((t_star < -C) | (t_star > C), torch.zeros_like(dens), dens)
         return dens * jac
 
@@ -401,8 +406,9 @@ class RandomizedResponse(Mechanism):
     name = "rr"
     neighbouring = "LDP: any two labels of one node"
 
-    def __init__(self, epsilon: float, low: float = 0.0, high: float = 1.0, *, num_classes: int = None,
-                 clip: bool = False) -> None:
+    def __init__(
+        self, epsilon: float, low: float = 0.0, high: float = 1.0, *, num_classes: int = None, clip: bool = False
+    ) -> None:
         self.epsilon = check_epsilon(epsilon)
         if num_classes is None:
             raise TypeError("rr requires num_classes (an integer >= 2)")
@@ -515,8 +521,16 @@ class GaussianMechanism(Mechanism):
     name = "gaussian"
     neighbouring = "inputs at L2 distance <= sensitivity (as stated by the caller)"
 
-    def __init__(self, epsilon: float, low: float | None = None, high: float | None = None, *,
-                 delta: float = None, sensitivity: float = None, clip: bool = False) -> None:
+    def __init__(
+        self,
+        epsilon: float,
+        low: float | None = None,
+        high: float | None = None,
+        *,
+        delta: float = None,
+        sensitivity: float = None,
+        clip: bool = False,
+    ) -> None:
         self.epsilon = check_epsilon(epsilon)
         if delta is None:
             raise TypeError(f"{self.name} requires delta, a float in (0, 1)")
@@ -557,8 +571,10 @@ class GaussianMechanism(Mechanism):
         return out
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(epsilon={self.epsilon:g}, delta={self.delta:g}, "
-                f"sensitivity={self.l2_sensitivity:g}, sigma={self.sigma:.6g})")
+        return (
+            f"{type(self).__name__}(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+            f"sensitivity={self.l2_sensitivity:g}, sigma={self.sigma:.6g})"
+        )
 
     def _perturb(self, x: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
         return x + self.sigma * _normal(x.shape, gen, x.device, x.dtype)
@@ -606,8 +622,10 @@ def register_mechanism(name: str, cls: type[Mechanism], *, overwrite: bool = Fal
     if not key:
         raise ValueError("mechanism name must not be empty")
     if key in _REGISTRY and _REGISTRY[key] is not cls and not overwrite:
-        raise ValueError(f"a mechanism is already registered as {name!r} ({_REGISTRY[key].__name__}); "
-                         "pass overwrite=True to replace it")
+        raise ValueError(
+            f"a mechanism is already registered as {name!r} ({_REGISTRY[key].__name__}); "
+            "pass overwrite=True to replace it"
+        )
     _REGISTRY[key] = cls
     _DISPLAY[key] = name
 
@@ -617,8 +635,9 @@ def available_mechanisms() -> list[str]:
     return sorted(_DISPLAY.values())
 
 
-def get_mechanism(name: str, *, epsilon: float, low: float | None = None, high: float | None = None,
-                  **kwargs: Any) -> Mechanism:
+def get_mechanism(
+    name: str, *, epsilon: float, low: float | None = None, high: float | None = None, **kwargs: Any
+) -> Mechanism:
     """Build the mechanism registered as ``name``.
 
     ``low``/``high`` default to the class defaults: ``[0, 1]`` for the local mechanisms, unbounded for the

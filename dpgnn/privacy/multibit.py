@@ -36,6 +36,7 @@ from dpgnn.privacy.mechanisms import GeneratorLike, Mechanism, _resolve_generato
 
 __all__ = ["MultiBitMechanism", "optimal_m", "M_RULE_CONSTANT"]
 
+
 def _check_num_features(d: Any) -> int:
     if isinstance(d, bool) or not isinstance(d, (numbers.Integral, np.integer)) or int(d) < 1:
         raise ValueError(f"num_features must be an integer >= 1, got {d!r}")
@@ -61,8 +62,16 @@ class MultiBitMechanism(Mechanism):
     name = "multibit"
     neighbouring = "LDP: any two feature vectors of one node in [low, high]^d"
 
-    def __init__(self, epsilon: float, low: float = 0.0, high: float = 1.0, *, m: int | None = None,
-                 num_features: int | None = None, clip: bool = False) -> None:
+    def __init__(
+        self,
+        epsilon: float,
+        low: float = 0.0,
+        high: float = 1.0,
+        *,
+        m: int | None = None,
+        num_features: int | None = None,
+        clip: bool = False,
+    ) -> None:
         super().__init__(epsilon, low, high, clip=clip)
         if m is not None and (isinstance(m, bool) or not isinstance(m, (numbers.Integral, np.integer)) or m < 1):
             raise ValueError(f"m must be None (the paper's rule) or an integer in [1, d], got {m!r}")
@@ -124,8 +133,9 @@ class MultiBitMechanism(Mechanism):
         return float(bits.prod()) / math.comb(d, m)
 
     # -- encoder ----------------------------------------------------------------------------------------------------
-    def encode_sparse(self, x: Any, generator: GeneratorLike = None, *, chunk: int = 4096
-                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def encode_sparse(
+        self, x: Any, generator: GeneratorLike = None, *, chunk: int = 4096
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Node side for every row of ``x`` (``n × d``): the non-zero entries of ``x*`` as ``(rows, cols, signs)``.
 
         Each row gets ``m`` distinct coordinates (uniform without replacement: the ``m`` smallest of ``d`` uniform

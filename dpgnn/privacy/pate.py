@@ -91,8 +91,9 @@ def _privgnn_epsilon(lam: float, queries: int, gamma: float, delta: float, accou
     return float(get_accountant(accountant).compose(privgnn_event(lam, queries, gamma)).get_epsilon(delta))
 
 
-def privgnn_epsilon(lam: float, queries: int, gamma: float, delta: float,
-                    accountant: str = PRIVGNN_ACCOUNTANT) -> float:
+def privgnn_epsilon(
+    lam: float, queries: int, gamma: float, delta: float, accountant: str = PRIVGNN_ACCOUNTANT
+) -> float:
     """ε of a PrivGNN release (|Q| answered queries) at ``delta``; default = the authors' accountant.
 
     ``accountant="rdp"`` gives our exact Poisson-subsampled Laplace RDP with the tight conversion (never larger).
@@ -122,21 +123,36 @@ def theorem7_epsilon(lam: float, queries: int, gamma: float, delta: float) -> fl
     log(1/δ)/(3−1) (its eq. (6) pairs ε(α−1) with log(1/δ)/(α−1)), so it is not a valid instance of Lemma 5;
     :func:`order2_epsilon` is the same bound converted at order 2.
     """
-    lam, n, g, d = check_lam(lam), check_count(queries, "queries"), check_sample_rate(gamma, "gamma"), \
-        check_delta(delta)
+    lam, n, g, d = (
+        check_lam(lam),
+        check_count(queries, "queries"),
+        check_sample_rate(gamma, "gamma"),
+        check_delta(delta),
+    )
     return 0.5 * math.log(1.0 / d) + n * _subsampled_rdp2(lam, g)
 
 
 def order2_epsilon(lam: float, queries: int, gamma: float, delta: float) -> float:
     """A valid closed-form bound: the order-2 RDP of Theorem 7's proof with its own conversion, log(1/δ) + |Q|·ε(2)."""
-    lam, n, g, d = check_lam(lam), check_count(queries, "queries"), check_sample_rate(gamma, "gamma"), \
-        check_delta(delta)
+    lam, n, g, d = (
+        check_lam(lam),
+        check_count(queries, "queries"),
+        check_sample_rate(gamma, "gamma"),
+        check_delta(delta),
+    )
     return math.log(1.0 / d) + n * _subsampled_rdp2(lam, g)
 
 
-def implied_delta(target_epsilon: float, lam: float, queries: int, gamma: float, *,
-                  accountant: str = PRIVGNN_ACCOUNTANT, rel_tol: float = 1e-4,
-                  bracket: tuple[float, float] = (1e-12, 0.5)) -> float:
+def implied_delta(
+    target_epsilon: float,
+    lam: float,
+    queries: int,
+    gamma: float,
+    *,
+    accountant: str = PRIVGNN_ACCOUNTANT,
+    rel_tol: float = 1e-4,
+    bracket: tuple[float, float] = (1e-12, 0.5),
+) -> float:
     """The δ at which ``privgnn_epsilon(lam, queries, gamma, δ, accountant)`` equals ``target_epsilon``.
 
     ε(δ) is non-increasing in δ; bisection on log δ inside ``bracket``. Raises ``ValueError`` when the target is not
@@ -150,8 +166,7 @@ def implied_delta(target_epsilon: float, lam: float, queries: int, gamma: float,
 
     e_lo, e_hi = eps(lo), eps(hi)
     if not (e_hi <= target <= e_lo):
-        raise ValueError(f"target_epsilon={target} is outside [{e_hi:.4g}, {e_lo:.4g}], the ε range for δ in "
-                         f"{bracket}")
+        raise ValueError(f"target_epsilon={target} is outside [{e_hi:.4g}, {e_lo:.4g}], the ε range for δ in {bracket}")
     for _ in range(60):
         mid = 0.5 * (lo + hi)
         if eps(mid) > target:
@@ -266,8 +281,9 @@ class PateEpsilon:
         return dict(self.__dict__)
 
 
-def pate_epsilon(lam: float, queries: int, delta: float, counts: np.ndarray | None = None,
-                 moments: int = 8) -> PateEpsilon:
+def pate_epsilon(
+    lam: float, queries: int, delta: float, counts: np.ndarray | None = None, moments: int = 8
+) -> PateEpsilon:
     """Moments-accountant ε of |Q| PATE answers with Laplace(1/λ) vote noise, at ``delta``.
 
     ``counts`` (shape ``[queries, classes]``, the teachers' vote counts per answered query) gives the data-dependent
@@ -282,12 +298,21 @@ def pate_epsilon(lam: float, queries: int, delta: float, counts: np.ndarray | No
     indep = np.array([n * pate_logmgf_independent(lam, int(o)) for o in orders])
     eps_ind = (indep + math.log(1.0 / d)) / orders
     i_ind = int(np.argmin(eps_ind))
-    eps_rr = float(np.min((np.array([n * pate_logmgf_rr(lam, int(o)) for o in orders]) + math.log(1.0 / d))
-                          / orders))
+    eps_rr = float(np.min((np.array([n * pate_logmgf_rr(lam, int(o)) for o in orders]) + math.log(1.0 / d)) / orders))
     sound = min(per_query_epsilon(2.0 * lam, 1.0, n, d), eps_rr, float(eps_ind[i_ind]))
     if counts is None:
-        return PateEpsilon(float(eps_ind[i_ind]), float(eps_ind[i_ind]), int(orders[i_ind]), int(orders[i_ind]),
-                           d, n, lam, False, eps_rr, sound)
+        return PateEpsilon(
+            float(eps_ind[i_ind]),
+            float(eps_ind[i_ind]),
+            int(orders[i_ind]),
+            int(orders[i_ind]),
+            d,
+            n,
+            lam,
+            False,
+            eps_rr,
+            sound,
+        )
     c = np.asarray(counts, dtype=float)
     if c.ndim != 2 or c.shape[0] != n:
         raise ValueError(f"counts must have shape [queries={n}, classes], got {c.shape}")
@@ -297,5 +322,15 @@ def pate_epsilon(lam: float, queries: int, delta: float, counts: np.ndarray | No
     dep = np.array([sum(pate_logmgf(q, lam, int(o)) for q in qs) for o in orders])
     eps_dep = (dep + math.log(1.0 / d)) / orders
     i_dep = int(np.argmin(eps_dep))
-    return PateEpsilon(float(eps_dep[i_dep]), float(eps_ind[i_ind]), int(orders[i_dep]), int(orders[i_ind]),
-                       d, n, lam, True, eps_rr, sound)
+    return PateEpsilon(
+        float(eps_dep[i_dep]),
+        float(eps_ind[i_ind]),
+        int(orders[i_dep]),
+        int(orders[i_ind]),
+        d,
+        n,
+        lam,
+        True,
+        eps_rr,
+        sound,
+    )

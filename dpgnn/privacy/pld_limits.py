@@ -31,13 +31,12 @@ from typing import Any
 
 from dpgnn.privacy.events import Event, GaussianEvent, LaplaceEvent
 
-__all__ = ["MAX_POINTS", "MAX_STEP_POINTS", "TooLargeToAccount", "step_points", "check_steps",
-           "bounded_convolutions"]
+__all__ = ["MAX_POINTS", "MAX_STEP_POINTS", "TooLargeToAccount", "step_points", "check_steps", "bounded_convolutions"]
 
 #: most grid points of one composed PLD (the FFT of ``self_compose``: ~48 bytes per point at its peak)
-MAX_POINTS = 2 ** 25
+MAX_POINTS = 2**25
 #: most grid points of one step's PLD before it is built
-MAX_STEP_POINTS = 2 ** 21
+MAX_STEP_POINTS = 2**21
 #: ``dp_accounting``'s tail mass truncation in ``self_compose`` (its default, which the accountant uses)
 TAIL_MASS = 1e-15
 
@@ -68,7 +67,7 @@ def step_points(event: Event, interval: float) -> float:
 
 
 def _gaussian_points(sigma: float, interval: float) -> float:
-    return (21.0 / sigma + 1.0 / sigma ** 2) / interval
+    return (21.0 / sigma + 1.0 / sigma**2) / interval
 
 
 def check_steps(leaves: Iterable[tuple[Event, int]], interval: float) -> None:
@@ -80,7 +79,8 @@ def check_steps(leaves: Iterable[tuple[Event, int]], interval: float) -> None:
             raise TooLargeToAccount(
                 f"the pld accountant would need about {n:.3g} loss-grid points for one step of {event.to_dict()} "
                 f"(limit {MAX_STEP_POINTS:,}; the noise is too small for grid spacing {interval:g}); use the 'rdp' "
-                "accountant")
+                "accountant"
+            )
 
 
 @contextlib.contextmanager
@@ -98,7 +98,8 @@ def bounded_convolutions(max_points: int = MAX_POINTS) -> Iterator[None]:
         if points > max_points:
             raise TooLargeToAccount(
                 f"the pld accountant would need {points:,} loss-grid points to compose {num_times:,} steps "
-                f"(limit {max_points:,}); use the 'rdp' accountant, or fewer steps")
+                f"(limit {max_points:,}); use the 'rdp' accountant, or fewer steps"
+            )
         return original(input_list, num_times, tail_mass_truncation)
 
     def sparse(self: Any, num_times: int, tail_mass_truncation: float = 1e-15) -> Any:

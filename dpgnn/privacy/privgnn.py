@@ -56,13 +56,24 @@ from dpgnn.privacy.pate import PRIVGNN_ACCOUNTANT, check_lam
 from dpgnn.privacy.pure_composition import once_epsilon, per_query_epsilon
 from dpgnn.privacy.validation import check_count, check_delta, check_sample_rate
 
-__all__ = ["NEIGHBOURING", "SOUND_ACCOUNTANT", "SUBSAMPLING", "check_num_classes", "check_subsampling",
-           "noisy_argmax_distribution", "query_epsilon_exact", "query_epsilon", "sound_epsilon",
-           "statement_as_published", "statement_sound"]
+__all__ = [
+    "NEIGHBOURING",
+    "SOUND_ACCOUNTANT",
+    "SUBSAMPLING",
+    "check_num_classes",
+    "check_subsampling",
+    "noisy_argmax_distribution",
+    "query_epsilon_exact",
+    "query_epsilon",
+    "sound_epsilon",
+    "statement_as_published",
+    "statement_sound",
+]
 
 NEIGHBOURING = "add/remove one private node"
 #: how the sound ε is computed from ε₀ (the text of a sound statement and of ``dpgnn epsilon privgnn``)
 SOUND_ACCOUNTANT = "exact epsilon(delta) of the randomised-response dominating pair (Kairouz-Oh-Viswanath)"
+
 
 def check_num_classes(num_classes: Any, name: str = "num_classes") -> int:
     """Number of classes ``C``: an integer ≥ 2."""
@@ -143,8 +154,15 @@ def check_subsampling(value: Any) -> str:
     return str(value)
 
 
-def sound_epsilon(lam: float, queries: int, gamma: float, delta: float, num_classes: int | None = None, *,
-                  subsampling: str = "per_query") -> float:
+def sound_epsilon(
+    lam: float,
+    queries: int,
+    gamma: float,
+    delta: float,
+    num_classes: int | None = None,
+    *,
+    subsampling: str = "per_query",
+) -> float:
     """ε of a PrivGNN release as run: ``|Q|`` noisy-argmax queries of pure-DP ε₀ each (:func:`query_epsilon`) on
     Poisson(γ) subsamples, ``subsampling="per_query"`` (PrivGNN, KNNRem) or ``"once"`` (SingleGNN); the exact ε(δ)
     of the randomised-response dominating pair (:mod:`dpgnn.privacy.pure_composition`)."""
@@ -163,10 +181,18 @@ def _sound_text(queries: int, gamma: float, subsampling: str) -> str:
     return f"{queries} noisy-argmax queries, each on its own Poisson({gamma:g}) subsample"
 
 
-def statement_as_published(lam: float, queries: int, gamma: float, delta: float,
-                           num_classes: int | None = None, *, accountant: str = PRIVGNN_ACCOUNTANT,
-                           delta_sound: float | None = None, not_covered: Sequence[str] = (),
-                           subsampling: str = "per_query") -> dict[str, Any]:
+def statement_as_published(
+    lam: float,
+    queries: int,
+    gamma: float,
+    delta: float,
+    num_classes: int | None = None,
+    *,
+    accountant: str = PRIVGNN_ACCOUNTANT,
+    delta_sound: float | None = None,
+    not_covered: Sequence[str] = (),
+    subsampling: str = "per_query",
+) -> dict[str, Any]:
     """Guarantee fields of a PrivGNN row reported with the paper's ε, with the sound ε beside it (at
     ``delta_sound``, default ``delta``: the δ the paper states, where its tables need a larger one to reproduce).
 
@@ -176,29 +202,46 @@ def statement_as_published(lam: float, queries: int, gamma: float, delta: float,
     (SingleGNN) adds the issue that the paper's per-query amplification does not hold for one shared subsample.
     """
     how = check_subsampling(subsampling)
-    issues = ["the posterior's L1 sensitivity is 2, not 1: noisy argmax is eps0(C)-DP per query, see "
-              "dpgnn.privacy.privgnn"]
+    issues = [
+        "the posterior's L1 sensitivity is 2, not 1: noisy argmax is eps0(C)-DP per query, see dpgnn.privacy.privgnn"
+    ]
     if how == "once":
-        issues.append("one teacher on one subsample answers every query: the queries are amplified by "
-                      "subsampling once, not each on its own")
+        issues.append(
+            "one teacher on one subsample answers every query: the queries are amplified by "
+            "subsampling once, not each on its own"
+        )
     d_sound = delta if delta_sound is None else delta_sound
     return statement(
-        AS_PUBLISHED, NEIGHBOURING, not_covered=not_covered,
+        AS_PUBLISHED,
+        NEIGHBOURING,
+        not_covered=not_covered,
         accounted=f"{queries} Poisson({gamma:g})-subsampled Laplace(1/lambda={1 / lam:g}) queries, L1 sensitivity 1 "
-                  f"(paper Sec. 5.5 / Theorem 7; accountant {accountant})",
+        f"(paper Sec. 5.5 / Theorem 7; accountant {accountant})",
         issues=issues,
         epsilon_sound=sound_epsilon(lam, queries, gamma, d_sound, num_classes, subsampling=how),
-        delta_sound=d_sound, epsilon_per_query_sound=query_epsilon(lam, num_classes), num_classes=num_classes)
+        delta_sound=d_sound,
+        epsilon_per_query_sound=query_epsilon(lam, num_classes),
+        num_classes=num_classes,
+    )
 
 
-def statement_sound(lam: float, queries: int, gamma: float, delta: float,
-                    num_classes: int | None = None, *, subsampling: str = "per_query") -> dict[str, Any]:
+def statement_sound(
+    lam: float,
+    queries: int,
+    gamma: float,
+    delta: float,
+    num_classes: int | None = None,
+    *,
+    subsampling: str = "per_query",
+) -> dict[str, Any]:
     """Guarantee fields of a PrivGNN row whose ``epsilon`` is :func:`sound_epsilon`."""
     eps0 = query_epsilon(lam, num_classes)
     return statement(
-        SOUND, NEIGHBOURING,
+        SOUND,
+        NEIGHBOURING,
         accounted=f"{_sound_text(queries, gamma, check_subsampling(subsampling))}, pure eps0 = {eps0:.6g} each "
-                  f"({'exact for C = ' + str(num_classes) if num_classes else 'sensitivity-2 bound 2*lambda'}); "
-                  f"{SOUND_ACCOUNTANT}",
-        epsilon_per_query_sound=eps0, num_classes=num_classes)
-
+        f"({'exact for C = ' + str(num_classes) if num_classes else 'sensitivity-2 bound 2*lambda'}); "
+        f"{SOUND_ACCOUNTANT}",
+        epsilon_per_query_sound=eps0,
+        num_classes=num_classes,
+    )

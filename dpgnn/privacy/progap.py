@@ -50,10 +50,26 @@ from dpgnn.privacy.events import ComposedEvent, Event, GaussianEvent, PoissonSam
 from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, SOUND, non_private, statement
 from dpgnn.privacy.validation import check_fraction, check_int, check_positive
 
-__all__ = ["LEVELS", "DEFAULT_ACCOUNTANT", "DEFAULT_RTOL", "default_delta", "stage_steps", "accounted_steps",
-           "privacy_event", "theorem41_epsilon", "theorem42_epsilon", "calibrate_noise", "privacy_ledger",
-           "EDGE_RELATIONS", "edge_sensitivity", "guarantee_statement", "FIDELITIES",
-           "FIDELITY_ACCOUNTANT", "accountant_for", "check_level"]
+__all__ = [
+    "LEVELS",
+    "DEFAULT_ACCOUNTANT",
+    "DEFAULT_RTOL",
+    "default_delta",
+    "stage_steps",
+    "accounted_steps",
+    "privacy_event",
+    "theorem41_epsilon",
+    "theorem42_epsilon",
+    "calibrate_noise",
+    "privacy_ledger",
+    "EDGE_RELATIONS",
+    "edge_sensitivity",
+    "guarantee_statement",
+    "FIDELITIES",
+    "FIDELITY_ACCOUNTANT",
+    "accountant_for",
+    "check_level",
+]
 
 #: edge-level neighbouring relations: one directed edge (the authors') or one undirected edge (two directed ones)
 EDGE_RELATIONS = ("directed", "undirected")
@@ -68,33 +84,52 @@ def edge_sensitivity(edge_relation: str) -> float:
     return 1.0 if edge_relation == "directed" else math.sqrt(2.0)
 
 
-def guarantee_statement(level: str, *, edge_relation: str = "directed", dpsgd_runs: int = 0,
-                        aggregations: int = 0, method: str = "progap") -> dict[str, Any]:
+def guarantee_statement(
+    level: str, *, edge_relation: str = "directed", dpsgd_runs: int = 0, aggregations: int = 0, method: str = "progap"
+) -> dict[str, Any]:
     """Guarantee fields of a ProGAP/GAP-style run (module docstring, "What the code guarantees")."""
     check_level(level)
     if level == "none":
         return non_private()
     if level == "edge":
         sens = edge_sensitivity(edge_relation)
-        accounted = (f"{aggregations} NAP Gaussian queries, noise std = multiplier x {sens:.4g} (L2 sensitivity of "
-                     f"one {edge_relation} edge)")
+        accounted = (
+            f"{aggregations} NAP Gaussian queries, noise std = multiplier x {sens:.4g} (L2 sensitivity of "
+            f"one {edge_relation} edge)"
+        )
         if aggregations == 0:
-            return statement(SOUND, f"add/remove one {edge_relation} edge",
-                             accounted="nothing private is used (no aggregation): epsilon = 0")
+            return statement(
+                SOUND,
+                f"add/remove one {edge_relation} edge",
+                accounted="nothing private is used (no aggregation): epsilon = 0",
+            )
         if edge_relation == "directed":
-            return statement(AS_PUBLISHED, "add/remove one directed edge", accounted=accounted,
-                             issues=["the graphs are undirected: one undirected edge is two directed edges and "
-                                     "moves two aggregate rows (L2 sqrt(2)); use edge_relation='undirected'"])
+            return statement(
+                AS_PUBLISHED,
+                "add/remove one directed edge",
+                accounted=accounted,
+                issues=[
+                    "the graphs are undirected: one undirected edge is two directed edges and "
+                    "moves two aggregate rows (L2 sqrt(2)); use edge_relation='undirected'"
+                ],
+            )
         return statement(SOUND, "add/remove one undirected edge (both directions)", accounted=accounted)
     issues = []
     if aggregations:
-        issues = ["the removed node's own aggregate row (norm up to D) is not covered by the sqrt(D) sensitivity: it "
-                  "reaches the model only as one clipped DP-SGD example and, normalised, in its out-neighbours' rows",
-                  "the random in-edge sampling of the degree cap depends on the node (a swap moves a row by up to 2)"]
-    return statement(AS_PUBLISHED, "add/remove one node with its edges (degrees capped at D)",
-                     accounted=f"{aggregations} NAP Gaussian queries (sensitivity sqrt(D)) + {dpsgd_runs} DP-SGD runs "
-                               "(per-sample clipping, Poisson sampling)",
-                     not_covered=[MODEL_SELECTION], issues=issues)
+        issues = [
+            "the removed node's own aggregate row (norm up to D) is not covered by the sqrt(D) sensitivity: it "
+            "reaches the model only as one clipped DP-SGD example and, normalised, in its out-neighbours' rows",
+            "the random in-edge sampling of the degree cap depends on the node (a swap moves a row by up to 2)",
+        ]
+    return statement(
+        AS_PUBLISHED,
+        "add/remove one node with its edges (degrees capped at D)",
+        accounted=f"{aggregations} NAP Gaussian queries (sensitivity sqrt(D)) + {dpsgd_runs} DP-SGD runs "
+        "(per-sample clipping, Poisson sampling)",
+        not_covered=[MODEL_SELECTION],
+        issues=issues,
+    )
+
 
 LEVELS = ("none", "edge", "node")
 
@@ -113,6 +148,7 @@ def accountant_for(level: str, fidelity: str = "paper", accountant: str | None =
     if fidelity not in FIDELITIES:
         raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
     return accountant or FIDELITY_ACCOUNTANT[fidelity][level]
+
 
 #: calibration tolerance on ε per level: the edge-level profile is closed form, so calibrating to 1e-6 is free and
 #: lands on the exact σ of the reference table (docs/papers/progap.md#edge-level-privacy) (a 1e-3 tolerance on ε leaves
@@ -159,8 +195,16 @@ def accounted_steps(train_nodes: int, batch_size: int, epochs: int) -> int:
     return max(trained, int(epochs) * int(train_nodes) // int(batch_size))
 
 
-def privacy_event(level: str, noise: float, *, aggregations: int, dpsgd_runs: int = 0, train_nodes: int = 1,
-                  batch_size: int = 1, epochs: int = 1) -> Event | None:
+def privacy_event(
+    level: str,
+    noise: float,
+    *,
+    aggregations: int,
+    dpsgd_runs: int = 0,
+    train_nodes: int = 1,
+    batch_size: int = 1,
+    epochs: int = 1,
+) -> Event | None:
     """The privacy event of a ProGAP/GAP run in units of sensitivity (``None`` when it has no cost).
 
     ``aggregations`` NAP queries (Gaussian, noise multiplier ``noise``) plus, at node level, ``dpsgd_runs``
@@ -192,8 +236,16 @@ def theorem41_epsilon(sigma: float, depth: int, delta: float) -> float:
     return 0.0 if k == 0 else k / (2 * s * s) + math.sqrt(2 * k * math.log(1 / d)) / s
 
 
-def theorem42_epsilon(noise_multiplier: float, depth: int, sample_rate: float, steps: int, delta: float, *,
-                      dpsgd_runs: int | None = None, max_order: int = 256) -> float:
+def theorem42_epsilon(
+    noise_multiplier: float,
+    depth: int,
+    sample_rate: float,
+    steps: int,
+    delta: float,
+    *,
+    dpsgd_runs: int | None = None,
+    max_order: int = 256,
+) -> float:
     """Paper Theorem 4.2 (node level): ``min_α [(K+1)·T·ε_SGM(α) + Kα/(2z²) + log(1/δ)/(α−1)]`` over integer
     ``α ∈ [2, max_order]``, with ``σ_GP = z·C``, ``σ_AP = z·√D`` (so ``C²/σ_GP² = D/σ_AP² = 1/z²``) and ``ε_SGM``
     the Zhu & Wang (2019) upper bound for the Poisson-subsampled Gaussian (the sum printed in Eq. 11)."""
@@ -210,30 +262,64 @@ def theorem42_epsilon(noise_multiplier: float, depth: int, sample_rate: float, s
         if q < 1.0:
             j = np.arange(3, a + 1)
             log_binom = gammaln(a + 1) - gammaln(j + 1) - gammaln(a - j + 1)
-            terms = [(a - 1) * math.log1p(-q) + math.log(a * q - q + 1),
-                     math.log(a * (a - 1) / 2) + 2 * math.log(q) + (a - 2) * math.log1p(-q) + 1 / z ** 2]
-            terms += list(log_binom + (a - j) * math.log1p(-q) + j * math.log(q) + (j - 1) * j / (2 * z ** 2))
+            terms = [
+                (a - 1) * math.log1p(-q) + math.log(a * q - q + 1),
+                math.log(a * (a - 1) / 2) + 2 * math.log(q) + (a - 2) * math.log1p(-q) + 1 / z**2,
+            ]
+            terms += list(log_binom + (a - j) * math.log1p(-q) + j * math.log(q) + (j - 1) * j / (2 * z**2))
             sgm = float(logsumexp(terms)) / (a - 1)
         else:
-            sgm = a / (2 * z ** 2)
-        eps = runs * t * sgm + k * a / (2 * z ** 2) + math.log(1 / d) / (a - 1)
+            sgm = a / (2 * z**2)
+        eps = runs * t * sgm + k * a / (2 * z**2) + math.log(1 / d) / (a - 1)
         best = min(best, eps)
     return best
 
 
 @functools.lru_cache(maxsize=4096)
-def _calibrate_cached(level: str, target: float, delta: float, aggregations: int, dpsgd_runs: int,
-                      train_nodes: int, batch_size: int, epochs: int, accountant: str, rtol: float, lower: float,
-                      upper: float):
+def _calibrate_cached(
+    level: str,
+    target: float,
+    delta: float,
+    aggregations: int,
+    dpsgd_runs: int,
+    train_nodes: int,
+    batch_size: int,
+    epochs: int,
+    accountant: str,
+    rtol: float,
+    lower: float,
+    upper: float,
+):
     def make(v: float) -> Event:
-        return privacy_event(level, v, aggregations=aggregations, dpsgd_runs=dpsgd_runs, train_nodes=train_nodes,
-                             batch_size=batch_size, epochs=epochs)
+        return privacy_event(
+            level,
+            v,
+            aggregations=aggregations,
+            dpsgd_runs=dpsgd_runs,
+            train_nodes=train_nodes,
+            batch_size=batch_size,
+            epochs=epochs,
+        )
+
     return calibrate(make, target, delta, lower=lower, upper=upper, accountant=accountant, rtol=rtol)
 
 
-def calibrate_noise(level: str, target_epsilon: float, delta: float, *, aggregations: int, dpsgd_runs: int = 0,
-                    train_nodes: int = 1, batch_size: int = 1, epochs: int = 1, accountant: str | None = None,
-                    rtol: float | None = None, lower: float = 0.05, upper: float = 2000.0, fidelity: str = "paper"):
+def calibrate_noise(
+    level: str,
+    target_epsilon: float,
+    delta: float,
+    *,
+    aggregations: int,
+    dpsgd_runs: int = 0,
+    train_nodes: int = 1,
+    batch_size: int = 1,
+    epochs: int = 1,
+    accountant: str | None = None,
+    rtol: float | None = None,
+    lower: float = 0.05,
+    upper: float = 2000.0,
+    fidelity: str = "paper",
+):
     """Smallest noise multiplier with ``ε ≤ target_epsilon`` (a :class:`dpgnn.privacy.Calibration`; cached).
 
     ``rtol`` (relative tolerance on ε below the target) defaults to ``DEFAULT_RTOL[level]``; ``fidelity`` picks
@@ -241,24 +327,60 @@ def calibrate_noise(level: str, target_epsilon: float, delta: float, *, aggregat
     check_level(level)
     if level == "none":
         raise ValueError("level='none' has no noise to calibrate")
-    if privacy_event(level, 1.0, aggregations=aggregations, dpsgd_runs=dpsgd_runs, train_nodes=train_nodes,
-                     batch_size=batch_size, epochs=epochs) is None:
+    if (
+        privacy_event(
+            level,
+            1.0,
+            aggregations=aggregations,
+            dpsgd_runs=dpsgd_runs,
+            train_nodes=train_nodes,
+            batch_size=batch_size,
+            epochs=epochs,
+        )
+        is None
+    ):
         raise ValueError("this run touches no private data (no aggregation and no DP-SGD run): nothing to calibrate")
     eps = check_positive(target_epsilon, "target_epsilon")
     acc = accountant_for(level, fidelity, accountant)
     tol = DEFAULT_RTOL[level] if rtol is None else rtol
-    cal = _calibrate_cached(level, eps, check_fraction(delta), int(aggregations), int(dpsgd_runs), int(train_nodes),
-                            int(batch_size), int(epochs), acc, float(tol), float(lower), float(upper))
+    cal = _calibrate_cached(
+        level,
+        eps,
+        check_fraction(delta),
+        int(aggregations),
+        int(dpsgd_runs),
+        int(train_nodes),
+        int(batch_size),
+        int(epochs),
+        acc,
+        float(tol),
+        float(lower),
+        float(upper),
+    )
     assert cal.epsilon <= eps
     return cal
 
 
-def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise: float | None = None,
-                   target_epsilon: float | None = None, aggregations: int | None = None,
-                   dpsgd_runs: int | None = None, train_nodes: int = 1, batch_size: int = 1, epochs: int = 1,
-                   max_degree: int | None = None, clip: float = 1.0, accountant: str | None = None,
-                   method: str = "progap", rtol: float | None = None, edge_relation: str = "directed",
-                   fidelity: str = "paper") -> dict[str, Any]:
+def privacy_ledger(
+    level: str,
+    *,
+    depth: int,
+    delta: float | None = None,
+    noise: float | None = None,
+    target_epsilon: float | None = None,
+    aggregations: int | None = None,
+    dpsgd_runs: int | None = None,
+    train_nodes: int = 1,
+    batch_size: int = 1,
+    epochs: int = 1,
+    max_degree: int | None = None,
+    clip: float = 1.0,
+    accountant: str | None = None,
+    method: str = "progap",
+    rtol: float | None = None,
+    edge_relation: str = "directed",
+    fidelity: str = "paper",
+) -> dict[str, Any]:
     """Noise and ε of a ProGAP-style run, with the paper's bound beside the numerical accountant.
 
     Give either ``noise`` (the multiplier ``z``/``σ``) or ``target_epsilon`` (then calibrated). ``aggregations``
@@ -275,9 +397,17 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
     k = check_int(depth, "depth", 0)
     aggs = k if aggregations is None else check_int(aggregations, "aggregations", 0)
     if level == "none":
-        return {"level": "none", "mechanism": "none", "epsilon": math.inf,
-                "delta": 0.0, "accountant": "none", "noise_multiplier": 0.0, "sigma_nap": 0.0, "depth": k,
-                **guarantee_statement("none")}
+        return {
+            "level": "none",
+            "mechanism": "none",
+            "epsilon": math.inf,
+            "delta": 0.0,
+            "accountant": "none",
+            "noise_multiplier": 0.0,
+            "sigma_nap": 0.0,
+            "depth": k,
+            **guarantee_statement("none"),
+        }
     if delta is None:
         raise ValueError("delta is required for a private run (see default_delta)")
     d = check_fraction(delta)
@@ -299,14 +429,25 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
         z = check_positive(noise, "noise")
         eps, cal_info = event_epsilon(privacy_event(level, z, **kw), d, acc), None
     out: dict[str, Any] = {
-        "level": level, "method": method, "depth": k, "aggregations": aggs, "delta": d, "noise_multiplier": z,
-        "epsilon": eps, "target_epsilon": cal_info, "accountant": acc if z > 0 else "none (no private data used)",
+        "level": level,
+        "method": method,
+        "depth": k,
+        "aggregations": aggs,
+        "delta": d,
+        "noise_multiplier": z,
+        "epsilon": eps,
+        "target_epsilon": cal_info,
+        "accountant": acc if z > 0 else "none (no private data used)",
         "fidelity": fidelity,
     }
     if level == "edge":
-        out.update(sigma_nap=z * sens_edge, sensitivity_nap=sens_edge, edge_relation=edge_relation,
-                   mechanism=f"{aggs} x NAP Gaussian (sensitivity {sens_edge:.4g}: one {edge_relation} edge)",
-                   **guarantee_statement("edge", edge_relation=edge_relation, aggregations=aggs if z > 0 else 0))
+        out.update(
+            sigma_nap=z * sens_edge,
+            sensitivity_nap=sens_edge,
+            edge_relation=edge_relation,
+            mechanism=f"{aggs} x NAP Gaussian (sensitivity {sens_edge:.4g}: one {edge_relation} edge)",
+            **guarantee_statement("edge", edge_relation=edge_relation, aggregations=aggs if z > 0 else 0),
+        )
         if method == "progap" and z > 0:
             out["epsilon_paper_bound"] = theorem41_epsilon(z, aggs, d)
             out["paper_bound"] = "Theorem 4.1"
@@ -314,12 +455,22 @@ def privacy_ledger(level: str, *, depth: int, delta: float | None = None, noise:
         q, trained = stage_steps(train_nodes, batch_size, epochs)
         t = accounted_steps(train_nodes, batch_size, epochs)
         dd = max_degree if max_degree is not None else 0
-        out.update(**guarantee_statement("node", aggregations=aggs, dpsgd_runs=runs),
-                   sigma_nap=z * math.sqrt(dd), sensitivity_nap=math.sqrt(dd), max_degree=max_degree,
-                   sigma_sgd=z * clip, clip=clip, sample_rate=q, steps_per_run=t, steps_trained_per_run=trained,
-                   dpsgd_runs=runs,
-                   batch_size=batch_size, train_nodes=train_nodes, epochs=epochs,
-                   mechanism=f"{aggs} x NAP Gaussian (sensitivity sqrt(D)) + {runs} x DP-Adam (Poisson sampling)")
+        out.update(
+            **guarantee_statement("node", aggregations=aggs, dpsgd_runs=runs),
+            sigma_nap=z * math.sqrt(dd),
+            sensitivity_nap=math.sqrt(dd),
+            max_degree=max_degree,
+            sigma_sgd=z * clip,
+            clip=clip,
+            sample_rate=q,
+            steps_per_run=t,
+            steps_trained_per_run=trained,
+            dpsgd_runs=runs,
+            batch_size=batch_size,
+            train_nodes=train_nodes,
+            epochs=epochs,
+            mechanism=f"{aggs} x NAP Gaussian (sensitivity sqrt(D)) + {runs} x DP-Adam (Poisson sampling)",
+        )
         if method == "progap" and z > 0 and runs == aggs + 1:
             out["epsilon_paper_bound"] = theorem42_epsilon(z, aggs, q, t, d)
             out["paper_bound"] = "Theorem 4.2"

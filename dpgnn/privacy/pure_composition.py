@@ -35,13 +35,21 @@ from scipy.special import gammaln, logsumexp
 
 from dpgnn.privacy.validation import check_count, check_delta, check_sample_rate
 
-__all__ = ["MAX_QUERIES", "hockey_stick", "pair_epsilon", "per_query_pairs", "once_pairs", "per_query_epsilon",
-           "once_epsilon", "once_pure_epsilon"]
+__all__ = [
+    "MAX_QUERIES",
+    "hockey_stick",
+    "pair_epsilon",
+    "per_query_pairs",
+    "once_pairs",
+    "per_query_epsilon",
+    "once_epsilon",
+    "once_pure_epsilon",
+]
 
 #: relative width of the final bisection bracket (the returned ε is its upper end)
 _RTOL = 1e-10
 #: most queries composed exactly (the pairs hold queries + 1 outcomes: about 40 s and 0.6 GB at 10^7)
-MAX_QUERIES = 10 ** 7
+MAX_QUERIES = 10**7
 
 
 def _check_queries(queries: int) -> int:
@@ -52,8 +60,12 @@ def _check_queries(queries: int) -> int:
 
 
 def _check_eps0(eps0: float) -> float:
-    if isinstance(eps0, bool) or not isinstance(eps0, (int, float, np.floating)) or not math.isfinite(eps0) \
-            or eps0 <= 0:
+    if (
+        isinstance(eps0, bool)
+        or not isinstance(eps0, (int, float, np.floating))
+        or not math.isfinite(eps0)
+        or eps0 <= 0
+    ):
         raise ValueError(f"eps0 must be a finite number > 0, got {eps0!r}")
     return float(eps0)
 

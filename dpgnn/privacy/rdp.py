@@ -227,7 +227,7 @@ def _log_a_gaussian_frac(q: float, z: float, alpha: float, chunk: int = 256, max
     r1 = log_coef + j_next * lq + i_next * l1q + (j_next**2 - j_next) / (2 * s2) + log_ndtr((j_next - z0) / z)
     total += math.exp(r0 - top) + math.exp(r1 - top)
     if start >= max_terms:  # pragma: no cover - did not converge: be conservative
-        total += float(np.sum(np.exp(all_l[-2 * chunk:] - top)))
+        total += float(np.sum(np.exp(all_l[-2 * chunk :] - top)))
     if total <= 0:  # pragma: no cover - numerical breakdown
         return math.inf
     return top + math.log(total)
@@ -386,8 +386,7 @@ def rdp_sampled_without_replacement(
     if q == 1.0:
         return np.asarray(base_rdp(np.asarray(orders, dtype=float)), dtype=float)
     lq = math.log(q)
-    log_em1_inf = math.inf if math.isinf(eps_pure) else (
-        math.log(math.expm1(eps_pure)) if eps_pure > 0 else -math.inf)
+    log_em1_inf = math.inf if math.isinf(eps_pure) else (math.log(math.expm1(eps_pure)) if eps_pure > 0 else -math.inf)
     eps2 = float(np.asarray(base_rdp(np.array([2.0])))[0])
 
     def cgf(ints: np.ndarray) -> np.ndarray:
@@ -397,8 +396,7 @@ def rdp_sampled_without_replacement(
         eps_j = np.asarray(base_rdp(jj), dtype=float) if len(jj) else np.zeros(0)
         # log of e^{(j−1)ε(j)} min{2, (e^{ε∞}−1)^j}
         common = (jj - 1.0) * eps_j + np.minimum(math.log(2.0), jj * log_em1_inf) + jj * lq
-        two = 2 * lq + min(math.log(4.0) + math.log(math.expm1(eps2)),
-                           eps2 + min(math.log(2.0), 2.0 * log_em1_inf))
+        two = 2 * lq + min(math.log(4.0) + math.log(math.expm1(eps2)), eps2 + min(math.log(2.0), 2.0 * log_em1_inf))
         for idx, n in enumerate(ints):
             n = int(n)
             terms = [0.0, float(_log_binom_int(n, np.array(2.0))) + two]
@@ -446,8 +444,11 @@ def _wor_gaussian_theorem27_cgf(q: float, z: float, alpha: int) -> float:
     deltas = _wor_gaussian_log_deltas(z)
     e2 = 2.0 / (2.0 * z * z)
     lq = math.log(q)
-    two = 2 * lq + float(_log_binom_int(alpha, np.array(2.0))) + min(math.log(4.0) + e2 + math.log(-math.expm1(-e2)),
-                                                                     e2 + math.log(2.0))
+    two = (
+        2 * lq
+        + float(_log_binom_int(alpha, np.array(2.0)))
+        + min(math.log(4.0) + e2 + math.log(-math.expm1(-e2)), e2 + math.log(2.0))
+    )
     if alpha == 2:
         return float(np.logaddexp(0.0, two))
     j = np.arange(3, alpha + 1)
@@ -458,8 +459,9 @@ def _wor_gaussian_theorem27_cgf(q: float, z: float, alpha: int) -> float:
     return float(logsumexp(np.concatenate([[0.0, two], terms])))
 
 
-def rdp_sampled_without_replacement_gaussian(sample_rate: float, noise_multiplier: float,
-                                             orders: Sequence[float]) -> np.ndarray:
+def rdp_sampled_without_replacement_gaussian(
+    sample_rate: float, noise_multiplier: float, orders: Sequence[float]
+) -> np.ndarray:
     """RDP of the sensitivity-1 Gaussian sampled without replacement (replace-one): the smaller of WBK Theorem 9
     (:func:`rdp_sampled_without_replacement`, every order) and WBK Theorem 27 (integer orders ≤ 256; fractional
     orders by the CGF chord between neighbouring integers), both valid upper bounds."""
@@ -471,9 +473,11 @@ def rdp_sampled_without_replacement_gaussian(sample_rate: float, noise_multiplie
         return _reorder(np.asarray(general, dtype=float), a, orders)
     small = a <= WOR_GAUSSIAN_MAX_ORDER
     if np.any(small):
+
         def cgf(ints: np.ndarray) -> np.ndarray:
-            return np.array([min(_wor_gaussian_theorem27_cgf(q, z, int(n)), (n - 1.0) * n / (2.0 * z * z))
-                             for n in ints])
+            return np.array(
+                [min(_wor_gaussian_theorem27_cgf(q, z, int(n)), (n - 1.0) * n / (2.0 * z * z)) for n in ints]
+            )
 
         strengthened = interpolate_integer_cgf(a[small], cgf)
         general = general.copy()

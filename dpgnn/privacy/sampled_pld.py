@@ -61,21 +61,29 @@ import numpy as np
 
 from dpgnn.privacy.validation import check_count, check_positive_finite, check_sample_rate
 
-__all__ = ["DEFAULT_INTERVAL", "MAX_COMPOSITIONS", "symmetrise", "wor_pld", "fdp_pld", "fdp_lower_bound_pld",
-           "check_compositions"]
+__all__ = [
+    "DEFAULT_INTERVAL",
+    "MAX_COMPOSITIONS",
+    "symmetrise",
+    "wor_pld",
+    "fdp_pld",
+    "fdp_lower_bound_pld",
+    "check_compositions",
+]
 
 #: Loss-grid spacing of the PLDs (as :class:`dpgnn.privacy.accountant.PldAccountant`'s default).
 DEFAULT_INTERVAL = 1e-3
 #: Most self-compositions a PLD is asked for; beyond it the callers say so in one line (use the ``rdp`` accountant).
-MAX_COMPOSITIONS = 10 ** 8
+MAX_COMPOSITIONS = 10**8
 
 
 def check_compositions(count: int) -> int:
     """``count`` if in ``[1, MAX_COMPOSITIONS]``, else a one-line ``ValueError`` naming the range."""
     n = check_count(count, "count")
     if n > MAX_COMPOSITIONS:
-        raise ValueError(f"count must be in [1, {MAX_COMPOSITIONS}] for PLD accounting, got {n}; "
-                         "use the 'rdp' accountant")
+        raise ValueError(
+            f"count must be in [1, {MAX_COMPOSITIONS}] for PLD accounting, got {n}; use the 'rdp' accountant"
+        )
     return n
 
 
@@ -84,7 +92,7 @@ def _direction_deltas(pmf: Any, lo: int, hi: int, step: float) -> np.ndarray:
     dense = pmf.to_dense_pmf()
     probs = np.zeros(hi - lo + 1)
     start = dense._lower_loss - lo  # noqa: SLF001 - dp_accounting exposes no public accessor for the PMF
-    probs[start:start + dense._probs.size] = dense._probs  # noqa: SLF001
+    probs[start : start + dense._probs.size] = dense._probs  # noqa: SLF001
     j = np.arange(lo, hi + 1)
     tail = np.concatenate([np.cumsum(probs[::-1])[::-1][1:], [0.0]])  # Σ_{k>j} p_k
     scaled = probs * np.exp(-(j - lo) * step)  # p_k e^{-(k-lo)Δℓ}
@@ -146,8 +154,9 @@ def _affected_pmf(num_train: int, batch_size: int, max_affected: int) -> tuple[n
 
 
 @functools.lru_cache(maxsize=128)
-def fdp_pld(noise_multiplier: float, num_train: int, batch_size: int, max_affected: int,
-            interval: float = DEFAULT_INTERVAL) -> Any:
+def fdp_pld(
+    noise_multiplier: float, num_train: int, batch_size: int, max_affected: int, interval: float = DEFAULT_INTERVAL
+) -> Any:
     """PLD of one FDP step (noise ``z · 2KC``; module docstring): the symmetrised pair
     ``((1 − p_0) P̃ + p_0 Q̃, Q̃)``, a mixture over the revealed count ``i ≥ 1`` of subsampled Gaussians of
     sensitivity ``i / (zK)`` at rate ``1 − p_0`` (``K = 1``: the without-replacement pair at ``q = B / n``)."""
@@ -161,15 +170,18 @@ def fdp_pld(noise_multiplier: float, num_train: int, batch_size: int, max_affect
     rate = 1.0 - (float(p[0]) if i[0] == 0 else 0.0)  # no unaffected batch (n - K < B): rate 1, no sampling
     out, weight = None, 0.0
     for count, prob in zip(i[i > 0], p[i > 0]):
-        part = pld_lib.from_gaussian_mechanism(z * k, sensitivity=float(count), sampling_prob=rate,
-                                               value_discretization_interval=interval)
-        out, weight = ((part, prob) if out is None
-                       else (part.compute_mixture(out, prob / (weight + prob)), weight + prob))
+        part = pld_lib.from_gaussian_mechanism(
+            z * k, sensitivity=float(count), sampling_prob=rate, value_discretization_interval=interval
+        )
+        out, weight = (
+            (part, prob) if out is None else (part.compute_mixture(out, prob / (weight + prob)), weight + prob)
+        )
     return symmetrise(out)
 
 
-def fdp_lower_bound_pld(noise_multiplier: float, num_train: int, batch_size: int, max_affected: int,
-                        interval: float = DEFAULT_INTERVAL) -> Any:
+def fdp_lower_bound_pld(
+    noise_multiplier: float, num_train: int, batch_size: int, max_affected: int, interval: float = DEFAULT_INTERVAL
+) -> Any:
     """PLD of one concrete pair of FDP datasets, ``(N(0), Σ_i p_i N(2iC))`` with ``σ = z·2KC`` (every root's gradient
     ``C·e``, the K affected roots' ``−C·e``): discretised *optimistically*, so its ε is a lower bound on the truth."""
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
@@ -177,5 +189,10 @@ def fdp_lower_bound_pld(noise_multiplier: float, num_train: int, batch_size: int
     z = check_positive_finite(noise_multiplier, "noise_multiplier")
     i, p = _affected_pmf(num_train, batch_size, max_affected)
     k = min(max_affected, num_train)
-    return pld_lib.from_mixture_gaussian_mechanism(z * k, [float(c) for c in i], [float(w) for w in p],
-                                                   pessimistic_estimate=False, value_discretization_interval=interval)
+    return pld_lib.from_mixture_gaussian_mechanism(
+        z * k,
+        [float(c) for c in i],
+        [float(w) for w in p],
+        pessimistic_estimate=False,
+        value_discretization_interval=interval,
+    )

@@ -42,8 +42,15 @@ import numpy as np
 from dpgnn.privacy.rdp import check_orders, rdp_to_epsilon
 from dpgnn.privacy.validation import check_delta
 
-__all__ = ["TruncatedNegativeBinomial", "PoissonTrials", "selection_rdp", "selection_epsilon",
-           "pure_selection_epsilon", "private_search", "SearchResult"]
+__all__ = [
+    "TruncatedNegativeBinomial",
+    "PoissonTrials",
+    "selection_rdp",
+    "selection_epsilon",
+    "pure_selection_epsilon",
+    "private_search",
+    "SearchResult",
+]
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,7 @@ class TruncatedNegativeBinomial:
         g, e = self.gamma, self.eta
         if e == 0:
             return (1 / g - 1) / math.log(1 / g)
-        return e * (1 - g) / (g * (1 - g ** e))
+        return e * (1 - g) / (g * (1 - g**e))
 
     def pgf(self, x: np.ndarray | float) -> np.ndarray:
         """``E[x^K]`` for ``x ∈ [0, 1]``: ``((1 − (1−γ)x)^{−η} − 1) / (γ^{−η} − 1)``, or
@@ -99,7 +106,7 @@ class TruncatedNegativeBinomial:
         uniform draw)."""
         u = rng.random()
         k, cdf = 0, 0.0
-        while cdf < u and k < 10 ** 8:
+        while cdf < u and k < 10**8:
             k += 1
             cdf += math.exp(self.log_pmf(k))
         return k
@@ -192,8 +199,9 @@ def selection_rdp(base_rdp: Sequence[float], trials: Trials, orders: Sequence[fl
     return out
 
 
-def selection_epsilon(base_rdp: Sequence[float], trials: Trials, delta: float,
-                      orders: Sequence[float] | None = None) -> tuple[float, float]:
+def selection_epsilon(
+    base_rdp: Sequence[float], trials: Trials, delta: float, orders: Sequence[float] | None = None
+) -> tuple[float, float]:
     """(ε, best order) of the whole search at ``delta``: :func:`selection_rdp` then the RDP → (ε, δ) conversion."""
     a = check_orders(orders)
     return rdp_to_epsilon(a, selection_rdp(base_rdp, trials, a), check_delta(delta))
@@ -203,8 +211,10 @@ def pure_selection_epsilon(epsilon: float, trials: TruncatedNegativeBinomial) ->
     """ε of the search when every run is pure ε-DP: ``(2 + η)·ε`` (Papernot & Steinke Thm. 2 with ``λ, λ̂ → ∞``;
     ``3ε`` for the geometric distribution, Liu & Talwar's Thm. 3.4)."""
     if not isinstance(trials, TruncatedNegativeBinomial):
-        raise ValueError("pure-DP selection has a closed form for the truncated negative binomial only; use "
-                         "selection_epsilon with the runs' RDP curve")
+        raise ValueError(
+            "pure-DP selection has a closed form for the truncated negative binomial only; use "
+            "selection_epsilon with the runs' RDP curve"
+        )
     if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon >= 0):
         raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
     return (2 + trials.eta) * float(epsilon)
@@ -231,9 +241,16 @@ class SearchResult:
     scores: list[tuple[dict[str, Any], float]]
 
 
-def private_search(run: Callable[[dict[str, Any], int], tuple[float, Any]], space: Callable[[np.random.Generator],
-                   dict[str, Any]], trials: Trials, *, base_rdp: Sequence[float], delta: float, seed: int = 0,
-                   orders: Sequence[float] | None = None) -> SearchResult:
+def private_search(
+    run: Callable[[dict[str, Any], int], tuple[float, Any]],
+    space: Callable[[np.random.Generator], dict[str, Any]],
+    trials: Trials,
+    *,
+    base_rdp: Sequence[float],
+    delta: float,
+    seed: int = 0,
+    orders: Sequence[float] | None = None,
+) -> SearchResult:
     """Random search with a random number of runs; the best run is released with ε that includes the search.
 
     Args:
@@ -259,12 +276,20 @@ def private_search(run: Callable[[dict[str, Any], int], tuple[float, Any]], spac
     best, best_cfg, best_score, scores = None, None, -math.inf, []
     for _ in range(k):
         cfg = space(rng)
-        score, out = run(cfg, int(rng.integers(2 ** 31)))
+        score, out = run(cfg, int(rng.integers(2**31)))
         scores.append((cfg, float(score)))
         if score > best_score:
             best, best_cfg, best_score = out, cfg, float(score)
-    ledger = {"selection": trials.describe(), "expected_runs": trials.mean(), "runs": k, "delta": delta,
-              "epsilon_run": eps_run, "epsilon": eps, "order": order, "guarantee": "sound",
-              "accountant": "Papernot & Steinke (ICLR 2022) RDP of the best of K runs, then RDP → (ε, δ)",
-              "search_included": True}
+    ledger = {
+        "selection": trials.describe(),
+        "expected_runs": trials.mean(),
+        "runs": k,
+        "delta": delta,
+        "epsilon_run": eps_run,
+        "epsilon": eps,
+        "order": order,
+        "guarantee": "sound",
+        "accountant": "Papernot & Steinke (ICLR 2022) RDP of the best of K runs, then RDP → (ε, δ)",
+        "search_included": True,
+    }
     return SearchResult(best, best_cfg, best_score, k, ledger, scores)

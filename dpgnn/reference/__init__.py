@@ -24,8 +24,20 @@ from importlib import resources
 
 import pandas as pd
 
-COLUMNS = ["paper", "artifact", "dataset", "method", "setting", "metric", "value", "spread", "spread_kind",
-           "tolerance", "approx", "source"]
+COLUMNS = [
+    "paper",
+    "artifact",
+    "dataset",
+    "method",
+    "setting",
+    "metric",
+    "value",
+    "spread",
+    "spread_kind",
+    "tolerance",
+    "approx",
+    "source",
+]
 
 
 EXPLANATION_COLUMNS = ["paper", "artifact", "dataset", "method", "setting", "metric", "cause"]
@@ -42,8 +54,11 @@ def stand_in_for(paper: str, dataset: str) -> str | None:
 
 def papers() -> list[str]:
     """Papers that ship reference data."""
-    return sorted(p.name[:-4] for p in resources.files(__name__).iterdir()
-                  if p.name.endswith(".csv") and p.name != "explanations.csv")
+    return sorted(
+        p.name[:-4]
+        for p in resources.files(__name__).iterdir()
+        if p.name.endswith(".csv") and p.name != "explanations.csv"
+    )
 
 
 @cache

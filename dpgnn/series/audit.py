@@ -45,66 +45,145 @@ _LDP = list(ldp.MECHANISMS) + list(ldp.BROKEN)
 _MIA_NOISE = ["posterior", "log_softmax"]
 PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
-        "ldp_mechanisms": _LDP, "ldp_epsilons": _EPS, "ldp_trials": 100_000,
-        "edge_epsilons": [1.0, 4.0, 8.0], "edge_hops": [2], "edge_trials": 1500,
-        "node_epsilons": [1.0, 8.0, math.inf], "node_canaries": 200, "node_graph_nodes": 600, "node_epochs": 20,
-        "query_lambdas": [0.5, 1.0, 2.0], "query_classes": 10, "query_trials": 100_000,
-        "mia_datasets": ["amazon"], "mia_queries": 100, "mia_k": 50, "mia_lambda": 1.0, "mia_teacher_epochs": 5,
-        "mia_student_epochs": 15, "mia_runs": 1,
+        "ldp_mechanisms": _LDP,
+        "ldp_epsilons": _EPS,
+        "ldp_trials": 100_000,
+        "edge_epsilons": [1.0, 4.0, 8.0],
+        "edge_hops": [2],
+        "edge_trials": 1500,
+        "node_epsilons": [1.0, 8.0, math.inf],
+        "node_canaries": 200,
+        "node_graph_nodes": 600,
+        "node_epochs": 20,
+        "query_lambdas": [0.5, 1.0, 2.0],
+        "query_classes": 10,
+        "query_trials": 100_000,
+        "mia_datasets": ["amazon"],
+        "mia_queries": 100,
+        "mia_k": 50,
+        "mia_lambda": 1.0,
+        "mia_teacher_epochs": 5,
+        "mia_student_epochs": 15,
+        "mia_runs": 1,
         "mia_noise": ["posterior"],  # the authors'-code cells would double the notebook's smoke time
         "mia_published_datasets": [],
         # the shadow designs' spread (fig4_shadows): one small run, the usual protocol
-        "mia_shadow_datasets": ["amazon"], "mia_shadow_runs": 1, "mia_shadow_sizes": ["quarter", "target"],
-        "mia_shadow_epochs": [15], "mia_shadow_protocols": ["score"],
-        "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": [8.0], "central_canaries": 200,
-        "central_graph_nodes": 300, "central_epochs": 30, "central_controls": ["progap-node", "drw"],
-        "central_broken": ["dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
-        "alpha": 0.05, "seed": 12345,
+        "mia_shadow_datasets": ["amazon"],
+        "mia_shadow_runs": 1,
+        "mia_shadow_sizes": ["quarter", "target"],
+        "mia_shadow_epochs": [15],
+        "mia_shadow_protocols": ["score"],
+        "central_methods": list(central.CENTRAL_METHODS),
+        "central_epsilons": [8.0],
+        "central_canaries": 200,
+        "central_graph_nodes": 300,
+        "central_epochs": 30,
+        "central_controls": ["progap-node", "drw"],
+        "central_broken": ["dp-gnn"],
+        "central_broken_epsilon": 0.1,
+        "central_broken_factor": 1e-6,
+        "alpha": 0.05,
+        "seed": 12345,
     },
     # "test": the smallest end-to-end execution (tests/test_notebooks.py)
     "test": {
-        "ldp_mechanisms": ["pgc", "broken_laplace"], "ldp_epsilons": [1.0], "ldp_trials": 20_000,
-        "edge_epsilons": [4.0], "edge_hops": [1], "edge_trials": 100,
-        "node_epsilons": [8.0], "node_canaries": 20, "node_graph_nodes": 100, "node_epochs": 2,
-        "query_lambdas": [1.0], "query_classes": 10, "query_trials": 20_000,
-        "mia_datasets": ["credit"], "mia_queries": 20, "mia_k": 20, "mia_lambda": 1.0, "mia_teacher_epochs": 2,
-        "mia_student_epochs": 3, "mia_runs": 1, "mia_noise": _MIA_NOISE, "mia_published_datasets": ["credit"],
-        "mia_shadow_datasets": ["credit"], "mia_shadow_runs": 1, "mia_shadow_sizes": ["quarter", "target"],
-        "mia_shadow_epochs": [3], "mia_shadow_protocols": ["score"],  # the published attack's fits cost minutes
-        "central_methods": ["dp-gnn"], "central_epsilons": [8.0], "central_canaries": 20,
-        "central_graph_nodes": 60, "central_epochs": 2, "central_controls": [], "central_broken": ["dp-gnn"],
-        "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
-        "alpha": 0.05, "seed": 0,
+        "ldp_mechanisms": ["pgc", "broken_laplace"],
+        "ldp_epsilons": [1.0],
+        "ldp_trials": 20_000,
+        "edge_epsilons": [4.0],
+        "edge_hops": [1],
+        "edge_trials": 100,
+        "node_epsilons": [8.0],
+        "node_canaries": 20,
+        "node_graph_nodes": 100,
+        "node_epochs": 2,
+        "query_lambdas": [1.0],
+        "query_classes": 10,
+        "query_trials": 20_000,
+        "mia_datasets": ["credit"],
+        "mia_queries": 20,
+        "mia_k": 20,
+        "mia_lambda": 1.0,
+        "mia_teacher_epochs": 2,
+        "mia_student_epochs": 3,
+        "mia_runs": 1,
+        "mia_noise": _MIA_NOISE,
+        "mia_published_datasets": ["credit"],
+        "mia_shadow_datasets": ["credit"],
+        "mia_shadow_runs": 1,
+        "mia_shadow_sizes": ["quarter", "target"],
+        "mia_shadow_epochs": [3],
+        "mia_shadow_protocols": ["score"],  # the published attack's fits cost minutes
+        "central_methods": ["dp-gnn"],
+        "central_epsilons": [8.0],
+        "central_canaries": 20,
+        "central_graph_nodes": 60,
+        "central_epochs": 2,
+        "central_controls": [],
+        "central_broken": ["dp-gnn"],
+        "central_broken_epsilon": 0.1,
+        "central_broken_factor": 1e-6,
+        "alpha": 0.05,
+        "seed": 0,
     },
     "paper": {
-        "ldp_mechanisms": _LDP, "ldp_epsilons": _EPS, "ldp_trials": 2_000_000,
-        "edge_epsilons": _EPS, "edge_hops": [1, 2, 4], "edge_trials": 10_000,
-        "node_epsilons": _EPS + [math.inf], "node_canaries": 1000, "node_graph_nodes": 2000, "node_epochs": 50,
-        "query_lambdas": [0.1, 0.2, 0.4, 0.8, 1.0, 2.0], "query_classes": 10, "query_trials": 2_000_000,
+        "ldp_mechanisms": _LDP,
+        "ldp_epsilons": _EPS,
+        "ldp_trials": 2_000_000,
+        "edge_epsilons": _EPS,
+        "edge_hops": [1, 2, 4],
+        "edge_trials": 10_000,
+        "node_epsilons": _EPS + [math.inf],
+        "node_canaries": 1000,
+        "node_graph_nodes": 2000,
+        "node_epochs": 50,
+        "query_lambdas": [0.1, 0.2, 0.4, 0.8, 1.0, 2.0],
+        "query_classes": 10,
+        "query_trials": 2_000_000,
         # Fig. 4: λ = 1 (App. C), |Q| = 1000 and the main-result K (docs/papers/privgnn.md#data-and-splits),
         # 200 epochs, 3 runs
         # Fig. 4 draws Amazon, ArXiv and Reddit (App. C); Credit is run for the text's "on all datasets"
-        "mia_datasets": ["amazon", "arxiv", "reddit", "credit"], "mia_queries": 1000, "mia_k": None, "mia_lambda": 1.0,
-        "mia_teacher_epochs": 200, "mia_student_epochs": 200, "mia_runs": 3, "mia_noise": _MIA_NOISE,
+        "mia_datasets": ["amazon", "arxiv", "reddit", "credit"],
+        "mia_queries": 1000,
+        "mia_k": None,
+        "mia_lambda": 1.0,
+        "mia_teacher_epochs": 200,
+        "mia_student_epochs": 200,
+        "mia_runs": 3,
+        "mia_noise": _MIA_NOISE,
         # the published attack implementation's protocol (dpgnn.audit.mia), on Fig. 4's dataset
         "mia_published_datasets": ["amazon"],
         # how far the attacker's open choices move Fig. 4 (fig4_shadows): every shadow size, 50 / 200 (the targets')
         # / 500 (the official code's) epochs, both protocols, against the same targets
-        "mia_shadow_datasets": ["amazon"], "mia_shadow_runs": 3, "mia_shadow_sizes": list(mia.SHADOW_SIZES),
-        "mia_shadow_epochs": [50, 200, 500], "mia_shadow_protocols": list(mia.PROTOCOLS),
-        "central_methods": list(central.CENTRAL_METHODS), "central_epsilons": _EPS, "central_canaries": 1000,
-        "central_graph_nodes": 1000, "central_epochs": 50, "central_controls": ["progap-node", "drw"],
-        "central_broken": ["progap-node", "dp-gnn"], "central_broken_epsilon": 0.1, "central_broken_factor": 1e-6,
-        "alpha": 0.05, "seed": 12345,
+        "mia_shadow_datasets": ["amazon"],
+        "mia_shadow_runs": 3,
+        "mia_shadow_sizes": list(mia.SHADOW_SIZES),
+        "mia_shadow_epochs": [50, 200, 500],
+        "mia_shadow_protocols": list(mia.PROTOCOLS),
+        "central_methods": list(central.CENTRAL_METHODS),
+        "central_epsilons": _EPS,
+        "central_canaries": 1000,
+        "central_graph_nodes": 1000,
+        "central_epochs": 50,
+        "central_controls": ["progap-node", "drw"],
+        "central_broken": ["progap-node", "dp-gnn"],
+        "central_broken_epsilon": 0.1,
+        "central_broken_factor": 1e-6,
+        "alpha": 0.05,
+        "seed": 12345,
     },
 }
 
 for _name, _wb in white_box.PROFILES.items():  # notebook 05's settings (dpgnn.series.audit_white_box)
     PROFILES[_name].update(_wb)
 
-UNITS = {"ldp": "LDP (one node's feature / vector / label)", "edge": "edge-level DP", "node": "node-level DP",
-         "feature": "feature-level DP (one node's features; DRW/FDP)",
-         "query": "PrivGNN: one query (node level, per step)"}
+UNITS = {
+    "ldp": "LDP (one node's feature / vector / label)",
+    "edge": "edge-level DP",
+    "node": "node-level DP",
+    "feature": "feature-level DP (one node's features; DRW/FDP)",
+    "query": "PrivGNN: one query (node level, per step)",
+}
 ARTIFACTS = ("ldp", "edge", "node", "query")
 #: every artifact with audited ε rows (the figure and the summary of notebook 04)
 ALL_ARTIFACTS = ("ldp", "edge", "node", "central", "query")
@@ -124,19 +203,43 @@ def run_ldp(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.Dat
 
     def cell(c):
         r = ldp.audit_mechanism(c["method"], c["epsilon"], trials=c["trials"], seed=c["seed"], alpha=c["alpha"])
-        return {"dataset": "worst-case inputs", "setting": _setting(c["epsilon"]), "metric": "epsilon_lb",
-                "value": r["epsilon_lb"], "run": 0, "level": "ldp", "delta": r["delta"],
-                "epsilon_point": r["epsilon_point"], "tpr": r["tpr"], "fpr": r["fpr"], "threshold": r["threshold"],
-                "label": r["label"], "unit": r["unit"], "broken": c["method"] in ldp.BROKEN,
-                "ledger": {"level": "ldp", **ldp.guarantee_statement(c["method"]), "mechanism": c["method"],
-                           "epsilon": c["epsilon"], "delta": r["delta"], "accountant": "mechanism's LDP guarantee",
-                           "audit": "threshold test, Clopper-Pearson", "alpha": c["alpha"]}}
+        return {
+            "dataset": "worst-case inputs",
+            "setting": _setting(c["epsilon"]),
+            "metric": "epsilon_lb",
+            "value": r["epsilon_lb"],
+            "run": 0,
+            "level": "ldp",
+            "delta": r["delta"],
+            "epsilon_point": r["epsilon_point"],
+            "tpr": r["tpr"],
+            "fpr": r["fpr"],
+            "threshold": r["threshold"],
+            "label": r["label"],
+            "unit": r["unit"],
+            "broken": c["method"] in ldp.BROKEN,
+            "ledger": {
+                "level": "ldp",
+                **ldp.guarantee_statement(c["method"]),
+                "mechanism": c["method"],
+                "epsilon": c["epsilon"],
+                "delta": r["delta"],
+                "accountant": "mechanism's LDP guarantee",
+                "audit": "threshold test, Clopper-Pearson",
+                "alpha": c["alpha"],
+            },
+        }
 
     # family-wise confidence over the grid (Bonferroni): the tight audits sit at ε itself, so with a per-cell 95%
     # level about one correct cell in 70 would cross its claim by chance; at alpha / cells none should (95% overall)
     n_cells = len(cfg.ldp_mechanisms) * len(cfg.ldp_epsilons)
-    cells = grid(method=list(cfg.ldp_mechanisms), epsilon=[float(e) for e in cfg.ldp_epsilons],
-                 trials=[cfg.ldp_trials], alpha=[cfg.alpha / n_cells], seed=[cfg.seed])
+    cells = grid(
+        method=list(cfg.ldp_mechanisms),
+        epsilon=[float(e) for e in cfg.ldp_epsilons],
+        trials=[cfg.ldp_trials],
+        alpha=[cfg.alpha / n_cells],
+        seed=[cfg.seed],
+    )
     return run_grid(store, "ldp", cells, cell, desc="LDP audits", force=force)
 
 
@@ -147,16 +250,33 @@ def run_edge(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.Da
     """Canary-edge audits of K NAP aggregations (GAP/ProGAP edge level) at the calibrated σ."""
 
     def cell(c):
-        r = canary.audit_edge_aggregation(c["epsilon"], hops=c["hops"], trials=c["trials"], seed=c["seed"],
-                                          alpha=c["alpha"])
-        return {"dataset": "random graph (40 nodes)", "method": f"progap/gap NAP, K={c['hops']}",
-                "setting": _setting(c["epsilon"]), "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0,
-                "level": "edge", "delta": r["delta"], "epsilon_accounted": r["epsilon_accounted"],
-                "epsilon_point": r["epsilon_point"], "sigma": r["sigma"], "tpr": r["tpr"], "fpr": r["fpr"],
-                "ledger": r["ledger"]}
+        r = canary.audit_edge_aggregation(
+            c["epsilon"], hops=c["hops"], trials=c["trials"], seed=c["seed"], alpha=c["alpha"]
+        )
+        return {
+            "dataset": "random graph (40 nodes)",
+            "method": f"progap/gap NAP, K={c['hops']}",
+            "setting": _setting(c["epsilon"]),
+            "metric": "epsilon_lb",
+            "value": r["epsilon_lb"],
+            "run": 0,
+            "level": "edge",
+            "delta": r["delta"],
+            "epsilon_accounted": r["epsilon_accounted"],
+            "epsilon_point": r["epsilon_point"],
+            "sigma": r["sigma"],
+            "tpr": r["tpr"],
+            "fpr": r["fpr"],
+            "ledger": r["ledger"],
+        }
 
-    cells = grid(epsilon=[float(e) for e in cfg.edge_epsilons], hops=list(cfg.edge_hops),
-                 trials=[cfg.edge_trials], alpha=[cfg.alpha], seed=[cfg.seed])
+    cells = grid(
+        epsilon=[float(e) for e in cfg.edge_epsilons],
+        hops=list(cfg.edge_hops),
+        trials=[cfg.edge_trials],
+        alpha=[cfg.alpha],
+        seed=[cfg.seed],
+    )
     return run_grid(store, "edge", cells, cell, desc="edge audits", force=force)
 
 
@@ -171,17 +291,40 @@ def run_node(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.Da
         return cache[n]
 
     def cell(c):
-        r = canary.audit_dpsgd_one_run(graph(c["graph_nodes"]), epsilon=c["epsilon"], num_canaries=c["canaries"],
-                                       seed=c["seed"], epochs=c["epochs"], alpha=c["alpha"])
-        return {"dataset": f"csbm-{c['graph_nodes']}", "method": "dp-mlp (DP-Adam stage)" if math.isfinite(
-                c["epsilon"]) else "mlp (non-private control)", "setting": _setting(c["epsilon"]),
-                "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0, "level": "node",
-                "delta": r["delta"], "epsilon_accounted": r["epsilon_accounted"],
-                "noise_multiplier": r["noise_multiplier"], "guesses": r["guesses"], "correct": r["correct"],
-                "canaries_in": r["canaries_in"], "test_acc": r["test_acc"], "ledger": r["ledger"]}
+        r = canary.audit_dpsgd_one_run(
+            graph(c["graph_nodes"]),
+            epsilon=c["epsilon"],
+            num_canaries=c["canaries"],
+            seed=c["seed"],
+            epochs=c["epochs"],
+            alpha=c["alpha"],
+        )
+        return {
+            "dataset": f"csbm-{c['graph_nodes']}",
+            "method": "dp-mlp (DP-Adam stage)" if math.isfinite(c["epsilon"]) else "mlp (non-private control)",
+            "setting": _setting(c["epsilon"]),
+            "metric": "epsilon_lb",
+            "value": r["epsilon_lb"],
+            "run": 0,
+            "level": "node",
+            "delta": r["delta"],
+            "epsilon_accounted": r["epsilon_accounted"],
+            "noise_multiplier": r["noise_multiplier"],
+            "guesses": r["guesses"],
+            "correct": r["correct"],
+            "canaries_in": r["canaries_in"],
+            "test_acc": r["test_acc"],
+            "ledger": r["ledger"],
+        }
 
-    cells = grid(epsilon=[float(e) for e in cfg.node_epsilons], canaries=[cfg.node_canaries],
-                 graph_nodes=[cfg.node_graph_nodes], epochs=[cfg.node_epochs], alpha=[cfg.alpha], seed=[cfg.seed])
+    cells = grid(
+        epsilon=[float(e) for e in cfg.node_epsilons],
+        canaries=[cfg.node_canaries],
+        graph_nodes=[cfg.node_graph_nodes],
+        epochs=[cfg.node_epochs],
+        alpha=[cfg.alpha],
+        seed=[cfg.seed],
+    )
     return run_grid(store, "node", cells, cell, desc="node audits (DP-SGD one run)", force=force)
 
 
@@ -190,20 +333,47 @@ def run_query(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.D
     the noise on posteriors (the paper) and on log-softmax (the authors' code)."""
 
     def cell(c):
-        r = argmax.audit_noisy_argmax(c["lam"], num_classes=c["classes"], trials=c["trials"], seed=c["seed"],
-                                      noise_on=c["noise_on"], alpha=c["alpha"])
+        r = argmax.audit_noisy_argmax(
+            c["lam"],
+            num_classes=c["classes"],
+            trials=c["trials"],
+            seed=c["seed"],
+            noise_on=c["noise_on"],
+            alpha=c["alpha"],
+        )
         name = "privgnn noisy argmax" + (" (log-softmax, authors' code)" if c["noise_on"] == "log_softmax" else "")
-        return {"dataset": f"worst-case posteriors, c={c['classes']}", "method": name, "setting": f"lam={c['lam']:g}",
-                "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0, "level": "node",
-                "epsilon": float(c["lam"]), "delta": 0.0, "epsilon_point": r["epsilon_point"], "tpr": r["tpr"],
-                "fpr": r["fpr"], "epsilon_if_l1_sensitivity_2": r["epsilon_if_l1_sensitivity_2"],
-                "ledger": {"level": "node", "mechanism": f"Laplace(1/lam) on {c['noise_on']}, argmax",
-                           "epsilon": float(c["lam"]), "delta": 0.0,
-                           "accountant": "PrivGNN base event: Laplace, L1 sensitivity 1",
-                           **argmax.query_statement(float(c["lam"]), c["classes"], c["noise_on"])}}
+        return {
+            "dataset": f"worst-case posteriors, c={c['classes']}",
+            "method": name,
+            "setting": f"lam={c['lam']:g}",
+            "metric": "epsilon_lb",
+            "value": r["epsilon_lb"],
+            "run": 0,
+            "level": "node",
+            "epsilon": float(c["lam"]),
+            "delta": 0.0,
+            "epsilon_point": r["epsilon_point"],
+            "tpr": r["tpr"],
+            "fpr": r["fpr"],
+            "epsilon_if_l1_sensitivity_2": r["epsilon_if_l1_sensitivity_2"],
+            "ledger": {
+                "level": "node",
+                "mechanism": f"Laplace(1/lam) on {c['noise_on']}, argmax",
+                "epsilon": float(c["lam"]),
+                "delta": 0.0,
+                "accountant": "PrivGNN base event: Laplace, L1 sensitivity 1",
+                **argmax.query_statement(float(c["lam"]), c["classes"], c["noise_on"]),
+            },
+        }
 
-    cells = grid(lam=[float(v) for v in cfg.query_lambdas], noise_on=["posterior", "log_softmax"],
-                 classes=[cfg.query_classes], trials=[cfg.query_trials], alpha=[cfg.alpha], seed=[cfg.seed])
+    cells = grid(
+        lam=[float(v) for v in cfg.query_lambdas],
+        noise_on=["posterior", "log_softmax"],
+        classes=[cfg.query_classes],
+        trials=[cfg.query_trials],
+        alpha=[cfg.alpha],
+        seed=[cfg.seed],
+    )
     return run_grid(store, "query", cells, cell, desc="PrivGNN query audits", force=force)
 
 
@@ -223,10 +393,16 @@ def drw_noise_multiplier(epsilon: float) -> float:
     audit graph, where one step of the subsampled Gaussian already costs more). ε = ∞ (the non-private control)
     has no noise; 1.0 is passed and unused."""
     return 4.0 / math.sqrt(epsilon) if math.isfinite(epsilon) else 1.0
+
+
 #: the ``dataset`` of every central audit row (sizes per profile are in the ``graph_nodes``/``canaries`` columns)
 CENTRAL_DATASET = "csbm + canaries"
-_CENTRAL_LABEL = {"progap-node": "ProGAP node level", "dp-gnn": "DP-GNN", "drw": "DRW (sound mode)",
-                  "fdp": "FDP (sound mode)"}
+_CENTRAL_LABEL = {
+    "progap-node": "ProGAP node level",
+    "dp-gnn": "DP-GNN",
+    "drw": "DRW (sound mode)",
+    "fdp": "FDP (sound mode)",
+}
 
 
 def central_label(method: str, epsilon: float, noise_factor: float) -> str:
@@ -255,28 +431,59 @@ def run_central(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd
             kw["noise_multiplier"] = drw_noise_multiplier(c["epsilon"])
         else:
             kw["epochs"] = c["epochs"]
-        r = central.audit_central(c["method"], graph(c["graph_nodes"]), epsilon=c["epsilon"],
-                                  num_canaries=c["canaries"], seed=c["seed"], noise_factor=c["noise_factor"],
-                                  alpha=c["alpha"], **kw)
+        r = central.audit_central(
+            c["method"],
+            graph(c["graph_nodes"]),
+            epsilon=c["epsilon"],
+            num_canaries=c["canaries"],
+            seed=c["seed"],
+            noise_factor=c["noise_factor"],
+            alpha=c["alpha"],
+            **kw,
+        )
         broken = c["noise_factor"] != 1.0
-        return {"dataset": CENTRAL_DATASET,
-                "method": central_label(c["method"], c["epsilon"], c["noise_factor"]),
-                "setting": _setting(c["epsilon"]), "metric": "epsilon_lb", "value": r["epsilon_lb"], "run": 0,
-                "level": r["unit"] if math.isfinite(c["epsilon"]) else "none", "privacy_unit": r["unit"],
-                "epsilon": r["epsilon_claimed"], "delta": r["delta"], "epsilon_accounted": r["epsilon_claimed"],
-                "epsilon_run": r["epsilon_accounted"], "broken": broken, "noise_multiplier": r["noise_multiplier"],
-                "guesses": r["guesses"], "correct": r["correct"], "canaries_in": r["canaries_in"],
-                "utility": r["utility"], "score_gap": r["score_gap"], "ledger": r["ledger"]}
+        return {
+            "dataset": CENTRAL_DATASET,
+            "method": central_label(c["method"], c["epsilon"], c["noise_factor"]),
+            "setting": _setting(c["epsilon"]),
+            "metric": "epsilon_lb",
+            "value": r["epsilon_lb"],
+            "run": 0,
+            "level": r["unit"] if math.isfinite(c["epsilon"]) else "none",
+            "privacy_unit": r["unit"],
+            "epsilon": r["epsilon_claimed"],
+            "delta": r["delta"],
+            "epsilon_accounted": r["epsilon_claimed"],
+            "epsilon_run": r["epsilon_accounted"],
+            "broken": broken,
+            "noise_multiplier": r["noise_multiplier"],
+            "guesses": r["guesses"],
+            "correct": r["correct"],
+            "canaries_in": r["canaries_in"],
+            "utility": r["utility"],
+            "score_gap": r["score_gap"],
+            "ledger": r["ledger"],
+        }
 
-    base = dict(canaries=[cfg.central_canaries], graph_nodes=[cfg.central_graph_nodes],
-                epochs=[cfg.central_epochs], alpha=[cfg.alpha], seed=[cfg.seed])
-    cells = grid(method=list(cfg.central_methods), epsilon=[float(e) for e in cfg.central_epsilons],
-                 noise_factor=[1.0], **base)
+    base = dict(
+        canaries=[cfg.central_canaries],
+        graph_nodes=[cfg.central_graph_nodes],
+        epochs=[cfg.central_epochs],
+        alpha=[cfg.alpha],
+        seed=[cfg.seed],
+    )
+    cells = grid(
+        method=list(cfg.central_methods), epsilon=[float(e) for e in cfg.central_epsilons], noise_factor=[1.0], **base
+    )
     if cfg.central_controls:
         cells += grid(method=list(cfg.central_controls), epsilon=[math.inf], noise_factor=[1.0], **base)
     if cfg.central_broken:
-        cells += grid(method=list(cfg.central_broken), epsilon=[float(cfg.central_broken_epsilon)],
-                      noise_factor=[float(cfg.central_broken_factor)], **base)
+        cells += grid(
+            method=list(cfg.central_broken),
+            epsilon=[float(cfg.central_broken_epsilon)],
+            noise_factor=[float(cfg.central_broken_factor)],
+            **base,
+        )
     return run_grid(store, "central", cells, cell, desc="central DP canary audits", force=force)
 
 
@@ -293,8 +500,16 @@ def audit_table(store: ResultStore, artifacts: tuple[str, ...] = ALL_ARTIFACTS) 
     df = pd.concat(frames, ignore_index=True)
     acc = df["epsilon_accounted"] if "epsilon_accounted" in df else df["epsilon"]
     acc = acc.fillna(df["epsilon"]).astype(float)
-    out = pd.DataFrame({"unit": df["unit"], "method": df["method"], "claimed": df["epsilon"].astype(float),
-                        "accounted": acc, "delta": df["delta"].astype(float), "audited_lb": df["value"].astype(float)})
+    out = pd.DataFrame(
+        {
+            "unit": df["unit"],
+            "method": df["method"],
+            "claimed": df["epsilon"].astype(float),
+            "accounted": acc,
+            "delta": df["delta"].astype(float),
+            "audited_lb": df["value"].astype(float),
+        }
+    )
     if "epsilon_point" in df:
         out["audited_point"] = df["epsilon_point"].astype(float)
     out["broken"] = df["broken"].fillna(False).astype(bool) if "broken" in df else False
@@ -310,11 +525,19 @@ def audit_side_by_side(store: ResultStore, artifacts: tuple[str, ...] = ALL_ARTI
     t = audit_table(store, artifacts)
     if t.empty:
         return t
-    return (t.groupby(["unit", "method"], sort=False)
-            .agg(cells=("claimed", "size"), max_audited=("audited_lb", "max"), max_ratio=("ratio", "max"),
-                 min_ratio=("ratio", "min"),
-                 tight_cells=("tight", "sum"), flagged_cells=("flagged", "sum"), broken=("broken", "any"))
-            .reset_index())
+    return (
+        t.groupby(["unit", "method"], sort=False)
+        .agg(
+            cells=("claimed", "size"),
+            max_audited=("audited_lb", "max"),
+            max_ratio=("ratio", "max"),
+            min_ratio=("ratio", "min"),
+            tight_cells=("tight", "sum"),
+            flagged_cells=("flagged", "sum"),
+            broken=("broken", "any"),
+        )
+        .reset_index()
+    )
 
 
 def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = ALL_ARTIFACTS):
@@ -331,8 +554,16 @@ def plot_accounted_vs_audited(store: ResultStore, artifacts: tuple[str, ...] = A
         for method, g in sub.groupby("method", sort=False):
             g = g.sort_values("accounted")
             if g["broken"].any():  # a broken variant under audit: red crosses, flagged when above the diagonal
-                ax.plot(g["accounted"], g["audited_lb"], marker="x", ms=7, mew=2, ls="none", color="#d62728",
-                        label=f"{method}" + (" FLAGGED" if g["flagged"].any() else ""))
+                ax.plot(
+                    g["accounted"],
+                    g["audited_lb"],
+                    marker="x",
+                    ms=7,
+                    mew=2,
+                    ls="none",
+                    color="#d62728",
+                    label=f"{method}" + (" FLAGGED" if g["flagged"].any() else ""),
+                )
             else:
                 ax.plot(g["accounted"], g["audited_lb"], marker="o", ms=4, lw=1.2, label=str(method))
         for _, r in ctrl.iterrows():
@@ -363,9 +594,16 @@ def _prepared():
 
 def _mia_ledgers(c: dict[str, Any], info) -> dict[str, dict[str, Any]]:
     """Per Fig. 4 target (``b1``, ``privgnn``, ``privgnn_code``), the ledger of the cell's student settings."""
-    led_p = P.privacy_ledger("privgnn", lam=c["lam"], queries=c["queries"], gamma=info.gamma,
-                             delta=info.delta_reproducing, num_classes=info.classes,
-                             delta_sound=info.delta_stated, standardized=c["dataset"] in P.STANDARDIZED)
+    led_p = P.privacy_ledger(
+        "privgnn",
+        lam=c["lam"],
+        queries=c["queries"],
+        gamma=info.gamma,
+        delta=info.delta_reproducing,
+        num_classes=info.classes,
+        delta_sound=info.delta_stated,
+        standardized=c["dataset"] in P.STANDARDIZED,
+    )
     led_p = {k2: v for k2, v in led_p.items() if k2 != "event"}
     return {"b1": P.privacy_ledger("b1"), "privgnn": led_p, "privgnn_code": P.log_softmax_ledger(led_p)}
 
@@ -375,9 +613,18 @@ def _mia_row(r: dict[str, Any], ledgers: dict[str, dict[str, Any]], *, metric: s
     private = r["method"] != "b1"
     led = ledgers[r["method"]]
     diag = {k2: v for k2, v in r.items() if k2 not in ("attack", "method", "value")}
-    return {"method": r["method"], "setting": r["attack"], "metric": metric, "value": r["value"],
-            "level": "node" if private else "none", "epsilon": led["epsilon"] if private else math.inf,
-            "delta": led["delta"] if private else 0.0, "k_used": k, "ledger": led, **diag}
+    return {
+        "method": r["method"],
+        "setting": r["attack"],
+        "metric": metric,
+        "value": r["value"],
+        "level": "node" if private else "none",
+        "epsilon": led["epsilon"] if private else math.inf,
+        "delta": led["delta"] if private else 0.0,
+        "k_used": k,
+        "ledger": led,
+        **diag,
+    }
 
 
 def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
@@ -399,16 +646,32 @@ def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: b
             opts = {"noise_on": "log_softmax", "targets": ("privgnn",)}
         else:
             opts = {}
-        rows = mia.run_attacks(load(c["dataset"]), queries=c["queries"], k=k, gamma=info.gamma, lam=c["lam"],
-                               seed=stable_seed(c["seed"], c["dataset"], c["run"]),
-                               teacher_epochs=c["teacher_epochs"], student_epochs=c["student_epochs"],
-                               shadow_epochs=c["student_epochs"], device=device, **opts)
+        rows = mia.run_attacks(
+            load(c["dataset"]),
+            queries=c["queries"],
+            k=k,
+            gamma=info.gamma,
+            lam=c["lam"],
+            seed=stable_seed(c["seed"], c["dataset"], c["run"]),
+            teacher_epochs=c["teacher_epochs"],
+            student_epochs=c["student_epochs"],
+            shadow_epochs=c["student_epochs"],
+            device=device,
+            **opts,
+        )
         metric = "auroc_published" if published else "auroc"
         return [_mia_row(r, _mia_ledgers(c, info), metric=metric, k=k) for r in rows]
 
-    base = dict(dataset=names, run=list(range(cfg.mia_runs)), queries=[cfg.mia_queries], k=[cfg.mia_k],
-                lam=[cfg.mia_lambda], teacher_epochs=[cfg.mia_teacher_epochs],
-                student_epochs=[cfg.mia_student_epochs], seed=[cfg.seed])
+    base = dict(
+        dataset=names,
+        run=list(range(cfg.mia_runs)),
+        queries=[cfg.mia_queries],
+        k=[cfg.mia_k],
+        lam=[cfg.mia_lambda],
+        teacher_epochs=[cfg.mia_teacher_epochs],
+        student_epochs=[cfg.mia_student_epochs],
+        seed=[cfg.seed],
+    )
     noise = list(cfg.mia_noise)
     if not noise or set(noise) - set(_MIA_NOISE):
         raise ValueError(f"mia_noise must be a non-empty subset of {_MIA_NOISE}, got {noise!r}")
@@ -417,10 +680,15 @@ def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: b
     # "rebmigraph": the published attack protocol (metric ``auroc_published``), one cell per (dataset, run) with
     # every target and noise placement
     published = [n for n in cfg.get("mia_published_datasets", []) if n in names]
-    cells = ((grid(**base) if "posterior" in noise else [])
-             + (grid(**base, noise_on=["log_softmax"]) if "log_softmax" in noise else [])
-             + (grid(**{**base, "dataset": published}, noise_on=[noise], protocol=["rebmigraph"])
-                if published else [])) if names else []
+    cells = (
+        (
+            (grid(**base) if "posterior" in noise else [])
+            + (grid(**base, noise_on=["log_softmax"]) if "log_softmax" in noise else [])
+            + (grid(**{**base, "dataset": published}, noise_on=[noise], protocol=["rebmigraph"]) if published else [])
+        )
+        if names
+        else []
+    )
     if not cells:
         return store.load("fig4")
     return run_grid(store, "fig4", cells, cell, desc="PrivGNN MI attacks", force=force)
@@ -438,21 +706,32 @@ def mia_protocols(store: ResultStore) -> pd.DataFrame:
     df = store.load("fig4")
     keys = ["dataset", "method", "setting"]
     if df.empty:
-        return pd.DataFrame(columns=keys + ["paper", "paper ±", "score AUROC", "runs", "published protocol",
-                                            "its score AUROC", "published runs"])
+        return pd.DataFrame(
+            columns=keys
+            + ["paper", "paper ±", "score AUROC", "runs", "published protocol", "its score AUROC", "published runs"]
+        )
     score = df[df["metric"] == "auroc"].groupby(keys)["value"].agg(["mean", "size"])
     score.columns = ["score AUROC", "runs"]
     pub = df[df["metric"] == "auroc_published"]
     cols = [score]
     if len(pub):
         g = pub.groupby(keys)
-        cols.append(pd.DataFrame({"published protocol": g["value"].mean(),
-                                  "its score AUROC": g["score_auroc"].mean(), "published runs": g.size()}))
+        cols.append(
+            pd.DataFrame(
+                {
+                    "published protocol": g["value"].mean(),
+                    "its score AUROC": g["score_auroc"].mean(),
+                    "published runs": g.size(),
+                }
+            )
+        )
     out = pd.concat(cols, axis=1).reset_index()
-    ref = load_reference(PAPER, "fig4")[keys + ["value", "tolerance"]].rename(columns={"value": "paper",
-                                                                                        "tolerance": "paper ±"})
-    return ref.merge(out, on=keys, how="right")[keys + ["paper", "paper ±"]
-                                                + [c for c in out if c not in keys]].round(3)
+    ref = load_reference(PAPER, "fig4")[keys + ["value", "tolerance"]].rename(
+        columns={"value": "paper", "tolerance": "paper ±"}
+    )
+    return ref.merge(out, on=keys, how="right")[keys + ["paper", "paper ±"] + [c for c in out if c not in keys]].round(
+        3
+    )
 
 
 #: one colour per Fig. 4 target in every MIA figure
@@ -478,16 +757,24 @@ def plot_mia(store: ResultStore):
             for bar, dataset in zip(bars, m.index):
                 if (dataset, method, attack) in ref.index:
                     r = ref.loc[(dataset, method, attack)]
-                    ax.errorbar(bar.get_x() + bar.get_width() / 2, r["value"], yerr=r["tolerance"], fmt="D",
-                                color=plotting.PALETTE["paper"], capsize=3, zorder=3,
-                                label="paper (± agreement band)")
+                    ax.errorbar(
+                        bar.get_x() + bar.get_width() / 2,
+                        r["value"],
+                        yerr=r["tolerance"],
+                        fmt="D",
+                        color=plotting.PALETTE["paper"],
+                        capsize=3,
+                        zorder=3,
+                        label="paper (± agreement band)",
+                    )
         ax.set_xlabel("")
     handles, labels = axes[0][0].get_legend_handles_labels()
     keep = dict(zip(labels, handles))  # one legend entry per label (the paper's marker is drawn per bar)
     if keep:
         axes[0][0].legend(keep.values(), keep.keys(), fontsize=7, loc="upper right")
-    return _finish_mia_figure(fig, axes, "per dataset", "PrivGNN Fig. 4: membership inference (λ = 1; ◇ paper)",
-                              legend=None)
+    return _finish_mia_figure(
+        fig, axes, "per dataset", "PrivGNN Fig. 4: membership inference (λ = 1; ◇ paper)", legend=None
+    )
 
 
 def plot_mia_protocols(store: ResultStore, dataset: str = "amazon"):
@@ -504,11 +791,24 @@ def plot_mia_protocols(store: ResultStore, dataset: str = "amazon"):
         if len(sub) and cols:
             sub[cols].plot.bar(ax=ax, rot=0, color=["#1f77b4", "#2ca02c"][: len(cols)], legend=attack == "attack1")
             xs = range(len(sub))
-            ax.errorbar(xs, sub["paper"], yerr=sub["paper ±"], fmt="D", color="black", capsize=3, zorder=3,
-                        label="paper (± agreement band)")
+            ax.errorbar(
+                xs,
+                sub["paper"],
+                yerr=sub["paper ±"],
+                fmt="D",
+                color="black",
+                capsize=3,
+                zorder=3,
+                label="paper (± agreement band)",
+            )
         ax.set_xlabel("")
-    return _finish_mia_figure(fig, axes, dataset, "PrivGNN Fig. 4 under two attack protocols (◇ paper)",
-                              legend=dict(fontsize=7, loc="upper right"))
+    return _finish_mia_figure(
+        fig,
+        axes,
+        dataset,
+        "PrivGNN Fig. 4 under two attack protocols (◇ paper)",
+        legend=dict(fontsize=7, loc="upper right"),
+    )
 
 
 def _finish_mia_figure(fig, axes, dataset: str, title: str, *, legend: dict[str, Any] | None):
@@ -529,8 +829,7 @@ def _finish_mia_figure(fig, axes, dataset: str, title: str, *, legend: dict[str,
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 03: how far the attacker's open choices move Fig. 4 (shadow designs, fig4_shadows)
 # ---------------------------------------------------------------------------------------------------------------
-def run_mia_shadows(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False
-                    ) -> pd.DataFrame:
+def run_mia_shadows(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
     """Artifact ``fig4_shadows``: per (dataset, run) of ``mia_shadow_datasets`` the Fig. 4 targets (B1 and both
     students, the settings of :func:`run_mia`) trained once and attacked with every shadow design of
     ``mia_shadow_sizes`` × ``mia_shadow_epochs`` × ``mia_shadow_protocols``, plus the oracle and confidence
@@ -538,38 +837,76 @@ def run_mia_shadows(cfg: Settings, store: ResultStore, *, device: str = "auto", 
     ``auroc_published``) with ``design``, ``shadow``, ``shadow_epochs`` and ``protocol``."""
     load = _prepared()
 
-    names = [n for n in cfg.mia_shadow_datasets
-             if load_or_skip(store, n, load, artifact="fig4_shadows") is not None]
+    names = [n for n in cfg.mia_shadow_datasets if load_or_skip(store, n, load, artifact="fig4_shadows") is not None]
 
     def cell(c):
         info = P.DATASETS[c["dataset"]]
         k = c["k"] or info.k
-        rows = mia.shadow_sensitivity(load(c["dataset"]), queries=c["queries"], k=k, gamma=info.gamma, lam=c["lam"],
-                                      seed=stable_seed(c["seed"], c["dataset"], c["run"]),
-                                      teacher_epochs=c["teacher_epochs"], student_epochs=c["student_epochs"],
-                                      shadow_sizes=tuple(c["sizes"]), shadow_epochs=tuple(c["shadow_epochs"]),
-                                      protocols=tuple(c["protocols"]), noise_on=tuple(c["noise_on"]),
-                                      device=device)
+        rows = mia.shadow_sensitivity(
+            load(c["dataset"]),
+            queries=c["queries"],
+            k=k,
+            gamma=info.gamma,
+            lam=c["lam"],
+            seed=stable_seed(c["seed"], c["dataset"], c["run"]),
+            teacher_epochs=c["teacher_epochs"],
+            student_epochs=c["student_epochs"],
+            shadow_sizes=tuple(c["sizes"]),
+            shadow_epochs=tuple(c["shadow_epochs"]),
+            protocols=tuple(c["protocols"]),
+            noise_on=tuple(c["noise_on"]),
+            device=device,
+        )
         ledgers = _mia_ledgers(c, info)
-        return [_mia_row(r, ledgers, metric="auroc" if r["protocol"] == "score" else "auroc_published", k=k)
-                for r in rows]
+        return [
+            _mia_row(r, ledgers, metric="auroc" if r["protocol"] == "score" else "auroc_published", k=k) for r in rows
+        ]
 
     noise = list(cfg.mia_noise)
     if not noise or set(noise) - set(_MIA_NOISE):
         raise ValueError(f"mia_noise must be a non-empty subset of {_MIA_NOISE}, got {noise!r}")
-    cells = grid(dataset=names, run=list(range(cfg.mia_shadow_runs)), queries=[cfg.mia_queries], k=[cfg.mia_k],
-                 lam=[cfg.mia_lambda], teacher_epochs=[cfg.mia_teacher_epochs],
-                 student_epochs=[cfg.mia_student_epochs], seed=[cfg.seed], noise_on=[noise],
-                 sizes=[list(cfg.mia_shadow_sizes)], shadow_epochs=[list(cfg.mia_shadow_epochs)],
-                 protocols=[list(cfg.mia_shadow_protocols)]) if names else []
+    cells = (
+        grid(
+            dataset=names,
+            run=list(range(cfg.mia_shadow_runs)),
+            queries=[cfg.mia_queries],
+            k=[cfg.mia_k],
+            lam=[cfg.mia_lambda],
+            teacher_epochs=[cfg.mia_teacher_epochs],
+            student_epochs=[cfg.mia_student_epochs],
+            seed=[cfg.seed],
+            noise_on=[noise],
+            sizes=[list(cfg.mia_shadow_sizes)],
+            shadow_epochs=[list(cfg.mia_shadow_epochs)],
+            protocols=[list(cfg.mia_shadow_protocols)],
+        )
+        if names
+        else []
+    )
     if not cells:
         return store.load("fig4_shadows")
     return run_grid(store, "fig4_shadows", cells, cell, desc="PrivGNN MI shadow designs", force=force)
 
 
-_SHADOW_COLUMNS = ["dataset", "method", "setting", "metric", "paper", "paper ±", "default", "shadow min",
-                   "shadow max", "min design", "max design", "oracle", "confidence", "its score min",
-                   "its score max", "runs", "paper reached"]
+_SHADOW_COLUMNS = [
+    "dataset",
+    "method",
+    "setting",
+    "metric",
+    "paper",
+    "paper ±",
+    "default",
+    "shadow min",
+    "shadow max",
+    "min design",
+    "max design",
+    "oracle",
+    "confidence",
+    "its score min",
+    "its score max",
+    "runs",
+    "paper reached",
+]
 
 
 def mia_shadow_range(store: ResultStore) -> pd.DataFrame:
@@ -594,14 +931,27 @@ def mia_shadow_range(store: ResultStore) -> pd.DataFrame:
         default = g[g["default"]]
         sel = df[(df[keys] == pd.Series(key, index=keys)).all(axis=1)]
         ref = {d: sel.loc[sel["design"] == d, "value"].mean() for d in ("oracle", "confidence")}
-        out.append(dict(zip(keys, key), default=default["value"].mean() if len(default) else np.nan,
-                        **{"shadow min": lo["value"], "shadow max": hi["value"], "min design": lo["design name"],
-                           "max design": hi["design name"], "oracle": ref["oracle"], "confidence": ref["confidence"],
-                           "its score min": g["score_auroc"].min(), "its score max": g["score_auroc"].max(),
-                           "runs": int(sel["run"].nunique())}))
+        out.append(
+            dict(
+                zip(keys, key),
+                default=default["value"].mean() if len(default) else np.nan,
+                **{
+                    "shadow min": lo["value"],
+                    "shadow max": hi["value"],
+                    "min design": lo["design name"],
+                    "max design": hi["design name"],
+                    "oracle": ref["oracle"],
+                    "confidence": ref["confidence"],
+                    "its score min": g["score_auroc"].min(),
+                    "its score max": g["score_auroc"].max(),
+                    "runs": int(sel["run"].nunique()),
+                },
+            )
+        )
     tab = pd.DataFrame(out)
     ref = load_reference(PAPER, "fig4")[["dataset", "method", "setting", "value", "tolerance"]].rename(
-        columns={"value": "paper", "tolerance": "paper ±"})
+        columns={"value": "paper", "tolerance": "paper ±"}
+    )
     tab = ref.merge(tab, on=["dataset", "method", "setting"], how="right")
     band_lo, band_hi = tab["paper"] - tab["paper ±"], tab["paper"] + tab["paper ±"]
     tab["paper reached"] = (band_lo <= tab["shadow max"]) & (band_hi >= tab["shadow min"]) & tab["paper"].notna()
@@ -628,17 +978,42 @@ def plot_mia_shadows(store: ResultStore, dataset: str = "amazon"):
                 r = r.iloc[0]
                 x = i + (j - 0.5) * 0.25
                 first = i == 0 and attack == "attack1"
-                ax.vlines(x, r["shadow min"], r["shadow max"], color=colour, lw=6, alpha=0.5,
-                          label=f"{labels[metric]}: shadow designs" if first else None)
+                ax.vlines(
+                    x,
+                    r["shadow min"],
+                    r["shadow max"],
+                    color=colour,
+                    lw=6,
+                    alpha=0.5,
+                    label=f"{labels[metric]}: shadow designs" if first else None,
+                )
                 ax.plot(x, r["default"], "o", color=colour, ms=5)
-                ax.plot(x, r["oracle"], "^", color=colour, ms=6, mfc="none",
-                        label=f"{labels[metric]}: oracle" if first else None)
+                ax.plot(
+                    x,
+                    r["oracle"],
+                    "^",
+                    color=colour,
+                    ms=6,
+                    mfc="none",
+                    label=f"{labels[metric]}: oracle" if first else None,
+                )
             paper = rows.dropna(subset=["paper"])
             if len(paper):
-                ax.errorbar(i, paper["paper"].iloc[0], yerr=paper["paper ±"].iloc[0], fmt="D", color="black",
-                            capsize=3, label="paper (± band)" if i == 0 and attack == "attack1" else None)
+                ax.errorbar(
+                    i,
+                    paper["paper"].iloc[0],
+                    yerr=paper["paper ±"].iloc[0],
+                    fmt="D",
+                    color="black",
+                    capsize=3,
+                    label="paper (± band)" if i == 0 and attack == "attack1" else None,
+                )
         ax.set_xticks(range(len(methods)))
         ax.set_xticklabels(methods)
-    return _finish_mia_figure(fig, axes, dataset,
-                              "Fig. 4 over the attacker's open choices (shadow size × training length; ● default)",
-                              legend=dict(fontsize=6, loc="lower left"))
+    return _finish_mia_figure(
+        fig,
+        axes,
+        dataset,
+        "Fig. 4 over the attacker's open choices (shadow size × training length; ● default)",
+        legend=dict(fontsize=6, loc="lower left"),
+    )

@@ -31,9 +31,15 @@ EDGE = "nap-edge"
 NODE_METHODS = ("progap-node", "gap-node", "dp-gnn", "dp-mlp")
 FEATURE_METHODS = ("drw", "fdp")
 METHODS = NODE_METHODS + FEATURE_METHODS + (EDGE,)
-LABEL = {"progap-node": "ProGAP node level", "gap-node": "GAP node level", "dp-gnn": "DP-GNN",
-         "dp-mlp": "DP-MLP", "drw": "DRW (sound mode)", "fdp": "FDP (sound mode)",
-         EDGE: "GAP/ProGAP edge level (NAP)"}
+LABEL = {
+    "progap-node": "ProGAP node level",
+    "gap-node": "GAP node level",
+    "dp-gnn": "DP-GNN",
+    "dp-mlp": "DP-MLP",
+    "drw": "DRW (sound mode)",
+    "fdp": "FDP (sound mode)",
+    EDGE: "GAP/ProGAP edge level (NAP)",
+}
 
 # settings shared by every profile: full-batch runs (the white-box auditor knows each step's batch), one hop
 _NODE_KW = {"hidden": 64, "lr": 0.01, "max_degree": 4, "depth": 1, "hops": 1}
@@ -42,24 +48,58 @@ _FEATURE_KW = {"num_layers": 1, "lr": 0.1, "fdp_degree": 1, "delta": 1e-3}
 #: ``wb_*`` settings, merged into :data:`dpgnn.series.audit.PROFILES`
 PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
-        "wb_methods": list(METHODS), "wb_epsilons": [4.0], "wb_halved_epsilons": [2.0], "wb_power_epsilon": 4.0,
-        "wb_graph_nodes": 200, "wb_features": 64, "wb_epochs": 3, "wb_canaries": 4000, "wb_runs": 2,
-        "wb_drw_nodes": 200, "wb_drw_classes": 128, "wb_drw_steps": 2, "wb_drw_runs": 6, "wb_drw_power_runs": 6,
-        "wb_edge_hops": 1, "wb_edge_trials": 10_000,
+        "wb_methods": list(METHODS),
+        "wb_epsilons": [4.0],
+        "wb_halved_epsilons": [2.0],
+        "wb_power_epsilon": 4.0,
+        "wb_graph_nodes": 200,
+        "wb_features": 64,
+        "wb_epochs": 3,
+        "wb_canaries": 4000,
+        "wb_runs": 2,
+        "wb_drw_nodes": 200,
+        "wb_drw_classes": 128,
+        "wb_drw_steps": 2,
+        "wb_drw_runs": 6,
+        "wb_drw_power_runs": 6,
+        "wb_edge_hops": 1,
+        "wb_edge_trials": 10_000,
     },
     "test": {
-        "wb_methods": ["dp-mlp", "drw", EDGE], "wb_epsilons": [4.0], "wb_halved_epsilons": [2.0],
-        "wb_power_epsilon": 4.0, "wb_graph_nodes": 100, "wb_features": 32, "wb_epochs": 3, "wb_canaries": 1000,
-        "wb_runs": 2, "wb_drw_nodes": 100, "wb_drw_classes": 64, "wb_drw_steps": 2, "wb_drw_runs": 4,
+        "wb_methods": ["dp-mlp", "drw", EDGE],
+        "wb_epsilons": [4.0],
+        "wb_halved_epsilons": [2.0],
+        "wb_power_epsilon": 4.0,
+        "wb_graph_nodes": 100,
+        "wb_features": 32,
+        "wb_epochs": 3,
+        "wb_canaries": 1000,
+        "wb_runs": 2,
+        "wb_drw_nodes": 100,
+        "wb_drw_classes": 64,
+        "wb_drw_steps": 2,
+        "wb_drw_runs": 4,
         "wb_drw_power_runs": 4,
-        "wb_edge_hops": 1, "wb_edge_trials": 2_000,
+        "wb_edge_hops": 1,
+        "wb_edge_trials": 2_000,
     },
     "paper": {
-        "wb_methods": list(METHODS), "wb_epsilons": [1.0, 2.0, 4.0, 8.0], "wb_halved_epsilons": [2.0, 4.0],
-        "wb_power_epsilon": 4.0, "wb_graph_nodes": 200, "wb_features": 64, "wb_epochs": 5, "wb_canaries": 4000,
-        "wb_runs": 15, "wb_drw_nodes": 200, "wb_drw_classes": 128, "wb_drw_steps": 3, "wb_drw_runs": 100,
+        "wb_methods": list(METHODS),
+        "wb_epsilons": [1.0, 2.0, 4.0, 8.0],
+        "wb_halved_epsilons": [2.0, 4.0],
+        "wb_power_epsilon": 4.0,
+        "wb_graph_nodes": 200,
+        "wb_features": 64,
+        "wb_epochs": 5,
+        "wb_canaries": 4000,
+        "wb_runs": 15,
+        "wb_drw_nodes": 200,
+        "wb_drw_classes": 128,
+        "wb_drw_steps": 3,
+        "wb_drw_runs": 100,
         "wb_drw_power_runs": 300,
-        "wb_edge_hops": 1, "wb_edge_trials": 40_000,
+        "wb_edge_hops": 1,
+        "wb_edge_trials": 40_000,
     },
 }
 
@@ -73,37 +113,82 @@ def _audit_cell(c: dict[str, Any], graphs: dict) -> dict[str, Any]:
     """One method at one claim and noise factor (module docstring); returns the stored row."""
     method, eps, factor = c["method"], float(c["epsilon"]), float(c["noise_factor"])
     if method == EDGE:
-        r = canary.audit_edge_aggregation(eps, hops=c["hops"], trials=c["trials"], seed=c["seed"],
-                                          alpha=c["alpha"], noise_factor=factor, copies=2000)
-        extra = {"dataset": "random graph (40 nodes)", "privacy_unit": "edge", "trials": c["trials"],
-                 "hops": c["hops"], "sigma": r["sigma"]}
+        r = canary.audit_edge_aggregation(
+            eps, hops=c["hops"], trials=c["trials"], seed=c["seed"], alpha=c["alpha"], noise_factor=factor, copies=2000
+        )
+        extra = {
+            "dataset": "random graph (40 nodes)",
+            "privacy_unit": "edge",
+            "trials": c["trials"],
+            "hops": c["hops"],
+            "sigma": r["sigma"],
+        }
         claimed, run_eps = r["epsilon_claimed"], r["epsilon_accounted"]
     else:
         if method in FEATURE_METHODS:
             key = ("matching", c["graph_nodes"], c["classes"])
             if key not in graphs:
-                graphs[key] = whitebox.matching_graph(c["graph_nodes"], num_features=16, num_classes=c["classes"],
-                                                      seed=stable_seed("white-box-graph", c["seed"]))
-            kw = {**_FEATURE_KW, "steps": c["steps"], "batch": c["graph_nodes"] // 2 if method == "drw"
-                  else c["graph_nodes"]}
+                graphs[key] = whitebox.matching_graph(
+                    c["graph_nodes"],
+                    num_features=16,
+                    num_classes=c["classes"],
+                    seed=stable_seed("white-box-graph", c["seed"]),
+                )
+            kw = {
+                **_FEATURE_KW,
+                "steps": c["steps"],
+                "batch": c["graph_nodes"] // 2 if method == "drw" else c["graph_nodes"],
+            }
         else:
             key = ("csbm", c["graph_nodes"], c["features"])
             if key not in graphs:
-                graphs[key] = csbm(num_nodes=c["graph_nodes"], num_features=c["features"],
-                                   seed=stable_seed("white-box-graph", c["seed"]))
+                graphs[key] = csbm(
+                    num_nodes=c["graph_nodes"],
+                    num_features=c["features"],
+                    seed=stable_seed("white-box-graph", c["seed"]),
+                )
             kw = {**_NODE_KW, "epochs": c["epochs"], "batch_size": c["graph_nodes"]}
-        r = whitebox.audit_white_box(method, graphs[key], epsilon=eps, runs=c["runs"], canaries=c["canaries"],
-                                     seed=c["seed"], noise_factor=factor, alpha=c["alpha"], **kw)
-        extra = {"dataset": "matching graph" if method in FEATURE_METHODS else "csbm", "privacy_unit": r["unit"],
-                 "runs": r["runs"], "canaries": r["canaries"], "steps_observed": r["steps_observed"],
-                 "canary_sensitivity": r["canary_sensitivity"], "trials_in": r["trials_in"],
-                 "trials_out": r["trials_out"]}
+        r = whitebox.audit_white_box(
+            method,
+            graphs[key],
+            epsilon=eps,
+            runs=c["runs"],
+            canaries=c["canaries"],
+            seed=c["seed"],
+            noise_factor=factor,
+            alpha=c["alpha"],
+            **kw,
+        )
+        extra = {
+            "dataset": "matching graph" if method in FEATURE_METHODS else "csbm",
+            "privacy_unit": r["unit"],
+            "runs": r["runs"],
+            "canaries": r["canaries"],
+            "steps_observed": r["steps_observed"],
+            "canary_sensitivity": r["canary_sensitivity"],
+            "trials_in": r["trials_in"],
+            "trials_out": r["trials_out"],
+        }
         claimed, run_eps = r["epsilon_claimed"], r["epsilon_run"]
-    return {"method": LABEL[method], "setting": setting(eps, factor), "metric": "epsilon_lb",
-            "value": r["epsilon_lb"], "run": 0, "level": extra["privacy_unit"], "epsilon": claimed,
-            "delta": r["delta"], "epsilon_accounted": claimed, "epsilon_run": run_eps, "broken": factor != 1.0,
-            "noise_factor": factor, "epsilon_point": r["epsilon_point"], "tpr": r["tpr"], "fpr": r["fpr"],
-            "ledger": r["ledger"], **extra}
+    return {
+        "method": LABEL[method],
+        "setting": setting(eps, factor),
+        "metric": "epsilon_lb",
+        "value": r["epsilon_lb"],
+        "run": 0,
+        "level": extra["privacy_unit"],
+        "epsilon": claimed,
+        "delta": r["delta"],
+        "epsilon_accounted": claimed,
+        "epsilon_run": run_eps,
+        "broken": factor != 1.0,
+        "noise_factor": factor,
+        "epsilon_point": r["epsilon_point"],
+        "tpr": r["tpr"],
+        "fpr": r["fpr"],
+        "ledger": r["ledger"],
+        **extra,
+    }
 
 
 def cells(cfg: Settings) -> list[dict[str, Any]]:
@@ -131,11 +216,21 @@ def _method_cells(cfg: Settings) -> list[dict[str, Any]]:
         if method == EDGE:
             size = {"hops": cfg.wb_edge_hops, "trials": cfg.wb_edge_trials}
         elif method in FEATURE_METHODS:
-            size = {"graph_nodes": cfg.wb_drw_nodes, "classes": cfg.wb_drw_classes, "steps": cfg.wb_drw_steps,
-                    "runs": cfg.wb_drw_runs, "canaries": cfg.wb_drw_classes}
+            size = {
+                "graph_nodes": cfg.wb_drw_nodes,
+                "classes": cfg.wb_drw_classes,
+                "steps": cfg.wb_drw_steps,
+                "runs": cfg.wb_drw_runs,
+                "canaries": cfg.wb_drw_classes,
+            }
         else:
-            size = {"graph_nodes": cfg.wb_graph_nodes, "features": cfg.wb_features, "epochs": cfg.wb_epochs,
-                    "runs": cfg.wb_runs, "canaries": cfg.wb_canaries}
+            size = {
+                "graph_nodes": cfg.wb_graph_nodes,
+                "features": cfg.wb_features,
+                "epochs": cfg.wb_epochs,
+                "runs": cfg.wb_runs,
+                "canaries": cfg.wb_canaries,
+            }
         base = {k: [v] for k, v in size.items()} | {"method": [method], "alpha": [cfg.alpha], "seed": [cfg.seed]}
         out += grid(epsilon=[float(e) for e in cfg.wb_epsilons], noise_factor=[1.0], **base)
         out += grid(epsilon=[float(e) for e in cfg.wb_halved_epsilons], noise_factor=[0.5], **base)
@@ -145,8 +240,7 @@ def _method_cells(cfg: Settings) -> list[dict[str, Any]]:
 def run_white_box(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
     """Artifact ``white_box``: every cell of :func:`cells` (resumable, one stored row per cell)."""
     graphs: dict = {}
-    return run_grid(store, ARTIFACT, cells(cfg), lambda c: _audit_cell(c, graphs), desc="white-box audits",
-                    force=force)
+    return run_grid(store, ARTIFACT, cells(cfg), lambda c: _audit_cell(c, graphs), desc="white-box audits", force=force)
 
 
 def white_box_table(store: ResultStore, power_epsilon: float | None = None) -> pd.DataFrame:
@@ -157,14 +251,24 @@ def white_box_table(store: ResultStore, power_epsilon: float | None = None) -> p
     cols = ["unit", "method", "claimed", "noise_factor", "epsilon_run", "audited_lb", "ratio", "flagged", "verdict"]
     if df.empty:
         return pd.DataFrame(columns=cols)
-    out = pd.DataFrame({"unit": df["privacy_unit"], "method": df["method"], "claimed": df["epsilon"].astype(float),
-                        "noise_factor": df["noise_factor"].astype(float), "epsilon_run": df["epsilon_run"],
-                        "audited_lb": df["value"].astype(float)})
+    out = pd.DataFrame(
+        {
+            "unit": df["privacy_unit"],
+            "method": df["method"],
+            "claimed": df["epsilon"].astype(float),
+            "noise_factor": df["noise_factor"].astype(float),
+            "epsilon_run": df["epsilon_run"],
+            "audited_lb": df["value"].astype(float),
+        }
+    )
     out["ratio"] = out["audited_lb"] / out["claimed"]
     out["flagged"] = out["audited_lb"] > out["claimed"]
     broken = out["noise_factor"] != 1.0
-    out["verdict"] = np.where(broken, np.where(out["flagged"], "halved sigma flagged", "halved sigma MISSED"),
-                              np.where(out["flagged"], "correct run FLAGGED", "not flagged"))
+    out["verdict"] = np.where(
+        broken,
+        np.where(out["flagged"], "halved sigma flagged", "halved sigma MISSED"),
+        np.where(out["flagged"], "correct run FLAGGED", "not flagged"),
+    )
     if power_epsilon is not None:
         at = ~broken & np.isclose(out["claimed"], power_epsilon, rtol=1e-2)
         out.loc[at & (out["ratio"] >= 0.5) & ~out["flagged"], "verdict"] = "not flagged, tight (>= 0.5 eps)"
@@ -189,11 +293,21 @@ def plot_white_box(store: ResultStore):
             bad = g[g["noise_factor"] != 1.0]
             ax.plot(ok["claimed"], ok["audited_lb"], marker="o", ms=4, lw=1.2, color=colour, label=str(method))
             if len(bad):
-                ax.plot(bad["claimed"], bad["audited_lb"], marker="x", ms=8, mew=2, ls="none", color=colour,
-                        markeredgecolor="#d62728")
+                ax.plot(
+                    bad["claimed"],
+                    bad["audited_lb"],
+                    marker="x",
+                    ms=8,
+                    mew=2,
+                    ls="none",
+                    color=colour,
+                    markeredgecolor="#d62728",
+                )
         ax.plot([], [], marker="x", ms=8, mew=2, ls="none", color="#d62728", label="noise x0.5, same claim")
-        ax.set_title({"node": "node-level DP", "feature": "feature-level DP (DRW/FDP)",
-                      "edge": "edge-level DP (NAP)"}[unit], fontsize=9)
+        ax.set_title(
+            {"node": "node-level DP", "feature": "feature-level DP (DRW/FDP)", "edge": "edge-level DP (NAP)"}[unit],
+            fontsize=9,
+        )
         ax.set_xlabel("accounted ε (the claim)")
         ax.set_ylabel("white-box audited ε (lower bound, 95%)")
         ax.legend(fontsize=6, loc="upper left")
@@ -213,12 +327,27 @@ def summary(store: ResultStore, power_epsilon: float) -> pd.DataFrame:
     rows = []
     for (unit, method), g in ok.groupby(["unit", "method"], sort=False):
         b, p = bad[bad["method"] == method], at[at["method"] == method]
-        rows.append({"unit": unit, "method": method, "max_ratio": round(float(g["ratio"].max()), 3),
-                     "correct_flagged": bool(g["flagged"].any()),
-                     "halved_flagged": bool(len(b)) and bool(b["flagged"].all()),
-                     "tight": bool(len(p)) and bool((p["ratio"] >= 0.5).any())})
+        rows.append(
+            {
+                "unit": unit,
+                "method": method,
+                "max_ratio": round(float(g["ratio"].max()), 3),
+                "correct_flagged": bool(g["flagged"].any()),
+                "halved_flagged": bool(len(b)) and bool(b["flagged"].all()),
+                "tight": bool(len(p)) and bool((p["ratio"] >= 0.5).any()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-__all__ = ["ARTIFACT", "METHODS", "PROFILES", "cells", "run_white_box", "white_box_table", "plot_white_box",
-           "summary", "setting"]
+__all__ = [
+    "ARTIFACT",
+    "METHODS",
+    "PROFILES",
+    "cells",
+    "run_white_box",
+    "white_box_table",
+    "plot_white_box",
+    "summary",
+    "setting",
+]

@@ -30,8 +30,15 @@ def fmt(value: float, spread: float | None = None, nd: int = 1) -> str:
     return f"{value:.{nd}f} ± {spread:.{nd}f}"
 
 
-def select_best(runs: pd.DataFrame, by: Sequence[str], config: Sequence[str], *, val_metric: str,
-                test_metric: str | None = None, fill: float | None = None) -> pd.DataFrame:
+def select_best(
+    runs: pd.DataFrame,
+    by: Sequence[str],
+    config: Sequence[str],
+    *,
+    val_metric: str,
+    test_metric: str | None = None,
+    fill: float | None = None,
+) -> pd.DataFrame:
     """Per ``by`` group, the configuration (the ``config`` columns) with the highest mean ``val_metric`` over its
     runs; returns the rows of ``test_metric`` (all metrics when ``None``) of the chosen configurations.
 

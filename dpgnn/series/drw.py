@@ -29,8 +29,11 @@ from dpgnn.utils import resolve_device
 
 PAPER = "drw"
 #: the sampling-bound rows are pure accounting of one step (no data is trained on): the bound is the statement
-_BOUND_STATEMENT = statement(SOUND, "replace one node's features (feature-level, graph public)",
-                             accounted="one subsampled Gaussian step at the sampler's inclusion bound q")
+_BOUND_STATEMENT = statement(
+    SOUND,
+    "replace one node's features (feature-level, graph public)",
+    accounted="one subsampled Gaussian step at the sampler's inclusion bound q",
+)
 _DP_GRID = {"lrs": [0.01, 0.1, 0.2], "clip_fractions": [0.001, 0.01, 0.1], "noise_multipliers": [1.0, 2.0, 4.0, 8.0]}
 
 #: the sound mode's one configuration, fixed in advance (no selection on private data): raw features, absolute
@@ -39,23 +42,67 @@ _SOUND = {"sound_methods": ["drw", "fdp"], "sound_lr": 0.1, "sound_clip_norm": 1
 
 PROFILES: dict[str, dict[str, Any]] = {
     # smoke: both offline datasets, every Table-1 method, the 1-layer architecture, one DP configuration
-    "smoke": {"datasets": ["cora", "citeseer"], "methods": list(drw.METHODS), "archs": ["1-layer"],
-              "seeds": [1234], "lrs": [0.1], "clip_fractions": [0.1], "noise_multipliers": [4.0],
-              "target_epsilon": 8.0, "nondp_max_steps": 100, "patience": 30, "eval_every": 2,
-              "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
-              "fidelity": "paper", "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 4.0], **_SOUND},
+    "smoke": {
+        "datasets": ["cora", "citeseer"],
+        "methods": list(drw.METHODS),
+        "archs": ["1-layer"],
+        "seeds": [1234],
+        "lrs": [0.1],
+        "clip_fractions": [0.1],
+        "noise_multipliers": [4.0],
+        "target_epsilon": 8.0,
+        "nondp_max_steps": 100,
+        "patience": 30,
+        "eval_every": 2,
+        "resample_every": 10,
+        "fdp_degree": 4,
+        "fdp_variant": "paper",
+        "fidelity": "paper",
+        "bound_datasets": list(drw.DATASETS),
+        "bound_noises": [1.0, 4.0],
+        **_SOUND,
+    },
     # test: the smallest end-to-end execution (tests/test_notebooks.py)
-    "test": {"datasets": ["cora"], "methods": ["gcn", "mlp", "drw", "fdp"], "archs": ["1-layer"], "seeds": [1234],
-             "lrs": [0.1], "clip_fractions": [0.1], "noise_multipliers": [1.0], "target_epsilon": 8.0,
-             "nondp_max_steps": 10, "patience": 5, "eval_every": 1, "resample_every": 10, "fdp_degree": 4,
-             "fdp_variant": "paper", "fidelity": "paper", "bound_datasets": ["cora", "reddit"], "bound_noises": [4.0],
-             **_SOUND, "sound_methods": ["drw"]},
+    "test": {
+        "datasets": ["cora"],
+        "methods": ["gcn", "mlp", "drw", "fdp"],
+        "archs": ["1-layer"],
+        "seeds": [1234],
+        "lrs": [0.1],
+        "clip_fractions": [0.1],
+        "noise_multipliers": [1.0],
+        "target_epsilon": 8.0,
+        "nondp_max_steps": 10,
+        "patience": 5,
+        "eval_every": 1,
+        "resample_every": 10,
+        "fdp_degree": 4,
+        "fdp_variant": "paper",
+        "fidelity": "paper",
+        "bound_datasets": ["cora", "reddit"],
+        "bound_noises": [4.0],
+        **_SOUND,
+        "sound_methods": ["drw"],
+    },
     # paper: docs/papers/drw.md#grids-and-seeds grid, 3 seeds, target eps = 8, every dataset whose files exist
-    "paper": {"datasets": list(drw.DATASETS), "methods": list(drw.METHODS), "archs": list(drw.ARCHS),
-              "seeds": list(drw.SEEDS), **_DP_GRID, "target_epsilon": 8.0, "nondp_max_steps": 1000, "patience": 30,
-              "eval_every": 1, "resample_every": 10, "fdp_degree": 4, "fdp_variant": "paper",
-              "fidelity": "paper", "bound_datasets": list(drw.DATASETS), "bound_noises": [1.0, 2.0, 4.0, 8.0],
-              **_SOUND},
+    "paper": {
+        "datasets": list(drw.DATASETS),
+        "methods": list(drw.METHODS),
+        "archs": list(drw.ARCHS),
+        "seeds": list(drw.SEEDS),
+        **_DP_GRID,
+        "target_epsilon": 8.0,
+        "nondp_max_steps": 1000,
+        "patience": 30,
+        "eval_every": 1,
+        "resample_every": 10,
+        "fdp_degree": 4,
+        "fdp_variant": "paper",
+        "fidelity": "paper",
+        "bound_datasets": list(drw.DATASETS),
+        "bound_noises": [1.0, 2.0, 4.0, 8.0],
+        **_SOUND,
+    },
 }
 
 
@@ -79,17 +126,32 @@ def table1_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[
                         for clip in cfg.clip_fractions:
                             for z in cfg.noise_multipliers:
                                 for seed in cfg.seeds:
-                                    cell = {**base, "lr": lr, "clip_fraction": clip, "noise_multiplier": z,
-                                            "seed": seed, "target_epsilon": cfg.target_epsilon,
-                                            "eval_every": cfg.eval_every, "resample_every": cfg.resample_every,
-                                            "fdp_degree": cfg.fdp_degree, "fdp_variant": cfg.fdp_variant}
+                                    cell = {
+                                        **base,
+                                        "lr": lr,
+                                        "clip_fraction": clip,
+                                        "noise_multiplier": z,
+                                        "seed": seed,
+                                        "target_epsilon": cfg.target_epsilon,
+                                        "eval_every": cfg.eval_every,
+                                        "resample_every": cfg.resample_every,
+                                        "fdp_degree": cfg.fdp_degree,
+                                        "fdp_variant": cfg.fdp_variant,
+                                    }
                                     if fidelity != "paper":  # paper cells keep their stored config hashes
                                         cell.update(fidelity=fidelity, patience=cfg.patience)
                                     cells.append(cell)
                 else:
                     for seed in cfg.seeds:
-                        cells.append({**base, "lr": 0.01, "seed": seed, "max_steps": cfg.nondp_max_steps,
-                                      "patience": cfg.patience})
+                        cells.append(
+                            {
+                                **base,
+                                "lr": 0.01,
+                                "seed": seed,
+                                "max_steps": cfg.nondp_max_steps,
+                                "patience": cfg.patience,
+                            }
+                        )
                         if method == "mlp":  # raw logits since the fix (a new config hash: old runs normalised)
                             cells[-1]["logits"] = "raw"
     return cells
@@ -98,13 +160,29 @@ def table1_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[
 def _rows(cell: dict[str, Any], res: RunResult) -> list[dict[str, Any]]:
     """The stored rows of one run: test and validation F1 of the selected model and the ε-checkpoint rows (%)."""
     x = res.extra
-    common = {"level": x["level"], "epsilon": x["epsilon"], "delta": x["delta"], "ledger": res.ledger,
-              "steps": x["steps"], "seconds": round(res.seconds, 3)}
-    out = [{**common, "metric": "test_f1", "value": 100 * res.metrics["test"]},
-           {**common, "metric": "val_f1", "value": 100 * res.metrics["val"]}]
+    common = {
+        "level": x["level"],
+        "epsilon": x["epsilon"],
+        "delta": x["delta"],
+        "ledger": res.ledger,
+        "steps": x["steps"],
+        "seconds": round(res.seconds, 3),
+    }
+    out = [
+        {**common, "metric": "test_f1", "value": 100 * res.metrics["test"]},
+        {**common, "metric": "val_f1", "value": 100 * res.metrics["val"]},
+    ]
     for c in x["checkpoints"]:
-        out.append({**common, "metric": "test_f1_at_eps", "value": 100 * c["test_f1"], "checkpoint": c["checkpoint"],
-                    "epsilon": c["epsilon"], "steps": c["steps"]})
+        out.append(
+            {
+                **common,
+                "metric": "test_f1_at_eps",
+                "value": 100 * c["test_f1"],
+                "checkpoint": c["checkpoint"],
+                "epsilon": c["epsilon"],
+                "steps": c["steps"],
+            }
+        )
     return out
 
 
@@ -124,8 +202,20 @@ def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[
     """One grid cell: test/val F1 and the ε-checkpoint rows of one training run."""
     config = {k: cell[k] for k in ("num_layers", "hidden", "lr")}
     if cell["method"] in drw.DP_METHODS:
-        config.update({k: cell[k] for k in ("clip_fraction", "noise_multiplier", "target_epsilon", "eval_every",
-                                            "resample_every", "fdp_degree", "fdp_variant")})
+        config.update(
+            {
+                k: cell[k]
+                for k in (
+                    "clip_fraction",
+                    "noise_multiplier",
+                    "target_epsilon",
+                    "eval_every",
+                    "resample_every",
+                    "fdp_degree",
+                    "fdp_variant",
+                )
+            }
+        )
         if cell.get("fidelity", "paper") != "paper":
             config.update(fidelity=cell["fidelity"], patience=cell["patience"])
     else:
@@ -134,8 +224,9 @@ def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[
     return _rows(cell, res)
 
 
-def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
-               train: bool = True) -> pd.DataFrame:
+def run_table1(
+    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     """Run the missing grid cells, then derive ``table1`` and ``fig2``; returns the ``table1`` rows.
 
     ``train=False`` trains nothing: ``table1`` and ``fig2`` are selected from the grid cells already stored."""
@@ -145,8 +236,15 @@ def run_table1(cfg: Settings, store: ResultStore, *, device: str = "auto", force
     names = [n for n in cfg.datasets if load_or_skip(store, n, _data, artifact="table1") is not None]
     cells = table1_cells(cfg, names)
     if cells:
-        run_grid(store, "grid", cells, functools.partial(run_cell, cfg, device=device), desc="DRW Table 1 grid",
-                 force=force, device=str(resolve_device(device)))
+        run_grid(
+            store,
+            "grid",
+            cells,
+            functools.partial(run_cell, cfg, device=device),
+            desc="DRW Table 1 grid",
+            force=force,
+            device=str(resolve_device(device)),
+        )
     return select(store, names, cfg.get("fidelity", "paper"))
 
 
@@ -224,12 +322,30 @@ def table1_sound_cells(cfg: Settings, datasets: list[str] | None = None) -> list
     """Table 1's DP methods in the sound mode: every dataset, DP method, architecture and seed of the profile, with
     one configuration fixed in advance (``sound_lr``, ``sound_clip_norm``, ``sound_noise_multiplier``)."""
     names = list(cfg.datasets) if datasets is None else datasets
-    return [{"dataset": n, "method": m, "setting": arch, "num_layers": drw.ARCHS[arch][0],
-             "hidden": drw.ARCHS[arch][1], "lr": cfg.sound_lr, "clip_norm": cfg.sound_clip_norm,
-             "noise_multiplier": cfg.sound_noise_multiplier, "seed": seed, "target_epsilon": cfg.target_epsilon,
-             "eval_every": cfg.eval_every, "resample_every": cfg.resample_every, "fdp_degree": cfg.fdp_degree,
-             "fdp_variant": cfg.fdp_variant, "scaling": "none", "select": "last"}
-            for n in names for m in cfg.sound_methods for arch in cfg.archs for seed in cfg.seeds]
+    return [
+        {
+            "dataset": n,
+            "method": m,
+            "setting": arch,
+            "num_layers": drw.ARCHS[arch][0],
+            "hidden": drw.ARCHS[arch][1],
+            "lr": cfg.sound_lr,
+            "clip_norm": cfg.sound_clip_norm,
+            "noise_multiplier": cfg.sound_noise_multiplier,
+            "seed": seed,
+            "target_epsilon": cfg.target_epsilon,
+            "eval_every": cfg.eval_every,
+            "resample_every": cfg.resample_every,
+            "fdp_degree": cfg.fdp_degree,
+            "fdp_variant": cfg.fdp_variant,
+            "scaling": "none",
+            "select": "last",
+        }
+        for n in names
+        for m in cfg.sound_methods
+        for arch in cfg.archs
+        for seed in cfg.seeds
+    ]
 
 
 @functools.lru_cache(maxsize=8)
@@ -240,15 +356,31 @@ def _raw_data(name: str):
 
 def run_sound_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One sound-mode cell: raw features, the fixed clipping norm and the final model (no private selection)."""
-    config = {k: cell[k] for k in ("num_layers", "hidden", "lr", "clip_norm", "noise_multiplier", "target_epsilon",
-                                   "eval_every", "resample_every", "fdp_degree", "fdp_variant", "select")}
-    res = _method(cell["method"]).run(_raw_data(cell["dataset"]), {**config, "clip_fraction": None},
-                                      seed=cell["seed"], device=device)
+    config = {
+        k: cell[k]
+        for k in (
+            "num_layers",
+            "hidden",
+            "lr",
+            "clip_norm",
+            "noise_multiplier",
+            "target_epsilon",
+            "eval_every",
+            "resample_every",
+            "fdp_degree",
+            "fdp_variant",
+            "select",
+        )
+    }
+    res = _method(cell["method"]).run(
+        _raw_data(cell["dataset"]), {**config, "clip_fraction": None}, seed=cell["seed"], device=device
+    )
     return [{**r, "metric": "f1_micro"} for r in _rows(cell, res) if r["metric"] == "test_f1"]
 
 
-def run_table1_sound(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
-                     train: bool = True) -> pd.DataFrame:
+def run_table1_sound(
+    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     """Table 1's DP methods in the sound mode (``guarantee = sound``): raw features (``scaling="none"``), a fixed
     clipping norm, one configuration fixed in advance and the final model (no selection on private data); every
     architecture and seed of the profile. Stored as ``table1_sound`` (metric ``f1_micro``, %). ``train=False``
@@ -259,8 +391,15 @@ def run_table1_sound(cfg: Settings, store: ResultStore, *, device: str = "auto",
     names = [n for n in cfg.datasets if load_or_skip(store, n, _raw_data, artifact="table1_sound") is not None]
     cells = table1_sound_cells(cfg, names)
     if cells:
-        run_grid(store, "table1_sound", cells, functools.partial(run_sound_cell, cfg, device=device),
-                 desc="DRW Table 1 (sound mode)", force=force, device=str(resolve_device(device)))
+        run_grid(
+            store,
+            "table1_sound",
+            cells,
+            functools.partial(run_sound_cell, cfg, device=device),
+            desc="DRW Table 1 (sound mode)",
+            force=force,
+            device=str(resolve_device(device)),
+        )
     return store.load("table1_sound")
 
 
@@ -270,8 +409,9 @@ def run_table1_sound(cfg: Settings, store: ResultStore, *, device: str = "auto",
 DIAGNOSTICS = ("best_step", "steps", "top_class_share", "class_entropy", "noise_to_signal")
 
 
-def diagnostic_cells(cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None
-                     ) -> list[dict[str, Any]]:
+def diagnostic_cells(
+    cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None
+) -> list[dict[str, Any]]:
     """The grid cells of the DP runs Table 1 selected (every seed of the chosen configuration), optionally only
     those of the ``(dataset, method, setting)`` triples in ``which``."""
     t1 = store.load("table1")
@@ -281,9 +421,13 @@ def diagnostic_cells(cfg: Settings, store: ResultStore, which: list[tuple[str, s
     keys = ["dataset", "method", "setting", *_HP, "seed"]
     chosen = {tuple(r) for r in t1[keys].itertuples(index=False)}
     wanted = None if which is None else {tuple(w) for w in which}
-    return [c for c in table1_cells(cfg, sorted(t1["dataset"].unique())) if c["method"] in drw.DP_METHODS
-            and tuple(c[k] for k in keys) in chosen
-            and (wanted is None or (c["dataset"], c["method"], c["setting"]) in wanted)]
+    return [
+        c
+        for c in table1_cells(cfg, sorted(t1["dataset"].unique()))
+        if c["method"] in drw.DP_METHODS
+        and tuple(c[k] for k in keys) in chosen
+        and (wanted is None or (c["dataset"], c["method"], c["setting"]) in wanted)
+    ]
 
 
 def run_diagnostic_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
@@ -291,21 +435,47 @@ def run_diagnostic_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto
     run) and :data:`DIAGNOSTICS` --
     the selected step, the steps taken, how concentrated the selected model's test predictions are
     (:func:`dpgnn.methods.drw.prediction_spread`) and the noise-to-signal ratio of every step."""
-    config = {k: cell[k] for k in ("num_layers", "hidden", "lr", "clip_fraction", "noise_multiplier",
-                                   "target_epsilon", "eval_every", "resample_every", "fdp_degree", "fdp_variant")}
+    config = {
+        k: cell[k]
+        for k in (
+            "num_layers",
+            "hidden",
+            "lr",
+            "clip_fraction",
+            "noise_multiplier",
+            "target_epsilon",
+            "eval_every",
+            "resample_every",
+            "fdp_degree",
+            "fdp_variant",
+        )
+    }
     res = _method(cell["method"]).run(_data(cell["dataset"]), config, seed=cell["seed"], device=device)
     rows = _rows(cell, res)
     return rows + [{**rows[0], "metric": m, "value": float(res.extra[m])} for m in DIAGNOSTICS]
 
 
-def run_diagnostics(cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None, *,
-                    device: str = "auto", force: bool = False) -> pd.DataFrame:
+def run_diagnostics(
+    cfg: Settings,
+    store: ResultStore,
+    which: list[tuple[str, str, str]] | None = None,
+    *,
+    device: str = "auto",
+    force: bool = False,
+) -> pd.DataFrame:
     """Train the selected DP runs of Table 1 again (resumable, artifact ``table1_diagnostics``) and return the
     per-cell summary of :func:`diagnostics_summary`."""
     cells = diagnostic_cells(cfg, store, which)
     if cells:
-        run_grid(store, "table1_diagnostics", cells, functools.partial(run_diagnostic_cell, cfg, device=device),
-                 desc="DRW Table 1 diagnostics", force=force, device=str(resolve_device(device)))
+        run_grid(
+            store,
+            "table1_diagnostics",
+            cells,
+            functools.partial(run_diagnostic_cell, cfg, device=device),
+            desc="DRW Table 1 diagnostics",
+            force=force,
+            device=str(resolve_device(device)),
+        )
     return diagnostics_summary(store)
 
 
@@ -319,17 +489,31 @@ def diagnostics_summary(store: ResultStore) -> pd.DataFrame:
     keys = ["dataset", "method", "setting"]
     per = lambda m, f: df[df["metric"] == m].groupby(keys)["value"].agg(f)  # noqa: E731
     seeds = lambda v: "/".join(f"{x:g}" for x in v)  # noqa: E731
-    out = pd.concat({"test F1 per seed": per("test_f1", lambda v: "/".join(f"{x:.1f}" for x in v)),
-                     "best step per seed": per("best_step", seeds), "steps": per("steps", "max"),
-                     "top-class share": per("top_class_share", "mean"), "class entropy": per("class_entropy", "mean"),
-                     "noise / signal": per("noise_to_signal", "mean")}, axis=1).reset_index()
+    out = pd.concat(
+        {
+            "test F1 per seed": per("test_f1", lambda v: "/".join(f"{x:.1f}" for x in v)),
+            "best step per seed": per("best_step", seeds),
+            "steps": per("steps", "max"),
+            "top-class share": per("top_class_share", "mean"),
+            "class entropy": per("class_entropy", "mean"),
+            "noise / signal": per("noise_to_signal", "mean"),
+        },
+        axis=1,
+    ).reset_index()
     grid = store.load("grid")
     test = grid[(grid["metric"] == "test_f1") & grid["method"].isin(drw.DP_METHODS)]
     test = test[(test["fidelity"].fillna("paper") == "paper")] if "fidelity" in test else test
     conf = test.groupby(keys + _HP)["value"].mean().groupby(keys)
     runs = test.groupby(keys)["value"]
-    spread = pd.DataFrame({"grid runs": runs.size(), "run test F1 min": runs.min(), "run test F1 max": runs.max(),
-                           "config mean min": conf.min(), "config mean max": conf.max()}).reset_index()
+    spread = pd.DataFrame(
+        {
+            "grid runs": runs.size(),
+            "run test F1 min": runs.min(),
+            "run test F1 max": runs.max(),
+            "config mean min": conf.min(),
+            "config mean max": conf.max(),
+        }
+    ).reset_index()
     rep = table1_side_by_side(store)[keys + ["paper", "ours", "status"]]
     return rep.merge(out, on=keys).merge(spread, on=keys, how="left").round(3)
 
@@ -341,8 +525,12 @@ def diagnostics_summary(store: ResultStore) -> pd.DataFrame:
 EXTRA_SEEDS = tuple(range(1, 18))
 
 
-def seed_cells(cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None,
-               seeds: tuple[int, ...] = EXTRA_SEEDS) -> list[dict[str, Any]]:
+def seed_cells(
+    cfg: Settings,
+    store: ResultStore,
+    which: list[tuple[str, str, str]] | None = None,
+    seeds: tuple[int, ...] = EXTRA_SEEDS,
+) -> list[dict[str, Any]]:
     """The grid cells of the configurations Table 1 selected (the DP ones of :func:`diagnostic_cells` and the
     non-private cells, each with its one configuration; optionally only the ``(dataset, method, setting)`` triples
     in ``which``), with ``seeds`` in place of the paper's three."""
@@ -354,8 +542,13 @@ def seed_cells(cfg: Settings, store: ResultStore, which: list[tuple[str, str, st
     nondp = t1[~t1["method"].isin(drw.DP_METHODS)]
     chosen = {tuple(r) for r in nondp[_KEYS].itertuples(index=False)}
     wanted = None if which is None else {tuple(w) for w in which}
-    plain = [c for c in table1_cells(cfg, sorted(t1["dataset"].unique())) if c["method"] not in drw.DP_METHODS
-             and tuple(c[k] for k in _KEYS) in chosen and (wanted is None or tuple(c[k] for k in _KEYS) in wanted)]
+    plain = [
+        c
+        for c in table1_cells(cfg, sorted(t1["dataset"].unique()))
+        if c["method"] not in drw.DP_METHODS
+        and tuple(c[k] for k in _KEYS) in chosen
+        and (wanted is None or tuple(c[k] for k in _KEYS) in wanted)
+    ]
     out, seen = [], set()
     for c in diagnostic_cells(cfg, store, which) + plain:
         key = tuple(c.get(k) for k in (*_KEYS, *_HP))
@@ -365,14 +558,28 @@ def seed_cells(cfg: Settings, store: ResultStore, which: list[tuple[str, str, st
     return out
 
 
-def run_seeds(cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None, *,
-              seeds: tuple[int, ...] = EXTRA_SEEDS, device: str = "auto", force: bool = False) -> pd.DataFrame:
+def run_seeds(
+    cfg: Settings,
+    store: ResultStore,
+    which: list[tuple[str, str, str]] | None = None,
+    *,
+    seeds: tuple[int, ...] = EXTRA_SEEDS,
+    device: str = "auto",
+    force: bool = False,
+) -> pd.DataFrame:
     """Train the configurations Table 1 selected with ``seeds`` (resumable, artifact ``table1_seeds``; Table 1's
     selection and rows are not touched) and return :func:`seed_spread`."""
     cells = seed_cells(cfg, store, which, seeds)
     if cells:
-        run_grid(store, "table1_seeds", cells, functools.partial(run_cell, cfg, device=device),
-                 desc="DRW Table 1 seed spread", force=force, device=str(resolve_device(device)))
+        run_grid(
+            store,
+            "table1_seeds",
+            cells,
+            functools.partial(run_cell, cfg, device=device),
+            desc="DRW Table 1 seed spread",
+            force=force,
+            device=str(resolve_device(device)),
+        )
     return seed_spread(store)
 
 
@@ -395,17 +602,29 @@ def seed_spread(store: ResultStore, n: int = 3) -> pd.DataFrame:
         paper, tol = float(rep.loc[key, "paper_value"]), float(rep.loc[key, "tolerance"])
         v = g.drop_duplicates("seed")["value"].to_numpy(float)
         means = [sum(c) / n for c in itertools.combinations(v, n)]
-        out.append({**dict(zip(_KEYS, key)), "paper": paper, "ours": float(rep.loc[key, "ours_value"]),
-                    "status": rep.loc[key, "status"], "tolerance": tol, "seeds": len(v), "seed F1 min": v.min(),
-                    "seed F1 median": float(pd.Series(v).median()), "seed F1 max": v.max(),
-                    f"{n}-seed means within tolerance": sum(abs(m - paper) <= tol for m in means) / len(means),
-                    f"{n}-seed means >= paper": sum(m >= paper for m in means) / len(means)})
+        out.append(
+            {
+                **dict(zip(_KEYS, key)),
+                "paper": paper,
+                "ours": float(rep.loc[key, "ours_value"]),
+                "status": rep.loc[key, "status"],
+                "tolerance": tol,
+                "seeds": len(v),
+                "seed F1 min": v.min(),
+                "seed F1 median": float(pd.Series(v).median()),
+                "seed F1 max": v.max(),
+                f"{n}-seed means within tolerance": sum(abs(m - paper) <= tol for m in means) / len(means),
+                f"{n}-seed means >= paper": sum(m >= paper for m in means) / len(means),
+            }
+        )
     return pd.DataFrame(out).round(3)
 
 
 #: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the sampling bound is pure computation
-CELLS = {"table1": CellSpec(PAPER, "table1", "grid", table1_cells, run_cell),
-         "table1_sound": CellSpec(PAPER, "table1_sound", "table1_sound", table1_sound_cells, run_sound_cell)}
+CELLS = {
+    "table1": CellSpec(PAPER, "table1", "grid", table1_cells, run_cell),
+    "table1_sound": CellSpec(PAPER, "table1_sound", "table1_sound", table1_sound_cells, run_sound_cell),
+}
 
 
 def table1_both_ways(store: ResultStore) -> pd.DataFrame:
@@ -452,10 +671,20 @@ def plot_table1(store: ResultStore, fidelity: str = "paper"):
     ref = load_reference(PAPER, "table1")
     ref = ref[ref["dataset"].isin(agg["dataset"].unique()) & ref["setting"].isin(agg["setting"].unique())]
     ref = ref.assign(arch=ref["setting"].map(order.index))
-    fig = plotting.lines(agg, x="arch", y="value", err="spread", hue="method", col="dataset",
-                         order=list(drw.METHODS), xlabel="architecture", xticks=dict(enumerate(order)),
-                         ylabel="test F1-micro %", reference=ref,
-                         title="Table 1: ours (mean ± std over seeds) vs paper (◇); DP rows at ε = 8")
+    fig = plotting.lines(
+        agg,
+        x="arch",
+        y="value",
+        err="spread",
+        hue="method",
+        col="dataset",
+        order=list(drw.METHODS),
+        xlabel="architecture",
+        xticks=dict(enumerate(order)),
+        ylabel="test F1-micro %",
+        reference=ref,
+        title="Table 1: ours (mean ± std over seeds) vs paper (◇); DP rows at ε = 8",
+    )
     return fig
 
 
@@ -466,9 +695,18 @@ def plot_fig2(store: ResultStore, fidelity: str = "paper"):
     if df.empty:
         raise ValueError("no Fig. 2 results stored yet")
     agg = df.groupby(["dataset", "method", "epsilon"])["value"].agg(value="mean", spread="std").reset_index()
-    return plotting.lines(agg, x="epsilon", y="value", err="spread", hue="method", col="dataset",
-                          order=["drw-best", "fdp", "drw", "drw-d", "drw-r"], xlabel="ε", ylabel="test F1-micro %",
-                          title="Fig. 2: test F1 at ε checkpoints (best-validation model so far)")
+    return plotting.lines(
+        agg,
+        x="epsilon",
+        y="value",
+        err="spread",
+        hue="method",
+        col="dataset",
+        order=["drw-best", "fdp", "drw", "drw-d", "drw-r"],
+        xlabel="ε",
+        ylabel="test F1-micro %",
+        title="Fig. 2: test F1 at ε checkpoints (best-validation model so far)",
+    )
 
 
 def fig2_side_by_side(store: ResultStore, fidelity: str = "paper") -> pd.DataFrame:
@@ -480,8 +718,9 @@ def fig2_side_by_side(store: ResultStore, fidelity: str = "paper") -> pd.DataFra
     wide = df.groupby(["dataset", "method", "setting", "checkpoint"])["value"].mean().unstack("checkpoint")
     wide.columns = [f"ours ε≤{int(c)}" for c in wide.columns]
     rep = _table1_vs_paper(store, fidelity)[["dataset", "method", "setting", "paper_value"]]
-    return wide.reset_index().merge(rep.rename(columns={"paper_value": "paper Table 1 (ε=8)"}),
-                                    on=["dataset", "method", "setting"], how="left")
+    return wide.reset_index().merge(
+        rep.rename(columns={"paper_value": "paper Table 1 (ε=8)"}), on=["dataset", "method", "setting"], how="left"
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -505,12 +744,27 @@ def run_bound(cfg: Settings, store: ResultStore) -> pd.DataFrame:
                         eps1 = fdp_epsilon(1, z, n, b, k, delta)[0]
                     else:
                         eps1 = drw.drw_epsilon(z, q, 1, delta)
-                    base = {"dataset": name, "method": sampler, "setting": f"L={layers}", "num_layers": layers,
-                            "num_train": n, "batch": b, "max_affected": k, "noise_multiplier": z, "delta": delta,
-                            "level": "feature", "ledger": {"level": "feature", "sampling_rate": q,
-                                                           "noise_multiplier": z, "delta": delta, "steps": 1,
-                                                           "accountant": "autodp" if k == 1 else "fdp-hypergeometric",
-                                                           **_BOUND_STATEMENT}}
+                    base = {
+                        "dataset": name,
+                        "method": sampler,
+                        "setting": f"L={layers}",
+                        "num_layers": layers,
+                        "num_train": n,
+                        "batch": b,
+                        "max_affected": k,
+                        "noise_multiplier": z,
+                        "delta": delta,
+                        "level": "feature",
+                        "ledger": {
+                            "level": "feature",
+                            "sampling_rate": q,
+                            "noise_multiplier": z,
+                            "delta": delta,
+                            "steps": 1,
+                            "accountant": "autodp" if k == 1 else "fdp-hypergeometric",
+                            **_BOUND_STATEMENT,
+                        },
+                    }
                     rows.append({**base, "metric": "q", "value": q, "epsilon": eps1})
                     rows.append({**base, "metric": "eps_one_step", "value": eps1, "epsilon": eps1})
     store.replace("bound", rows)
@@ -526,10 +780,19 @@ def plot_bound(store: ResultStore):
     e = df[df["metric"] == "eps_one_step"]
     e = e.assign(panel="ε of one step, " + e["setting"] + ", z=" + e["noise_multiplier"].map(lambda v: f"{v:g}"))
     both = pd.concat([q, e], ignore_index=True)
-    return plotting.lines(both, x="num_train", y="value", hue="method", col="panel", logx=True,
-                          order=["drw", "drw-r", "fdp"], xlabel="training nodes N (log)", ylabel="value", ncols=4,
-                          title="Sampling-probability bound q = B/⌈N/(1+R·L)⌉ (FDP: B/N) and ε per step "
-                                "(paper's B, δ)")
+    return plotting.lines(
+        both,
+        x="num_train",
+        y="value",
+        hue="method",
+        col="panel",
+        logx=True,
+        order=["drw", "drw-r", "fdp"],
+        xlabel="training nodes N (log)",
+        ylabel="value",
+        ncols=4,
+        title="Sampling-probability bound q = B/⌈N/(1+R·L)⌉ (FDP: B/N) and ε per step (paper's B, δ)",
+    )
 
 
 def bound_side_by_side(store: ResultStore) -> pd.DataFrame:
@@ -549,8 +812,7 @@ def bound_side_by_side(store: ResultStore) -> pd.DataFrame:
     ours = _table1_vs_paper(store)
     ours = ours[ours["setting"] == "1-layer"].pivot(index="dataset", columns="method", values="ours_value")
     if {"drw", "fdp"} <= set(ours.columns):
-        out = out.merge((ours["drw"] - ours["fdp"]).rename("ours: DRW − FDP").reset_index(), on="dataset",
-                        how="left")
+        out = out.merge((ours["drw"] - ours["fdp"]).rename("ours: DRW − FDP").reset_index(), on="dataset", how="left")
     return out.sort_values("num_train")
 
 
@@ -572,16 +834,19 @@ def _artifact(artifact: str) -> tuple[str, str]:
     raise ValueError(f"unknown DRW artifact {artifact!r}; valid: {list(ARTIFACTS)}")
 
 
-def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False,
-        train: bool = True) -> pd.DataFrame:
+def run(
+    cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     """Compute ``artifact``'s missing cells and return its rows. Table 1 and Fig. 2 come from the same grid
     (:func:`run_table1`); their ``_authors_code`` versions need ``cfg`` built with ``fidelity="authors_code"``.
     ``train=False`` trains nothing and selects from the stored runs; ``bound`` is pure accounting."""
     kind, fidelity = _artifact(artifact)
     if kind in ("table1", "fig2"):
         if cfg.get("fidelity", "paper") != fidelity:
-            raise ValueError(f"{artifact!r} is the {fidelity} fidelity's artifact but the settings have fidelity="
-                             f"{cfg.get('fidelity', 'paper')!r}; use settings('drw', profile, fidelity={fidelity!r})")
+            raise ValueError(
+                f"{artifact!r} is the {fidelity} fidelity's artifact but the settings have fidelity="
+                f"{cfg.get('fidelity', 'paper')!r}; use settings('drw', profile, fidelity={fidelity!r})"
+            )
         run_table1(cfg, store, device=device, force=force, train=train)
         return store.load(artifact)
     if kind == "table1_sound":

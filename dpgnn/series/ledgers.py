@@ -31,8 +31,15 @@ from typing import Any
 from dpgnn.privacy.guarantee import LEDGER_FIELDS, check_ledger, non_private
 from dpgnn.results import _locked, _replace_text, results_dir
 
-__all__ = ["BackfillError", "backfill", "backfill_file", "rewrite_ledgers", "guarantee_fields_for", "DERIVERS",
-           "refresh_sound_file"]
+__all__ = [
+    "BackfillError",
+    "backfill",
+    "backfill_file",
+    "rewrite_ledgers",
+    "guarantee_fields_for",
+    "DERIVERS",
+    "refresh_sound_file",
+]
 
 #: the keys a backfill adds (or, for ``neighbouring``, replaces by the builder's wording)
 FIELDS = (*LEDGER_FIELDS, "issues")
@@ -58,8 +65,10 @@ def _same(a: Any, b: Any, name: str) -> None:
     """Raise unless the stored value ``a`` equals the builder's ``b`` (floats to 1e-9 relative)."""
     fa, fb = _num(a, f"stored {name}"), _num(b, f"derived {name}")
     if not (fa == fb or math.isclose(fa, fb, rel_tol=1e-9, abs_tol=1e-12)):
-        raise BackfillError(f"stored {name} = {a!r} but the statement builder gives {b!r}: the row's configuration "
-                            "is not what the builder assumes")
+        raise BackfillError(
+            f"stored {name} = {a!r} but the statement builder gives {b!r}: the row's configuration "
+            "is not what the builder assumes"
+        )
 
 
 def _pick(led: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,8 +89,10 @@ def _lpgcn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
         new = privacy_ledger(row["method"], eps, int(round(d)))
         _same(led["epsilon_node_total"], new["epsilon_node_total"], "epsilon_node_total")
     if new["level"] != led.get("level") or new["mechanism"] != led.get("mechanism"):
-        raise BackfillError(f"LPGCN {row.get('method')!r}: stored level/mechanism {led.get('level')!r}/"
-                            f"{led.get('mechanism')!r} differ from the builder's {new['level']!r}/{new['mechanism']!r}")
+        raise BackfillError(
+            f"LPGCN {row.get('method')!r}: stored level/mechanism {led.get('level')!r}/"
+            f"{led.get('mechanism')!r} differ from the builder's {new['level']!r}/{new['mechanism']!r}"
+        )
     _same(led["epsilon"], new["epsilon"], "epsilon")
     return _pick(new)
 
@@ -98,11 +109,18 @@ def _lpgnn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
     meth, m = match.group(1), match.group(2)
     m = None if m is None else int(m)
     # the feature count matters only to pick an unstored m (MBM) or as m itself (1BM); both are in the mechanism
-    new = privacy_ledger(meth, _num(led.get("eps_x"), "eps_x"), _num(led.get("eps_y"), "eps_y"),
-                         num_features=m or 1, m=m if meth == "mbm" else None)
+    new = privacy_ledger(
+        meth,
+        _num(led.get("eps_x"), "eps_x"),
+        _num(led.get("eps_y"), "eps_y"),
+        num_features=m or 1,
+        m=m if meth == "mbm" else None,
+    )
     if new["mechanism"] != led["mechanism"] or new["level"] != led.get("level"):
-        raise BackfillError(f"LPGNN: stored level/mechanism {led.get('level')!r}/{led['mechanism']!r} differ from "
-                            f"the builder's {new['level']!r}/{new['mechanism']!r}")
+        raise BackfillError(
+            f"LPGNN: stored level/mechanism {led.get('level')!r}/{led['mechanism']!r} differ from "
+            f"the builder's {new['level']!r}/{new['mechanism']!r}"
+        )
     for k in ("epsilon", "delta", "feature_epsilon"):
         _same(led.get(k), new[k], k)
     return _pick(new)
@@ -124,17 +142,30 @@ def _drw(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
         raise BackfillError(f"DRW clip_calibration {cal!r} unknown")
     # ``scaling``/``select`` entered the ledger with the sound mode; earlier rows ran the paper's pipeline, the
     # defaults of prepare (train_zscore) and train_dp (best_val), the only one the code had then
-    return guarantee_fields(scaling=led.get("scaling", "train_zscore"), clip_norm=clip,
-                            select=led.get("select", "best_val"), method=row["method"])
+    return guarantee_fields(
+        scaling=led.get("scaling", "train_zscore"),
+        clip_norm=clip,
+        select=led.get("select", "best_val"),
+        method=row["method"],
+    )
 
 
 @functools.cache
-def _privgnn_ledger(lam: float, q: int, gamma: float, delta: float, classes: int, delta_sound: float,
-                    standardized: bool) -> dict[str, Any]:
+def _privgnn_ledger(
+    lam: float, q: int, gamma: float, delta: float, classes: int, delta_sound: float, standardized: bool
+) -> dict[str, Any]:
     from dpgnn.methods import privgnn as P
 
-    return P.privacy_ledger("privgnn", lam=lam, queries=q, gamma=gamma, delta=delta, num_classes=classes,
-                            delta_sound=delta_sound, standardized=standardized)
+    return P.privacy_ledger(
+        "privgnn",
+        lam=lam,
+        queries=q,
+        gamma=gamma,
+        delta=delta,
+        num_classes=classes,
+        delta_sound=delta_sound,
+        standardized=standardized,
+    )
 
 
 def _privgnn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
@@ -152,14 +183,16 @@ def _privgnn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
         acc = led.get("accountant")
         if acc not in ("pate_moments", "pate_moments_data_dependent"):
             raise BackfillError(f"PATE accountant {acc!r} unknown")
-        return P.pate_statement(int(_num(led.get("steps"), "steps")), data_dependent=acc.endswith("_data_dependent"),
-                                not_covered=nc)
+        return P.pate_statement(
+            int(_num(led.get("steps"), "steps")), data_dependent=acc.endswith("_data_dependent"), not_covered=nc
+        )
     if method in ("privgnn", "privgnn_code"):
         lam = 1.0 / _num(led.get("noise_scale"), "noise_scale")
         lam = float(row["lam"]) if row.get("lam") else lam
         q, gamma = int(_num(led.get("steps"), "steps")), _num(led.get("sample_rate"), "sample_rate")
-        new = _privgnn_ledger(lam, q, gamma, _num(led.get("delta"), "delta"), info.classes, info.delta_stated,
-                              ds in P.STANDARDIZED)
+        new = _privgnn_ledger(
+            lam, q, gamma, _num(led.get("delta"), "delta"), info.classes, info.delta_stated, ds in P.STANDARDIZED
+        )
         if method == "privgnn":
             _same(led.get("epsilon"), new["epsilon"], "epsilon")
             return _pick(new)
@@ -196,8 +229,11 @@ def _progap(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
         aggs = int(_num(led.get("aggregations"), "aggregations"))
         return guarantee_statement("edge", edge_relation=relation, aggregations=aggs if z > 0 else 0)
     if level == "node":
-        return guarantee_statement("node", aggregations=int(_num(led.get("aggregations"), "aggregations")),
-                                   dpsgd_runs=int(_num(led.get("dpsgd_runs"), "dpsgd_runs")))
+        return guarantee_statement(
+            "node",
+            aggregations=int(_num(led.get("aggregations"), "aggregations")),
+            dpsgd_runs=int(_num(led.get("dpsgd_runs"), "dpsgd_runs")),
+        )
     raise BackfillError(f"ProGAP row with level {level!r} and method {method!r}")
 
 
@@ -229,8 +265,10 @@ def _audit(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
             return canary.node_statement(False)
         if math.isfinite(eps) and z > 0:
             return canary.node_statement(True)
-        raise BackfillError(f"node audit row with epsilon {eps} and noise multiplier {z}: a finite epsilon needs "
-                            "noise, an infinite one is the no-noise control")
+        raise BackfillError(
+            f"node audit row with epsilon {eps} and noise multiplier {z}: a finite epsilon needs "
+            "noise, an infinite one is the no-noise control"
+        )
     if art == "query":
         match = _QUERY.match(str(led.get("mechanism", "")))
         if not match:
@@ -246,7 +284,13 @@ def _audit(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
 
 #: paper -> deriver of one row's guarantee fields from the row and its stored ledger
 DERIVERS: dict[str, Callable[[Row, Mapping[str, Any]], dict[str, Any]]] = {
-    "lpgcn": _lpgcn, "lpgnn": _lpgnn, "drw": _drw, "privgnn": _privgnn, "progap": _progap, "audit": _audit}
+    "lpgcn": _lpgcn,
+    "lpgnn": _lpgnn,
+    "drw": _drw,
+    "privgnn": _privgnn,
+    "progap": _progap,
+    "audit": _audit,
+}
 
 
 def guarantee_fields_for(paper: str, row: Row, ledger: Mapping[str, Any]) -> dict[str, Any]:
@@ -358,8 +402,9 @@ def backfill_file(path: Path | str, paper: str) -> int:
         try:
             out = {**led, **guarantee_fields_for(paper, row, led)}
         except ValueError as e:  # BackfillError, or a builder refusing the stored configuration
-            raise BackfillError(f"{path}: row method={row.get('method')!r} dataset={row.get('dataset')!r}: {e}") \
-                from None
+            raise BackfillError(
+                f"{path}: row method={row.get('method')!r} dataset={row.get('dataset')!r}: {e}"
+            ) from None
         check_ledger(out)
         changed += 1
         return out
@@ -378,7 +423,7 @@ def backfill(profile: str, paper: str | None = None, root: Path | str | None = N
         for path in sorted((base / pp).glob("*.csv*")):
             if not path.name.endswith((".csv", ".csv.gz")):
                 continue
-            with (gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")) as f:
+            with gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="") as f:
                 header = next(csv.reader(f), [])
             if "ledger" in header:
                 out[str(path)] = backfill_file(path, pp)
@@ -395,17 +440,28 @@ def _privgnn_sound(row: dict[str, str], led: dict[str, Any]) -> dict[str, Any] |
 
     acc = str(led.get("accountant", ""))
     if acc.startswith("pate_moments"):
-        new = pate_epsilon(1.0 / _num(led.get("noise_scale"), "noise_scale"), int(_num(led.get("steps"), "steps")),
-                           _num(row.get("delta") or led.get("delta"), "delta")).epsilon_sound
+        new = pate_epsilon(
+            1.0 / _num(led.get("noise_scale"), "noise_scale"),
+            int(_num(led.get("steps"), "steps")),
+            _num(row.get("delta") or led.get("delta"), "delta"),
+        ).epsilon_sound
         return None if led.get("epsilon_sound") == new else {**led, "epsilon_sound": new}
-    if "epsilon_per_query_sound" not in led or "epsilon_sound" not in led \
-            or not math.isfinite(_num(led["epsilon_sound"], "epsilon_sound")):
+    if (
+        "epsilon_per_query_sound" not in led
+        or "epsilon_sound" not in led
+        or not math.isfinite(_num(led["epsilon_sound"], "epsilon_sound"))
+    ):
         return None  # not a PrivGNN statement (those carry the per-query ε₀), or ε = ∞
     how = SUBSAMPLING_OF.get(str(row.get("method")), "per_query")
     classes = led.get("num_classes")
-    new = sound_epsilon(1.0 / _num(led.get("noise_scale"), "noise_scale"), int(_num(led.get("steps"), "steps")),
-                        _num(led.get("sample_rate"), "sample_rate"), _num(led.get("delta_sound"), "delta_sound"),
-                        None if classes is None else int(classes), subsampling=how)
+    new = sound_epsilon(
+        1.0 / _num(led.get("noise_scale"), "noise_scale"),
+        int(_num(led.get("steps"), "steps")),
+        _num(led.get("sample_rate"), "sample_rate"),
+        _num(led.get("delta_sound"), "delta_sound"),
+        None if classes is None else int(classes),
+        subsampling=how,
+    )
     return None if led["epsilon_sound"] == new else {**led, "epsilon_sound": new}
 
 

@@ -28,13 +28,26 @@ from dpgnn.sweep import CellSpec, check_train, grid, run_grid
 from dpgnn.utils import resolve_device
 
 PAPER = "lpgcn"
-LEDGER_KEYS = ("level", "neighbouring", "mechanism", "epsilon", "epsilon_node_total", "delta", "sensitivity",
-               "accountant", "guarantee", "not_covered", "accounted")
+LEDGER_KEYS = (
+    "level",
+    "neighbouring",
+    "mechanism",
+    "epsilon",
+    "epsilon_node_total",
+    "delta",
+    "sensitivity",
+    "accountant",
+    "guarantee",
+    "not_covered",
+    "accounted",
+)
 #: analytic rows (a mechanism's variance at ε, at a feature value or a dataset's mean x̄): nothing is released
 #: privately, the statement is the mechanism's own
-_ANALYTIC = statement(SOUND, "LDP: any two values of one feature",
-                      accounted="analytic variance of the epsilon-LDP mechanism at a given feature value "
-                                "(no private release)")
+_ANALYTIC = statement(
+    SOUND,
+    "LDP: any two values of one feature",
+    accounted="analytic variance of the epsilon-LDP mechanism at a given feature value (no private release)",
+)
 _DROP = ("history", "paper", "artifact", "config_hash", "versions")
 
 _LPGCN_DATASETS = ["citeseer", "cora", "elliptic", "flickr", "twitch"]
@@ -42,8 +55,8 @@ _LPGCN_DATASETS = ["citeseer", "cora", "elliptic", "flickr", "twitch"]
 #: run profiles (read by dpgnn.profiles.settings("lpgcn", profile))
 PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
-        "datasets": ["cora", "citeseer", "twitch"],       # Fig. 2-5, Table 3
-        "table2_datasets": ["cora"],                       # Table 2 (training runs)
+        "datasets": ["cora", "citeseer", "twitch"],  # Fig. 2-5, Table 3
+        "table2_datasets": ["cora"],  # Table 2 (training runs)
         "variance_epsilons": [1.0 + 0.25 * i for i in range(17)],  # Fig. 1/4/5: eps in [1, 5]
         # smoke keeps every notebook <= 60 s on 2 idle CPU cores: Fig. 2 at the ends of the paper's ε range
         # (ε = 1 is the point compared with the paper), Table 2 with one run at ε = 1 and 9
@@ -51,17 +64,31 @@ PROFILES: dict[str, dict[str, Any]] = {
         "table2_epsilons": [1.0, 9.0],
         "methods": ["lm", "pm", "pgc", "raw"],
         "runs": 1,
-        "nc_max_epochs": 100, "nc_min_epochs": 10, "nc_patience": 20,
-        "lp_max_epochs": 100, "lp_min_epochs": 20, "lp_check_every": 10, "lp_patience": 10,
+        "nc_max_epochs": 100,
+        "nc_min_epochs": 10,
+        "nc_patience": 20,
+        "lp_max_epochs": 100,
+        "lp_min_epochs": 20,
+        "lp_check_every": 10,
+        "lp_patience": 10,
         "seed": 12345,
     },
     # "test": the smallest end-to-end execution, used by the test suite to run every notebook with papermill
     "test": {
-        "datasets": ["cora"], "table2_datasets": ["cora"],
-        "variance_epsilons": [1.0, 3.0, 5.0], "mae_epsilons": [1.0, 9.0], "table2_epsilons": [1.0],
-        "methods": ["pgc", "raw"], "runs": 1,
-        "nc_max_epochs": 5, "nc_min_epochs": 1, "nc_patience": 2,
-        "lp_max_epochs": 10, "lp_min_epochs": 2, "lp_check_every": 5, "lp_patience": 1,
+        "datasets": ["cora"],
+        "table2_datasets": ["cora"],
+        "variance_epsilons": [1.0, 3.0, 5.0],
+        "mae_epsilons": [1.0, 9.0],
+        "table2_epsilons": [1.0],
+        "methods": ["pgc", "raw"],
+        "runs": 1,
+        "nc_max_epochs": 5,
+        "nc_min_epochs": 1,
+        "nc_patience": 2,
+        "lp_max_epochs": 10,
+        "lp_min_epochs": 2,
+        "lp_check_every": 5,
+        "lp_patience": 1,
         "seed": 0,
     },
     "paper": {
@@ -72,8 +99,13 @@ PROFILES: dict[str, dict[str, Any]] = {
         "table2_epsilons": [1.0, 5.0, 9.0],
         "methods": ["lm", "pm", "pgc", "raw"],
         "runs": 10,
-        "nc_max_epochs": 500, "nc_min_epochs": 10, "nc_patience": 20,
-        "lp_max_epochs": 500, "lp_min_epochs": 100, "lp_check_every": 10, "lp_patience": 10,
+        "nc_max_epochs": 500,
+        "nc_min_epochs": 10,
+        "nc_patience": 20,
+        "lp_max_epochs": 500,
+        "lp_min_epochs": 100,
+        "lp_check_every": 10,
+        "lp_patience": 10,
         "seed": 12345,
     },
 }
@@ -87,8 +119,16 @@ def _tidy(row: dict[str, Any]) -> dict[str, Any]:
     """Pack the flat privacy statement of a method row into the ``ledger`` column."""
     out = {k: v for k, v in row.items() if k not in _DROP}
     out["ledger"] = {k: row[k] for k in LEDGER_KEYS if k in row}
-    for k in ("neighbouring", "mechanism", "epsilon_node_total", "sensitivity", "accountant", "guarantee",
-              "not_covered", "accounted"):
+    for k in (
+        "neighbouring",
+        "mechanism",
+        "epsilon_node_total",
+        "sensitivity",
+        "accountant",
+        "guarantee",
+        "not_covered",
+        "accounted",
+    ):
         out.pop(k, None)
     return out
 
@@ -115,24 +155,39 @@ def run_variance(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
         data = load_or_skip(store, name, _data, artifact="table3")
         if data is None:
             continue
-        xbar_rows.append({"dataset": name, "method": "data", "setting": "normalised [0,1]", "metric": "mean_feature",
-                          "value": lpgcn.mean_feature(data), "num_features": data.num_features,
-                          "level": "none", "ledger": {"level": "none",
-                                                      **non_private("nothing (a statistic of the raw data)")}})
+        xbar_rows.append(
+            {
+                "dataset": name,
+                "method": "data",
+                "setting": "normalised [0,1]",
+                "metric": "mean_feature",
+                "value": lpgcn.mean_feature(data),
+                "num_features": data.num_features,
+                "level": "none",
+                "ledger": {"level": "none", **non_private("nothing (a statistic of the raw data)")},
+            }
+        )
     eps = cfg.variance_epsilons
     fig1 = lpgcn.variance_table(eps, "range")
     fig4 = lpgcn.variance_table(eps, 0.0)
     # Fig. 5 uses x̄ of each dataset: ours where the data is here, the paper's Table 3 value otherwise (labelled).
     ours = {r["dataset"]: r["value"] for r in xbar_rows}
     xbars = {name: ours.get(name) for name in lpgcn.DATASETS}
-    xbars = {(n if v is not None else f"{n} (paper x̄)"): (v if v is not None else lpgcn.TABLE3_MEAN_FEATURE[n])
-             for n, v in xbars.items()}
+    xbars = {
+        (n if v is not None else f"{n} (paper x̄)"): (v if v is not None else lpgcn.TABLE3_MEAN_FEATURE[n])
+        for n, v in xbars.items()
+    }
     fig5 = lpgcn.variance_table(eps, xbars)
     out = {"table3": pd.DataFrame(xbar_rows)}
     for name, df in (("fig1", fig1), ("fig4", fig4), ("fig5", fig5)):
-        df = df.assign(dataset=df["label"].fillna("analytic") if "label" in df else "analytic", metric="variance",
-                       setting=[_setting(e) for e in df["epsilon"]], level="feature-ldp", delta=0.0,
-                       ledger=[{"level": "feature-ldp", **_ANALYTIC}] * len(df))
+        df = df.assign(
+            dataset=df["label"].fillna("analytic") if "label" in df else "analytic",
+            metric="variance",
+            setting=[_setting(e) for e in df["epsilon"]],
+            level="feature-ldp",
+            delta=0.0,
+            ledger=[{"level": "feature-ldp", **_ANALYTIC}] * len(df),
+        )
         out[name] = df
     for name, df in out.items():  # pure computation: always recomputed, replaced whole (identical rows unchanged)
         store.replace(name, df.to_dict("records") if len(df) else [])
@@ -142,21 +197,48 @@ def run_variance(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
 def plot_fig1(store: ResultStore):
     """Fig. 1: the min/max band of each mechanism's variance over x ∈ [0, 1], from stored rows."""
     wide = store.load("fig1").pivot_table(index=["method", "epsilon"], columns="stat", values="value").reset_index()
-    return plotting.bands(wide, x="epsilon", low="min", high="max", hue="method", order=["lm", "pm", "pgc"],
-                          xlabel="ε", ylabel="variance", title="Fig. 1: variance range over x ∈ [0, 1]")
+    return plotting.bands(
+        wide,
+        x="epsilon",
+        low="min",
+        high="max",
+        hue="method",
+        order=["lm", "pm", "pgc"],
+        xlabel="ε",
+        ylabel="variance",
+        title="Fig. 1: variance range over x ∈ [0, 1]",
+    )
 
 
 def plot_fig4(store: ResultStore):
     """Fig. 4: the variance at x = α, from stored rows."""
-    return plotting.lines(store.load("fig4"), x="epsilon", y="value", hue="method", order=["lm", "pm", "pgc"],
-                          xlabel="ε", ylabel="variance", logy=True, title="Fig. 4: variance at x = α")
+    return plotting.lines(
+        store.load("fig4"),
+        x="epsilon",
+        y="value",
+        hue="method",
+        order=["lm", "pm", "pgc"],
+        xlabel="ε",
+        ylabel="variance",
+        logy=True,
+        title="Fig. 4: variance at x = α",
+    )
 
 
 def plot_fig5(store: ResultStore):
     """Fig. 5: the variance at each dataset's mean feature x̄, from stored rows."""
-    return plotting.lines(store.load("fig5"), x="epsilon", y="value", hue="method", col="dataset",
-                          order=["lm", "pm", "pgc"], xlabel="ε", ylabel="variance", logy=True,
-                          title="Fig. 5: variance at each dataset's mean feature x̄")
+    return plotting.lines(
+        store.load("fig5"),
+        x="epsilon",
+        y="value",
+        hue="method",
+        col="dataset",
+        order=["lm", "pm", "pgc"],
+        xlabel="ε",
+        ylabel="variance",
+        logy=True,
+        title="Fig. 5: variance at each dataset's mean feature x̄",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -180,20 +262,23 @@ def fig3_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[st
 
 def fig2_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One Fig. 2 cell: the MAE of the first graph convolution at one ε (CPU computation; ``device`` unused)."""
-    df = lpgcn.mae_vs_epsilon(_data(cell["dataset"]), cell["dataset"], [cell["epsilon"]], [cell["method"]],
-                              seed=cell["seed"])
+    df = lpgcn.mae_vs_epsilon(
+        _data(cell["dataset"]), cell["dataset"], [cell["epsilon"]], [cell["method"]], seed=cell["seed"]
+    )
     return [_tidy(r) | {"setting": _setting(cell["epsilon"])} for r in df.to_dict("records")]
 
 
 def fig3_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One Fig. 3 cell: MAE per degree at one ε (CPU computation; ``device`` unused)."""
-    df = lpgcn.mae_vs_degree(_data(cell["dataset"]), cell["dataset"], cell["epsilon"], [cell["method"]],
-                             seed=cell["seed"])
+    df = lpgcn.mae_vs_degree(
+        _data(cell["dataset"]), cell["dataset"], cell["epsilon"], [cell["method"]], seed=cell["seed"]
+    )
     return [_tidy(r) | {"setting": _setting(cell["epsilon"])} for r in df.to_dict("records")]
 
 
-def run_estimation_error(cfg: Settings, store: ResultStore, *, force: bool = False,
-                         train: bool = True) -> dict[str, pd.DataFrame]:
+def run_estimation_error(
+    cfg: Settings, store: ResultStore, *, force: bool = False, train: bool = True
+) -> dict[str, pd.DataFrame]:
     """Fig. 2 (MAE vs ε) and Fig. 3 (MAE vs degree at ε = 1) for every available dataset.
 
     ``train=False`` computes nothing and returns the stored rows (e.g. after ``dpgnn run``)."""
@@ -205,10 +290,32 @@ def run_estimation_error(cfg: Settings, store: ResultStore, *, force: bool = Fal
     for n in cfg.datasets:
         if n not in names:
             store.record_skip(n, "dataset unavailable (see fig2)", artifact="fig3")
-    fig2 = run_grid(store, "fig2", fig2_cells(cfg, names), functools.partial(fig2_cell, cfg),
-                    desc="Fig. 2 MAE vs ε", force=force, device="cpu") if names else store.load("fig2")
-    fig3 = run_grid(store, "fig3", fig3_cells(cfg, names), functools.partial(fig3_cell, cfg),
-                    desc="Fig. 3 MAE vs degree", force=force, device="cpu") if names else store.load("fig3")
+    fig2 = (
+        run_grid(
+            store,
+            "fig2",
+            fig2_cells(cfg, names),
+            functools.partial(fig2_cell, cfg),
+            desc="Fig. 2 MAE vs ε",
+            force=force,
+            device="cpu",
+        )
+        if names
+        else store.load("fig2")
+    )
+    fig3 = (
+        run_grid(
+            store,
+            "fig3",
+            fig3_cells(cfg, names),
+            functools.partial(fig3_cell, cfg),
+            desc="Fig. 3 MAE vs degree",
+            force=force,
+            device="cpu",
+        )
+        if names
+        else store.load("fig3")
+    )
     return {"fig2": fig2, "fig3": fig3}
 
 
@@ -223,9 +330,20 @@ def plot_fig2(store: ResultStore, datasets: list[str] | None = None):
     fig2 = fig2[fig2["dataset"].isin(datasets)]
     ref = load_reference(PAPER, "fig2")
     ref = ref[ref["dataset"].isin(datasets)].assign(epsilon=1.0)
-    return plotting.lines(fig2, x="epsilon", y="value", err="spread", hue="method", col="dataset",
-                          order=["lm", "pm", "pgc"], col_order=datasets, xlabel="ε", ylabel="MAE", reference=ref,
-                          title="Fig. 2: MAE of the first graph convolution (◇ = paper, read off its figure)")
+    return plotting.lines(
+        fig2,
+        x="epsilon",
+        y="value",
+        err="spread",
+        hue="method",
+        col="dataset",
+        order=["lm", "pm", "pgc"],
+        col_order=datasets,
+        xlabel="ε",
+        ylabel="MAE",
+        reference=ref,
+        title="Fig. 2: MAE of the first graph convolution (◇ = paper, read off its figure)",
+    )
 
 
 def plot_fig3(store: ResultStore, datasets: list[str] | None = None):
@@ -233,9 +351,18 @@ def plot_fig3(store: ResultStore, datasets: list[str] | None = None):
     fig3 = store.load("fig3")
     datasets = _stored_datasets(fig3, datasets)
     fig3 = fig3[fig3["dataset"].isin(datasets)]
-    return plotting.lines(fig3, x="degree", y="value", hue="method", col="dataset", order=["lm", "pm", "pgc"],
-                          col_order=datasets, xlabel="node degree", ylabel="MAE",
-                          title="Fig. 3: MAE vs degree, ε = 1")
+    return plotting.lines(
+        fig3,
+        x="degree",
+        y="value",
+        hue="method",
+        col="dataset",
+        order=["lm", "pm", "pgc"],
+        col_order=datasets,
+        xlabel="node degree",
+        ylabel="MAE",
+        title="Fig. 3: MAE vs degree, ε = 1",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -246,17 +373,34 @@ def table2_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[
     datasets = cfg.table2_datasets if datasets is None else datasets
     if not datasets:
         return []
-    epochs = {"node_classification": {"max_epochs": cfg.nc_max_epochs, "min_epochs": cfg.nc_min_epochs,
-                                      "patience": cfg.nc_patience},
-              "link_prediction": {"max_epochs": cfg.lp_max_epochs, "min_epochs": cfg.lp_min_epochs,
-                                  "check_every": cfg.lp_check_every, "patience": cfg.lp_patience}}
+    epochs = {
+        "node_classification": {
+            "max_epochs": cfg.nc_max_epochs,
+            "min_epochs": cfg.nc_min_epochs,
+            "patience": cfg.nc_patience,
+        },
+        "link_prediction": {
+            "max_epochs": cfg.lp_max_epochs,
+            "min_epochs": cfg.lp_min_epochs,
+            "check_every": cfg.lp_check_every,
+            "patience": cfg.lp_patience,
+        },
+    }
     private = [m for m in cfg.methods if m != "raw"]
     settings = grid(method=private, epsilon=[float(e) for e in cfg.table2_epsilons]) if private else []
     if "raw" in cfg.methods:  # RAW has no ε: one setting, ε = ∞
         settings.append({"method": "raw", "epsilon": math.inf})
-    return [{"task": c["task"], "dataset": c["dataset"], **c["setting"], "run": c["run"], "seed": cfg.seed,
-             **epochs[c["task"]]}
-            for c in grid(task=list(epochs), dataset=datasets, setting=settings, run=range(cfg.runs))]
+    return [
+        {
+            "task": c["task"],
+            "dataset": c["dataset"],
+            **c["setting"],
+            "run": c["run"],
+            "seed": cfg.seed,
+            **epochs[c["task"]],
+        }
+        for c in grid(task=list(epochs), dataset=datasets, setting=settings, run=range(cfg.runs))
+    ]
 
 
 def _view(name: str, task: str):
@@ -278,8 +422,9 @@ def table2_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> di
     return row
 
 
-def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
-               train: bool = True) -> pd.DataFrame:
+def run_table2(
+    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     """Table 2: micro-F1 (GCN) and AUC (VGAE) in %, ``cfg.runs`` runs per cell, resumable.
 
     ``train=False`` trains nothing and returns the stored rows (e.g. after ``dpgnn run``)."""
@@ -290,8 +435,15 @@ def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force
     cells = table2_cells(cfg, names)
     if not cells:
         return store.load("table2")
-    return run_grid(store, "table2", cells, functools.partial(table2_cell, cfg, device=device), desc="Table 2 runs",
-                    force=force, device=str(resolve_device(device)))
+    return run_grid(
+        store,
+        "table2",
+        cells,
+        functools.partial(table2_cell, cfg, device=device),
+        desc="Table 2 runs",
+        force=force,
+        device=str(resolve_device(device)),
+    )
 
 
 #: the grids of this series, cell by cell (:mod:`dpgnn.engine`); Fig. 1/4/5 and Table 3 are pure computation
@@ -308,24 +460,42 @@ def plot_table2(store: ResultStore):
     df = store.load("table2")
     if df.empty:
         raise ValueError("no Table 2 results stored yet")
-    agg = (df.groupby(["metric", "dataset", "method", "epsilon"])["value"]
-             .agg(value="mean", spread=lambda s: s.std(ddof=0)).reset_index())
+    agg = (
+        df.groupby(["metric", "dataset", "method", "epsilon"])["value"]
+        .agg(value="mean", spread=lambda s: s.std(ddof=0))
+        .reset_index()
+    )
     ref = load_reference(PAPER, "table2")
     ref = ref.assign(epsilon=ref["setting"].str.removeprefix("eps=").astype(float))
     eps = sorted(e for e in agg["epsilon"].unique() if math.isfinite(e))
     # RAW (ε = ∞) is drawn as a flat line across the ε range, as the paper repeats it in every column
-    agg = pd.concat([agg[agg["method"] != "raw"]] + [
-        agg[agg["method"] == "raw"].assign(epsilon=e) for e in eps], ignore_index=True)
-    ref = pd.concat([ref[ref["method"] != "raw"]] + [ref[ref["method"] == "raw"].assign(epsilon=e) for e in eps],
-                    ignore_index=True)
-    agg["panel"] = agg["metric"].map({"micro_f1": "node cls. micro-F1 %", "auc": "link pred. AUC %"}) + " — " + agg[
-        "dataset"]
-    ref["panel"] = ref["metric"].map({"micro_f1": "node cls. micro-F1 %", "auc": "link pred. AUC %"}) + " — " + ref[
-        "dataset"]
+    agg = pd.concat(
+        [agg[agg["method"] != "raw"]] + [agg[agg["method"] == "raw"].assign(epsilon=e) for e in eps], ignore_index=True
+    )
+    ref = pd.concat(
+        [ref[ref["method"] != "raw"]] + [ref[ref["method"] == "raw"].assign(epsilon=e) for e in eps], ignore_index=True
+    )
+    agg["panel"] = (
+        agg["metric"].map({"micro_f1": "node cls. micro-F1 %", "auc": "link pred. AUC %"}) + " — " + agg["dataset"]
+    )
+    ref["panel"] = (
+        ref["metric"].map({"micro_f1": "node cls. micro-F1 %", "auc": "link pred. AUC %"}) + " — " + ref["dataset"]
+    )
     ref = ref[ref["panel"].isin(agg["panel"].unique())]
-    return plotting.lines(agg, x="epsilon", y="value", err="spread", hue="method", col="panel",
-                          order=["lm", "pm", "pgc", "raw"], xlabel="ε", ylabel="%", reference=ref, ncols=4,
-                          title="Table 2: ours (lines, mean ± std) vs paper (◇)")
+    return plotting.lines(
+        agg,
+        x="epsilon",
+        y="value",
+        err="spread",
+        hue="method",
+        col="panel",
+        order=["lm", "pm", "pgc", "raw"],
+        xlabel="ε",
+        ylabel="%",
+        reference=ref,
+        ncols=4,
+        title="Table 2: ours (lines, mean ± std) vs paper (◇)",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -335,8 +505,14 @@ def plot_table2(store: ResultStore):
 ARTIFACTS = ("table3", "fig1", "fig4", "fig5", "fig2", "fig3", "table2")
 _VARIANCE = ("table3", "fig1", "fig4", "fig5")  # notebook 01: recomputed together in seconds
 _MAE = ("fig2", "fig3")  # notebook 02
-_PLOTS = {"fig1": plot_fig1, "fig4": plot_fig4, "fig5": plot_fig5, "fig2": plot_fig2, "fig3": plot_fig3,
-          "table2": plot_table2}
+_PLOTS = {
+    "fig1": plot_fig1,
+    "fig4": plot_fig4,
+    "fig5": plot_fig5,
+    "fig2": plot_fig2,
+    "fig3": plot_fig3,
+    "table2": plot_table2,
+}
 #: decimals of the side-by-side cells (Table 2 in %, the rest are small numbers: x̄, variances, MAE)
 _DECIMALS = {"table2": 1}
 
@@ -349,8 +525,15 @@ def _artifacts(artifact: str | list[str] | tuple[str, ...]) -> list[str]:
     return names
 
 
-def run(cfg: Settings, store: ResultStore, artifact: str | list[str], *, device: str = "auto", force: bool = False,
-        train: bool = True) -> pd.DataFrame | dict[str, pd.DataFrame]:
+def run(
+    cfg: Settings,
+    store: ResultStore,
+    artifact: str | list[str],
+    *,
+    device: str = "auto",
+    force: bool = False,
+    train: bool = True,
+) -> pd.DataFrame | dict[str, pd.DataFrame]:
     """Compute what is missing of ``artifact`` (a name of :data:`ARTIFACTS`, or a list of them) and return its
     stored rows (a dict by artifact for a list).
 
@@ -379,10 +562,23 @@ def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
     rep["ours"] = [fmt(v, s, nd) for v, s in zip(rep["ours_value"], rep["ours_spread"])]
     rep["paper"] = [fmt(v, s, nd) for v, s in zip(rep["paper_value"], rep["paper_spread"])]
     rep["diff"] = rep["diff"].round(nd)
-    cols = ["dataset", "method", "metric", "setting", "paper", "ours", "diff", "n_runs", "status", "note",
-            "paper_value", "ours_value"]
-    return rep[cols].sort_values(["metric", "dataset", "method", "setting"], ascending=[False, True, True, True],
-                                 ignore_index=True)
+    cols = [
+        "dataset",
+        "method",
+        "metric",
+        "setting",
+        "paper",
+        "ours",
+        "diff",
+        "n_runs",
+        "status",
+        "note",
+        "paper_value",
+        "ours_value",
+    ]
+    return rep[cols].sort_values(
+        ["metric", "dataset", "method", "setting"], ascending=[False, True, True, True], ignore_index=True
+    )
 
 
 def plot(store: ResultStore, artifact: str, *, datasets: list[str] | None = None):

@@ -44,41 +44,75 @@ _ALL = ["cora", "facebook", "pubmed", "lastfm"]
 
 PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
-        "datasets": ["cora"], "repeats": 2, "epochs": 100, "seed": 12345,
-        "backbones": ["sage"], "fig_a_eps_x": [1.0, INF], "fig_a_eps_y": [1.0],
-        "table_b_eps_x": [1.0], "replacements": ["one", "ohd"],
-        "table_c_eps_x": [1.0], "table_c_methods": ["1bm", "mbm"],
-        "fig_d_eps_x": [1.0], "fig_e_eps_y": [1.0], "k_values": [0, 16],
+        "datasets": ["cora"],
+        "repeats": 2,
+        "epochs": 100,
+        "seed": 12345,
+        "backbones": ["sage"],
+        "fig_a_eps_x": [1.0, INF],
+        "fig_a_eps_y": [1.0],
+        "table_b_eps_x": [1.0],
+        "replacements": ["one", "ohd"],
+        "table_c_eps_x": [1.0],
+        "table_c_methods": ["1bm", "mbm"],
+        "fig_d_eps_x": [1.0],
+        "fig_e_eps_y": [1.0],
+        "k_values": [0, 16],
         "table_f_eps_y": [1.0],
-        "seed_points": ["fig_a/cora/sage/eps_x=1,eps_y=1"], "extra_seeds": [1],
+        "seed_points": ["fig_a/cora/sage/eps_x=1,eps_y=1"],
+        "extra_seeds": [1],
     },
     "test": {
-        "datasets": ["cora"], "repeats": 1, "epochs": 5, "seed": 0,
-        "backbones": ["sage"], "fig_a_eps_x": [1.0], "fig_a_eps_y": [1.0],
-        "table_b_eps_x": [1.0], "replacements": ["one"],
-        "table_c_eps_x": [1.0], "table_c_methods": ["mbm"],
-        "fig_d_eps_x": [1.0], "fig_e_eps_y": [1.0], "k_values": [0, 2],
+        "datasets": ["cora"],
+        "repeats": 1,
+        "epochs": 5,
+        "seed": 0,
+        "backbones": ["sage"],
+        "fig_a_eps_x": [1.0],
+        "fig_a_eps_y": [1.0],
+        "table_b_eps_x": [1.0],
+        "replacements": ["one"],
+        "table_c_eps_x": [1.0],
+        "table_c_methods": ["mbm"],
+        "fig_d_eps_x": [1.0],
+        "fig_e_eps_y": [1.0],
+        "k_values": [0, 2],
         "table_f_eps_y": [1.0],
-        "seed_points": ["fig_a/cora/sage/eps_x=1,eps_y=1"], "extra_seeds": [1],
+        "seed_points": ["fig_a/cora/sage/eps_x=1,eps_y=1"],
+        "extra_seeds": [1],
     },
     "paper": {
-        "datasets": _ALL, "repeats": 10, "epochs": 500, "seed": 12345,
-        "backbones": ["gcn", "gat", "sage"], "fig_a_eps_x": [0.01, 0.1, 1.0, 2.0, 3.0, INF],
+        "datasets": _ALL,
+        "repeats": 10,
+        "epochs": 500,
+        "seed": 12345,
+        "backbones": ["gcn", "gat", "sage"],
+        "fig_a_eps_x": [0.01, 0.1, 1.0, 2.0, 3.0, INF],
         "fig_a_eps_y": [1.0, 2.0, 3.0, INF],
-        "table_b_eps_x": [0.01, 0.1, 1.0, INF], "replacements": ["rnd", "one", "ohd"],
-        "table_c_eps_x": [0.01, 0.1, 1.0, 2.0], "table_c_methods": ["1bm", "lpm", "agm", "mbm"],
-        "fig_d_eps_x": [0.01, 0.1, 1.0], "fig_e_eps_y": [0.5, 1.0, 2.0], "k_values": [0, 2, 4, 8, 16],
+        "table_b_eps_x": [0.01, 0.1, 1.0, INF],
+        "replacements": ["rnd", "one", "ohd"],
+        "table_c_eps_x": [0.01, 0.1, 1.0, 2.0],
+        "table_c_methods": ["1bm", "lpm", "agm", "mbm"],
+        "fig_d_eps_x": [0.01, 0.1, 1.0],
+        "fig_e_eps_y": [0.5, 1.0, 2.0],
+        "k_values": [0, 2, 4, 8, 16],
         "table_f_eps_y": [0.5, 1.0, 2.0],
         # the 13 reported points beyond the report's band when the grid was first compared (before Fig. A's printed
         # points carried their tables' ±), each retrained with 9 more seeds (:func:`seed_spread`):
         # "artifact/dataset/method/setting"
         "seed_points": [
-            "fig_a/cora/sage/eps_x=0.01,eps_y=inf", "table_c/cora/1bm/eps_x=0.1,eps_y=inf",
-            "fig_d/cora/sage/eps_x=0.01,eps_y=1,k_x=0", "fig_d/cora/sage/eps_x=0.1,eps_y=1,k_x=4",
-            "fig_d/cora/sage/eps_x=0.1,eps_y=1,k_x=16", "fig_d/cora/sage/eps_x=1,eps_y=1,k_x=8",
-            "fig_e/cora/sage/eps_x=1,eps_y=0.5,k_y=2", "fig_e/cora/sage/eps_x=1,eps_y=0.5,k_y=4",
-            "fig_e/cora/sage/eps_x=1,eps_y=0.5,k_y=8", "fig_e/cora/sage/eps_x=1,eps_y=1,k_y=0",
-            "fig_e/cora/sage/eps_x=1,eps_y=1,k_y=16", "table_f/cora/drop/eps_x=1,eps_y=0.5",
+            "fig_a/cora/sage/eps_x=0.01,eps_y=inf",
+            "table_c/cora/1bm/eps_x=0.1,eps_y=inf",
+            "fig_d/cora/sage/eps_x=0.01,eps_y=1,k_x=0",
+            "fig_d/cora/sage/eps_x=0.1,eps_y=1,k_x=4",
+            "fig_d/cora/sage/eps_x=0.1,eps_y=1,k_x=16",
+            "fig_d/cora/sage/eps_x=1,eps_y=1,k_x=8",
+            "fig_e/cora/sage/eps_x=1,eps_y=0.5,k_y=2",
+            "fig_e/cora/sage/eps_x=1,eps_y=0.5,k_y=4",
+            "fig_e/cora/sage/eps_x=1,eps_y=0.5,k_y=8",
+            "fig_e/cora/sage/eps_x=1,eps_y=1,k_y=0",
+            "fig_e/cora/sage/eps_x=1,eps_y=1,k_y=16",
+            "table_f/cora/drop/eps_x=1,eps_y=0.5",
             "table_f/facebook/ce/eps_x=1,eps_y=1",
         ],
         "extra_seeds": list(range(1, 10)),
@@ -101,8 +135,18 @@ def setting(eps_x: float, eps_y: float, *, k_x: int | None = None, k_y: int | No
     return s
 
 
-def _cell(cfg: Settings, dataset: str, method: str, ex: float, ey: float, *, k_x: int | None = None,
-          k_y: int | None = None, backbone: str = "sage", label_method: str = "drop") -> dict[str, Any]:
+def _cell(
+    cfg: Settings,
+    dataset: str,
+    method: str,
+    ex: float,
+    ey: float,
+    *,
+    k_x: int | None = None,
+    k_y: int | None = None,
+    backbone: str = "sage",
+    label_method: str = "drop",
+) -> dict[str, Any]:
     """A fully determined training cell; unspecified steps are the published ones (K_y = 0 without Drop)."""
     pub = lpgnn.steps_for(dataset, INF if method in lpgnn.REPLACEMENTS else ex, ey)
     kx = pub[0] if k_x is None else k_x
@@ -111,38 +155,88 @@ def _cell(cfg: Settings, dataset: str, method: str, ex: float, ey: float, *, k_x
         method = "raw"
     if label_method == "drop" and ky == 0:
         label_method = "fc"  # Drop with K_y = 0 is forward correction alone: one cell, trained once
-    return {"dataset": dataset, "method": method, "eps_x": float(ex), "eps_y": float(ey), "k_x": int(kx),
-            "k_y": int(ky), "backbone": backbone, "label_method": label_method, "repeats": int(cfg.repeats),
-            "epochs": int(cfg.epochs), "seed": int(cfg.seed)}
+    return {
+        "dataset": dataset,
+        "method": method,
+        "eps_x": float(ex),
+        "eps_y": float(ey),
+        "k_x": int(kx),
+        "k_y": int(ky),
+        "backbone": backbone,
+        "label_method": label_method,
+        "repeats": int(cfg.repeats),
+        "epochs": int(cfg.epochs),
+        "seed": int(cfg.seed),
+    }
 
 
-_LEDGER = ("level", "guarantee", "not_covered", "accounted", "neighbouring", "mechanism", "eps_x", "eps_y", "epsilon",
-           "delta", "m", "feature_epsilon", "accountant")
-_KEEP = ("run", "value", "metric", "level", "epsilon", "delta", "val_acc_noisy", "train_acc_noisy",
-         "val_loss_noisy", "best_epoch", "max_acc", "lr", "weight_decay", "dropout", "train_time_s",
-         "perturb_time_s", "m")
+_LEDGER = (
+    "level",
+    "guarantee",
+    "not_covered",
+    "accounted",
+    "neighbouring",
+    "mechanism",
+    "eps_x",
+    "eps_y",
+    "epsilon",
+    "delta",
+    "m",
+    "feature_epsilon",
+    "accountant",
+)
+_KEEP = (
+    "run",
+    "value",
+    "metric",
+    "level",
+    "epsilon",
+    "delta",
+    "val_acc_noisy",
+    "train_acc_noisy",
+    "val_loss_noisy",
+    "best_epoch",
+    "max_acc",
+    "lr",
+    "weight_decay",
+    "dropout",
+    "train_time_s",
+    "perturb_time_s",
+    "m",
+)
 
 
 def _entries(cfg: Settings, artifact: str, dataset: str) -> list[tuple[dict[str, Any], str, str]]:
     """(cell, method label, setting) of every reported point of ``artifact`` for one dataset."""
     if artifact == "fig_a":
-        return [(_cell(cfg, dataset, "mbm", c["ex"], c["ey"], backbone=c["bb"]), c["bb"], setting(c["ex"], c["ey"]))
-                for c in grid(bb=cfg.backbones, ex=cfg.fig_a_eps_x, ey=cfg.fig_a_eps_y)]
+        return [
+            (_cell(cfg, dataset, "mbm", c["ex"], c["ey"], backbone=c["bb"]), c["bb"], setting(c["ex"], c["ey"]))
+            for c in grid(bb=cfg.backbones, ex=cfg.fig_a_eps_x, ey=cfg.fig_a_eps_y)
+        ]
     if artifact == "table_b":
-        return ([(_cell(cfg, dataset, "mbm", ex, 1.0), "lpgnn", setting(ex, 1.0)) for ex in cfg.table_b_eps_x]
-                + [(_cell(cfg, dataset, rep, INF, 1.0), rep, setting(INF, 1.0)) for rep in cfg.replacements])
+        return [(_cell(cfg, dataset, "mbm", ex, 1.0), "lpgnn", setting(ex, 1.0)) for ex in cfg.table_b_eps_x] + [
+            (_cell(cfg, dataset, rep, INF, 1.0), rep, setting(INF, 1.0)) for rep in cfg.replacements
+        ]
     if artifact == "table_c":
-        return [(_cell(cfg, dataset, c["meth"], c["ex"], INF), c["meth"], setting(c["ex"], INF))
-                for c in grid(meth=cfg.table_c_methods, ex=cfg.table_c_eps_x)]
+        return [
+            (_cell(cfg, dataset, c["meth"], c["ex"], INF), c["meth"], setting(c["ex"], INF))
+            for c in grid(meth=cfg.table_c_methods, ex=cfg.table_c_eps_x)
+        ]
     if artifact == "fig_d":
-        return [(_cell(cfg, dataset, "mbm", c["ex"], 1.0, k_x=c["k"]), "sage", setting(c["ex"], 1.0, k_x=c["k"]))
-                for c in grid(ex=cfg.fig_d_eps_x, k=cfg.k_values)]
+        return [
+            (_cell(cfg, dataset, "mbm", c["ex"], 1.0, k_x=c["k"]), "sage", setting(c["ex"], 1.0, k_x=c["k"]))
+            for c in grid(ex=cfg.fig_d_eps_x, k=cfg.k_values)
+        ]
     if artifact == "fig_e":
-        return [(_cell(cfg, dataset, "mbm", 1.0, c["ey"], k_y=c["k"]), "sage", setting(1.0, c["ey"], k_y=c["k"]))
-                for c in grid(ey=cfg.fig_e_eps_y, k=cfg.k_values)]
+        return [
+            (_cell(cfg, dataset, "mbm", 1.0, c["ey"], k_y=c["k"]), "sage", setting(1.0, c["ey"], k_y=c["k"]))
+            for c in grid(ey=cfg.fig_e_eps_y, k=cfg.k_values)
+        ]
     if artifact == "table_f":
-        return [(_cell(cfg, dataset, "mbm", 1.0, c["ey"], label_method=c["lm"]), c["lm"], setting(1.0, c["ey"]))
-                for c in grid(ey=cfg.table_f_eps_y, lm=lpgnn.LABEL_METHODS)]
+        return [
+            (_cell(cfg, dataset, "mbm", 1.0, c["ey"], label_method=c["lm"]), c["lm"], setting(1.0, c["ey"]))
+            for c in grid(ey=cfg.table_f_eps_y, lm=lpgnn.LABEL_METHODS)
+        ]
     raise ValueError(f"unknown LPGNN artifact {artifact!r}; valid: {list(ARTIFACTS)}")
 
 
@@ -172,7 +266,7 @@ def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[
 def artifact_cells(cfg: Settings, artifact: str, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """The distinct training cells behind ``artifact`` (every dataset of the profile unless ``datasets``)."""
     cells, seen = [], set()
-    for name in (cfg.datasets if datasets is None else datasets):
+    for name in cfg.datasets if datasets is None else datasets:
         for cell, _, _ in _entries(cfg, artifact, name):
             h = config_hash(cell)
             if h not in seen:
@@ -181,8 +275,15 @@ def artifact_cells(cfg: Settings, artifact: str, datasets: list[str] | None = No
     return cells
 
 
-def run(cfg: Settings, store: ResultStore, artifact: str | list[str], *, device: str = "auto",
-        force: bool = False, train: bool = True) -> pd.DataFrame | dict[str, pd.DataFrame]:
+def run(
+    cfg: Settings,
+    store: ResultStore,
+    artifact: str | list[str],
+    *,
+    device: str = "auto",
+    force: bool = False,
+    train: bool = True,
+) -> pd.DataFrame | dict[str, pd.DataFrame]:
     """Train every missing cell of ``artifact`` (a name of :data:`ARTIFACTS` or a list of them; the cells go to
     ``runs``) and rebuild the artifacts' labelled rows; returns them (a dict by artifact for a list).
 
@@ -213,8 +314,15 @@ def run(cfg: Settings, store: ResultStore, artifact: str | list[str], *, device:
                 seen.add(h)
                 cells.append(cell)
     if train and cells:  # force: recompute only this notebook's cells, keep the other notebooks' runs
-        runs = run_grid(store, "runs", cells, functools.partial(run_cell, cfg, device=device), desc="LPGNN cells",
-                        force=force, device=str(resolve_device(device)))
+        runs = run_grid(
+            store,
+            "runs",
+            cells,
+            functools.partial(run_cell, cfg, device=device),
+            desc="LPGNN cells",
+            force=force,
+            device=str(resolve_device(device)),
+        )
     else:
         runs = store.load("runs")
     by_hash = {h: g for h, g in runs.groupby(runs["config_hash"].astype(str))} if len(runs) else {}
@@ -226,8 +334,16 @@ def run(cfg: Settings, store: ResultStore, artifact: str | list[str], *, device:
             if g is None:
                 continue
             for r in g.to_dict("records"):
-                rows.append({**r, "artifact": a, "method": method, "setting": sett, "feature_method": cell["method"],
-                             "paper": PAPER})
+                rows.append(
+                    {
+                        **r,
+                        "artifact": a,
+                        "method": method,
+                        "setting": sett,
+                        "feature_method": cell["method"],
+                        "paper": PAPER,
+                    }
+                )
         store.replace(a, rows)
         out[a] = store.load(a)
     return out[artifact] if isinstance(artifact, str) else out
@@ -241,8 +357,9 @@ def parse_point(point: str) -> tuple[str, str, str, str]:
     what is wrong."""
     parts = str(point).split("/")
     if len(parts) != 4 or not all(parts):
-        raise ValueError(f"a seed point is 'artifact/dataset/method/setting', e.g. "
-                         f"'fig_a/cora/sage/eps_x=1,eps_y=1'; got {point!r}")
+        raise ValueError(
+            f"a seed point is 'artifact/dataset/method/setting', e.g. 'fig_a/cora/sage/eps_x=1,eps_y=1'; got {point!r}"
+        )
     if parts[0] not in ARTIFACTS:
         raise ValueError(f"seed point {point!r}: unknown artifact {parts[0]!r}; valid: {list(ARTIFACTS)}")
     return parts[0], parts[1], parts[2], parts[3]
@@ -276,15 +393,23 @@ def seed_cells(cfg: Settings) -> list[dict[str, Any]]:
     return out
 
 
-def run_seeds(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
-              train: bool = True) -> pd.DataFrame:
+def run_seeds(
+    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     """Train the missing cells of :func:`seed_cells` (resumable, artifact ``seeds``; ``train=False``: none) and
     return :func:`seed_spread`. A point is shown once its own artifact's rows are stored."""
     check_train(force, train)
     cells = seed_cells(cfg)
     if train and cells:
-        run_grid(store, "seeds", cells, functools.partial(run_cell, cfg, device=device), desc="LPGNN seed spread",
-                 force=force, device=str(resolve_device(device)))
+        run_grid(
+            store,
+            "seeds",
+            cells,
+            functools.partial(run_cell, cfg, device=device),
+            desc="LPGNN seed spread",
+            force=force,
+            device=str(resolve_device(device)),
+        )
     return seed_spread(cfg, store)
 
 
@@ -311,8 +436,10 @@ def seed_spread(cfg: Settings, store: ResultStore) -> pd.DataFrame:
     for point in cfg.seed_points:
         artifact, dataset, method, sett = parse_point(point)
         if artifact not in loaded:
-            loaded[artifact] = (paper_vs_ours(PAPER, artifact, store.profile, root=store.dir.parent.parent),
-                                store.load(artifact))
+            loaded[artifact] = (
+                paper_vs_ours(PAPER, artifact, store.profile, root=store.dir.parent.parent),
+                store.load(artifact),
+            )
         rep, own = loaded[artifact]
         ref = rep[(rep["dataset"] == dataset) & (rep["method"] == method) & (rep["setting"] == sett)]
         own = own[(own["dataset"] == dataset) & (own["method"] == method) & (own["setting"] == sett)]
@@ -328,12 +455,24 @@ def seed_spread(cfg: Settings, store: ResultStore) -> pd.DataFrame:
         means = np.array([r.mean() for r in runs])
         pooled = np.concatenate(runs)
         se = float(pooled.std(ddof=1) / math.sqrt(int(base["repeats"])))
-        out.append({"point": point, "paper": paper, "tolerance": tol, "status": ref["status"].iloc[0],
-                    "ours": float(means[0]), "seeds": len(runs), "means": [round(float(m), 2) for m in means],
-                    "mean min": means.min(), "mean max": means.max(),
-                    "within tolerance": float(np.mean(np.abs(means - paper) <= tol)), "pooled": float(pooled.mean()),
-                    "se": se, "z": (paper - float(pooled.mean())) / se if se > 0 else math.nan,
-                    "p within": _share_within(float(pooled.mean()), se, paper, tol)})
+        out.append(
+            {
+                "point": point,
+                "paper": paper,
+                "tolerance": tol,
+                "status": ref["status"].iloc[0],
+                "ours": float(means[0]),
+                "seeds": len(runs),
+                "means": [round(float(m), 2) for m in means],
+                "mean min": means.min(),
+                "mean max": means.max(),
+                "within tolerance": float(np.mean(np.abs(means - paper) <= tol)),
+                "pooled": float(pooled.mean()),
+                "se": se,
+                "z": (paper - float(pooled.mean())) / se if se > 0 else math.nan,
+                "p within": _share_within(float(pooled.mean()), se, paper, tol),
+            }
+        )
     return pd.DataFrame(out).round(3)
 
 
@@ -373,8 +512,10 @@ def plot_seed_spread(table: pd.DataFrame):
     ax.set_yticks(range(len(table)), list(table["point"]), fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("test accuracy %")
-    ax.set_title("Seed spread: ● a seed's mean over its repeats, ├┼┤ pooled mean ± 2 se;\n"
-                 "◇ paper in its tolerance band", fontsize=9)
+    ax.set_title(
+        "Seed spread: ● a seed's mean over its repeats, ├┼┤ pooled mean ± 2 se;\n◇ paper in its tolerance band",
+        fontsize=9,
+    )
     fig.tight_layout()
     return fig
 
@@ -433,14 +574,26 @@ def plot_fig_a(store: ResultStore):
     ref = ref[ref["panel"].isin(df["panel"].unique())]
     panels = df.drop_duplicates("panel")  # a row per dataset (the paper's order), a column per backbone
     rank = {v: i for i, v in enumerate(_ALL + list(BACKBONES))}
-    rows = sorted(panels[["dataset", "method", "panel"]].itertuples(index=False),
-                  key=lambda r: (rank.get(r.dataset, len(rank)), rank.get(r.method, len(rank))))
+    rows = sorted(
+        panels[["dataset", "method", "panel"]].itertuples(index=False),
+        key=lambda r: (rank.get(r.dataset, len(rank)), rank.get(r.method, len(rank))),
+    )
     order = [r.panel for r in rows]
-    return plotting.lines(df, x="x", y="value", err="spread", hue="hue", col="panel", reference=ref,
-                          col_order=order, ncols=panels["method"].nunique(),
-                          xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()}, xlabel="ε_x",
-                          ylabel="test accuracy %",
-                          title="Fig. A: accuracy vs ε_x (lines: ours ± 95% CI; ◇ paper, SAGE)")
+    return plotting.lines(
+        df,
+        x="x",
+        y="value",
+        err="spread",
+        hue="hue",
+        col="panel",
+        reference=ref,
+        col_order=order,
+        ncols=panels["method"].nunique(),
+        xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()},
+        xlabel="ε_x",
+        ylabel="test accuracy %",
+        title="Fig. A: accuracy vs ε_x (lines: ours ± 95% CI; ◇ paper, SAGE)",
+    )
 
 
 def plot_k(store: ResultStore, artifact: str):
@@ -452,8 +605,18 @@ def plot_k(store: ResultStore, artifact: str):
         d["hue"] = f"{hue}=" + d[hue].map(_fmt)
     ref = ref[ref["dataset"].isin(df["dataset"].unique())]
     name = "Fig. D: effect of K_x (ε_y = 1)" if artifact == "fig_d" else "Fig. E: effect of K_y (ε_x = 1)"
-    return plotting.lines(df, x=key, y="value", err="spread", hue="hue", col="dataset", reference=ref,
-                          xlabel=key, ylabel="test accuracy %", title=f"{name}; ◇ paper")
+    return plotting.lines(
+        df,
+        x=key,
+        y="value",
+        err="spread",
+        hue="hue",
+        col="dataset",
+        reference=ref,
+        xlabel=key,
+        ylabel="test accuracy %",
+        title=f"{name}; ◇ paper",
+    )
 
 
 def plot_table(store: ResultStore, artifact: str):
@@ -465,10 +628,19 @@ def plot_table(store: ResultStore, artifact: str):
     for d in (df, ref):
         d["x"] = d[x].map(pos)
     ref = ref[ref["dataset"].isin(df["dataset"].unique())]
-    return plotting.lines(df, x="x", y="value", err="spread", hue="method", col="dataset", reference=ref,
-                          xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()},
-                          xlabel=x.replace("eps", "ε"), ylabel="test accuracy %",
-                          title=f"{artifact}: ours (± 95% CI) vs paper (◇)")
+    return plotting.lines(
+        df,
+        x="x",
+        y="value",
+        err="spread",
+        hue="method",
+        col="dataset",
+        reference=ref,
+        xticks={i: _fmt(v).replace("inf", "∞") for v, i in pos.items()},
+        xlabel=x.replace("eps", "ε"),
+        ylabel="test accuracy %",
+        title=f"{artifact}: ours (± 95% CI) vs paper (◇)",
+    )
 
 
 def plot(store: ResultStore, artifact: str):
@@ -493,6 +665,26 @@ def ledger_summary(store: ResultStore, artifact: str) -> pd.DataFrame:
     return led[cols].drop_duplicates().reset_index(drop=True)
 
 
-__all__ = ["PAPER", "PROFILES", "ARTIFACTS", "setting", "run", "side_by_side", "plot", "plot_fig_a", "plot_k",
-           "plot_table", "ledger_summary", "CELLS", "run_cell", "artifact_cells", "parse_point", "point_cell",
-           "seed_cells", "run_seeds", "seed_spread", "plot_seed_spread", "sampling_check"]
+__all__ = [
+    "PAPER",
+    "PROFILES",
+    "ARTIFACTS",
+    "setting",
+    "run",
+    "side_by_side",
+    "plot",
+    "plot_fig_a",
+    "plot_k",
+    "plot_table",
+    "ledger_summary",
+    "CELLS",
+    "run_cell",
+    "artifact_cells",
+    "parse_point",
+    "point_cell",
+    "seed_cells",
+    "run_seeds",
+    "seed_spread",
+    "plot_seed_spread",
+    "sampling_check",
+]

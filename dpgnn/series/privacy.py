@@ -40,22 +40,40 @@ PAPER = "privacy"
 PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
         "delta": 1e-5,
-        "dpsgd": [[0.001, 10]],                             # [sample rate q, steps T] (Poisson)
-        "dpsgd_uniform": [[0.01, 100]],                     # sampling without replacement (DRW/FDP style)
+        "dpsgd": [[0.001, 10]],  # [sample rate q, steps T] (Poisson)
+        "dpsgd_uniform": [[0.01, 100]],  # sampling without replacement (DRW/FDP style)
         "targets": [1.0],
         "accountants": ["rdp", "autodp", "pld"],
-        "dataset": "fb100-caltech36", "min_class_size": 50,
-        "depth": 1, "epochs": 2, "batch_size": 64, "max_degree": 20, "lr": 0.01,
-        "node_epsilons": [8.0], "train_accountants": ["autodp", "pld"], "methods": ["progap", "dp-mlp"],
-        "runs": 1, "seed": 12345,
+        "dataset": "fb100-caltech36",
+        "min_class_size": 50,
+        "depth": 1,
+        "epochs": 2,
+        "batch_size": 64,
+        "max_degree": 20,
+        "lr": 0.01,
+        "node_epsilons": [8.0],
+        "train_accountants": ["autodp", "pld"],
+        "methods": ["progap", "dp-mlp"],
+        "runs": 1,
+        "seed": 12345,
     },
     "test": {
         "delta": 1e-5,
-        "dpsgd": [[0.001, 10]], "dpsgd_uniform": [[0.01, 100]], "targets": [1.0],
+        "dpsgd": [[0.001, 10]],
+        "dpsgd_uniform": [[0.01, 100]],
+        "targets": [1.0],
         "accountants": ["rdp", "pld"],
-        "dataset": "fb100-caltech36", "min_class_size": 50,
-        "depth": 1, "epochs": 1, "batch_size": 64, "max_degree": 20, "lr": 0.01,
-        "node_epsilons": [8.0], "train_accountants": ["autodp", "pld"], "methods": ["progap"], "runs": 1,
+        "dataset": "fb100-caltech36",
+        "min_class_size": 50,
+        "depth": 1,
+        "epochs": 1,
+        "batch_size": 64,
+        "max_degree": 20,
+        "lr": 0.01,
+        "node_epsilons": [8.0],
+        "train_accountants": ["autodp", "pld"],
+        "methods": ["progap"],
+        "runs": 1,
         "seed": 0,
     },
     "paper": {
@@ -64,16 +82,30 @@ PROFILES: dict[str, dict[str, Any]] = {
         "dpsgd_uniform": [[0.01, 100], [0.01, 1000]],
         "targets": [0.5, 1.0, 2.0, 4.0, 8.0],
         "accountants": ["rdp", "autodp", "pld"],
-        "dataset": "fb100-caltech36", "min_class_size": 50,
-        "depth": 2, "epochs": 5, "batch_size": 64, "max_degree": 20, "lr": 0.01,
-        "node_epsilons": [1.0, 2.0, 4.0, 8.0], "train_accountants": ["autodp", "rdp", "pld"],
-        "methods": ["progap", "dp-mlp"], "runs": 5, "seed": 12345,
+        "dataset": "fb100-caltech36",
+        "min_class_size": 50,
+        "depth": 2,
+        "epochs": 5,
+        "batch_size": 64,
+        "max_degree": 20,
+        "lr": 0.01,
+        "node_epsilons": [1.0, 2.0, 4.0, 8.0],
+        "train_accountants": ["autodp", "rdp", "pld"],
+        "methods": ["progap", "dp-mlp"],
+        "runs": 5,
+        "seed": 12345,
     },
 }
 
 #: the issue's stated values (issue #13: "dpsgd up to 6× at few steps (z = 0.6, q = 0.001, T = 10: 2.04 vs 0.33)")
-ISSUE_EXAMPLE = {"noise_multiplier": 0.6, "sample_rate": 0.001, "steps": 10, "delta": 1e-5,
-                 "epsilon_rdp": 2.04, "epsilon_tight": 0.33}
+ISSUE_EXAMPLE = {
+    "noise_multiplier": 0.6,
+    "sample_rate": 0.001,
+    "steps": 10,
+    "delta": 1e-5,
+    "epsilon_rdp": 2.04,
+    "epsilon_tight": 0.33,
+}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -83,22 +115,50 @@ def _dpsgd_statement(sampling: str, q: float, steps: int) -> dict[str, Any]:
     """Guarantee fields of a pure DP-SGD accounting row (sensitivity-1 steps: clipping at a fixed norm assumed)."""
     neighbouring = "add/remove one record" if sampling == "poisson" else "replace one record"
     how = "Poisson" if sampling == "poisson" else "without replacement (fixed batch size)"
-    return statement(SOUND, neighbouring, accounted=f"{steps} Gaussian steps of L2 sensitivity 1 (per-example clipping "
-                                                    f"at a fixed norm) on a subsample at rate {q:g}, {how}")
+    return statement(
+        SOUND,
+        neighbouring,
+        accounted=f"{steps} Gaussian steps of L2 sensitivity 1 (per-example clipping "
+        f"at a fixed norm) on a subsample at rate {q:g}, {how}",
+    )
 
 
-def _sigma_row(setting: str, method: str, accountant: str, target: float, delta: float, value: float, eps: float,
-               ledger: dict[str, Any]) -> dict[str, Any]:
-    return {"dataset": "analytic", "method": method, "setting": setting, "metric": "noise_multiplier",
-            "value": value, "run": 0, "seed": 0, "level": "record" if method.startswith("dp-sgd") else "node",
-            "epsilon": eps, "delta": delta, "accountant": accountant, "target": target, "ledger": ledger,
-            "config_hash": config_hash({"setting": setting, "method": method, "accountant": accountant,
-                                        "target": target})}
+def _sigma_row(
+    setting: str,
+    method: str,
+    accountant: str,
+    target: float,
+    delta: float,
+    value: float,
+    eps: float,
+    ledger: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "dataset": "analytic",
+        "method": method,
+        "setting": setting,
+        "metric": "noise_multiplier",
+        "value": value,
+        "run": 0,
+        "seed": 0,
+        "level": "record" if method.startswith("dp-sgd") else "node",
+        "epsilon": eps,
+        "delta": delta,
+        "accountant": accountant,
+        "target": target,
+        "ledger": ledger,
+        "config_hash": config_hash({"setting": setting, "method": method, "accountant": accountant, "target": target}),
+    }
 
 
 def _node_counts(cfg: Settings, train_nodes: int) -> dict[str, int]:
-    return {"aggregations": int(cfg.depth), "dpsgd_runs": int(cfg.depth) + 1, "train_nodes": train_nodes,
-            "batch_size": int(cfg.batch_size), "epochs": int(cfg.epochs)}
+    return {
+        "aggregations": int(cfg.depth),
+        "dpsgd_runs": int(cfg.depth) + 1,
+        "train_nodes": train_nodes,
+        "batch_size": int(cfg.batch_size),
+        "epochs": int(cfg.epochs),
+    }
 
 
 def run_sigma(cfg: Settings, store: ResultStore, *, train_nodes: int = 500) -> pd.DataFrame:
@@ -115,18 +175,31 @@ def run_sigma(cfg: Settings, store: ResultStore, *, train_nodes: int = 500) -> p
                 for acc in cfg.accountants:
                     if acc == "pld" and sampling == "uniform":
                         continue  # dp_accounting's PLD has no sampling without replacement
-                    cal = calibrate_noise_multiplier(target, d, sample_rate=q, steps=int(t), sampling=sampling,
-                                                     accountant=acc)
-                    rows.append(_sigma_row(setting, f"dp-sgd ({sampling})", acc, target, d, cal.value, cal.epsilon,
-                                           {**cal.ledger(), **_dpsgd_statement(sampling, q, int(t))}))
+                    cal = calibrate_noise_multiplier(
+                        target, d, sample_rate=q, steps=int(t), sampling=sampling, accountant=acc
+                    )
+                    rows.append(
+                        _sigma_row(
+                            setting,
+                            f"dp-sgd ({sampling})",
+                            acc,
+                            target,
+                            d,
+                            cal.value,
+                            cal.epsilon,
+                            {**cal.ledger(), **_dpsgd_statement(sampling, q, int(t))},
+                        )
+                    )
     counts = _node_counts(cfg, train_nodes)
     setting = f"ProGAP node K={cfg.depth},E={cfg.epochs},N={train_nodes},B={cfg.batch_size}"
     d_node = default_delta(train_nodes)
     for target in cfg.node_epsilons:
         for acc in cfg.accountants:
             cal = calibrate_noise("node", target, d_node, accountant=acc, **counts)
-            led = {**cal.ledger(), **guarantee_statement("node", aggregations=counts["aggregations"],
-                                                         dpsgd_runs=counts["dpsgd_runs"])}
+            led = {
+                **cal.ledger(),
+                **guarantee_statement("node", aggregations=counts["aggregations"], dpsgd_runs=counts["dpsgd_runs"]),
+            }
             rows.append(_sigma_row(setting, "progap", acc, target, d_node, cal.value, cal.epsilon, led))
     store.clear("sigma")
     store.append("sigma", rows)
@@ -136,8 +209,7 @@ def run_sigma(cfg: Settings, store: ResultStore, *, train_nodes: int = 500) -> p
 def sigma_table(store: ResultStore) -> pd.DataFrame:
     """Noise multiplier per accountant (columns) for each (method, setting, target), and PLD's saving vs RDP."""
     df = store.load("sigma")
-    wide = df.pivot_table(index=["method", "setting", "target"], columns="accountant", values="value",
-                          aggfunc="first")
+    wide = df.pivot_table(index=["method", "setting", "target"], columns="accountant", values="value", aggfunc="first")
     if "pld" in wide and "rdp" in wide:
         wide["pld / rdp"] = wide["pld"] / wide["rdp"]
     if "pld" in wide and "autodp" in wide:
@@ -149,17 +221,26 @@ def plot_sigma(store: ResultStore):
     df = store.load("sigma")
     df = df[df["method"] == "dp-sgd (poisson)"].copy()
     df["accountant / setting"] = df["accountant"] + " " + df["setting"]
-    return plotting.lines(df, x="target", y="value", hue="accountant / setting", xlabel="target ε (δ = 1e-5)",
-                          ylabel="noise multiplier z", logx=True,
-                          title="DP-SGD: noise needed for the same (ε, δ), by accountant")
+    return plotting.lines(
+        df,
+        x="target",
+        y="value",
+        hue="accountant / setting",
+        xlabel="target ε (δ = 1e-5)",
+        ylabel="noise multiplier z",
+        logx=True,
+        title="DP-SGD: noise needed for the same (ε, δ), by accountant",
+    )
 
 
 def issue_example() -> pd.DataFrame:
     """The issue's example (z = 0.6, q = 0.001, T = 10, δ = 1e-5) beside our accountants."""
     ex = ISSUE_EXAMPLE
     ev = dpsgd_event(ex["noise_multiplier"], ex["sample_rate"], ex["steps"])
-    rows = [{"accountant": "rdp", "stated (issue #13)": ex["epsilon_rdp"]},
-            {"accountant": "pld", "stated (issue #13)": ex["epsilon_tight"]}]
+    rows = [
+        {"accountant": "rdp", "stated (issue #13)": ex["epsilon_rdp"]},
+        {"accountant": "pld", "stated (issue #13)": ex["epsilon_tight"]},
+    ]
     for r in rows:
         r["ours"] = epsilon(ev, ex["delta"], r["accountant"])
         r["diff"] = r["ours"] - r["stated (issue #13)"]
@@ -175,11 +256,22 @@ def _cells(cfg: Settings) -> list[dict[str, Any]]:
         for acc in cfg.train_accountants:
             for method in cfg.methods:
                 for run in range(int(cfg.runs)):
-                    cells.append({"dataset": cfg.dataset, "method": method, "accountant": acc,
-                                  "target_epsilon": float(eps), "setting": f"node eps={eps:g}", "run": run,
-                                  "seed": int(cfg.seed), "depth": int(cfg.depth), "epochs": int(cfg.epochs),
-                                  "batch_size": int(cfg.batch_size), "max_degree": int(cfg.max_degree),
-                                  "lr": float(cfg.lr)})
+                    cells.append(
+                        {
+                            "dataset": cfg.dataset,
+                            "method": method,
+                            "accountant": acc,
+                            "target_epsilon": float(eps),
+                            "setting": f"node eps={eps:g}",
+                            "run": run,
+                            "seed": int(cfg.seed),
+                            "depth": int(cfg.depth),
+                            "epochs": int(cfg.epochs),
+                            "batch_size": int(cfg.batch_size),
+                            "max_degree": int(cfg.max_degree),
+                            "lr": float(cfg.lr),
+                        }
+                    )
     return cells
 
 
@@ -187,18 +279,45 @@ def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[s
     """One node-level run with the noise calibrated by ``cell['accountant']`` -> val/test accuracy rows (%)."""
     seed = int(cell["seed"]) * 1000 + int(cell["run"])
     if cell["method"] == "progap":
-        res = pg.train_progap(data, pg.ProGAPConfig(
-            level="node", depth=cell["depth"], epsilon=cell["target_epsilon"], lr=cell["lr"], epochs=cell["epochs"],
-            batch_size=cell["batch_size"], max_degree=cell["max_degree"], accountant=cell["accountant"]),
-            seed=seed, device=device)
+        res = pg.train_progap(
+            data,
+            pg.ProGAPConfig(
+                level="node",
+                depth=cell["depth"],
+                epsilon=cell["target_epsilon"],
+                lr=cell["lr"],
+                epochs=cell["epochs"],
+                batch_size=cell["batch_size"],
+                max_degree=cell["max_degree"],
+                accountant=cell["accountant"],
+            ),
+            seed=seed,
+            device=device,
+        )
     else:
-        res = bl.train_mlp(data, level="node", epsilon=cell["target_epsilon"], lr=cell["lr"], epochs=cell["epochs"],
-                           batch_size=cell["batch_size"], accountant=cell["accountant"], seed=seed, device=device)
+        res = bl.train_mlp(
+            data,
+            level="node",
+            epsilon=cell["target_epsilon"],
+            lr=cell["lr"],
+            epochs=cell["epochs"],
+            batch_size=cell["batch_size"],
+            accountant=cell["accountant"],
+            seed=seed,
+            device=device,
+        )
     led = dict(res.ledger)
-    common = {"level": "node", "epsilon": led.get("epsilon"), "delta": led.get("delta"), "ledger": led,
-              "noise_multiplier": led.get("noise_multiplier")}
-    return [{**common, "metric": "val_acc", "value": 100 * res.val_acc},
-            {**common, "metric": "accuracy", "value": 100 * res.test_acc}]
+    common = {
+        "level": "node",
+        "epsilon": led.get("epsilon"),
+        "delta": led.get("delta"),
+        "ledger": led,
+        "noise_multiplier": led.get("noise_multiplier"),
+    }
+    return [
+        {**common, "metric": "val_acc", "value": 100 * res.val_acc},
+        {**common, "metric": "accuracy", "value": 100 * res.test_acc},
+    ]
 
 
 def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
@@ -226,9 +345,16 @@ def accuracy_table(store: ResultStore) -> pd.DataFrame:
     """Mean test accuracy (%) and noise multiplier per (method, ε, accountant), and the gain of PLD."""
     df = store.load("accuracy")
     acc = df[df["metric"] == "accuracy"]
-    out = acc.groupby(["method", "setting", "accountant"]).agg(
-        accuracy=("value", "mean"), noise_multiplier=("noise_multiplier", "first"),
-        epsilon=("epsilon", "max"), runs=("value", "size")).reset_index()
+    out = (
+        acc.groupby(["method", "setting", "accountant"])
+        .agg(
+            accuracy=("value", "mean"),
+            noise_multiplier=("noise_multiplier", "first"),
+            epsilon=("epsilon", "max"),
+            runs=("value", "size"),
+        )
+        .reset_index()
+    )
     return out
 
 
@@ -237,9 +363,16 @@ def plot_accuracy(store: ResultStore):
     df = df[df["metric"] == "accuracy"].copy()
     df["ε"] = df["setting"].str.replace("node eps=", "").astype(float)
     df["method / accountant"] = df["method"] + " / " + df["accountant"]
-    return plotting.lines(df, x="ε", y="value", hue="method / accountant", xlabel="ε (node level)",
-                          ylabel="test accuracy (%)", logx=True,
-                          title="Same ε, noise from the authors' accountant vs PLD")
+    return plotting.lines(
+        df,
+        x="ε",
+        y="value",
+        hue="method / accountant",
+        xlabel="ε (node level)",
+        ylabel="test accuracy (%)",
+        logx=True,
+        title="Same ε, noise from the authors' accountant vs PLD",
+    )
 
 
 def side_by_side(store: ResultStore) -> pd.DataFrame:
@@ -247,5 +380,17 @@ def side_by_side(store: ResultStore) -> pd.DataFrame:
     return issue_example()
 
 
-__all__ = ["PROFILES", "ISSUE_EXAMPLE", "run_sigma", "sigma_table", "plot_sigma", "issue_example", "run_cell",
-           "run_accuracy", "train_nodes", "accuracy_table", "plot_accuracy", "side_by_side"]
+__all__ = [
+    "PROFILES",
+    "ISSUE_EXAMPLE",
+    "run_sigma",
+    "sigma_table",
+    "plot_sigma",
+    "issue_example",
+    "run_cell",
+    "run_accuracy",
+    "train_nodes",
+    "accuracy_table",
+    "plot_accuracy",
+    "side_by_side",
+]

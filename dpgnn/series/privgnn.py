@@ -51,29 +51,67 @@ _ALL_EPS = ["amazon", "amazon2m", "reddit", "facebook", "arxiv", "credit"]
 
 PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
-        "eps_lambdas": LAMS, "fig7_queries": [10, 100, 200, 300, 500, 1000], "delta_cells": 6,
-        "datasets": ["credit", "amazon"], "full_datasets": ["credit"], "lambdas": [0.2, 1.0], "queries": [200],
-        "main_queries": 200, "k": 100, "table1_k": [], "gamma": 0.3, "teacher_epochs": 20, "student_epochs": 15,
+        "eps_lambdas": LAMS,
+        "fig7_queries": [10, 100, 200, 300, 500, 1000],
+        "delta_cells": 6,
+        "datasets": ["credit", "amazon"],
+        "full_datasets": ["credit"],
+        "lambdas": [0.2, 1.0],
+        "queries": [200],
+        "main_queries": 200,
+        "k": 100,
+        "table1_k": [],
+        "gamma": 0.3,
+        "teacher_epochs": 20,
+        "student_epochs": 15,
         "runs": 1,
-        "pate_teachers": 10, "noise_variants": ["posterior", "log_softmax"], "baselines": ["b1", "b2", "b3", "mlp",
-                                                                                          "b4"],
+        "pate_teachers": 10,
+        "noise_variants": ["posterior", "log_softmax"],
+        "baselines": ["b1", "b2", "b3", "mlp", "b4"],
         # Table 5's PATE rows are Amazon's, which smoke keeps light; PATE runs in the paper profile
-        "pate": False, "seed": 12345,
+        "pate": False,
+        "seed": 12345,
     },
     "test": {
-        "eps_lambdas": [0.1, 1.0], "fig7_queries": [100, 1000], "delta_cells": 1,
-        "datasets": ["credit"], "full_datasets": ["credit"], "lambdas": [1.0], "queries": [20], "main_queries": 20,
-        "k": 20, "table1_k": [],
-        "gamma": 0.3, "teacher_epochs": 3, "student_epochs": 3, "runs": 1, "pate_teachers": 4,
-        "noise_variants": ["posterior"], "baselines": ["b1"], "pate": False, "seed": 0,
+        "eps_lambdas": [0.1, 1.0],
+        "fig7_queries": [100, 1000],
+        "delta_cells": 1,
+        "datasets": ["credit"],
+        "full_datasets": ["credit"],
+        "lambdas": [1.0],
+        "queries": [20],
+        "main_queries": 20,
+        "k": 20,
+        "table1_k": [],
+        "gamma": 0.3,
+        "teacher_epochs": 3,
+        "student_epochs": 3,
+        "runs": 1,
+        "pate_teachers": 4,
+        "noise_variants": ["posterior"],
+        "baselines": ["b1"],
+        "pate": False,
+        "seed": 0,
     },
     "paper": {
-        "eps_lambdas": LAMS, "fig7_queries": [10, 100, 200, 300, 500, 1000], "delta_cells": 6,
+        "eps_lambdas": LAMS,
+        "fig7_queries": [10, 100, 200, 300, 500, 1000],
+        "delta_cells": 6,
         "datasets": ["amazon", "credit", "fb100-cornell5 (stand-in for facebook)"],
-        "full_datasets": ["amazon", "credit", "fb100-cornell5 (stand-in for facebook)"], "lambdas": LAMS,
-        "queries": [500, 1000], "main_queries": 1000, "k": None, "table1_k": [300], "gamma": None,
-        "teacher_epochs": 200, "student_epochs": 200, "runs": 3, "pate_teachers": None,
-        "noise_variants": ["posterior", "log_softmax"], "baselines": ["b1", "b2", "b3", "mlp", "b4"], "pate": True,
+        "full_datasets": ["amazon", "credit", "fb100-cornell5 (stand-in for facebook)"],
+        "lambdas": LAMS,
+        "queries": [500, 1000],
+        "main_queries": 1000,
+        "k": None,
+        "table1_k": [300],
+        "gamma": None,
+        "teacher_epochs": 200,
+        "student_epochs": 200,
+        "runs": 3,
+        "pate_teachers": None,
+        "noise_variants": ["posterior", "log_softmax"],
+        "baselines": ["b1", "b2", "b3", "mlp", "b4"],
+        "pate": True,
         "seed": 12345,
     },
 }
@@ -92,16 +130,28 @@ FIGURE_ARTIFACTS = ("fig3", "fig5", "fig6", "authors_code", "authors_baselines",
 FIGURE_REFERENCES = ("fig3", "fig7", "fig5", "fig6")
 _FIGURE_TITLES = {"fig5": "Fig. 5 (App. D.1)", "fig6": "Fig. 6 (App. D.2): flipped portions"}
 #: the figures :func:`plot` draws
-FIGURES = ("fig2a", "fig2b", "fig7_eps", "fig3", "fig7_accuracy", "fig5_accuracy", "fig5_epsilon", "fig6_accuracy",
-           "fig6_epsilon", "authors_code", "authors_baselines")
+FIGURES = (
+    "fig2a",
+    "fig2b",
+    "fig7_eps",
+    "fig3",
+    "fig7_accuracy",
+    "fig5_accuracy",
+    "fig5_epsilon",
+    "fig6_accuracy",
+    "fig6_epsilon",
+    "authors_code",
+    "authors_baselines",
+)
 
 
 def _unknown(what: str, name: str, valid) -> ValueError:
     return ValueError(f"unknown PrivGNN {what} {name!r}; valid: {list(valid)}")
 
 
-def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False,
-        train: bool = True):
+def run(
+    cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False, train: bool = True
+):
     """Compute and store ``artifact``'s rows and return them.
 
     ``"epsilon"``: every ε table (:func:`run_epsilon`; a dict artifact → rows), or one of
@@ -121,8 +171,9 @@ def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto
         return rows[rows["artifact"] == artifact].reset_index(drop=True)
     if artifact in FIGURE_ARTIFACTS:
         return run_figures(cfg, store, (artifact,), device=device, force=force, train=train)[artifact]
-    raise _unknown("artifact", artifact, ["epsilon", *EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS,
-                                          *FIGURE_ARTIFACTS])
+    raise _unknown(
+        "artifact", artifact, ["epsilon", *EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS, *FIGURE_ARTIFACTS]
+    )
 
 
 def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
@@ -144,8 +195,19 @@ def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
         return authors_baselines_side_by_side(store)
     if artifact == "b4_readings":
         return b4_readings_table(store)
-    raise _unknown("artifact", artifact, [*EPSILON_ARTIFACTS, "accuracy", *ACCURACY_ARTIFACTS, *FIGURE_REFERENCES,
-                                          "authors_code", "authors_baselines", "b4_readings"])
+    raise _unknown(
+        "artifact",
+        artifact,
+        [
+            *EPSILON_ARTIFACTS,
+            "accuracy",
+            *ACCURACY_ARTIFACTS,
+            *FIGURE_REFERENCES,
+            "authors_code",
+            "authors_baselines",
+            "b4_readings",
+        ],
+    )
 
 
 def plot(store: ResultStore, artifact: str):
@@ -178,8 +240,17 @@ def plot(store: ResultStore, artifact: str):
 # Notebook 01: privacy budgets (pure computation)
 # ---------------------------------------------------------------------------------------------------------------
 def _eps_row(artifact: str, dataset: str, method: str, setting: str, value: float, **extra: Any) -> dict[str, Any]:
-    return {"artifact": artifact, "dataset": dataset, "method": method, "setting": setting, "metric": "epsilon",
-            "value": float(value), "run": 0, "level": "node", **extra}
+    return {
+        "artifact": artifact,
+        "dataset": dataset,
+        "method": method,
+        "setting": setting,
+        "metric": "epsilon",
+        "value": float(value),
+        "run": 0,
+        "level": "node",
+        **extra,
+    }
 
 
 def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
@@ -195,28 +266,49 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
         info = P.DATASETS[ds]
         for lam in lams:
             eps = privgnn_epsilon(lam, q, gamma, info.delta_reproducing)
-            pub = privgnn_statement(lam, q, gamma, info.delta_reproducing, info.classes,
-                                    delta_sound=info.delta_stated)
-            led = {"accountant": "autodp_rdp_acct", "noise_scale": 1 / lam, "sample_rate": gamma, "steps": q,
-                   **pub}
+            pub = privgnn_statement(lam, q, gamma, info.delta_reproducing, info.classes, delta_sound=info.delta_stated)
+            led = {"accountant": "autodp_rdp_acct", "noise_scale": 1 / lam, "sample_rate": gamma, "steps": q, **pub}
             common = dict(epsilon=eps, delta=info.delta_reproducing, gamma=gamma, queries=q, lam=lam, ledger=led)
             setting = setting_fmt.format(q=q, lam=lam, gamma=gamma)
             out[art].append(_eps_row(art, ds, "privgnn", setting, eps, **common))
             stated = privgnn_epsilon(lam, q, gamma, info.delta_stated)
-            out[art].append(_eps_row(art, ds, "privgnn (stated delta)", setting, stated,
-                                     **{**common, "epsilon": stated, "delta": info.delta_stated}))
-            for name, fn in (("theorem 7 (paper closed form)", theorem7_epsilon),
-                             ("order-2 bound (valid closed form)", order2_epsilon)):
+            out[art].append(
+                _eps_row(
+                    art,
+                    ds,
+                    "privgnn (stated delta)",
+                    setting,
+                    stated,
+                    **{**common, "epsilon": stated, "delta": info.delta_stated},
+                )
+            )
+            for name, fn in (
+                ("theorem 7 (paper closed form)", theorem7_epsilon),
+                ("order-2 bound (valid closed form)", order2_epsilon),
+            ):
                 v = fn(lam, q, gamma, info.delta_reproducing)
                 extra = {"issues": pub["issues"] + [invalid_t7]} if fn is theorem7_epsilon else {}
-                out[art].append(_eps_row(art, ds, name, setting, v, **{**common, "epsilon": v,
-                                                                       "ledger": {**led, **extra}}))
+                out[art].append(
+                    _eps_row(art, ds, name, setting, v, **{**common, "epsilon": v, "ledger": {**led, **extra}})
+                )
             sound = pub["epsilon_sound"]
-            led_s = {"accountant": SOUND_ACCOUNTANT,
-                     "noise_scale": 1 / lam, "sample_rate": gamma, "steps": q,
-                     **privgnn_sound_statement(lam, q, gamma, info.delta_stated, info.classes)}
-            out[art].append(_eps_row(art, ds, "privgnn (sound)", setting, sound,
-                                     **{**common, "epsilon": sound, "delta": info.delta_stated, "ledger": led_s}))
+            led_s = {
+                "accountant": SOUND_ACCOUNTANT,
+                "noise_scale": 1 / lam,
+                "sample_rate": gamma,
+                "steps": q,
+                **privgnn_sound_statement(lam, q, gamma, info.delta_stated, info.classes),
+            }
+            out[art].append(
+                _eps_row(
+                    art,
+                    ds,
+                    "privgnn (sound)",
+                    setting,
+                    sound,
+                    **{**common, "epsilon": sound, "delta": info.delta_stated, "ledger": led_s},
+                )
+            )
 
     for c in grid(dataset=("amazon", "amazon2m", "reddit", "facebook"), queries=(500, 1000)):
         ds, q = c["dataset"], c["queries"]
@@ -224,11 +316,25 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
         privgnn_rows("table2_eps", ds, info.gamma, q, "Q={q},lam={lam:g}")
         for lam in lams:
             eps = pate_epsilon(lam, q, info.pate_delta).epsilon_data_independent
-            led = {"accountant": "pate_moments_data_independent",
-                   **P.privacy_ledger("pate_g", lam=lam, queries=q, delta=info.pate_delta)}
+            led = {
+                "accountant": "pate_moments_data_independent",
+                **P.privacy_ledger("pate_g", lam=lam, queries=q, delta=info.pate_delta),
+            }
             led = {k: v for k, v in led.items() if k not in ("epsilon", "epsilon_data_independent")}
-            out["table2_eps"].append(_eps_row("table2_eps", ds, "pate_g", f"Q={q},lam={lam:g}", eps,
-                                              epsilon=eps, delta=info.pate_delta, queries=q, lam=lam, ledger=led))
+            out["table2_eps"].append(
+                _eps_row(
+                    "table2_eps",
+                    ds,
+                    "pate_g",
+                    f"Q={q},lam={lam:g}",
+                    eps,
+                    epsilon=eps,
+                    delta=info.pate_delta,
+                    queries=q,
+                    lam=lam,
+                    ledger=led,
+                )
+            )
     for c in grid(dataset=("reddit", "amazon2m"), gamma=(0.1, 0.3)):
         privgnn_rows("table3_eps", c["dataset"], c["gamma"], 1000, "gamma={gamma:g},lam={lam:g}")
     for ds in _ALL_EPS:
@@ -237,12 +343,30 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
         ds, q = c["dataset"], c["queries"]
         info = P.DATASETS[ds]
         eps = privgnn_epsilon(0.4, q, info.gamma, info.delta_reproducing)
-        led = {"accountant": "autodp_rdp_acct", "noise_scale": 2.5, "sample_rate": info.gamma, "steps": q,
-               **privgnn_statement(0.4, q, info.gamma, info.delta_reproducing, info.classes,
-                                   delta_sound=info.delta_stated)}
-        out["fig7_eps"].append(_eps_row("fig7_eps", ds, "privgnn", f"Q={q},lam=0.4", eps, epsilon=eps,
-                                        delta=info.delta_reproducing, queries=q, lam=0.4, gamma=info.gamma,
-                                        ledger=led))
+        led = {
+            "accountant": "autodp_rdp_acct",
+            "noise_scale": 2.5,
+            "sample_rate": info.gamma,
+            "steps": q,
+            **privgnn_statement(
+                0.4, q, info.gamma, info.delta_reproducing, info.classes, delta_sound=info.delta_stated
+            ),
+        }
+        out["fig7_eps"].append(
+            _eps_row(
+                "fig7_eps",
+                ds,
+                "privgnn",
+                f"Q={q},lam=0.4",
+                eps,
+                epsilon=eps,
+                delta=info.delta_reproducing,
+                queries=q,
+                lam=0.4,
+                gamma=info.gamma,
+                ledger=led,
+            )
+        )
     for art, rows in out.items():
         store.replace(art, rows)
     return {art: store.load(art) for art in out}
@@ -250,18 +374,30 @@ def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
 
 def delta_finding(cfg: Settings) -> pd.DataFrame:
     """For one printed ε per (γ, |Q|, stated δ) group: the δ that reproduces it vs the δ the paper states."""
-    cells = [("amazon/reddit/facebook/credit", 0.3, 1000, 0.4, 19.81, 1e-4),
-             ("amazon/reddit/facebook", 0.3, 500, 0.4, 13.15, 1e-4),
-             ("reddit (Table 3)", 0.1, 1000, 0.4, 5.20, 1e-4),
-             ("amazon2m", 0.1, 1000, 0.4, 5.94, 1e-5),
-             ("amazon2m", 0.1, 500, 0.4, 4.03, 1e-5),
-             ("arxiv / amazon2m gamma=0.3", 0.3, 1000, 0.4, 22.11, 1e-5)]
+    cells = [
+        ("amazon/reddit/facebook/credit", 0.3, 1000, 0.4, 19.81, 1e-4),
+        ("amazon/reddit/facebook", 0.3, 500, 0.4, 13.15, 1e-4),
+        ("reddit (Table 3)", 0.1, 1000, 0.4, 5.20, 1e-4),
+        ("amazon2m", 0.1, 1000, 0.4, 5.94, 1e-5),
+        ("amazon2m", 0.1, 500, 0.4, 4.03, 1e-5),
+        ("arxiv / amazon2m gamma=0.3", 0.3, 1000, 0.4, 22.11, 1e-5),
+    ]
     rows = []
     for ds, g, q, lam, printed, stated in cells[: cfg.delta_cells]:
         d = implied_delta(printed, lam, q, g)
-        rows.append({"datasets": ds, "gamma": g, "queries": q, "lam": lam, "paper_epsilon": printed,
-                     "stated_delta": stated, "epsilon_at_stated_delta": privgnn_epsilon(lam, q, g, stated),
-                     "implied_delta": d, "implied / stated": d / stated})
+        rows.append(
+            {
+                "datasets": ds,
+                "gamma": g,
+                "queries": q,
+                "lam": lam,
+                "paper_epsilon": printed,
+                "stated_delta": stated,
+                "epsilon_at_stated_delta": privgnn_epsilon(lam, q, g, stated),
+                "implied_delta": d,
+                "implied / stated": d / stated,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -274,8 +410,16 @@ def epsilon_side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
     wide = ours.pivot_table(index=["dataset", "setting"], columns="method", values="value", aggfunc="first")
     rep = rep.merge(wide.reset_index(), on=["dataset", "setting"], how="left")
     keep = ["dataset", "method", "setting", "paper_value", "ours_value", "diff", "status"]
-    extra = [c for c in ("privgnn (stated delta)", "theorem 7 (paper closed form)",
-                         "order-2 bound (valid closed form)", "privgnn (sound)") if c in rep]
+    extra = [
+        c
+        for c in (
+            "privgnn (stated delta)",
+            "theorem 7 (paper closed form)",
+            "order-2 bound (valid closed form)",
+            "privgnn (sound)",
+        )
+        if c in rep
+    ]
     rep.loc[rep["method"] != "privgnn", extra] = float("nan")
     if "privgnn (sound)" in rep:
         rep["sound / paper"] = rep["privgnn (sound)"] / rep["paper_value"]
@@ -293,15 +437,35 @@ def _plot_fig2b(store: ResultStore):
     t2 = t2[(t2["queries"] == 1000) & t2["method"].isin(["privgnn", "pate_g", "theorem 7 (paper closed form)"])]
     ref = load_reference(PAPER, "table2_eps")
     ref = ref[ref["setting"].str.startswith("Q=1000")].assign(
-        lam=lambda r: r["setting"].str.split("lam=").str[1].astype(float))
-    f2b = plotting.lines(t2, x="lam", y="value", hue="method", col="dataset", logy=True, reference=ref,
-                         xlabel="λ", ylabel="ε", ncols=4, title="Fig. 2b: ε vs λ, |Q| = 1000 (◇ = paper)")
+        lam=lambda r: r["setting"].str.split("lam=").str[1].astype(float)
+    )
+    f2b = plotting.lines(
+        t2,
+        x="lam",
+        y="value",
+        hue="method",
+        col="dataset",
+        logy=True,
+        reference=ref,
+        xlabel="λ",
+        ylabel="ε",
+        ncols=4,
+        title="Fig. 2b: ε vs λ, |Q| = 1000 (◇ = paper)",
+    )
     return f2b
 
 
 def _plot_fig7_eps(store: ResultStore):
-    return plotting.lines(store.load("fig7_eps"), x="queries", y="value", hue="method", col="dataset",
-                          xlabel="|Q|", ylabel="ε", title="Fig. 7 (ε axis): λ = 0.4")
+    return plotting.lines(
+        store.load("fig7_eps"),
+        x="queries",
+        y="value",
+        hue="method",
+        col="dataset",
+        xlabel="|Q|",
+        ylabel="ε",
+        title="Fig. 7 (ε axis): λ = 0.4",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -316,10 +480,21 @@ log_softmax_ledger = P.log_softmax_ledger
 
 
 def _acc_row(artifact, dataset, method, setting, acc, run, seed, ledger, **extra):
-    return {"artifact": artifact, "dataset": dataset, "method": method, "setting": setting, "metric": "accuracy",
-            "value": float(acc), "run": run, "seed": seed, "level": ledger.get("level"),
-            "epsilon": ledger.get("epsilon"), "delta": ledger.get("delta"),
-            "ledger": {k: v for k, v in ledger.items() if k != "event"}, **extra}
+    return {
+        "artifact": artifact,
+        "dataset": dataset,
+        "method": method,
+        "setting": setting,
+        "metric": "accuracy",
+        "value": float(acc),
+        "run": run,
+        "seed": seed,
+        "level": ledger.get("level"),
+        "epsilon": ledger.get("epsilon"),
+        "delta": ledger.get("delta"),
+        "ledger": {k: v for k, v in ledger.items() if k != "event"},
+        **extra,
+    }
 
 
 def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, device: str) -> list[dict[str, Any]]:
@@ -336,8 +511,9 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
     common = dict(k=k, gamma=gamma, teacher_epochs=te, student_epochs=se, main_queries=main_q)
 
     # the methods' config (dpgnn.methods.get(PAPER, method, level)); the run seed is the cell's
-    method_cfg = dict(gamma=gamma, teacher_epochs=te, student_epochs=se, delta=info.delta_reproducing,
-                      delta_sound=info.delta_stated)
+    method_cfg = dict(
+        gamma=gamma, teacher_epochs=te, student_epochs=se, delta=info.delta_reproducing, delta_sound=info.delta_stated
+    )
 
     def privgnn_rows(post, kval, artifact_for):
         """Students of every (noise variant, λ, |Q|) on the teachers ``post``, in the order the rows were always
@@ -345,20 +521,39 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
         for noise in cfg.noise_variants:
             spec = get_method(PAPER, "privgnn" if noise == "posterior" else "privgnn_code", "node")
             for lam in cfg.lambdas:
-                for q in (cfg.queries if full else [main_q]):
+                for q in cfg.queries if full else [main_q]:
                     art, setting = artifact_for(q, lam)
                     if art is None:
                         continue
-                    res = spec.run(pd_, {**method_cfg, "k": kval, "queries": q, "lam": lam}, seed=seed,
-                                   device=device, teachers=post)
-                    rows.append(_acc_row(art, dataset, spec.method, setting, res.test, run, seed, res.ledger,
-                                         queries=q, lam=lam, **{**common, "k": kval},
-                                         teacher_accuracy=res.extra["teacher_accuracy"],
-                                         teacher_epochs_per_s=res.extra["teacher_epochs_per_s"]))
+                    res = spec.run(
+                        pd_,
+                        {**method_cfg, "k": kval, "queries": q, "lam": lam},
+                        seed=seed,
+                        device=device,
+                        teachers=post,
+                    )
+                    rows.append(
+                        _acc_row(
+                            art,
+                            dataset,
+                            spec.method,
+                            setting,
+                            res.test,
+                            run,
+                            seed,
+                            res.ledger,
+                            queries=q,
+                            lam=lam,
+                            **{**common, "k": kval},
+                            teacher_accuracy=res.extra["teacher_accuracy"],
+                            teacher_epochs_per_s=res.extra["teacher_epochs_per_s"],
+                        )
+                    )
 
     post = P.teachers_for(pd_, {**method_cfg, "k": k, "queries": qmax}, seed=seed, device=device)
-    privgnn_rows(post, k, lambda q, lam: (("table5", f"lam={lam:g}") if q == main_q else
-                                          ("table6", f"Q={q},lam={lam:g}")))
+    privgnn_rows(
+        post, k, lambda q, lam: ("table5", f"lam={lam:g}") if q == main_q else ("table6", f"Q={q},lam={lam:g}")
+    )
     if dataset == "credit":  # Table 9 reports Credit's PrivGNN accuracy
         for r in [r for r in rows if r["artifact"] == "table5"]:
             rows.append({**r, "artifact": "table9"})
@@ -367,29 +562,61 @@ def _accuracy_cell(cfg: Settings, pd_: P.PrivGNNData, dataset: str, run: int, de
     rows += repeated_rows(rows, dataset, k, main_q)
     for k2 in cfg.table1_k:
         post2 = P.teachers_for(pd_, {**method_cfg, "k": k2, "queries": main_q}, seed=seed, device=device)
-        privgnn_rows(post2, k2, lambda q, lam, k2=k2: (("table1", f"K={k2},lam={lam:g}") if q == main_q
-                                                       else (None, None)))
+        privgnn_rows(
+            post2, k2, lambda q, lam, k2=k2: ("table1", f"K={k2},lam={lam:g}") if q == main_q else (None, None)
+        )
     for b in cfg.baselines:
         spec = get_method(PAPER, b, "none")
         if b == "b4":
             for lam in cfg.lambdas:
                 res = spec.run(pd_, {"queries": main_q, "lam": lam, "student_epochs": se}, seed=seed, device=device)
-                rows.append(_acc_row("table9", dataset, "b4", f"lam={lam:g}", res.test, run, seed, res.ledger,
-                                     lam=lam, queries=main_q, **common))
+                rows.append(
+                    _acc_row(
+                        "table9",
+                        dataset,
+                        "b4",
+                        f"lam={lam:g}",
+                        res.test,
+                        run,
+                        seed,
+                        res.ledger,
+                        lam=lam,
+                        queries=main_q,
+                        **common,
+                    )
+                )
             continue
         res = spec.run(pd_, {"epochs": se}, seed=seed, device=device)
         for art in BASELINE_ARTIFACTS[b]:
             rows.append(_acc_row(art, dataset, b, "non-private", res.test, run, seed, res.ledger, **common))
     if cfg.pate:
-        pate_cfg = {**method_cfg, "queries": main_q, "num_teachers": cfg.pate_teachers or info.pate_teachers,
-                    "delta": info.pate_delta or info.delta_reproducing}
+        pate_cfg = {
+            **method_cfg,
+            "queries": main_q,
+            "num_teachers": cfg.pate_teachers or info.pate_teachers,
+            "delta": info.pate_delta or info.delta_reproducing,
+        }
         for kind in ("gnn", "mlp"):
             spec = get_method(PAPER, f"pate_{kind[0]}", "node")
             counts = P.votes_for(pd_, pate_cfg, seed=seed, kind=kind, device=device)
             for lam in cfg.lambdas:
                 res = spec.run(pd_, {**pate_cfg, "lam": lam}, seed=seed, device=device, votes=counts)
-                rows.append(_acc_row("table5", dataset, spec.method, f"lam={lam:g}", res.test, run, seed, res.ledger,
-                                     lam=lam, queries=main_q, pate_teachers=pate_cfg["num_teachers"], **common))
+                rows.append(
+                    _acc_row(
+                        "table5",
+                        dataset,
+                        spec.method,
+                        f"lam={lam:g}",
+                        res.test,
+                        run,
+                        seed,
+                        res.ledger,
+                        lam=lam,
+                        queries=main_q,
+                        pate_teachers=pate_cfg["num_teachers"],
+                        **common,
+                    )
+                )
     return rows
 
 
@@ -414,8 +641,12 @@ def repeated_rows(rows: list[dict[str, Any]], dataset: str, k: int, main_q: int)
 
 
 #: the tables each non-private baseline's accuracy is reported in (B2 is Table 7's "GNN" row too)
-BASELINE_ARTIFACTS = {"b1": ("table5", "table8"), "b2": ("table5", "table8", "table7"), "b3": ("table8",),
-                      "mlp": ("table7",)}
+BASELINE_ARTIFACTS = {
+    "b1": ("table5", "table8"),
+    "b2": ("table5", "table8", "table7"),
+    "b3": ("table8",),
+    "mlp": ("table7",),
+}
 
 
 @functools.lru_cache(maxsize=8)
@@ -430,12 +661,20 @@ def accuracy_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dic
     names = list(cfg.datasets if datasets is None else datasets)
     if not names:
         return []
-    fixed = {"seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma, "queries": list(cfg.queries),
-             "lambdas": list(cfg.lambdas), "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs,
-             "table1_k": list(cfg.table1_k), "baselines": list(cfg.baselines), "pate": cfg.pate,
-             "noise_variants": list(cfg.noise_variants)}
-    return [{**c, **fixed, "full": c["dataset"] in cfg.full_datasets}
-            for c in grid(dataset=names, run=range(cfg.runs))]
+    fixed = {
+        "seed": cfg.seed,
+        "k": cfg.k,
+        "gamma": cfg.gamma,
+        "queries": list(cfg.queries),
+        "lambdas": list(cfg.lambdas),
+        "teacher_epochs": cfg.teacher_epochs,
+        "student_epochs": cfg.student_epochs,
+        "table1_k": list(cfg.table1_k),
+        "baselines": list(cfg.baselines),
+        "pate": cfg.pate,
+        "noise_variants": list(cfg.noise_variants),
+    }
+    return [{**c, **fixed, "full": c["dataset"] in cfg.full_datasets} for c in grid(dataset=names, run=range(cfg.runs))]
 
 
 def _seeded(fn):
@@ -457,8 +696,9 @@ def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[
     return _accuracy_cell(cfg, _data(cell["dataset"]), cell["dataset"], cell["run"], device)
 
 
-def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
-                 train: bool = True) -> pd.DataFrame:
+def run_accuracy(
+    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     """All accuracy rows, one resumable cell per (dataset, run); unavailable datasets are recorded as not_run.
 
     ``train=False`` trains nothing and returns the stored rows (e.g. after ``dpgnn run``)."""
@@ -470,8 +710,15 @@ def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", for
     cells = accuracy_cells(cfg, names)
     if not cells:
         return store.load("accuracy")
-    return run_grid(store, "accuracy", cells, functools.partial(run_cell, cfg, device=device),
-                    desc="PrivGNN accuracy", force=force, device=str(resolve_device(device)))
+    return run_grid(
+        store,
+        "accuracy",
+        cells,
+        functools.partial(run_cell, cfg, device=device),
+        desc="PrivGNN accuracy",
+        force=force,
+        device=str(resolve_device(device)),
+    )
 
 
 #: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the ε tables are pure computation
@@ -486,8 +733,18 @@ def accuracy_side_by_side(store: ResultStore, artifacts: list[str] | None = None
     if artifacts:
         ref = ref[ref["artifact"].isin(artifacts)]
     rep = compare(ref, ours, profile=store.profile, skipped=store.skipped())
-    cols = ["artifact", "dataset", "method", "setting", "paper_value", "ours_value", "ours_spread", "n_runs", "diff",
-            "status"]
+    cols = [
+        "artifact",
+        "dataset",
+        "method",
+        "setting",
+        "paper_value",
+        "ours_value",
+        "ours_spread",
+        "n_runs",
+        "diff",
+        "status",
+    ]
     return rep[cols].round(3)
 
 
@@ -503,8 +760,18 @@ def plot_accuracy(store: ResultStore):
     agg = df.groupby(["dataset", "method", "lam"])["value"].agg(value="mean", spread="std").reset_index()
     ref = load_reference(PAPER, "table5")
     ref = ref[ref["setting"].str.startswith("lam=")].assign(lam=lambda r: r["setting"].str[4:].astype(float))
-    return plotting.lines(agg, x="lam", y="value", err="spread", hue="method", col="dataset", reference=ref,
-                          xlabel="λ", ylabel="accuracy", title="Fig. 2a / Table 5: accuracy vs λ (◇ = paper)")
+    return plotting.lines(
+        agg,
+        x="lam",
+        y="value",
+        err="spread",
+        hue="method",
+        col="dataset",
+        reference=ref,
+        xlabel="λ",
+        ylabel="accuracy",
+        title="Fig. 2a / Table 5: accuracy vs λ (◇ = paper)",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -524,55 +791,117 @@ def plot_accuracy(store: ResultStore):
 #: are trained on the official split too. ``b4_*``: the readings of B4 (:func:`b4_readings_cells`).
 FIGURE_SETTINGS: dict[str, dict[str, Any]] = {
     # smoke: one λ (= D.6's, so the |Q| = 50 student serves Fig. 3 and D.6) keeps notebook 03 near 20 s of CPU
-    "smoke": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [0.4], "fig3_datasets": ["amazon"],
-              "fig3_queries": [25, 50], "d6_queries": [25, 50], "d6_lambda": 0.4, "fig5_datasets": ["credit"],
-              "fig6_datasets": ["amazon"], "figure_queries": 40, "figure_pate_teachers": 3,
-              "fidelity_datasets": ["credit"], "fidelity_queries": [20], "fidelity_k": [50], "fidelity_runs": 1,
-              "fidelity_pair": True, "fidelity_noise": ["log_softmax"], "fidelity_student": "paper",
-              "fidelity_epochs": None,
-              # the baseline cells load Amazon twice (~18 s): not in the smoke budget; the test profile runs them
-              "fidelity_baselines_datasets": [], "fidelity_baselines_runs": 1,
-              "fidelity_split_k": [], "fidelity_split_queries": [], "fidelity_split_noise": [],
-              "b4_datasets": ["credit"], "b4_runs": 1, "b4_reading_queries": [50], "b4_reading_lambdas": [1.0]},
-    "test": {"teacher": "paper", "figure_noise": ["posterior"], "figure_lambdas": [1.0], "fig3_datasets": ["credit"],
-             "fig3_queries": [10, 20],
-             "d6_queries": [5, 20], "d6_lambda": 0.4, "fig5_datasets": ["credit"], "fig6_datasets": ["credit"],
-             "figure_queries": 20, "figure_pate_teachers": 3, "fidelity_datasets": ["credit"],
-             "fidelity_queries": [10], "fidelity_k": [20], "fidelity_runs": 1, "fidelity_pair": True,
-             "fidelity_noise": ["posterior"], "fidelity_student": "paper", "fidelity_epochs": None,
-             "fidelity_baselines_datasets": ["amazon"], "fidelity_baselines_runs": 1,
-             "fidelity_split_k": [None], "fidelity_split_queries": [20], "fidelity_split_noise": ["log_softmax"],
-             "b4_datasets": ["credit"], "b4_runs": 1, "b4_reading_queries": [10], "b4_reading_lambdas": [1.0]},
-    "paper": {"teacher": "paper", "figure_noise": ["posterior", "log_softmax"], "figure_lambdas": LAMS,
-              "fig3_datasets": ["amazon"],
-              "fig3_queries": [500, 1000], "d6_queries": [10, 100, 200, 300, 500, 1000], "d6_lambda": 0.4,
-              "fig5_datasets": ["credit"], "fig6_datasets": ["amazon"], "figure_queries": 1000,
-              "figure_pate_teachers": None, "fidelity_datasets": ["amazon"],
-              # the official code end to end at Table 6's |Q| 500 (its teachers and student, 500 epochs, noise on
-              # log-softmax); the authors'-code teachers are sequential: 31 min of this 2-core CPU per run alone
-              # (78 min while sharing it). The paper-mode rows of the same runs are the accuracy grid's (no pairing
-              # needed). Table 1's K 300 was run the same way: --set 'fidelity_k=[300]' --set 'fidelity_queries=[1000]'
-              "fidelity_queries": [500], "fidelity_k": [None], "fidelity_runs": 2, "fidelity_pair": False,
-              "fidelity_noise": ["log_softmax"], "fidelity_student": "authors_code", "fidelity_epochs": 500,
-              "fidelity_baselines_datasets": ["amazon"],
-              "fidelity_baselines_runs": 3,
-              # PrivGNN's authors'-code students on the official split, at Table 6's |Q| 500 and Table 1's K 300 (the
-              # teachers cost ~13 min of this CPU per run: 500 at K 750 and 1000 at K 300)
-              "fidelity_split_k": [None, 300], "fidelity_split_queries": [500],
-              "fidelity_split_noise": ["log_softmax"],
-              # B4's readings on Table 9's datasets with the accuracy grid's runs (seeds): hard labels at every λ,
-              # and λ 1 / 0.5 with |Q| 100 ... 500 (Table 9's ε row read as |Q|·λ)
-              "b4_datasets": ["credit", "amazon"], "b4_runs": 3, "b4_reading_queries": [100, 200, 300, 400, 500],
-              "b4_reading_lambdas": [1.0, 0.5]},
+    "smoke": {
+        "teacher": "paper",
+        "figure_noise": ["posterior"],
+        "figure_lambdas": [0.4],
+        "fig3_datasets": ["amazon"],
+        "fig3_queries": [25, 50],
+        "d6_queries": [25, 50],
+        "d6_lambda": 0.4,
+        "fig5_datasets": ["credit"],
+        "fig6_datasets": ["amazon"],
+        "figure_queries": 40,
+        "figure_pate_teachers": 3,
+        "fidelity_datasets": ["credit"],
+        "fidelity_queries": [20],
+        "fidelity_k": [50],
+        "fidelity_runs": 1,
+        "fidelity_pair": True,
+        "fidelity_noise": ["log_softmax"],
+        "fidelity_student": "paper",
+        "fidelity_epochs": None,
+        # the baseline cells load Amazon twice (~18 s): not in the smoke budget; the test profile runs them
+        "fidelity_baselines_datasets": [],
+        "fidelity_baselines_runs": 1,
+        "fidelity_split_k": [],
+        "fidelity_split_queries": [],
+        "fidelity_split_noise": [],
+        "b4_datasets": ["credit"],
+        "b4_runs": 1,
+        "b4_reading_queries": [50],
+        "b4_reading_lambdas": [1.0],
+    },
+    "test": {
+        "teacher": "paper",
+        "figure_noise": ["posterior"],
+        "figure_lambdas": [1.0],
+        "fig3_datasets": ["credit"],
+        "fig3_queries": [10, 20],
+        "d6_queries": [5, 20],
+        "d6_lambda": 0.4,
+        "fig5_datasets": ["credit"],
+        "fig6_datasets": ["credit"],
+        "figure_queries": 20,
+        "figure_pate_teachers": 3,
+        "fidelity_datasets": ["credit"],
+        "fidelity_queries": [10],
+        "fidelity_k": [20],
+        "fidelity_runs": 1,
+        "fidelity_pair": True,
+        "fidelity_noise": ["posterior"],
+        "fidelity_student": "paper",
+        "fidelity_epochs": None,
+        "fidelity_baselines_datasets": ["amazon"],
+        "fidelity_baselines_runs": 1,
+        "fidelity_split_k": [None],
+        "fidelity_split_queries": [20],
+        "fidelity_split_noise": ["log_softmax"],
+        "b4_datasets": ["credit"],
+        "b4_runs": 1,
+        "b4_reading_queries": [10],
+        "b4_reading_lambdas": [1.0],
+    },
+    "paper": {
+        "teacher": "paper",
+        "figure_noise": ["posterior", "log_softmax"],
+        "figure_lambdas": LAMS,
+        "fig3_datasets": ["amazon"],
+        "fig3_queries": [500, 1000],
+        "d6_queries": [10, 100, 200, 300, 500, 1000],
+        "d6_lambda": 0.4,
+        "fig5_datasets": ["credit"],
+        "fig6_datasets": ["amazon"],
+        "figure_queries": 1000,
+        "figure_pate_teachers": None,
+        "fidelity_datasets": ["amazon"],
+        # the official code end to end at Table 6's |Q| 500 (its teachers and student, 500 epochs, noise on
+        # log-softmax); the authors'-code teachers are sequential: 31 min of this 2-core CPU per run alone
+        # (78 min while sharing it). The paper-mode rows of the same runs are the accuracy grid's (no pairing
+        # needed). Table 1's K 300 was run the same way: --set 'fidelity_k=[300]' --set 'fidelity_queries=[1000]'
+        "fidelity_queries": [500],
+        "fidelity_k": [None],
+        "fidelity_runs": 2,
+        "fidelity_pair": False,
+        "fidelity_noise": ["log_softmax"],
+        "fidelity_student": "authors_code",
+        "fidelity_epochs": 500,
+        "fidelity_baselines_datasets": ["amazon"],
+        "fidelity_baselines_runs": 3,
+        # PrivGNN's authors'-code students on the official split, at Table 6's |Q| 500 and Table 1's K 300 (the
+        # teachers cost ~13 min of this CPU per run: 500 at K 750 and 1000 at K 300)
+        "fidelity_split_k": [None, 300],
+        "fidelity_split_queries": [500],
+        "fidelity_split_noise": ["log_softmax"],
+        # B4's readings on Table 9's datasets with the accuracy grid's runs (seeds): hard labels at every λ,
+        # and λ 1 / 0.5 with |Q| 100 ... 500 (Table 9's ε row read as |Q|·λ)
+        "b4_datasets": ["credit", "amazon"],
+        "b4_runs": 3,
+        "b4_reading_queries": [100, 200, 300, 400, 500],
+        "b4_reading_lambdas": [1.0, 0.5],
+    },
 }
 for _name, _extra in FIGURE_SETTINGS.items():
     PROFILES[_name].update(_extra)
 
 #: method names per (teacher, noise): the paper's teachers with noise on posteriors (``privgnn``, as the paper
 #: states) or on log-softmax (``privgnn_code``, the authors' code), and the same with the authors'-code teachers
-METHOD_NAMES = {("paper", "posterior"): "privgnn", ("paper", "log_softmax"): "privgnn_code",
-                ("authors_code", "posterior"): "privgnn_authors_teacher",
-                ("authors_code", "log_softmax"): "privgnn_authors_code"}
+METHOD_NAMES = {
+    ("paper", "posterior"): "privgnn",
+    ("paper", "log_softmax"): "privgnn_code",
+    ("authors_code", "posterior"): "privgnn_authors_teacher",
+    ("authors_code", "log_softmax"): "privgnn_authors_code",
+}
 #: method names of the rows whose student is also the official code's
 #: (:func:`dpgnn.methods.privgnn.authors_code_student`,
 #: ``fidelity_student="authors_code"``), per noise variant: ``privgnn_official`` is the official code end to end
@@ -585,8 +914,9 @@ def _check_teacher(teacher: str) -> str:
     return teacher
 
 
-def _teachers(pd_: P.PrivGNNData, teacher: str, num_queries: int, *, k: int, gamma: float, seed: int, epochs: int,
-              device: str) -> P.TeacherOutput:
+def _teachers(
+    pd_: P.PrivGNNData, teacher: str, num_queries: int, *, k: int, gamma: float, seed: int, epochs: int, device: str
+) -> P.TeacherOutput:
     """The |Q| teachers' posteriors in the chosen mode, from the same per-(run, K) seed as the accuracy cell (so a
     figure cell's paper-mode teachers have the subsamples and initialisations of the stored Table 5/6 rows' teachers;
     their dropout masks come from the global RNG, which the accuracy grid does not seed per cell)."""
@@ -594,52 +924,110 @@ def _teachers(pd_: P.PrivGNNData, teacher: str, num_queries: int, *, k: int, gam
     return fn(pd_, num_queries, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k), epochs=epochs, device=device)
 
 
-def _privgnn_ledger(pd_: P.PrivGNNData, dataset: str, *, lam: float, queries: int, gamma: float, noise: str,
-                    teacher: str, student: str = "paper") -> dict[str, Any]:
+def _privgnn_ledger(
+    pd_: P.PrivGNNData,
+    dataset: str,
+    *,
+    lam: float,
+    queries: int,
+    gamma: float,
+    noise: str,
+    teacher: str,
+    student: str = "paper",
+) -> dict[str, Any]:
     info = P.DATASETS[dataset]
-    led = P.privacy_ledger("privgnn", lam=lam, queries=queries, gamma=gamma, delta=info.delta_reproducing,
-                           num_classes=pd_.num_classes, delta_sound=info.delta_stated, standardized=pd_.standardized)
+    led = P.privacy_ledger(
+        "privgnn",
+        lam=lam,
+        queries=queries,
+        gamma=gamma,
+        delta=info.delta_reproducing,
+        num_classes=pd_.num_classes,
+        delta_sound=info.delta_stated,
+        standardized=pd_.standardized,
+    )
     if noise == "log_softmax":
         led = log_softmax_ledger(led)
     if teacher == "authors_code":
-        led = P.authors_code_ledger(led, lam=lam, queries=queries, num_classes=pd_.num_classes, noise_on=noise,
-                                    student=student)
+        led = P.authors_code_ledger(
+            led, lam=lam, queries=queries, num_classes=pd_.num_classes, noise_on=noise, student=student
+        )
     return led
 
 
-def _privgnn_students(pd_: P.PrivGNNData, dataset: str, post: P.TeacherOutput, points, *, seed: int, k: int,
-                      gamma: float, teacher: str, student_epochs: int, device: str, suffix: str = "",
-                      student: str = "paper") -> list[dict[str, Any]]:
+def _privgnn_students(
+    pd_: P.PrivGNNData,
+    dataset: str,
+    post: P.TeacherOutput,
+    points,
+    *,
+    seed: int,
+    k: int,
+    gamma: float,
+    teacher: str,
+    student_epochs: int,
+    device: str,
+    suffix: str = "",
+    student: str = "paper",
+) -> list[dict[str, Any]]:
     """One student per ``(artifact, noise, lam, q, setting)`` point, on the first ``q`` noisy labels; the labels
     and the student seed are drawn exactly as in :func:`_accuracy_cell` (only the dropout masks differ). Students
     shared by two points (e.g. Fig. 3 and App. D.6 at λ = 0.4) are trained once. ``student="authors_code"``
     (authors'-code teachers only): the official student (:func:`dpgnn.methods.privgnn.authors_code_student`, which
     continues the teachers' Adam), rows :data:`OFFICIAL_NAMES`."""
     if student == "authors_code" and not isinstance(post, P.AuthorsTeacherOutput):
-        raise ValueError("the official student continues the authors'-code teachers' optimizer: use "
-                         "teacher='authors_code' with student='authors_code'")
+        raise ValueError(
+            "the official student continues the authors'-code teachers' optimizer: use "
+            "teacher='authors_code' with student='authors_code'"
+        )
     rows, done = [], {}
     for art, noise, lam, q, setting, run in points:
         key = (noise, lam, q)
         if key not in done:
-            labels = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)),
-                                    noise_on=noise)
+            labels = P.noisy_argmax(
+                post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)), noise_on=noise
+            )
             sd = stable_seed(seed, ("student", noise, lam, q, k))
             if student == "authors_code":
-                done[key] = P.authors_code_student(pd_, P.query_nodes(pd_, q), labels[:q], seed=sd,
-                                                   epochs=student_epochs, optimizer_state=post.optimizer_state,
-                                                   device=device)["accuracy"]
+                done[key] = P.authors_code_student(
+                    pd_,
+                    P.query_nodes(pd_, q),
+                    labels[:q],
+                    seed=sd,
+                    epochs=student_epochs,
+                    optimizer_state=post.optimizer_state,
+                    device=device,
+                )["accuracy"]
             else:
-                done[key] = P.train_student(pd_, P.query_nodes(pd_, q), labels[:q], seed=sd, epochs=student_epochs,
-                                            device=device)["accuracy"]
-        led = _privgnn_ledger(pd_, dataset, lam=lam, queries=q, gamma=gamma, noise=noise, teacher=teacher,
-                              student=student)
+                done[key] = P.train_student(
+                    pd_, P.query_nodes(pd_, q), labels[:q], seed=sd, epochs=student_epochs, device=device
+                )["accuracy"]
+        led = _privgnn_ledger(
+            pd_, dataset, lam=lam, queries=q, gamma=gamma, noise=noise, teacher=teacher, student=student
+        )
         t_acc = float((post.posteriors[:q].argmax(1) == pd_.y_pub[P.query_nodes(pd_, q)]).float().mean())
         extra = {"optimizer_steps": post.optimizer_steps} if isinstance(post, P.AuthorsTeacherOutput) else {}
         name = OFFICIAL_NAMES[noise] if student == "authors_code" else METHOD_NAMES[(teacher, noise)]
-        rows.append(_acc_row(art, dataset, name + suffix, setting, done[key], run, seed, led, queries=q, lam=lam,
-                             k=k, gamma=gamma, fidelity=teacher, teacher_accuracy=t_acc,
-                             teacher_seconds=post.seconds, **extra))
+        rows.append(
+            _acc_row(
+                art,
+                dataset,
+                name + suffix,
+                setting,
+                done[key],
+                run,
+                seed,
+                led,
+                queries=q,
+                lam=lam,
+                k=k,
+                gamma=gamma,
+                fidelity=teacher,
+                teacher_accuracy=t_acc,
+                teacher_seconds=post.seconds,
+                **extra,
+            )
+        )
     return rows
 
 
@@ -649,18 +1037,33 @@ def _figure_cell_common(cell: dict[str, Any], dataset: str) -> tuple[int, float]
 
 
 def _figure_cells(cfg: Settings, key: str, extra: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": cfg.k, "gamma": cfg.gamma,
-             "lambdas": list(cfg.figure_lambdas), "teacher_epochs": cfg.teacher_epochs,
-             "student_epochs": cfg.student_epochs,
-             "teacher": _check_teacher(cfg.teacher), "noise": list(cfg.figure_noise), **extra}
-            for n in cfg[key] for r in range(cfg.runs)]
+    return [
+        {
+            "dataset": n,
+            "run": r,
+            "seed": cfg.seed,
+            "k": cfg.k,
+            "gamma": cfg.gamma,
+            "lambdas": list(cfg.figure_lambdas),
+            "teacher_epochs": cfg.teacher_epochs,
+            "student_epochs": cfg.student_epochs,
+            "teacher": _check_teacher(cfg.teacher),
+            "noise": list(cfg.figure_noise),
+            **extra,
+        }
+        for n in cfg[key]
+        for r in range(cfg.runs)
+    ]
 
 
 def fig3_cells(cfg: Settings) -> list[dict[str, Any]]:
     """Fig. 3 (|Q| ∈ ``fig3_queries`` × every λ) and App. D.6 (|Q| ∈ ``d6_queries`` at ``d6_lambda``): one cell
     per (dataset, run); its teachers answer the largest |Q| once and every |Q| is a prefix of that ordering."""
-    return _figure_cells(cfg, "fig3_datasets", {"fig3_queries": list(cfg.fig3_queries),
-                                                "d6_queries": list(cfg.d6_queries), "d6_lambda": cfg.d6_lambda})
+    return _figure_cells(
+        cfg,
+        "fig3_datasets",
+        {"fig3_queries": list(cfg.fig3_queries), "d6_queries": list(cfg.d6_queries), "d6_lambda": cfg.d6_lambda},
+    )
 
 
 @_seeded
@@ -671,44 +1074,99 @@ def run_fig3_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> 
     seed = _run_seed(cfg, dataset, run)
     k, gamma = _figure_cell_common(cell, dataset)
     qmax = max(cell["fig3_queries"] + cell["d6_queries"])
-    post = _teachers(pd_, cell["teacher"], qmax, k=k, gamma=gamma, seed=seed, epochs=cell["teacher_epochs"],
-                     device=device)
-    points = [("fig3", n, lam, q, f"Q={q},lam={lam:g}", run) for n in cell["noise"] for q in cell["fig3_queries"]
-              for lam in cell["lambdas"]]
-    points += [("fig7", n, cell["d6_lambda"], q, f"Q={q},lam={cell['d6_lambda']:g}", run) for n in cell["noise"]
-               for q in cell["d6_queries"]]
-    return _privgnn_students(pd_, dataset, post, points, seed=seed, k=k, gamma=gamma, teacher=cell["teacher"],
-                             student_epochs=cell["student_epochs"], device=device)
+    post = _teachers(
+        pd_, cell["teacher"], qmax, k=k, gamma=gamma, seed=seed, epochs=cell["teacher_epochs"], device=device
+    )
+    points = [
+        ("fig3", n, lam, q, f"Q={q},lam={lam:g}", run)
+        for n in cell["noise"]
+        for q in cell["fig3_queries"]
+        for lam in cell["lambdas"]
+    ]
+    points += [
+        ("fig7", n, cell["d6_lambda"], q, f"Q={q},lam={cell['d6_lambda']:g}", run)
+        for n in cell["noise"]
+        for q in cell["d6_queries"]
+    ]
+    return _privgnn_students(
+        pd_,
+        dataset,
+        post,
+        points,
+        seed=seed,
+        k=k,
+        gamma=gamma,
+        teacher=cell["teacher"],
+        student_epochs=cell["student_epochs"],
+        device=device,
+    )
 
 
-def _private_and_baselines(cfg: Settings, cell: dict[str, Any], pd_: P.PrivGNNData, dataset: str, artifact: str,
-                           suffix: str, device: str) -> list[dict[str, Any]]:
+def _private_and_baselines(
+    cfg: Settings, cell: dict[str, Any], pd_: P.PrivGNNData, dataset: str, artifact: str, suffix: str, device: str
+) -> list[dict[str, Any]]:
     """PrivGNN, PATE-M, PATE-G (|Q| = ``cell["queries"]``, every λ) and B1/B2 of one (dataset, run), with the
     seeds of :func:`_accuracy_cell`; methods named ``<method><suffix>``."""
     info = P.DATASETS[dataset]
     run, q, se = cell["run"], cell["queries"], cell["student_epochs"]
     seed = _run_seed(cfg, dataset, run)
     k, gamma = _figure_cell_common(cell, dataset)
-    post = _teachers(pd_, cell["teacher"], q, k=k, gamma=gamma, seed=seed, epochs=cell["teacher_epochs"],
-                     device=device)
-    rows = _privgnn_students(pd_, dataset, post, [(artifact, n, lam, q, f"lam={lam:g}", run) for n in cell["noise"]
-                                                  for lam in cell["lambdas"]],
-                             seed=seed, k=k, gamma=gamma, teacher=cell["teacher"], student_epochs=se, device=device,
-                             suffix=suffix)
+    post = _teachers(pd_, cell["teacher"], q, k=k, gamma=gamma, seed=seed, epochs=cell["teacher_epochs"], device=device)
+    rows = _privgnn_students(
+        pd_,
+        dataset,
+        post,
+        [(artifact, n, lam, q, f"lam={lam:g}", run) for n in cell["noise"] for lam in cell["lambdas"]],
+        seed=seed,
+        k=k,
+        gamma=gamma,
+        teacher=cell["teacher"],
+        student_epochs=se,
+        device=device,
+        suffix=suffix,
+    )
     common = dict(k=k, gamma=gamma, queries=q)
     n_t = cell["pate_teachers"] or info.pate_teachers
     delta = info.pate_delta or info.delta_reproducing
     for kind in ("gnn", "mlp"):
-        counts = P.pate_votes(pd_, q, kind=kind, num_teachers=n_t, seed=stable_seed(seed, "pate", kind),
-                              epochs=cell["teacher_epochs"], device=device)
+        counts = P.pate_votes(
+            pd_,
+            q,
+            kind=kind,
+            num_teachers=n_t,
+            seed=stable_seed(seed, "pate", kind),
+            epochs=cell["teacher_epochs"],
+            device=device,
+        )
         for lam in cell["lambdas"]:
             labels = P.pate_labels(counts, lam, make_generator(stable_seed(seed, "pate-noise", kind, lam)))
-            acc = P.train_student(pd_, P.query_nodes(pd_, q), labels[:q], seed=stable_seed(seed, ("pate", kind, lam)),
-                                  epochs=se, device=device)["accuracy"]
-            led = P.privacy_ledger(f"pate_{kind[0]}", lam=lam, queries=q, delta=delta, counts=counts.numpy(),
-                                   standardized=pd_.standardized)
-            rows.append(_acc_row(artifact, dataset, f"pate_{kind[0]}{suffix}", f"lam={lam:g}", acc, run, seed, led,
-                                 lam=lam, pate_teachers=n_t, fidelity="paper", **common))
+            acc = P.train_student(
+                pd_,
+                P.query_nodes(pd_, q),
+                labels[:q],
+                seed=stable_seed(seed, ("pate", kind, lam)),
+                epochs=se,
+                device=device,
+            )["accuracy"]
+            led = P.privacy_ledger(
+                f"pate_{kind[0]}", lam=lam, queries=q, delta=delta, counts=counts.numpy(), standardized=pd_.standardized
+            )
+            rows.append(
+                _acc_row(
+                    artifact,
+                    dataset,
+                    f"pate_{kind[0]}{suffix}",
+                    f"lam={lam:g}",
+                    acc,
+                    run,
+                    seed,
+                    led,
+                    lam=lam,
+                    pate_teachers=n_t,
+                    fidelity="paper",
+                    **common,
+                )
+            )
     none = P.privacy_ledger("b1")
     for b, fn in (("b1", P.baseline_b1), ("b2", P.baseline_b2)):
         acc = fn(pd_, seed=stable_seed(seed, b), epochs=se, device=device)["accuracy"]
@@ -718,8 +1176,9 @@ def _private_and_baselines(cfg: Settings, cell: dict[str, Any], pd_: P.PrivGNNDa
 
 def fig5_cells(cfg: Settings) -> list[dict[str, Any]]:
     """Fig. 5 (App. D.1, informative node features): PrivGNN, PATE-M, PATE-G, B1, B2 at |Q| = ``figure_queries``."""
-    return _figure_cells(cfg, "fig5_datasets", {"queries": cfg.figure_queries,
-                                                "pate_teachers": cfg.figure_pate_teachers})
+    return _figure_cells(
+        cfg, "fig5_datasets", {"queries": cfg.figure_queries, "pate_teachers": cfg.figure_pate_teachers}
+    )
 
 
 @_seeded
@@ -734,8 +1193,9 @@ def _flipped(name: str) -> P.PrivGNNData:
 
 def fig6_cells(cfg: Settings) -> list[dict[str, Any]]:
     """Fig. 6 (App. D.2): the same methods on the flipped split (:func:`dpgnn.methods.privgnn.flip`)."""
-    return _figure_cells(cfg, "fig6_datasets", {"queries": cfg.figure_queries, "flip": True,
-                                                "pate_teachers": cfg.figure_pate_teachers})
+    return _figure_cells(
+        cfg, "fig6_datasets", {"queries": cfg.figure_queries, "flip": True, "pate_teachers": cfg.figure_pate_teachers}
+    )
 
 
 @_seeded
@@ -753,12 +1213,27 @@ def authors_code_cells(cfg: Settings) -> list[dict[str, Any]]:
         official["student"] = student
     if cfg.get("fidelity_epochs") is not None:
         official["authors_epochs"] = int(cfg.fidelity_epochs)
-    return [{"dataset": n, "run": r, "seed": cfg.seed, "k": k, "gamma": cfg.gamma,
-             "lambdas": list(cfg.figure_lambdas), "queries": sorted(cfg.fidelity_queries),
-             "main_queries": cfg.main_queries,
-             "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs, "teacher": "authors_code",
-             "noise": list(cfg.fidelity_noise), "pair": bool(cfg.fidelity_pair), **official}
-            for n in cfg.fidelity_datasets for k in cfg.fidelity_k for r in range(cfg.fidelity_runs)]
+    return [
+        {
+            "dataset": n,
+            "run": r,
+            "seed": cfg.seed,
+            "k": k,
+            "gamma": cfg.gamma,
+            "lambdas": list(cfg.figure_lambdas),
+            "queries": sorted(cfg.fidelity_queries),
+            "main_queries": cfg.main_queries,
+            "teacher_epochs": cfg.teacher_epochs,
+            "student_epochs": cfg.student_epochs,
+            "teacher": "authors_code",
+            "noise": list(cfg.fidelity_noise),
+            "pair": bool(cfg.fidelity_pair),
+            **official,
+        }
+        for n in cfg.fidelity_datasets
+        for k in cfg.fidelity_k
+        for r in range(cfg.fidelity_runs)
+    ]
 
 
 def mirrored_cell(dataset: str, k: int, q: int, lam: float, main_queries: int) -> str:
@@ -787,17 +1262,40 @@ def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "au
     k = cell["k"] or info.k
     gamma = cell["gamma"] or info.gamma
     rows = []
-    for teacher in (["authors_code", "paper"] if cell["pair"] else ["authors_code"]):
+    for teacher in ["authors_code", "paper"] if cell["pair"] else ["authors_code"]:
         authors = teacher == "authors_code"
         epochs = cell.get("authors_epochs") if authors else None
         student = cell.get("student", "paper") if authors else "paper"
-        post = _teachers(pd_, teacher, max(cell["queries"]), k=k, gamma=gamma, seed=seed,
-                         epochs=epochs or cell["teacher_epochs"], device=device)
-        points = [("fidelity", n, lam, q, f"K={k},Q={q},lam={lam:g}", run) for q in cell["queries"]
-                  for lam in cell["lambdas"] for n in cell["noise"]]
+        post = _teachers(
+            pd_,
+            teacher,
+            max(cell["queries"]),
+            k=k,
+            gamma=gamma,
+            seed=seed,
+            epochs=epochs or cell["teacher_epochs"],
+            device=device,
+        )
+        points = [
+            ("fidelity", n, lam, q, f"K={k},Q={q},lam={lam:g}", run)
+            for q in cell["queries"]
+            for lam in cell["lambdas"]
+            for n in cell["noise"]
+        ]
         se = (epochs or cell["student_epochs"]) if student == "authors_code" else cell["student_epochs"]
-        for r in _privgnn_students(pd_, dataset, post, points, seed=seed, k=k, gamma=gamma, teacher=teacher,
-                                   student_epochs=se, device=device, student=student):
+        for r in _privgnn_students(
+            pd_,
+            dataset,
+            post,
+            points,
+            seed=seed,
+            k=k,
+            gamma=gamma,
+            teacher=teacher,
+            student_epochs=se,
+            device=device,
+            student=student,
+        ):
             if authors and epochs:
                 r["teacher_epochs"] = epochs
             r["student_epochs"] = se
@@ -811,19 +1309,40 @@ def authors_baselines_cells(cfg: Settings) -> list[dict[str, Any]]:
     with its untrained teachers; then one cell per (dataset, K of ``fidelity_split_k``, run) of PrivGNN's students
     on the official split (``part = "split_students"``; K ``None`` = the profile's, with every |Q| of
     ``fidelity_split_queries``; another K at the main |Q|), all run by :func:`run_authors_baselines_cell`."""
-    cells = [{"dataset": n, "run": r, "seed": cfg.seed, "lambdas": list(cfg.figure_lambdas),
-              "queries": cfg.main_queries, "student_epochs": cfg.student_epochs,
-              "pate_teachers": cfg.pate_teachers or P.DATASETS[n].pate_teachers}
-             for n in cfg.fidelity_baselines_datasets for r in range(cfg.fidelity_baselines_runs)]
+    cells = [
+        {
+            "dataset": n,
+            "run": r,
+            "seed": cfg.seed,
+            "lambdas": list(cfg.figure_lambdas),
+            "queries": cfg.main_queries,
+            "student_epochs": cfg.student_epochs,
+            "pate_teachers": cfg.pate_teachers or P.DATASETS[n].pate_teachers,
+        }
+        for n in cfg.fidelity_baselines_datasets
+        for r in range(cfg.fidelity_baselines_runs)
+    ]
     for n in cfg.fidelity_baselines_datasets:
         info = P.DATASETS[n]
         for k in cfg.fidelity_split_k:  # a K's runs before the next K: a cut run keeps whole K's first
             qs = sorted(cfg.fidelity_split_queries) if k is None else [cfg.main_queries]
-            cells += [{"dataset": n, "run": r, "seed": cfg.seed, "part": "split_students", "k": k or cfg.k or info.k,
-                       "queries": qs, "main_queries": cfg.main_queries, "noise": list(cfg.fidelity_split_noise),
-                       "lambdas": list(cfg.figure_lambdas), "gamma": cfg.gamma or info.gamma,
-                       "teacher_epochs": cfg.teacher_epochs, "student_epochs": cfg.student_epochs}
-                      for r in range(cfg.fidelity_baselines_runs)]
+            cells += [
+                {
+                    "dataset": n,
+                    "run": r,
+                    "seed": cfg.seed,
+                    "part": "split_students",
+                    "k": k or cfg.k or info.k,
+                    "queries": qs,
+                    "main_queries": cfg.main_queries,
+                    "noise": list(cfg.fidelity_split_noise),
+                    "lambdas": list(cfg.figure_lambdas),
+                    "gamma": cfg.gamma or info.gamma,
+                    "teacher_epochs": cfg.teacher_epochs,
+                    "student_epochs": cfg.student_epochs,
+                }
+                for r in range(cfg.fidelity_baselines_runs)
+            ]
     return cells
 
 
@@ -852,20 +1371,54 @@ def run_authors_baselines_cell(cfg: Settings, cell: dict[str, Any], device: str 
             res = get_method(PAPER, b, "none").run(pd_split, {"epochs": se}, seed=seed, device=device)
             for art in BASELINE_ARTIFACTS[b]:
                 if art in ("table5", "table8"):
-                    rows.append(_acc_row("fidelity", dataset, f"{b}_authors_split", "non-private", res.test, run,
-                                         seed, res.ledger, mirrors=f"{art}:non-private", split="authors_code",
-                                         student_epochs=se, **overlap))
-    pate_cfg = {"gamma": info.gamma, "student_epochs": se, "delta": info.pate_delta or info.delta_reproducing,
-                "queries": cell["queries"], "num_teachers": cell["pate_teachers"], "fidelity": "authors_code"}
+                    rows.append(
+                        _acc_row(
+                            "fidelity",
+                            dataset,
+                            f"{b}_authors_split",
+                            "non-private",
+                            res.test,
+                            run,
+                            seed,
+                            res.ledger,
+                            mirrors=f"{art}:non-private",
+                            split="authors_code",
+                            student_epochs=se,
+                            **overlap,
+                        )
+                    )
+    pate_cfg = {
+        "gamma": info.gamma,
+        "student_epochs": se,
+        "delta": info.pate_delta or info.delta_reproducing,
+        "queries": cell["queries"],
+        "num_teachers": cell["pate_teachers"],
+        "fidelity": "authors_code",
+    }
     pd_ = _data(dataset)
     counts = P.votes_for(pd_, pate_cfg, seed=seed, kind="gnn", device=device)
     spec = get_method(PAPER, "pate_g", "node")
     for lam in cell["lambdas"]:
         res = spec.run(pd_, {**pate_cfg, "lam": lam}, seed=seed, device=device, votes=counts)
-        rows.append(_acc_row("fidelity", dataset, "pate_g_authors_code", f"lam={lam:g}", res.test, run, seed,
-                             res.ledger, mirrors=f"table5:lam={lam:g}", fidelity="authors_code", lam=lam,
-                             queries=cell["queries"], pate_teachers=cell["pate_teachers"], student_epochs=se,
-                             top_vote_share=float(counts.max(1).values.sum() / counts.sum())))
+        rows.append(
+            _acc_row(
+                "fidelity",
+                dataset,
+                "pate_g_authors_code",
+                f"lam={lam:g}",
+                res.test,
+                run,
+                seed,
+                res.ledger,
+                mirrors=f"table5:lam={lam:g}",
+                fidelity="authors_code",
+                lam=lam,
+                queries=cell["queries"],
+                pate_teachers=cell["pate_teachers"],
+                student_epochs=se,
+                top_vote_share=float(counts.max(1).values.sum() / counts.sum()),
+            )
+        )
     return rows
 
 
@@ -887,17 +1440,46 @@ def _split_students(cfg: Settings, cell: dict[str, Any], device: str) -> list[di
         return []
     seed = _run_seed(cfg, dataset, run)
     pd_split, overlap = _authors_split(dataset, seed)
-    post = _teachers(pd_split, "paper", max(cell["queries"]), k=k, gamma=cell["gamma"], seed=seed,
-                     epochs=cell["teacher_epochs"], device=device)
-    points = [("fidelity", noise, lam, q, f"K={k},Q={q},lam={lam:g}", run) for noise in cell["noise"]
-              for lam in cell["lambdas"] for q in cell["queries"]]
+    post = _teachers(
+        pd_split,
+        "paper",
+        max(cell["queries"]),
+        k=k,
+        gamma=cell["gamma"],
+        seed=seed,
+        epochs=cell["teacher_epochs"],
+        device=device,
+    )
+    points = [
+        ("fidelity", noise, lam, q, f"K={k},Q={q},lam={lam:g}", run)
+        for noise in cell["noise"]
+        for lam in cell["lambdas"]
+        for q in cell["queries"]
+    ]
     rows = []
-    for r in _privgnn_students(pd_split, dataset, post, points, seed=seed, k=k, gamma=cell["gamma"],
-                               teacher="paper", student_epochs=cell["student_epochs"], device=device,
-                               suffix="_authors_split"):
-        rows.append({**r, "ledger": P.authors_split_ledger(r["ledger"]), "split": "authors_code",
-                     "mirrors": mirrored_cell(dataset, k, r["queries"], r["lam"], cell["main_queries"]),
-                     "teacher_epochs": cell["teacher_epochs"], **overlap})
+    for r in _privgnn_students(
+        pd_split,
+        dataset,
+        post,
+        points,
+        seed=seed,
+        k=k,
+        gamma=cell["gamma"],
+        teacher="paper",
+        student_epochs=cell["student_epochs"],
+        device=device,
+        suffix="_authors_split",
+    ):
+        rows.append(
+            {
+                **r,
+                "ledger": P.authors_split_ledger(r["ledger"]),
+                "split": "authors_code",
+                "mirrors": mirrored_cell(dataset, k, r["queries"], r["lam"], cell["main_queries"]),
+                "teacher_epochs": cell["teacher_epochs"],
+                **overlap,
+            }
+        )
     return rows
 
 
@@ -907,23 +1489,40 @@ def authors_baselines_side_by_side(store: ResultStore) -> pd.DataFrame:
     a = store.load("authors_baselines")
     if a.empty:
         return a
-    a = a.assign(paper_method=a["method"].str.replace("_authors_split", "").str.replace("_authors_code", ""),
-                 paper_artifact=a["mirrors"].str.split(":").str[0])
+    a = a.assign(
+        paper_method=a["method"].str.replace("_authors_split", "").str.replace("_authors_code", ""),
+        paper_artifact=a["mirrors"].str.split(":").str[0],
+    )
     ours = store.load("accuracy")
     ref = load_reference(PAPER)
     out = []
     for (ds, mirrors, pm, method), g in a.groupby(["dataset", "mirrors", "paper_method", "method"]):
         art, setting = mirrors.split(":", 1)
-        grid_rows = ours[(ours["dataset"] == ds) & (ours["artifact"] == art) & (ours["method"] == pm)
-                         & (ours["setting"] == setting)] if len(ours) else ours
-        paper = ref[(ref["dataset"] == ds) & (ref["artifact"] == art) & (ref["method"] == pm)
-                    & (ref["setting"] == setting)]["value"]
-        out.append({"dataset": ds, "paper cell": mirrors, "method": pm,
-                    "paper": float(paper.iloc[0]) if len(paper) else float("nan"),
-                    "ours": float(grid_rows["value"].mean()) if len(grid_rows) else float("nan"),
-                    "authors' code": float(g["value"].mean()),
-                    "what differs": "split" if method.endswith("_authors_split") else "untrained teachers",
-                    "n_runs": int(g["run"].nunique())})
+        grid_rows = (
+            ours[
+                (ours["dataset"] == ds)
+                & (ours["artifact"] == art)
+                & (ours["method"] == pm)
+                & (ours["setting"] == setting)
+            ]
+            if len(ours)
+            else ours
+        )
+        paper = ref[
+            (ref["dataset"] == ds) & (ref["artifact"] == art) & (ref["method"] == pm) & (ref["setting"] == setting)
+        ]["value"]
+        out.append(
+            {
+                "dataset": ds,
+                "paper cell": mirrors,
+                "method": pm,
+                "paper": float(paper.iloc[0]) if len(paper) else float("nan"),
+                "ours": float(grid_rows["value"].mean()) if len(grid_rows) else float("nan"),
+                "authors' code": float(g["value"].mean()),
+                "what differs": "split" if method.endswith("_authors_split") else "untrained teachers",
+                "n_runs": int(g["run"].nunique()),
+            }
+        )
     return pd.DataFrame(out).round(3)
 
 
@@ -934,31 +1533,55 @@ def plot_authors_baselines(store: ResultStore):
     tab = authors_baselines_side_by_side(store)
     if tab.empty:
         return {}
-    long = tab.melt(id_vars=["dataset", "paper cell", "method"], value_vars=["ours", "authors' code", "paper"],
-                    var_name="variant", value_name="value").dropna(subset=["value"])
+    long = tab.melt(
+        id_vars=["dataset", "paper cell", "method"],
+        value_vars=["ours", "authors' code", "paper"],
+        var_name="variant",
+        value_name="value",
+    ).dropna(subset=["value"])
     long = long[long["paper cell"].str.contains("lam=")]
-    long = long.assign(lam=long["paper cell"].str.split("lam=").str[1].astype(float),
-                       family=long["paper cell"].str.replace(r",?lam=[^,]*$", "", regex=True))
+    long = long.assign(
+        lam=long["paper cell"].str.split("lam=").str[1].astype(float),
+        family=long["paper cell"].str.replace(r",?lam=[^,]*$", "", regex=True),
+    )
     figs = {}
     pate = long[long["method"] == "pate_g"].assign(teachers=lambda d: d["variant"])
     if len(pate):
         ref = pate[pate["teachers"] == "paper"].assign(teachers="ours")  # drawn beside our series (matched by hue)
         figs["authors_baselines"] = plotting.lines(
-            pate[pate["teachers"] != "paper"], x="lam", y="value", hue="teachers", col="dataset",
-            reference=ref if len(ref) else None, xlabel="λ", ylabel="accuracy",
-            title="PATE-G: trained teachers (ours) vs the official code's untrained teachers (◇ = paper)")
+            pate[pate["teachers"] != "paper"],
+            x="lam",
+            y="value",
+            hue="teachers",
+            col="dataset",
+            reference=ref if len(ref) else None,
+            xlabel="λ",
+            ylabel="accuracy",
+            title="PATE-G: trained teachers (ours) vs the official code's untrained teachers (◇ = paper)",
+        )
     st = long[long["method"].isin(["privgnn", "privgnn_code"])]
     if len(st):
-        st = st.assign(split=st["variant"].map({"ours": "our split", "authors' code": "official split",
-                                                "paper": "paper"}) + " · " + st["method"],
-                       panel=st["dataset"] + " " + st["family"])
+        st = st.assign(
+            split=st["variant"].map({"ours": "our split", "authors' code": "official split", "paper": "paper"})
+            + " · "
+            + st["method"],
+            panel=st["dataset"] + " " + st["family"],
+        )
         # the paper's values beside the official split's authors'-code students, the rows they are compared with
         ref = st[(st["variant"] == "paper") & (st["method"] == "privgnn_code")].assign(
-            split="official split · privgnn_code")
+            split="official split · privgnn_code"
+        )
         figs["authors_split_students"] = plotting.lines(
-            st[st["variant"] != "paper"], x="lam", y="value", hue="split", col="panel", reference=ref,
-            xlabel="λ", ylabel="accuracy",
-            title="PrivGNN's students on our disjoint split and on the official overlapping split (◇ = paper)")
+            st[st["variant"] != "paper"],
+            x="lam",
+            y="value",
+            hue="split",
+            col="panel",
+            reference=ref,
+            xlabel="λ",
+            ylabel="accuracy",
+            title="PrivGNN's students on our disjoint split and on the official overlapping split (◇ = paper)",
+        )
     return figs
 
 
@@ -969,10 +1592,20 @@ def b4_readings_cells(cfg: Settings) -> list[dict[str, Any]]:
     """One cell per (dataset of ``b4_datasets``, run of ``b4_runs``), with the accuracy grid's run seeds (run r
     here draws the same noise as the grid's soft-label B4 of run r): the readings of B4 that
     :func:`run_b4_readings_cell` trains."""
-    return [{"dataset": n, "run": r, "seed": cfg.seed, "lambdas": list(cfg.lambdas), "queries": cfg.main_queries,
-             "reading_queries": list(cfg.b4_reading_queries), "reading_lambdas": list(cfg.b4_reading_lambdas),
-             "student_epochs": cfg.student_epochs}
-            for n in cfg.b4_datasets for r in range(cfg.b4_runs)]
+    return [
+        {
+            "dataset": n,
+            "run": r,
+            "seed": cfg.seed,
+            "lambdas": list(cfg.lambdas),
+            "queries": cfg.main_queries,
+            "reading_queries": list(cfg.b4_reading_queries),
+            "reading_lambdas": list(cfg.b4_reading_lambdas),
+            "student_epochs": cfg.student_epochs,
+        }
+        for n in cfg.b4_datasets
+        for r in range(cfg.b4_runs)
+    ]
 
 
 @_seeded
@@ -989,15 +1622,34 @@ def run_b4_readings_cell(cfg: Settings, cell: dict[str, Any], device: str = "aut
     pd_ = _data(dataset)
     seed = _run_seed(cfg, dataset, run)
     spec = get_method(PAPER, "b4", "none")
-    points = ([("hard", cell["queries"], lam) for lam in cell["lambdas"]]
-              + [("soft", q, lam) for lam in cell["reading_lambdas"] for q in cell["reading_queries"]])
+    points = [("hard", cell["queries"], lam) for lam in cell["lambdas"]] + [
+        ("soft", q, lam) for lam in cell["reading_lambdas"] for q in cell["reading_queries"]
+    ]
     rows = []
     for labels, q, lam in points:
-        res = spec.run(pd_, {"queries": q, "lam": lam, "student_epochs": cell["student_epochs"], "labels": labels},
-                       seed=seed, device=device)
+        res = spec.run(
+            pd_,
+            {"queries": q, "lam": lam, "student_epochs": cell["student_epochs"], "labels": labels},
+            seed=seed,
+            device=device,
+        )
         sett = f"labels=hard,lam={lam:g}" if labels == "hard" else f"labels=soft,Q={q},lam={lam:g}"
-        rows.append(_acc_row("b4_readings", dataset, "b4", sett, res.test, run, seed, res.ledger, labels=labels,
-                             queries=q, lam=lam, student_epochs=cell["student_epochs"]))
+        rows.append(
+            _acc_row(
+                "b4_readings",
+                dataset,
+                "b4",
+                sett,
+                res.test,
+                run,
+                seed,
+                res.ledger,
+                labels=labels,
+                queries=q,
+                lam=lam,
+                student_epochs=cell["student_epochs"],
+            )
+        )
     return rows
 
 
@@ -1014,9 +1666,11 @@ def b4_readings_table(store: ResultStore) -> pd.DataFrame:
     hard = read["labels"] == "hard"
     ref = load_reference(PAPER, "table9")
     ref = ref[ref["method"] == "b4"]
-    frames = [ref.assign(reading="paper (Table 9)", column=ref["setting"]),
-              read[hard].assign(reading="hard labels (argmax)", column="lam=" + lam[hard]),
-              read[~hard].assign(reading="λ " + lam[~hard] + " fixed, columns |Q|", column="Q=" + q[~hard])]
+    frames = [
+        ref.assign(reading="paper (Table 9)", column=ref["setting"]),
+        read[hard].assign(reading="hard labels (argmax)", column="lam=" + lam[hard]),
+        read[~hard].assign(reading="λ " + lam[~hard] + " fixed, columns |Q|", column="Q=" + q[~hard]),
+    ]
     if len(acc):
         soft = acc[(acc["artifact"] == "table9") & (acc["method"] == "b4")]
         frames.insert(1, soft.assign(reading="soft labels (the paper's words)", column=soft["setting"]))
@@ -1031,30 +1685,46 @@ def b4_readings_table(store: ResultStore) -> pd.DataFrame:
     return wide.round(3).reset_index(drop=True)
 
 
-CELLS.update({
-    "fig3": CellSpec(PAPER, "fig3", "fig3", fig3_cells, run_fig3_cell),
-    "fig5": CellSpec(PAPER, "fig5", "fig5", fig5_cells, run_fig5_cell),
-    "fig6": CellSpec(PAPER, "fig6", "fig6", fig6_cells, run_fig6_cell),
-    "authors_code": CellSpec(PAPER, "authors_code", "authors_code", authors_code_cells, run_authors_code_cell),
-    "authors_baselines": CellSpec(PAPER, "authors_baselines", "authors_baselines", authors_baselines_cells,
-                                  run_authors_baselines_cell),
-    "b4_readings": CellSpec(PAPER, "b4_readings", "b4_readings", b4_readings_cells, run_b4_readings_cell),
-})
+CELLS.update(
+    {
+        "fig3": CellSpec(PAPER, "fig3", "fig3", fig3_cells, run_fig3_cell),
+        "fig5": CellSpec(PAPER, "fig5", "fig5", fig5_cells, run_fig5_cell),
+        "fig6": CellSpec(PAPER, "fig6", "fig6", fig6_cells, run_fig6_cell),
+        "authors_code": CellSpec(PAPER, "authors_code", "authors_code", authors_code_cells, run_authors_code_cell),
+        "authors_baselines": CellSpec(
+            PAPER, "authors_baselines", "authors_baselines", authors_baselines_cells, run_authors_baselines_cell
+        ),
+        "b4_readings": CellSpec(PAPER, "b4_readings", "b4_readings", b4_readings_cells, run_b4_readings_cell),
+    }
+)
 
 
-def run_figures(cfg: Settings, store: ResultStore, which: tuple[str, ...] = ("fig3", "fig5", "fig6"), *,
-                device: str = "auto", force: bool = False, train: bool = True) -> dict[str, pd.DataFrame]:
+def run_figures(
+    cfg: Settings,
+    store: ResultStore,
+    which: tuple[str, ...] = ("fig3", "fig5", "fig6"),
+    *,
+    device: str = "auto",
+    force: bool = False,
+    train: bool = True,
+) -> dict[str, pd.DataFrame]:
     """The cells of ``which`` (``CELLS`` names, incl. ``authors_code``), resumable; ``train=False`` only loads."""
     check_train(force, train)
     out = {}
     for name in which:
         spec = CELLS[name]
         if train:
-            cells = [c for c in spec.cells(cfg)
-                     if load_or_skip(store, c["dataset"], _data, artifact=name) is not None]
+            cells = [c for c in spec.cells(cfg) if load_or_skip(store, c["dataset"], _data, artifact=name) is not None]
             if cells:
-                run_grid(store, spec.store, cells, functools.partial(spec.run, cfg, device=device), desc=name,
-                         force=force, device=str(resolve_device(device)))
+                run_grid(
+                    store,
+                    spec.store,
+                    cells,
+                    functools.partial(spec.run, cfg, device=device),
+                    desc=name,
+                    force=force,
+                    device=str(resolve_device(device)),
+                )
         out[name] = store.load(spec.store)
     return out
 
@@ -1066,8 +1736,18 @@ def figure_side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
     ours = store.load(spec)
     ours = ours[ours["artifact"] == artifact] if len(ours) else ours
     rep = compare(load_reference(PAPER, artifact), ours, profile=store.profile, skipped=store.skipped())
-    cols = ["dataset", "method", "setting", "paper_value", "ours_value", "ours_spread", "n_runs", "diff", "status",
-            "note"]
+    cols = [
+        "dataset",
+        "method",
+        "setting",
+        "paper_value",
+        "ours_value",
+        "ours_spread",
+        "n_runs",
+        "diff",
+        "status",
+        "note",
+    ]
     return rep[cols].round(3)
 
 
@@ -1078,8 +1758,7 @@ def ours_table(store: ResultStore, artifact: str, store_artifact: str | None = N
     if df.empty:
         return df
     df = df[df["artifact"] == artifact]
-    return (df.groupby(["dataset", "method", "setting"])["value"].agg(["mean", "std", "size"]).round(3)
-            .reset_index())
+    return df.groupby(["dataset", "method", "setting"])["value"].agg(["mean", "std", "size"]).round(3).reset_index()
 
 
 def plot_fig3(store: ResultStore):
@@ -1091,19 +1770,42 @@ def plot_fig3(store: ResultStore):
     f3 = df[df["artifact"] == "fig3"]
     agg = f3.groupby(["dataset", "curve", "lam"])["value"].agg(value="mean", spread="std").reset_index()
     ref = load_reference(PAPER, "fig3").dropna(subset=["value"])
-    ref = ref.assign(lam=ref["setting"].str.split("lam=").str[1].astype(float),
-                     curve=ref["method"] + ", |Q|=" + ref["setting"].str.extract(r"Q=(\d+)")[0])
+    ref = ref.assign(
+        lam=ref["setting"].str.split("lam=").str[1].astype(float),
+        curve=ref["method"] + ", |Q|=" + ref["setting"].str.extract(r"Q=(\d+)")[0],
+    )
     ref = ref[ref["dataset"].isin(agg["dataset"])]
-    fig3 = plotting.lines(agg, x="lam", y="value", err="spread", hue="curve", col="dataset", reference=ref,
-                          xlabel="λ", ylabel="accuracy", title="Fig. 3: accuracy vs λ for |Q| (◇ = paper)")
+    fig3 = plotting.lines(
+        agg,
+        x="lam",
+        y="value",
+        err="spread",
+        hue="curve",
+        col="dataset",
+        reference=ref,
+        xlabel="λ",
+        ylabel="accuracy",
+        title="Fig. 3: accuracy vs λ for |Q| (◇ = paper)",
+    )
     f7 = df[df["artifact"] == "fig7"]
     agg7 = f7.groupby(["dataset", "method", "queries"])["value"].agg(value="mean", spread="std").reset_index()
     ref7 = load_reference(PAPER, "fig7").dropna(subset=["value"])
     ref7 = ref7[ref7["dataset"].isin(agg7["dataset"])].assign(
-        queries=lambda r: r["setting"].str.extract(r"Q=(\d+)")[0].astype(int))
-    fig7 = plotting.lines(agg7, x="queries", y="value", err="spread", hue="method", col="dataset", reference=ref7,
-                          logx=True, xlabel="|Q|", ylabel="accuracy",
-                          title="App. D.6 / Fig. 7: accuracy vs |Q| at λ = 0.4 (◇ = paper)")
+        queries=lambda r: r["setting"].str.extract(r"Q=(\d+)")[0].astype(int)
+    )
+    fig7 = plotting.lines(
+        agg7,
+        x="queries",
+        y="value",
+        err="spread",
+        hue="method",
+        col="dataset",
+        reference=ref7,
+        logx=True,
+        xlabel="|Q|",
+        ylabel="accuracy",
+        title="App. D.6 / Fig. 7: accuracy vs |Q| at λ = 0.4 (◇ = paper)",
+    )
     return {"fig3": fig3, "fig7_accuracy": fig7}
 
 
@@ -1119,16 +1821,39 @@ def plot_methods(store: ResultStore, artifact: str, title: str):
     ref = load_reference(PAPER, artifact).dropna(subset=["value"])
     ref = ref[ref["setting"].str.startswith("lam=") & ref["dataset"].isin(agg["dataset"])]
     ref = ref.assign(lam=ref["setting"].str[4:].astype(float))
-    figs = {f"{artifact}_accuracy": plotting.lines(agg, x="lam", y="value", err="spread", hue="method",
-                                                   col="dataset", reference=ref, xlabel="λ", ylabel="accuracy",
-                                                   title=title)}
+    figs = {
+        f"{artifact}_accuracy": plotting.lines(
+            agg,
+            x="lam",
+            y="value",
+            err="spread",
+            hue="method",
+            col="dataset",
+            reference=ref,
+            xlabel="λ",
+            ylabel="accuracy",
+            title=title,
+        )
+    }
     eps = df[(df["setting"] != "non-private") & df["epsilon"].astype(float).map(math.isfinite)]
     if len(eps):
-        e = eps.groupby(["dataset", "method", "lam"])["epsilon"].mean().reset_index().rename(
-            columns={"epsilon": "value"})
-        figs[f"{artifact}_epsilon"] = plotting.lines(e, x="lam", y="value", hue="method", col="dataset", logy=True,
-                                                     xlabel="λ", ylabel="ε (as published)",
-                                                     title=f"{title}: privacy budget vs λ")
+        e = (
+            eps.groupby(["dataset", "method", "lam"])["epsilon"]
+            .mean()
+            .reset_index()
+            .rename(columns={"epsilon": "value"})
+        )
+        figs[f"{artifact}_epsilon"] = plotting.lines(
+            e,
+            x="lam",
+            y="value",
+            hue="method",
+            col="dataset",
+            logy=True,
+            xlabel="λ",
+            ylabel="ε (as published)",
+            title=f"{title}: privacy budget vs λ",
+        )
     return figs
 
 
@@ -1155,18 +1880,29 @@ def authors_code_side_by_side(store: ResultStore) -> pd.DataFrame:
             grid_rows = acc[acc["method"].isin(paper_names)].merge(missing, on=["dataset", "mirrors", "run"])
     both = pd.concat([a[~a["method"].isin(paper_names)], own, grid_rows], ignore_index=True)
     wide = both.pivot_table(index=["dataset", "mirrors"], columns="method", values="value", aggfunc="mean")
-    teach = both.assign(mode=both["method"].isin(paper_names).map({True: "teachers paper",
-                                                                     False: "teachers authors_code"}))
-    teach = teach.pivot_table(index=["dataset", "mirrors"], columns="mode", values="teacher_accuracy",
-                              aggfunc="mean")
+    teach = both.assign(
+        mode=both["method"].isin(paper_names).map({True: "teachers paper", False: "teachers authors_code"})
+    )
+    teach = teach.pivot_table(index=["dataset", "mirrors"], columns="mode", values="teacher_accuracy", aggfunc="mean")
     n = a.groupby(["dataset", "mirrors"])["run"].nunique().rename("n_runs")
     ref = load_reference(PAPER)
     ref = ref[ref["method"] == "privgnn"]
     ref = ref.assign(mirrors=ref["artifact"] + ":" + ref["setting"]).set_index(["dataset", "mirrors"])["value"]
     out = wide.join(teach).join(n).join(ref.rename("paper"), how="left").reset_index()
-    order = ["dataset", "mirrors", "paper", "privgnn", "privgnn_authors_teacher", "privgnn_code",
-             "privgnn_authors_code", "privgnn_official_posterior", "privgnn_official", "teachers paper",
-             "teachers authors_code", "n_runs"]
+    order = [
+        "dataset",
+        "mirrors",
+        "paper",
+        "privgnn",
+        "privgnn_authors_teacher",
+        "privgnn_code",
+        "privgnn_authors_code",
+        "privgnn_official_posterior",
+        "privgnn_official",
+        "teachers paper",
+        "teachers authors_code",
+        "n_runs",
+    ]
     return out[[c for c in order if c in out]].round(3)
 
 
@@ -1177,16 +1913,44 @@ def plot_authors_code(store: ResultStore):
     if df.empty:
         return {}
     tab = authors_code_side_by_side(store)
-    methods = [c for c in ("privgnn", "privgnn_authors_teacher", "privgnn_code", "privgnn_authors_code",
-                           "privgnn_official_posterior", "privgnn_official") if c in tab]
-    long = tab.melt(id_vars=["dataset", "mirrors"], value_vars=methods + (["paper"] if "paper" in tab else []),
-                    var_name="method", value_name="value").dropna(subset=["value"])
-    long = long.assign(lam=long["mirrors"].str.split("lam=").str[1].astype(float),
-                       panel=long["dataset"] + " " + long["mirrors"].str.split(":").str[0]
-                       + long["mirrors"].str.extract(r"(Q=\d+|K=\d+)")[0].fillna("").radd(" "))
+    methods = [
+        c
+        for c in (
+            "privgnn",
+            "privgnn_authors_teacher",
+            "privgnn_code",
+            "privgnn_authors_code",
+            "privgnn_official_posterior",
+            "privgnn_official",
+        )
+        if c in tab
+    ]
+    long = tab.melt(
+        id_vars=["dataset", "mirrors"],
+        value_vars=methods + (["paper"] if "paper" in tab else []),
+        var_name="method",
+        value_name="value",
+    ).dropna(subset=["value"])
+    long = long.assign(
+        lam=long["mirrors"].str.split("lam=").str[1].astype(float),
+        panel=long["dataset"]
+        + " "
+        + long["mirrors"].str.split(":").str[0]
+        + long["mirrors"].str.extract(r"(Q=\d+|K=\d+)")[0].fillna("").radd(" "),
+    )
     # the printed value is the paper's PrivGNN: drawn as "privgnn (paper)" (the reference is matched by hue)
     ref = long[long["method"] == "paper"].assign(method="privgnn")
     ours = long[long["method"] != "paper"]
-    return {"authors_code": plotting.lines(ours, x="lam", y="value", hue="method", col="panel",
-                                           reference=ref if len(ref) else None, xlabel="λ", ylabel="accuracy",
-                                           title="Paper teachers vs the authors'-code teachers (◇ = paper)")}
+    return {
+        "authors_code": plotting.lines(
+            ours,
+            x="lam",
+            y="value",
+            hue="method",
+            col="panel",
+            reference=ref if len(ref) else None,
+            xlabel="λ",
+            ylabel="accuracy",
+            title="Paper teachers vs the authors'-code teachers (◇ = paper)",
+        )
+    }

@@ -36,59 +36,108 @@ from dpgnn.utils import config_hash, resolve_device
 PAPER = "progap"
 
 #: the paper's datasets -> (registry name, variant)
-PAPER_DATASETS = {"facebook": ("facebook", "progap"), "reddit": ("reddit", "progap"),
-                  "amazon": ("amazon", "progap"), "fb-100": ("fb100", "progap"), "wenet": ("wenet", None)}
+PAPER_DATASETS = {
+    "facebook": ("facebook", "progap"),
+    "reddit": ("reddit", "progap"),
+    "amazon": ("amazon", "progap"),
+    "fb-100": ("fb100", "progap"),
+    "wenet": ("wenet", None),
+}
 #: docs/papers/progap.md#node-level-privacy per-dataset node-level settings (batch size B, degree bound D)
-PAPER_NODE = {"facebook": (256, 100), "reddit": (2048, 400), "amazon": (4096, 50), "fb-100": (4096, 100),
-              "wenet": (1024, 400)}
+PAPER_NODE = {
+    "facebook": (256, 100),
+    "reddit": (2048, 400),
+    "amazon": (4096, 50),
+    "fb-100": (4096, 100),
+    "wenet": (1024, 400),
+}
 
 _EDGE_EPS = [0.25, 0.5, 1.0, 2.0, 4.0]
 _NODE_EPS = [2.0, 4.0, 8.0, 16.0, 32.0]
 
 PROFILES: dict[str, dict[str, Any]] = {
     "smoke": {
-        "datasets": list(PAPER_DATASETS),                   # the paper's (not_run where unavailable)
-        "standins": {"fb100-amherst41": 100},               # stand-in name -> min class size
-        "node_settings": {"fb100-amherst41": [128, 50]},   # stand-in -> [batch size, degree bound]
-        "runs": 2, "sweep_runs": 1, "seed": 12345,  # runs: Table 2; sweep_runs: Fig. 2 / Fig. 4
-        "lrs": [0.01], "base_layers": [1], "depths": [2], "gap_hops": [2], "sage_layers": [2],
-        "epochs_edge": 30, "epochs_node": [5],
-        "edge_epsilons": [0.5, 1.0, 4.0], "node_epsilons": [2.0, 8.0, 32.0],
-        "fig4_depths": [1, 3], "fig4_edge_budgets": [0.25, 1.0, 4.0], "fig4_node_budgets": [2.0, 8.0, 32.0],
-        "convergence_epochs_edge": 20, "convergence_epochs_node": 5,
-        "calibration_depths": [1, 2, 3, 4, 5], "calibration_node": [[5, 1], [10, 3]],
+        "datasets": list(PAPER_DATASETS),  # the paper's (not_run where unavailable)
+        "standins": {"fb100-amherst41": 100},  # stand-in name -> min class size
+        "node_settings": {"fb100-amherst41": [128, 50]},  # stand-in -> [batch size, degree bound]
+        "runs": 2,
+        "sweep_runs": 1,
+        "seed": 12345,  # runs: Table 2; sweep_runs: Fig. 2 / Fig. 4
+        "lrs": [0.01],
+        "base_layers": [1],
+        "depths": [2],
+        "gap_hops": [2],
+        "sage_layers": [2],
+        "epochs_edge": 30,
+        "epochs_node": [5],
+        "edge_epsilons": [0.5, 1.0, 4.0],
+        "node_epsilons": [2.0, 8.0, 32.0],
+        "fig4_depths": [1, 3],
+        "fig4_edge_budgets": [0.25, 1.0, 4.0],
+        "fig4_node_budgets": [2.0, 8.0, 32.0],
+        "convergence_epochs_edge": 20,
+        "convergence_epochs_node": 5,
+        "calibration_depths": [1, 2, 3, 4, 5],
+        "calibration_node": [[5, 1], [10, 3]],
         "fidelity": "paper",  # Table 2's ProGAP edge cells: "paper" or "authors_code" (the official calibration)
     },
     "test": {
-        "datasets": ["facebook"], "standins": {"fb100-caltech36": 50}, "node_settings": {"fb100-caltech36": [64, 20]},
-        "runs": 1, "sweep_runs": 1, "seed": 0,
-        "lrs": [0.01], "base_layers": [1], "depths": [1], "gap_hops": [1], "sage_layers": [1],
-        "epochs_edge": 3, "epochs_node": [1],
-        "edge_epsilons": [1.0], "node_epsilons": [8.0],
-        "fig4_depths": [1, 2], "fig4_edge_budgets": [1.0], "fig4_node_budgets": [8.0],
-        "convergence_epochs_edge": 2, "convergence_epochs_node": 1,
-        "calibration_depths": [1], "calibration_node": [],
+        "datasets": ["facebook"],
+        "standins": {"fb100-caltech36": 50},
+        "node_settings": {"fb100-caltech36": [64, 20]},
+        "runs": 1,
+        "sweep_runs": 1,
+        "seed": 0,
+        "lrs": [0.01],
+        "base_layers": [1],
+        "depths": [1],
+        "gap_hops": [1],
+        "sage_layers": [1],
+        "epochs_edge": 3,
+        "epochs_node": [1],
+        "edge_epsilons": [1.0],
+        "node_epsilons": [8.0],
+        "fig4_depths": [1, 2],
+        "fig4_edge_budgets": [1.0],
+        "fig4_node_budgets": [8.0],
+        "convergence_epochs_edge": 2,
+        "convergence_epochs_node": 1,
+        "calibration_depths": [1],
+        "calibration_node": [],
         "fidelity": "paper",
     },
     "paper": {
         "datasets": list(PAPER_DATASETS),
         "standins": {"fb100-wisconsin87": 1000, "fb100-present": 10_000},
         "node_settings": {"fb100-wisconsin87": [256, 100], "fb100-present": [4096, 100]},
-        "runs": 10, "sweep_runs": 10, "seed": 12345,
-        "lrs": [0.01, 0.05], "base_layers": [1, 2], "depths": [1, 2, 3, 4, 5], "gap_hops": [1, 2, 3, 4, 5],
+        "runs": 10,
+        "sweep_runs": 10,
+        "seed": 12345,
+        "lrs": [0.01, 0.05],
+        "base_layers": [1, 2],
+        "depths": [1, 2, 3, 4, 5],
+        "gap_hops": [1, 2, 3, 4, 5],
         "sage_layers": [1, 2, 3, 4, 5],
-        "epochs_edge": 100, "epochs_node": [5, 10],
-        "edge_epsilons": _EDGE_EPS, "node_epsilons": _NODE_EPS,
-        "fig4_depths": [1, 2, 3, 4, 5], "fig4_edge_budgets": [0.25, 1.0, 4.0], "fig4_node_budgets": [2.0, 8.0, 32.0],
-        "convergence_epochs_edge": 100, "convergence_epochs_node": 10,
+        "epochs_edge": 100,
+        "epochs_node": [5, 10],
+        "edge_epsilons": _EDGE_EPS,
+        "node_epsilons": _NODE_EPS,
+        "fig4_depths": [1, 2, 3, 4, 5],
+        "fig4_edge_budgets": [0.25, 1.0, 4.0],
+        "fig4_node_budgets": [2.0, 8.0, 32.0],
+        "convergence_epochs_edge": 100,
+        "convergence_epochs_node": 10,
         "calibration_depths": [1, 2, 3, 4, 5],
         "calibration_node": [[e, k] for e in (5, 10) for k in (1, 2, 3)],
         "fidelity": "paper",
     },
 }
 
-TABLE2_METHODS = {"none": ["graphsage", "gap", "progap"], "edge": ["mlp", "edgerand", "gap", "progap"],
-                  "node": ["dp-mlp", "dp-gnn", "gap", "progap"]}
+TABLE2_METHODS = {
+    "none": ["graphsage", "gap", "progap"],
+    "edge": ["mlp", "edgerand", "gap", "progap"],
+    "node": ["dp-mlp", "dp-gnn", "gap", "progap"],
+}
 TABLE2_EPS = {"none": math.inf, "edge": 1.0, "node": 8.0}
 #: the series' methods in display order (each registered in dpgnn.methods under ("progap", method, level))
 ORDER = ["mlp", "dp-mlp", "graphsage", "edgerand", "dp-gnn", "gap", "progap", "progap-layerwise"]
@@ -119,8 +168,9 @@ def _data(name: str, min_class_size: int | None = None):
         return load_dataset(name, variant="progap", min_class_size=int(min_class_size))
     reg, variant = PAPER_DATASETS[name]
     if not dataset_available(reg, variant):
-        raise DatasetUnavailable(f"{name}: the raw files of {reg!r} are not available offline "
-                                 f"(stand-ins from Facebook100 run instead)")
+        raise DatasetUnavailable(
+            f"{name}: the raw files of {reg!r} are not available offline (stand-ins from Facebook100 run instead)"
+        )
     return load_dataset(reg, variant)
 
 
@@ -191,20 +241,44 @@ def run_rows(cell: dict[str, Any], res: methods.RunResult) -> list[dict[str, Any
     ``history``."""
     level, eps, e = cell["level"], float(cell["epsilon"]), int(cell["epochs"])
     led = {k: v for k, v in res.ledger.items()}
-    base = {"level": level, "epsilon": led.get("epsilon"), "delta": led.get("delta"), "ledger": led,
-            "setting": setting(level, eps, cell.get("fidelity", "paper")), "seconds": round(res.seconds, 3)}
-    rows = [{**base, "metric": "val_acc", "value": 100 * res.metrics["val"]},
-            {**base, "metric": "accuracy", "value": 100 * res.metrics["test"]}]
+    base = {
+        "level": level,
+        "epsilon": led.get("epsilon"),
+        "delta": led.get("delta"),
+        "ledger": led,
+        "setting": setting(level, eps, cell.get("fidelity", "paper")),
+        "seconds": round(res.seconds, 3),
+    }
+    rows = [
+        {**base, "metric": "val_acc", "value": 100 * res.metrics["val"]},
+        {**base, "metric": "accuracy", "value": 100 * res.metrics["test"]},
+    ]
     if cell.get("history"):
         for h in res.history:
             for m in ("train_acc", "val_acc"):
-                rows.append({**base, "metric": f"curve_{m}", "value": 100 * h[m], "stage": h["stage"],
-                             "epoch": h["epoch"], "epoch_total": h["stage"] * e + h["epoch"]})
+                rows.append(
+                    {
+                        **base,
+                        "metric": f"curve_{m}",
+                        "value": 100 * h[m],
+                        "stage": h["stage"],
+                        "epoch": h["epoch"],
+                        "epoch_total": h["stage"] * e + h["epoch"],
+                    }
+                )
     return rows
 
 
-def _method_cells(cfg: Settings, name: str, method: str, level: str, eps: float, depths=None,
-                  runs: int | None = None, fidelity: str = "paper") -> list[dict]:
+def _method_cells(
+    cfg: Settings,
+    name: str,
+    method: str,
+    level: str,
+    eps: float,
+    depths=None,
+    runs: int | None = None,
+    fidelity: str = "paper",
+) -> list[dict]:
     epochs = cfg.epochs_node if level == "node" else [cfg.epochs_edge]
     b, d = _node_settings(cfg, name)
     if method in ("mlp", "dp-mlp"):
@@ -225,9 +299,18 @@ def _method_cells(cfg: Settings, name: str, method: str, level: str, eps: float,
             for lr in cfg.lrs:
                 for ep in epochs:
                     for run in range(cfg.runs if runs is None else runs):
-                        cell = {"dataset": name, "method": method, "level": level, "epsilon": float(eps),
-                                "depth": int(depth), "base_layers": int(bl_), "lr": float(lr), "epochs": int(ep),
-                                "run": run, "seed": int(cfg.seed)}
+                        cell = {
+                            "dataset": name,
+                            "method": method,
+                            "level": level,
+                            "epsilon": float(eps),
+                            "depth": int(depth),
+                            "base_layers": int(bl_),
+                            "lr": float(lr),
+                            "epochs": int(ep),
+                            "run": run,
+                            "seed": int(cfg.seed),
+                        }
                         if level == "node":
                             cell.update(batch_size=b, max_degree=d)
                         if fidelity != "paper" and (method, level) in FIDELITY_METHODS:
@@ -278,22 +361,33 @@ class RepeatsRunner:
             return cell_run(self.cfg, cell, self.device)
         siblings = [cell, *group.values()]
         group.clear()
-        results = repeats(_load(self.cfg, cell["dataset"]), _config(cell), seeds=[_seed(c) for c in siblings],
-                          device=self.device)
+        results = repeats(
+            _load(self.cfg, cell["dataset"]), _config(cell), seeds=[_seed(c) for c in siblings], device=self.device
+        )
         for c, res in zip(siblings[1:], results[1:]):
             self.ready[config_hash(c)] = run_rows(c, res)
         return run_rows(cell, results[0])
 
 
-def _run(cfg: Settings, store: ResultStore, artifact: str, cells: list[dict], cache: Any, device: str,
-         force: bool, desc: str, train: bool = True) -> pd.DataFrame:
+def _run(
+    cfg: Settings,
+    store: ResultStore,
+    artifact: str,
+    cells: list[dict],
+    cache: Any,
+    device: str,
+    force: bool,
+    desc: str,
+    train: bool = True,
+) -> pd.DataFrame:
     if not cells or not train:
         return store.load(artifact)
     reuse = () if force else [a for a in SHARED_RUNS if a != artifact] if artifact in SHARED_RUNS else ()
     stored = set() if force else set().union(*(store.done(a) for a in (artifact, *reuse)))
     runner = RepeatsRunner(cfg, [c for c in cells if config_hash(c) not in stored], device)
-    return run_grid(store, artifact, cells, runner, desc=desc, force=force, reuse=reuse,
-                    device=str(resolve_device(device)))
+    return run_grid(
+        store, artifact, cells, runner, desc=desc, force=force, reuse=reuse, device=str(resolve_device(device))
+    )
 
 
 def _names_for(cfg: Settings, store: ResultStore, artifact: str, train: bool) -> list[str]:
@@ -303,9 +397,13 @@ def _names_for(cfg: Settings, store: ResultStore, artifact: str, train: bool) ->
 
 def _table2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
     names = _names(cfg) if names is None else names
-    return [c for name in names for level, methods in TABLE2_METHODS.items()
-            for method in methods + ["progap-layerwise"]
-            for c in _method_cells(cfg, name, method, level, TABLE2_EPS[level], fidelity=_fidelity(cfg))]
+    return [
+        c
+        for name in names
+        for level, methods in TABLE2_METHODS.items()
+        for method in methods + ["progap-layerwise"]
+        for c in _method_cells(cfg, name, method, level, TABLE2_EPS[level], fidelity=_fidelity(cfg))
+    ]
 
 
 def _fidelity(cfg: Settings) -> str:
@@ -330,14 +428,17 @@ def _fig2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
 
 def _fig4_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
     names = _names(cfg) if names is None else names
-    return [c for name in names for level, budgets in (("edge", cfg.fig4_edge_budgets),
-                                                       ("node", cfg.fig4_node_budgets))
-            for eps in budgets for k in cfg.fig4_depths
-            for c in _method_cells(cfg, name, "progap", level, eps, depths=[k], runs=cfg.sweep_runs)]
+    return [
+        c
+        for name in names
+        for level, budgets in (("edge", cfg.fig4_edge_budgets), ("node", cfg.fig4_node_budgets))
+        for eps in budgets
+        for k in cfg.fig4_depths
+        for c in _method_cells(cfg, name, "progap", level, eps, depths=[k], runs=cfg.sweep_runs)
+    ]
 
 
 _GRIDS = {"table2_runs": _table2_cells, "fig2_runs": _fig2_cells, "fig4_runs": _fig4_cells}
-
 
 
 def coverage(cfg: Settings, store: ResultStore, artifact: str = "table2_runs") -> pd.DataFrame:
@@ -346,8 +447,11 @@ def coverage(cfg: Settings, store: ResultStore, artifact: str = "table2_runs") -
     overrides) to see how far a reduced run is from the paper's grid: selection only ever covers what is stored."""
     if artifact not in _GRIDS:
         raise ValueError(f"artifact must be one of {sorted(_GRIDS)}, got {artifact!r}")
-    names = [n for n in list(cfg.datasets) + list(cfg.standins)
-             if n in cfg.standins or n in set(store.load(artifact).get("dataset", pd.Series(dtype=str)))]
+    names = [
+        n
+        for n in list(cfg.datasets) + list(cfg.standins)
+        if n in cfg.standins or n in set(store.load(artifact).get("dataset", pd.Series(dtype=str)))
+    ]
     grid_ = _GRIDS[artifact](cfg, names)
     if not grid_:
         return pd.DataFrame()
@@ -358,10 +462,14 @@ def coverage(cfg: Settings, store: ResultStore, artifact: str = "table2_runs") -
     keys = [k for k in _CONFIG_KEYS if k in cells.columns]
     cells["config"] = ["|".join(map(str, r)) for r in cells[keys].itertuples(index=False)]
     g = cells.groupby(["dataset", "method", "level", "setting"])
-    out = pd.DataFrame({
-        "configs_stored": g.apply(lambda d: d.loc[d["stored"], "config"].nunique(), include_groups=False),
-        "configs_in_grid": g["config"].nunique(),
-        "runs_stored": g["stored"].sum(), "runs_in_grid": g.size()}).reset_index()
+    out = pd.DataFrame(
+        {
+            "configs_stored": g.apply(lambda d: d.loc[d["stored"], "config"].nunique(), include_groups=False),
+            "configs_in_grid": g["config"].nunique(),
+            "runs_stored": g["stored"].sum(),
+            "runs_in_grid": g.size(),
+        }
+    ).reset_index()
     return out
 
 
@@ -388,12 +496,16 @@ def select_best(runs: pd.DataFrame, by: tuple[str, ...] = ("dataset", "method", 
     runs = runs.assign(config=config_label(runs))
     test = common.select_best(runs, list(by), ["config"], val_metric="val_acc", test_metric="accuracy")
     return test.drop(columns=["config_hash"]).assign(
-        config_hash=[config_hash({"selected": c, "run": r, "g": [str(x) for x in g]})
-                     for c, r, g in zip(test["config"], test["run"], test[list(by)].values.tolist())])
+        config_hash=[
+            config_hash({"selected": c, "run": r, "g": [str(x) for x in g]})
+            for c, r, g in zip(test["config"], test["run"], test[list(by)].values.tolist())
+        ]
+    )
 
 
-def _store_selected(store: ResultStore, artifact: str, runs: pd.DataFrame, by=("dataset", "method", "level",
-                                                                                "setting")) -> pd.DataFrame:
+def _store_selected(
+    store: ResultStore, artifact: str, runs: pd.DataFrame, by=("dataset", "method", "level", "setting")
+) -> pd.DataFrame:
     sel = select_best(runs, by)
     # a selected row is a copy of a run row: it keeps the run's ``versions`` (the code that computed the value);
     # ``timestamp`` is the time of the selection
@@ -413,8 +525,14 @@ def summary(df: pd.DataFrame, by=("dataset", "method", "setting")) -> pd.DataFra
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 01: σ calibration (pure computation)
 # ---------------------------------------------------------------------------------------------------------------
-SPEC_NODE = {"train_nodes": 19_804, "batch_size": 256, "delta": 1e-5, "epochs": [5, 10], "depths": [1, 2, 3],
-             "epsilons": [2.0, 8.0, 32.0]}
+SPEC_NODE = {
+    "train_nodes": 19_804,
+    "batch_size": 256,
+    "delta": 1e-5,
+    "epochs": [5, 10],
+    "depths": [1, 2, 3],
+    "epsilons": [2.0, 8.0, 32.0],
+}
 
 
 def run_calibration(cfg: Settings, store: ResultStore) -> pd.DataFrame:
@@ -423,25 +541,62 @@ def run_calibration(cfg: Settings, store: ResultStore) -> pd.DataFrame:
     rows = []
     for k in cfg.calibration_depths:
         for eps in _EDGE_EPS:
-            led = pg.privacy_ledger("edge", depth=k, delta=1e-7, target_epsilon=eps, accountant="exact_gaussian",
-                                    rtol=1e-6)
-            base = {"dataset": "analytic", "method": "progap", "level": "edge", "setting": f"K={k},eps={eps:g}",
-                    "epsilon": led["epsilon"], "delta": 1e-7, "depth": k, "target": eps, "ledger": led, "run": 0,
-                    "seed": 0}
+            led = pg.privacy_ledger(
+                "edge", depth=k, delta=1e-7, target_epsilon=eps, accountant="exact_gaussian", rtol=1e-6
+            )
+            base = {
+                "dataset": "analytic",
+                "method": "progap",
+                "level": "edge",
+                "setting": f"K={k},eps={eps:g}",
+                "epsilon": led["epsilon"],
+                "delta": 1e-7,
+                "depth": k,
+                "target": eps,
+                "ledger": led,
+                "run": 0,
+                "seed": 0,
+            }
             rows.append({**base, "metric": "sigma", "value": led["noise_multiplier"]})
             rows.append({**base, "metric": "epsilon_paper_bound", "value": led["epsilon_paper_bound"]})
             # the sound option for undirected graphs: one friendship moves two aggregate rows (sensitivity √2)
-            und = pg.privacy_ledger("edge", depth=k, delta=1e-7, target_epsilon=eps, accountant="exact_gaussian",
-                                    rtol=1e-6, edge_relation="undirected")
+            und = pg.privacy_ledger(
+                "edge",
+                depth=k,
+                delta=1e-7,
+                target_epsilon=eps,
+                accountant="exact_gaussian",
+                rtol=1e-6,
+                edge_relation="undirected",
+            )
             rows.append({**base, "metric": "sigma_nap_undirected", "value": und["sigma_nap"], "ledger": und})
     for e, k in cfg.calibration_node:
         for eps in SPEC_NODE["epsilons"]:
-            led = pg.privacy_ledger("node", depth=k, delta=SPEC_NODE["delta"], target_epsilon=eps,
-                                    train_nodes=SPEC_NODE["train_nodes"], batch_size=SPEC_NODE["batch_size"],
-                                    epochs=e, max_degree=100, accountant="autodp", rtol=1e-5)
-            base = {"dataset": "analytic", "method": "progap", "level": "node",
-                    "setting": f"K={k},E={e},eps={eps:g}", "epsilon": led["epsilon"],
-                    "delta": SPEC_NODE["delta"], "depth": k, "target": eps, "ledger": led, "run": 0, "seed": 0}
+            led = pg.privacy_ledger(
+                "node",
+                depth=k,
+                delta=SPEC_NODE["delta"],
+                target_epsilon=eps,
+                train_nodes=SPEC_NODE["train_nodes"],
+                batch_size=SPEC_NODE["batch_size"],
+                epochs=e,
+                max_degree=100,
+                accountant="autodp",
+                rtol=1e-5,
+            )
+            base = {
+                "dataset": "analytic",
+                "method": "progap",
+                "level": "node",
+                "setting": f"K={k},E={e},eps={eps:g}",
+                "epsilon": led["epsilon"],
+                "delta": SPEC_NODE["delta"],
+                "depth": k,
+                "target": eps,
+                "ledger": led,
+                "run": 0,
+                "seed": 0,
+            }
             rows.append({**base, "metric": "noise_multiplier", "value": led["noise_multiplier"]})
             rows.append({**base, "metric": "epsilon_paper_bound", "value": led["epsilon_paper_bound"]})
     for r in rows:
@@ -458,8 +613,13 @@ def calibration_table(store: ResultStore, level: str = "edge") -> pd.DataFrame:
         print(f"no {level}-level calibration rows in this profile")
         return pd.DataFrame(columns=["ours", "Thm bound at ours", "reference (autodp 0.2.3.1)", "diff"])
     wide = df.pivot_table(index="setting", columns="metric", values="value", aggfunc="first")
-    wide = wide.rename(columns={metric: "ours", "epsilon_paper_bound": "Thm bound at ours",
-                                "sigma_nap_undirected": "NAP std, undirected edge (sound: ours x sqrt 2)"})
+    wide = wide.rename(
+        columns={
+            metric: "ours",
+            "epsilon_paper_bound": "Thm bound at ours",
+            "sigma_nap_undirected": "NAP std, undirected edge (sound: ours x sqrt 2)",
+        }
+    )
     ref = load_reference(PAPER, "calibration")
     ref = ref[ref["metric"] == metric].set_index("setting")["value"]
     wide["reference (autodp 0.2.3.1)"] = ref.reindex(wide.index)
@@ -475,10 +635,16 @@ def calibration_fidelities(depths=(1, 2, 3), epsilon: float = 1.0, delta: float 
     for k in depths:
         ours = pg.privacy_ledger("edge", depth=int(k), delta=delta, target_epsilon=epsilon)
         auth = pg.privacy_ledger("edge", depth=int(k), delta=delta, target_epsilon=epsilon, fidelity="authors_code")
-        rows.append({"K": int(k), "sigma_paper (exact)": round(ours["sigma_nap"], 3),
-                     "sigma_authors_code (autodp RDP)": round(auth["sigma_nap"], 3),
-                     "eps_paper": ours["epsilon"], "eps_authors_code": auth["epsilon"],
-                     "noise ratio": round(auth["sigma_nap"] / ours["sigma_nap"], 4)})
+        rows.append(
+            {
+                "K": int(k),
+                "sigma_paper (exact)": round(ours["sigma_nap"], 3),
+                "sigma_authors_code (autodp RDP)": round(auth["sigma_nap"], 3),
+                "eps_paper": ours["epsilon"],
+                "eps_authors_code": auth["epsilon"],
+                "noise ratio": round(auth["sigma_nap"] / ours["sigma_nap"], 4),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -486,15 +652,24 @@ def plot_calibration(store: ResultStore):
     df = store.load("calibration")
     e = df[(df["level"] == "edge") & (df["metric"] == "sigma")].copy()
     e["K"] = "K=" + e["depth"].astype(str)
-    return plotting.lines(e, x="target", y="value", hue="K", xlabel="target ε (δ = 1e-7)", ylabel="σ", logx=True,
-                          title="Edge-level σ calibrated by the exact Gaussian accountant")
+    return plotting.lines(
+        e,
+        x="target",
+        y="value",
+        hue="K",
+        xlabel="target ε (δ = 1e-7)",
+        ylabel="σ",
+        logx=True,
+        title="Edge-level σ calibrated by the exact Gaussian accountant",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 02: Table 2 and progressive vs layer-wise
 # ---------------------------------------------------------------------------------------------------------------
-def run_table2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
-               train: bool = True) -> pd.DataFrame:
+def run_table2(
+    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     """Table 2 and progressive vs layer-wise: run the missing cells (``train=False``: none, select from the stored
     ones) and store the selected rows."""
     check_train(force, train)
@@ -524,7 +699,8 @@ def table2_side_by_side(store: ResultStore, artifact: str = "table2") -> pd.Data
     if len(ours):
         ours = ours[ours["metric"] == "accuracy"]
     out = ref.assign(cell=[fmt(m, s) for m, s in zip(ref["value"], ref["spread"])]).pivot_table(
-        index=["setting", "method"], columns="dataset", values="cell", aggfunc="first")
+        index=["setting", "method"], columns="dataset", values="cell", aggfunc="first"
+    )
     out.columns = [f"paper: {c}" for c in out.columns]
     if len(ours):
         s = summary(ours)
@@ -541,15 +717,26 @@ def plot_table2(store: ResultStore, artifact: str = "table2"):
     res = store.load(artifact)
     res = res[res["metric"] == "accuracy"] if len(res) else res
     title = "Table 2 (ours)" if artifact == "table2" else "Progressive vs layer-wise (ours)"
-    return plotting.lines(summary(res).assign(x=lambda d: d["setting"]), x="x", y="mean", err="ci", hue="method",
-                          col="dataset", xlabel="setting", ylabel="test accuracy (%)", title=title, connect=False)
+    return plotting.lines(
+        summary(res).assign(x=lambda d: d["setting"]),
+        x="x",
+        y="mean",
+        err="ci",
+        hue="method",
+        col="dataset",
+        xlabel="setting",
+        ylabel="test accuracy (%)",
+        title=title,
+        connect=False,
+    )
 
 
 #: Issue #18, measured by running the authors' official ProGAP code beside ours on ``fb100-wisconsin87`` at edge
 #: level, ε = 1 (lr 0.01, 1-layer base, 100 epochs per stage; mean ± std over runs, %): the official code, ours
 #: with the paper's calibration, and ours with the official σ (8.620 at K = 3), per depth K.
 AUTHORS_CODE_MEASURED = {
-    "dataset": "fb100-wisconsin87", "epsilon": 1.0,
+    "dataset": "fb100-wisconsin87",
+    "epsilon": 1.0,
     "official": {2: (73.3, 0.4), 3: (73.9, 0.7)},
     "ours_paper": {2: (73.7, 0.5), 3: (75.0, 0.5)},
     "ours_official_sigma": {3: (74.7, 0.7)},
@@ -587,8 +774,9 @@ def fidelity_comparison(store: ResultStore, depths=(2, 3)) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 03: Fig. 2 accuracy vs ε (ProGAP vs GAP)
 # ---------------------------------------------------------------------------------------------------------------
-def run_fig2(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
-             train: bool = True) -> pd.DataFrame:
+def run_fig2(
+    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     check_train(force, train)
     names = _names_for(cfg, store, "fig2", train)
     runs = _run(cfg, store, "fig2_runs", _fig2_cells(cfg, names), None, device, force, "Fig. 2 runs", train)
@@ -601,9 +789,19 @@ def plot_fig2(store: ResultStore):
     agg = priv.groupby(["dataset", "level", "method", "setting"])["value"].agg(["mean", "std"]).reset_index()
     agg["eps"] = agg["setting"].str.split("eps=").str[1].astype(float)
     agg["panel"] = agg["dataset"] + " — " + agg["level"] + " level"
-    return plotting.lines(agg, x="eps", y="mean", err="std", hue="method", col="panel", order=["gap", "progap"],
-                          xlabel="ε", ylabel="test accuracy (%)", logx=True,
-                          title="Fig. 2: accuracy vs ε (stand-ins; paper datasets not available offline)")
+    return plotting.lines(
+        agg,
+        x="eps",
+        y="mean",
+        err="std",
+        hue="method",
+        col="panel",
+        order=["gap", "progap"],
+        xlabel="ε",
+        ylabel="test accuracy (%)",
+        logx=True,
+        title="Fig. 2: accuracy vs ε (stand-ins; paper datasets not available offline)",
+    )
 
 
 def claim_progap_ge_gap(store: ResultStore) -> pd.DataFrame:
@@ -625,17 +823,28 @@ def _fig3_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
     for name in names:
         b, d = _node_settings(cfg, name)
         for level, eps, e in (("edge", 1.0, cfg.convergence_epochs_edge), ("node", 8.0, cfg.convergence_epochs_node)):
-            cell = {"dataset": name, "method": "progap", "level": level, "epsilon": eps, "depth": 5,
-                    "base_layers": int(cfg.base_layers[0]), "lr": float(cfg.lrs[0]), "epochs": int(e), "run": 0,
-                    "seed": int(cfg.seed), "history": True}
+            cell = {
+                "dataset": name,
+                "method": "progap",
+                "level": level,
+                "epsilon": eps,
+                "depth": 5,
+                "base_layers": int(cfg.base_layers[0]),
+                "lr": float(cfg.lrs[0]),
+                "epochs": int(e),
+                "run": 0,
+                "seed": int(cfg.seed),
+                "history": True,
+            }
             if level == "node":
                 cell.update(batch_size=b, max_degree=d)
             cells.append(cell)
     return cells
 
 
-def run_fig3(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
-             train: bool = True) -> pd.DataFrame:
+def run_fig3(
+    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     check_train(force, train)
     names = _names_for(cfg, store, "fig3", train)
     return _run(cfg, store, "fig3", _fig3_cells(cfg, names), None, device, force, "Fig. 3 runs", train)
@@ -646,9 +855,17 @@ def plot_fig3(store: ResultStore):
     df = df[df["metric"].astype(str).str.startswith("curve_")].copy()
     df["panel"] = df["dataset"] + " — " + df["level"] + " level"
     df["curve"] = df["metric"].str.removeprefix("curve_")
-    return plotting.lines(df, x="epoch_total", y="value", hue="curve", col="panel", order=["train_acc", "val_acc"],
-                          xlabel="cumulative epoch (stages of equal length)", ylabel="accuracy (%)",
-                          title="Fig. 3: convergence per stage, K = 5 (edge ε=1, node ε=8)")
+    return plotting.lines(
+        df,
+        x="epoch_total",
+        y="value",
+        hue="curve",
+        col="panel",
+        order=["train_acc", "val_acc"],
+        xlabel="cumulative epoch (stages of equal length)",
+        ylabel="accuracy (%)",
+        title="Fig. 3: convergence per stage, K = 5 (edge ε=1, node ε=8)",
+    )
 
 
 def stage_jumps(store: ResultStore) -> pd.DataFrame:
@@ -661,8 +878,9 @@ def stage_jumps(store: ResultStore) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 05: Fig. 4 accuracy vs depth for three budgets per level
 # ---------------------------------------------------------------------------------------------------------------
-def run_fig4(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False,
-             train: bool = True) -> pd.DataFrame:
+def run_fig4(
+    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     check_train(force, train)
     names = _names_for(cfg, store, "fig4", train)
     runs = _run(cfg, store, "fig4_runs", _fig4_cells(cfg, names), None, device, force, "Fig. 4 runs", train)
@@ -678,8 +896,17 @@ def plot_fig4(store: ResultStore):
     agg = df.groupby(["dataset", "level", "setting", "depth"])["value"].agg(["mean", "std"]).reset_index()
     agg["budget"] = agg["setting"].str.split(",").str[0]
     agg["panel"] = agg["dataset"] + " — " + agg["level"] + " level"
-    return plotting.lines(agg, x="depth", y="mean", err="std", hue="budget", col="panel", xlabel="depth K",
-                          ylabel="test accuracy (%)", title="Fig. 4: accuracy vs depth for three budgets")
+    return plotting.lines(
+        agg,
+        x="depth",
+        y="mean",
+        err="std",
+        hue="budget",
+        col="panel",
+        xlabel="depth K",
+        ylabel="test accuracy (%)",
+        title="Fig. 4: accuracy vs depth for three budgets",
+    )
 
 
 def depth_tradeoff(store: ResultStore) -> pd.DataFrame:
@@ -704,8 +931,9 @@ def _artifact(artifact: str) -> str:
     return artifact
 
 
-def run(cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False,
-        train: bool = True) -> pd.DataFrame:
+def run(
+    cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False, train: bool = True
+) -> pd.DataFrame:
     """Compute ``artifact``'s missing cells and return its stored rows (``calibration``: pure computation, always
     recomputed; ``table2`` and ``layerwise`` come from the same runs). ``train=False`` trains nothing and selects
     from the stored runs only."""
@@ -739,17 +967,47 @@ def plot(store: ResultStore, artifact: str):
 #: the grids of this series, cell by cell (:mod:`dpgnn.engine`); a cell of Table 2, Fig. 2 or Fig. 4 runs once and
 #: is stored under each of their run artifacts that has it. The calibration tables are pure computation.
 CELLS = {
-    "table2": CellSpec(PAPER, "table2", "table2_runs", _table2_cells, cell_run, share=SHARED_RUNS,
-                       available=_available),
+    "table2": CellSpec(
+        PAPER, "table2", "table2_runs", _table2_cells, cell_run, share=SHARED_RUNS, available=_available
+    ),
     "fig2": CellSpec(PAPER, "fig2", "fig2_runs", _fig2_cells, cell_run, share=SHARED_RUNS, available=_available),
     "fig3": CellSpec(PAPER, "fig3", "fig3", _fig3_cells, cell_run, available=_available),
     "fig4": CellSpec(PAPER, "fig4", "fig4_runs", _fig4_cells, cell_run, share=SHARED_RUNS, available=_available),
 }
 
 
-__all__ = ["PROFILES", "coverage", "run_calibration", "calibration_table", "calibration_fidelities",
-           "plot_calibration", "run_table2", "table2_side_by_side", "plot_table2", "fidelity_comparison",
-           "AUTHORS_CODE_MEASURED", "FIDELITIES", "run", "side_by_side", "plot", "ARTIFACTS", "config_label",
-           "run_fig2", "plot_fig2", "claim_progap_ge_gap", "run_fig3", "plot_fig3", "stage_jumps", "run_fig4",
-           "plot_fig4", "depth_tradeoff", "select_best", "summary", "run_cell", "cell_run", "RepeatsRunner", "CELLS",
-           "paper_vs_ours"]
+__all__ = [
+    "PROFILES",
+    "coverage",
+    "run_calibration",
+    "calibration_table",
+    "calibration_fidelities",
+    "plot_calibration",
+    "run_table2",
+    "table2_side_by_side",
+    "plot_table2",
+    "fidelity_comparison",
+    "AUTHORS_CODE_MEASURED",
+    "FIDELITIES",
+    "run",
+    "side_by_side",
+    "plot",
+    "ARTIFACTS",
+    "config_label",
+    "run_fig2",
+    "plot_fig2",
+    "claim_progap_ge_gap",
+    "run_fig3",
+    "plot_fig3",
+    "stage_jumps",
+    "run_fig4",
+    "plot_fig4",
+    "depth_tradeoff",
+    "select_best",
+    "summary",
+    "run_cell",
+    "cell_run",
+    "RepeatsRunner",
+    "CELLS",
+    "paper_vs_ours",
+]

@@ -44,8 +44,17 @@ def test_fit_predict_save_load(graph, name, level, tmp_path):
     assert again.ledger == model.ledger and again.metrics == pytest.approx(model.metrics, nan_ok=True)
 
 
-@pytest.mark.parametrize("name,level", [("mlp", "none"), ("graphsage", "none"), ("progap", "none"),
-                                        ("gap", "none"), ("dp-gnn", "node"), ("dp-mlp", "node")])
+@pytest.mark.parametrize(
+    "name,level",
+    [
+        ("mlp", "none"),
+        ("graphsage", "none"),
+        ("progap", "none"),
+        ("gap", "none"),
+        ("dp-gnn", "node"),
+        ("dp-mlp", "node"),
+    ],
+)
 def test_predict_on_training_graph_reproduces_the_metrics(graph, name, level):
     """Where inference draws no noise, predict on the training graph scores exactly the reported accuracies
     (ProGAP: each stage's base as it was at its aggregation, not the later fine-tuned one)."""
@@ -72,12 +81,20 @@ def test_direction_is_detected():
     level (degrees are capped both ways) and with the non-private methods."""
     directed = random_graph(undirected=False)
     for name in ("progap", "gap", "edgerand"):
-        _one_line_error(r"edge level needs an undirected graph but edge_index is not symmetric.*to_undirected",
-                        directed, name, level="edge", epsilon=1.0, device="cpu", epochs=1)
+        _one_line_error(
+            r"edge level needs an undirected graph but edge_index is not symmetric.*to_undirected",
+            directed,
+            name,
+            level="edge",
+            epsilon=1.0,
+            device="cpu",
+            epochs=1,
+        )
     model = dpgnn.fit(directed, "progap", level="node", epsilon=8.0, device="cpu", epochs=1, depth=1)
     assert "not symmetric: directed" in " ".join(model.notes["changes"])
-    model = dpgnn.fit(random_graph(), "progap", level="edge", epsilon=1.0, device="cpu", epochs=1, depth=1,
-                      edge_relation="directed")
+    model = dpgnn.fit(
+        random_graph(), "progap", level="edge", epsilon=1.0, device="cpu", epochs=1, depth=1, edge_relation="directed"
+    )
     assert model.ledger["edge_relation"] == "directed" and "undirected" not in model.ledger["neighbouring"]
 
 
@@ -128,50 +145,69 @@ def _one_line_error(match, *args, **kwargs):
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("change,match", [
-    ({"x": "nan"}, r"data.x holds NaN or infinite values in 1 of 60 rows \(first: row 3\): impute"),
-    ({"x": "wide"}, r"the LDP feature mechanisms need data.x in \[0, 1\], got \[-0\.9.*minmax_normalize"),
-    ({"y": "2d"}, r"data.y must be 1-D class labels of shape \[N\]"),
-    ({"y": "float"}, r"integer class labels 0..C-1, got non-integer floats"),
-    ({"y": "gap"}, r"class\(es\) \[1\] of 0..2 have no node: relabel"),
-    ({"y": "short"}, r"data.y has 59 labels but data.x has 60 rows"),
-    ({"edge_index": "out"}, r"node ids outside \[0, 60\)"),
-    ({"edge_index": "empty"}, r"no edges: use method 'mlp' or 'dp-mlp'"),
-    ({"train_mask": "only"}, r"give all three masks or none"),
-    ({"x": "1d"}, r"data.x must have shape \[N, F\]"),
-])
+@pytest.mark.parametrize(
+    "change,match",
+    [
+        ({"x": "nan"}, r"data.x holds NaN or infinite values in 1 of 60 rows \(first: row 3\): impute"),
+        ({"x": "wide"}, r"the LDP feature mechanisms need data.x in \[0, 1\], got \[-0\.9.*minmax_normalize"),
+        ({"y": "2d"}, r"data.y must be 1-D class labels of shape \[N\]"),
+        ({"y": "float"}, r"integer class labels 0..C-1, got non-integer floats"),
+        ({"y": "gap"}, r"class\(es\) \[1\] of 0..2 have no node: relabel"),
+        ({"y": "short"}, r"data.y has 59 labels but data.x has 60 rows"),
+        ({"edge_index": "out"}, r"node ids outside \[0, 60\)"),
+        ({"edge_index": "empty"}, r"no edges: use method 'mlp' or 'dp-mlp'"),
+        ({"train_mask": "only"}, r"give all three masks or none"),
+        ({"x": "1d"}, r"data.x must have shape \[N, F\]"),
+    ],
+)
 def test_bad_inputs_are_one_line_errors(graph, change, match):
-    (key, kind), = change.items()
+    ((key, kind),) = change.items()
     n = graph.num_nodes
-    value = {"nan": lambda: graph.x.clone().index_put_((torch.tensor([3]), torch.tensor([1])),
-                                                      torch.tensor(math.nan)),
-             "2d": lambda: torch.stack([graph.y, graph.y], 1), "float": lambda: graph.y.float() + 0.5,
-             "gap": lambda: torch.where(graph.y == 1, 2, graph.y), "short": lambda: graph.y[:-1],
-             "out": lambda: torch.cat([graph.edge_index, torch.tensor([[0], [n]])], 1),
-             "empty": lambda: torch.empty(2, 0, dtype=torch.long), "only": lambda: torch.ones(n, dtype=torch.bool),
-             "1d": lambda: graph.x[:, 0], "wide": lambda: graph.x * 2 - 1}[kind]()
+    value = {
+        "nan": lambda: graph.x.clone().index_put_((torch.tensor([3]), torch.tensor([1])), torch.tensor(math.nan)),
+        "2d": lambda: torch.stack([graph.y, graph.y], 1),
+        "float": lambda: graph.y.float() + 0.5,
+        "gap": lambda: torch.where(graph.y == 1, 2, graph.y),
+        "short": lambda: graph.y[:-1],
+        "out": lambda: torch.cat([graph.edge_index, torch.tensor([[0], [n]])], 1),
+        "empty": lambda: torch.empty(2, 0, dtype=torch.long),
+        "only": lambda: torch.ones(n, dtype=torch.bool),
+        "1d": lambda: graph.x[:, 0],
+        "wide": lambda: graph.x * 2 - 1,
+    }[kind]()
     args = ("pm", "feature") if kind == "wide" else ("progap", "edge")
     _one_line_error(match, _bad(graph, **{key: value}), args[0], level=args[1], epsilon=1.0, device="cpu")
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"method": "nope", "level": "edge", "epsilon": 1.0}, r"unknown method 'nope'; valid: progap, gap"),
-    ({"method": "dp-gnn", "level": "edge", "epsilon": 1.0}, r"level must be one of \['node'\] for dp-gnn"),
-    ({"method": "progap", "level": "edge"}, r"epsilon must be a finite number > 0 at level 'edge'"),
-    ({"method": "progap", "level": "edge", "epsilon": math.inf}, r"epsilon must be a finite number > 0"),
-    ({"method": "progap", "level": "none", "epsilon": 1.0}, r"epsilon must be omitted \(or inf\) at level 'none'"),
-    ({"method": "progap", "level": "edge", "epsilon": 1.0, "delta": 1.5}, r"delta must be a number in \(0, 1\)"),
-    ({"method": "edgerand", "level": "edge", "epsilon": 1.0, "delta": 1e-5}, r"pure ε-DP \(δ = 0\): omit delta"),
-    ({"method": "progap", "level": "edge", "epsilon": 1.0, "epoch": 3},
-     r"unknown setting\(s\) \['epoch'\] for ProGAPConfig; valid: depth, hidden"),
-    ({"method": "progap", "level": "edge", "epsilon": 1.0, "depth": 0},
-     r"ProGAPConfig.depth must be an integer in \[1, 10\], got 0"),
-    ({"method": "gap", "level": "edge", "epsilon": 1.0, "activation": "gelu"},
-     r"GAPConfig.activation must be one of 'selu', 'relu', 'tanh', got 'gelu'"),
-    ({"method": "progap", "level": "edge", "epsilon": 1.0, "lr": -1},
-     r"ProGAPConfig.lr must be a number in \[1e-06, 10\], got -1"),
-    ({"method": "progap", "level": "edge", "epsilon": 1.0, "seed": -1}, r"seed must be an integer >= 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"method": "nope", "level": "edge", "epsilon": 1.0}, r"unknown method 'nope'; valid: progap, gap"),
+        ({"method": "dp-gnn", "level": "edge", "epsilon": 1.0}, r"level must be one of \['node'\] for dp-gnn"),
+        ({"method": "progap", "level": "edge"}, r"epsilon must be a finite number > 0 at level 'edge'"),
+        ({"method": "progap", "level": "edge", "epsilon": math.inf}, r"epsilon must be a finite number > 0"),
+        ({"method": "progap", "level": "none", "epsilon": 1.0}, r"epsilon must be omitted \(or inf\) at level 'none'"),
+        ({"method": "progap", "level": "edge", "epsilon": 1.0, "delta": 1.5}, r"delta must be a number in \(0, 1\)"),
+        ({"method": "edgerand", "level": "edge", "epsilon": 1.0, "delta": 1e-5}, r"pure ε-DP \(δ = 0\): omit delta"),
+        (
+            {"method": "progap", "level": "edge", "epsilon": 1.0, "epoch": 3},
+            r"unknown setting\(s\) \['epoch'\] for ProGAPConfig; valid: depth, hidden",
+        ),
+        (
+            {"method": "progap", "level": "edge", "epsilon": 1.0, "depth": 0},
+            r"ProGAPConfig.depth must be an integer in \[1, 10\], got 0",
+        ),
+        (
+            {"method": "gap", "level": "edge", "epsilon": 1.0, "activation": "gelu"},
+            r"GAPConfig.activation must be one of 'selu', 'relu', 'tanh', got 'gelu'",
+        ),
+        (
+            {"method": "progap", "level": "edge", "epsilon": 1.0, "lr": -1},
+            r"ProGAPConfig.lr must be a number in \[1e-06, 10\], got -1",
+        ),
+        ({"method": "progap", "level": "edge", "epsilon": 1.0, "seed": -1}, r"seed must be an integer >= 0"),
+    ],
+)
 def test_bad_options_are_one_line_errors(graph, kwargs, match):
     _one_line_error(match, graph, **kwargs)
 

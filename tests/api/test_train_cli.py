@@ -29,16 +29,34 @@ def _write(fmt: str, folder: Path) -> Path:
     d = folder / "csv"
     d.mkdir()
     (d / "edges.csv").write_text("source,target\n" + "".join(f"{a},{b}\n" for a, b in g.edge_index.t().tolist()))
-    (d / "features.csv").write_text("node," + ",".join(f"f{k}" for k in range(g.x.size(1))) + "\n" + "".join(
-        f"{i}," + ",".join(f"{v:.5f}" for v in row) + "\n" for i, row in reversed(list(enumerate(g.x.tolist())))))
+    (d / "features.csv").write_text(
+        "node,"
+        + ",".join(f"f{k}" for k in range(g.x.size(1)))
+        + "\n"
+        + "".join(
+            f"{i}," + ",".join(f"{v:.5f}" for v in row) + "\n" for i, row in reversed(list(enumerate(g.x.tolist())))
+        )
+    )
     (d / "labels.csv").write_text("node,label\n" + "".join(f"{i},{c}\n" for i, c in enumerate(g.y.tolist())))
     return d
 
 
 def _train(method, level, data, out, *extra):
     settings = [f"{k}={v}" for k, v in FAST.get(method, {}).items()]
-    args = ["train", method, "--level", level, "--data", str(data), "--out", str(out), "--device", "cpu",
-            *sum((["--set", s] for s in settings), []), *extra]
+    args = [
+        "train",
+        method,
+        "--level",
+        level,
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--device",
+        "cpu",
+        *sum((["--set", s] for s in settings), []),
+        *extra,
+    ]
     if EPS[level] is not None:
         args += ["--epsilon", str(EPS[level])]
     return runner.invoke(app, args)
@@ -77,12 +95,15 @@ def test_shipped_example_trains(tmp_path):
     assert g.num_nodes == 120 and g.x.shape == (120, 6) and 0 <= float(g.x.min()) <= float(g.x.max()) <= 1
 
 
-@pytest.mark.parametrize("broken,match", [
-    ("labels.csv", "lacks column(s) ['label']"),
-    ("features.csv", "the node column must hold each id 0..N-1 exactly once"),
-    ("nan", "data.x holds NaN or infinite values"),
-    ("missing", "lacks ['edges.csv']"),
-])
+@pytest.mark.parametrize(
+    "broken,match",
+    [
+        ("labels.csv", "lacks column(s) ['label']"),
+        ("features.csv", "the node column must hold each id 0..N-1 exactly once"),
+        ("nan", "data.x holds NaN or infinite values"),
+        ("missing", "lacks ['edges.csv']"),
+    ],
+)
 def test_refused_input_writes_nothing(tmp_path, broken, match):
     d = _write("csv", tmp_path)
     if broken == "labels.csv":

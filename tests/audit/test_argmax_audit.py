@@ -1,7 +1,6 @@
 """PrivGNN's per-query noisy argmax: the authors'-code log-softmax noise is caught; the posterior noise is audited
 against the accountant's per-query λ (L1 sensitivity 1) and against 2λ (L1 sensitivity 2 of a probability vector)."""
 
-
 import pytest
 
 from dpgnn.audit.argmax import audit_noisy_argmax, exact_epsilon, exact_label_probabilities

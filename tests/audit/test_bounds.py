@@ -35,8 +35,15 @@ def test_clopper_pearson_known_values_and_sides():
     assert lo1 == pytest.approx(lo2, rel=1e-12)
 
 
-@pytest.mark.parametrize("bad", [dict(successes=-1, trials=3), dict(successes=4, trials=3),
-                                 dict(successes=1, trials=0), dict(successes=1.5, trials=3)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(successes=-1, trials=3),
+        dict(successes=4, trials=3),
+        dict(successes=1, trials=0),
+        dict(successes=1.5, trials=3),
+    ],
+)
 def test_clopper_pearson_rejects_bad_counts(bad):
     with pytest.raises(ValueError):
         clopper_pearson(**bad)
@@ -106,7 +113,7 @@ def test_one_run_p_value_known_values():
     q = 1 / (1 + math.exp(-1.0))
     assert one_run_p_value(1000, 100, 80, 1.0) == pytest.approx(stats.binom.sf(79, 100, q), rel=1e-12)
     # ε = 0: a fair coin
-    assert one_run_p_value(100, 10, 10, 0.0) == pytest.approx(0.5 ** 10, rel=1e-12)
+    assert one_run_p_value(100, 10, 10, 0.0) == pytest.approx(0.5**10, rel=1e-12)
     # δ > 0 only adds
     assert one_run_p_value(1000, 100, 80, 1.0, 1e-5) > one_run_p_value(1000, 100, 80, 1.0)
     with pytest.raises(ValueError):

@@ -37,8 +37,9 @@ def test_insert_canaries(graph):
 
 def test_dpsgd_audit_has_power_without_noise(graph):
     """The positive control: the same training without DP lets the canaries be found (ε lower bound > 0)."""
-    r = audit_dpsgd_one_run(csbm(num_nodes=300, num_features=16, seed=1), epsilon=math.inf, num_canaries=200,
-                            seed=1, epochs=20)
+    r = audit_dpsgd_one_run(
+        csbm(num_nodes=300, num_features=16, seed=1), epsilon=math.inf, num_canaries=200, seed=1, epochs=20
+    )
     assert r["epsilon_accounted"] == math.inf and r["noise_multiplier"] == 0.0
     assert r["epsilon_lb"] > 0.3
 

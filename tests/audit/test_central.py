@@ -43,7 +43,7 @@ def test_canary_graph_follows_the_neighbouring_relation(small):
     assert node.num_nodes == n + k and node.edge_index.size(1) == e0.size(1) + 2 * 3 * k
     assert torch.equal(node.x[n:], cg.x[inc]) and torch.equal(node.y[n:], cg.y[inc])
     assert node.train_mask[n:].all() and not node.val_mask[n:].any() and not node.test_mask[n:].any()
-    assert torch.equal(node.train_mask[:n], small.train_mask) and torch.equal(node.edge_index[:, :e0.size(1)], e0)
+    assert torch.equal(node.train_mask[:n], small.train_mask) and torch.equal(node.edge_index[:, : e0.size(1)], e0)
     # feature level: every canary, its edges and label; the excluded ones carry the all-zero row
     feat = cg.feature_level()
     assert feat.num_nodes == n + m and feat.edge_index.size(1) == e0.size(1) + 2 * 3 * m
@@ -79,24 +79,32 @@ def test_correct_methods_audit_below_their_accounted_epsilon(graph, method):
 def test_broken_noise_is_caught_and_the_control_has_power(graph):
     """DP-GNN with its noise × 1e-6 under the claim ε = 0.1 is flagged (audited above the claim); the non-private
     ProGAP control is found too (the audit has power), the same training with the calibrated noise is not."""
-    broken = audit_central("dp-gnn", graph, epsilon=0.1, num_canaries=200, seed=12345, noise_factor=1e-6,
-                           **_kw("dp-gnn", 30))
+    broken = audit_central(
+        "dp-gnn", graph, epsilon=0.1, num_canaries=200, seed=12345, noise_factor=1e-6, **_kw("dp-gnn", 30)
+    )
     assert broken["epsilon_claimed"] == pytest.approx(0.1, abs=1e-3)
     assert broken["epsilon_accounted"] > 1e6  # the ledger of the run says what the noise really gives
     assert broken["epsilon_lb"] > broken["epsilon_claimed"]
-    ctrl = audit_central("progap-node", graph, epsilon=math.inf, num_canaries=200, seed=12345,
-                         **_kw("progap-node", 30))
+    ctrl = audit_central("progap-node", graph, epsilon=math.inf, num_canaries=200, seed=12345, **_kw("progap-node", 30))
     assert math.isinf(ctrl["epsilon_accounted"]) and ctrl["epsilon_lb"] > 0.3
     fixed = audit_central("dp-gnn", graph, epsilon=0.1, num_canaries=200, seed=12345, **_kw("dp-gnn", 30))
     assert fixed["epsilon_lb"] <= fixed["epsilon_accounted"]
 
 
-@pytest.mark.parametrize("method, kw", [
-    ("nope", {"epsilon": 1.0}), ("dp-gnn", {"epsilon": 0.0}), ("dp-gnn", {"epsilon": True}),
-    ("dp-gnn", {"epsilon": 1.0, "noise_factor": 0.0}), ("dp-gnn", {"epsilon": math.inf}),
-    ("progap-node", {"epsilon": math.inf, "noise_factor": 0.5}), ("drw", {"epsilon": 1.0, "noise_factor": 0.5}),
-])
+@pytest.mark.parametrize(
+    "method, kw",
+    [
+        ("nope", {"epsilon": 1.0}),
+        ("dp-gnn", {"epsilon": 0.0}),
+        ("dp-gnn", {"epsilon": True}),
+        ("dp-gnn", {"epsilon": 1.0, "noise_factor": 0.0}),
+        ("dp-gnn", {"epsilon": math.inf}),
+        ("progap-node", {"epsilon": math.inf, "noise_factor": 0.5}),
+        ("drw", {"epsilon": 1.0, "noise_factor": 0.5}),
+    ],
+)
 def test_audit_central_refuses_bad_input(small, method, kw):
     with pytest.raises(ValueError):
-        audit_central(method, small, num_canaries=10, seed=0, **{**_kw(method, 2), **kw} if method in CENTRAL_KW
-                      else kw)
+        audit_central(
+            method, small, num_canaries=10, seed=0, **{**_kw(method, 2), **kw} if method in CENTRAL_KW else kw
+        )

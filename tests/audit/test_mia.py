@@ -9,8 +9,9 @@ from helpers.privgnn_toy import toy_privgnn
 
 from dpgnn.audit import mia
 
-ARGS = dict(queries=20, k=10, gamma=0.5, lam=1.0, seed=3, teacher_epochs=2, student_epochs=5, shadow_epochs=5,
-            device="cpu")
+ARGS = dict(
+    queries=20, k=10, gamma=0.5, lam=1.0, seed=3, teacher_epochs=2, student_epochs=5, shadow_epochs=5, device="cpu"
+)
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +72,15 @@ class _Fixed(torch.nn.Module):
         return x[:, :1]
 
 
-@pytest.mark.parametrize("mem, non, hard, score", [
-    (1.0, 0.0, 1.0, 1.0),    # perfect
-    (0.0, 1.0, 0.0, 0.0),    # inverted
-    (0.3, 0.3, 0.5, 0.5),    # constant
-    (0.6, 0.55, 0.5, 1.0),   # ranks perfectly, but every node is called a member: balanced accuracy 1/2
-])
+@pytest.mark.parametrize(
+    "mem, non, hard, score",
+    [
+        (1.0, 0.0, 1.0, 1.0),  # perfect
+        (0.0, 1.0, 0.0, 0.0),  # inverted
+        (0.3, 0.3, 0.5, 0.5),  # constant
+        (0.6, 0.55, 0.5, 1.0),  # ranks perfectly, but every node is called a member: balanced accuracy 1/2
+    ],
+)
 def test_batched_hard_auroc_is_the_balanced_accuracy_of_the_hard_calls(mem, non, hard, score):
     m, n = torch.full((200, 2), mem), torch.full((150, 2), non)
     got_hard, got_score = mia.batched_hard_auroc(_Fixed(), m, n, seed=0)
@@ -128,8 +132,10 @@ def test_protocol_and_noise_placements_are_checked(data):
         mia.run_attacks(data, noise_on="logits", **ARGS)
 
 
-@pytest.mark.parametrize("size, n_target, expect", [("quarter", None, (20, 20)), ("half", None, (40, 40)),
-                                                     ("target", 25, (25, 25)), ("target", 500, (40, 40))])
+@pytest.mark.parametrize(
+    "size, n_target, expect",
+    [("quarter", None, (20, 20)), ("half", None, (40, 40)), ("target", 25, (25, 25)), ("target", 500, (40, 40))],
+)
 def test_shadow_splits_are_disjoint_public_nodes_of_the_named_size(data, size, n_target, expect):
     mem, non = mia._shadow_split(data, 7, size, n_target)
     assert (mem.numel(), non.numel()) == expect

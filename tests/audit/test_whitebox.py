@@ -55,8 +55,9 @@ def test_hook_receives_each_canary_once_per_sampled_step_clipped_to_c():
     m = 8
     inc = np.array([True, False] * (m // 2))
     rec = Recorder(DiracCanaries(inc, ADD_REMOVE, seed=3))
-    res = train_mlp(g, level="node", noise=2.0, layers=2, hidden=16, epochs=4, batch_size=25, seed=0,
-                    device="cpu", canary=rec)
+    res = train_mlp(
+        g, level="node", noise=2.0, layers=2, hidden=16, epochs=4, batch_size=25, seed=0, device="cpu", canary=rec
+    )
     steps = res.ledger["steps"] if "steps" in res.ledger else 4 * (int(g.train_mask.sum()) // 25)
     assert rec.calls == rec.after == steps == len(rec.inner.observations)
     sampled = np.zeros(m)
@@ -64,8 +65,9 @@ def test_hook_receives_each_canary_once_per_sampled_step_clipped_to_c():
         name = max(delta, key=lambda k: delta[k].numel())
         flat = delta[name].view(-1)
         # only the canary coordinates move, by C (= 1) times the units sampled; excluded canaries add nothing
-        assert torch.count_nonzero(flat[m:]) == 0 and all(torch.count_nonzero(d) == 0 for k, d in delta.items()
-                                                          if k != name)
+        assert torch.count_nonzero(flat[m:]) == 0 and all(
+            torch.count_nonzero(d) == 0 for k, d in delta.items() if k != name
+        )
         assert np.allclose(flat[:m].numpy(), contrib) and set(np.unique(contrib)) <= {0.0, 1.0}
         assert np.all(contrib[~inc] == 0)
         sampled += contrib
@@ -99,8 +101,7 @@ def test_dp_gnn_and_drw_call_the_hook_every_step_with_the_relations_worst_case()
     d = matching_graph(40, num_features=4, num_classes=10, seed=0)
     inc = np.array([True, False] * 5)
     rec = Recorder(DiracCanaries(inc, REPLACE, seed=0))
-    led = METHODS["drw"][1](d, 2.0, 0, rec, dict(steps=3, batch=20, delta=1e-3, num_layers=1, lr=0.1,
-                                                 fdp_degree=1))
+    led = METHODS["drw"][1](d, 2.0, 0, rec, dict(steps=3, batch=20, delta=1e-3, num_layers=1, lr=0.1, fdp_degree=1))
     assert rec.calls == led["steps"] == 3 and led["sampling_rate"] == 1.0
     delta = rec.deltas[0]
     # per-tensor clipping: canary j moves coordinate j of every tensor by +-C_j, total norm C = 1
@@ -138,8 +139,7 @@ _MLP = dict(epochs=5, batch_size=100, hidden=64, lr=0.01)
 
 def test_halved_noise_is_flagged_and_the_correct_run_is_not(mlp_graph):
     ok = audit_white_box("dp-mlp", mlp_graph, epsilon=2.0, runs=3, canaries=4000, seed=0, **_MLP)
-    bad = audit_white_box("dp-mlp", mlp_graph, epsilon=2.0, runs=3, canaries=4000, seed=0, noise_factor=0.5,
-                          **_MLP)
+    bad = audit_white_box("dp-mlp", mlp_graph, epsilon=2.0, runs=3, canaries=4000, seed=0, noise_factor=0.5, **_MLP)
     assert ok["epsilon_claimed"] == bad["epsilon_claimed"] <= 2.0
     assert ok["epsilon_lb"] <= ok["epsilon_claimed"]
     assert bad["epsilon_lb"] > bad["epsilon_claimed"] and bad["epsilon_run"] > 4.0

@@ -60,8 +60,11 @@ def made_files(monkeypatch) -> set[str]:
     file from the sha256 check; every other file is still verified."""
     names: set[str] = set()
     verify = dl.verify
-    monkeypatch.setattr(dl, "verify", lambda path, raw, raw_dir=None: (
-        "made by the test" if raw.name in names else verify(path, raw, raw_dir)))
+    monkeypatch.setattr(
+        dl,
+        "verify",
+        lambda path, raw, raw_dir=None: "made by the test" if raw.name in names else verify(path, raw, raw_dir),
+    )
     return names
 
 

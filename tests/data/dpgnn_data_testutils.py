@@ -46,5 +46,4 @@ def undirected_ok(data) -> bool:
     n = data.num_nodes
     key = ei[0] * n + ei[1]
     rev = ei[1] * n + ei[0]
-    return (bool(torch.isin(rev, key).all()) and key.unique().numel() == key.numel()
-            and not bool((ei[0] == ei[1]).any()))
+    return bool(torch.isin(rev, key).all()) and key.unique().numel() == key.numel() and not bool((ei[0] == ei[1]).any())

@@ -65,8 +65,10 @@ def test_download_false_never_touches_network(tmp_path, monkeypatch, no_network)
     assert no_network.calls == []
 
 
-@pytest.mark.parametrize("name", ["pubmed", "ogbn-arxiv", "ogbn-products", "flickr", "reddit", "ppi", "elliptic",
-                                  "fb100-uillinois20", "fb100"])
+@pytest.mark.parametrize(
+    "name",
+    ["pubmed", "ogbn-arxiv", "ogbn-products", "flickr", "reddit", "ppi", "elliptic", "fb100-uillinois20", "fb100"],
+)
 def test_unmirrored_datasets_raise_unavailable(tmp_path, monkeypatch, no_network, name):
     monkeypatch.setenv("DPGNN_DATA_DIR", str(tmp_path / "cache"))
     if MIRROR is None:
@@ -98,8 +100,10 @@ def test_data_dir_with_the_raw_files_needs_no_network(tmp_path, monkeypatch, no_
     assert dataset_available("cora") and f"present here: {own / 'cora' / 'raw' / 'ind.cora.x'}" in describe("cora")
     d = load_dataset("cora", variant="lpgcn")
     assert (d.num_nodes, d.edge_index.size(1) // 2, int(d.train_mask.sum())) == (2708, 5278, 140)
-    assert {p.name for p in (own / "cora" / "processed").iterdir()} == {f"base-v{PROCESS_VERSION}.pt",
-                                                                     f"lpgcn-v{PROCESS_VERSION}.pt"}
+    assert {p.name for p in (own / "cora" / "processed").iterdir()} == {
+        f"base-v{PROCESS_VERSION}.pt",
+        f"lpgcn-v{PROCESS_VERSION}.pt",
+    }
     assert no_network.calls == []
 
 
@@ -163,8 +167,10 @@ def test_download_with_wrong_known_hash_is_rejected(tmp_path, monkeypatch):
 
 def test_amazon_accepts_mirror_and_public_hash():
     (raw,) = get_spec("amazon-computers").raw_files
-    assert set(raw.sha256) == {"8553eeb570349de56d0cfc21f24fa6cbff483ad63d72f55f106adb26063365ee",
-                               "736ba1d9fd85eac2da83a5ad25c463f04b0031a6ca01563f90a7099d9e8ffb2c"}
+    assert set(raw.sha256) == {
+        "8553eeb570349de56d0cfc21f24fa6cbff483ad63d72f55f106adb26063365ee",
+        "736ba1d9fd85eac2da83a5ad25c463f04b0031a6ca01563f90a7099d9e8ffb2c",
+    }
 
 
 def test_dataset_available_with_and_without_mirror(tmp_path, monkeypatch, no_network):

@@ -56,8 +56,9 @@ def test_ogbn_arxiv_zip(offline_cache):
 def test_flickr_graphsaint(offline_cache):
     r = raw_dir("flickr")
     adj = sp.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 0]], dtype=np.float32))
-    (r / "adj_full.npz").write_bytes(npz_bytes(data=adj.data, indices=adj.indices, indptr=adj.indptr,
-                                               shape=np.array(adj.shape)))
+    (r / "adj_full.npz").write_bytes(
+        npz_bytes(data=adj.data, indices=adj.indices, indptr=adj.indptr, shape=np.array(adj.shape))
+    )
     np.save(r / "feats.npy", np.arange(8, dtype=np.float64).reshape(4, 2))
     (r / "class_map.json").write_text(json.dumps({"0": 1, "1": 0, "2": 6, "3": 2}))
     (r / "role.json").write_text(json.dumps({"tr": [0, 1], "va": [2], "te": [3]}))
@@ -75,8 +76,10 @@ def test_reddit_dgl_zip_and_gap_filter(offline_cache):
     g = io.BytesIO()
     sp.save_npz(g, coo)
     with zipfile.ZipFile(raw_dir("reddit") / "reddit.zip", "w") as zf:
-        zf.writestr("reddit_data.npz", npz_bytes(feature=rng.random((n, 3)), label=y,
-                                                 node_types=np.array([1] * 8 + [2] * 2 + [3] * 2)))
+        zf.writestr(
+            "reddit_data.npz",
+            npz_bytes(feature=rng.random((n, 3)), label=y, node_types=np.array([1] * 8 + [2] * 2 + [3] * 2)),
+        )
         zf.writestr("reddit_graph.npz", g.getvalue())
     d = load_dataset("reddit")
     assert d.num_nodes == n and undirected_ok(d) and d.edge_index.size(1) == 2 * len(rows)
@@ -87,13 +90,22 @@ def test_reddit_dgl_zip_and_gap_filter(offline_cache):
 
 def test_ppi_dgl_zip(offline_cache):
     def graph_json(n, links):
-        return json.dumps({"directed": False, "multigraph": False, "graph": {},
-                           "nodes": [{"id": i} for i in range(n)],
-                           "links": [{"source": a, "target": b} for a, b in links]})
+        return json.dumps(
+            {
+                "directed": False,
+                "multigraph": False,
+                "graph": {},
+                "nodes": [{"id": i} for i in range(n)],
+                "links": [{"source": a, "target": b} for a, b in links],
+            }
+        )
 
     with zipfile.ZipFile(raw_dir("ppi") / "ppi.zip", "w") as zf:
-        for split, n, links, gid in (("train", 4, [(0, 1), (2, 3)], [1, 1, 2, 2]), ("valid", 2, [(0, 1)], [21, 21]),
-                                     ("test", 3, [(0, 2)], [23, 23, 23])):
+        for split, n, links, gid in (
+            ("train", 4, [(0, 1), (2, 3)], [1, 1, 2, 2]),
+            ("valid", 2, [(0, 1)], [21, 21]),
+            ("test", 3, [(0, 2)], [23, 23, 23]),
+        ):
             zf.writestr(f"ppi/{split}_graph.json", graph_json(n, links))
             zf.writestr(f"ppi/{split}_feats.npy", _npy(np.ones((n, 5))))
             zf.writestr(f"ppi/{split}_labels.npy", _npy(np.eye(n, 3)))
@@ -225,7 +237,10 @@ def test_pubmed_real_files_with_a_made_allx(tmp_path, monkeypatch, no_network, m
     assert torch.equal(d.x[test_index], torch.from_numpy(real["tx"].toarray()))  # tx row j is node test_index[j]
     assert torch.equal(d.x[:60], torch.from_numpy(real["x"].toarray()))
     assert [int(d[m].sum()) for m in ("train_mask", "val_mask", "test_mask")] == [60, 500, 1000]
-    assert d.train_mask[:60].all() and d.val_mask[60:560].all() and torch.equal(d.test_mask.nonzero().view(-1),
-                                                                                 test_index.sort().values)
+    assert (
+        d.train_mask[:60].all()
+        and d.val_mask[60:560].all()
+        and torch.equal(d.test_mask.nonzero().view(-1), test_index.sort().values)
+    )
     assert not (d.train_mask & d.test_mask).any() and not (d.val_mask & d.test_mask).any()
     assert no_network.calls == []

@@ -61,8 +61,11 @@ def test_lastfm_mirrored_graph_with_made_features(tmp_path, monkeypatch, no_netw
     """The mirror's real edges and targets (sha256-verified) with a features.csv in the Karate Club format: the graph
     and LPGNN's 10 largest classes have the registry's statistics."""
     monkeypatch.setenv("DPGNN_DATA_DIR", str(tmp_path / "cache"))
-    write_csv(raw_dir("lastfm") / "features.csv", "node_id,feature_id,value",
-              [(i, i % 7, 1) for i in range(0, 7624, 5)] + [(7623, 7841, 1)])
+    write_csv(
+        raw_dir("lastfm") / "features.csv",
+        "node_id,feature_id,value",
+        [(i, i % 7, 1) for i in range(0, 7624, 5)] + [(7623, 7841, 1)],
+    )
     d = load_dataset("lastfm")
     assert (d.num_nodes, d.edge_index.size(1) // 2, int(d.y.max()) + 1) == (7624, 27806, 18) and undirected_ok(d)
     assert d.x.shape == (7624, 8) and d.feature_ids.tolist() == [0, 1, 2, 3, 4, 5, 6, 7841]
@@ -117,8 +120,9 @@ def write_fb100_mat(path, local_info: np.ndarray, edges) -> None:
     n = local_info.shape[0]
     rows, cols = zip(*edges)
     a = sp.coo_matrix((np.ones(len(edges)), (rows, cols)), shape=(n, n)).tocsc()
-    scipy.io.savemat(str(path), {"A": ((a + a.T) > 0).astype(np.float64).tocsc(),
-                                 "local_info": local_info.astype(np.float64)})
+    scipy.io.savemat(
+        str(path), {"A": ((a + a.T) > 0).astype(np.float64).tocsc(), "local_info": local_info.astype(np.float64)}
+    )
 
 
 def _uiuc_info() -> np.ndarray:
@@ -138,8 +142,10 @@ UIUC_EDGES = [(i, (i + 1) % 14) for i in range(14)] + [(0, 5), (2, 9), (3, 12)]
 def test_fb100_uillinois20_mat_and_the_papers_facebook(offline_cache):
     info = _uiuc_info()
     write_fb100_mat(raw_dir("fb100-uillinois20") / "UIllinois20.mat", info, UIUC_EDGES)
-    assert scipy.io.whosmat(str(raw_dir("uiuc") / "UIllinois20.mat")) == [("A", (14, 14), "sparse"),
-                                                                             ("local_info", (14, 7), "double")]
+    assert scipy.io.whosmat(str(raw_dir("uiuc") / "UIllinois20.mat")) == [
+        ("A", (14, 14), "sparse"),
+        ("local_info", (14, 7), "double"),
+    ]
     d = load_dataset("fb100-uillinois20")
     # one-hot status (1, 2, 6), gender (1, 2), major (199, 201, 210), minor (none), housing (50, 51, 52)
     assert d.num_nodes == 14 and d.x.shape == (14, 11) and d.x.dtype == torch.float32
@@ -163,9 +169,17 @@ def _tiny_university(i: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """University ``i`` of the 100: 3 to 5 students with a few attribute values and a path of friendships."""
     rng = np.random.default_rng(i)
     n = 3 + i % 3
-    info = np.column_stack([rng.integers(1, 3, n), rng.integers(0, 3, n), rng.integers(0, 4, n) + 100 * (i % 2),
-                            rng.integers(0, 2, n), rng.integers(0, 3, n), 2004 + (np.arange(n) + i) % 6,
-                            rng.integers(0, 9, n)])
+    info = np.column_stack(
+        [
+            rng.integers(1, 3, n),
+            rng.integers(0, 3, n),
+            rng.integers(0, 4, n) + 100 * (i % 2),
+            rng.integers(0, 2, n),
+            rng.integers(0, 3, n),
+            2004 + (np.arange(n) + i) % 6,
+            rng.integers(0, 9, n),
+        ]
+    )
     return info, [(k, k + 1) for k in range(n - 1)]
 
 

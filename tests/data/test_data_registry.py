@@ -11,17 +11,48 @@ from dpgnn_data_testutils import MIRROR
 from dpgnn.data import get_spec, list_datasets, load_dataset
 from dpgnn.data.registry import PAPERS, all_specs, normalize_name
 
-EXPECTED = ["cora", "citeseer", "pubmed", "twitch", "flickr", "elliptic", "facebook-pagepage", "lastfm",
-            "fb100-caltech36", "fb100-uillinois20", "fb100", "fb100-present", "amazon-computers", "ogbn-products",
-            "ogbn-arxiv", "reddit", "ppi", "credit", "wenet", "facebook", "amazon", "amazon2m"]
+EXPECTED = [
+    "cora",
+    "citeseer",
+    "pubmed",
+    "twitch",
+    "flickr",
+    "elliptic",
+    "facebook-pagepage",
+    "lastfm",
+    "fb100-caltech36",
+    "fb100-uillinois20",
+    "fb100",
+    "fb100-present",
+    "amazon-computers",
+    "ogbn-products",
+    "ogbn-arxiv",
+    "reddit",
+    "ppi",
+    "credit",
+    "wenet",
+    "facebook",
+    "amazon",
+    "amazon2m",
+]
 
 
 def test_list_covers_every_dataset():
     df = list_datasets()
     for name in EXPECTED:
         assert name in set(df["name"]), name
-    assert set(df.columns) >= {"name", "variants", "papers", "nodes", "edges", "features", "classes", "url",
-                               "available", "note"}
+    assert set(df.columns) >= {
+        "name",
+        "variants",
+        "papers",
+        "nodes",
+        "edges",
+        "features",
+        "classes",
+        "url",
+        "available",
+        "note",
+    }
     assert int(df["name"].str.startswith("fb100-").sum()) >= 100
     # every paper has datasets
     for paper in PAPERS:
@@ -44,24 +75,35 @@ def test_every_spec_is_documented_with_urls_and_stats():
                 get_spec(v.redirect[0])
 
 
-@pytest.mark.parametrize("name,url", [
-    ("cora", "https://github.com/kimiyoung/planetoid/raw/master/data/ind.cora.x"),
-    ("twitch", "https://raw.githubusercontent.com/benedekrozemberczki/karateclub/master/dataset/node_level/twitch/edges.csv"),
-    ("fb100-uillinois20", "https://github.com/sisaman/pyg-datasets/raw/main/datasets/facebook100/UIllinois20.mat"),
-    ("amazon-computers", "https://github.com/shchur/gnn-benchmark/raw/master/data/npz/amazon_electronics_computers.npz"),
-    ("credit", "https://raw.githubusercontent.com/chirag126/nifty/main/dataset/credit/credit_edges.txt.zip"),
-    ("ogbn-arxiv", "http://snap.stanford.edu/ogb/data/nodeproppred/arxiv.zip"),
-    ("ogbn-products", "http://snap.stanford.edu/ogb/data/nodeproppred/products.zip"),
-    ("reddit", "https://data.dgl.ai/dataset/reddit.zip"),
-    ("ppi", "https://data.dgl.ai/dataset/ppi.zip"),
-    ("elliptic", "https://data.pyg.org/datasets/elliptic/elliptic_txs_classes.csv.zip"),
-])
+@pytest.mark.parametrize(
+    "name,url",
+    [
+        ("cora", "https://github.com/kimiyoung/planetoid/raw/master/data/ind.cora.x"),
+        (
+            "twitch",
+            "https://raw.githubusercontent.com/benedekrozemberczki/karateclub/master/dataset/node_level/twitch/edges.csv",
+        ),
+        ("fb100-uillinois20", "https://github.com/sisaman/pyg-datasets/raw/main/datasets/facebook100/UIllinois20.mat"),
+        (
+            "amazon-computers",
+            "https://github.com/shchur/gnn-benchmark/raw/master/data/npz/amazon_electronics_computers.npz",
+        ),
+        ("credit", "https://raw.githubusercontent.com/chirag126/nifty/main/dataset/credit/credit_edges.txt.zip"),
+        ("ogbn-arxiv", "http://snap.stanford.edu/ogb/data/nodeproppred/arxiv.zip"),
+        ("ogbn-products", "http://snap.stanford.edu/ogb/data/nodeproppred/products.zip"),
+        ("reddit", "https://data.dgl.ai/dataset/reddit.zip"),
+        ("ppi", "https://data.dgl.ai/dataset/ppi.zip"),
+        ("elliptic", "https://data.pyg.org/datasets/elliptic/elliptic_txs_classes.csv.zip"),
+    ],
+)
 def test_canonical_urls(name, url):
     assert url in [r.url for r in get_spec(name).raw_files]
 
 
-@pytest.mark.skipif(not MIRROR or not (Path(MIRROR) / "MANIFEST.md").is_file(),
-                    reason="needs the mirror's MANIFEST.md (DPGNN_DATA_MIRROR)")
+@pytest.mark.skipif(
+    not MIRROR or not (Path(MIRROR) / "MANIFEST.md").is_file(),
+    reason="needs the mirror's MANIFEST.md (DPGNN_DATA_MIRROR)",
+)
 @pytest.mark.mirror
 def test_hashes_match_manifest():
     rows = {}
@@ -72,8 +114,11 @@ def test_hashes_match_manifest():
     registry = {raw.mirror: raw for spec in all_specs() for raw in spec.raw_files}
     # every file of the MANIFEST is in the registry with the MANIFEST's hash, except source copies that no loader
     # reads (GraphGallery's amazon_cs.npz; MUSAE's edges/targets, identical in content to Karate Club's)
-    unused = {"amazon_computers/amazon_cs.npz", "musae_facebook/facebook_edges.csv",
-              "musae_facebook/facebook_target.csv"}
+    unused = {
+        "amazon_computers/amazon_cs.npz",
+        "musae_facebook/facebook_edges.csv",
+        "musae_facebook/facebook_target.csv",
+    }
     for path, digest in rows.items():
         if path in unused:
             continue
@@ -82,14 +127,27 @@ def test_hashes_match_manifest():
     assert len(rows) >= 60
 
 
-@pytest.mark.parametrize("alias,canonical", [
-    ("Cora", "cora"), ("CORA", "cora"), ("cite_seer", "citeseer"), ("CiteSeer", "citeseer"),
-    ("ogbn_arxiv", "ogbn-arxiv"), ("arxiv", "ogbn-arxiv"), ("FB-100", "fb100"), ("facebook-100", "fb100"),
-    ("fb100_Caltech36", "fb100-caltech36"), ("Twitch-ENGB", "twitch"), ("ogbn products", "ogbn-products")])
+@pytest.mark.parametrize(
+    "alias,canonical",
+    [
+        ("Cora", "cora"),
+        ("CORA", "cora"),
+        ("cite_seer", "citeseer"),
+        ("CiteSeer", "citeseer"),
+        ("ogbn_arxiv", "ogbn-arxiv"),
+        ("arxiv", "ogbn-arxiv"),
+        ("FB-100", "fb100"),
+        ("facebook-100", "fb100"),
+        ("fb100_Caltech36", "fb100-caltech36"),
+        ("Twitch-ENGB", "twitch"),
+        ("ogbn products", "ogbn-products"),
+    ],
+)
 def test_name_normalisation(alias, canonical):
     """Case, ``-``, ``_``, spaces and dots do not matter; every spelling resolves to its one canonical spec."""
     assert normalize_name(alias) == normalize_name(canonical) or normalize_name(alias) in {
-        normalize_name(a) for a in get_spec(canonical).aliases}
+        normalize_name(a) for a in get_spec(canonical).aliases
+    }
     assert get_spec(alias).name == canonical
     assert get_spec(alias) is get_spec(canonical)
 

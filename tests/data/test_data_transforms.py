@@ -31,7 +31,8 @@ def snapshot(d: Data) -> dict:
 
 def unchanged(d: Data, snap: dict) -> bool:
     return set(d.keys()) == set(snap) and all(
-        torch.equal(d[k], v) if torch.is_tensor(v) else d[k] == v for k, v in snap.items())
+        torch.equal(d[k], v) if torch.is_tensor(v) else d[k] == v for k, v in snap.items()
+    )
 
 
 def test_seed_from_name():
@@ -62,8 +63,9 @@ def test_random_node_split(graph):
     assert not torch.equal(a.train_mask, c.train_mask)
     sizes = [int(a[m].sum()) for m in ("train_mask", "val_mask", "test_mask")]
     assert sizes == [150, 75, 75]
-    assert not bool((a.train_mask & a.val_mask).any() | (a.train_mask & a.test_mask).any()
-                    | (a.val_mask & a.test_mask).any())
+    assert not bool(
+        (a.train_mask & a.val_mask).any() | (a.train_mask & a.test_mask).any() | (a.val_mask & a.test_mask).any()
+    )
     # a different global RNG state does not matter
     torch.manual_seed(999)
     assert torch.equal(random_node_split(graph, seed=0).train_mask, a.train_mask)
@@ -105,8 +107,13 @@ def test_split_edges(graph):
         assert not (_pairs(ei, n) & tr) and not (_pairs(ei.flip(0), n) & tr)
     assert not (_pairs(s.val_pos_edge_index, n) & _pairs(s.test_pos_edge_index, n))
     # all positives together = the graph
-    allpos = tr | _pairs(s.val_pos_edge_index, n) | _pairs(s.val_pos_edge_index.flip(0), n) \
-        | _pairs(s.test_pos_edge_index, n) | _pairs(s.test_pos_edge_index.flip(0), n)
+    allpos = (
+        tr
+        | _pairs(s.val_pos_edge_index, n)
+        | _pairs(s.val_pos_edge_index.flip(0), n)
+        | _pairs(s.test_pos_edge_index, n)
+        | _pairs(s.test_pos_edge_index.flip(0), n)
+    )
     assert allpos == _pairs(graph.edge_index, n)
     # negatives are non-edges
     full = _pairs(graph.edge_index, n)
@@ -115,8 +122,13 @@ def test_split_edges(graph):
     # deterministic given the seed, independent of the global RNG
     torch.manual_seed(123)
     t = split_edges(graph, val=0.05, test=0.10, seed=seed_from_name("cora"))
-    for k in ("train_pos_edge_index", "val_pos_edge_index", "test_pos_edge_index", "val_neg_edge_index",
-              "test_neg_edge_index"):
+    for k in (
+        "train_pos_edge_index",
+        "val_pos_edge_index",
+        "test_pos_edge_index",
+        "val_neg_edge_index",
+        "test_neg_edge_index",
+    ):
         assert torch.equal(s[k], t[k]), k
     u = split_edges(graph, val=0.05, test=0.10, seed=1)
     assert not torch.equal(s.test_pos_edge_index, u.test_pos_edge_index)
@@ -135,8 +147,13 @@ def test_split_edges_never_touches_the_global_random(graph, monkeypatch):
     for name in ("seed", "sample", "random", "getstate", "setstate", "randrange", "randint", "shuffle"):
         monkeypatch.setattr(random, name, used)
     again = split_edges(graph, val=0.05, test=0.10, seed=seed_from_name("cora"))
-    for k in ("train_pos_edge_index", "val_pos_edge_index", "test_pos_edge_index", "val_neg_edge_index",
-              "test_neg_edge_index"):
+    for k in (
+        "train_pos_edge_index",
+        "val_pos_edge_index",
+        "test_pos_edge_index",
+        "val_neg_edge_index",
+        "test_neg_edge_index",
+    ):
         assert torch.equal(ref[k], again[k]), k
 
 

@@ -50,13 +50,16 @@ def test_one_direction_graph_is_refused_with_the_fix_when_undirected_is_required
     assert _pairs(fixed) == [(0, 1), (1, 0), (1, 2), (2, 1)]
 
 
-@pytest.mark.parametrize("edge_index,num_nodes,match", [
-    (torch.tensor([0, 1]), 3, r"shape \[2, E\]"),
-    (torch.tensor([[0.0], [1.0]]), 3, "integer node ids"),
-    (torch.tensor([[0], [3]]), 3, r"outside \[0, num_nodes=3\)"),
-    (torch.tensor([[-1], [0]]), 3, r"outside \[0, num_nodes=3\)"),
-    (torch.tensor([[0], [1]]), 0, "num_nodes must be an integer >= 1"),
-])
+@pytest.mark.parametrize(
+    "edge_index,num_nodes,match",
+    [
+        (torch.tensor([0, 1]), 3, r"shape \[2, E\]"),
+        (torch.tensor([[0.0], [1.0]]), 3, "integer node ids"),
+        (torch.tensor([[0], [3]]), 3, r"outside \[0, num_nodes=3\)"),
+        (torch.tensor([[-1], [0]]), 3, r"outside \[0, num_nodes=3\)"),
+        (torch.tensor([[0], [1]]), 0, "num_nodes must be an integer >= 1"),
+    ],
+)
 def test_bad_edge_lists_are_refused_in_one_line(edge_index, num_nodes, match):
     with pytest.raises(ValueError, match=match) as err:
         clean_edges(edge_index, num_nodes, owner="GAP")
@@ -78,6 +81,11 @@ def test_split_edges_reads_each_undirected_pair_once_whatever_the_input_lists():
     doubled = torch.cat([g.edge_index, one_way.flip(0), g.edge_index[:, :25]], dim=1)
     for ei in (one_way, one_way.flip(0), doubled):
         out = split_edges(Data(x=g.x, edge_index=ei, num_nodes=g.num_nodes), seed=3)
-        for key in ("train_pos_edge_index", "val_pos_edge_index", "test_pos_edge_index", "val_neg_edge_index",
-                    "test_neg_edge_index"):
+        for key in (
+            "train_pos_edge_index",
+            "val_pos_edge_index",
+            "test_pos_edge_index",
+            "val_neg_edge_index",
+            "test_neg_edge_index",
+        ):
             assert torch.equal(out[key], ref[key]), key

@@ -18,8 +18,7 @@ from dpgnn.data.random_walks import (
 
 @pytest.fixture(scope="module")
 def graph():
-    return csbm(num_nodes=300, num_classes=3, num_features=8, avg_degree=4, homophily=0.8, feature_sparsity=0.5,
-                seed=3)
+    return csbm(num_nodes=300, num_classes=3, num_features=8, avg_degree=4, homophily=0.8, feature_sparsity=0.5, seed=3)
 
 
 def _edges(g):
@@ -44,7 +43,7 @@ def test_subgraphs_are_disjoint_and_cover_the_roots(graph, L, R):
         assert int(a.sum()) // 2 == len(ns) - 1, "walk edges form a tree over the subgraph's nodes"
         for u, v in torch.nonzero(a).tolist():
             assert (ns[u], ns[v]) in edges, "subgraph edges are graph edges"
-        assert not subs.adj[i][len(ns):].any()
+        assert not subs.adj[i][len(ns) :].any()
 
 
 def test_walks_are_seeded_and_restarts_grow_subgraphs(graph):
@@ -69,12 +68,12 @@ def test_path_graph_walks_are_paths():
 
 
 def test_q_bound_formula():
-    assert sampling_probability_bound(70, 140, 1) == 1.0               # Cora DRW, 1 layer (Table 4)
+    assert sampling_probability_bound(70, 140, 1) == 1.0  # Cora DRW, 1 layer (Table 4)
     assert sampling_probability_bound(46, 140, 2) == pytest.approx(46 / 47)
-    assert sampling_probability_bound(28, 140, 2, 2) == 1.0             # Cora DRW-R, 2 layers: m_min = 28
+    assert sampling_probability_bound(28, 140, 2, 2) == 1.0  # Cora DRW-R, 2 layers: m_min = 28
     assert sampler_bound("drw-r", 46, 140, 1) == pytest.approx(46 / 47)
     assert sampler_bound("drw-d", 30000, 153932, 1) == pytest.approx(30000 / 76966)  # Reddit
-    assert sampling_probability_bound(2000, 9716, 2) == pytest.approx(2000 / 3239)     # PPI, L = 2
+    assert sampling_probability_bound(2000, 9716, 2) == pytest.approx(2000 / 3239)  # PPI, L = 2
     for n in (1, 7, 140, 9716):
         for L in (0, 1, 2, 3):
             for R in (1, 2, 3):
@@ -93,14 +92,18 @@ def test_q_bounds_the_empirical_inclusion_probability(graph):
     assert abs(hits / 4000 - B / subs.num_subgraphs) < 0.03
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"walk_length": -1}, "walk_length"), ({"restarts": 0}, "restarts"), ({"walk_length": 1.5}, "walk_length"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"walk_length": -1}, "walk_length"),
+        ({"restarts": 0}, "restarts"),
+        ({"walk_length": 1.5}, "walk_length"),
+    ],
+)
 def test_bad_walk_inputs(graph, kwargs, match):
     args = {"walk_length": 1, "restarts": 1} | kwargs
     with pytest.raises(ValueError, match=match):
-        disjoint_random_walks(graph.edge_index, graph.num_nodes, [0, 1], args["walk_length"], args["restarts"],
-                              seed=0)
+        disjoint_random_walks(graph.edge_index, graph.num_nodes, [0, 1], args["walk_length"], args["restarts"], seed=0)
 
 
 def test_bad_roots_and_batches(graph):

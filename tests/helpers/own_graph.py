@@ -5,13 +5,22 @@ from torch_geometric.data import Data
 from torch_geometric.utils import to_undirected
 
 #: tiny settings per method (a few epochs; one aggregation)
-FAST = {"progap": {"epochs": 2, "depth": 1}, "gap": {"epochs": 2, "hops": 1}, "dp-gnn": {"epochs": 2},
-        "dp-mlp": {"epochs": 2}, "mlp": {"epochs": 2}, "graphsage": {"epochs": 2, "depth": 1},
-        "edgerand": {"epochs": 2, "depth": 1}, **{m: {"max_epochs": 2, "min_epochs": 1} for m in ("lm", "pm", "pgc")},
-        "mbm": {"epochs": 2, "k_x": 1, "k_y": 1}, "rr": {"epochs": 2, "k_x": 1, "k_y": 1},
-        "drw": {"max_steps": 3, "hidden": 8}, "fdp": {"max_steps": 3, "hidden": 8},
-        "privgnn": {"queries": 3, "teacher_epochs": 1, "student_epochs": 1, "hidden": 8},
-        "pate": {"queries": 3, "teacher_epochs": 1, "student_epochs": 1, "hidden": 8, "num_teachers": 3}}
+FAST = {
+    "progap": {"epochs": 2, "depth": 1},
+    "gap": {"epochs": 2, "hops": 1},
+    "dp-gnn": {"epochs": 2},
+    "dp-mlp": {"epochs": 2},
+    "mlp": {"epochs": 2},
+    "graphsage": {"epochs": 2, "depth": 1},
+    "edgerand": {"epochs": 2, "depth": 1},
+    **{m: {"max_epochs": 2, "min_epochs": 1} for m in ("lm", "pm", "pgc")},
+    "mbm": {"epochs": 2, "k_x": 1, "k_y": 1},
+    "rr": {"epochs": 2, "k_x": 1, "k_y": 1},
+    "drw": {"max_steps": 3, "hidden": 8},
+    "fdp": {"max_steps": 3, "hidden": 8},
+    "privgnn": {"queries": 3, "teacher_epochs": 1, "student_epochs": 1, "hidden": 8},
+    "pate": {"queries": 3, "teacher_epochs": 1, "student_epochs": 1, "hidden": 8, "num_teachers": 3},
+}
 EPS = {"none": None, "edge": 2.0, "node": 8.0, "feature": 4.0, "label": 2.0, "feature+label": 4.0}
 
 

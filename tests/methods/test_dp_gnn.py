@@ -62,8 +62,8 @@ def test_per_root_gradients_equal_autograd_on_each_subgraph_alone(graph):
     for i, r in enumerate(roots.tolist()):
         model.zero_grad()
         nb = table[r][mask[r]]
-        out = model(x[r:r + 1], x[nb].unsqueeze(0), torch.ones(1, nb.numel(), dtype=torch.bool))
-        torch.nn.functional.cross_entropy(out, graph.y[r:r + 1]).backward()
+        out = model(x[r : r + 1], x[nb].unsqueeze(0), torch.ones(1, nb.numel(), dtype=torch.bool))
+        torch.nn.functional.cross_entropy(out, graph.y[r : r + 1]).backward()
         for k, p in model.named_parameters():
             torch.testing.assert_close(g[k][i], p.grad, rtol=1e-4, atol=1e-6)
 
@@ -99,7 +99,7 @@ def test_ledger_calibrates_below_target_with_d_plus_one_affected_terms():
     best = math.inf
     for a in np.round(np.arange(1.1, 10.0, 0.1), 2).tolist() + list(range(10, 64)):
         with np.errstate(over="ignore"):
-            rdp = t * math.log(np.sum(p * np.exp(a * (a - 1) * i ** 2 / (2 * z * z * 121)))) / (a - 1)
+            rdp = t * math.log(np.sum(p * np.exp(a * (a - 1) * i**2 / (2 * z * z * 121)))) / (a - 1)
         best = min(best, rdp + math.log1p(-1 / a) - (math.log(1e-4) + math.log(a)) / (a - 1))
     assert led["epsilon"] <= best + 1e-9 and best <= 4.0 + 1e-9
     less = D.dp_gnn_ledger(train_nodes=1000, batch_size=64, epochs=5, max_degree=10, delta=1e-4, noise=0.99 * z)
@@ -107,22 +107,34 @@ def test_ledger_calibrates_below_target_with_d_plus_one_affected_terms():
 
 
 def test_train_dp_gnn_runs_and_noise_matters(graph):
-    quiet = D.train_dp_gnn(graph, D.DPGNNConfig(noise=1e-4, max_degree=6, batch_size=32, epochs=15, lr=0.05),
-                           seed=1, device="cpu")
-    loud = D.train_dp_gnn(graph, D.DPGNNConfig(noise=50.0, max_degree=6, batch_size=32, epochs=15, lr=0.05),
-                          seed=1, device="cpu")
+    quiet = D.train_dp_gnn(
+        graph, D.DPGNNConfig(noise=1e-4, max_degree=6, batch_size=32, epochs=15, lr=0.05), seed=1, device="cpu"
+    )
+    loud = D.train_dp_gnn(
+        graph, D.DPGNNConfig(noise=50.0, max_degree=6, batch_size=32, epochs=15, lr=0.05), seed=1, device="cpu"
+    )
     assert quiet.test_acc > loud.test_acc and quiet.test_acc > 0.6
-    again = D.train_dp_gnn(graph, D.DPGNNConfig(noise=50.0, max_degree=6, batch_size=32, epochs=15, lr=0.05),
-                           seed=1, device="cpu")
+    again = D.train_dp_gnn(
+        graph, D.DPGNNConfig(noise=50.0, max_degree=6, batch_size=32, epochs=15, lr=0.05), seed=1, device="cpu"
+    )
     assert again.test_acc == loud.test_acc
-    priv = D.train_dp_gnn(graph, D.DPGNNConfig(epsilon=8.0, max_degree=6, batch_size=32, epochs=3), seed=0,
-                          device="cpu")
+    priv = D.train_dp_gnn(
+        graph, D.DPGNNConfig(epsilon=8.0, max_degree=6, batch_size=32, epochs=3), seed=0, device="cpu"
+    )
     assert priv.ledger["epsilon"] <= 8.0 and priv.ledger["delta"] == 1e-3  # 150 training nodes: δ = 10^-3
 
 
-@pytest.mark.parametrize("kwargs, match", [({"epsilon": 0.0}, "epsilon"), ({"noise": -1.0}, "noise"),
-                                           ({"max_degree": 0}, "max_degree"), ({"delta": 1.0}, "delta"),
-                                           ({"lr": 0.0}, "lr"), ({"activation": "gelu"}, "activation")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"noise": -1.0}, "noise"),
+        ({"max_degree": 0}, "max_degree"),
+        ({"delta": 1.0}, "delta"),
+        ({"lr": 0.0}, "lr"),
+        ({"activation": "gelu"}, "activation"),
+    ],
+)
 def test_bad_config(kwargs, match):
     with pytest.raises(ValueError, match=match):
         D.DPGNNConfig(**kwargs)
@@ -132,5 +144,4 @@ def test_ledger_needs_exactly_one_of_target_and_noise():
     with pytest.raises(ValueError, match="exactly one"):
         D.dp_gnn_ledger(train_nodes=10, batch_size=2, epochs=1, max_degree=2, delta=1e-3)
     with pytest.raises(ValueError, match="exactly one"):
-        D.dp_gnn_ledger(train_nodes=10, batch_size=2, epochs=1, max_degree=2, delta=1e-3, target_epsilon=1.0,
-                        noise=1.0)
+        D.dp_gnn_ledger(train_nodes=10, batch_size=2, epochs=1, max_degree=2, delta=1e-3, target_epsilon=1.0, noise=1.0)

@@ -19,8 +19,7 @@ from dpgnn.privacy.fdp import max_affected
 
 @pytest.fixture(scope="module")
 def data():
-    g = csbm(num_nodes=240, num_classes=3, num_features=12, avg_degree=4, homophily=0.9, feature_sparsity=0.3,
-             seed=1)
+    g = csbm(num_nodes=240, num_classes=3, num_features=12, avg_degree=4, homophily=0.9, feature_sparsity=0.3, seed=1)
     return D.prepare("toy", g)
 
 
@@ -63,9 +62,17 @@ def test_per_subgraph_grads_equal_autograd_on_each_subgraph(data, layers, restar
             torch.testing.assert_close(g[name][j], p.grad, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind,layers,restarts,multilabel", [
-    ("gcn", 1, 1, False), ("gcn", 2, 1, False), ("gcn", 2, 2, False), ("gcn", 3, 1, False),
-    ("mlp", 2, 1, False), ("gcn", 2, 1, True)])
+@pytest.mark.parametrize(
+    "kind,layers,restarts,multilabel",
+    [
+        ("gcn", 1, 1, False),
+        ("gcn", 2, 1, False),
+        ("gcn", 2, 2, False),
+        ("gcn", 3, 1, False),
+        ("mlp", 2, 1, False),
+        ("gcn", 2, 1, True),
+    ],
+)
 def test_ghost_clipped_sum_equals_clipping_the_per_subgraph_grads(data, kind, layers, restarts, multilabel):
     torch.manual_seed(1)
     subs = disjoint_random_walks(data.train_edge_index, data.num_nodes, data.train, layers, restarts, seed=3)
@@ -85,8 +92,9 @@ def test_ghost_clipped_sum_equals_clipping_the_per_subgraph_grads(data, kind, la
     for k in want:
         torch.testing.assert_close(got[k], want[k], rtol=1e-9, atol=1e-12)
     # first layer over split features (x Wᵀ gathered, Gram matrices of xb, xᵀ V for the weight sum)
-    sp = D.clipped_grad_sum(model, xb, ab, yb, thr, multilabel, split=SplitFeatures(data.x.double()),
-                            nodes=subs.nodes[idx])
+    sp = D.clipped_grad_sum(
+        model, xb, ab, yb, thr, multilabel, split=SplitFeatures(data.x.double()), nodes=subs.nodes[idx]
+    )
     for k in want:
         torch.testing.assert_close(sp[k], want[k], rtol=1e-9, atol=1e-12)
     # the same noise on top of the same sums
@@ -102,8 +110,17 @@ def test_train_dp_ghost_and_vmap_paths_agree(data, bag_of_words):
         words = (torch.rand(data.num_nodes, 40, generator=torch.Generator().manual_seed(0)) < 0.05).float()
         data = dataclasses.replace(data, x=(words - words.mean(0)) / words.std(0).clamp(min=1e-3))
         assert isinstance(D.eval_features(data.x), SplitFeatures)
-    kw = dict(num_layers=2, hidden=16, batch=10, lr=0.1, clip_fraction=0.1, noise_multiplier=4.0, seed=7, max_steps=15,
-              device="cpu")
+    kw = dict(
+        num_layers=2,
+        hidden=16,
+        batch=10,
+        lr=0.1,
+        clip_fraction=0.1,
+        noise_multiplier=4.0,
+        seed=7,
+        max_steps=15,
+        device="cpu",
+    )
     ghost = D.train_dp(data, "drw", **kw)
     vm = D.train_dp(data, "drw", per_sample="vmap", **kw)
     assert ghost["steps"] == vm["steps"] == 15 and ghost["epsilon"] == vm["epsilon"]
@@ -179,7 +196,7 @@ def test_noised_update_has_the_specified_variance():
     thr = {"w": 1.0, "b": 0.5}
     out = D.clip_and_noise(grads, thr, sigma, torch.Generator().manual_seed(0))
     w = out["w"].flatten()
-    assert abs(float(w.mean())) < 0.1 and float(w.var()) == pytest.approx(sigma ** 2, rel=0.03)
+    assert abs(float(w.mean())) < 0.1 and float(w.var()) == pytest.approx(sigma**2, rel=0.03)
     # b: every sample clipped to norm 0.5 along the all-ones direction -> mean 5 * 0.5 / sqrt(100) per coordinate
     assert float(out["b"].mean()) == pytest.approx(0.25, abs=3 * sigma / 10)
     with pytest.raises(ValueError, match="noise_std"):
@@ -251,17 +268,44 @@ def test_fdp_degree_bound_and_neighbourhoods(data, deg, depth):
 # ---------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("method,z", [("drw", 2.0), ("drw-d", 2.0), ("drw-r", 2.0), ("fdp", 1.0)])
 def test_dp_training_runs_to_the_target(data, method, z):
-    r = D.train_dp(data, method, num_layers=2, hidden=8, batch=10, noise_multiplier=z, lr=0.1,
-                   clip_fraction=0.1, delta=1e-5, target_epsilon=3.0, seed=0, resample_every=2, device="cpu",
-                   fdp_degree=2, max_steps=None)
+    r = D.train_dp(
+        data,
+        method,
+        num_layers=2,
+        hidden=8,
+        batch=10,
+        noise_multiplier=z,
+        lr=0.1,
+        clip_fraction=0.1,
+        delta=1e-5,
+        target_epsilon=3.0,
+        seed=0,
+        resample_every=2,
+        device="cpu",
+        fdp_degree=2,
+        max_steps=None,
+    )
     assert 0 < r["epsilon"] <= 3.0 and r["steps"] > 0
     assert 0.0 <= r["test_f1"] <= 1.0
     led = r["ledger"]
     assert led["sigma"] > 0 and led["steps"] == r["steps"] and led["epsilon"] == r["epsilon"]
     assert [c["checkpoint"] for c in r["checkpoints"]] == [1, 2, 3]
-    again = D.train_dp(data, method, num_layers=2, hidden=8, batch=10, noise_multiplier=z, lr=0.1,
-                       clip_fraction=0.1, delta=1e-5, target_epsilon=3.0, seed=0, resample_every=2, device="cpu",
-                       fdp_degree=2)
+    again = D.train_dp(
+        data,
+        method,
+        num_layers=2,
+        hidden=8,
+        batch=10,
+        noise_multiplier=z,
+        lr=0.1,
+        clip_fraction=0.1,
+        delta=1e-5,
+        target_epsilon=3.0,
+        seed=0,
+        resample_every=2,
+        device="cpu",
+        fdp_degree=2,
+    )
     assert again["test_f1"] == r["test_f1"], "seeded runs repeat"
 
 
@@ -313,19 +357,53 @@ def test_authors_code_accountant_at_rate_one_gives_the_official_step_counts():
 def test_untrained_step_zero_model_is_never_selected(data):
     # noise far above the signal: validation F1 of the trained steps rarely beats step 0, which used to win
     for seed in (0, 1, 2):
-        r = D.train_dp(data, "drw", num_layers=1, hidden=8, batch=10, noise_multiplier=4.0, lr=0.2,
-                       clip_fraction=0.001, delta=1e-5, target_epsilon=2.0, seed=seed, device="cpu")
+        r = D.train_dp(
+            data,
+            "drw",
+            num_layers=1,
+            hidden=8,
+            batch=10,
+            noise_multiplier=4.0,
+            lr=0.2,
+            clip_fraction=0.001,
+            delta=1e-5,
+            target_epsilon=2.0,
+            seed=seed,
+            device="cpu",
+        )
         assert r["best_step"] >= 1 and r["steps"] >= 1
         assert r["ledger"]["fidelity"] == "paper" and r["ledger"]["early_stopped_at"] is None
     # no trained step fits under the target: no model is selected (NaN), never the untrained one
-    r = D.train_dp(data, "drw", num_layers=1, hidden=8, batch=10, noise_multiplier=1.0, lr=0.2, clip_fraction=0.001,
-                   delta=1e-5, target_epsilon=2.0, seed=0, device="cpu")
+    r = D.train_dp(
+        data,
+        "drw",
+        num_layers=1,
+        hidden=8,
+        batch=10,
+        noise_multiplier=1.0,
+        lr=0.2,
+        clip_fraction=0.001,
+        delta=1e-5,
+        target_epsilon=2.0,
+        seed=0,
+        device="cpu",
+    )
     assert r["steps"] == 0 and math.isnan(r["test_f1"]) and math.isnan(r["val_f1"])
 
 
 def test_authors_code_stops_early_and_records_it(data):
-    kw = dict(num_layers=1, hidden=8, batch=10, noise_multiplier=8.0, lr=0.2, clip_fraction=0.001, delta=1e-5,
-              target_epsilon=8.0, seed=0, device="cpu")
+    kw = dict(
+        num_layers=1,
+        hidden=8,
+        batch=10,
+        noise_multiplier=8.0,
+        lr=0.2,
+        clip_fraction=0.001,
+        delta=1e-5,
+        target_epsilon=8.0,
+        seed=0,
+        device="cpu",
+    )
     full = D.train_dp(data, "drw", **kw)
     r = D.train_dp(data, "drw", fidelity="authors_code", patience=3, **kw)
     led = r["ledger"]

@@ -71,27 +71,35 @@ def test_nap_sensitivity_to_one_undirected_edge_listed_twice_is_sqrt2():
 @pytest.mark.parametrize("level", ["edge", "node"])
 def test_progap_repeated_entries_give_the_deduplicated_run(graph, level):
     cfg = pg.ProGAPConfig(level=level, depth=1, epochs=2, epsilon=4.0, batch_size=16, max_degree=5)
-    same_run(pg.train_progap(graph, cfg, seed=1, device="cpu"),
-             pg.train_progap(repeated(graph), cfg, seed=1, device="cpu"))
+    same_run(
+        pg.train_progap(graph, cfg, seed=1, device="cpu"), pg.train_progap(repeated(graph), cfg, seed=1, device="cpu")
+    )
 
 
 @pytest.mark.parametrize("level", ["edge", "node"])
 def test_gap_repeated_entries_give_the_deduplicated_run(graph, level):
     cfg = gap.GAPConfig(level=level, hops=1, epochs=2, epsilon=4.0, batch_size=16, max_degree=5)
-    same_run(gap.train_gap(graph, cfg, seed=1, device="cpu"), gap.train_gap(repeated(graph), cfg, seed=1,
-                                                                            device="cpu"))
+    same_run(gap.train_gap(graph, cfg, seed=1, device="cpu"), gap.train_gap(repeated(graph), cfg, seed=1, device="cpu"))
 
 
 def test_dp_gnn_sage_edgerand_repeated_entries_give_the_deduplicated_run(graph):
     cfg = dp_gnn.DPGNNConfig(epochs=2, batch_size=16, max_degree=4)
-    same_run(dp_gnn.train_dp_gnn(graph, cfg, seed=2, device="cpu"),
-             dp_gnn.train_dp_gnn(repeated(graph), cfg, seed=2, device="cpu"))
-    same_run(bl.train_sage(graph, epochs=3, seed=2, device="cpu"),
-             bl.train_sage(repeated(graph), epochs=3, seed=2, device="cpu"))
-    same_run(bl.train_edgerand(graph, 2.0, epochs=3, seed=2, device="cpu"),
-             bl.train_edgerand(repeated(graph), 2.0, epochs=3, seed=2, device="cpu"))
-    assert torch.equal(bl.edgerand_perturb(graph.edge_index, graph.num_nodes, 2.0, seed=3),
-                       bl.edgerand_perturb(repeated(graph).edge_index, graph.num_nodes, 2.0, seed=3))
+    same_run(
+        dp_gnn.train_dp_gnn(graph, cfg, seed=2, device="cpu"),
+        dp_gnn.train_dp_gnn(repeated(graph), cfg, seed=2, device="cpu"),
+    )
+    same_run(
+        bl.train_sage(graph, epochs=3, seed=2, device="cpu"),
+        bl.train_sage(repeated(graph), epochs=3, seed=2, device="cpu"),
+    )
+    same_run(
+        bl.train_edgerand(graph, 2.0, epochs=3, seed=2, device="cpu"),
+        bl.train_edgerand(repeated(graph), 2.0, epochs=3, seed=2, device="cpu"),
+    )
+    assert torch.equal(
+        bl.edgerand_perturb(graph.edge_index, graph.num_nodes, 2.0, seed=3),
+        bl.edgerand_perturb(repeated(graph).edge_index, graph.num_nodes, 2.0, seed=3),
+    )
     # DP-MLP never reads the graph
     a = bl.train_mlp(graph, level="node", epsilon=4.0, epochs=2, batch_size=16, device="cpu")
     b = bl.train_mlp(repeated(graph), level="node", epsilon=4.0, epochs=2, batch_size=16, device="cpu")
@@ -100,16 +108,19 @@ def test_dp_gnn_sage_edgerand_repeated_entries_give_the_deduplicated_run(graph):
 
 def test_edge_level_methods_refuse_a_one_direction_edge_index(graph):
     half = one_way(graph)
-    runs = {"ProGAP": lambda: pg.train_progap(half, pg.ProGAPConfig(level="edge", depth=1, epochs=1), device="cpu"),
-            "GAP": lambda: gap.train_gap(half, gap.GAPConfig(level="edge", hops=1, epochs=1), device="cpu"),
-            "EdgeRand": lambda: bl.train_edgerand(half, 1.0, epochs=1, device="cpu")}
+    runs = {
+        "ProGAP": lambda: pg.train_progap(half, pg.ProGAPConfig(level="edge", depth=1, epochs=1), device="cpu"),
+        "GAP": lambda: gap.train_gap(half, gap.GAPConfig(level="edge", hops=1, epochs=1), device="cpu"),
+        "EdgeRand": lambda: bl.train_edgerand(half, 1.0, epochs=1, device="cpu"),
+    }
     for owner, run in runs.items():
         with pytest.raises(ValueError, match=rf"^{owner}: edge_index is not undirected .*undirected_edges") as err:
             run()
         assert "\n" not in str(err.value)
     # node level bounds in- and out-degrees (sound for a directed graph) and non-private runs take it as given
-    node = pg.train_progap(half, pg.ProGAPConfig(level="node", depth=1, epochs=1, epsilon=8.0, batch_size=16,
-                                                 max_degree=5), device="cpu")
+    node = pg.train_progap(
+        half, pg.ProGAPConfig(level="node", depth=1, epochs=1, epsilon=8.0, batch_size=16, max_degree=5), device="cpu"
+    )
     assert node.ledger["epsilon"] <= 8.0
     dp_gnn.train_dp_gnn(half, dp_gnn.DPGNNConfig(epochs=1, batch_size=16, max_degree=4), device="cpu")
     bl.train_sage(half, epochs=1, device="cpu")
@@ -142,8 +153,17 @@ def test_drw_repeated_entries_and_self_loops_give_the_deduplicated_graph(graph):
     a, b = drw.prepare("toy", graph), drw.prepare("toy", g)
     assert torch.equal(a.edge_index, b.edge_index) and torch.equal(a.train_edge_index, b.train_edge_index)
     assert a.edge_input == "edge_index as given" and "4 self-loops removed" in b.edge_input
-    kw = dict(num_layers=1, hidden=8, batch=6, noise_multiplier=2.0, delta=1e-5, max_steps=3, seed=0,
-              device="cpu", fdp_degree=2)
+    kw = dict(
+        num_layers=1,
+        hidden=8,
+        batch=6,
+        noise_multiplier=2.0,
+        delta=1e-5,
+        max_steps=3,
+        seed=0,
+        device="cpu",
+        fdp_degree=2,
+    )
     for method in ("drw", "fdp"):
         ra, rb = drw.train_dp(a, method, **kw), drw.train_dp(b, method, **kw)
         assert (ra["test_f1"], ra["val_f1"]) == (rb["test_f1"], rb["val_f1"]), method
@@ -168,14 +188,16 @@ def test_edgerand_density_counts_both_directions_so_one_undirected_edge_costs_1_
     centre by 2/n²; the noise scale measured from draws gives a privacy loss of 0.2 ε there, not 0.1 ε."""
     eps, n = 2.0, graph.num_nodes
     u, v = graph.edge_index[:, 0].tolist()
-    keep = ~(((graph.edge_index[0] == u) & (graph.edge_index[1] == v))
-             | ((graph.edge_index[0] == v) & (graph.edge_index[1] == u)))
+    keep = ~(
+        ((graph.edge_index[0] == u) & (graph.edge_index[1] == v))
+        | ((graph.edge_index[0] == v) & (graph.edge_index[1] == u))
+    )
     m, m_minus = graph.edge_index.size(1), int(keep.sum())
     assert m - m_minus == 2
     gen = torch.Generator().manual_seed(0)
     draws = torch.tensor([bl.edgerand_density(m, n, eps, gen) for _ in range(20000)], dtype=torch.float64)
-    scale = float((draws - m / n ** 2).abs().mean())  # a Laplace's mean absolute deviation is its scale
-    loss = abs(m - m_minus) / n ** 2 / scale  # worst-case log-likelihood ratio of the two Laplace densities
+    scale = float((draws - m / n**2).abs().mean())  # a Laplace's mean absolute deviation is its scale
+    loss = abs(m - m_minus) / n**2 / scale  # worst-case log-likelihood ratio of the two Laplace densities
     assert loss == pytest.approx(0.2 * eps, rel=0.03)
     led = bl.train_edgerand(graph, eps, epochs=1, device="cpu").ledger
     assert led["epsilon_sound"] >= 0.9 * eps + loss * 0.97 and led["epsilon_sound"] == pytest.approx(1.1 * eps)

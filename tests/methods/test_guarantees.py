@@ -23,8 +23,7 @@ torch.set_num_threads(1)
 
 @pytest.fixture(scope="module")
 def raw():
-    g = csbm(num_nodes=160, num_classes=3, num_features=10, avg_degree=4, homophily=0.9, feature_sparsity=0.3,
-             seed=5)
+    g = csbm(num_nodes=160, num_classes=3, num_features=10, avg_degree=4, homophily=0.9, feature_sparsity=0.3, seed=5)
     g.x = g.x * 3.0 + 1.0  # raw scale far from z-scores
     return g
 
@@ -72,11 +71,13 @@ def test_drw_ledgers_name_what_is_not_covered(raw):
     pub = D.train_dp(D.prepare("toy", raw), "drw", clip_fraction=0.1, **kw)["ledger"]
     assert pub["guarantee"] == "as_published"
     assert pub["not_covered"] == [PREPROCESSING, CLIPPING, MODEL_SELECTION]
-    snd = D.train_dp(D.prepare("toy", raw, scaling="none"), "drw", clip_fraction=None, clip_norm=1.0,
-                     select="last", **kw)["ledger"]
+    snd = D.train_dp(
+        D.prepare("toy", raw, scaling="none"), "drw", clip_fraction=None, clip_norm=1.0, select="last", **kw
+    )["ledger"]
     assert snd["guarantee"] == "sound" and snd["not_covered"] == [] and snd["clip_total"] == pytest.approx(1.0)
-    fdp = D.train_dp(D.prepare("toy", raw, scaling="none"), "fdp", clip_fraction=None, clip_norm=1.0,
-                     select="best_val", **kw)["ledger"]
+    fdp = D.train_dp(
+        D.prepare("toy", raw, scaling="none"), "fdp", clip_fraction=None, clip_norm=1.0, select="best_val", **kw
+    )["ledger"]
     assert fdp["guarantee"] == "as_published" and fdp["not_covered"] == [MODEL_SELECTION]
     for led in (pub, snd, fdp):
         check_ledger(led)
@@ -115,16 +116,35 @@ def test_undirected_edge_sensitivity_is_sqrt2(graph):
     assert "directed" in d["neighbouring"] and "undirected" in u["neighbouring"]
     with pytest.raises(ValueError, match="edge_relation"):
         pg.ProGAPConfig(edge_relation="both")
-    res = pg.train_progap(graph, pg.ProGAPConfig(level="edge", depth=1, epsilon=4.0, epochs=2,
-                                                 edge_relation="undirected"), seed=0, device="cpu")
+    res = pg.train_progap(
+        graph,
+        pg.ProGAPConfig(level="edge", depth=1, epsilon=4.0, epochs=2, edge_relation="undirected"),
+        seed=0,
+        device="cpu",
+    )
     assert res.ledger["guarantee"] == "sound" and res.ledger["sensitivity_nap"] == pytest.approx(math.sqrt(2))
-    g = gap.train_gap(graph, gap.GAPConfig(level="edge", hops=1, epsilon=4.0, epochs=2, edge_relation="undirected"),
-                      device="cpu")
+    g = gap.train_gap(
+        graph, gap.GAPConfig(level="edge", hops=1, epsilon=4.0, epochs=2, edge_relation="undirected"), device="cpu"
+    )
     assert g.ledger["guarantee"] == "sound"
     from dpgnn.series import progap as series  # the series' cells pass the option through
 
-    row = series.run_cell(graph, dict(method="progap", level="edge", epsilon=4.0, depth=1, lr=0.01, base_layers=1,
-                                      epochs=1, seed=0, run=0, edge_relation="undirected"), device="cpu")[0]
+    row = series.run_cell(
+        graph,
+        dict(
+            method="progap",
+            level="edge",
+            epsilon=4.0,
+            depth=1,
+            lr=0.01,
+            base_layers=1,
+            epochs=1,
+            seed=0,
+            run=0,
+            edge_relation="undirected",
+        ),
+        device="cpu",
+    )[0]
     assert row["ledger"]["guarantee"] == "sound" and row["ledger"]["edge_relation"] == "undirected"
 
 
@@ -183,15 +203,27 @@ def test_nan_features_are_refused(graph, raw):
 def test_every_method_ledger_carries_the_guarantee_fields():
     leds = [lpgcn.privacy_ledger(m, None if m == "raw" else 1.0, 10) for m in ("raw", "lm", "pgc")]
     leds += [lpgnn.privacy_ledger("mbm", 1.0, 1.0, 10), lpgnn.privacy_ledger("raw", math.inf, math.inf, 10)]
-    leds += [P.privacy_ledger("privgnn", lam=0.4, queries=10, gamma=0.3, delta=1e-4, num_classes=3),
-             P.privacy_ledger("pate_g", lam=0.4, queries=10, delta=1e-4),
-             P.privacy_ledger("b1")]
-    leds += [pg.privacy_ledger(lv, depth=2, delta=None if lv == "none" else 1e-4,
-                               noise=None if lv == "none" else 1.0, max_degree=5 if lv == "node" else None,
-                               train_nodes=100, batch_size=10) for lv in ("none", "edge", "node")]
+    leds += [
+        P.privacy_ledger("privgnn", lam=0.4, queries=10, gamma=0.3, delta=1e-4, num_classes=3),
+        P.privacy_ledger("pate_g", lam=0.4, queries=10, delta=1e-4),
+        P.privacy_ledger("b1"),
+    ]
+    leds += [
+        pg.privacy_ledger(
+            lv,
+            depth=2,
+            delta=None if lv == "none" else 1e-4,
+            noise=None if lv == "none" else 1.0,
+            max_degree=5 if lv == "node" else None,
+            train_nodes=100,
+            batch_size=10,
+        )
+        for lv in ("none", "edge", "node")
+    ]
     leds += [dp_gnn.dp_gnn_ledger(train_nodes=100, batch_size=10, epochs=2, max_degree=3, delta=1e-4, noise=2.0)]
     for led in leds:
         assert check_ledger(led)["guarantee"] in ("sound", "as_published")
     assert lpgcn.privacy_ledger("lm", 1.0, 10)["not_covered"] == [PREPROCESSING]
-    assert P.privacy_ledger("privgnn", lam=0.4, queries=10, gamma=0.3, delta=1e-4,
-                            standardized=True)["not_covered"] == [PREPROCESSING]
+    assert P.privacy_ledger("privgnn", lam=0.4, queries=10, gamma=0.3, delta=1e-4, standardized=True)[
+        "not_covered"
+    ] == [PREPROCESSING]

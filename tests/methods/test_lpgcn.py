@@ -12,8 +12,9 @@ from dpgnn.methods import lpgcn as L
 
 @pytest.fixture(scope="module")
 def graph():
-    data = csbm(num_nodes=300, num_classes=3, num_features=24, avg_degree=6, homophily=0.9,
-                feature_sparsity=0.6, seed=0)
+    data = csbm(
+        num_nodes=300, num_classes=3, num_features=24, avg_degree=6, homophily=0.9, feature_sparsity=0.6, seed=0
+    )
     return minmax_normalize(data)
 
 
@@ -21,8 +22,9 @@ def _tiny():
     # 5 nodes: a triangle 0-1-2, an edge 2-3, isolated node 4; column 2 constant, column 1 in [0.2, 0.6]
     und = torch.tensor([[0, 1, 0, 2], [1, 2, 2, 3]])
     ei = torch.cat([und, und.flip(0)], dim=1)
-    x = torch.tensor([[0.0, 0.2, 0.5, 1.0], [1.0, 0.6, 0.5, 0.0], [0.3, 0.4, 0.5, 0.0],
-                      [0.7, 0.2, 0.5, 1.0], [0.0, 0.3, 0.5, 0.5]])
+    x = torch.tensor(
+        [[0.0, 0.2, 0.5, 1.0], [1.0, 0.6, 0.5, 0.0], [0.3, 0.4, 0.5, 0.0], [0.7, 0.2, 0.5, 1.0], [0.0, 0.3, 0.5, 0.5]]
+    )
     return Data(x=x, edge_index=ei, num_nodes=5)
 
 
@@ -120,8 +122,9 @@ def test_mae_tables(graph):
         row = df[(df.method == method) & (df.epsilon == 1.0)]
         mae = L.gc_mae(graph, method, 1.0, L._mae_seed(0, "synthetic", method, 1.0))
         assert math.isclose(row["value"].item(), float(mae.mean()), rel_tol=1e-6)
-        assert math.isclose((sub["value"] * sub["count"]).sum() / sub["count"].sum(),
-                            float(mae[deg >= 1].mean()), rel_tol=1e-5)
+        assert math.isclose(
+            (sub["value"] * sub["count"]).sum() / sub["count"].sum(), float(mae[deg >= 1].mean()), rel_tol=1e-5
+        )
     cut = L.mae_vs_degree(graph, "synthetic", epsilon=1.0, seed=0, quantile=0.5)
     assert cut["degree"].max() <= np.quantile(deg.numpy(), 0.5) and cut["degree"].min() >= 1
 
@@ -173,8 +176,9 @@ HP = {"lr": 0.01, "weight_decay": 5e-4, "dropout": 0.5}
 
 
 def test_node_classification_raw_beats_chance_and_carries_ledger(graph):
-    res = L.run_node_classification(graph, "synthetic", "raw", None, run=0, seed=0, hparams=HP, max_epochs=100,
-                                     device="auto")
+    res = L.run_node_classification(
+        graph, "synthetic", "raw", None, run=0, seed=0, hparams=HP, max_epochs=100, device="auto"
+    )
     assert res["metric"] == "micro_f1" and res["value"] > 0.7  # chance 1/3
     assert res["level"] == "none" and res["epsilon"] == math.inf
     priv = L.run_node_classification(graph, "synthetic", "pgc", 2.0, run=0, seed=0, hparams=HP, max_epochs=30)
@@ -182,8 +186,9 @@ def test_node_classification_raw_beats_chance_and_carries_ledger(graph):
     assert priv["epsilon"] == 2.0 and priv["epsilon_node_total"] == 2.0 * graph.num_features
     assert priv["neighbouring"].startswith("one node's feature vector")
     assert priv["hidden"] == L.HIDDEN_CODE == 16 and priv["epochs"] >= 10
-    wide = L.run_node_classification(graph, "synthetic", "raw", None, run=0, seed=0, hparams=HP, max_epochs=12,
-                                     hidden=L.HIDDEN_PAPER)
+    wide = L.run_node_classification(
+        graph, "synthetic", "raw", None, run=0, seed=0, hparams=HP, max_epochs=12, hidden=L.HIDDEN_PAPER
+    )
     assert wide["hidden"] == 32
 
 
@@ -208,13 +213,22 @@ def test_table4_hyperparameters_used_by_default():
 
 
 def test_link_prediction_runs_with_fixed_split():
-    data = minmax_normalize(csbm(num_nodes=200, num_classes=2, num_features=16, avg_degree=8, homophily=0.95,
-                                 feature_sparsity=0.3, seed=1))
+    data = minmax_normalize(
+        csbm(num_nodes=200, num_classes=2, num_features=16, avg_degree=8, homophily=0.95, feature_sparsity=0.3, seed=1)
+    )
     split = L.split_for_link_prediction(data, "synthetic")
     again = L.split_for_link_prediction(data, "synthetic")
     assert torch.equal(split.test_pos_edge_index, again.test_pos_edge_index)
-    kw = dict(seed=0, hparams={"lr": 0.01, "weight_decay": 0.0, "dropout": 0.0}, max_epochs=60, min_epochs=20,
-              check_every=5, patience=3, split=split, device="cpu")
+    kw = dict(
+        seed=0,
+        hparams={"lr": 0.01, "weight_decay": 0.0, "dropout": 0.0},
+        max_epochs=60,
+        min_epochs=20,
+        check_every=5,
+        patience=3,
+        split=split,
+        device="cpu",
+    )
     raw = L.run_link_prediction(data, "synthetic", "raw", None, run=0, **kw)
     assert raw["metric"] == "auc" and raw["value"] > 0.7 and raw["split_seed"] == sum(map(ord, "synthetic"))
     p0 = L.run_link_prediction(data, "synthetic", "pgc", 1.0, run=0, **kw)
@@ -224,8 +238,9 @@ def test_link_prediction_runs_with_fixed_split():
 
 
 def test_summarize_runs_uses_population_std():
-    rows = [{"task": "t", "dataset": "d", "method": "pgc", "epsilon": 1.0, "metric": "auc", "value": v}
-            for v in (0.5, 0.7)]
+    rows = [
+        {"task": "t", "dataset": "d", "method": "pgc", "epsilon": 1.0, "metric": "auc", "value": v} for v in (0.5, 0.7)
+    ]
     out = L.summarize_runs(rows)
     assert math.isclose(out["mean"].item(), 60.0) and math.isclose(out["std"].item(), 10.0)
     assert out["runs"].item() == 2

@@ -36,29 +36,54 @@ def _conflict_data(n=20, agree=False):
     val = ~train
     if not agree:
         y[val] = 1
-    return Data(x=x, y=y, edge_index=torch.empty(2, 0, dtype=torch.long), train_mask=train, val_mask=val,
-                test_mask=val.clone())
+    return Data(
+        x=x, y=y, edge_index=torch.empty(2, 0, dtype=torch.long), train_mask=train, val_mask=val, test_mask=val.clone()
+    )
 
 
 def test_stops_when_val_loss_stops_improving_but_not_before_min_epochs():
     torch.manual_seed(0)
     # val loss rises from epoch 1 on: best epoch 1, stopping fires once wait == patience (epoch patience + 1)
-    res = train_node_classifier(Logits(3, 2), _conflict_data(), lr=0.05, weight_decay=0.0, min_epochs=0,
-                                patience=3, max_epochs=100, device="cpu")
+    res = train_node_classifier(
+        Logits(3, 2),
+        _conflict_data(),
+        lr=0.05,
+        weight_decay=0.0,
+        min_epochs=0,
+        patience=3,
+        max_epochs=100,
+        device="cpu",
+    )
     hist = res["history"]["val_loss"]
     assert all(b > a for a, b in zip(hist, hist[1:]))
     assert res["best_epoch"] == 1 and res["stop_epoch"] == 4 == res["epochs"] == len(hist)
     # same run with min_epochs: stopping is deferred to min_epochs
     torch.manual_seed(0)
-    res = train_node_classifier(Logits(3, 2), _conflict_data(), lr=0.05, weight_decay=0.0, min_epochs=15,
-                                patience=3, max_epochs=100, device="cpu")
+    res = train_node_classifier(
+        Logits(3, 2),
+        _conflict_data(),
+        lr=0.05,
+        weight_decay=0.0,
+        min_epochs=15,
+        patience=3,
+        max_epochs=100,
+        device="cpu",
+    )
     assert res["stop_epoch"] == 15 == res["epochs"]
 
 
 def test_runs_to_max_epochs_while_val_loss_improves():
     torch.manual_seed(0)
-    res = train_node_classifier(Logits(3, 2), _conflict_data(agree=True), lr=0.01, weight_decay=0.0,
-                                min_epochs=0, patience=2, max_epochs=30, device="cpu")
+    res = train_node_classifier(
+        Logits(3, 2),
+        _conflict_data(agree=True),
+        lr=0.01,
+        weight_decay=0.0,
+        min_epochs=0,
+        patience=2,
+        max_epochs=30,
+        device="cpu",
+    )
     assert res["epochs"] == 30 and res["stop_epoch"] is None and res["best_epoch"] == 30
     assert res["test_f1"] == 1.0
 
@@ -68,8 +93,17 @@ def test_restore_best_reloads_best_weights_and_default_does_not():
     for restore in (False, True):
         torch.manual_seed(0)
         model = Logits(3, 2)
-        res = train_node_classifier(model, data, lr=0.05, weight_decay=0.0, min_epochs=0, patience=3,
-                                    max_epochs=100, device="cpu", restore_best=restore)
+        res = train_node_classifier(
+            model,
+            data,
+            lr=0.05,
+            weight_decay=0.0,
+            min_epochs=0,
+            patience=3,
+            max_epochs=100,
+            device="cpu",
+            restore_best=restore,
+        )
         model.eval()
         with torch.no_grad():
             final = F.nll_loss(model(data.x, data.edge_index)[data.val_mask], data.y[data.val_mask]).item()
@@ -85,8 +119,9 @@ def _gcn_run(seed, data):
 
 
 def test_gcn_on_csbm_is_reproducible_and_learns():
-    data = csbm(num_nodes=300, num_classes=3, num_features=20, avg_degree=6, homophily=0.9,
-                feature_sparsity=0.5, seed=0)
+    data = csbm(
+        num_nodes=300, num_classes=3, num_features=20, avg_degree=6, homophily=0.9, feature_sparsity=0.5, seed=0
+    )
     a, b, c = _gcn_run(0, data), _gcn_run(0, data), _gcn_run(1, data)
     assert a["history"] == b["history"] and a["test_f1"] == b["test_f1"]  # seed 0 is a seed
     assert a["history"] != c["history"]
@@ -97,8 +132,9 @@ def test_gcn_on_csbm_is_reproducible_and_learns():
 def test_device_auto_resolves_and_data_is_not_mutated():
     data = csbm(num_nodes=60, num_classes=2, num_features=5, seed=3)
     x_before = data.x.clone()
-    res = train_node_classifier(GCN(5, 4, 2), data, lr=0.01, weight_decay=0.0, max_epochs=3, min_epochs=0,
-                                device="auto")
+    res = train_node_classifier(
+        GCN(5, 4, 2), data, lr=0.01, weight_decay=0.0, max_epochs=3, min_epochs=0, device="auto"
+    )
     assert res["device"].startswith("cuda" if torch.cuda.is_available() else "cpu")
     assert torch.equal(data.x, x_before) and data.x.device.type == "cpu"
 
@@ -110,8 +146,9 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="min_epochs"):
         train_node_classifier(Logits(3, 2), data, lr=0.1, weight_decay=0.0, min_epochs=10, max_epochs=5)
     with pytest.raises(ValueError, match="train_mask"):
-        train_node_classifier(Logits(3, 2), Data(x=data.x, y=data.y, edge_index=data.edge_index),
-                              lr=0.1, weight_decay=0.0)
+        train_node_classifier(
+            Logits(3, 2), Data(x=data.x, y=data.y, edge_index=data.edge_index), lr=0.1, weight_decay=0.0
+        )
     with pytest.raises(ValueError, match="split the edges"):
         train_link_predictor(VGAE(VGAEEncoder(3)), data, lr=0.01, weight_decay=0.0)
 
@@ -137,8 +174,9 @@ def test_negative_sampler_excludes_positives_and_self_loops():
 
 
 def _lp_data(seed=0):
-    data = csbm(num_nodes=200, num_classes=2, num_features=16, avg_degree=8, homophily=0.95,
-                feature_sparsity=0.3, seed=seed)
+    data = csbm(
+        num_nodes=200, num_classes=2, num_features=16, avg_degree=8, homophily=0.95, feature_sparsity=0.3, seed=seed
+    )
     return split_edges(data, seed=seed)
 
 
@@ -146,8 +184,18 @@ def test_link_predictor_checks_every_k_and_respects_min_epochs():
     data = _lp_data()
     seed_everything(0)
     model = VGAE(VGAEEncoder(data.num_features, 16, 8, cached=True))
-    res = train_link_predictor(model, data, lr=0.01, weight_decay=0.0, max_epochs=200, min_epochs=40,
-                               check_every=5, patience=3, device="cpu", seed=0)
+    res = train_link_predictor(
+        model,
+        data,
+        lr=0.01,
+        weight_decay=0.0,
+        max_epochs=200,
+        min_epochs=40,
+        check_every=5,
+        patience=3,
+        device="cpu",
+        seed=0,
+    )
     assert res["epochs"] >= 40
     assert res["epochs"] % 5 == 0
     assert len(res["history"]["val_loss"]) == res["epochs"] // 5
@@ -165,8 +213,11 @@ def test_link_predictor_is_reproducible():
     for _ in range(2):
         seed_everything(0)
         model = VGAE(VGAEEncoder(data.num_features, 16, 8))
-        out.append(train_link_predictor(model, data, lr=0.01, weight_decay=0.0, max_epochs=30, min_epochs=10,
-                                        device="cpu", seed=0))
+        out.append(
+            train_link_predictor(
+                model, data, lr=0.01, weight_decay=0.0, max_epochs=30, min_epochs=10, device="cpu", seed=0
+            )
+        )
     assert out[0]["history"] == out[1]["history"] and out[0]["test_auc"] == out[1]["test_auc"]
 
 
@@ -174,19 +225,25 @@ class _NoSharing(GCN):
     train_mode_is_eval = False
 
 
-@pytest.mark.parametrize("case", [dict(max_epochs=200, patience=5), dict(max_epochs=15, patience=50),
-                                  dict(max_epochs=200, patience=5, restore_best=True)])
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(max_epochs=200, patience=5),
+        dict(max_epochs=15, patience=50),
+        dict(max_epochs=200, patience=5, restore_best=True),
+    ],
+)
 def test_shared_forward_path_gives_identical_results(case):
     """A dropout-free GCN reads its validation loss off the next training forward; nothing may change."""
-    data = csbm(num_nodes=120, num_classes=3, num_features=10, avg_degree=4, homophily=0.7,
-                feature_sparsity=0.5, seed=4)
+    data = csbm(
+        num_nodes=120, num_classes=3, num_features=10, avg_degree=4, homophily=0.7, feature_sparsity=0.5, seed=4
+    )
     out = []
     for cls in (GCN, _NoSharing):
         seed_everything(3)
         model = cls(10, 8, 3, dropout=0.0)
         assert model.train_mode_is_eval is (cls is GCN)
-        out.append(train_node_classifier(model, data, lr=0.05, weight_decay=0.0, min_epochs=5, device="cpu",
-                                         **case))
+        out.append(train_node_classifier(model, data, lr=0.05, weight_decay=0.0, min_epochs=5, device="cpu", **case))
     a, b = out
     for key in ("history", "epochs", "stop_epoch", "best_epoch", "best_val_loss", "test_f1", "val_f1"):
         assert a[key] == b[key], key
@@ -195,19 +252,37 @@ def test_shared_forward_path_gives_identical_results(case):
     assert not GCN(3, 4, 2, dropout=0.5).train_mode_is_eval
 
 
-
-
 def test_link_predictor_trains_the_epochs_after_the_last_check_without_checking():
     data = _lp_data(2)
     seed_everything(0)
-    res = train_link_predictor(VGAE(VGAEEncoder(data.num_features, 16, 8)), data, lr=0.01, weight_decay=0.0,
-                               max_epochs=23, min_epochs=0, check_every=5, patience=50, device="cpu", seed=0)
+    res = train_link_predictor(
+        VGAE(VGAEEncoder(data.num_features, 16, 8)),
+        data,
+        lr=0.01,
+        weight_decay=0.0,
+        max_epochs=23,
+        min_epochs=0,
+        check_every=5,
+        patience=50,
+        device="cpu",
+        seed=0,
+    )
     assert res["epochs"] == 23 and res["stop_epoch"] is None
     assert len(res["history"]["train_loss"]) == 23 and len(res["history"]["val_loss"]) == 4
     assert res["best_epoch"] in (5, 10, 15, 20)
     seed_everything(0)
-    short = train_link_predictor(VGAE(VGAEEncoder(data.num_features, 16, 8)), data, lr=0.01, weight_decay=0.0,
-                                 max_epochs=3, min_epochs=0, check_every=5, patience=1, device="cpu", seed=0)
+    short = train_link_predictor(
+        VGAE(VGAEEncoder(data.num_features, 16, 8)),
+        data,
+        lr=0.01,
+        weight_decay=0.0,
+        max_epochs=3,
+        min_epochs=0,
+        check_every=5,
+        patience=1,
+        device="cpu",
+        seed=0,
+    )
     assert short["epochs"] == 3 and short["history"]["val_loss"] == [] and short["best_epoch"] is None
 
 
@@ -217,9 +292,19 @@ def test_link_predictor_restore_best_survives_the_trailing_epochs():
     for max_epochs in (20, 23):  # the same checks; 23 trains 3 more epochs after the last one
         seed_everything(0)
         model = VGAE(VGAEEncoder(data.num_features, 16, 8))
-        out[max_epochs] = train_link_predictor(model, data, lr=0.01, weight_decay=0.0, max_epochs=max_epochs,
-                                               min_epochs=0, check_every=5, patience=50, device="cpu", seed=0,
-                                               restore_best=True)
+        out[max_epochs] = train_link_predictor(
+            model,
+            data,
+            lr=0.01,
+            weight_decay=0.0,
+            max_epochs=max_epochs,
+            min_epochs=0,
+            check_every=5,
+            patience=50,
+            device="cpu",
+            seed=0,
+            restore_best=True,
+        )
     a, b = out[20], out[23]
     assert a["restored_best"] and b["restored_best"] and a["best_epoch"] == b["best_epoch"]
     assert a["history"]["val_loss"] == b["history"]["val_loss"]

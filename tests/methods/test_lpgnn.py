@@ -23,8 +23,9 @@ def data():
 
 
 # -- labels ---------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("c, eps, keep", [(7, 1.0, .312), (7, 0.5, .216), (3, 2.0, .787), (4, 3.0, .870),
-                                          (10, 1.0, .232)])
+@pytest.mark.parametrize(
+    "c, eps, keep", [(7, 1.0, 0.312), (7, 0.5, 0.216), (3, 2.0, 0.787), (4, 3.0, 0.870), (10, 1.0, 0.232)]
+)
 def test_transition_matrix_matches_spec_keep_probabilities(c, eps, keep):
     T = L.transition_matrix(eps, c)
     p = math.exp(eps) / (math.exp(eps) + c - 1)
@@ -120,12 +121,19 @@ def test_draw_features_methods(data):
     assert torch.equal(L.dense_features(L.draw_features(data, "mbm", INF), n, d), data.x)  # eps_x = inf -> raw
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"method": "mbm", "eps_x": 0.0}, "eps_x"), ({"method": "mbm", "eps_x": -1}, "eps_x"),
-    ({"method": "mbm", "eps_x": 1.0, "m": 0}, r"m must be"), ({"method": "mbm", "eps_x": 1.0, "m": 21}, r"\[1, 20\]"),
-    ({"method": "raw", "eps_x": 1.0}, "false privacy claim"), ({"method": "rnd", "eps_x": 1.0}, "eps_x=inf"),
-    ({"method": "xyz", "eps_x": 1.0}, "feature method"), ({"method": "lpm", "eps_x": 1.0, "m": 2}, "m applies"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"method": "mbm", "eps_x": 0.0}, "eps_x"),
+        ({"method": "mbm", "eps_x": -1}, "eps_x"),
+        ({"method": "mbm", "eps_x": 1.0, "m": 0}, r"m must be"),
+        ({"method": "mbm", "eps_x": 1.0, "m": 21}, r"\[1, 20\]"),
+        ({"method": "raw", "eps_x": 1.0}, "false privacy claim"),
+        ({"method": "rnd", "eps_x": 1.0}, "eps_x=inf"),
+        ({"method": "xyz", "eps_x": 1.0}, "feature method"),
+        ({"method": "lpm", "eps_x": 1.0, "m": 2}, "m applies"),
+    ],
+)
 def test_draw_features_errors(data, kwargs, match):
     with pytest.raises(ValueError, match=match):
         L.draw_features(data, **kwargs)
@@ -153,10 +161,20 @@ def test_batched_training_equals_straightforward_loop(data, backbone):
     adj = normalized_adjacency(data.edge_index, n)
     draw = L.draw_features(data, "mbm", 2.0, generator=4)
     noisy = L.perturb_labels(data.y, 2.0, 3, data.train_mask | data.val_mask, 5)
-    feats = BatchedFeatures.from_sparse_parts([draw["rows"]], [draw["cols"]], [draw["vals"]], [draw["offset"]],
-                                              num_nodes=n, num_features=d, adj=adj, steps=2)
-    kw = dict(backbone=backbone, lr=0.01, weight_decay=1e-3, dropout=0.0, k_y=2, label_method="drop",
-              eps_y=2.0, epochs=30, device="cpu")
+    feats = BatchedFeatures.from_sparse_parts(
+        [draw["rows"]], [draw["cols"]], [draw["vals"]], [draw["offset"]], num_nodes=n, num_features=d, adj=adj, steps=2
+    )
+    kw = dict(
+        backbone=backbone,
+        lr=0.01,
+        weight_decay=1e-3,
+        dropout=0.0,
+        k_y=2,
+        label_method="drop",
+        eps_y=2.0,
+        epochs=30,
+        device="cpu",
+    )
     b = L.train_batched(data, feats, noisy[:, None], seeds=[9], **kw)
     r = L.train_reference(data, L.dense_features(draw, n, d), noisy, seed=9, k_x=2, **kw)
     assert b["epoch"][0] == r["epoch"] and b["test_acc"][0] == pytest.approx(r["test_acc"])
@@ -168,10 +186,21 @@ def test_selection_never_reads_clean_labels(data):
     adj = normalized_adjacency(data.edge_index, n)
     draw = L.draw_features(data, "mbm", 1.0, generator=1)
     noisy = L.perturb_labels(data.y, 1.0, 3, data.train_mask | data.val_mask, 2)
-    feats = BatchedFeatures.from_sparse_parts([draw["rows"]], [draw["cols"]], [draw["vals"]], [draw["offset"]],
-                                              num_nodes=n, num_features=d, adj=adj, steps=2)
-    kw = dict(backbone="sage", seeds=[3], lr=0.01, weight_decay=0.0, dropout=0.0, k_y=2, label_method="drop",
-              eps_y=1.0, epochs=25, device="cpu")
+    feats = BatchedFeatures.from_sparse_parts(
+        [draw["rows"]], [draw["cols"]], [draw["vals"]], [draw["offset"]], num_nodes=n, num_features=d, adj=adj, steps=2
+    )
+    kw = dict(
+        backbone="sage",
+        seeds=[3],
+        lr=0.01,
+        weight_decay=0.0,
+        dropout=0.0,
+        k_y=2,
+        label_method="drop",
+        eps_y=1.0,
+        epochs=25,
+        device="cpu",
+    )
     a = L.train_batched(data, feats, noisy[:, None], **kw)
     scrambled = data.clone()
     labelled = data.train_mask | data.val_mask
@@ -182,17 +211,49 @@ def test_selection_never_reads_clean_labels(data):
 
 
 def test_run_cell_rows_reproducible_and_learns(data):
-    rows = L.run_cell(data, "cora", method="mbm", eps_x=3.0, eps_y=INF, k_x=2, k_y=0, repeats=3, epochs=60,
-                      hparams={"lr": 0.01, "weight_decay": 1e-4, "dropout": 0.0}, device="cpu")
+    rows = L.run_cell(
+        data,
+        "cora",
+        method="mbm",
+        eps_x=3.0,
+        eps_y=INF,
+        k_x=2,
+        k_y=0,
+        repeats=3,
+        epochs=60,
+        hparams={"lr": 0.01, "weight_decay": 1e-4, "dropout": 0.0},
+        device="cpu",
+    )
     assert len(rows) == 3 and {r["run"] for r in rows} == {0, 1, 2}
     for r in rows:
         assert 0 <= r["value"] <= 100 and r["epsilon"] == INF and r["eps_x"] == 3.0 and r["metric"] == "accuracy"
         assert r["mechanism"].startswith("features=mbm")
-    again = L.run_cell(data, "cora", method="mbm", eps_x=3.0, eps_y=INF, k_x=2, k_y=0, repeats=3, epochs=60,
-                       hparams={"lr": 0.01, "weight_decay": 1e-4, "dropout": 0.0}, device="cpu")
+    again = L.run_cell(
+        data,
+        "cora",
+        method="mbm",
+        eps_x=3.0,
+        eps_y=INF,
+        k_x=2,
+        k_y=0,
+        repeats=3,
+        epochs=60,
+        hparams={"lr": 0.01, "weight_decay": 1e-4, "dropout": 0.0},
+        device="cpu",
+    )
     assert [r["value"] for r in rows] == [r["value"] for r in again]
-    raw = L.run_cell(data, "cora", method="raw", eps_x=INF, eps_y=INF, k_x=0, repeats=2, epochs=60,
-                     hparams={"lr": 0.01, "weight_decay": 1e-4, "dropout": 0.0}, device="cpu")
+    raw = L.run_cell(
+        data,
+        "cora",
+        method="raw",
+        eps_x=INF,
+        eps_y=INF,
+        k_x=0,
+        repeats=2,
+        epochs=60,
+        hparams={"lr": 0.01, "weight_decay": 1e-4, "dropout": 0.0},
+        device="cpu",
+    )
     assert np.mean([r["value"] for r in raw]) > 60  # the CSBM classes are learnable from clean data
     with pytest.raises(ValueError, match="backbone"):
         L.run_cell(data, "cora", backbone="mlp")
@@ -203,8 +264,19 @@ def test_run_cell_rows_reproducible_and_learns(data):
 
 
 def test_tune_uses_noisy_validation(data):
-    best, summary = L.tune(data, "cora", method="mbm", eps_x=1.0, eps_y=2.0, grid={"lr": [0.01, 1e-4]},
-                           repeats=2, epochs=20, device="cpu", k_x=2, k_y=2)
+    best, summary = L.tune(
+        data,
+        "cora",
+        method="mbm",
+        eps_x=1.0,
+        eps_y=2.0,
+        grid={"lr": [0.01, 1e-4]},
+        repeats=2,
+        epochs=20,
+        device="cpu",
+        k_x=2,
+        k_y=2,
+    )
     assert len(summary) == 2 and best["lr"] in (0.01, 1e-4)
     top = max(summary, key=lambda s: (s["val_acc_noisy"], -s["val_loss_noisy"]))
     assert best["lr"] == top["lr"]

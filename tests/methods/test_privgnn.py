@@ -90,8 +90,9 @@ def test_teacher_node_sets_use_knn_within_their_subsample():
     again = P.teacher_subgraphs(pd_, q[:2], k=5, gamma=0.5, seed=7)
     assert all(torch.equal(a, b) for a, b in zip(sets[:2], again))  # prefix property
     for i, (v, s) in enumerate(zip(q.tolist(), sets)):
-        cand = P.poisson_subsample(pd_.num_private, 0.5, make_generator(__import__("dpgnn.utils").utils.stable_seed(
-            7, "subsample", i)))
+        cand = P.poisson_subsample(
+            pd_.num_private, 0.5, make_generator(__import__("dpgnn.utils").utils.stable_seed(7, "subsample", i))
+        )
         assert set(s.tolist()) <= set(cand.tolist()) and s.numel() == min(5, cand.numel())
         d_in = ((pd_.x_priv[s] - pd_.x_pub[v]) ** 2).sum(1).max()
         rest = torch.tensor(sorted(set(cand.tolist()) - set(s.tolist())))
@@ -111,8 +112,9 @@ def test_batched_teachers_equal_sequential_sage_without_dropout():
     pd_ = _toy()
     sets = [torch.arange(0, 12), torch.arange(20, 29), torch.tensor([1, 5, 40, 41, 42, 50, 55])]
     seeds = [11, 12, 13]
-    batched = BatchedSAGETeachers(3, pd_.num_features, 8, pd_.num_classes, dropout=0.0,
-                                  generators=[make_generator(s) for s in seeds])
+    batched = BatchedSAGETeachers(
+        3, pd_.num_features, 8, pd_.num_classes, dropout=0.0, generators=[make_generator(s) for s in seeds]
+    )
     init = {k: v.clone() for k, v in batched.state_dict().items()}
     batched.b1.requires_grad_(False)
     xx, mask, y, src, dst, inv = P._stack(pd_, sets, torch.device("cpu"))
@@ -122,10 +124,10 @@ def test_batched_teachers_equal_sequential_sage_without_dropout():
     for b, nodes in enumerate(sets):
         m = SAGE(pd_.num_features, 8, pd_.num_classes, dropout=0.0)
         single = BatchedSAGETeachers(1, pd_.num_features, 8, pd_.num_classes, dropout=0.0)
-        single.load_state_dict({k: v[b:b + 1].clone() for k, v in init.items()})
+        single.load_state_dict({k: v[b : b + 1].clone() for k, v in init.items()})
         with torch.no_grad():  # copy the initial weights into the PyG model
-            m.conv1.lin_r.weight.copy_(single.w1[0, :pd_.num_features].t())
-            m.conv1.lin_l.weight.copy_(single.w1[0, pd_.num_features:].t())
+            m.conv1.lin_r.weight.copy_(single.w1[0, : pd_.num_features].t())
+            m.conv1.lin_l.weight.copy_(single.w1[0, pd_.num_features :].t())
             m.conv1.lin_l.bias.copy_(single.b1[0])
             m.conv2.lin_r.weight.copy_(single.w2[0, :8].t())
             m.conv2.lin_l.weight.copy_(single.w2[0, 8:].t())
@@ -186,8 +188,13 @@ def test_b4_soft_and_hard_labels_come_from_one_noisy_vector():
         y = torch.randint(0, c, (20000,), generator=make_generator(c))
         right = (P.b4_noisy_onehot(y, c, lam, make_generator(7)).argmax(1) == y).float().mean().item()
         lap = stats.laplace(scale=1 / lam)
-        exact[c, lam] = integrate.quad(lambda x, lap=lap, c=c: lap.pdf(x) * lap.cdf(x + 1) ** (c - 1),
-                                       -60 / lam, 60 / lam, points=[-1, 0], limit=400)[0]
+        exact[c, lam] = integrate.quad(
+            lambda x, lap=lap, c=c: lap.pdf(x) * lap.cdf(x + 1) ** (c - 1),
+            -60 / lam,
+            60 / lam,
+            points=[-1, 0],
+            limit=400,
+        )[0]
         assert right == pytest.approx(exact[c, lam], abs=0.012), (c, lam)
     assert exact[10, 1.0] == pytest.approx(0.257, abs=5e-4) and exact[2, 1.0] == pytest.approx(0.724, abs=5e-4)
     assert exact[2, 4.0] > 0.9 and exact[10, 0.25] < 0.15  # little noise vs noise that swamps the margin of 1
@@ -324,8 +331,11 @@ def test_authors_code_split_draws_both_public_sets_from_all_nodes():
     # independent uniform samples: overlaps near |priv|/n = 0.125 and |tr|/n = 0.15, never 0
     assert 0.09 < ov["test_in_private"] < 0.16 and 0.12 < ov["test_in_train"] < 0.18
     assert 0.09 < ov["train_in_private"] < 0.16
-    assert P.split_overlap(torch.tensor([0, 1]), torch.tensor([2, 3]), torch.tensor([4, 5])) == \
-        {"test_in_private": 0.0, "test_in_train": 0.0, "train_in_private": 0.0}
+    assert P.split_overlap(torch.tensor([0, 1]), torch.tensor([2, 3]), torch.tensor([4, 5])) == {
+        "test_in_private": 0.0,
+        "test_in_train": 0.0,
+        "train_in_private": 0.0,
+    }
     again = P.authors_code_split_nodes("amazon", y, seed=0)
     assert all(torch.equal(a, b) for a, b in zip(again, (priv, tr, te)))
     with pytest.raises(ValueError, match="known for"):
@@ -354,8 +364,18 @@ def test_repeated_nodes_keep_their_edges_on_the_last_copy():
 
 def test_authors_code_pate_g_teachers_vote_untrained():
     pd_ = _toy()
-    flipped = P.PrivGNNData("toy", pd_.x_priv, (pd_.y_priv + 1) % pd_.num_classes, pd_.edge_priv, pd_.x_pub,
-                            pd_.y_pub, pd_.edge_pub, pd_.pub_train, pd_.pub_test, pd_.num_classes)
+    flipped = P.PrivGNNData(
+        "toy",
+        pd_.x_priv,
+        (pd_.y_priv + 1) % pd_.num_classes,
+        pd_.edge_priv,
+        pd_.x_pub,
+        pd_.y_pub,
+        pd_.edge_pub,
+        pd_.pub_train,
+        pd_.pub_test,
+        pd_.num_classes,
+    )
     kw = dict(kind="gnn", num_teachers=4, seed=0, epochs=20, device="cpu")
     # the official code resets every SAGE teacher after training: its votes do not depend on the private labels
     a = P.pate_votes(pd_, 10, fidelity="authors_code", **kw)

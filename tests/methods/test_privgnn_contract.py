@@ -16,8 +16,16 @@ from dpgnn.utils import make_generator
 
 NODE = ("privgnn", "privgnn_code", "knnrem", "singlegnn", "pate_g", "pate_m")
 NONE = ("b1", "b2", "b3", "mlp", "b4")
-CONFIG = {"k": 8, "gamma": 0.5, "queries": 6, "lam": 0.4, "teacher_epochs": 3, "student_epochs": 3, "epochs": 3,
-          "num_teachers": 3}
+CONFIG = {
+    "k": 8,
+    "gamma": 0.5,
+    "queries": 6,
+    "lam": 0.4,
+    "teacher_epochs": 3,
+    "student_epochs": 3,
+    "epochs": 3,
+    "num_teachers": 3,
+}
 
 
 def _toy(n_priv=60, n_pub=50, d=6, c=3, seed=0) -> P.PrivGNNData:
@@ -72,8 +80,9 @@ def test_shared_teachers_and_votes_give_the_runs_own_numbers():
     assert shared.test == own.test and shared.ledger == own.ledger
     assert shared.extra["teacher_accuracy"] == own.extra["teacher_accuracy"]
     with pytest.raises(ValueError, match="fewer than queries=6"):
-        P.run_privgnn(data, cfg, seed=5, device="cpu", teachers=P.teachers_for(data, {**cfg, "queries": 4}, seed=5,
-                                                                                   device="cpu"))
+        P.run_privgnn(
+            data, cfg, seed=5, device="cpu", teachers=P.teachers_for(data, {**cfg, "queries": 4}, seed=5, device="cpu")
+        )
     torch.manual_seed(0)
     own = P.run_pate_m(data, cfg, seed=5, device="cpu")
     torch.manual_seed(0)
@@ -89,15 +98,35 @@ def test_single_model_loop_on_fit_equals_the_fast_teacher_loop():
     dev = torch.device("cpu")
     idx = torch.arange(data.num_private)
     torch.manual_seed(3)
-    on_fit = P._fit_sage(data.x_priv, data.edge_priv, idx, data.y_priv, seed=11, epochs=4, hidden=16, dropout=0.5,
-                         lr=0.01, num_classes=data.num_classes, device=dev)
+    on_fit = P._fit_sage(
+        data.x_priv,
+        data.edge_priv,
+        idx,
+        data.y_priv,
+        seed=11,
+        epochs=4,
+        hidden=16,
+        dropout=0.5,
+        lr=0.01,
+        num_classes=data.num_classes,
+        device=dev,
+    )
     xx, src, dst, inv = P._graph_inputs(data.x_priv, data.edge_priv, dev)
     n = data.num_private
-    fast = BatchedSAGETeachers(1, data.num_features, 16, data.num_classes, dropout=0.5,
-                               generators=[make_generator(11)])
+    fast = BatchedSAGETeachers(1, data.num_features, 16, data.num_classes, dropout=0.5, generators=[make_generator(11)])
     torch.manual_seed(3)
-    train_batched_teachers(fast, xx.unsqueeze(0), torch.ones(1, n), data.y_priv.view(1, -1), src, dst, inv, epochs=4,
-                           lr=0.01, loss_mask=torch.ones(1, n))
+    train_batched_teachers(
+        fast,
+        xx.unsqueeze(0),
+        torch.ones(1, n),
+        data.y_priv.view(1, -1),
+        src,
+        dst,
+        inv,
+        epochs=4,
+        lr=0.01,
+        loss_mask=torch.ones(1, n),
+    )
     for (name, a), b in zip(on_fit.state_dict().items(), fast.state_dict().values()):
         assert torch.equal(a, b), name
     assert not on_fit.training and not fast.training

@@ -83,8 +83,9 @@ def test_graph_is_queried_exactly_k_times(graph, level, monkeypatch):
         return orig(self, h)
 
     monkeypatch.setattr(pg.NAP, "__call__", counting)
-    cfg = pg.ProGAPConfig(level=level, depth=3, epsilon=4.0 if level == "edge" else 16.0, epochs=4,
-                          batch_size=64, max_degree=10)
+    cfg = pg.ProGAPConfig(
+        level=level, depth=3, epsilon=4.0 if level == "edge" else 16.0, epochs=4, batch_size=64, max_degree=10
+    )
     res = pg.train_progap(graph, cfg, seed=0, device="cpu")
     assert len(calls) == 3 == res.queries == res.ledger.get("queries", 3)
     assert len(res.stage_val_acc) == 4
@@ -97,8 +98,13 @@ def test_progressive_stage_inputs_are_cached_and_layerwise_freezes(graph):
     def on_stage(s, model, xs):
         seen.append((s, [x.data_ptr() for x in xs], [p.requires_grad for p in model.bases.parameters()]))
 
-    pg.train_progap(graph, pg.ProGAPConfig(level="edge", depth=2, epsilon=2.0, epochs=3, layerwise=True),
-                    seed=1, device="cpu", on_stage=on_stage)
+    pg.train_progap(
+        graph,
+        pg.ProGAPConfig(level="edge", depth=2, epsilon=2.0, epochs=3, layerwise=True),
+        seed=1,
+        device="cpu",
+        on_stage=on_stage,
+    )
     # stage s reuses the very same cached tensors X~(0..s-1) of earlier stages (no recomputation)
     assert seen[1][1][:1] == seen[0][1] and seen[2][1][:2] == seen[1][1]
     # layer-wise: only the newest base is trainable at the last stage
@@ -165,8 +171,9 @@ def test_edge_calibration_conservative_and_tighter_than_paper(k, target):
 
 
 def test_node_calibration_spec_reference_z_and_theorem42():
-    led = pg.privacy_ledger("node", depth=2, delta=1e-5, target_epsilon=8.0, train_nodes=19_804, batch_size=256,
-                            epochs=5, max_degree=100)
+    led = pg.privacy_ledger(
+        "node", depth=2, delta=1e-5, target_epsilon=8.0, train_nodes=19_804, batch_size=256, epochs=5, max_degree=100
+    )
     assert led["epsilon"] <= 8.0
     # docs/papers/progap.md#node-level-privacy reference z (K=2, E=5, eps=8)
     assert led["noise_multiplier"] == pytest.approx(0.982, abs=2e-3)
@@ -188,7 +195,7 @@ def test_theorem42_reduces_to_gaussian_composition_without_sampling():
 
 def test_default_delta_rule():
     assert pg.default_delta(2_117_924) == 1e-7  # facebook edges (docs/papers/progap.md#edge-level-privacy)
-    assert pg.default_delta(19_804) == 1e-5     # facebook training nodes (docs/papers/progap.md#node-level-privacy)
+    assert pg.default_delta(19_804) == 1e-5  # facebook training nodes (docs/papers/progap.md#node-level-privacy)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -204,8 +211,9 @@ def test_dp_stage_poisson_sample_rate(graph):
     assert sum(isinstance(m, torch.nn.GroupNorm) and m.num_groups == 1 for m in model.modules()) == 2
     before = [p.detach().clone() for p in model.parameters()]
     b = 32
-    _, hist = pg.train_stage(model, [x], y, masks, epochs=20, lr=0.01, dp=pg.DPSettings(1.0, b),
-                             generator=torch.Generator().manual_seed(0))
+    _, hist = pg.train_stage(
+        model, [x], y, masks, epochs=20, lr=0.01, dp=pg.DPSettings(1.0, b), generator=torch.Generator().manual_seed(0)
+    )
     sizes = np.array(hist[-1]["sample_sizes"])
     q, steps = pg.stage_steps(n_train, b, 20)
     assert sizes.size == steps == 20 * (n_train // b)
@@ -218,13 +226,25 @@ def test_dp_stage_poisson_sample_rate(graph):
 def test_dp_stage_refuses_batchnorm(graph):
     model = StageModel([MLP(graph.x.size(1), 8, 1)], MLP(8, 8, 1, out_dim=3, plain_last=True))
     with pytest.raises(ValueError, match="BatchNorm"):
-        pg.train_stage(model, [graph.x], graph.y, {"train": graph.train_mask, "val": graph.val_mask}, epochs=1,
-                       lr=0.01, dp=pg.DPSettings(1.0, 16), generator=torch.Generator())
+        pg.train_stage(
+            model,
+            [graph.x],
+            graph.y,
+            {"train": graph.train_mask, "val": graph.val_mask},
+            epochs=1,
+            lr=0.01,
+            dp=pg.DPSettings(1.0, 16),
+            generator=torch.Generator(),
+        )
 
 
 def test_node_level_run_ledger(graph):
-    res = pg.train_progap(graph, pg.ProGAPConfig(level="node", depth=1, epsilon=8.0, epochs=2, batch_size=32,
-                                                 max_degree=6), seed=0, device="cpu")
+    res = pg.train_progap(
+        graph,
+        pg.ProGAPConfig(level="node", depth=1, epsilon=8.0, epochs=2, batch_size=32, max_degree=6),
+        seed=0,
+        device="cpu",
+    )
     led = res.ledger
     assert led["epsilon"] <= 8.0 and led["noise_multiplier"] > 0
     assert led["sigma_nap"] == pytest.approx(led["noise_multiplier"] * math.sqrt(6))
@@ -260,9 +280,11 @@ def test_gap_levels_and_accounting(graph):
     assert edge.queries == 2 and edge.ledger["epsilon"] <= 1.0
     # GAP's edge-level cost equals ProGAP's with K = H (same H Gaussians)
     assert edge.ledger["noise_multiplier"] == pytest.approx(
-        pg.privacy_ledger("edge", depth=2, delta=edge.ledger["delta"], target_epsilon=1.0)["noise_multiplier"])
-    node = gap.train_gap(graph, gap.GAPConfig(level="node", hops=1, epsilon=8.0, epochs=2, batch_size=32,
-                                              max_degree=6), device="cpu")
+        pg.privacy_ledger("edge", depth=2, delta=edge.ledger["delta"], target_epsilon=1.0)["noise_multiplier"]
+    )
+    node = gap.train_gap(
+        graph, gap.GAPConfig(level="node", hops=1, epsilon=8.0, epochs=2, batch_size=32, max_degree=6), device="cpu"
+    )
     assert node.ledger["dpsgd_runs"] == 2 and node.ledger["epsilon"] <= 8.0
 
 
@@ -282,7 +304,7 @@ def test_edgerand_flip_rates():
     assert out.size(1) % 2 == 0 and not bool((out[0] == out[1]).any())
     # with an accurate density estimate the expected number of kept + added pairs stays near the true count
     p = 1 / (1 + math.exp(-0.9 * eps))
-    dens = ei.size(1) / n ** 2
+    dens = ei.size(1) / n**2
     q = min(1.0, dens / (2 * p * dens - p - dens + 1))
     expected = m_pairs * p * q + (n * (n - 1) / 2 - m_pairs) * (1 - p) * q
     assert out.size(1) // 2 == pytest.approx(expected, rel=0.25)
@@ -294,12 +316,21 @@ def test_edgerand_flip_rates():
 # ---------------------------------------------------------------------------------------------------------------
 # bad inputs
 # ---------------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs,match", [
-    ({"depth": -1}, "depth"), ({"level": "graph"}, "level"), ({"epsilon": math.inf}, "epsilon"),
-    ({"epsilon": 0.0}, "epsilon"), ({"lr": 0}, "lr"), ({"batch_size": 0}, "batch_size"),
-    ({"max_degree": 0}, "max_degree"), ({"delta": 1.5}, "delta"), ({"epochs": 0}, "epochs"),
-    ({"fidelity": "official"}, "fidelity"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"depth": -1}, "depth"),
+        ({"level": "graph"}, "level"),
+        ({"epsilon": math.inf}, "epsilon"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"lr": 0}, "lr"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"max_degree": 0}, "max_degree"),
+        ({"delta": 1.5}, "delta"),
+        ({"epochs": 0}, "epochs"),
+        ({"fidelity": "official"}, "fidelity"),
+    ],
+)
 def test_bad_config(kwargs, match):
     with pytest.raises(ValueError, match=match):
         pg.ProGAPConfig(**kwargs)
@@ -333,8 +364,18 @@ def test_select_best_uses_mean_validation_accuracy():
     # config lr=0.01: val 70, 70 / test 50, 52; config lr=0.05: val 90, 40 (mean 65) / test 99, 99
     for lr, vals, tests in ((0.01, (70, 70), (50, 52)), (0.05, (90, 40), (99, 99))):
         for run, (v, t) in enumerate(zip(vals, tests)):
-            base = {"dataset": "d", "method": "progap", "level": "edge", "setting": "edge eps=1", "depth": 2,
-                    "base_layers": 1, "lr": lr, "epochs": 10, "run": run, "config_hash": f"{lr}{run}"}
+            base = {
+                "dataset": "d",
+                "method": "progap",
+                "level": "edge",
+                "setting": "edge eps=1",
+                "depth": 2,
+                "base_layers": 1,
+                "lr": lr,
+                "epochs": 10,
+                "run": run,
+                "config_hash": f"{lr}{run}",
+            }
             rows += [{**base, "metric": "val_acc", "value": v}, {**base, "metric": "accuracy", "value": t}]
     sel = select_best(pd.DataFrame(rows))
     assert sorted(sel["value"]) == [50, 52] and set(sel["lr"]) == {0.01}
@@ -351,8 +392,10 @@ def test_table2_fig2_fig4_share_runs_and_coverage_counts_them(tmp_path, monkeypa
     def fake_run_cell(data, cell, *, device="auto"):
         trained.append((cell["method"], cell["level"], cell["epsilon"], cell["depth"]))
         acc = 50.0 + cell["depth"] + (cell["method"] == "progap")
-        return [{"metric": "val_acc", "value": acc, "setting": series.setting(cell["level"], cell["epsilon"])},
-                {"metric": "accuracy", "value": acc, "setting": series.setting(cell["level"], cell["epsilon"])}]
+        return [
+            {"metric": "val_acc", "value": acc, "setting": series.setting(cell["level"], cell["epsilon"])},
+            {"metric": "accuracy", "value": acc, "setting": series.setting(cell["level"], cell["epsilon"])},
+        ]
 
     monkeypatch.setattr(series, "available", lambda cfg, store, artifact, cache=None: ["toy"])
     monkeypatch.setattr(series, "run_cell", fake_run_cell)
@@ -369,10 +412,12 @@ def test_table2_fig2_fig4_share_runs_and_coverage_counts_them(tmp_path, monkeypa
     assert trained[n_table2:] == [("progap", "edge", 1.0, 2), ("progap", "node", 8.0, 2)]  # K=1 copied
     cov = series.coverage(cfg, store, "fig4_runs")
     assert cov["runs_stored"].tolist() == cov["runs_in_grid"].tolist() == [2, 2]
-    wider = settings("progap", "test", datasets=[], standins={"toy": 1}, node_settings={"toy": [8, 2]},
-                     lrs=[0.01, 0.05], runs=2)
+    wider = settings(
+        "progap", "test", datasets=[], standins={"toy": 1}, node_settings={"toy": [8, 2]}, lrs=[0.01, 0.05], runs=2
+    )
     cov = series.coverage(wider, store, "table2_runs").set_index(["method", "level"])
-    assert cov.loc[("progap", "edge"), ["configs_stored", "configs_in_grid", "runs_stored", "runs_in_grid"]
-                   ].tolist() == [1, 2, 1, 4]
+    assert cov.loc[
+        ("progap", "edge"), ["configs_stored", "configs_in_grid", "runs_stored", "runs_in_grid"]
+    ].tolist() == [1, 2, 1, 4]
     with pytest.raises(ValueError, match="artifact"):
         series.coverage(cfg, store, "fig3")

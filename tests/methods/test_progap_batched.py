@@ -32,8 +32,15 @@ def _cfg(level: str, **kw) -> pg.ProGAPConfig:
     best-epoch choice agree). Edge level: 1 epoch per stage, since without DP noise a one-row tie in validation
     accuracy can flip the best epoch on float rounding alone (a sequential run with its features scaled by
     1 + 1e-7 flips as often), which would compare two different epochs' models."""
-    return pg.ProGAPConfig(level=level, depth=2, epsilon=4.0 if level == "edge" else 16.0,
-                           epochs=1 if level == "edge" else 4, batch_size=64, max_degree=10, **kw)
+    return pg.ProGAPConfig(
+        level=level,
+        depth=2,
+        epsilon=4.0 if level == "edge" else 16.0,
+        epochs=1 if level == "edge" else 4,
+        batch_size=64,
+        max_degree=10,
+        **kw,
+    )
 
 
 def _sequential(graph, cfg, seeds):
@@ -41,8 +48,9 @@ def _sequential(graph, cfg, seeds):
     out = []
     for s in seeds:
         seen = {}
-        res = pg.train_progap(graph, cfg, seed=s, device="cpu",
-                              on_stage=lambda st, m, xs, seen=seen: seen.update(xs=list(xs)))
+        res = pg.train_progap(
+            graph, cfg, seed=s, device="cpu", on_stage=lambda st, m, xs, seen=seen: seen.update(xs=list(xs))
+        )
         out.append((res, seen["xs"]))
     return out
 
@@ -63,14 +71,16 @@ def _differences(seq: pg.ProGAPResult, xs: list[torch.Tensor], bat: pg.ProGAPRes
     diffs = [k for k in ("train_acc", "val_acc", "test_acc") if abs(getattr(seq, k) - getattr(bat, k)) > ACC_TOL]
     for k in ("stage_val_acc", "stage_test_acc"):
         if len(getattr(seq, k)) != len(getattr(bat, k)) or any(
-                abs(u - v) > ACC_TOL for u, v in zip(getattr(seq, k), getattr(bat, k))):
+            abs(u - v) > ACC_TOL for u, v in zip(getattr(seq, k), getattr(bat, k))
+        ):
             diffs.append(k)
     if _history_differs(seq.history, bat.history):
         diffs.append("history")
     if seq.ledger != bat.ledger or seq.queries != bat.queries:
         diffs.append("ledger")
-    if not torch.allclose(pg.predict(seq.model["stages"], *xs), pg.predict(bat.model["stages"], *xs),
-                          atol=LOGIT_TOL, rtol=0):
+    if not torch.allclose(
+        pg.predict(seq.model["stages"], *xs), pg.predict(bat.model["stages"], *xs), atol=LOGIT_TOL, rtol=0
+    ):
         diffs.append("logits")
     for s, (ea, eb) in enumerate(zip(seq.model["encoders"], bat.model["encoders"])):
         if not torch.allclose(pg.predict(ea, xs[s]), pg.predict(eb, xs[s]), atol=LOGIT_TOL, rtol=0):
@@ -120,23 +130,28 @@ def test_layerwise_repeats_freeze_earlier_bases_as_the_sequential_runs(graph):
     for (a, xs), b in zip(seq, bat):
         assert _differences(a, xs, b) == []
         assert [p.requires_grad for p in b.model["stages"].parameters()] == [
-            p.requires_grad for p in a.model["stages"].parameters()]
+            p.requires_grad for p in a.model["stages"].parameters()
+        ]
 
 
 def test_gap_repeats_equal_each_seeds_sequential_run_at_node_level(graph):
     cfg = gap.GAPConfig(level="node", hops=2, epsilon=16.0, epochs=3, batch_size=64, max_degree=10)
     seq = [gap.train_gap(graph, cfg, seed=s, device="cpu") for s in SEEDS]
     bat = rp.train_gap_repeats(graph, cfg, SEEDS, device="cpu")
-    xs = [torch.nn.functional.normalize(torch.randn(graph.num_nodes, 16, generator=torch.Generator().manual_seed(i)),
-                                        dim=-1) for i in range(3)]
+    xs = [
+        torch.nn.functional.normalize(
+            torch.randn(graph.num_nodes, 16, generator=torch.Generator().manual_seed(i)), dim=-1
+        )
+        for i in range(3)
+    ]
     for a, b in zip(seq, bat):
-        assert (b.train_acc, b.val_acc, b.test_acc) == pytest.approx((a.train_acc, a.val_acc, a.test_acc),
-                                                                    abs=ACC_TOL)
+        assert (b.train_acc, b.val_acc, b.test_acc) == pytest.approx((a.train_acc, a.val_acc, a.test_acc), abs=ACC_TOL)
         assert not _history_differs(a.history, b.history)  # both DP-SGD runs' Poisson batch sizes included
         assert b.ledger == a.ledger and b.queries == a.queries == 2
         for part, inputs in (("encoder", [graph.x]), ("classifier", xs)):
-            assert torch.allclose(pg.predict(a.model[part], *inputs), pg.predict(b.model[part], *inputs),
-                                  atol=LOGIT_TOL, rtol=0)
+            assert torch.allclose(
+                pg.predict(a.model[part], *inputs), pg.predict(b.model[part], *inputs), atol=LOGIT_TOL, rtol=0
+            )
 
 
 def test_gap_repeats_at_edge_level(graph):
@@ -148,8 +163,9 @@ def test_gap_repeats_at_edge_level(graph):
     seq = [gap.train_gap(graph, cfg, seed=s, device="cpu") for s in SEEDS]
     bat = rp.train_gap_repeats(graph, cfg, SEEDS, device="cpu")
     for a, b in zip(seq, bat):
-        assert torch.allclose(pg.predict(a.model["encoder"], graph.x), pg.predict(b.model["encoder"], graph.x),
-                              atol=LOGIT_TOL, rtol=0)
+        assert torch.allclose(
+            pg.predict(a.model["encoder"], graph.x), pg.predict(b.model["encoder"], graph.x), atol=LOGIT_TOL, rtol=0
+        )
         assert b.ledger == a.ledger and b.queries == a.queries == 2
         assert b.test_acc == pytest.approx(a.test_acc, abs=0.1)
 
@@ -187,7 +203,8 @@ def test_registry_repeats_match_run_and_dropout_trains_one_seed_at_a_time(graph)
     edge = methods.get("progap", "progap", "edge")
     config = {"epsilon": 4.0, "depth": 1, "epochs": 2, "dropout": 0.3}
     assert [r.metrics for r in edge.run.repeats(graph, config, seeds=[0, 1], device="cpu")] == [
-        edge.run(graph, config, seed=s, device="cpu").metrics for s in (0, 1)]
+        edge.run(graph, config, seed=s, device="cpu").metrics for s in (0, 1)
+    ]
     with pytest.raises(ValueError, match="dropout"):
         rp.train_progap_repeats(graph, pg.ProGAPConfig(level="edge", epsilon=4.0, dropout=0.3), [0], device="cpu")
     assert hasattr(methods.get("progap", "gap", "edge").run, "repeats")

@@ -16,9 +16,11 @@ torch.set_num_threads(1)
 
 
 def _stage(dims, hidden, base_layers, head_layers, classes=3, *, dropout=0.0, normalize_jk=True, dtype=None):
-    model = StageModel([MLP(d, hidden, base_layers, norm="group", dropout=dropout) for d in dims],
-                       MLP(hidden * len(dims), hidden, head_layers, out_dim=classes, norm="group", dropout=dropout,
-                           plain_last=True), normalize_jk=normalize_jk)
+    model = StageModel(
+        [MLP(d, hidden, base_layers, norm="group", dropout=dropout) for d in dims],
+        MLP(hidden * len(dims), hidden, head_layers, out_dim=classes, norm="group", dropout=dropout, plain_last=True),
+        normalize_jk=normalize_jk,
+    )
     return model.to(dtype) if dtype is not None else model
 
 
@@ -34,8 +36,10 @@ def _opacus_clipped_sum(model, xs, y, clip):
     return [torch.einsum("i,i...", c, g) for g in gs], norms
 
 
-@pytest.mark.parametrize("n_bases,base_layers,head_layers,batch,clip", [
-    (1, 1, 1, 1, 1.0), (1, 2, 1, 7, 0.05), (2, 1, 2, 33, 0.5), (3, 3, 2, 64, 0.2), (4, 1, 1, 16, 100.0)])
+@pytest.mark.parametrize(
+    "n_bases,base_layers,head_layers,batch,clip",
+    [(1, 1, 1, 1, 1.0), (1, 2, 1, 7, 0.05), (2, 1, 2, 33, 0.5), (3, 3, 2, 64, 0.2), (4, 1, 1, 16, 100.0)],
+)
 def test_ghost_sum_equals_opacus_per_sample_clipping(n_bases, base_layers, head_layers, batch, clip):
     torch.manual_seed(n_bases * 10 + batch)
     dims = [5 + 3 * i for i in range(n_bases)]
@@ -86,8 +90,13 @@ def test_ghost_refuses_what_it_cannot_clip():
 # ---------------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def data():
-    return random_node_split(csbm(num_nodes=240, num_classes=3, num_features=12, avg_degree=6.0, homophily=0.9,
-                                  seed=5), 0.75, 0.10, 0.15, seed=1)
+    return random_node_split(
+        csbm(num_nodes=240, num_classes=3, num_features=12, avg_degree=6.0, homophily=0.9, seed=5),
+        0.75,
+        0.10,
+        0.15,
+        seed=1,
+    )
 
 
 def _train(data, per_sample, *, dims_from, dp, epochs=3, dropout=0.0, seed=0):
@@ -97,19 +106,26 @@ def _train(data, per_sample, *, dims_from, dp, epochs=3, dropout=0.0, seed=0):
     gen = torch.Generator().manual_seed(seed)
     masks = {"train": data.train_mask, "val": data.val_mask}
     torch.manual_seed(seed + 1)  # dropout masks
-    model, hist = pg.train_stage(model, xs, data.y, masks, epochs=epochs, lr=0.02, dp=dp, generator=gen,
-                                 per_sample=per_sample)
+    model, hist = pg.train_stage(
+        model, xs, data.y, masks, epochs=epochs, lr=0.02, dp=dp, generator=gen, per_sample=per_sample
+    )
     return model, hist, gen.get_state()
 
 
-@pytest.mark.parametrize("dims_from,batch,noise,dropout,epochs", [
-    ((), 32, 1.0, 0.0, 3), ((1, 2), 16, 0.7, 0.0, 2), ((1,), 64, 2.0, 0.3, 3), ((1,), 2, 1.0, 0.0, 1),
-    ((), 32, 0.0, 0.0, 2)])
+@pytest.mark.parametrize(
+    "dims_from,batch,noise,dropout,epochs",
+    [
+        ((), 32, 1.0, 0.0, 3),
+        ((1, 2), 16, 0.7, 0.0, 2),
+        ((1,), 64, 2.0, 0.3, 3),
+        ((1,), 2, 1.0, 0.0, 1),
+        ((), 32, 0.0, 0.0, 2),
+    ],
+)
 def test_train_stage_ghost_equals_opacus(data, dims_from, batch, noise, dropout, epochs):
     dp = pg.DPSettings(noise, batch, clip=0.5)
     m_ghost, h_ghost, g_ghost = _train(data, "ghost", dims_from=dims_from, dp=dp, dropout=dropout, epochs=epochs)
-    m_opacus, h_opacus, g_opacus = _train(data, "opacus", dims_from=dims_from, dp=dp, dropout=dropout,
-                                          epochs=epochs)
+    m_opacus, h_opacus, g_opacus = _train(data, "opacus", dims_from=dims_from, dp=dp, dropout=dropout, epochs=epochs)
     # same Poisson batches (incl. empty ones at batch=2) and the same number of noise draws from the generator
     assert h_ghost[-1]["sample_sizes"] == h_opacus[-1]["sample_sizes"]
     assert torch.equal(g_ghost, g_opacus)
@@ -129,16 +145,20 @@ def test_train_stage_noise_is_opacus_noise(data):
     m_other, _, _ = _train(data, "ghost", dims_from=(), dp=dp, epochs=1, seed=1)
     for a, b in zip(m_ghost.state_dict().values(), m_opacus.state_dict().values()):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
-    assert any(not torch.allclose(a, b) for a, b in zip(m_ghost.state_dict().values(),
-                                                        m_other.state_dict().values()))
+    assert any(not torch.allclose(a, b) for a, b in zip(m_ghost.state_dict().values(), m_other.state_dict().values()))
 
 
 def test_per_sample_option_is_checked(data):
     with pytest.raises(ValueError, match="per_sample"):
         _train(data, "vmap", dims_from=(), dp=pg.DPSettings(1.0, 16), epochs=1)
     with pytest.raises(ValueError, match="per_sample"):
-        pg.train_progap(data, pg.ProGAPConfig(level="node", depth=1, noise=1.0, epochs=1, batch_size=32,
-                                              max_degree=6), seed=0, device="cpu", per_sample="loop")
+        pg.train_progap(
+            data,
+            pg.ProGAPConfig(level="node", depth=1, noise=1.0, epochs=1, batch_size=32, max_degree=6),
+            seed=0,
+            device="cpu",
+            per_sample="loop",
+        )
 
 
 def test_node_level_run_is_the_same_with_either_path(data):

@@ -83,19 +83,28 @@ def _features(graph, mode, repeats, steps):
     gen = torch.Generator().manual_seed(0)
     xs = [((torch.rand(n, d, generator=gen) < 0.2).float() * torch.rand(n, d, generator=gen)) for _ in range(repeats)]
     if mode == "dense":
-        return BatchedFeatures(num_nodes=n, num_features=d, repeats=repeats, adj=adj, steps=steps,
-                               dense=torch.stack(xs)), xs
+        return BatchedFeatures(
+            num_nodes=n, num_features=d, repeats=repeats, adj=adj, steps=steps, dense=torch.stack(xs)
+        ), xs
     if mode == "shared":
         nz = graph.x.nonzero(as_tuple=True)
-        f = BatchedFeatures.shared(nz[0], nz[1], graph.x[nz] - 0.25, 0.25, repeats=repeats, num_nodes=n,
-                                   num_features=d, adj=adj, steps=steps)
+        f = BatchedFeatures.shared(
+            nz[0], nz[1], graph.x[nz] - 0.25, 0.25, repeats=repeats, num_nodes=n, num_features=d, adj=adj, steps=steps
+        )
         x = graph.x.clone()
         x[x == 0] = 0.25
         return f, [x] * repeats
     parts = [x.nonzero(as_tuple=True) for x in xs]
-    f = BatchedFeatures.from_sparse_parts([p[0] for p in parts], [p[1] for p in parts],
-                                          [x[p] - 0.5 for x, p in zip(xs, parts)], [0.5] * repeats,
-                                          num_nodes=n, num_features=d, adj=adj, steps=steps)
+    f = BatchedFeatures.from_sparse_parts(
+        [p[0] for p in parts],
+        [p[1] for p in parts],
+        [x[p] - 0.5 for x, p in zip(xs, parts)],
+        [0.5] * repeats,
+        num_nodes=n,
+        num_features=d,
+        adj=adj,
+        steps=steps,
+    )
     dense = []
     for x in xs:
         y = x.clone()
@@ -122,5 +131,5 @@ def test_batched_backbone_equals_pyg_models(graph, kind, mode):
         assert torch.allclose(out[:, i], ref, atol=1e-5), (kind, mode, i)
         ref.square().sum().backward()
         g_ref = (ref_model.conv1.lin_l.weight if kind == "sage" else ref_model.conv1.lin.weight).grad.T
-        g = batched.w1.grad[i][:, :g_ref.shape[1]]
+        g = batched.w1.grad[i][:, : g_ref.shape[1]]
         assert torch.allclose(g, g_ref, atol=1e-4, rtol=1e-4)

@@ -60,10 +60,15 @@ def test_lpgnn_budget_is_the_exact_composition_of_two_pure_reports():
 def _binomial_pair_epsilon(a: float, b: float, n: int, delta: float) -> float:
     """Exact ε of n copies of ((a, 1-a), (b, 1-b)) and of the swapped pair, by enumerating the binomial counts."""
     k = np.arange(n + 1)
-    pa = comb(n, k) * a ** k * (1 - a) ** (n - k)
-    pb = comb(n, k) * b ** k * (1 - b) ** (n - k)
-    hs = lambda e: max(float(np.maximum(pa - math.exp(e) * pb, 0).sum()),  # noqa: E731
-                       float(np.maximum(pb - math.exp(e) * pa, 0).sum()))
+    pa = comb(n, k) * a**k * (1 - a) ** (n - k)
+    pb = comb(n, k) * b**k * (1 - b) ** (n - k)
+
+    def hs(e):
+        return max(
+            float(np.maximum(pa - math.exp(e) * pb, 0).sum()),
+            float(np.maximum(pb - math.exp(e) * pa, 0).sum()),
+        )
+
     return _eps_from_delta(hs, delta, hi=n * 10.0)
 
 
@@ -100,7 +105,8 @@ def test_progap_node_pld_and_autodp_against_the_pair():
     led = privacy_ledger("node", **kw)
     q, steps = led["sample_rate"], led["steps_per_run"] * led["dpsgd_runs"]
     ref = lib.from_gaussian_mechanism(4.0 / math.sqrt(2), value_discretization_interval=1e-4).compose(
-        lib.from_gaussian_mechanism(4.0, sampling_prob=q, value_discretization_interval=1e-4).self_compose(steps))
+        lib.from_gaussian_mechanism(4.0, sampling_prob=q, value_discretization_interval=1e-4).self_compose(steps)
+    )
     exact = ref.get_epsilon_for_delta(1e-5)
     pld = privacy_ledger("node", **kw, accountant="pld")["epsilon"]
     assert exact <= pld <= exact * 1.05

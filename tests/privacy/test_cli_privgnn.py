@@ -29,8 +29,22 @@ def test_privgnn_json_golden():
     assert out["epsilon_theorem7"] == pytest.approx(theorem7_epsilon(0.4, 1000, 0.3, 1e-3))
     assert out["accountant"] == "autodp_rdp_acct" and out["queries"] == 1000 and out["gamma"] == 0.3
     assert out["delta"] == 1e-3 and out["lam"] == 0.4
-    rdp = _json(["privgnn", "--lam", "0.4", "--queries", "1000", "--gamma", "0.3", "--delta", "1e-3",
-                 "--accountant", "rdp", "--json"])
+    rdp = _json(
+        [
+            "privgnn",
+            "--lam",
+            "0.4",
+            "--queries",
+            "1000",
+            "--gamma",
+            "0.3",
+            "--delta",
+            "1e-3",
+            "--accountant",
+            "rdp",
+            "--json",
+        ]
+    )
     assert rdp["epsilon"] < out["epsilon"]
 
 
@@ -50,24 +64,30 @@ def test_pate_independent_and_votes(tmp_path):
     assert dep["data_dependent"] is True and dep["epsilon"] == pytest.approx(lib.epsilon)
     assert dep["epsilon"] < dep["epsilon_data_independent"]
     np.save(tmp_path / "votes.npy", counts)
-    dep2 = _json(["pate", "--lam", "0.5", "--queries", "5", "--delta", "1e-5", "--votes",
-                  str(tmp_path / "votes.npy"), "--json"])
+    dep2 = _json(
+        ["pate", "--lam", "0.5", "--queries", "5", "--delta", "1e-5", "--votes", str(tmp_path / "votes.npy"), "--json"]
+    )
     assert dep2["epsilon"] == dep["epsilon"]
 
 
-@pytest.mark.parametrize("args,option", [
-    (["privgnn", "--lam", "0", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3"], "--lam"),
-    (["privgnn", "--lam", "-1", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3"], "--lam"),
-    (["privgnn", "--lam", "0.1", "--queries", "10", "--gamma", "1.5", "--delta", "1e-3"], "--gamma"),
-    (["privgnn", "--lam", "0.1", "--queries", "10", "--gamma", "0", "--delta", "1e-3"], "--gamma"),
-    (["privgnn", "--lam", "0.1", "--queries", "0", "--gamma", "0.3", "--delta", "1e-3"], "--queries"),
-    (["privgnn", "--lam", "0.1", "--queries", "10", "--gamma", "0.3", "--delta", "2"], "--delta"),
-    (["privgnn", "--lam", "0.1", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3", "--accountant", "x"],
-     "--accountant"),
-    (["pate", "--lam", "0", "--queries", "10", "--delta", "1e-3"], "--lam"),
-    (["pate", "--lam", "0.1", "--queries", "10", "--delta", "0"], "--delta"),
-    (["pate", "--lam", "0.1", "--queries", "10", "--delta", "1e-3", "--votes", "/nonexistent.csv"], "--votes"),
-])
+@pytest.mark.parametrize(
+    "args,option",
+    [
+        (["privgnn", "--lam", "0", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3"], "--lam"),
+        (["privgnn", "--lam", "-1", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3"], "--lam"),
+        (["privgnn", "--lam", "0.1", "--queries", "10", "--gamma", "1.5", "--delta", "1e-3"], "--gamma"),
+        (["privgnn", "--lam", "0.1", "--queries", "10", "--gamma", "0", "--delta", "1e-3"], "--gamma"),
+        (["privgnn", "--lam", "0.1", "--queries", "0", "--gamma", "0.3", "--delta", "1e-3"], "--queries"),
+        (["privgnn", "--lam", "0.1", "--queries", "10", "--gamma", "0.3", "--delta", "2"], "--delta"),
+        (
+            ["privgnn", "--lam", "0.1", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3", "--accountant", "x"],
+            "--accountant",
+        ),
+        (["pate", "--lam", "0", "--queries", "10", "--delta", "1e-3"], "--lam"),
+        (["pate", "--lam", "0.1", "--queries", "10", "--delta", "0"], "--delta"),
+        (["pate", "--lam", "0.1", "--queries", "10", "--delta", "1e-3", "--votes", "/nonexistent.csv"], "--votes"),
+    ],
+)
 def test_bad_inputs_exit_2_without_number(args, option):
     res = runner.invoke(app, args + ["--json"])
     assert res.exit_code == 2

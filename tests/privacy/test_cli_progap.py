@@ -48,8 +48,7 @@ def test_edge_calibration_reproduces_spec_sigma(k, eps, expected):
 def test_edge_calibration_authors_code_fidelity(k, ours, authors):
     # measured side by side: the official code's NAP falls back to autodp's RDP composition (autodp 0.2.3.1)
     paper = _json("--level", "edge", "--target-epsilon", 1, "--depth", k, "--delta", 1e-7)
-    auth = _json("--level", "edge", "--target-epsilon", 1, "--depth", k, "--delta", 1e-7, "--fidelity",
-                 "authors_code")
+    auth = _json("--level", "edge", "--target-epsilon", 1, "--depth", k, "--delta", 1e-7, "--fidelity", "authors_code")
     assert paper["sigma"] == pytest.approx(ours, abs=1e-3) and paper["fidelity"] == "paper"
     assert auth["sigma"] == pytest.approx(authors, abs=1e-3) and auth["fidelity"] == "authors_code"
     assert auth["accountant"] == "autodp_composition" and auth["epsilon"] <= 1.0
@@ -59,8 +58,22 @@ def test_edge_calibration_authors_code_fidelity(k, ours, authors):
 
 
 def test_node_epsilon_and_calibration():
-    common = ("--level", "node", "--depth", 1, "--max-degree", 100, "--batch-size", 256, "--train-nodes", 19804,
-              "--epochs-per-stage", 5, "--delta", 1e-5)
+    common = (
+        "--level",
+        "node",
+        "--depth",
+        1,
+        "--max-degree",
+        100,
+        "--batch-size",
+        256,
+        "--train-nodes",
+        19804,
+        "--epochs-per-stage",
+        5,
+        "--delta",
+        1e-5,
+    )
     cal = _json(*common, "--target-epsilon", 8)
     # docs/papers/progap.md#node-level-privacy
     assert cal["epsilon"] <= 8 and cal["noise_multiplier"] == pytest.approx(0.773, abs=2e-3)
@@ -84,8 +97,18 @@ def test_node_calibration_reproduces_spec_z_to_three_digits(epochs, depth, expec
     from dpgnn.privacy import progap as pg
 
     assert pg.accounted_steps(19804, 256, epochs) == epochs * 19804 // 256 > pg.stage_steps(19804, 256, epochs)[1]
-    cal = pg.calibrate_noise("node", 8.0, 1e-5, aggregations=depth, dpsgd_runs=depth + 1, train_nodes=19804,
-                             batch_size=256, epochs=epochs, accountant="autodp", rtol=1e-5)
+    cal = pg.calibrate_noise(
+        "node",
+        8.0,
+        1e-5,
+        aggregations=depth,
+        dpsgd_runs=depth + 1,
+        train_nodes=19804,
+        batch_size=256,
+        epochs=epochs,
+        accountant="autodp",
+        rtol=1e-5,
+    )
     assert cal.epsilon <= 8.0 and round(cal.value, 3) == expected
 
 
@@ -94,21 +117,43 @@ def test_text_output():
     assert res.exit_code == 0 and "epsilon =" in res.stdout and "Theorem 4.1" in res.stdout
 
 
-@pytest.mark.parametrize("args,option", [
-    (("--level", "graph", "--sigma", 1, "--depth", 1, "--delta", 1e-5), "--level"),
-    (("--level", "edge", "--sigma", -1, "--depth", 1, "--delta", 1e-5), "--sigma"),
-    (("--level", "edge", "--sigma", 1, "--depth", 0, "--delta", 1e-5), "--depth"),
-    (("--level", "edge", "--sigma", 1, "--depth", 1, "--delta", 2), "--delta"),
-    (("--level", "edge", "--depth", 1, "--delta", 1e-5), "--target-epsilon"),
-    (("--level", "edge", "--sigma", 1, "--target-epsilon", 1, "--depth", 1, "--delta", 1e-5), "exactly one"),
-    (("--level", "edge", "--noise-multiplier", 1, "--depth", 1, "--delta", 1e-5), "--noise-multiplier"),
-    (("--level", "edge", "--sigma", 1, "--depth", 1, "--delta", 1e-5, "--max-degree", 3), "--max-degree"),
-    (("--level", "node", "--noise-multiplier", 1, "--depth", 1, "--delta", 1e-5), "--max-degree"),
-    (("--level", "node", "--noise-multiplier", 1, "--depth", 1, "--delta", 1e-5, "--max-degree", 5,
-      "--batch-size", 500, "--train-nodes", 100, "--epochs-per-stage", 1), "--batch-size"),
-    (("--level", "edge", "--target-epsilon", 0, "--depth", 1, "--delta", 1e-5), "--target-epsilon"),
-    (("--level", "edge", "--sigma", 1, "--depth", 1, "--delta", 1e-5, "--fidelity", "official"), "--fidelity"),
-])
+@pytest.mark.parametrize(
+    "args,option",
+    [
+        (("--level", "graph", "--sigma", 1, "--depth", 1, "--delta", 1e-5), "--level"),
+        (("--level", "edge", "--sigma", -1, "--depth", 1, "--delta", 1e-5), "--sigma"),
+        (("--level", "edge", "--sigma", 1, "--depth", 0, "--delta", 1e-5), "--depth"),
+        (("--level", "edge", "--sigma", 1, "--depth", 1, "--delta", 2), "--delta"),
+        (("--level", "edge", "--depth", 1, "--delta", 1e-5), "--target-epsilon"),
+        (("--level", "edge", "--sigma", 1, "--target-epsilon", 1, "--depth", 1, "--delta", 1e-5), "exactly one"),
+        (("--level", "edge", "--noise-multiplier", 1, "--depth", 1, "--delta", 1e-5), "--noise-multiplier"),
+        (("--level", "edge", "--sigma", 1, "--depth", 1, "--delta", 1e-5, "--max-degree", 3), "--max-degree"),
+        (("--level", "node", "--noise-multiplier", 1, "--depth", 1, "--delta", 1e-5), "--max-degree"),
+        (
+            (
+                "--level",
+                "node",
+                "--noise-multiplier",
+                1,
+                "--depth",
+                1,
+                "--delta",
+                1e-5,
+                "--max-degree",
+                5,
+                "--batch-size",
+                500,
+                "--train-nodes",
+                100,
+                "--epochs-per-stage",
+                1,
+            ),
+            "--batch-size",
+        ),
+        (("--level", "edge", "--target-epsilon", 0, "--depth", 1, "--delta", 1e-5), "--target-epsilon"),
+        (("--level", "edge", "--sigma", 1, "--depth", 1, "--delta", 1e-5, "--fidelity", "official"), "--fidelity"),
+    ],
+)
 def test_bad_inputs_exit_2_and_name_the_option(args, option):
     res = _run(*args, "--json")
     assert res.exit_code == 2
@@ -132,8 +177,27 @@ def test_unreachable_target_says_so_and_names_the_returned_epsilon():
 def test_node_level_prints_the_tightest_sound_value_beside_the_authors_accountant():
     """autodp (the authors' accountant, which calibrates the stored runs) is 1.06-1.08x above the PLD of the same
     steps; the calculator gives both, the tighter as epsilon_sound."""
-    args = ["epsilon", "progap", "--level", "node", "-k", "2", "-z", "1.5", "--delta", "1e-5", "--batch-size", "256",
-            "--train-nodes", "10000", "--epochs-per-stage", "10", "--max-degree", "100", "--json"]
+    args = [
+        "epsilon",
+        "progap",
+        "--level",
+        "node",
+        "-k",
+        "2",
+        "-z",
+        "1.5",
+        "--delta",
+        "1e-5",
+        "--batch-size",
+        "256",
+        "--train-nodes",
+        "10000",
+        "--epochs-per-stage",
+        "10",
+        "--max-degree",
+        "100",
+        "--json",
+    ]
     out = json.loads(runner.invoke(app, args).stdout)
     pld = json.loads(runner.invoke(app, [*args, "--accountant", "pld"]).stdout)
     assert out["accountant"] == "autodp" and out["sound_accountant"] == "pld"

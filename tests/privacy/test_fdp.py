@@ -24,7 +24,7 @@ def test_max_affected():
     assert max_affected(1, 3) == 4 and max_affected(7, 0) == 1
     for d in range(2, 6):
         for L in range(0, 4):
-            assert max_affected(d, L) == sum(d ** j for j in range(L + 1))
+            assert max_affected(d, L) == sum(d**j for j in range(L + 1))
 
 
 @pytest.mark.parametrize("z,n,k,b", [(1.0, 140, 5, 70), (4.0, 140, 21, 46), (2.0, 9716, 7, 2000), (8.0, 50, 3, 1)])
@@ -68,11 +68,17 @@ def test_conversions_and_authors_variant():
     assert FdpSampledGaussianEvent(z, n, b, k).epsilon(t, d)[0] == paper
 
 
-@pytest.mark.parametrize("args,match", [
-    ((10, 0.0, 140, 70, 5, 1e-5), "noise_multiplier"), ((10, 1.0, 140, 141, 5, 1e-5), "batch_size"),
-    ((10, 1.0, 140, 70, 0, 1e-5), "max_affected"), ((10, 1.0, 140, 70, 5, 1.0), "delta"),
-    ((-1, 1.0, 140, 70, 5, 1e-5), "steps"), ((10, math.inf, 140, 70, 5, 1e-5), "noise_multiplier"),
-])
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        ((10, 0.0, 140, 70, 5, 1e-5), "noise_multiplier"),
+        ((10, 1.0, 140, 141, 5, 1e-5), "batch_size"),
+        ((10, 1.0, 140, 70, 0, 1e-5), "max_affected"),
+        ((10, 1.0, 140, 70, 5, 1.0), "delta"),
+        ((-1, 1.0, 140, 70, 5, 1e-5), "steps"),
+        ((10, math.inf, 140, 70, 5, 1e-5), "noise_multiplier"),
+    ],
+)
 def test_bad_inputs(args, match):
     with pytest.raises(ValueError, match=match):
         fdp_epsilon(*args)
@@ -85,8 +91,15 @@ def test_bad_inputs(args, match):
 
 
 # -- the FDP step is an event of the algebra -------------------------------------------------------------------
-@pytest.mark.parametrize("t, z, n, b, k, d", [(100, 4.0, 140, 70, 21, 1e-5), (1, 8.0, 140, 46, 21, 1e-5),
-                                              (300, 2.0, 120, 60, 5, 1e-5), (515, 0.347, 13204, 256, 101, 1e-5)])
+@pytest.mark.parametrize(
+    "t, z, n, b, k, d",
+    [
+        (100, 4.0, 140, 70, 21, 1e-5),
+        (1, 8.0, 140, 46, 21, 1e-5),
+        (300, 2.0, 120, 60, 5, 1e-5),
+        (515, 0.347, 13204, 256, 101, 1e-5),
+    ],
+)
 def test_rdp_accountant_composes_the_fdp_event_as_the_direct_computation(t, z, n, b, k, d):
     from dpgnn.privacy import RdpAccountant, SelfComposedEvent
     from dpgnn.privacy.fdp import FDP_ORDERS

@@ -24,8 +24,12 @@ from dpgnn.results import ResultStore
 
 def test_statement_rules():
     s = statement(SOUND, "add/remove one directed edge", accounted="K Gaussians")
-    assert s == {"guarantee": "sound", "neighbouring": "add/remove one directed edge", "not_covered": [],
-                 "accounted": "K Gaussians"}
+    assert s == {
+        "guarantee": "sound",
+        "neighbouring": "add/remove one directed edge",
+        "not_covered": [],
+        "accounted": "K Gaussians",
+    }
     p = statement(AS_PUBLISHED, "x", accounted="y", not_covered=[CLIPPING, PREPROCESSING, CLIPPING])
     assert p["not_covered"] == [CLIPPING, PREPROCESSING]
     with pytest.raises(ValueError, match="sound guarantee"):

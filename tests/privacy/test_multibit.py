@@ -25,10 +25,16 @@ def test_registered_and_m_rule():
     assert get_mechanism("multibit", epsilon=8.0, m=3).m_for(10) == 3
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"epsilon": 0.0}, "epsilon"), ({"epsilon": -1.0}, "epsilon"), ({"epsilon": 1.0, "m": 0}, r"m must be"),
-    ({"epsilon": 1.0, "m": 2.5}, r"m must be"), ({"epsilon": 1.0, "m": 5, "num_features": 4}, r"\[1, 4\]"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": 1.0, "m": 0}, r"m must be"),
+        ({"epsilon": 1.0, "m": 2.5}, r"m must be"),
+        ({"epsilon": 1.0, "m": 5, "num_features": 4}, r"\[1, 4\]"),
+    ],
+)
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
         get_mechanism("multibit", **kwargs)
@@ -135,8 +141,9 @@ runner = CliRunner()
 
 
 def test_cli_lpgnn_json_and_independent_check():
-    res = runner.invoke(app, ["lpgnn", "--feature-epsilon", "1", "--label-epsilon", "2", "--num-features", "3",
-                              "--json"])
+    res = runner.invoke(
+        app, ["lpgnn", "--feature-epsilon", "1", "--label-epsilon", "2", "--num-features", "3", "--json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout.strip())
     assert out["epsilon"] == pytest.approx(3.0) and out["delta"] == 0.0 and out["m"] == 1
@@ -144,7 +151,7 @@ def test_cli_lpgnn_json_and_independent_check():
     mech = get_mechanism("multibit", epsilon=1.0, m=1)
     rr = get_mechanism("rr", epsilon=2.0, num_classes=4).transition_matrix().numpy()
     worst = 0.0
-    for (x, y), (xp, yp) in itertools.permutations([(np.zeros(3), 0), (np.ones(3), 1), (np.full(3, .5), 2)], 2):
+    for (x, y), (xp, yp) in itertools.permutations([(np.zeros(3), 0), (np.ones(3), 1), (np.full(3, 0.5), 2)], 2):
         for out_vec in _all_outputs(3, 1):
             for lab in range(4):
                 p = mech.output_probability(x, out_vec) * rr[y, lab]
@@ -159,9 +166,11 @@ def test_cli_lpgnn_text_inf_and_errors():
     assert res.exit_code == 0 and "epsilon = inf" in res.stdout
     res = runner.invoke(app, ["lpgnn", "-x", "1", "-y", "1", "-d", "10", "--mechanism", "agm", "--json"])
     assert json.loads(res.stdout)["delta"] == 1e-10
-    for args, msg in ([["-x", "0", "-y", "1", "-d", "3"], "--feature-epsilon"],
-                      [["-x", "1", "-y", "-2", "-d", "3"], "--label-epsilon"],
-                      [["-x", "1", "-y", "1", "-d", "3", "--m", "4"], "[1, 3]"],
-                      [["-x", "1", "-y", "1", "-d", "3", "--mechanism", "xyz"], "--mechanism"]):
+    for args, msg in (
+        [["-x", "0", "-y", "1", "-d", "3"], "--feature-epsilon"],
+        [["-x", "1", "-y", "-2", "-d", "3"], "--label-epsilon"],
+        [["-x", "1", "-y", "1", "-d", "3", "--m", "4"], "[1, 3]"],
+        [["-x", "1", "-y", "1", "-d", "3", "--mechanism", "xyz"], "--mechanism"],
+    ):
         res = runner.invoke(app, ["lpgnn", *args, "--json"])
         assert res.exit_code == 2 and msg in res.output and not res.stdout.strip().startswith("{")

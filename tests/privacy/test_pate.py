@@ -42,8 +42,10 @@ def _renyi(logp, logq, alpha, b):
     """D_α(p ‖ q) = log ∫ p^α q^{1−α} / (α − 1) by adaptive quadrature (log densities), split at the kinks 0, 1."""
     f = lambda x: math.exp(alpha * logp(x) + (1 - alpha) * logq(x))  # noqa: E731
     lim = 40 * b + 1
-    total = sum(integrate.quad(f, lo, hi, limit=200, epsabs=0, epsrel=1e-10)[0]
-                for lo, hi in [(-lim, 0.0), (0.0, 1.0), (1.0, 1 + lim)])
+    total = sum(
+        integrate.quad(f, lo, hi, limit=200, epsabs=0, epsrel=1e-10)[0]
+        for lo, hi in [(-lim, 0.0), (0.0, 1.0), (1.0, 1 + lim)]
+    )
     return math.log(total) / (alpha - 1)
 
 
@@ -57,8 +59,10 @@ def test_laplace_rdp_closed_form_matches_quadrature():
     """Paper eq. (3): ε_Lap(α) = log(α/(2α−1) e^{(α−1)/b} + (α−1)/(2α−1) e^{−α/b}) / (α−1)."""
     for b in (1.0, 2.5, 10.0):
         for alpha in (2, 3, 5.5, 16):
-            closed = math.log(alpha / (2 * alpha - 1) * math.exp((alpha - 1) / b)
-                              + (alpha - 1) / (2 * alpha - 1) * math.exp(-alpha / b)) / (alpha - 1)
+            closed = math.log(
+                alpha / (2 * alpha - 1) * math.exp((alpha - 1) / b)
+                + (alpha - 1) / (2 * alpha - 1) * math.exp(-alpha / b)
+            ) / (alpha - 1)
             num = _renyi(lambda x, b=b: _loglap(x, 0, b), lambda x, b=b: _loglap(x, 1, b), alpha, b)
             assert num == pytest.approx(closed, rel=1e-7)
 
@@ -149,8 +153,9 @@ def test_privgnn_event_and_bad_inputs():
 PATE_DELTA = {"amazon": 1 / 2500, "amazon2m": 1e-6, "reddit": 8e-5, "facebook": 3.0e-5}
 
 
-@pytest.mark.parametrize("nq,row", [(500, (27.82, 87.82, 327.82, 800.97, 1000.97)),
-                                    (1000, (47.82, 167.82, 647.82, 1600.97))])
+@pytest.mark.parametrize(
+    "nq,row", [(500, (27.82, 87.82, 327.82, 800.97, 1000.97)), (1000, (47.82, 167.82, 647.82, 1600.97))]
+)
 def test_pate_g_data_independent_column_amazon(nq, row):
     """Table 2 PATE-G Amazon: the data-independent moments bound with δ = 1/|V†| = 4e-4."""
     for lam, printed in zip(LAMBDAS, row):
@@ -161,8 +166,7 @@ def test_pate_g_data_independent_column_amazon(nq, row):
 def test_pate_data_independent_formula():
     for lam in LAMBDAS:
         for q in (10, 1000):
-            expected = min((q * min(2 * lam ** 2 * m * (m + 1), 2 * lam * m) + math.log(1e4)) / m
-                           for m in range(1, 9))
+            expected = min((q * min(2 * lam**2 * m * (m + 1), 2 * lam * m) + math.log(1e4)) / m for m in range(1, 9))
             assert pate_epsilon(lam, q, 1e-4).epsilon == pytest.approx(expected)
 
 
@@ -216,8 +220,9 @@ def test_pate_rr_log_moment_is_exact_worst_case_and_tighter():
         p = math.exp(eps) / (1 + math.exp(eps))
         for order in (1, 2, 5, 8):
             rr = pate_logmgf_rr(lam, order)
-            assert rr == pytest.approx(math.log(p ** (order + 1) * (1 - p) ** -order
-                                                + (1 - p) ** (order + 1) * p ** -order), rel=1e-12)
+            assert rr == pytest.approx(
+                math.log(p ** (order + 1) * (1 - p) ** -order + (1 - p) ** (order + 1) * p**-order), rel=1e-12
+            )
             assert rr <= pate_logmgf_independent(lam, order) + 1e-12
             for _ in range(200):  # random ε-DP pairs: Q = P·e^{u}, |u| ≤ ε, renormalised only if still ε-DP
                 k = int(rng.integers(2, 6))

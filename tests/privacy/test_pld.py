@@ -39,6 +39,7 @@ def _delta_gaussian(eps: float, q: float, s: float) -> float:
 
 def _delta_laplace(eps: float, q: float, b: float) -> float:
     """Same for P = (1−q)Lap(0,b) + qLap(1,b) vs Q = Lap(0,b), by quadrature with the kinks as break points."""
+
     def lap(x, m):
         return math.exp(-abs(x - m) / b) / (2 * b)
 
@@ -50,11 +51,14 @@ def _delta_laplace(eps: float, q: float, b: float) -> float:
 
     out = 0.0
     for f, g in ((p, p0), (p0, p)):
+
         def h(x, f=f, g=g):
             return max(0.0, f(x) - math.exp(eps) * g(x))
 
-        val = sum(integrate.quad(h, a, c, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
-                  for a, c in ((-60 * b, 0.0), (0.0, 1.0), (1.0, 60 * b)))
+        val = sum(
+            integrate.quad(h, a, c, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
+            for a, c in ((-60 * b, 0.0), (0.0, 1.0), (1.0, 60 * b))
+        )
         out = max(out, val)
     return out
 
@@ -142,15 +146,17 @@ def test_pld_discretisation_is_pessimistic():
 # ------------------------------------------------------------------------------------------------------------
 # sampling without replacement: WBK Theorem 27 for the Gaussian, as dp_accounting
 # ------------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("q,z,alpha", [(0.01, 2.0, 2), (0.01, 2.0, 3), (0.1, 5.0, 17), (0.001, 0.8, 64),
-                                       (0.05, 20.0, 200)])
+@pytest.mark.parametrize(
+    "q,z,alpha", [(0.01, 2.0, 2), (0.01, 2.0, 3), (0.1, 5.0, 17), (0.001, 0.8, 64), (0.05, 20.0, 200)]
+)
 def test_wor_gaussian_theorem27_matches_dp_accounting(q, z, alpha):
     from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
 
     from dpgnn.privacy.rdp import _wor_gaussian_theorem27_cgf
 
     assert _wor_gaussian_theorem27_cgf(q, z, alpha) == pytest.approx(
-        dpa_rdp._compute_rdp_sample_wor_gaussian_int(q, z, alpha), rel=1e-10)
+        dpa_rdp._compute_rdp_sample_wor_gaussian_int(q, z, alpha), rel=1e-10
+    )
 
 
 @pytest.mark.parametrize("z,q,steps", [(20.0, 0.01, 100), (5.0, 0.1, 100), (0.8, 0.01, 100)])

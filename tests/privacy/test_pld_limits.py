@@ -22,18 +22,22 @@ def _direct(z: float, q: float, steps: int, delta: float) -> float:
     import dp_accounting as dpa
     from dp_accounting.pld import pld_privacy_accountant
 
-    acc = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE,
-                                               value_discretization_interval=1e-3)
+    acc = pld_privacy_accountant.PLDAccountant(
+        dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=1e-3
+    )
     acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(z)), steps)
     return float(acc.get_epsilon(delta))
 
 
-@pytest.mark.parametrize("z, q, steps", [
-    (0.6, 0.001, 10),   # dense step PMF
-    (1.0, 0.02, 300),
-    (4.0, 1e-6, 200),   # a 3-point (sparse) step PMF: the dense path is taken without size ** steps
-    (30.0, 0.01, 5),    # sparse, few steps: the library's own sparse composition
-])
+@pytest.mark.parametrize(
+    "z, q, steps",
+    [
+        (0.6, 0.001, 10),  # dense step PMF
+        (1.0, 0.02, 300),
+        (4.0, 1e-6, 200),  # a 3-point (sparse) step PMF: the dense path is taken without size ** steps
+        (30.0, 0.01, 5),  # sparse, few steps: the library's own sparse composition
+    ],
+)
 def test_numbers_are_unchanged(z, q, steps):
     ours = epsilon(SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(z)), steps), 1e-5, "pld")
     assert ours == _direct(z, q, steps, 1e-5)
@@ -43,8 +47,9 @@ def test_a_composition_above_the_limit_is_refused_before_it_is_allocated():
     import dp_accounting as dpa
     from dp_accounting.pld import pld_privacy_accountant
 
-    acc = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE,
-                                               value_discretization_interval=1e-3)
+    acc = pld_privacy_accountant.PLDAccountant(
+        dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=1e-3
+    )
     with bounded_convolutions(max_points=1000), pytest.raises(TooLargeToAccount, match=r"limit 1,000\); use"):
         acc.compose(dpa.PoissonSampledDpEvent(0.02, dpa.GaussianDpEvent(1.0)), 300)
     with bounded_convolutions():  # restored afterwards, and the default limit lets it through
@@ -56,7 +61,7 @@ def test_a_composition_above_the_limit_is_refused_before_it_is_allocated():
 
 
 def test_the_accountant_refuses_in_one_line():
-    ev = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0)), 10 ** 12)
+    ev = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0)), 10**12)
     with pytest.raises(TooLargeToAccount) as info:
         epsilon(ev, 1e-5, "pld")
     assert "\n" not in str(info.value) and "'rdp'" in str(info.value)

@@ -171,8 +171,9 @@ def test_dpsgd_golden_mnist_example():
     assert eps == pytest.approx(2.5966, abs=1e-4) and order == pytest.approx(8.1)
     # opacus 1.6 with its default orders (same tight conversion)
     alphas = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
-    ref_eps, _ = get_privacy_spent(orders=alphas, rdp=compute_rdp(q=256 / 60000, noise_multiplier=1.1, steps=steps,
-                                                                  orders=alphas), delta=1e-5)
+    ref_eps, _ = get_privacy_spent(
+        orders=alphas, rdp=compute_rdp(q=256 / 60000, noise_multiplier=1.1, steps=steps, orders=alphas), delta=1e-5
+    )
     assert eps <= ref_eps + 1e-9 and eps == pytest.approx(ref_eps, abs=1e-3)
     assert epsilon(ev, 1e-5, accountant="autodp") == pytest.approx(eps, abs=0.01)
 
@@ -257,8 +258,9 @@ def test_event_rdp_composes_additively():
     a = PoissonSampledEvent(0.1, GaussianEvent(1.0))
     b = LaplaceEvent(3.0)
     orders = [1.5, 2.0, 10.0]
-    assert np.allclose(event_rdp(ComposedEvent([a, SelfComposedEvent(b, 4)]), orders),
-                       event_rdp(a, orders) + 4 * event_rdp(b, orders))
+    assert np.allclose(
+        event_rdp(ComposedEvent([a, SelfComposedEvent(b, 4)]), orders), event_rdp(a, orders) + 4 * event_rdp(b, orders)
+    )
     with pytest.raises(NotImplementedError):
         event_rdp(PoissonSampledEvent(0.1, SelfComposedEvent(b, 2)))
 

@@ -51,8 +51,7 @@ def test_progap_edge_paper_formula_value():
     assert 2 / (2 * s * s) + math.sqrt(2 * 2 * math.log(1e7)) / s == pytest.approx(1.236, abs=1e-3)
 
 
-@pytest.mark.parametrize("k,epochs,targets", [(1, 5, {2: 2.300, 8: 0.773, 32: 0.452}),
-                                              (3, 10, {2: 4.042, 32: 0.558})])
+@pytest.mark.parametrize("k,epochs,targets", [(1, 5, {2: 2.300, 8: 0.773, 32: 0.452}), (3, 10, {2: 4.042, 32: 0.558})])
 def test_progap_node_level_noise_table(k, epochs, targets):
     """docs/papers/progap.md#node-level-privacy: K Gaussians (aggregation) + (K+1) DP-SGD stages, autodp Mechanism API
     (as in the authors' code)."""
@@ -84,18 +83,20 @@ def test_calibrate_noise_multiplier_conservative_and_close(target):
 
 
 def test_calibration_monotone_in_target():
-    zs = [calibrate_noise_multiplier(t, 1e-5, sample_rate=0.05, steps=200, sampling="uniform").value
-          for t in (1.0, 2.0, 4.0)]
+    zs = [
+        calibrate_noise_multiplier(t, 1e-5, sample_rate=0.05, steps=200, sampling="uniform").value
+        for t in (1.0, 2.0, 4.0)
+    ]
     assert zs[0] > zs[1] > zs[2]
 
 
 def test_calibrate_increasing_parameter():
     """ε increases in the sampling rate: the largest feasible rate is returned."""
-    cal = calibrate(lambda q: SelfComposedEvent(PoissonSampledEvent(q, LaplaceEvent(10.0)), 1000), 3.0, 1e-3,
-                    lower=0.01, upper=1.0)
+    cal = calibrate(
+        lambda q: SelfComposedEvent(PoissonSampledEvent(q, LaplaceEvent(10.0)), 1000), 3.0, 1e-3, lower=0.01, upper=1.0
+    )
     assert cal.epsilon <= 3.0 and cal.epsilon >= 0.99 * 3.0
-    eps_up = epsilon(SelfComposedEvent(PoissonSampledEvent(min(1.0, cal.value * 1.01), LaplaceEvent(10.0)), 1000),
-                     1e-3)
+    eps_up = epsilon(SelfComposedEvent(PoissonSampledEvent(min(1.0, cal.value * 1.01), LaplaceEvent(10.0)), 1000), 1e-3)
     assert eps_up > 3.0
 
 

@@ -19,8 +19,18 @@ def _invoke(args, target=app):
 
 
 def test_dpsgd_json_matches_library():
-    args = ["dpsgd", "--noise-multiplier", "1.1", "--sample-rate", str(256 / 60000), "--steps", "14062",
-            "--delta", "1e-5", "--json"]
+    args = [
+        "dpsgd",
+        "--noise-multiplier",
+        "1.1",
+        "--sample-rate",
+        str(256 / 60000),
+        "--steps",
+        "14062",
+        "--delta",
+        "1e-5",
+        "--json",
+    ]
     res = _invoke(args)
     assert res.exit_code == 0, res.output
     lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
@@ -37,8 +47,7 @@ def test_dpsgd_json_matches_library():
 def test_dpsgd_uniform_and_text_output():
     res = _invoke(["dpsgd", "-z", "2", "-q", "0.01", "-t", "100", "--delta", "1e-5", "--sampling", "uniform"])
     assert res.exit_code == 0, res.output
-    assert re.match(r"dpsgd: epsilon = [0-9.]+ at delta = 1e-05 \[.*sampling=uniform; accountant=rdp",
-                    res.stdout)
+    assert re.match(r"dpsgd: epsilon = [0-9.]+ at delta = 1e-05 \[.*sampling=uniform; accountant=rdp", res.stdout)
     assert "neighbouring: replace one record; sensitivity 2C" in res.stdout
 
 
@@ -60,8 +69,22 @@ def test_dpsgd_z_is_std_over_clip_norm_under_both_samplings():
 def test_dpsgd_target_epsilon_returns_std_over_clip_norm():
     from dpgnn.privacy import calibrate_noise_multiplier
 
-    res = _invoke(["dpsgd", "--target-epsilon", "2", "-q", "0.01", "-t", "100", "--delta", "1e-5", "--sampling",
-                   "uniform", "--json"])
+    res = _invoke(
+        [
+            "dpsgd",
+            "--target-epsilon",
+            "2",
+            "-q",
+            "0.01",
+            "-t",
+            "100",
+            "--delta",
+            "1e-5",
+            "--sampling",
+            "uniform",
+            "--json",
+        ]
+    )
     out = json.loads(res.stdout)
     own = calibrate_noise_multiplier(2.0, 1e-5, sample_rate=0.01, steps=100, sampling="uniform")  # std / 2C
     assert out["noise_multiplier"] == 2 * own.value and out["noise_multiplier_accounted"] == own.value
@@ -69,14 +92,27 @@ def test_dpsgd_target_epsilon_returns_std_over_clip_norm():
 
 
 def test_laplace_privgnn_golden_via_cli():
-    res = _invoke(["laplace", "--scale", "10", "--sample-rate", "0.3", "--count", "1000", "--delta", "1e-3",
-                   "--accountant", "autodp_rdp_acct", "--json"])
+    res = _invoke(
+        [
+            "laplace",
+            "--scale",
+            "10",
+            "--sample-rate",
+            "0.3",
+            "--count",
+            "1000",
+            "--delta",
+            "1e-3",
+            "--accountant",
+            "autodp_rdp_acct",
+            "--json",
+        ]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert round(out["epsilon"], 2) == 3.91
     assert out["scale"] == 10.0 and out["count"] == 1000 and out["order"] is None
-    res2 = _invoke(["laplace", "--scale", "10", "--sample-rate", "0.3", "--count", "1000", "--delta", "1e-3",
-                    "--json"])
+    res2 = _invoke(["laplace", "--scale", "10", "--sample-rate", "0.3", "--count", "1000", "--delta", "1e-3", "--json"])
     assert json.loads(res2.stdout)["epsilon"] < out["epsilon"]
 
 
@@ -115,15 +151,15 @@ def test_missing_option_and_non_integer_steps():
 
 def test_mounted_under_root_cli():
     root = pytest.importorskip("dpgnn.cli", reason="root CLI not importable yet")
-    res = runner.invoke(root.app, ["epsilon", "dpsgd", "-z", "1.0", "-q", "0.01", "-t", "100", "--delta", "1e-5",
-                                   "--json"])
+    res = runner.invoke(
+        root.app, ["epsilon", "dpsgd", "-z", "1.0", "-q", "0.01", "-t", "100", "--delta", "1e-5", "--json"]
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["epsilon"] == pytest.approx(epsilon(dpsgd_event(1.0, 0.01, 100), 1e-5))
 
 
 def test_pld_accountant_via_cli():
-    res = _invoke(["dpsgd", "-z", "0.6", "-q", "0.001", "-t", "10", "--delta", "1e-5", "--accountant", "pld",
-                   "--json"])
+    res = _invoke(["dpsgd", "-z", "0.6", "-q", "0.001", "-t", "10", "--delta", "1e-5", "--accountant", "pld", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["accountant"] == "pld" and 0.33 <= out["epsilon"] <= 0.336
@@ -131,8 +167,24 @@ def test_pld_accountant_via_cli():
     res = _invoke(["laplace", "-b", "2.5", "-q", "0.3", "-n", "100", "--delta", "1e-4", "--accountant", "pld"])
     assert res.exit_code == 0 and "accountant=pld" in res.stdout
     # sampling without replacement: the PLD of dpgnn.privacy.sampled_pld, with the replace-one sensitivity 2C
-    res = _invoke(["dpsgd", "-z", "1", "-q", "0.01", "-t", "10", "--delta", "1e-5", "--sampling", "uniform",
-                   "--accountant", "pld", "--json"])
+    res = _invoke(
+        [
+            "dpsgd",
+            "-z",
+            "1",
+            "-q",
+            "0.01",
+            "-t",
+            "10",
+            "--delta",
+            "1e-5",
+            "--sampling",
+            "uniform",
+            "--accountant",
+            "pld",
+            "--json",
+        ]
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["epsilon"] == epsilon(dpsgd_event(0.5, 0.01, 10, "uniform"), 1e-5, "pld")
 

@@ -73,8 +73,11 @@ def test_variance_formulas_match_paper_equations():
     expect = d**2 * e / (e - 1) ** 2 + (x - a) * (b - x)
     assert torch.allclose(get_mechanism("pgc", epsilon=eps, low=a, high=b).variance(x), expect, rtol=1e-12)
     # LM eq. (10)
-    assert torch.allclose(get_mechanism("laplace", epsilon=eps, low=a, high=b).variance(x),
-                          torch.full_like(x, 2 * (d / eps) ** 2), rtol=1e-12)
+    assert torch.allclose(
+        get_mechanism("laplace", epsilon=eps, low=a, high=b).variance(x),
+        torch.full_like(x, 2 * (d / eps) ** 2),
+        rtol=1e-12,
+    )
     # PM eq. (27)
     h = math.exp(eps / 2)
     expect_pm = (x - (a + b) / 2) ** 2 / (h - 1) + (h + 3) / (3 * (h - 1) ** 2) * d**2 / 4
@@ -358,6 +361,7 @@ def test_gaussian_delta_matches_numerical_integration():
     for z, eps in [(0.8, 0.5), (2.0, 1.0), (5.0, 0.1)]:
         mu = 1 / (2 * z * z)
         sd = math.sqrt(2 * mu)
+
         def f(loss, eps=eps, mu=mu, sd=sd):
             return (1 - math.exp(eps - loss)) * stats.norm.pdf(loss, mu, sd)
 
@@ -403,8 +407,14 @@ def test_register_mechanism():
         mechanisms._DISPLAY.pop("shiftedtest", None)
 
 
-@pytest.mark.parametrize("cls", sorted({cls for cls in __import__("dpgnn.privacy.mechanisms", fromlist=["_REGISTRY"])
-                                        ._REGISTRY.values()}, key=lambda c: c.__name__), ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "cls",
+    sorted(
+        {cls for cls in __import__("dpgnn.privacy.mechanisms", fromlist=["_REGISTRY"])._REGISTRY.values()},
+        key=lambda c: c.__name__,
+    ),
+    ids=lambda c: c.__name__,
+)
 def test_docstrings_state_privacy_facts(cls):
     doc = cls.__doc__.lower()
     assert "neighbouring" in doc and "sensitivity" in doc and "guarantee" in doc

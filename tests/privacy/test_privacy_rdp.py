@@ -18,8 +18,9 @@ from dpgnn.privacy import rdp as R
 def _quad_log(logf, lo, hi, points=None):
     """log ∫ exp(logf) on [lo, hi], normalised by the max of logf on a grid (plain quadrature)."""
     top = max(logf(x) for x in np.linspace(lo, hi, 2001))
-    val, _ = integrate.quad(lambda x: math.exp(logf(x) - top), lo, hi, points=points, limit=1000,
-                            epsabs=0, epsrel=1e-12)
+    val, _ = integrate.quad(
+        lambda x: math.exp(logf(x) - top), lo, hi, points=points, limit=1000, epsabs=0, epsrel=1e-12
+    )
     return top + math.log(val)
 
 
@@ -113,6 +114,7 @@ def test_poisson_gaussian_vs_high_precision_quadrature(q, z, alpha):
     mp = pytest.importorskip("mpmath")
     mp.mp.dps = 40
     qm, zm, am = mp.mpf(q), mp.mpf(z), mp.mpf(alpha)
+
     def f(x):
         return mp.npdf(x, 0, zm) * ((1 - qm) + qm * mp.exp((2 * x - 1) / (2 * zm * zm))) ** am
 
@@ -120,8 +122,18 @@ def test_poisson_gaussian_vs_high_precision_quadrature(q, z, alpha):
     assert math.isclose(float(R.rdp_poisson_gaussian(q, z, [alpha])[0]), ref, rel_tol=1e-9)
 
 
-@pytest.mark.parametrize("q,z,alpha", [(0.01, 1.0, 1.01), (0.01, 1.0, 1.5), (0.1, 2.0, 2.0), (0.1, 2.0, 3.7),
-                                       (0.3, 0.8, 2.5), (0.5, 1.5, 6.0), (0.02, 4.0, 20.5)])
+@pytest.mark.parametrize(
+    "q,z,alpha",
+    [
+        (0.01, 1.0, 1.01),
+        (0.01, 1.0, 1.5),
+        (0.1, 2.0, 2.0),
+        (0.1, 2.0, 3.7),
+        (0.3, 0.8, 2.5),
+        (0.5, 1.5, 6.0),
+        (0.02, 4.0, 20.5),
+    ],
+)
 def test_poisson_gaussian_vs_quadrature(q, z, alpha):
     """Exact RDP = D_α(mix ‖ N(0,σ²)) (Mironov et al. 2019, Thm 5: the dominating direction)."""
     lp0, lmix = gaussian_mixture_logs(q, z)
@@ -198,6 +210,7 @@ def test_wor_bound_equals_autodp_general_bound(base):
 
         def ours_fn(a):
             return R.rdp_sampled_without_replacement(q, lambda x: R.rdp_laplace(b, x), a, eps_pure=1 / b)
+
     acct = rdp_acct.anaRDPacct()
     acct.compose_subsampled_mechanism(func, q, coeff=1)  # improved_bound_flag=False: Theorem 9
     orders = np.array([2.0, 3.0, 4.0, 7.0, 16.0, 50.0, 2.5, 5.25])
@@ -208,6 +221,7 @@ def test_wor_bound_equals_autodp_general_bound(base):
 def test_wor_bound_is_above_a_concrete_pair(alpha):
     """Replace-one pair: the sampled record contributes +1/2 or −1/2 → D_α between the two mixtures ≤ bound."""
     q, z = 0.1, 1.0
+
     def lp(x):
         return float(np.logaddexp(math.log1p(-q) + norm_logpdf(x, 0, z), math.log(q) + norm_logpdf(x, 0.5, z)))
 
@@ -252,8 +266,10 @@ def test_rdp_conversion_is_sound_for_the_gaussian(z, delta):
 def test_wide_grid_is_tighter_than_a_narrow_one():
     narrow = np.arange(2, 65, dtype=float)
     # high noise (optimal order > 64) and many cheap steps (optimal order near 1)
-    for rdp_fn, delta in [(lambda o: R.rdp_gaussian(60.0, o), 1e-8),
-                          (lambda o: 20000 * R.rdp_poisson_gaussian(0.05, 0.7, o), 1e-5)]:
+    for rdp_fn, delta in [
+        (lambda o: R.rdp_gaussian(60.0, o), 1e-8),
+        (lambda o: 20000 * R.rdp_poisson_gaussian(0.05, 0.7, o), 1e-5),
+    ]:
         wide_eps, wide_order = R.rdp_to_epsilon(R.DEFAULT_ORDERS, rdp_fn(R.DEFAULT_ORDERS), delta)
         narrow_eps, _ = R.rdp_to_epsilon(narrow, rdp_fn(narrow), delta)
         assert wide_eps < 0.9 * narrow_eps, (wide_eps, narrow_eps, wide_order)

@@ -30,7 +30,7 @@ CLASSES = range(2, 11)
 
 def test_issue_values():
     assert query_epsilon_exact(1.0, 10) == pytest.approx(1.137, abs=5e-4)  # issue: 10 classes, λ = 1 → 1.137
-    assert query_epsilon_exact(0.4, 5) == pytest.approx(0.467, abs=1e-3)   # issue: 5 classes, λ = 0.4 → 0.467
+    assert query_epsilon_exact(0.4, 5) == pytest.approx(0.467, abs=1e-3)  # issue: 5 classes, λ = 0.4 → 0.467
     assert query_epsilon_exact(0.4, 5) > 0.4 and query_epsilon_exact(1.0, 10) > 1.0  # above the paper's λ
 
 
@@ -95,13 +95,29 @@ def test_statements():
 
 def test_cli_prints_both():
     runner = CliRunner()
-    res = runner.invoke(app, ["privgnn", "--lam", "0.4", "--queries", "1000", "--gamma", "0.3", "--delta", "1e-3",
-                              "--num-classes", "10", "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "privgnn",
+            "--lam",
+            "0.4",
+            "--queries",
+            "1000",
+            "--gamma",
+            "0.3",
+            "--delta",
+            "1e-3",
+            "--num-classes",
+            "10",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["epsilon"] == privgnn_epsilon(0.4, 1000, 0.3, 1e-3) and abs(out["epsilon"] - 19.81) <= 0.01
     assert out["epsilon_sound"] == sound_epsilon(0.4, 1000, 0.3, 1e-3, 10) > out["epsilon"]
     assert out["num_classes"] == 10 and out["guarantee"] == "as_published"
-    res = runner.invoke(app, ["privgnn", "--lam", "0.4", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3",
-                              "--num-classes", "1"])
+    res = runner.invoke(
+        app, ["privgnn", "--lam", "0.4", "--queries", "10", "--gamma", "0.3", "--delta", "1e-3", "--num-classes", "1"]
+    )
     assert res.exit_code == 2 and "--num-classes" in res.output

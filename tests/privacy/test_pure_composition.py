@@ -66,8 +66,9 @@ def test_per_query_pair_is_the_product_of_subsampled_randomised_response():
     eps = per_query_epsilon(eps0, g, n, delta)
     worst = max(_delta_direct(with_r, without, eps), _delta_direct(without, with_r, eps))
     assert worst <= delta * (1 + 1e-9)
-    assert max(_delta_direct(with_r, without, eps * (1 - 1e-6)), _delta_direct(without, with_r, eps * (1 - 1e-6))) \
-        > delta
+    assert (
+        max(_delta_direct(with_r, without, eps * (1 - 1e-6)), _delta_direct(without, with_r, eps * (1 - 1e-6))) > delta
+    )
 
 
 def test_once_is_below_the_pure_bound_and_above_per_query():
@@ -88,9 +89,9 @@ def _worst_delta(lam: float, c: int, g: float, n: int, eps: float, once: bool) -
     for n0 in range(n + 1):
         for n1 in range(n + 1 - n0):
             coef = math.comb(n, n0) * math.comb(n - n0, n1) * r ** (n - n0 - n1)
-            p_without = coef * b ** n0 * a ** n1
+            p_without = coef * b**n0 * a**n1
             if once:
-                p_with = g * coef * a ** n0 * b ** n1 + (1 - g) * p_without
+                p_with = g * coef * a**n0 * b**n1 + (1 - g) * p_without
             else:
                 p_with = coef * (g * a + (1 - g) * b) ** n0 * (g * b + (1 - g) * a) ** n1
             out.append((p_with, p_without))
@@ -125,8 +126,9 @@ def test_two_classes_is_exact(subsampling):
 def test_sound_is_never_below_the_worst_case(c):
     for lam, g, n in [(0.1, 0.3, 200), (1.0, 0.3, 80)]:
         for how in ("per_query", "once"):
-            assert sound_epsilon(lam, n, g, 1e-4, c, subsampling=how) >= \
-                worst_case_release_epsilon(lam, c, g, n, 1e-4, how)
+            assert sound_epsilon(lam, n, g, 1e-4, c, subsampling=how) >= worst_case_release_epsilon(
+                lam, c, g, n, 1e-4, how
+            )
 
 
 def test_pair_epsilon_is_zero_when_delta_covers_everything_and_refuses_bad_input():
@@ -136,7 +138,7 @@ def test_pair_epsilon_is_zero_when_delta_covers_everything_and_refuses_bad_input
     with pytest.raises(ValueError, match="gamma"):
         once_epsilon(0.5, 1.5, 10, 1e-5)
     with pytest.raises(ValueError, match="at most 10,000,000"):
-        per_query_epsilon(0.5, 0.5, 10 ** 12, 1e-5)  # refused before any array is allocated
+        per_query_epsilon(0.5, 0.5, 10**12, 1e-5)  # refused before any array is allocated
     with pytest.raises(ValueError, match="subsampling"):
         sound_epsilon(0.5, 10, 0.5, 1e-5, 3, subsampling="twice")
     assert query_epsilon(0.1, 2) < 0.1  # ε₀ < λ is possible: the bound is ε₀ ≤ 2λ, no lower bound λ

@@ -112,8 +112,9 @@ def test_an_adaptive_attack_needs_the_symmetrised_pair():
         assert separate.get_delta_for_epsilon(eps) * 1.02 < attack <= ours.get_delta_for_epsilon(eps)
 
 
-@pytest.mark.parametrize("z,q,steps,delta", [(1.0, 0.01, 1000, 1e-5), (4.0, 0.45, 500, 1e-7),
-                                             (2.0, 0.9, 300, 1e-5), (0.8, 0.1, 100, 1e-5)])
+@pytest.mark.parametrize(
+    "z,q,steps,delta", [(1.0, 0.01, 1000, 1e-5), (4.0, 0.45, 500, 1e-7), (2.0, 0.9, 300, 1e-5), (0.8, 0.1, 100, 1e-5)]
+)
 def test_without_replacement_between_a_concrete_pair_and_rdp(z, q, steps, delta):
     """(b) never below the exact ε of one pair of datasets (all gradients C, one turned to -C: the fixed-direction
     composition, dp_accounting's optimistic rounding at a finer grid); (c) below the RDP accountant."""
@@ -121,8 +122,9 @@ def test_without_replacement_between_a_concrete_pair_and_rdp(z, q, steps, delta)
 
     ev = SampledWithoutReplacementEvent(q, GaussianEvent(z))
     ours = get_accountant("pld").compose(ev, steps).get_epsilon(delta)
-    lower = pld_lib.from_gaussian_mechanism(z, sampling_prob=q, pessimistic_estimate=False, use_connect_dots=False,
-                                            value_discretization_interval=1e-4).self_compose(steps)
+    lower = pld_lib.from_gaussian_mechanism(
+        z, sampling_prob=q, pessimistic_estimate=False, use_connect_dots=False, value_discretization_interval=1e-4
+    ).self_compose(steps)
     assert lower.get_epsilon_for_delta(delta) <= ours
     assert ours < get_accountant("rdp").compose(ev, steps).get_epsilon(delta)
 
@@ -193,12 +195,13 @@ def test_huge_counts_are_refused_in_one_line_and_the_sound_values_fall_back_to_r
     ev = SampledWithoutReplacementEvent(0.01, GaussianEvent(1.0))
     with pytest.raises(ValueError, match=r"count must be in \[1, 100000000\].*'rdp'"):
         get_accountant("pld").compose(ev, MAX_COMPOSITIONS + 1).get_epsilon(1e-5)
-    steps = 10 ** 9
-    assert D.drw_sound_epsilon(20.0, 0.001, steps, 1e-5) == get_accountant("rdp").compose(ev.__class__(
-        0.001, GaussianEvent(20.0)), steps).get_epsilon(1e-5)
+    steps = 10**9
+    assert D.drw_sound_epsilon(20.0, 0.001, steps, 1e-5) == get_accountant("rdp").compose(
+        ev.__class__(0.001, GaussianEvent(20.0)), steps
+    ).get_epsilon(1e-5)
     assert D.fdp_sound_epsilon(steps, 50.0, 1000, 10, 5, 1e-5) == fdp_epsilon(steps, 50.0, 1000, 10, 5, 1e-5)[0]
     # a step too large to build (10^5 affected-root counts): the RDP value, no MemoryError
-    big = (10, 0.01, 10 ** 6, 10 ** 5, 10 ** 5, 1e-5)
+    big = (10, 0.01, 10**6, 10**5, 10**5, 1e-5)
     assert D.fdp_sound_epsilon(*big) == fdp_epsilon(*big)[0]
 
 
@@ -206,8 +209,7 @@ def test_drw_and_fdp_runs_carry_the_tight_sound_epsilon_and_keep_the_published_o
     drw = D.run_accounting("drw", noise_multiplier=4.0, steps=300, delta=1e-7, sample_rate=0.45)
     assert drw["epsilon"] == D.drw_epsilon(4.0, 0.45, 300, 1e-7)  # the authors' accountant, unchanged
     assert drw["epsilon_sound"] < 0.6 * drw["epsilon"]
-    fdp = D.run_accounting("fdp", noise_multiplier=4.0, steps=100, delta=1e-5, num_train=140, batch=70,
-                           max_affected=5)
+    fdp = D.run_accounting("fdp", noise_multiplier=4.0, steps=100, delta=1e-5, num_train=140, batch=70, max_affected=5)
     assert fdp["epsilon"] == fdp_epsilon(100, 4.0, 140, 70, 5, 1e-5)[0]
     assert fdp["epsilon_sound"] < fdp["epsilon"]
     # rate 1 (no sampling): the exact Gaussian composition

@@ -24,8 +24,13 @@ from dpgnn.privacy.selection import (
 )
 
 ORDERS = np.array([1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0, 64.0])
-DISTS = [TruncatedNegativeBinomial(1.0, 0.1), TruncatedNegativeBinomial(0.0, 0.05),
-         TruncatedNegativeBinomial(-0.5, 0.02), TruncatedNegativeBinomial(2.0, 0.3), PoissonTrials(5.0)]
+DISTS = [
+    TruncatedNegativeBinomial(1.0, 0.1),
+    TruncatedNegativeBinomial(0.0, 0.05),
+    TruncatedNegativeBinomial(-0.5, 0.02),
+    TruncatedNegativeBinomial(2.0, 0.3),
+    PoissonTrials(5.0),
+]
 
 
 def best_of_k(p: np.ndarray, trials) -> np.ndarray:
@@ -128,14 +133,26 @@ def test_toy_search_releases_the_best_run_with_the_search_in_its_ledger():
         seen.append(cfg)
         return score, {"lr": cfg["lr"]}
 
-    res = private_search(run, lambda rng: {"lr": float(10 ** rng.uniform(-3, 0))},
-                         TruncatedNegativeBinomial.with_mean(8, 1.0), base_rdp=base, delta=1e-5, seed=3)
+    res = private_search(
+        run,
+        lambda rng: {"lr": float(10 ** rng.uniform(-3, 0))},
+        TruncatedNegativeBinomial.with_mean(8, 1.0),
+        base_rdp=base,
+        delta=1e-5,
+        seed=3,
+    )
     assert res.runs == len(seen) == len(res.scores) >= 1
     assert res.best == {"lr": res.best_config["lr"]} and res.best_score == max(s for _, s in res.scores)
     led = res.ledger
     assert led["search_included"] and led["epsilon"] > led["epsilon_run"] > 0 and led["runs"] == res.runs
-    again = private_search(run, lambda rng: {"lr": float(10 ** rng.uniform(-3, 0))},
-                           TruncatedNegativeBinomial.with_mean(8, 1.0), base_rdp=base, delta=1e-5, seed=3)
+    again = private_search(
+        run,
+        lambda rng: {"lr": float(10 ** rng.uniform(-3, 0))},
+        TruncatedNegativeBinomial.with_mean(8, 1.0),
+        base_rdp=base,
+        delta=1e-5,
+        seed=3,
+    )
     assert again.best_config == res.best_config and again.runs == res.runs
 
 

@@ -19,7 +19,7 @@ def _deps() -> dict[str, str]:
 
 
 def test_torch_pins_agree():
-    setup = re.search(r'DPGNN_TORCH_VERSION:-([0-9.]+)', (ROOT / "scripts" / "setup.sh").read_text()).group(1)
+    setup = re.search(r"DPGNN_TORCH_VERSION:-([0-9.]+)", (ROOT / "scripts" / "setup.sh").read_text()).group(1)
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert f"torch=={setup}" in pip
@@ -31,7 +31,13 @@ def test_torch_pins_agree():
 
 def test_declared_dependencies():
     deps = _deps()
-    for name, spec in {"dask": "==2026.8.0", "distributed": "==2026.8.0", "dask-jobqueue": "==0.9.0",
-                       "dp-accounting": "==0.6.0", "ipywidgets": "==8.1.9", "filelock": ">=3.12"}.items():
+    for name, spec in {
+        "dask": "==2026.8.0",
+        "distributed": "==2026.8.0",
+        "dask-jobqueue": "==0.9.0",
+        "dp-accounting": "==0.6.0",
+        "ipywidgets": "==8.1.9",
+        "filelock": ">=3.12",
+    }.items():
         assert deps[name] == name + spec
     assert "seaborn" not in deps and "ogb" not in deps  # nothing imports them

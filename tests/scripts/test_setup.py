@@ -15,14 +15,16 @@ def _fake_venv(tmp_path, python_exit: int):
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     py = venv / "bin" / "python"
-    py.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'calls.txt'}\nexit {python_exit}\n")
+    py.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "calls.txt"}\nexit {python_exit}\n')
     py.chmod(0o755)
     return venv
 
 
 def _source(tmp_path, venv, before: str = "") -> subprocess.CompletedProcess:
-    script = (f"{before}\nset -o > {tmp_path / 'before'}\nsource {SETUP}\necho \"status=$?\"\n"
-              f"set -o > {tmp_path / 'after'}\necho \"mpl=${{MPLBACKEND-unset}}\"\necho \"path=$PATH\"\necho alive\n")
+    script = (
+        f'{before}\nset -o > {tmp_path / "before"}\nsource {SETUP}\necho "status=$?"\n'
+        f'set -o > {tmp_path / "after"}\necho "mpl=${{MPLBACKEND-unset}}"\necho "path=$PATH"\necho alive\n'
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "DPGNN_TORCH_INDEX_URL")}
     env["DPGNN_VENV"] = str(venv)
     return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)

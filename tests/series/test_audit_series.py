@@ -98,7 +98,8 @@ def test_every_audit_row_states_the_guarantee_of_what_it_audits(store):
         rows = _stored(store, "fig4")
         published = [r for r in rows if r["metric"] == "auroc_published"]
         assert {(r["method"], r["setting"]) for r in published} == {
-            (m, a) for m in ("b1", "privgnn", "privgnn_code") for a in ("attack1", "attack2")}
+            (m, a) for m in ("b1", "privgnn", "privgnn_code") for a in ("attack1", "attack2")
+        }
         assert all(r["protocol"] == "rebmigraph" and 0 <= float(r["score_auroc"]) <= 1 for r in published)
         tab = S.mia_protocols(store)
         assert tab[["score AUROC", "published protocol"]].notna().all().all()
@@ -122,8 +123,9 @@ def test_shadow_designs_series_extends_fig4(store):
     for row in _stored(store, "fig4_shadows"):
         check_ledger(row["ledger"])
     fig4 = store.load("fig4").groupby(["method", "setting", "metric"])["value"].mean()
-    default = rows[(rows["design"] == "shadow") & (rows["shadow"] == "quarter")
-                   & (rows["shadow_epochs"] == cfg.mia_student_epochs)]
+    default = rows[
+        (rows["design"] == "shadow") & (rows["shadow"] == "quarter") & (rows["shadow_epochs"] == cfg.mia_student_epochs)
+    ]
     got = default.groupby(["method", "setting", "metric"])["value"].mean()
     assert len(got) == 6 and got.to_dict() == pytest.approx(fig4.loc[got.index].to_dict())  # 3 targets x 2 attacks
     tab = S.mia_shadow_range(store)
@@ -175,8 +177,12 @@ def test_fig4_figure_puts_the_paper_values_on_their_bars(store):
     centre of the bar it belongs to (Amazon has reference rows, Credit none)."""
     from dpgnn.reference import load_reference
 
-    rows = [{"dataset": d, "method": m, "setting": a, "metric": "auroc", "value": 0.6, "run": 0, "config_hash": d}
-            for d in ("amazon", "credit") for m in ("b1", "privgnn", "privgnn_code") for a in ("attack1", "attack2")]
+    rows = [
+        {"dataset": d, "method": m, "setting": a, "metric": "auroc", "value": 0.6, "run": 0, "config_hash": d}
+        for d in ("amazon", "credit")
+        for m in ("b1", "privgnn", "privgnn_code")
+        for a in ("attack1", "attack2")
+    ]
     store.append("fig4", rows)
     ref = load_reference("audit", "fig4").set_index(["dataset", "method", "setting"])["value"]
     fig = S.plot_mia(store)

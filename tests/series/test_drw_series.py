@@ -56,16 +56,20 @@ def test_select_best_picks_the_best_mean_validation_and_breaks_ties_in_config_or
     base = {"dataset": "cora", "setting": "1-layer"}
     rows = []
     # drw: config (0.1, 0.01, 1.0) has the best mean val (60 over two seeds) though (0.2, ...) has the best single
-    for (lr, vals) in ((0.1, (50.0, 70.0)), (0.2, (80.0, 30.0)), (0.01, (55.0, 55.0))):
+    for lr, vals in ((0.1, (50.0, 70.0)), (0.2, (80.0, 30.0)), (0.01, (55.0, 55.0))):
         for seed, v in zip((1, 2), vals):
             hp = {"lr": lr, "clip_fraction": 0.01, "noise_multiplier": 1.0, "seed": seed}
-            rows += [{**base, **hp, "method": "drw", "metric": "val_f1", "value": v},
-                     {**base, **hp, "method": "drw", "metric": "test_f1", "value": v + 1}]
+            rows += [
+                {**base, **hp, "method": "drw", "metric": "val_f1", "value": v},
+                {**base, **hp, "method": "drw", "metric": "test_f1", "value": v + 1},
+            ]
     # fdp: two configs tie at 40 -> the first in (lr, clip, noise) order, z = 2 before z = 4
     for z in (4.0, 2.0):
         hp = {"lr": 0.1, "clip_fraction": 0.1, "noise_multiplier": z, "seed": 1}
-        rows += [{**base, **hp, "method": "fdp", "metric": "val_f1", "value": 40.0},
-                 {**base, **hp, "method": "fdp", "metric": "test_f1", "value": z}]
+        rows += [
+            {**base, **hp, "method": "fdp", "metric": "val_f1", "value": 40.0},
+            {**base, **hp, "method": "fdp", "metric": "test_f1", "value": z},
+        ]
     # gcn has no DP hyper-parameters (NaN): kept, filled with -1
     rows += [{**base, "method": "gcn", "seed": 1, "metric": m, "value": 70.0} for m in ("val_f1", "test_f1")]
     chosen = series.select_best(_runs(rows))
@@ -161,7 +165,8 @@ def test_series_api_on_the_test_profile(tmp_path):
     paper, tol = spread["paper"].iloc[0], spread["tolerance"].iloc[0]
     means = [sum(c) / 3 for c in combinations(runs, 3)]
     assert spread["3-seed means within tolerance"].iloc[0] == pytest.approx(
-        sum(abs(m - paper) <= tol for m in means) / len(means), abs=1e-3)
+        sum(abs(m - paper) <= tol for m in means) / len(means), abs=1e-3
+    )
 
 
 def test_select_ignores_mlp_runs_stored_before_the_raw_logits_fix(tmp_path):
@@ -170,7 +175,9 @@ def test_select_ignores_mlp_runs_stored_before_the_raw_logits_fix(tmp_path):
     store.append("grid", [{**base, "metric": m, "value": 10.0} for m in ("val_f1", "test_f1")])  # normalised logits
     t1 = series.select(store, ["cora"])
     assert t1.empty  # an old run alone is not reported
-    store.append("grid", [{**base, "config_hash": "b", "logits": "raw", "metric": m, "value": 40.0}
-                          for m in ("val_f1", "test_f1")])
+    store.append(
+        "grid",
+        [{**base, "config_hash": "b", "logits": "raw", "metric": m, "value": 40.0} for m in ("val_f1", "test_f1")],
+    )
     t1 = series.select(store, ["cora"])
     assert list(t1["value"]) == [40.0]  # not the mean with the stale run (25.0)

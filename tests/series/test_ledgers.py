@@ -23,9 +23,21 @@ def _old(led):
 
 
 def _row(method, led, value, **extra):
-    return {"dataset": "cora", "method": method, "setting": "s", "metric": "acc", "value": value, "run": 0,
-            "seed": 0, "level": led["level"], "epsilon": led["epsilon"], "delta": led["delta"],
-            "config_hash": f"h{value}", "ledger": led, **extra}
+    return {
+        "dataset": "cora",
+        "method": method,
+        "setting": "s",
+        "metric": "acc",
+        "value": value,
+        "run": 0,
+        "seed": 0,
+        "level": led["level"],
+        "epsilon": led["epsilon"],
+        "delta": led["delta"],
+        "config_hash": f"h{value}",
+        "ledger": led,
+        **extra,
+    }
 
 
 def _files(root):
@@ -36,8 +48,7 @@ def _files(root):
 def store(tmp_path):
     fresh = {"pm": lpgcn.privacy_ledger("pm", 2.0, 7), "raw": lpgcn.privacy_ledger("raw", None, 7)}
     st = ResultStore("lpgcn", "test", root=tmp_path)
-    st.append("table2", [_row("pm", _old(fresh["pm"]), 0.5, epochs=3),
-                         _row("raw", _old(fresh["raw"]), 0.75, epochs=4)])
+    st.append("table2", [_row("pm", _old(fresh["pm"]), 0.5, epochs=3), _row("raw", _old(fresh["raw"]), 0.75, epochs=4)])
     st.append("table2", [_row("pm", fresh["pm"], 0.25, epochs=5)])  # a newer row: already carries the fields
     pg = ResultStore("progap", "test", root=tmp_path)
     none = progap.privacy_ledger("none", depth=2)
@@ -50,8 +61,10 @@ def store(tmp_path):
 
 def test_backfill_adds_the_builders_fields_and_changes_nothing_else(store):
     root, fresh, none, led = store
-    before = {(p, a): ResultStore(p, "test", root=root).load(a) for p, a in
-              (("lpgcn", "table2"), ("progap", "runs"), ("lpgnn", "runs"))}
+    before = {
+        (p, a): ResultStore(p, "test", root=root).load(a)
+        for p, a in (("lpgcn", "table2"), ("progap", "runs"), ("lpgnn", "runs"))
+    }
     changed = backfill("test", root=root)
     assert sorted(changed.values()) == [1, 1, 2]
     for (p, a), old in before.items():
@@ -60,8 +73,9 @@ def test_backfill_adds_the_builders_fields_and_changes_nothing_else(store):
         pd.testing.assert_frame_equal(old[other], new[other])  # values, hashes, order
         for o, n in zip(old["ledger"], new["ledger"]):
             o, n = json.loads(o), check_ledger(n)
-            assert {k: v for k, v in n.items() if k not in GUARANTEE} == {k: v for k, v in o.items()
-                                                                           if k not in GUARANTEE}
+            assert {k: v for k, v in n.items() if k not in GUARANTEE} == {
+                k: v for k, v in o.items() if k not in GUARANTEE
+            }
     t2 = [json.loads(x) for x in ResultStore("lpgcn", "test", root=root).load("table2")["ledger"]]
     # a backfilled row says exactly what a fresh run's builder says
     assert {k: t2[0][k] for k in GUARANTEE if k in t2[0]} == {k: fresh["pm"][k] for k in GUARANTEE if k in fresh["pm"]}
@@ -90,16 +104,19 @@ def test_a_file_of_complete_rows_is_left_byte_identical(tmp_path):
     assert hashlib.sha256(st.path("fig2").read_bytes()).hexdigest() == digest
 
 
-@pytest.mark.parametrize("ledger, match", [
-    # epsilon_node_total / epsilon is not a feature count
-    ({**_old(lpgcn.privacy_ledger("pm", 2.0, 7)), "epsilon_node_total": 13.5}, "feature count"),
-    # the stored mechanism is not what the method's builder gives
-    ({**_old(lpgcn.privacy_ledger("pm", 2.0, 7)), "mechanism": "laplace"}, "mechanism"),
-    # LPGNN: the stored total epsilon is not eps_x + eps_y, as the builder composes them
-    ({**_old(lpgnn.privacy_ledger("mbm", 1.0, 2.0, 10, m=3)), "epsilon": 2.5}, "epsilon"),
-    # LPGNN: a mechanism that names no feature method
-    ({**_old(lpgnn.privacy_ledger("mbm", 1.0, 2.0, 10, m=3)), "mechanism": "features"}, "feature method"),
-])
+@pytest.mark.parametrize(
+    "ledger, match",
+    [
+        # epsilon_node_total / epsilon is not a feature count
+        ({**_old(lpgcn.privacy_ledger("pm", 2.0, 7)), "epsilon_node_total": 13.5}, "feature count"),
+        # the stored mechanism is not what the method's builder gives
+        ({**_old(lpgcn.privacy_ledger("pm", 2.0, 7)), "mechanism": "laplace"}, "mechanism"),
+        # LPGNN: the stored total epsilon is not eps_x + eps_y, as the builder composes them
+        ({**_old(lpgnn.privacy_ledger("mbm", 1.0, 2.0, 10, m=3)), "epsilon": 2.5}, "epsilon"),
+        # LPGNN: a mechanism that names no feature method
+        ({**_old(lpgnn.privacy_ledger("mbm", 1.0, 2.0, 10, m=3)), "mechanism": "features"}, "feature method"),
+    ],
+)
 def test_an_underivable_row_raises_and_leaves_the_file(tmp_path, ledger, match):
     paper = "lpgnn" if "eps_x" in ledger else "lpgcn"
     st = ResultStore(paper, "test", root=tmp_path)
@@ -111,8 +128,9 @@ def test_an_underivable_row_raises_and_leaves_the_file(tmp_path, ledger, match):
 
 
 def test_an_unknown_paper_or_method_raises(tmp_path):
-    ResultStore("newpaper", "test", root=tmp_path).append("t", [_row("x", {"level": "node", "epsilon": 1.0,
-                                                                          "delta": 0.0}, 0.5)])
+    ResultStore("newpaper", "test", root=tmp_path).append(
+        "t", [_row("x", {"level": "node", "epsilon": 1.0, "delta": 0.0}, 0.5)]
+    )
     with pytest.raises(BackfillError, match="no statement builder"):
         backfill("test", root=tmp_path)
     st = ResultStore("lpgcn", "test", root=tmp_path / "b")
@@ -145,14 +163,40 @@ def test_audit_rows_get_the_statement_of_what_they_audit(tmp_path):
     from dpgnn.audit import argmax, canary, ldp
 
     st = ResultStore("audit", "test", root=tmp_path)
-    st.append("ldp", [_audit_row("ldp", m, {"level": "ldp", "mechanism": m, "epsilon": 1.0, "delta": 0.0,
-                                           "neighbouring": "feature entry"}, broken=m == "broken_laplace")
-                      for m in ("pgc", "broken_laplace")])
-    st.append("node", [_audit_row("node", "mlp", {"level": "node", "epsilon": math.inf, "delta": 0.0,
-                                                 "noise_multiplier": 0.0, "neighbouring": "x"})])
-    st.append("query", [_audit_row("query", "q", {"level": "node", "epsilon": 0.5, "delta": 0.0,
-                                                 "mechanism": "Laplace(1/lam) on log_softmax, argmax"},
-                                   lam=0.5, classes=4)])
+    st.append(
+        "ldp",
+        [
+            _audit_row(
+                "ldp",
+                m,
+                {"level": "ldp", "mechanism": m, "epsilon": 1.0, "delta": 0.0, "neighbouring": "feature entry"},
+                broken=m == "broken_laplace",
+            )
+            for m in ("pgc", "broken_laplace")
+        ],
+    )
+    st.append(
+        "node",
+        [
+            _audit_row(
+                "node",
+                "mlp",
+                {"level": "node", "epsilon": math.inf, "delta": 0.0, "noise_multiplier": 0.0, "neighbouring": "x"},
+            )
+        ],
+    )
+    st.append(
+        "query",
+        [
+            _audit_row(
+                "query",
+                "q",
+                {"level": "node", "epsilon": 0.5, "delta": 0.0, "mechanism": "Laplace(1/lam) on log_softmax, argmax"},
+                lam=0.5,
+                classes=4,
+            )
+        ],
+    )
     assert sorted(backfill("test", "audit", root=tmp_path).values()) == [1, 1, 2]
     got = [check_ledger(x) for x in st.load("ldp")["ledger"]]
     assert {k: got[0][k] for k in GUARANTEE if k in got[0]} == ldp.guarantee_statement("pgc")
@@ -164,14 +208,27 @@ def test_audit_rows_get_the_statement_of_what_they_audit(tmp_path):
     assert {k: q[k] for k in GUARANTEE if k in q} == {k: want[k] for k in GUARANTEE}
 
 
-@pytest.mark.parametrize("artifact, ledger, match", [
-    ("node", {"level": "node", "epsilon": 1.0, "delta": 1e-4, "noise_multiplier": 0.0}, "needs noise"),
-    ("ldp", {"level": "ldp", "mechanism": "nope", "epsilon": 1.0, "delta": 0.0}, "unknown"),
-    ("edge", {"level": "edge", "mechanism": "NAP Gaussian", "epsilon": 1.0, "delta": 1e-3, "sigma": 0.0,
-              "aggregations": 1}, "noise"),
-    ("query", {"level": "node", "epsilon": 1.0, "delta": 0.0, "mechanism": "Laplace on logits"}, "noise is"),
-    ("other", {"level": "node", "epsilon": 1.0, "delta": 0.0}, "artifact"),
-])
+@pytest.mark.parametrize(
+    "artifact, ledger, match",
+    [
+        ("node", {"level": "node", "epsilon": 1.0, "delta": 1e-4, "noise_multiplier": 0.0}, "needs noise"),
+        ("ldp", {"level": "ldp", "mechanism": "nope", "epsilon": 1.0, "delta": 0.0}, "unknown"),
+        (
+            "edge",
+            {
+                "level": "edge",
+                "mechanism": "NAP Gaussian",
+                "epsilon": 1.0,
+                "delta": 1e-3,
+                "sigma": 0.0,
+                "aggregations": 1,
+            },
+            "noise",
+        ),
+        ("query", {"level": "node", "epsilon": 1.0, "delta": 0.0, "mechanism": "Laplace on logits"}, "noise is"),
+        ("other", {"level": "node", "epsilon": 1.0, "delta": 0.0}, "artifact"),
+    ],
+)
 def test_an_underivable_audit_row_raises(tmp_path, artifact, ledger, match):
     st = ResultStore("audit", "test", root=tmp_path)
     st.append(artifact, [_audit_row(artifact, "m", ledger, classes=10)])
@@ -190,12 +247,29 @@ def test_refresh_sound_recomputes_privgnn_and_edgerand_rows_and_nothing_else(tmp
 
     priv = privacy_ledger("privgnn", lam=0.4, queries=300, gamma=0.3, delta=1e-3, num_classes=10, delta_sound=1e-4)
     old_priv = {**priv, "epsilon_sound": 99.0}
-    old_edge = {"level": "edge", "method": "edgerand", "epsilon": 2.0, "delta": 0.0, "guarantee": "sound",
-                "neighbouring": "add/remove one undirected edge", "not_covered": [], "accounted": "old"}
-    other = {"level": "node", "epsilon": 1.0, "epsilon_sound": 5.0, "guarantee": "sound", "neighbouring": "x",
-             "not_covered": [], "accounted": "y"}
-    rows = [{"method": m, "value": v, "ledger": json.dumps(led, sort_keys=True)}
-            for m, v, led in (("privgnn", 0.5, old_priv), ("edgerand", 0.6, old_edge), ("dp_gnn", 0.7, other))]
+    old_edge = {
+        "level": "edge",
+        "method": "edgerand",
+        "epsilon": 2.0,
+        "delta": 0.0,
+        "guarantee": "sound",
+        "neighbouring": "add/remove one undirected edge",
+        "not_covered": [],
+        "accounted": "old",
+    }
+    other = {
+        "level": "node",
+        "epsilon": 1.0,
+        "epsilon_sound": 5.0,
+        "guarantee": "sound",
+        "neighbouring": "x",
+        "not_covered": [],
+        "accounted": "y",
+    }
+    rows = [
+        {"method": m, "value": v, "ledger": json.dumps(led, sort_keys=True)}
+        for m, v, led in (("privgnn", 0.5, old_priv), ("edgerand", 0.6, old_edge), ("dp_gnn", 0.7, other))
+    ]
     path = tmp_path / "rows.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     assert refresh_sound_file(path) == 2

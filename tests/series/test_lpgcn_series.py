@@ -41,9 +41,22 @@ def test_unavailable_dataset_is_skipped_visibly_and_reported(tmp_path, capsys, m
 
 
 def test_tidy_packs_the_ledger():
-    row = {"paper": "lpgcn", "artifact": "table2", "dataset": "cora", "method": "pgc", "level": "feature-ldp",
-           "neighbouring": "one node", "mechanism": "pgc", "epsilon": 1.0, "epsilon_node_total": 1433.0,
-           "delta": 0.0, "sensitivity": 1.0, "accountant": "basic", "value": 0.5, "history": [1, 2]}
+    row = {
+        "paper": "lpgcn",
+        "artifact": "table2",
+        "dataset": "cora",
+        "method": "pgc",
+        "level": "feature-ldp",
+        "neighbouring": "one node",
+        "mechanism": "pgc",
+        "epsilon": 1.0,
+        "epsilon_node_total": 1433.0,
+        "delta": 0.0,
+        "sensitivity": 1.0,
+        "accountant": "basic",
+        "value": 0.5,
+        "history": [1, 2],
+    }
     out = series._tidy(row)
     assert out["ledger"]["epsilon_node_total"] == 1433.0 and out["ledger"]["mechanism"] == "pgc"
     assert "history" not in out and "neighbouring" not in out and out["epsilon"] == 1.0
@@ -92,14 +105,32 @@ def test_run_table2_goes_through_the_registry_resumes_and_matches_a_direct_run(s
     assert set(rows["metric"]) == {"micro_f1", "auc"} and rows["value"].between(0, 100).all()
     series.run(cfg, store, "table2", device="cpu")
     assert len(calls) == 4  # resumed: nothing retrained
-    direct = series.lpgcn.run_node_classification(data, "cora", "pgc", 1.0, run=0, seed=cfg.seed, device="cpu",
-                                                  max_epochs=cfg.nc_max_epochs, min_epochs=cfg.nc_min_epochs,
-                                                  patience=cfg.nc_patience)
+    direct = series.lpgcn.run_node_classification(
+        data,
+        "cora",
+        "pgc",
+        1.0,
+        run=0,
+        seed=cfg.seed,
+        device="cpu",
+        max_epochs=cfg.nc_max_epochs,
+        min_epochs=cfg.nc_min_epochs,
+        patience=cfg.nc_patience,
+    )
     stored = rows.query("metric == 'micro_f1' and method == 'pgc'")["value"].item()
     assert stored == 100.0 * direct["value"]
     table = series.side_by_side(store, "table2")
-    assert list(table.columns[:9]) == ["dataset", "method", "metric", "setting", "paper", "ours", "diff", "n_runs",
-                                       "status"]
+    assert list(table.columns[:9]) == [
+        "dataset",
+        "method",
+        "metric",
+        "setting",
+        "paper",
+        "ours",
+        "diff",
+        "n_runs",
+        "status",
+    ]
     mine = table[(table["dataset"] == "cora") & (table["method"] == "pgc") & (table["setting"] == "eps=1")]
     assert (mine["status"] != "not_run").all() and mine["ours"].str.match(r"^\d+\.\d( ± \d+\.\d)?$").all()
     assert type(series.plot(store, "table2")).__name__ == "Figure"

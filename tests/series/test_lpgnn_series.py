@@ -64,8 +64,17 @@ def test_series_api_str_artifact_side_by_side_and_plots(counted):
     rows = series.run(cfg, store, "table_f", device="cpu")  # one name: its rows
     assert sorted(rows["method"]) == ["ce", "drop", "fc"] and len(counted) == 3
     table = series.side_by_side(store, "table_f")
-    assert list(table.columns) == ["dataset", "method", "setting", "paper", "ours", "diff", "n_runs", "approx",
-                                   "status"]
+    assert list(table.columns) == [
+        "dataset",
+        "method",
+        "setting",
+        "paper",
+        "ours",
+        "diff",
+        "n_runs",
+        "approx",
+        "status",
+    ]
     ours = table[(table["dataset"] == "cora") & (table["setting"] == "eps_x=1,eps_y=1")]
     assert len(ours) == 3 and (ours["status"] != "not_run").all()
     assert type(series.plot(store, "table_f")).__name__ == "Figure"
@@ -102,24 +111,33 @@ def test_registered_methods_levels_and_the_run_result(counted):
     with pytest.raises(ValueError, match="needs 'eps_y'"):
         spec.run(data, {"dataset": "cora", "eps_x": 1.0}, seed=0)
     # a replacement at level none: ε's default to ∞
-    none = methods.get("lpgnn", "one", "none").run(data, {"dataset": "cora", "repeats": 1, "epochs": 3}, seed=1,
-                                                   device="cpu")
+    none = methods.get("lpgnn", "one", "none").run(
+        data, {"dataset": "cora", "repeats": 1, "epochs": 3}, seed=1, device="cpu"
+    )
     assert none.extra["rows"][0]["eps_x"] == float("inf") and none.ledger["epsilon"] == float("inf")
 
 
 def test_seed_spread_retrains_points_with_extra_seeds_and_pools_them(counted):
-    cfg = settings("lpgnn", "test", repeats=3, seed_points=["fig_a/cora/sage/eps_x=1,eps_y=1",
-                                                            "table_f/cora/drop/eps_x=1,eps_y=1"], extra_seeds=[1, 2])
+    cfg = settings(
+        "lpgnn",
+        "test",
+        repeats=3,
+        seed_points=["fig_a/cora/sage/eps_x=1,eps_y=1", "table_f/cora/drop/eps_x=1,eps_y=1"],
+        extra_seeds=[1, 2],
+    )
     store = ResultStore("lpgnn", "test")
     series.run(cfg, store, ["fig_a", "table_f"], device="cpu")
     cells = series.seed_cells(cfg)
     # Fig. A's point and Table F's Drop are one training cell: 2 seeds, not 4
     assert [c["seed"] for c in cells] == [1, 2]
     assert cells[0] == {**series.point_cell(cfg, cfg.seed_points[0]), "seed": 1}
-    for bad, match in [({"extra_seeds": [0, 1]}, "exclude the profile's seed"), ({"extra_seeds": [1, 1]}, "distinct"),
-                       ({"seed_points": ["fig_a/cora/sage"]}, "artifact/dataset/method/setting"),
-                       ({"seed_points": ["fig_z/cora/sage/eps_x=1,eps_y=1"]}, "unknown artifact"),
-                       ({"seed_points": ["fig_a/cora/gcn/eps_x=1,eps_y=1"]}, "not a point of fig_a")]:
+    for bad, match in [
+        ({"extra_seeds": [0, 1]}, "exclude the profile's seed"),
+        ({"extra_seeds": [1, 1]}, "distinct"),
+        ({"seed_points": ["fig_a/cora/sage"]}, "artifact/dataset/method/setting"),
+        ({"seed_points": ["fig_z/cora/sage/eps_x=1,eps_y=1"]}, "unknown artifact"),
+        ({"seed_points": ["fig_a/cora/gcn/eps_x=1,eps_y=1"]}, "not a point of fig_a"),
+    ]:
         with pytest.raises(ValueError, match=match):
             series.seed_cells(settings("lpgnn", "test", **bad))
     assert series.run_seeds(cfg, store, train=False)["seeds"].tolist() == [1, 1]  # nothing trained yet
@@ -137,8 +155,9 @@ def test_seed_spread_retrains_points_with_extra_seeds_and_pools_them(counted):
     se = pooled.std(ddof=1) / np.sqrt(3)
     assert row["se"] == pytest.approx(se, abs=1e-3)
     assert row["z"] == pytest.approx((row["paper"] - pooled.mean()) / se, abs=2e-3)
-    assert row["within tolerance"] == pytest.approx(np.mean([abs(r.mean() - row["paper"]) <= row["tolerance"]
-                                                             for r in runs]))
+    assert row["within tolerance"] == pytest.approx(
+        np.mean([abs(r.mean() - row["paper"]) <= row["tolerance"] for r in runs])
+    )
     assert series._share_within(0.0, 1.0, 0.0, 1.96) == pytest.approx(0.95, abs=1e-3)  # ±1.96 se: 95 %
     assert series._share_within(5.0, 1.0, 0.0, 3.0) == pytest.approx(0.02275, abs=1e-4)  # 2 se beyond the band
     draws = np.random.default_rng(0).normal(pooled.mean(), se, 400_000)  # Monte Carlo of N(pooled, se²)
@@ -154,8 +173,10 @@ def test_fig_a_points_printed_in_tables_b_and_c_carry_their_number_and_spread():
 
     ref = load_reference("lpgnn")
     printed = ref[(ref["artifact"] == "fig_a") & ~ref["approx"].astype(bool)]
-    tables = {"1": ref[(ref["artifact"] == "table_b") & (ref["method"] == "lpgnn")].set_index(["dataset", "setting"]),
-              "inf": ref[(ref["artifact"] == "table_c") & (ref["method"] == "mbm")].set_index(["dataset", "setting"])}
+    tables = {
+        "1": ref[(ref["artifact"] == "table_b") & (ref["method"] == "lpgnn")].set_index(["dataset", "setting"]),
+        "inf": ref[(ref["artifact"] == "table_c") & (ref["method"] == "mbm")].set_index(["dataset", "setting"]),
+    }
     assert len(printed) == 32
     for r in printed.itertuples():
         src = tables[r.setting.split("eps_y=")[1]].loc[(r.dataset, r.setting)]
@@ -183,6 +204,7 @@ def test_sampling_check_counts_points_beyond_the_band_and_the_expected_number(co
             rows += 1
     assert check.loc["cora", "points"] == rows == 4  # Fig. A's point and Table F's three methods
     assert check.loc["cora", "expected by sampling"] == pytest.approx(expected, abs=0.05)
-    beyond = sum((paper_vs_ours("lpgnn", a, "test")["status"].isin(["outside", "explained"])).sum()
-                 for a in ("fig_a", "table_f"))
+    beyond = sum(
+        (paper_vs_ours("lpgnn", a, "test")["status"].isin(["outside", "explained"])).sum() for a in ("fig_a", "table_f")
+    )
     assert check.loc["cora", "beyond the band"] == beyond

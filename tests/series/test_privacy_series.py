@@ -19,8 +19,7 @@ def test_profiles_and_cells():
 
 def test_run_sigma_rows_respect_the_target(tmp_path, monkeypatch):
     monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
-    cfg = settings("privacy", "test", accountants=["rdp"], dpsgd=[[0.01, 100]],
-                   dpsgd_uniform=[[0.01, 100]])
+    cfg = settings("privacy", "test", accountants=["rdp"], dpsgd=[[0.01, 100]], dpsgd_uniform=[[0.01, 100]])
     store = ResultStore("privacy", "test")
     df = series.run_sigma(cfg, store, train_nodes=400)
     assert len(df) == 3  # DP-SGD poisson, DP-SGD uniform, ProGAP node

@@ -84,8 +84,9 @@ def test_the_official_student_option_adds_keys_only_when_set():
     """Cells stored before ``fidelity_student`` / ``fidelity_epochs`` existed keep their config hashes."""
     plain = series.authors_code_cells(settings("privgnn", "test"))[0]
     assert "student" not in plain and "authors_epochs" not in plain
-    cell = series.authors_code_cells(settings("privgnn", "test", fidelity_student="authors_code",
-                                              fidelity_epochs=500))[0]
+    cell = series.authors_code_cells(settings("privgnn", "test", fidelity_student="authors_code", fidelity_epochs=500))[
+        0
+    ]
     assert cell["student"] == "authors_code" and cell["authors_epochs"] == 500
     with pytest.raises(ValueError, match="teacher must be one of"):
         series.authors_code_cells(settings("privgnn", "test", fidelity_student="official"))
@@ -100,8 +101,9 @@ def test_the_official_code_end_to_end_cell(tmp_path):
 
     if not dataset_available("credit"):
         pytest.skip("credit is not in the mirror")
-    cfg = settings("privgnn", "test", fidelity_student="authors_code", fidelity_epochs=4,
-                   fidelity_noise=["log_softmax"])
+    cfg = settings(
+        "privgnn", "test", fidelity_student="authors_code", fidelity_epochs=4, fidelity_noise=["log_softmax"]
+    )
     store = ResultStore("privgnn", "test", root=tmp_path)
     rows = series.run(cfg, store, "authors_code", device="cpu")
     assert set(rows["method"]) == {"privgnn_official", "privgnn_code"}
@@ -116,9 +118,19 @@ def test_the_official_code_end_to_end_cell(tmp_path):
     side = series.authors_code_side_by_side(store)
     assert {"privgnn_official", "privgnn_code", "teachers paper", "teachers authors_code"} <= set(side.columns)
     with pytest.raises(ValueError, match="official student"):
-        series._privgnn_students(None, "credit", P.TeacherOutput(torch.ones(2, 2) / 2, torch.tensor([1]), 0.0, 0),
-                                 [], seed=0, k=1, gamma=0.3, teacher="paper", student_epochs=1, device="cpu",
-                                 student="authors_code")
+        series._privgnn_students(
+            None,
+            "credit",
+            P.TeacherOutput(torch.ones(2, 2) / 2, torch.tensor([1]), 0.0, 0),
+            [],
+            seed=0,
+            k=1,
+            gamma=0.3,
+            teacher="paper",
+            student_epochs=1,
+            device="cpu",
+            student="authors_code",
+        )
 
 
 def test_mirrored_cell_names_only_cells_the_paper_has():
@@ -174,8 +186,15 @@ def test_authors_baselines_cell_uses_the_official_split_and_untrained_pate_teach
 
 def test_the_authors_code_plot_draws_the_paper_values(monkeypatch):
     """The printed PrivGNN value of a mirrored cell is drawn as open markers beside the measured lines."""
-    side = pd.DataFrame({"dataset": ["amazon"] * 2, "mirrors": ["table6:Q=500,lam=0.4", "table6:Q=500,lam=1"],
-                         "paper": [0.76, 0.77], "privgnn": [0.16, 0.26], "privgnn_official": [0.68, 0.75]})
+    side = pd.DataFrame(
+        {
+            "dataset": ["amazon"] * 2,
+            "mirrors": ["table6:Q=500,lam=0.4", "table6:Q=500,lam=1"],
+            "paper": [0.76, 0.77],
+            "privgnn": [0.16, 0.26],
+            "privgnn_official": [0.68, 0.75],
+        }
+    )
 
     class Store:
         def load(self, artifact):

@@ -12,8 +12,18 @@ from dpgnn.profiles import settings
 from dpgnn.results import ResultStore
 from dpgnn.series import privgnn as series
 
-SIDE_BY_SIDE = ["artifact", "dataset", "method", "setting", "paper_value", "ours_value", "ours_spread", "n_runs",
-                "diff", "status"]
+SIDE_BY_SIDE = [
+    "artifact",
+    "dataset",
+    "method",
+    "setting",
+    "paper_value",
+    "ours_value",
+    "ours_spread",
+    "n_runs",
+    "diff",
+    "status",
+]
 
 
 def _toy(n_priv=60, n_pub=50, d=6, c=2, seed=0) -> P.PrivGNNData:
@@ -119,14 +129,28 @@ def test_accuracy_cell_gives_the_same_rows_whatever_ran_before(toy_credit):
 
 
 def test_table5_configuration_is_listed_again_as_its_rows_of_tables_1_and_6():
-    row = {"artifact": "table5", "dataset": "amazon", "method": "privgnn", "setting": "lam=0.4", "value": 0.5,
-           "queries": 1000, "lam": 0.4}
-    rows = [row, {**row, "method": "privgnn_code"}, {**row, "queries": 500, "artifact": "table6"},
-            {**row, "method": "pate_m"}]
+    row = {
+        "artifact": "table5",
+        "dataset": "amazon",
+        "method": "privgnn",
+        "setting": "lam=0.4",
+        "value": 0.5,
+        "queries": 1000,
+        "lam": 0.4,
+    }
+    rows = [
+        row,
+        {**row, "method": "privgnn_code"},
+        {**row, "queries": 500, "artifact": "table6"},
+        {**row, "method": "pate_m"},
+    ]
     out = series.repeated_rows(rows, "amazon", 750, 1000)
     assert sorted((r["artifact"], r["method"], r["setting"]) for r in out) == [
-        ("table1", "privgnn", "K=750,lam=0.4"), ("table1", "privgnn_code", "K=750,lam=0.4"),
-        ("table6", "privgnn", "Q=1000,lam=0.4"), ("table6", "privgnn_code", "Q=1000,lam=0.4")]
+        ("table1", "privgnn", "K=750,lam=0.4"),
+        ("table1", "privgnn_code", "K=750,lam=0.4"),
+        ("table6", "privgnn", "Q=1000,lam=0.4"),
+        ("table6", "privgnn_code", "Q=1000,lam=0.4"),
+    ]
     assert all(r["value"] == 0.5 and r["queries"] == 1000 for r in out)
     # Credit is in neither table; the Facebook stand-in is listed like Facebook
     assert series.repeated_rows(rows, "credit", 750, 1000) == []
@@ -149,14 +173,27 @@ def test_the_repeated_reference_rows_carry_table5s_numbers_and_spread():
 def test_b4_readings_cell_and_table(store, toy_credit):
     """B4's readings: hard labels at every λ, and λ fixed with the columns read as |Q|; the table puts them beside
     Table 9's B4 and the soft-label rows of the accuracy grid, one column per Table 9 column."""
-    cfg = settings("privgnn", "test", k=10, queries=[10], main_queries=10, baselines=["b4"], lambdas=[0.4, 1.0],
-                   b4_reading_queries=[5, 10], b4_reading_lambdas=[1.0])
+    cfg = settings(
+        "privgnn",
+        "test",
+        k=10,
+        queries=[10],
+        main_queries=10,
+        baselines=["b4"],
+        lambdas=[0.4, 1.0],
+        b4_reading_queries=[5, 10],
+        b4_reading_lambdas=[1.0],
+    )
     cells = series.b4_readings_cells(cfg)
     assert [(c["dataset"], c["run"], c["seed"]) for c in cells] == [("credit", 0, cfg.seed)]
     series.run(cfg, store, "accuracy", device="cpu")
     rows = series.run(cfg, store, "b4_readings", device="cpu")
-    assert list(rows["setting"]) == ["labels=hard,lam=0.4", "labels=hard,lam=1", "labels=soft,Q=5,lam=1",
-                                     "labels=soft,Q=10,lam=1"]
+    assert list(rows["setting"]) == [
+        "labels=hard,lam=0.4",
+        "labels=hard,lam=1",
+        "labels=soft,Q=5,lam=1",
+        "labels=soft,Q=10,lam=1",
+    ]
     assert list(rows["labels"]) == ["hard", "hard", "soft", "soft"] and list(rows["queries"]) == [10, 10, 5, 10]
     assert (rows["method"] == "b4").all() and rows["value"].between(0, 1).all()
     assert (rows["epsilon"] == float("inf")).all()  # B4 reads the public ground truth: not private
@@ -164,10 +201,21 @@ def test_b4_readings_cell_and_table(store, toy_credit):
     soft = store.load("accuracy").query("artifact == 'table9' and method == 'b4'")
     assert set(rows["seed"]) == set(soft["seed"])
     table = series.side_by_side(store, "b4_readings")
-    assert list(table["reading"]) == ["paper (Table 9)", "soft labels (the paper's words)", "hard labels (argmax)",
-                                      "λ 1 fixed, columns |Q|"]
-    assert [c for c in table.columns if "=" in c] == ["lam=0.1", "lam=0.2", "lam=0.4", "lam=0.8", "lam=1",
-                                                      "Q=5", "Q=10"]
+    assert list(table["reading"]) == [
+        "paper (Table 9)",
+        "soft labels (the paper's words)",
+        "hard labels (argmax)",
+        "λ 1 fixed, columns |Q|",
+    ]
+    assert [c for c in table.columns if "=" in c] == [
+        "lam=0.1",
+        "lam=0.2",
+        "lam=0.4",
+        "lam=0.8",
+        "lam=1",
+        "Q=5",
+        "Q=10",
+    ]
     hard = table.set_index("reading").loc["hard labels (argmax)"]
     assert hard["lam=1"] == pytest.approx(rows.loc[rows["setting"] == "labels=hard,lam=1", "value"].iloc[0], abs=1e-3)
     assert table.set_index("reading").loc["paper (Table 9)", "lam=1"] == pytest.approx(0.80)  # Credit's printed B4

@@ -20,8 +20,18 @@ def graph():
 
 
 def _cell(**kw):
-    base = dict(dataset="toy", method="progap", level="edge", epsilon=1.0, depth=1, base_layers=1, lr=0.01,
-                epochs=2, run=0, seed=0)
+    base = dict(
+        dataset="toy",
+        method="progap",
+        level="edge",
+        epsilon=1.0,
+        depth=1,
+        base_layers=1,
+        lr=0.01,
+        epochs=2,
+        run=0,
+        seed=0,
+    )
     return {**base, **kw}
 
 
@@ -47,18 +57,22 @@ def test_run_cell_dispatches_through_the_registry(graph, monkeypatch):
         return real(paper, method, level)
 
     monkeypatch.setattr(series.methods, "get", spy)
-    rows = series.run_cell(graph, _cell(method="graphsage", level="none", epsilon=math.inf, base_layers=2),
-                           device="cpu")
+    rows = series.run_cell(
+        graph, _cell(method="graphsage", level="none", epsilon=math.inf, base_layers=2), device="cpu"
+    )
     assert calls == [("progap", "graphsage", "none")]
     assert [r["metric"] for r in rows] == ["val_acc", "accuracy"] and 0 <= rows[1]["value"] <= 100
     assert rows[0]["setting"] == "none eps=inf"
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(hops=2), "unknown config key"),                      # GAP's own name: the vocabulary says depth
-    (dict(method="dp-gnn", level="node", depth=2), "fixed"),   # one message-passing layer by construction
-    (dict(method="mlp", depth=1), "fixed"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(hops=2), "unknown config key"),  # GAP's own name: the vocabulary says depth
+        (dict(method="dp-gnn", level="node", depth=2), "fixed"),  # one message-passing layer by construction
+        (dict(method="mlp", depth=1), "fixed"),
+    ],
+)
 def test_bad_configs_are_rejected(graph, bad, match):
     cell = _cell(**{"method": "gap", **bad})
     with pytest.raises(ValueError, match=match):
@@ -105,8 +119,18 @@ def _runs(configs):
     rows = []
     for depth, lr, vals, tests in configs:
         for run, (v, t) in enumerate(zip(vals, tests)):
-            base = {"dataset": "d", "method": "progap", "level": "edge", "setting": "edge eps=1", "depth": depth,
-                    "base_layers": 1, "lr": lr, "epochs": 10, "run": run, "config_hash": f"{depth}{lr}{run}"}
+            base = {
+                "dataset": "d",
+                "method": "progap",
+                "level": "edge",
+                "setting": "edge eps=1",
+                "depth": depth,
+                "base_layers": 1,
+                "lr": lr,
+                "epochs": 10,
+                "run": run,
+                "config_hash": f"{depth}{lr}{run}",
+            }
             rows += [{**base, "metric": "val_acc", "value": v}, {**base, "metric": "accuracy", "value": t}]
     return pd.DataFrame(rows)
 
@@ -132,14 +156,20 @@ def test_select_best_ties_go_to_the_first_config_string():
 def test_api_on_the_test_profile(graph, tmp_path, monkeypatch):
     monkeypatch.setattr(series, "available", lambda cfg, store, artifact, cache=None: ["toy"])
     monkeypatch.setattr(series, "_load", lambda cfg, name: graph)
-    cfg = settings("progap", "test", datasets=[], standins={"toy": 1}, node_settings={"toy": [32, 4]},
-                   epochs_edge=2, epochs_node=[1])
+    cfg = settings(
+        "progap",
+        "test",
+        datasets=[],
+        standins={"toy": 1},
+        node_settings={"toy": [32, 4]},
+        epochs_edge=2,
+        epochs_node=[1],
+    )
     store = ResultStore("progap", "test", root=tmp_path)
     rows = series.run(cfg, store, "table2", device="cpu")
     assert set(rows["metric"]) == {"accuracy"}
     assert set(rows["method"]) == {m for ms in series.TABLE2_METHODS.values() for m in ms}
-    assert set(series.run(cfg, store, "layerwise", device="cpu", train=False)["method"]) == {"progressive",
-                                                                                            "layerwise"}
+    assert set(series.run(cfg, store, "layerwise", device="cpu", train=False)["method"]) == {"progressive", "layerwise"}
     sbs = series.side_by_side(store, "table2")
     assert "ours: toy (stand-in)" in sbs.columns and "paper: facebook" in sbs.columns
     assert sbs.loc[("edge eps=1", "progap"), "paper: facebook"] == "77.2 ± 0.3"
@@ -151,8 +181,16 @@ def test_api_on_the_test_profile(graph, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="valid"):
         series.run(cfg, store, "table9")
     # the authors' calibration on the same store: only the ProGAP edge cell trains, reported apart
-    authors = settings("progap", "test", datasets=[], standins={"toy": 1}, node_settings={"toy": [32, 4]},
-                       epochs_edge=2, epochs_node=[1], fidelity="authors_code")
+    authors = settings(
+        "progap",
+        "test",
+        datasets=[],
+        standins={"toy": 1},
+        node_settings={"toy": [32, 4]},
+        epochs_edge=2,
+        epochs_node=[1],
+        fidelity="authors_code",
+    )
     n = len(store.load("table2_runs"))
     out = series.run(authors, store, "table2", device="cpu")
     assert len(store.load("table2_runs")) == n + 2  # one cell: val + test rows
@@ -163,7 +201,9 @@ def test_api_on_the_test_profile(graph, tmp_path, monkeypatch):
 def test_fidelity_comparison_shows_the_measured_numbers_without_runs(tmp_path):
     t = series.fidelity_comparison(ResultStore("progap", "test", root=tmp_path))
     assert list(t.index) == [2, 3]
-    assert t.loc[2, "official code (issue #18)"] == "73.3 ± 0.4" and t.loc[3, "ours, official σ (issue #18)"] == \
-        "74.7 ± 0.7"
+    assert (
+        t.loc[2, "official code (issue #18)"] == "73.3 ± 0.4"
+        and t.loc[3, "ours, official σ (issue #18)"] == "74.7 ± 0.7"
+    )
     assert t.loc[3, "σ authors_code"] == pytest.approx(8.620) and t.loc[3, "σ paper"] == pytest.approx(8.104)
     assert (t["ours, fidelity=authors_code (stored)"] == "—").all()

@@ -38,5 +38,11 @@ def read_elliptic(paths: dict[str, Path]) -> Data:
     y = torch.from_numpy(lab.map({"1": 0, "2": 1}).fillna(-1).to_numpy(dtype=np.int64))
     ei = np.stack([pos.loc[edges.iloc[:, 0].to_numpy()].to_numpy(), pos.loc[edges.iloc[:, 1].to_numpy()].to_numpy()])
     n = len(tx)
-    return Data(x=x, y=y, edge_index=undirected_edges(torch.from_numpy(ei.astype(np.int64)), n), num_nodes=n,
-                labeled_mask=y >= 0, time_step=torch.from_numpy(feats[1].to_numpy(dtype=np.int64)))
+    return Data(
+        x=x,
+        y=y,
+        edge_index=undirected_edges(torch.from_numpy(ei.astype(np.int64)), n),
+        num_nodes=n,
+        labeled_mask=y >= 0,
+        time_step=torch.from_numpy(feats[1].to_numpy(dtype=np.int64)),
+    )

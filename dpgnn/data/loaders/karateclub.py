@@ -33,8 +33,9 @@ def _edges(path: Path, n: int) -> torch.Tensor:
     return undirected_edges(ei, n)
 
 
-def sparse_rows_to_dense(node: np.ndarray, feat: np.ndarray, value: np.ndarray | None,
-                         n: int) -> tuple[torch.Tensor, torch.Tensor]:
+def sparse_rows_to_dense(
+    node: np.ndarray, feat: np.ndarray, value: np.ndarray | None, n: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Pivot (node, feature, value) rows to a dense float32 matrix, as the LPGCN/LPGNN code does with pandas:
     duplicate rows dropped (first kept), one column per feature id that occurs (ascending), missing entries 0,
     rows for every node 0..n-1. Returns ``(x, feature_ids)`` with ``feature_ids[j]`` = raw id of column ``j``."""
@@ -53,8 +54,9 @@ def read_karateclub(edges: Path, target: Path, features: Path) -> Data:
     y = _targets(target)
     n = y.numel()
     f = pd.read_csv(features)
-    x, ids = sparse_rows_to_dense(f["node_id"].to_numpy(), f["feature_id"].to_numpy(),
-                                  f["value"].to_numpy() if "value" in f.columns else None, n)
+    x, ids = sparse_rows_to_dense(
+        f["node_id"].to_numpy(), f["feature_id"].to_numpy(), f["value"].to_numpy() if "value" in f.columns else None, n
+    )
     return Data(x=x, y=y, edge_index=_edges(edges, n), feature_ids=ids, num_nodes=n)
 
 

@@ -65,8 +65,11 @@ def read_planetoid(paths: dict[str, Path], prefix: str) -> Data:
     n_train = y.shape[0]
     n_val_end = min(n_train + 500, allx.shape[0])  # always n_train + 500 on the real files
     return Data(
-        x=feats.contiguous(), y=labels.long(), edge_index=edge_index,
+        x=feats.contiguous(),
+        y=labels.long(),
+        edge_index=edge_index,
         train_mask=index_to_mask(torch.arange(n_train), n),
         val_mask=index_to_mask(torch.arange(n_train, n_val_end), n),
-        test_mask=index_to_mask(test_index, n), num_nodes=n,
+        test_mask=index_to_mask(test_index, n),
+        num_nodes=n,
     )

@@ -35,10 +35,15 @@ def read_flickr(paths: dict[str, Path]) -> Data:
         y[int(k)] = int(c) if not isinstance(c, list) else int(np.argmax(c))
     role = json.loads(Path(paths["role.json"]).read_text())
     ei = torch.from_numpy(np.stack([adj.row, adj.col]).astype(np.int64))
-    return Data(x=x, y=y, edge_index=undirected_edges(ei, n), num_nodes=n,
-                train_mask=index_to_mask(torch.tensor(role["tr"]), n),
-                val_mask=index_to_mask(torch.tensor(role["va"]), n),
-                test_mask=index_to_mask(torch.tensor(role["te"]), n))
+    return Data(
+        x=x,
+        y=y,
+        edge_index=undirected_edges(ei, n),
+        num_nodes=n,
+        train_mask=index_to_mask(torch.tensor(role["tr"]), n),
+        val_mask=index_to_mask(torch.tensor(role["va"]), n),
+        test_mask=index_to_mask(torch.tensor(role["te"]), n),
+    )
 
 
 def _npz_member(zip_path: Path, suffix: str):
@@ -55,8 +60,15 @@ def read_reddit(paths: dict[str, Path]) -> Data:
     adj = sp.load_npz(_npz_member(z, "reddit_graph.npz")).tocoo()
     n = x.size(0)
     ei = torch.from_numpy(np.stack([adj.row, adj.col]).astype(np.int64))
-    return Data(x=x, y=y, edge_index=undirected_edges(ei, n), num_nodes=n,
-                train_mask=role == 1, val_mask=role == 2, test_mask=role == 3)
+    return Data(
+        x=x,
+        y=y,
+        edge_index=undirected_edges(ei, n),
+        num_nodes=n,
+        train_mask=role == 1,
+        val_mask=role == 2,
+        test_mask=role == 3,
+    )
 
 
 def read_ppi(paths: dict[str, Path]) -> Data:
@@ -81,5 +93,13 @@ def read_ppi(paths: dict[str, Path]) -> Data:
         gid_offset = int(gids[-1].max()) + 1
     n = offset
     role = torch.cat(splits)
-    return Data(x=torch.cat(xs), y=torch.cat(ys), edge_index=undirected_edges(torch.cat(eis, dim=1), n),
-                graph_id=torch.cat(gids), num_nodes=n, train_mask=role == 0, val_mask=role == 1, test_mask=role == 2)
+    return Data(
+        x=torch.cat(xs),
+        y=torch.cat(ys),
+        edge_index=undirected_edges(torch.cat(eis, dim=1), n),
+        graph_id=torch.cat(gids),
+        num_nodes=n,
+        train_mask=role == 0,
+        val_mask=role == 1,
+        test_mask=role == 2,
+    )
