@@ -33,6 +33,7 @@ from pathlib import Path
 
 import torch
 
+from dpgnn.atomic import atomic_open
 from dpgnn.data import load_dataset
 from dpgnn.methods import progap as pg
 from dpgnn.methods.repeats import train_progap_repeats
@@ -130,12 +131,10 @@ def store(rows: list[dict]) -> None:
     new_keys = {tuple(str(r[k]) for k in KEY) for r in rows}
     kept = [r for r in old if tuple(r[k] for k in KEY) not in new_keys]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    tmp = OUT.with_suffix(".tmp")
-    with tmp.open("w", newline="") as fh:
+    with atomic_open(OUT, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(kept + rows)
-    os.replace(tmp, OUT)
 
 
 def table() -> str:

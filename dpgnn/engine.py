@@ -44,7 +44,6 @@ from dpgnn.sweep import (
     resume_staging,
     staged_line,
     stale_hashes,
-    swap_in,
 )
 from dpgnn.utils import config_hash
 
@@ -518,7 +517,7 @@ def comparable(df: pd.DataFrame) -> pd.DataFrame:
 
 def _maybe_swap(t: _Target) -> None:
     if t.staging is not None and t.redo and t.redo <= t.staged:
-        swap_in(t.store, t.artifact, t.staging, t.redo)
+        t.store.swap_in(t.artifact, t.redo)
         t.done |= t.redo
         t.stale -= t.redo
         t.redo = set()

@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from dpgnn.atomic import write_csv, write_text
 from dpgnn.profiles import PROFILE_NAMES
 from dpgnn.utils import output_root, versions
 
@@ -86,26 +87,6 @@ def _locked(path: Path):
     lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with FileLock(str(lock)):
         yield
-
-
-def _replace_csv(df: pd.DataFrame, path: Path) -> None:
-    """Write ``df`` to ``path`` atomically (a reader sees the old file or the new one, never a partial one); a file
-    whose bytes would not change is left untouched."""
-    _replace_text(df.to_csv(index=False, lineterminator="\n"), path)
-
-
-def _replace_text(text: str, path: Path) -> bool:
-    """Atomically write ``text`` to ``path`` unless the file already holds exactly these bytes; True if written."""
-    data = text.encode()
-    if path.exists() and path.read_bytes() == data:
-        return False
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return True
 
 
 #: Bookkeeping columns that say when and by which code a row was made, not what it holds.
@@ -210,9 +191,7 @@ class ResultStore:
         if new_cols:  # a later run brought new columns: rewrite the live file once with the wider header
             old = pd.concat(self._read([path]), ignore_index=True)
             fields = list(fields) + new_cols
-            tmp = path.with_suffix(".tmp")
-            old.reindex(columns=fields).to_csv(tmp, index=False)
-            os.replace(tmp, path)
+            write_csv(old.reindex(columns=fields), path)
         with open(path, "a", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=fields, extrasaction="raise")
             if f.tell() == 0:
@@ -260,7 +239,7 @@ class ResultStore:
                 if hits:
                     old = hits.pop(0)
                     r.update({k: old.get(k) or "" for k in _PROVENANCE})
-            _replace_text(_csv_text(fields, new), path)
+            write_text(path, _csv_text(fields, new), if_changed=True)
             if arc.exists():
                 arc.unlink()
 
@@ -277,12 +256,40 @@ class ResultStore:
         if df.empty:
             raise ValueError(f"artifact {artifact!r} has no rows to compact")
         arc = self.archive_path(artifact)
-        tmp = arc.with_name(arc.name + ".tmp")
-        df.to_csv(tmp, index=False, compression={"method": "gzip", "mtime": 0})
-        os.replace(tmp, arc)
+        write_csv(df, arc)
         if self.path(artifact).exists():
             self.path(artifact).unlink()
         return arc
+
+    # -- recomputation: stage rows beside the store, swap them in once complete ---------------------------------
+    def staging(self) -> ResultStore:
+        """The store beside this one (``<store>/.staging/``) that receives recomputed rows (``--force``,
+        ``--stale rerun``) until :meth:`swap_in` makes them the stored ones."""
+        st = ResultStore(self.paper, self.profile)
+        st.dir = self.dir / ".staging"
+        return st
+
+    def swap_in(self, artifact: str, hashes: set[str]) -> None:
+        """Replace the rows of the config hashes ``hashes`` in ``artifact`` by their staged ones (:meth:`staging`;
+        other rows kept), then clear the staged artifact. Holds the artifact's lock, so no append interleaves; the
+        rewrite is atomic. With an archive, the merged rows become the archive and the live file goes. Call it only
+        once every hash is staged, so that an interrupted recomputation leaves the old rows in place."""
+        staging = self.staging()
+        live, arc = self.path(artifact), self.archive_path(artifact)
+        live.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(live):
+            old, new = self.load(artifact), staging.load(artifact)
+            new = new[new["config_hash"].astype(str).isin(hashes)] if len(new) else new
+            keep = old[~old["config_hash"].astype(str).isin(hashes)] if len(old) else old
+            frames = [f for f in (keep, new) if len(f)]
+            merged = pd.concat(frames, ignore_index=True) if frames else new
+            if arc.exists():  # the live file would only repeat the archive's rows: removed
+                write_csv(merged, arc)
+                if live.exists():
+                    live.unlink()
+            else:
+                write_csv(merged, live)
+        staging.clear(artifact)
 
     # -- datasets that could not run ---------------------------------------------------------------------
     def record_skip(self, dataset: str, reason: str, artifact: str = "*") -> None:
@@ -293,22 +300,25 @@ class ResultStore:
             prev = self.skipped()
             prev = prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]
             row = pd.DataFrame([{"artifact": artifact, "dataset": dataset, "reason": reason.strip().splitlines()[0]}])
-            _replace_csv(_sorted_skips(pd.concat([prev, row], ignore_index=True)), path)
+            write_csv(_sorted_skips(pd.concat([prev, row], ignore_index=True)), path, **_SKIPS_CSV)
 
     def clear_skip(self, dataset: str, artifact: str = "*") -> None:
         path = self.dir / "skipped.csv"
         if path.exists():
             with _locked(path):
                 prev = self.skipped()
-                _replace_csv(
-                    _sorted_skips(prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]), path
-                )
+                kept = prev[~((prev["artifact"] == artifact) & (prev["dataset"] == dataset))]
+                write_csv(_sorted_skips(kept), path, **_SKIPS_CSV)
 
     def skipped(self) -> pd.DataFrame:
         path = self.dir / "skipped.csv"
         if path.exists() and path.stat().st_size > 0:
             return pd.read_csv(path, dtype=str, keep_default_na=False)
         return pd.DataFrame(columns=["artifact", "dataset", "reason"])
+
+
+#: ``skipped.csv`` is rewritten only when its bytes change (a rerun that skips the same datasets leaves it as it was)
+_SKIPS_CSV = {"if_changed": True, "lineterminator": "\n"}
 
 
 def _sorted_skips(df: pd.DataFrame) -> pd.DataFrame:

@@ -49,6 +49,7 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+from dpgnn.atomic import write_csv
 from dpgnn.profiles import PROFILE_NAMES, check_profile
 from dpgnn.utils import ROOT, code_version
 
@@ -181,9 +182,7 @@ def load_manifest(profile: str, root: Path | None = None) -> pd.DataFrame:
 
 def _write_manifest(manifest: pd.DataFrame, profile: str, root: Path | None = None) -> None:
     """Replace the manifest atomically (a reader never sees a half-written file)."""
-    tmp = manifest_path(profile, root).with_suffix(".tmp")
-    manifest.reindex(columns=MANIFEST_COLUMNS).to_csv(tmp, index=False)
-    os.replace(tmp, manifest_path(profile, root))
+    write_csv(manifest.reindex(columns=MANIFEST_COLUMNS), manifest_path(profile, root))
 
 
 def _now() -> str:

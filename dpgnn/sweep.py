@@ -15,7 +15,6 @@ them.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -136,19 +135,12 @@ def stored_line(artifact: str, n_cells: int, n_stored: int, n_stale: int, stale:
 # ---------------------------------------------------------------------------------------------------------------
 # --force / --stale rerun: recompute into a staging store, swap only when the whole set is complete
 # ---------------------------------------------------------------------------------------------------------------
-def staging_store(store: ResultStore) -> ResultStore:
-    """A store beside ``store`` (``<store>/.staging/``) that receives recomputed rows until :func:`swap_in`."""
-    st = ResultStore(store.paper, store.profile)
-    st.dir = store.dir / ".staging"
-    return st
-
-
 def resume_staging(store: ResultStore, artifact: str, redo: set[str]) -> tuple[ResultStore, set[str]]:
     """The staging store for recomputing the cells ``redo`` of ``store``'s ``artifact``, and the cells of ``redo``
     it already holds from this code (:func:`stale_hashes`): an interrupted ``--force`` / ``--stale rerun``
     resumes where it stopped instead of starting over. Staged rows of other cells or other code are dropped.
     A cell's rows are staged by one append, so a staged cell is complete."""
-    staging = staging_store(store)
+    staging = store.staging()
     df = staging.load(artifact)
     if df.empty:
         return staging, set()
@@ -164,30 +156,6 @@ def staged_line(label: str, n_staged: int, n_redo: int) -> str:
     return (
         f"{label}: {n_staged} of the {n_redo} cells to recompute already staged by this code (an interrupted run): kept"
     )
-
-
-def swap_in(store: ResultStore, artifact: str, staging: ResultStore, hashes: set[str]) -> None:
-    """Replace the rows of ``hashes`` in ``store``'s ``artifact`` by their staged ones (other rows kept),
-    atomically when the artifact has no archive (``os.replace`` of the live file). Called only once every hash is
-    staged, so an interrupted recomputation leaves the old rows in place."""
-    old = store.load(artifact)
-    new = staging.load(artifact)
-    new = new[new["config_hash"].astype(str).isin(hashes)] if len(new) else new
-    keep = old[~old["config_hash"].astype(str).isin(hashes)] if len(old) else old
-    merged = pd.concat([f for f in (keep, new) if len(f)], ignore_index=True) if len(keep) or len(new) else new
-    live, arc = store.path(artifact), store.archive_path(artifact)
-    live.parent.mkdir(parents=True, exist_ok=True)
-    if arc.exists():  # the merged rows become the archive; the live file then only repeats them: removed
-        tmp = arc.with_name(arc.name + ".tmp")
-        merged.to_csv(tmp, index=False, compression={"method": "gzip", "mtime": 0})
-        os.replace(tmp, arc)
-        if live.exists():
-            live.unlink()
-    else:
-        tmp = live.with_name(live.name + ".tmp")
-        merged.to_csv(tmp, index=False)
-        os.replace(tmp, live)
-    staging.clear(artifact)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -243,7 +211,7 @@ def run_grid(
         out, seconds = run_one(fn, cell)
         target.append(artifact, cell_rows(out, cell, h, seconds=seconds, device=device))
     if staging is not None:
-        swap_in(store, artifact, staging, redo)
+        store.swap_in(artifact, redo)
     return store.load(artifact)
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from dpgnn import engine
 from dpgnn.results import ResultStore
-from dpgnn.sweep import grid, run_grid, staging_store
+from dpgnn.sweep import grid, run_grid
 
 TESTS = Path(__file__).resolve().parent
 
@@ -237,7 +237,7 @@ def test_staged_rows_of_other_code_or_other_cells_are_run_again(root):
 
     with pytest.raises(RuntimeError, match="boom"):
         run_grid(store, "art", grid(x=[1, 2, 3]), _fails_at_3, force=True)
-    staging = staging_store(store)
+    staging = store.staging()
     staged = staging.load("art")
     staged.loc[staged["x"] == 1, "versions"] = "dpgnn=0.0.1+gdeadbeef;torch=1"  # staged by other code
     staging.clear("art")

@@ -205,6 +205,30 @@ def test_store_locks_live_outside_the_results_folder(tmp_path):
     assert lock_path(store.path("pure")) != lock
 
 
+def test_swap_in_waits_for_the_store_lock_and_keeps_other_rows(tmp_path):
+    """A writer holding the artifact's lock (an append in another process) blocks the swap-in until it is done; the
+    swap then replaces only the staged cells' rows and clears the staging store."""
+    import threading
+
+    from dpgnn.results import _locked
+
+    store = ResultStore("demo", "test", root=tmp_path)
+    store.append("art", [dict(metric="m", value=v, config_hash=h) for h, v in (("a", 1.0), ("b", 2.0))])
+    store.staging().append("art", [dict(metric="m", value=20.0, config_hash="b")])
+    before = store.path("art").read_bytes()
+    with _locked(store.path("art")):
+        swap = threading.Thread(target=store.swap_in, args=("art", {"b"}))
+        swap.start()
+        swap.join(timeout=1.0)
+        assert swap.is_alive()  # waiting for the lock
+        assert store.path("art").read_bytes() == before
+    swap.join(timeout=30)
+    assert not swap.is_alive()
+    df = store.load("art").sort_values("config_hash")
+    assert df["value"].tolist() == [1.0, 20.0]
+    assert store.staging().load("art").empty
+
+
 def test_a_run_over_an_unavailable_dataset_leaves_git_status_clean(tmp_path, monkeypatch):
     """In a fresh repository with the project's .gitignore, a paper-profile run that skips an unavailable dataset
     records the skip where the report reads it and leaves no untracked file (no skip log, no lock) behind."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import asdict, dataclass, field
@@ -16,6 +15,7 @@ from dpgnn.api.configs import make_config
 from dpgnn.api.inputs import check_new_graph
 from dpgnn.api.ldp import per_node_total
 from dpgnn.api.methods import Context, front_door
+from dpgnn.atomic import atomic_open, write_json
 
 FORMAT = "dpgnn-trained-model/1"
 
@@ -130,9 +130,8 @@ class TrainedModel:
             "config": asdict(self.config),
             "parts": self.parts,
         }
-        tmp = path.with_name(path.name + ".tmp")
-        torch.save(state, tmp)
-        os.replace(tmp, path)
+        with atomic_open(path, "wb") as f:
+            torch.save(state, f)
         return path
 
 
@@ -160,7 +159,5 @@ def write_result(model: TrainedModel, out: str | os.PathLike) -> tuple[Path, Pat
     out.mkdir(parents=True, exist_ok=True)
     model_path = model.save(out / "model.pt")
     result = out / "result.json"
-    tmp = result.with_name("result.json.tmp")
-    tmp.write_text(json.dumps(model.to_json(), indent=2, default=str) + "\n")
-    os.replace(tmp, result)
+    write_json(result, model.to_json(), indent=2, default=str)
     return model_path, result

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from dpgnn.atomic import atomic_open
 from dpgnn.utils import ROOT
 
 log = logging.getLogger("dpgnn.data")
@@ -151,29 +152,22 @@ def _progress(total: int | None, desc: str):
 
 
 def urlretrieve(url: str, dest: Path, timeout: float = CONNECT_TIMEOUT) -> None:
-    """Download ``url`` to ``dest`` (atomically via a ``.part`` file) with a progress bar.
+    """Download ``url`` to ``dest`` (atomically: :func:`dpgnn.atomic.atomic_open`) with a progress bar.
 
     Network failures surface as ``urllib.error.URLError``/``OSError``; callers turn them into
     :class:`DatasetUnavailable`.
     """
-    part = dest.with_name(dest.name + ".part")
     req = urllib.request.Request(url, headers={"User-Agent": "dpgnn-data/0.1"})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            dest.parent.mkdir(parents=True, exist_ok=True)  # only once the server answered
-            out = open(part, "wb")
-            total = resp.headers.get("Content-Length")
-            with out, _progress(int(total) if total else None, dest.name) as bar:
-                while True:
-                    block = resp.read(1 << 16)
-                    if not block:
-                        break
-                    out.write(block)
-                    bar.update(len(block))
-        part.replace(dest)
-    finally:
-        if part.exists():
-            part.unlink()
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        dest.parent.mkdir(parents=True, exist_ok=True)  # only once the server answered
+        total = resp.headers.get("Content-Length")
+        with atomic_open(dest, "wb") as out, _progress(int(total) if total else None, dest.name) as bar:
+            while True:
+                block = resp.read(1 << 16)
+                if not block:
+                    break
+                out.write(block)
+                bar.update(len(block))
 
 
 #: The downloader used by :func:`fetch`; tests monkeypatch it so that no network is ever attempted.

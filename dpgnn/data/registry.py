@@ -19,6 +19,7 @@ import pandas as pd
 import torch
 from torch_geometric.data import Data
 
+from dpgnn.atomic import atomic_open
 from dpgnn.data.download import DatasetUnavailable, RawFile, data_root, fetch, locate, mirror_root
 from dpgnn.utils import config_hash
 
@@ -173,9 +174,8 @@ def _torch_load(path: Path) -> Data:
 
 def _torch_save(obj: Data, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    tmp.replace(path)
+    with atomic_open(path, "wb") as f:
+        torch.save(obj, f)
 
 
 def _load_base(spec: DatasetSpec, root, download: bool) -> Data:

@@ -22,14 +22,14 @@ import gzip
 import io
 import json
 import math
-import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from dpgnn.atomic import gzip_bytes, write_bytes
 from dpgnn.privacy.guarantee import LEDGER_FIELDS, check_ledger, non_private
-from dpgnn.results import _locked, _replace_text, results_dir
+from dpgnn.results import _locked, results_dir
 
 __all__ = [
     "BackfillError",
@@ -363,16 +363,6 @@ def _read_text(path: Path) -> str:
         return f.read()
 
 
-def _write_gz(text: str, path: Path) -> None:
-    """Atomic gzip archive (mtime 0, as :meth:`ResultStore.compact` writes one)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
-        f.write(text.encode())
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def _rewrite_file(path: Path, fix: Callable[[dict[str, str], dict[str, Any]], dict[str, Any] | None]) -> None:
     """:func:`rewrite_ledgers` on one stored CSV (``.csv`` or ``.csv.gz``) under the store's lock; the file is
     replaced atomically, and only when a ledger changed."""
@@ -380,10 +370,8 @@ def _rewrite_file(path: Path, fix: Callable[[dict[str, str], dict[str, Any]], di
         text = _read_text(path)
         new = rewrite_ledgers(text, fix)
         if new != text:
-            if path.suffix == ".gz":
-                _write_gz(new, path)
-            else:
-                _replace_text(new, path)
+            data = new.encode()
+            write_bytes(path, gzip_bytes(data, path.name) if path.suffix == ".gz" else data, if_changed=True)
 
 
 def backfill_file(path: Path | str, paper: str) -> int:

@@ -203,7 +203,7 @@ def test_real_downloader_against_local_http_server(tmp_path, monkeypatch):
         raw_dir = tmp_path / "cache" / "toy" / "raw"
         paths = fetch("toy", [raw], raw_dir)
         assert paths["edges.csv"].read_bytes() == b"id_1,id_2\n0,1\n"
-        assert not list(raw_dir.glob("*.part"))
+        assert not [p for p in raw_dir.iterdir() if p.name.endswith((".part", ".tmp"))]
         import json
 
         assert json.loads((raw_dir / "sha256.json").read_text())["edges.csv"] == sha256sum(raw_dir / "edges.csv")
