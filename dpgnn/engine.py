@@ -39,13 +39,13 @@ from dpgnn.results import ResultStore
 from dpgnn.sweep import (
     STALE_CHOICES,
     CellSpec,
+    SharedRuns,
     cell_rows,
-    donor_rows,
+    grid_hashes,
+    plan,
     resume_staging,
     staged_line,
-    stale_hashes,
 )
-from dpgnn.utils import config_hash
 
 #: the five series, in the order they run
 PAPERS = ("lpgcn", "lpgnn", "privgnn", "drw", "progap")
@@ -114,27 +114,46 @@ def _group(spec: CellSpec) -> str:
 
 
 def _plan(pairs: list[tuple[CellSpec, Any]], profile: str, *, force: bool, stale: str):
-    targets: dict[tuple[str, str], _Target] = {}
+    """One :class:`_Target` per (paper, store artifact), planned by :func:`dpgnn.sweep.plan` over the union of the
+    grids of the specs that feed it, and per spec ``(spec, cfg, hashes, cells by hash)``."""
+    grids: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    shares: dict[tuple[str, str], tuple[str, ...]] = {}
     per_spec: list[tuple[CellSpec, Any, list[str], dict[str, dict]]] = []
     for spec, cfg in pairs:
-        key = (spec.paper, spec.store)
-        if key not in targets:
-            store = ResultStore(spec.paper, profile)
-            df = store.load(spec.store)
-            t = _Target(store, spec.store, tuple(spec.share))
-            t.done = set(df["config_hash"].astype(str)) if len(df) else set()
-            t.stale = stale_hashes(df)
-            t.durations = _durations(df)
-            targets[key] = t
         cells = spec.cells(cfg)
-        hashes = [config_hash(c) for c in cells]
-        if len(set(hashes)) != len(hashes):
-            raise ValueError(f"{spec.paper}/{spec.name}: grid has duplicate cells")
-        targets[key].cells.update(zip(hashes, cells))
+        hashes = grid_hashes(cells, f"{spec.paper}/{spec.name}")
+        grids.setdefault((spec.paper, spec.store), {}).update(zip(hashes, cells))
+        shares.setdefault((spec.paper, spec.store), tuple(spec.share))
         per_spec.append((spec, cfg, hashes, dict(zip(hashes, cells))))
-    for t in targets.values():
-        t.redo = set(t.cells) if force else (t.stale & set(t.cells) if stale == "rerun" else set())
+    targets: dict[tuple[str, str], _Target] = {}
+    for (paper, artifact), cells in grids.items():
+        p = plan(ResultStore(paper, profile), artifact, cells, force=force, stale=stale)
+        targets[(paper, artifact)] = _Target(
+            store=p.store,
+            artifact=artifact,
+            share=shares[(paper, artifact)],
+            cells=p.cells,
+            done=set(p.done),
+            stale=p.stale,
+            redo=p.redo,
+            durations=_durations(p.stored),
+        )
     return targets, per_spec
+
+
+def _copy_shared(t: _Target) -> int:
+    """Append to ``t`` the missing cells stored under another artifact of its share group (:class:`SharedRuns`),
+    donor by donor in share order, each in grid order; returns how many were copied."""
+    shared = SharedRuns(t.store, t.artifact, t.share)
+    hits = []
+    for i, h in enumerate(t.cells):
+        found = shared.find(h) if h not in t.done and h not in t.redo else None
+        if found is not None:
+            hits.append((found[0], i, h, found[1]))
+    for _, _, h, rows in sorted(hits, key=lambda hit: hit[:2]):
+        t.store.append(t.artifact, rows)
+        t.done.add(h)
+    return len(hits)
 
 
 def _durations(df: pd.DataFrame) -> dict[str, tuple[float, str]]:
@@ -407,18 +426,7 @@ def run_specs(
         return summary
 
     # cells stored under another artifact of the same share group (ProGAP): copied, not run again
-    copied = {(p, a): 0 for p, a in targets}
-    if not force:
-        for (paper, art), t in targets.items():
-            for other in t.share:
-                if other == art:
-                    continue
-                df = t.store.load(other)
-                have = set(df["config_hash"].astype(str)) if len(df) else set()
-                for h in [h for h in t.cells if h not in t.done and h in have and h not in t.redo]:
-                    t.store.append(art, donor_rows(df[df["config_hash"].astype(str) == h]))
-                    t.done.add(h)
-                    copied[(paper, art)] += 1
+    copied = {key: _copy_shared(t) for key, t in targets.items()}
 
     # --force / --stale rerun: a staging store per artifact; the cells an interrupted one staged with this code
     # are not run again

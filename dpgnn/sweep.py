@@ -44,7 +44,8 @@ class CellSpec:
     its first cell runs); ``run(cfg, cell, device)`` is a module-level function (picklable, no closure over loaded
     data: it loads through the series' per-process cache) returning the cell's rows. ``share`` names other store
     artifacts of the same paper whose rows for the same config hash are the same run (ProGAP's Table 2 / Fig. 2 /
-    Fig. 4 runs): such a cell runs once and is copied.
+    Fig. 4 runs): such a cell runs once and is copied (:class:`SharedRuns`; ``run_grid(..., share=...)`` for a
+    notebook's loop).
     """
 
     paper: str
@@ -159,6 +160,100 @@ def staged_line(label: str, n_staged: int, n_redo: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# the plan: which cells of a grid are stored, from other code, to compute (shared by run_grid and the engine)
+# ---------------------------------------------------------------------------------------------------------------
+def grid_hashes(cells: Iterable[dict[str, Any]], name: str | None = None) -> list[str]:
+    """The config hashes of ``cells`` in grid order; a ``ValueError`` (prefixed with ``name``) if two are equal."""
+    hashes = [config_hash(c) for c in cells]
+    if len(set(hashes)) != len(hashes):
+        where = f"{name}: " if name else ""
+        raise ValueError(f"{where}grid has duplicate cells; add the distinguishing key (e.g. run index) to each cell")
+    return hashes
+
+
+@dataclass
+class Plan:
+    """What a grid needs of one store artifact: made by :func:`plan`, read by :func:`run_grid` and the engine."""
+
+    store: ResultStore
+    artifact: str
+    #: config hash -> cell, in grid order
+    cells: dict[str, dict[str, Any]]
+    #: the artifact's stored rows when planned
+    stored: pd.DataFrame
+    #: every config hash stored (in the grid or not)
+    done: set[str]
+    #: stored config hashes computed by other code (:func:`stale_hashes`)
+    stale: set[str]
+    #: hashes of the grid to recompute into the staging store (``force``: all; ``stale="rerun"``: the stale ones)
+    redo: set[str]
+
+    def missing(self) -> list[str]:
+        """The grid's hashes to compute, in grid order: not stored, or to recompute."""
+        return [h for h in self.cells if h not in self.done or h in self.redo]
+
+
+def plan(
+    store: ResultStore,
+    artifact: str,
+    cells: Mapping[str, dict[str, Any]] | list[dict[str, Any]],
+    *,
+    force: bool = False,
+    stale: str = "keep",
+) -> Plan:
+    """Diff a grid against ``store``'s ``artifact``.
+
+    Args:
+        store: the result store.
+        artifact: the store artifact the grid's rows go to.
+        cells: the grid (a list of cells, or config hash -> cell when the caller merged several grids).
+        force: recompute every cell of the grid.
+        stale: ``"keep"`` the cells stored by other code, or ``"rerun"`` them.
+
+    Returns:
+        the :class:`Plan`.
+    """
+    if stale not in STALE_CHOICES:
+        raise ValueError(f"stale must be one of {STALE_CHOICES}, got {stale!r}")
+    if not isinstance(cells, Mapping):
+        cells = dict(zip(grid_hashes(cells), cells))
+    stored = store.load(artifact)
+    done = set(stored["config_hash"].astype(str)) if len(stored) else set()
+    old = stale_hashes(stored)
+    redo = set(cells) if force else (old & set(cells) if stale == "rerun" else set())
+    return Plan(store, artifact, dict(cells), stored, done, old, redo)
+
+
+class SharedRuns:
+    """The rows stored for a config hash under other artifacts of the same store that hold the same runs
+    (:attr:`CellSpec.share`): such a cell is copied instead of run again. Each donor is read again when its files
+    change (size and modification time), so one that another process is filling is seen as it grows."""
+
+    def __init__(self, store: ResultStore, artifact: str, share: Iterable[str]):
+        self.store = store
+        self.donors = [a for a in share if a != artifact]
+        self._cache: dict[str, tuple[Any, pd.DataFrame]] = {}
+
+    def find(self, h: str) -> tuple[int, list[dict[str, Any]]] | None:
+        """``(index of the donor in share order, its rows)`` for config hash ``h`` from the first donor that has it
+        (bookkeeping columns dropped: :func:`donor_rows`), or None."""
+        for i, a in enumerate(self.donors):
+            df = self._load(a)
+            if len(df) and "config_hash" in df.columns:
+                hit = df[df["config_hash"].astype(str) == h]
+                if len(hit):
+                    return i, donor_rows(hit)
+        return None
+
+    def _load(self, artifact: str) -> pd.DataFrame:
+        paths = (self.store.archive_path(artifact), self.store.path(artifact))
+        stamp = tuple((p.stat().st_size, p.stat().st_mtime_ns) if p.exists() else None for p in paths)
+        if artifact not in self._cache or self._cache[artifact][0] != stamp:
+            self._cache[artifact] = (stamp, self.store.load(artifact))
+        return self._cache[artifact][1]
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # the sequential loop (notebooks)
 # ---------------------------------------------------------------------------------------------------------------
 def run_grid(
@@ -169,7 +264,7 @@ def run_grid(
     *,
     desc: str | None = None,
     force: bool = False,
-    reuse: Iterable[str] = (),
+    share: Iterable[str] = (),
     device: str | None = None,
     stale: str = "keep",
 ) -> pd.DataFrame:
@@ -181,57 +276,29 @@ def run_grid(
     once all of them are done (an interrupted force keeps the old rows, and the next one resumes from the cells it
     staged: :func:`resume_staging`; rows of cells outside the grid are kept).
     ``stale="rerun"`` does the same for the cells stored by other code (``versions``), ``"keep"`` keeps them.
-    ``reuse`` names other artifacts of the same store whose grids share cells with this one (e.g. a table's runs
-    that are also points of a sweep): a cell already stored there, by the same config hash, is copied instead of
-    run again. Donors are read again before each cell, so one that another process is filling is seen as it grows.
+    ``share`` names other artifacts of the same store whose grids share cells with this one (as
+    :attr:`CellSpec.share`): a missing cell already stored there, by the same config hash, is copied instead of
+    run (:class:`SharedRuns`); cells being recomputed are always run.
     """
-    if stale not in STALE_CHOICES:
-        raise ValueError(f"stale must be one of {STALE_CHOICES}, got {stale!r}")
-    hashes = [config_hash(c) for c in cells]
-    if len(set(hashes)) != len(hashes):
-        raise ValueError("grid has duplicate cells; add the distinguishing key (e.g. run index) to each cell")
-    reuse = [a for a in reuse if a != artifact]
-    stored = store.load(artifact)
-    done = set(stored["config_hash"].astype(str)) if len(stored) else set()
-    in_grid = set(hashes)
-    old_code = stale_hashes(stored) & in_grid
-    print(stored_line(artifact, len(cells), len(done & in_grid), len(old_code), stale))
-    redo = in_grid if force else (old_code if stale == "rerun" else set())
-    staging, staged = resume_staging(store, artifact, redo) if redo else (None, set())
+    p = plan(store, artifact, cells, force=force, stale=stale)
+    old_code = p.stale & set(p.cells)
+    print(stored_line(artifact, len(p.cells), len(p.done & set(p.cells)), len(old_code), stale))
+    staging, staged = resume_staging(store, artifact, p.redo) if p.redo else (None, set())
     if staged:
-        print(staged_line(artifact, len(staged), len(redo)))
-    todo = [(h, c) for h, c in zip(hashes, cells) if (h not in done or h in redo) and h not in staged]
-    cache: dict[str, tuple[Any, pd.DataFrame]] = {}
-    for h, cell in tqdm(todo, desc=desc or artifact, mininterval=5.0, disable=not todo):
-        target = staging if h in redo else store
-        donor = _stored_rows(store, reuse, h, cache)
+        print(staged_line(artifact, len(staged), len(p.redo)))
+    todo = [h for h in p.missing() if h not in staged]
+    shared = SharedRuns(store, artifact, share)
+    for h in tqdm(todo, desc=desc or artifact, mininterval=5.0, disable=not todo):
+        cell, target = p.cells[h], staging if h in p.redo else store
+        donor = None if h in p.redo else shared.find(h)
         if donor is not None:
-            target.append(artifact, donor)
+            target.append(artifact, donor[1])
             continue
         out, seconds = run_one(fn, cell)
         target.append(artifact, cell_rows(out, cell, h, seconds=seconds, device=device))
     if staging is not None:
-        store.swap_in(artifact, redo)
+        store.swap_in(artifact, p.redo)
     return store.load(artifact)
-
-
-def _stored_rows(
-    store: ResultStore, artifacts: list[str], h: str, cache: dict[str, tuple[Any, pd.DataFrame]]
-) -> list[dict[str, Any]] | None:
-    """The rows stored for config hash ``h`` in the first of ``artifacts`` that has them (their bookkeeping columns
-    dropped so that the receiving artifact fills its own), or None. ``cache`` keeps each donor until its files
-    change (size and modification time)."""
-    for a in artifacts:
-        paths = (store.archive_path(a), store.path(a))
-        stamp = tuple((p.stat().st_size, p.stat().st_mtime_ns) if p.exists() else None for p in paths)
-        if a not in cache or cache[a][0] != stamp:
-            cache[a] = (stamp, store.load(a))
-        df = cache[a][1]
-        if len(df) and "config_hash" in df.columns:
-            hit = df[df["config_hash"].astype(str) == h]
-            if len(hit):
-                return donor_rows(hit)
-    return None
 
 
 def donor_rows(hit: pd.DataFrame) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ import pytest
 from dpgnn import engine
 from dpgnn.results import ResultStore
 from dpgnn.sweep import grid, run_grid
+from dpgnn.utils import config_hash
 
 TESTS = Path(__file__).resolve().parent
 
@@ -209,6 +210,35 @@ def _fails_at_3(c):
     if c["x"] == 3:
         raise RuntimeError("boom")
     return {"metric": "m", "value": 10 * c["x"]}
+
+
+@pytest.mark.parametrize(("force", "stale"), [(False, "keep"), (False, "rerun"), (True, "keep")])
+def test_run_grid_and_the_engine_plan_the_same_cells(root, monkeypatch, capsys, force, stale):
+    """On one stored state (cells 0-2 of 6 stored, cell 1 by other code), the engine's plan and its dry-run counts
+    name exactly the cells the sequential loop then runs, in the same order."""
+    cfg = {"n": 6}
+    store = ResultStore("toy", "test")
+    run_grid(store, "grid", engine_toy.cells(cfg)[:3], lambda c: engine_toy.run(cfg, c, "cpu"))
+    df = store.load("grid")
+    df.loc[df["x"] == 1, "versions"] = "dpgnn=0.0.1+gdeadbeef;torch=1"
+    store.clear("grid")
+    store.append("grid", df.to_dict("records"))
+
+    targets, _ = engine._plan([(engine_toy.SPEC, cfg)], "test", force=force, stale=stale)
+    t = targets[("toy", "grid")]
+    planned = [h for h in t.cells if h not in t.done or h in t.redo]
+    summary = engine.run_specs([(engine_toy.SPEC, cfg)], "test", dry_run=True, force=force, stale=stale)
+    ran = []
+
+    def recorded(cell):
+        ran.append(config_hash(cell))
+        return engine_toy.run(cfg, cell, "cpu")
+
+    run_grid(store, "grid", engine_toy.cells(cfg), recorded, force=force, stale=stale)
+    assert ran == planned
+    assert len(ran) == {(False, "keep"): 3, (False, "rerun"): 4, (True, "keep"): 6}[(force, stale)]
+    assert summary["missing"].item() == len(ran) and summary["stored"].item() == 3
+    assert summary["from_other_code"].item() == 1
 
 
 def test_run_grid_force_swaps_only_when_complete(root):

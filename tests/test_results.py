@@ -153,12 +153,12 @@ def test_run_grid_reuses_cells_stored_under_another_artifact(tmp_path):
         return [dict(metric="m", value=cell["x"] * 2.0)]
 
     run_grid(store, "table", grid(x=[1, 2], run=[0]), fn)
-    out = run_grid(store, "sweep", grid(x=[1, 2, 3], run=[0]), fn, reuse=["table", "missing"])
+    out = run_grid(store, "sweep", grid(x=[1, 2, 3], run=[0]), fn, share=["table", "missing"])
     assert calls == [1, 2, 3]  # x=1 and x=2 copied from "table", only x=3 trained
     assert sorted(out["value"]) == [2.0, 4.0, 6.0] and set(out["artifact"]) == {"sweep"}
     assert set(out["config_hash"]) == {config_hash(c) for c in grid(x=[1, 2, 3], run=[0])}
-    run_grid(store, "sweep", grid(x=[1, 2, 3], run=[0]), fn, reuse=["table"], force=True)
-    assert calls == [1, 2, 3, 3]  # force reruns what this artifact had; donors still count
+    run_grid(store, "sweep", grid(x=[1, 2, 3], run=[0]), fn, share=["table"], force=True)
+    assert calls == [1, 2, 3, 1, 2, 3]  # force recomputes every cell: none is copied from a donor
 
 
 def _append_many(root, tag, n):

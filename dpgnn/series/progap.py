@@ -382,11 +382,11 @@ def _run(
 ) -> pd.DataFrame:
     if not cells or not train:
         return store.load(artifact)
-    reuse = () if force else [a for a in SHARED_RUNS if a != artifact] if artifact in SHARED_RUNS else ()
-    stored = set() if force else set().union(*(store.done(a) for a in (artifact, *reuse)))
+    share = SHARED_RUNS if artifact in SHARED_RUNS else ()
+    stored = set() if force else set().union(*(store.done(a) for a in (artifact, *share)))
     runner = RepeatsRunner(cfg, [c for c in cells if config_hash(c) not in stored], device)
     return run_grid(
-        store, artifact, cells, runner, desc=desc, force=force, reuse=reuse, device=str(resolve_device(device))
+        store, artifact, cells, runner, desc=desc, force=force, share=share, device=str(resolve_device(device))
     )
 
 
