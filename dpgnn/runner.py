@@ -32,17 +32,15 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
-import re
 import signal
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +48,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from dpgnn.atomic import write_csv
+from dpgnn.notebook_process import Echo, execute_notebook, stop_all
 from dpgnn.profiles import PROFILE_NAMES, check_profile
 from dpgnn.utils import ROOT, code_version
 
@@ -180,191 +179,47 @@ def load_manifest(profile: str, root: Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(columns=MANIFEST_COLUMNS)
 
 
-def _write_manifest(manifest: pd.DataFrame, profile: str, root: Path | None = None) -> None:
-    """Replace the manifest atomically (a reader never sees a half-written file)."""
-    write_csv(manifest.reindex(columns=MANIFEST_COLUMNS), manifest_path(profile, root))
+class Manifest:
+    """``papermill_runs/<profile>/manifest.csv``: one row per notebook, replaced atomically on every change.
+
+    Thread-safe: the notebooks of a batch run in threads and record their rows as they start and end; ``lock`` also
+    keeps their terminal lines whole."""
+
+    def __init__(self, profile: str, root: Path | None = None):
+        self.path = manifest_path(profile, root)
+        self.frame = load_manifest(profile, root)
+        self.lock = threading.Lock()
+
+    def previous(self, paper: str, notebook: str) -> dict | None:
+        """The last recorded row of ``paper``'s ``notebook`` (a file name), or None."""
+        hit = self.frame[(self.frame["paper"] == paper) & (self.frame["notebook"] == notebook)]
+        return hit.iloc[-1].to_dict() if len(hit) else None
+
+    def record(self, row: dict) -> None:
+        """Make ``row`` the notebook's row (replacing its previous one) and write the manifest."""
+        with self.lock:
+            m = self.frame
+            keep = ~((m["paper"] == row["paper"]) & (m["notebook"] == row["notebook"]))
+            self.frame = pd.concat([m[keep], pd.DataFrame([row])], ignore_index=True)
+            self._write()
+
+    def mark_forced(self, todo: list[tuple[str, Path]]) -> None:
+        """Mark the rows of ``todo`` ``forced`` before a ``--force`` run starts, so that a notebook the run does not
+        reach (interrupted, killed) is executed by the next plain ``dpgnn reproduce`` instead of reported cached."""
+        if not len(self.frame):
+            return
+        names = {(paper, nb.name) for paper, nb in todo}
+        hit = [(p, n) in names for p, n in zip(self.frame["paper"], self.frame["notebook"])]
+        self.frame.loc[hit, "status"] = "forced"
+        self.frame.loc[hit, "error"] = "--force started: executed again by the next run"
+        self._write()
+
+    def _write(self) -> None:
+        write_csv(self.frame.reindex(columns=MANIFEST_COLUMNS), self.path)
 
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S")
-
-
-# -- running processes: every notebook's papermill process, so that an interrupt can stop them all ----------------
-_RUNNING: dict[int, subprocess.Popen] = {}
-_RUNNING_LOCK = threading.Lock()
-
-
-def _descendants(pid: int) -> list:
-    import psutil
-
-    try:
-        return psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return []
-
-
-def _terminate(proc: subprocess.Popen, grace: float = 5.0) -> None:
-    """Stop ``proc`` and everything it started: its process group (it leads its own session) and every descendant,
-    e.g. the kernel, which jupyter_client starts in a session of its own. SIGTERM first, SIGKILL after ``grace``."""
-    import psutil
-
-    family = _descendants(proc.pid)
-    groups = {proc.pid}
-    for p in family:
-        try:
-            groups.add(os.getpgid(p.pid))
-        except OSError:
-            pass
-
-    def send(sig: int) -> None:
-        for g in groups:
-            try:
-                os.killpg(g, sig)
-            except OSError:
-                pass
-        for p in family:
-            try:
-                p.send_signal(sig)
-            except psutil.Error:
-                pass
-
-    send(signal.SIGTERM)
-    _, alive = psutil.wait_procs(family, timeout=grace)
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
-    if alive or proc.poll() is None:
-        send(signal.SIGKILL)
-        psutil.wait_procs(alive, timeout=grace)
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-
-
-_PROGRESS = re.compile(r"\d+%\|.*\|\s*\d+/\d+")  # a tqdm line: "desc:  40%|####      | 16/40 [00:10<00:15, ...]"
-_CELL = re.compile(r"Executing Cell (\d+)-")
-
-
-class _Echo:
-    """Echo the progress found in one notebook's papermill output to the terminal, prefixed with its name: each
-    cell as it starts, ``dpgnn`` log lines and ``not_run:`` lines, and progress bars at most every ``every`` s."""
-
-    def __init__(self, name: str, cells: int, write: Callable[[str], None], every: float = 10.0):
-        self.name, self.cells, self.write, self.every = name, cells, write, every
-        self.last: dict[str, float] = {}
-
-    def __call__(self, line: str) -> None:
-        line = line.rstrip()
-        if not line:
-            return
-        m = _CELL.search(line)
-        if m:
-            self.write(f"[{self.name}] cell {m.group(1)}/{self.cells}")
-        elif _PROGRESS.search(line):
-            desc = line.split(":", 1)[0]
-            now = time.monotonic()
-            done = re.search(r"\|\s*(\d+)/(\d+)", line)
-            final = done is not None and done.group(1) == done.group(2)
-            if final or now - self.last.get(desc, -1e9) >= self.every:
-                self.last[desc] = now
-                self.write(f"[{self.name}] {line.strip()}")
-        elif line.startswith(("INFO dpgnn", "WARNING dpgnn", "not_run:")):
-            self.write(f"[{self.name}] {line}")
-
-
-def execute_notebook(
-    nb: Path,
-    out: Path,
-    log: Path,
-    parameters: dict,
-    *,
-    cwd: Path,
-    timeout: int | None = None,
-    threads: int | None = None,
-    echo: Callable[[str], None] | None = None,
-    stopping: threading.Event | None = None,
-) -> tuple[str, str]:
-    """Run one notebook with papermill in a subprocess of its own session; returns (status, error message).
-
-    Output goes to ``log`` line by line (``\\r`` progress updates become lines) and each line to ``echo``.
-    ``status`` is ``ok``, ``failed`` or ``interrupted`` (``stopping`` was set while it ran); on ``timeout`` the
-    notebook and its kernel are stopped and it is ``failed``.
-    """
-    import yaml
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "papermill",
-        str(nb),
-        str(out),
-        "-k",
-        "python3",
-        "--cwd",
-        str(cwd),
-        "-y",
-        yaml.safe_dump(parameters),
-        "--log-output",
-        "--no-progress-bar",
-    ]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "DPGNN_HOME": str(cwd), "DPGNN_BATCH": "1"}
-    env.pop("MPLBACKEND", None)  # the kernel's inline backend: executed notebooks hold their figures
-    if threads:  # parallel notebooks share the cores instead of oversubscribing them
-        env.setdefault("OMP_NUM_THREADS", str(threads))
-        env.setdefault("MKL_NUM_THREADS", str(threads))
-    if stopping is not None and stopping.is_set():
-        return "interrupted", "not started: the batch was interrupted"
-    timed_out = threading.Event()
-    with open(log, "w") as fh:
-        proc = subprocess.Popen(
-            cmd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-            text=True,
-            errors="replace",
-        )
-        with _RUNNING_LOCK:
-            _RUNNING[proc.pid] = proc
-        if stopping is not None and stopping.is_set():  # interrupted between the check above and the start
-            threading.Thread(target=_terminate, args=(proc,), daemon=True).start()
-        timer = None
-        if timeout:
-
-            def expire():
-                timed_out.set()
-                _terminate(proc)
-
-            timer = threading.Timer(timeout, expire)
-            timer.daemon = True
-            timer.start()
-        try:
-            for line in proc.stdout:  # text mode: "\r" (progress bar updates) also ends a line
-                fh.write(line)
-                fh.flush()
-                if echo is not None:
-                    echo(line)
-            proc.wait()
-        finally:
-            if timer is not None:
-                timer.cancel()
-            with _RUNNING_LOCK:
-                _RUNNING.pop(proc.pid, None)
-    if timed_out.is_set():
-        return "failed", f"timed out after {timeout} s"
-    if stopping is not None and stopping.is_set() and proc.returncode != 0:
-        return "interrupted", "stopped by an interrupt of the batch"
-    if proc.returncode == 0:
-        return "ok", ""
-    text = log.read_text(errors="replace").strip().splitlines()
-    errs = [ln for ln in text if "Error" in ln or "Exception" in ln]
-    return "failed", (errs[-1] if errs else (text[-1] if text else f"exit code {proc.returncode}"))[:500]
 
 
 def plan(
@@ -402,17 +257,227 @@ def plan(
     return todo
 
 
-def _mark_forced(todo: list[tuple[str, Path]], profile: str, root: Path) -> None:
-    """Mark the manifest rows of ``todo`` ``forced`` before a ``--force`` run starts, so that a notebook the run does
-    not reach (interrupted, killed) is executed by the next plain ``dpgnn reproduce`` instead of reported cached."""
-    manifest = load_manifest(profile, root)
-    if not len(manifest):
-        return
-    names = {(paper, nb.name) for paper, nb in todo}
-    hit = [(p, n) in names for p, n in zip(manifest["paper"], manifest["notebook"])]
-    manifest.loc[hit, "status"] = "forced"
-    manifest.loc[hit, "error"] = "--force started: executed again by the next run"
-    _write_manifest(manifest, profile, root)
+@dataclass(frozen=True)
+class Batch:
+    """What one ``dpgnn reproduce`` executes: the notebooks (``todo``, ``(paper, path)`` in execution order), for
+    which profile, device and parameters, and where their outputs go (:attr:`runs`)."""
+
+    #: ``(paper, notebook path)`` pairs, in execution order (:func:`plan`)
+    todo: tuple[tuple[str, Path], ...]
+    profile: str
+    device: str
+    #: the repository root: notebooks are read and executed from here, outputs written under it
+    root: Path
+    #: ``-p`` parameters; each notebook gets those it declares
+    parameters: dict[str, Any]
+    #: the ``force`` parameter injected into the notebooks
+    force: bool = False
+    #: execute every notebook again, even one whose last run is current (``--force``)
+    rerun: bool = False
+    #: what to do with a notebook whose last run came from other code: ``rerun`` or ``keep``
+    stale: str = "rerun"
+    #: seconds a notebook may run (None: no limit)
+    timeout: int | None = None
+    #: series executed side by side
+    jobs: int = 1
+    code_version: str = ""
+    code_sha256: str = ""
+
+    @property
+    def runs(self) -> Path:
+        """``papermill_runs/<profile>/``: executed notebooks, their logs and the manifest."""
+        return self.root / "papermill_runs" / self.profile
+
+    def output(self, paper: str, nb: Path) -> Path:
+        """Where the executed copy of ``nb`` goes (its log beside it, ``.log``)."""
+        return self.runs / paper / nb.name
+
+    def series(self) -> list[list[tuple[str, Path]]]:
+        """The notebooks grouped by paper: a series' notebooks run in order (later ones reuse the grids earlier
+        ones stored, and two processes never compute the same missing cells); ``jobs`` series run side by side."""
+        chains: dict[str, list[tuple[str, Path]]] = {}
+        for paper, nb in self.todo:
+            chains.setdefault(paper, []).append((paper, nb))
+        return list(chains.values())
+
+
+def _base_row(batch: Batch, paper: str, nb: Path, params: dict[str, Any]) -> dict[str, Any]:
+    """The manifest fields of ``nb`` that do not depend on how it ends."""
+    out = batch.output(paper, nb)
+    return dict(
+        paper=paper,
+        notebook=nb.name,
+        profile=batch.profile,
+        output=str(out.relative_to(batch.root)),
+        log=str(out.with_suffix(".log").relative_to(batch.root)),
+        notebook_sha256=_sha256(nb),
+        device=batch.device,
+        parameters=json.dumps(params, sort_keys=True),
+        code_version=batch.code_version,
+        code_sha256=batch.code_sha256,
+    )
+
+
+def _kept_row(batch: Batch, base: dict[str, Any], prev: dict | None, out: Path) -> dict | None:
+    """The row of a notebook whose last successful run is kept (``cached``: same notebook, parameters and code;
+    ``stale``: other code, kept by ``stale="keep"``), or None when it must be executed."""
+    same_run = (
+        prev is not None
+        and prev.get("status") in ("ok", "cached", "stale")
+        and prev.get("notebook_sha256") == base["notebook_sha256"]
+        and (prev.get("parameters") or "{}") == base["parameters"]
+        and out.exists()
+    )
+    if batch.rerun or not same_run:
+        return None
+    kept = {**prev, **base, "duration_s": "0", "code_version": prev.get("code_version", "")}
+    if prev.get("code_sha256") == batch.code_sha256:
+        return {**kept, "status": "cached", "error": ""}
+    name, other = f"{base['paper']}/{Path(base['notebook']).stem}", prev.get("code_version") or "unrecorded code"
+    if batch.stale == "keep":
+        tqdm.write(
+            f"[{name}] stored outputs come from other code ({other}; now {batch.code_version}): kept "
+            f"(--stale rerun executes it again)"
+        )
+        error = f"outputs from other code: {other}"
+        return {**kept, "status": "stale", "error": error, "code_sha256": prev.get("code_sha256", "")}
+    tqdm.write(
+        f"[{name}] last run came from other code ({other}; now {batch.code_version}): executing it again "
+        f"(--stale keep keeps it)"
+    )
+    return None
+
+
+def run_notebook(
+    batch: Batch, manifest: Manifest, paper: str, nb: Path, stopping: threading.Event | None = None
+) -> dict:
+    """Execute ``paper``'s notebook ``nb`` of ``batch`` (or keep its last run: :func:`_kept_row`), recording its
+    manifest row when it starts and when it ends. Returns the row; ``{}`` when ``stopping`` was set before it
+    started."""
+    out = batch.output(paper, nb)
+    declared = declared_parameters(nb)
+    params = {k: v for k, v in batch.parameters.items() if k in declared}
+    base = _base_row(batch, paper, nb, params)
+    kept = _kept_row(batch, base, manifest.previous(paper, nb.name), out)
+    if kept is not None:
+        manifest.record(kept)
+        return kept
+    if stopping is not None and stopping.is_set():
+        return {}
+    started = _now()
+    manifest.record({**base, "status": "running", "duration_s": "", "started": started, "ended": "", "error": ""})
+    t0 = time.perf_counter()
+    status, error = execute_notebook(
+        nb,
+        out,
+        out.with_suffix(".log"),
+        {"profile": batch.profile, "device": batch.device, "force": batch.force, **params},
+        cwd=batch.root,
+        timeout=batch.timeout,
+        threads=max(1, (os.cpu_count() or 1) // batch.jobs),
+        echo=Echo(f"{paper}/{nb.stem}", _cell_count(nb), tqdm.write),
+        stopping=stopping,
+    )
+    row = {
+        **base,
+        "status": status,
+        "duration_s": f"{time.perf_counter() - t0:.1f}",
+        "started": started,
+        "ended": _now(),
+        "error": error,
+    }
+    manifest.record(row)
+    return row
+
+
+def _run_series(
+    batch: Batch, manifest: Manifest, items: list[tuple[str, Path]], stopping: threading.Event, bar
+) -> None:
+    """Run one series' notebooks in order; a notebook that raises is recorded ``failed`` and the next one runs."""
+    for paper, nb in items:
+        try:
+            row = run_notebook(batch, manifest, paper, nb, stopping)
+        except Exception as exc:  # never lose the other notebooks
+            row = {
+                "paper": paper,
+                "notebook": nb.name,
+                "profile": batch.profile,
+                "status": "failed",
+                "ended": _now(),
+                "error": f"{type(exc).__name__}: {exc}",
+                "code_version": batch.code_version,
+                "code_sha256": batch.code_sha256,
+            }
+            manifest.record(row)
+        if not row:  # not started: the batch was interrupted first
+            continue
+        dur = f" {row.get('duration_s')}s" if row.get("duration_s") not in ("", "0", None) else ""
+        with manifest.lock:
+            tqdm.write(f"[{row['status']:>11}] {paper}/{nb.name}{dur} {row.get('error', '')}".rstrip())
+            bar.update(1)
+
+
+def _series_cost(manifest: Manifest, items: list[tuple[str, Path]]) -> tuple[float, int]:
+    """A series' last recorded duration (its notebooks' last ``ok`` runs) and its number of notebooks: the longest
+    series start first, so that the workers finish close together."""
+    seconds = 0.0
+    for paper, nb in items:
+        prev = manifest.previous(paper, nb.name) or {}
+        try:
+            seconds += float(prev.get("duration_s") or 0) if prev.get("status") == "ok" else 0.0
+        except ValueError:
+            pass
+    return seconds, len(items)
+
+
+class _Signals:
+    """While active (in the main thread; elsewhere it does nothing), SIGTERM and SIGINT are caught and listed in
+    ``received``. With ``stopping``: the event is set and every running notebook (papermill, its kernel and their
+    children) is stopped; without: ``KeyboardInterrupt`` is raised. The previous handlers come back on exit."""
+
+    def __init__(self, stopping: threading.Event | None = None):
+        self.stopping = stopping
+        self.received: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        first = not self.received
+        self.received.append(signum)
+        if self.stopping is None:
+            raise KeyboardInterrupt
+        if first:
+            tqdm.write(f"[reproduce] {signal.Signals(signum).name}: stopping the running notebooks ...")
+        self.stopping.set()
+        stop_all()
+
+
+def run_batch(batch: Batch, manifest: Manifest) -> list[int]:
+    """Execute ``batch``, ``jobs`` series side by side, longest first; returns the signals that interrupted it."""
+    batch.runs.mkdir(parents=True, exist_ok=True)
+    stopping = threading.Event()
+    with _Signals(stopping) as signals:
+        bar = tqdm(total=len(batch.todo), desc=f"reproduce ({batch.profile})", unit="notebook", mininterval=1.0)
+        try:
+            chains = sorted(batch.series(), key=functools.partial(_series_cost, manifest), reverse=True)
+            with ThreadPoolExecutor(max_workers=batch.jobs) as pool:
+                pending = {pool.submit(_run_series, batch, manifest, items, stopping, bar) for items in chains}
+                while pending:
+                    done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        fut.result()
+        finally:
+            bar.close()
+    return signals.received
 
 
 def reproduce(
@@ -450,194 +515,31 @@ def reproduce(
         device=device,
         stale=stale,
     )
-    rerun = force  # --force executes every selected notebook again, even where its cells were recomputed on Dask
-    if rerun:
-        _mark_forced(todo, profile, root)
-    if cells and not notebooks and not parameters:
-        if compute_cells(
+    if force:  # --force executes every selected notebook again, even where its cells were recomputed on Dask
+        Manifest(profile, root).mark_forced(todo)
+    computed = (
+        cells
+        and not notebooks
+        and not parameters
+        and compute_cells(
             [p for p, _ in todo], profile=profile, device=device, force=force, workers=workers, scheduler=scheduler
-        ):
-            force = False  # the cells were recomputed on Dask; the notebooks must not train them a second time
-    runs = root / "papermill_runs" / profile
-    runs.mkdir(parents=True, exist_ok=True)
-    manifest = load_manifest(profile, root)
-    lock = threading.Lock()
-    stopping = threading.Event()
-    version, digest_code = code_version(), code_digest()
-
-    def record(row: dict) -> None:
-        nonlocal manifest
-        with lock:
-            keep = ~((manifest["paper"] == row["paper"]) & (manifest["notebook"] == row["notebook"]))
-            manifest = pd.concat([manifest[keep], pd.DataFrame([row])], ignore_index=True)
-            _write_manifest(manifest, profile, root)
-
-    def previous(paper: str, name: str) -> dict | None:
-        hit = manifest[(manifest["paper"] == paper) & (manifest["notebook"] == name)]
-        return hit.iloc[-1].to_dict() if len(hit) else None
-
-    def one(paper: str, nb: Path) -> dict:
-        out = runs / paper / nb.name
-        log = out.with_suffix(".log")
-        digest = _sha256(nb)
-        declared = declared_parameters(nb)
-        params = {k: v for k, v in parameters.items() if k in declared}
-        params_json = json.dumps(params, sort_keys=True)
-        prev = previous(paper, nb.name)
-        name = f"{paper}/{nb.stem}"
-        base = dict(
-            paper=paper,
-            notebook=nb.name,
-            profile=profile,
-            output=str(out.relative_to(root)),
-            log=str(log.relative_to(root)),
-            notebook_sha256=digest,
-            device=device,
-            parameters=params_json,
-            code_version=version,
-            code_sha256=digest_code,
         )
-        same_run = (
-            prev is not None
-            and prev.get("status") in ("ok", "cached", "stale")
-            and prev.get("notebook_sha256") == digest
-            and (prev.get("parameters") or "{}") == params_json
-            and out.exists()
-        )
-        if not rerun and same_run:
-            if prev.get("code_sha256") == digest_code:
-                row = {
-                    **prev,
-                    **base,
-                    "status": "cached",
-                    "duration_s": "0",
-                    "error": "",
-                    "code_version": prev.get("code_version", ""),
-                }
-                record(row)
-                return row
-            other = prev.get("code_version") or "unrecorded code"
-            if stale == "keep":
-                tqdm.write(
-                    f"[{name}] stored outputs come from other code ({other}; now {version}): kept "
-                    f"(--stale rerun executes it again)"
-                )
-                row = {
-                    **prev,
-                    **base,
-                    "status": "stale",
-                    "duration_s": "0",
-                    "error": f"outputs from other code: {other}",
-                    "code_version": prev.get("code_version", ""),
-                    "code_sha256": prev.get("code_sha256", ""),
-                }
-                record(row)
-                return row
-            tqdm.write(
-                f"[{name}] last run came from other code ({other}; now {version}): executing it again "
-                f"(--stale keep keeps it)"
-            )
-        if stopping.is_set():
-            return {}
-        started = _now()
-        record({**base, "status": "running", "duration_s": "", "started": started, "ended": "", "error": ""})
-        t0 = time.perf_counter()
-        echo = _Echo(name, _cell_count(nb), tqdm.write)
-        status, error = execute_notebook(
-            nb,
-            out,
-            log,
-            {"profile": profile, "device": device, "force": force, **params},
-            cwd=root,
-            timeout=timeout,
-            threads=max(1, (os.cpu_count() or 1) // jobs),
-            echo=echo,
-            stopping=stopping,
-        )
-        row = {
-            **base,
-            "status": status,
-            "duration_s": f"{time.perf_counter() - t0:.1f}",
-            "started": started,
-            "ended": _now(),
-            "error": error,
-        }
-        record(row)
-        return row
-
-    received: list[int] = []
-
-    def interrupt(signum, frame):  # main thread: stop every running notebook, then let the workers record it
-        if not received:
-            tqdm.write(f"[reproduce] {signal.Signals(signum).name}: stopping the running notebooks ...")
-        received.append(signum)
-        stopping.set()
-        with _RUNNING_LOCK:
-            procs = list(_RUNNING.values())
-        for proc in procs:
-            threading.Thread(target=_terminate, args=(proc,), daemon=True).start()
-
-    handlers = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            handlers[sig] = signal.signal(sig, interrupt)
-    bar = tqdm(total=len(todo), desc=f"reproduce ({profile})", unit="notebook", mininterval=1.0)
-
-    def safe_one(p: str, nb: Path) -> None:
-        try:
-            row = one(p, nb)
-        except Exception as exc:  # never lose the other notebooks
-            row = {
-                "paper": p,
-                "notebook": nb.name,
-                "profile": profile,
-                "status": "failed",
-                "ended": _now(),
-                "error": f"{type(exc).__name__}: {exc}",
-                "code_version": version,
-                "code_sha256": digest_code,
-            }
-            record(row)
-        if not row:  # not started: the batch was interrupted first
-            return
-        dur = f" {row.get('duration_s')}s" if row.get("duration_s") not in ("", "0", None) else ""
-        with lock:
-            tqdm.write(f"[{row['status']:>11}] {p}/{nb.name}{dur} {row.get('error', '')}".rstrip())
-            bar.update(1)
-
-    def chain(items: list[tuple[str, Path]]) -> None:
-        for p, nb in items:
-            safe_one(p, nb)
-
-    # a series' notebooks run in order (later ones reuse the grids earlier ones stored, and two processes never
-    # compute the same missing cells); --jobs runs different series side by side
-    chains: dict[str, list[tuple[str, Path]]] = {}
-    for p, nb in todo:
-        chains.setdefault(p, []).append((p, nb))
-
-    def cost(items: list[tuple[str, Path]]) -> tuple[float, int]:
-        """Longest series first (their last recorded durations, else their number of notebooks), so that the
-        workers finish close together."""
-        seconds = 0.0
-        for p, nb in items:
-            prev = previous(p, nb.name) or {}
-            try:
-                seconds += float(prev.get("duration_s") or 0) if prev.get("status") == "ok" else 0.0
-            except ValueError:
-                pass
-        return seconds, len(items)
-
-    try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            pending = {pool.submit(chain, items) for items in sorted(chains.values(), key=cost, reverse=True)}
-            while pending:
-                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    fut.result()
-    finally:
-        bar.close()
-        for sig, h in handlers.items():
-            signal.signal(sig, h)
+    )
+    batch = Batch(
+        todo=tuple(todo),
+        profile=profile,
+        device=device,
+        root=root,
+        parameters=parameters,
+        force=force and not computed,  # cells recomputed on Dask are not trained a second time
+        rerun=force,
+        stale=stale,
+        timeout=timeout,
+        jobs=jobs,
+        code_version=code_version(),
+        code_sha256=code_digest(),
+    )
+    received = run_batch(batch, Manifest(profile, root))
     if received:
         tqdm.write(
             f"[reproduce] interrupted; the manifest marks the stopped notebooks 'interrupted' and the next "
@@ -668,31 +570,19 @@ def compute_cells(
     chosen = [p for p in dict.fromkeys(papers) if p in engine.PAPERS]
     if not chosen:
         return False
-    received: list[int] = []
-
-    def interrupt(signum, frame):
-        received.append(signum)
-        raise KeyboardInterrupt
-
-    handlers = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            handlers[sig] = signal.signal(sig, interrupt)
-    tqdm.write(f"[reproduce] grid cells of {', '.join(chosen)} ({profile}) on Dask")
-    try:
-        summary = engine.compute(
-            chosen, profile=profile, device=device, force=force, workers=workers, scheduler=scheduler
-        )
-    except KeyboardInterrupt:
-        sig = received[0] if received else signal.SIGINT
-        tqdm.write(
-            "[reproduce] interrupted while computing grid cells; the finished cells are stored and the next "
-            "run computes only the missing ones"
-        )
-        raise SystemExit(128 + sig) from None
-    finally:
-        for sig, h in handlers.items():
-            signal.signal(sig, h)
+    with _Signals() as signals:
+        tqdm.write(f"[reproduce] grid cells of {', '.join(chosen)} ({profile}) on Dask")
+        try:
+            summary = engine.compute(
+                chosen, profile=profile, device=device, force=force, workers=workers, scheduler=scheduler
+            )
+        except KeyboardInterrupt:
+            sig = signals.received[0] if signals.received else signal.SIGINT
+            tqdm.write(
+                "[reproduce] interrupted while computing grid cells; the finished cells are stored and the next "
+                "run computes only the missing ones"
+            )
+            raise SystemExit(128 + sig) from None
     failed = int(summary["failed"].sum()) if "failed" in summary else 0
     if failed:
         tqdm.write(f"[reproduce] {failed} grid cell(s) failed on Dask; the notebooks retry them one by one")

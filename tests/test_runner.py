@@ -198,10 +198,10 @@ def test_interrupting_reproduce_stops_every_child_and_records_it(tmp_path, sig=s
 
 
 def test_echo_streams_cells_logs_and_throttled_progress():
-    from dpgnn.runner import _Echo
+    from dpgnn.notebook_process import Echo
 
     lines: list[str] = []
-    echo = _Echo("lpgcn/03", 12, lines.append, every=3600)
+    echo = Echo("lpgcn/03", 12, lines.append, every=3600)
     for line in [
         "Executing Cell 7---------------------------------------",
         "some output",
