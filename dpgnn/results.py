@@ -7,7 +7,9 @@ Rows are appended and flushed as soon as a run finishes, so a killed batch loses
 Smoke and paper profiles live in different folders, so a smoke run never overwrites paper results.
 :meth:`ResultStore.compact` moves an artifact's rows into ``<artifact>.csv.gz`` (large grids with repetitive
 ledgers shrink ~20x); reads see the archive and the live ``.csv`` together, and new rows still go to the plain
-``.csv``, so an interrupted append can only ever lose the run in flight.
+``.csv``, so an interrupted append can only ever lose the run in flight. A recomputation (``--force``,
+``--stale rerun``) appends to :meth:`ResultStore.staging` and :meth:`ResultStore.swap_in` makes its rows the stored
+ones under the artifact's lock. Every rewrite is atomic (:mod:`dpgnn.atomic`).
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ before the next starts, so a killed batch resumes where it stopped.
 Every series declares its grids as :class:`CellSpec` entries (``dpgnn.series.<paper>.CELLS``): how to enumerate
 a profile's cells, which store artifact their rows go to, and a module-level ``run(cfg, cell, device) -> rows``.
 :func:`run_grid` (sequential, what a notebook calls) and :mod:`dpgnn.engine` (cells fanned out on Dask) call the
-same functions, so a cell gives the same rows wherever it runs. Each stored row carries the cell's wall time
-(``cell_seconds``) and device (``cell_device``); ``dpgnn run --dry-run`` estimates the cost of missing cells from
-them.
+same functions, so a cell gives the same rows wherever it runs; both decide which cells to compute with one
+:func:`plan` and copy a cell another artifact already holds with one :class:`SharedRuns`. Each stored row
+carries the cell's wall time (``cell_seconds``) and device (``cell_device``); ``dpgnn run --dry-run`` estimates the
+cost of missing cells from them.
 """
 
 from __future__ import annotations
