@@ -258,6 +258,80 @@ def execute(
     return {"rows": rows, "seconds": time.perf_counter() - t0, "device": dev}
 
 
+def execute_job(
+    spec: CellSpec,
+    cfg: dict[str, Any],
+    cells: list[dict[str, Any]],
+    device: str = "auto",
+    threads: int = 1,
+    workers_per_gpu: int = 1,
+) -> list[dict[str, Any]]:
+    """:func:`execute` for cells that the spec computes together (``spec.batch``: the seeds of one configuration),
+    one result per cell; the batch's wall time is shared equally among its cells (``seconds``). One cell, or a
+    spec without ``batch``: exactly :func:`execute`."""
+    if len(cells) == 1 or spec.batch is None:
+        return [execute(spec, cfg, c, device, threads, workers_per_gpu) for c in cells]
+    import torch
+
+    from dpgnn.data import DatasetUnavailable
+    from dpgnn.profiles import Settings
+
+    torch.set_num_threads(int(threads))
+    dev = _worker_device(device, workers_per_gpu)
+    t0 = time.perf_counter()
+    try:
+        rows = spec.batch(Settings(cfg), [dict(c) for c in cells], dev)
+    except DatasetUnavailable as exc:
+        skip = {"skip": str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}
+        return [skip for _ in cells]
+    seconds = (time.perf_counter() - t0) / len(cells)
+    return [{"rows": r, "seconds": seconds, "device": dev} for r in rows]
+
+
+def _jobs(tasks: dict[str, _Task], max_batch: int = 10) -> list[list[_Task]]:
+    """The tasks grouped into what one worker computes at once: the cells of a spec with ``batch`` that share its
+    ``batch_key`` (at most ``max_batch`` together), every other cell alone; in plan order."""
+    open_groups: dict[tuple[str, str, str], list[_Task]] = {}
+    jobs: list[list[_Task]] = []
+    for task in tasks.values():
+        spec = task.spec
+        if spec.batch is None or spec.batch_key is None:
+            jobs.append([task])
+            continue
+        k = (spec.paper, _group(spec), spec.batch_key(task.cell))
+        if k not in open_groups or len(open_groups[k]) >= max_batch:
+            open_groups[k] = []
+            jobs.append(open_groups[k])
+        open_groups[k].append(task)
+    return jobs
+
+
+def _estimates(targets: Mapping[tuple[str, str], _Target]) -> dict[tuple[str, str], dict[tuple[str, str], float]]:
+    """Per target, the mean stored wall time of a cell per (dataset, method), ``("", "")`` holding the mean over
+    all its stored cells: what :func:`_cost` ranks missing cells by."""
+    out = {}
+    for key, t in targets.items():
+        by: dict[tuple[str, str], list[float]] = {}
+        for h, (secs, _) in t.durations.items():
+            cell = t.cells.get(h)
+            if cell is None or secs != secs:
+                continue
+            by.setdefault((str(cell.get("dataset")), str(cell.get("method"))), []).append(secs)
+            by.setdefault(("", ""), []).append(secs)
+        out[key] = {k: sum(v) / len(v) for k, v in by.items()}
+    return out
+
+
+def _cost(job: list[_Task], estimates) -> float:
+    """Estimated wall time of a job: its cells' stored means (by dataset and method, else the artifact's, else 1 s)."""
+    total = 0.0
+    for task in job:
+        t, _ = task.targets[0]
+        est = estimates.get((t.store.paper, t.artifact), {})
+        total += est.get((str(task.cell.get("dataset")), str(task.cell.get("method"))), est.get(("", ""), 1.0))
+    return total
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # the cluster
 # ---------------------------------------------------------------------------------------------------------------
@@ -551,6 +625,35 @@ def _store_result(task: _Task, res: dict[str, Any]) -> None:
             t.computed.add(h)
 
 
+def _record_failure(task: _Task, exc: BaseException, counts: dict[str, int], failures: list[str]) -> None:
+    counts["failed"] += 1
+    for t, h in task.targets:
+        t.failed.add(h)
+    failures.append(
+        f"failed: {task.paper} cell {task.cell}: {type(exc).__name__}: {exc}"
+        + (
+            " (recomputation not swapped in: the old rows stay; the next --force resumes from the cells it staged)"
+            if any(h in t.redo for t, h in task.targets)
+            else ""
+        )
+    )
+
+
+def _record_skip(task: _Task, reason: str, skipped, client, by_dataset) -> None:
+    """A cell whose dataset turned out unavailable: recorded ``not_run`` once, the dataset's other cells cancelled."""
+    name = str(task.cell.get("dataset"))
+    if (task.paper, name) not in skipped:
+        skipped[(task.paper, name)] = reason
+        print(f"not_run: {name} -- {reason}")
+        for t, _ in task.targets:
+            t.store.record_skip(name, reason, artifact=task.spec.skip_as or task.spec.name)
+        others = [f for f in by_dataset.get((task.paper, name), []) if not f.done()]
+        client.cancel(others)
+    for t, h in task.targets:
+        t.redo.discard(h)
+        _maybe_swap(t)
+
+
 def _drive(
     tasks: dict[str, _Task],
     targets,
@@ -581,62 +684,51 @@ def _drive(
             client = Client(cluster)
     try:
         print(f"Dask dashboard: {client.dashboard_link}")
-        print(f"{len(tasks)} cells to compute on {len(client.scheduler_info().get('workers', {}))} workers")
+        jobs = _jobs(tasks)
+        print(
+            f"{len(tasks)} cells to compute on {len(client.scheduler_info().get('workers', {}))} workers"
+            + (f" ({len(jobs)} tasks: runs of one configuration train together)" if len(jobs) < len(tasks) else "")
+        )
+        estimates = _estimates(targets)
         futures = {}
         by_dataset: dict[tuple[str, str], list] = {}
-        # larger grids first would not change rows; submission order = plan order (paper, artifact, cell)
-        for key, task in tasks.items():
+        # the longest jobs first (stored cell times), so that no worker is left with a long one at the end; the
+        # order does not change any row (seeds come from the cells)
+        for job in jobs:
+            head = job[0]
             fut = client.submit(
-                execute,
-                task.spec,
-                task.cfg,
-                task.cell,
+                execute_job,
+                head.spec,
+                head.cfg,
+                [task.cell for task in job],
                 device,
                 threads,
                 workers_per_gpu,
-                key=key,
+                key=head.key if len(job) == 1 else f"{head.key}-x{len(job)}",
                 retries=retries,
                 pure=False,
+                priority=_cost(job, estimates),
             )
-            futures[fut] = task
-            by_dataset.setdefault((task.paper, str(task.cell.get("dataset"))), []).append(fut)
-        bar = tqdm(total=len(futures), desc="cells", mininterval=5.0, disable=not progress, smoothing=0.05)
+            futures[fut] = job
+            by_dataset.setdefault((head.paper, str(head.cell.get("dataset"))), []).append(fut)
+        bar = tqdm(total=len(tasks), desc="cells", mininterval=5.0, disable=not progress, smoothing=0.05)
         for fut in as_completed(list(futures)):
-            task = futures[fut]
-            bar.update(1)
+            job = futures[fut]
+            bar.update(len(job))
             if fut.cancelled():
                 continue
             try:
-                res = fut.result()
+                results = fut.result()
             except Exception as exc:  # a failing cell: reported, the others go on (its old rows, if any, stay)
-                counts["failed"] += 1
-                for t, h in task.targets:
-                    t.failed.add(h)
-                failures.append(
-                    f"failed: {task.paper} cell {task.cell}: {type(exc).__name__}: {exc}"
-                    + (
-                        " (recomputation not swapped in: the old rows stay; the next --force resumes from"
-                        " the cells it staged)"
-                        if any(h in t.redo for t, h in task.targets)
-                        else ""
-                    )
-                )
+                for task in job:
+                    _record_failure(task, exc, counts, failures)
                 continue
-            if "skip" in res:
-                name = str(task.cell.get("dataset"))
-                if (task.paper, name) not in skipped:
-                    skipped[(task.paper, name)] = res["skip"]
-                    print(f"not_run: {name} -- {res['skip']}")
-                    for t, _ in task.targets:
-                        t.store.record_skip(name, res["skip"], artifact=task.spec.skip_as or task.spec.name)
-                    others = [f for f in by_dataset.get((task.paper, name), []) if not f.done()]
-                    client.cancel(others)
-                for t, h in task.targets:
-                    t.redo.discard(h)
-                    _maybe_swap(t)
-                continue
-            _store_result(task, res)
-            counts["computed"] += 1
+            for task, res in zip(job, results):
+                if "skip" in res:
+                    _record_skip(task, res["skip"], skipped, client, by_dataset)
+                    continue
+                _store_result(task, res)
+                counts["computed"] += 1
         bar.close()
     finally:
         if own:

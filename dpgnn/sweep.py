@@ -60,6 +60,11 @@ class CellSpec:
     available: Callable[[Any, str], bool] | None = None
     #: the artifact under which an unavailable dataset is recorded ``not_run`` (default: ``name``)
     skip_as: str | None = None
+    #: ``batch(cfg, cells, device) -> [rows of each cell]``: computes cells that share ``batch_key`` (e.g. the
+    #: seeds of one configuration) together, each cell's rows equal to its ``run`` up to float rounding; the engine
+    #: submits such cells as one task. None: one task per cell.
+    batch: Callable[[Any, list[dict[str, Any]], str], list[list[dict[str, Any]]]] | None = None
+    batch_key: Callable[[dict[str, Any]], str] | None = None
 
 
 def check_train(force: bool, train: bool) -> None:

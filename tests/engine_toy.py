@@ -38,3 +38,18 @@ def run(cfg: dict[str, Any], cell: dict[str, Any], device: str) -> list[dict[str
 
 
 SPEC = CellSpec("toy", "grid", "grid", cells, run)
+
+
+def batch(cfg: dict[str, Any], cells: list[dict[str, Any]], device: str) -> list[list[dict[str, Any]]]:
+    """The cells of one ``batch_key`` together: each cell's rows are :func:`run`'s; the batch size is logged."""
+    if cfg.get("batch_log"):
+        with open(cfg["batch_log"], "a") as f:
+            f.write(f"{len(cells)}\n")
+    return [run(cfg, c, device) for c in cells]
+
+
+def batch_key(cell: dict[str, Any]) -> str:
+    return str(int(cell["x"]) // 3)
+
+
+BATCHED = CellSpec("toy", "grid", "grid", cells, run, batch=batch, batch_key=batch_key)

@@ -93,6 +93,40 @@ def test_rows_identical_to_the_sequential_run(client, tmp_path, monkeypatch):
     assert len(series.run_table2(cfg, par, train=False)) == len(par.load("table2"))
 
 
+def test_cells_of_one_batch_key_run_as_one_task_with_the_same_rows(client, root, tmp_path, monkeypatch):
+    log = tmp_path / "batches"
+    out = engine.run_specs(
+        [(engine_toy.BATCHED, {"n": 7, "batch_log": str(log)})], "test", client=client, progress=False
+    )
+    assert out["computed"].sum() == 7 and out["missing"].sum() == 0
+    # x // 3: {0, 1, 2} and {3, 4, 5} as two batches; {6} alone runs as a plain cell
+    assert sorted(int(b) for b in log.read_text().split()) == [3, 3]
+    batched = engine.comparable(_toy(root))
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path / "one_by_one"))
+    engine.run_specs([(engine_toy.SPEC, {"n": 7})], "test", client=client, progress=False)
+    pd.testing.assert_frame_equal(engine.comparable(_toy(root)), batched)
+
+
+def test_longest_jobs_are_estimated_from_stored_cell_times(root):
+    store = ResultStore("toy", "test")
+    store.append(
+        "grid",
+        [
+            {**c, "config_hash": engine.config_hash(c), "cell_seconds": 1.0 + c["x"], "method": "toy"}
+            for c in engine_toy.cells({"n": 3})
+        ],
+    )
+    targets, _ = engine._plan([(engine_toy.SPEC, {"n": 5})], "test", force=False, stale="keep")
+    tasks = {
+        h: engine._Task(h, "toy", c, engine_toy.SPEC, {}, [(t, h)])
+        for t in targets.values()
+        for h, c in t.cells.items()
+    }
+    est = engine._estimates(targets)
+    assert est[("toy", "grid")][("", "")] == pytest.approx(2.0)  # mean of the stored 1, 2, 3 s
+    assert engine._cost(list(tasks.values()), est) == pytest.approx(5 * 2.0)
+
+
 def test_killed_worker_cell_is_retried_without_duplicate_rows(client, root):
     marker = root / "killed"
     cfg = {"n": 6, "kill_x": 2, "marker": str(marker), "sleep": 0.2}

@@ -356,17 +356,24 @@ class RepeatsRunner:
             return self.ready.pop(h)
         group = self.pending.get(_sibling_key(cell), {})
         group.pop(h, None)
-        repeats = getattr(methods.get(PAPER, cell["method"], cell["level"]).run, "repeats", None)
-        if repeats is None or not group:
-            return cell_run(self.cfg, cell, self.device)
         siblings = [cell, *group.values()]
         group.clear()
-        results = repeats(
-            _load(self.cfg, cell["dataset"]), _config(cell), seeds=[_seed(c) for c in siblings], device=self.device
-        )
-        for c, res in zip(siblings[1:], results[1:]):
-            self.ready[config_hash(c)] = run_rows(c, res)
-        return run_rows(cell, results[0])
+        rows = batch_run(self.cfg, siblings, self.device)
+        for c, r in zip(siblings[1:], rows[1:]):
+            self.ready[config_hash(c)] = r
+        return rows[0]
+
+
+def batch_run(cfg: Settings, cells: list[dict[str, Any]], device: str = "auto") -> list[list[dict[str, Any]]]:
+    """The rows of each of ``cells``, runs of one configuration (one :func:`_sibling_key`): trained in one batched
+    call when the method has a ``repeats`` (ProGAP, its layer-wise ablation, GAP), else one :func:`cell_run` each.
+    What the engine computes as one task and :class:`RepeatsRunner` as one batch."""
+    first = cells[0]
+    repeats = getattr(methods.get(PAPER, first["method"], first["level"]).run, "repeats", None)
+    if repeats is None or len(cells) == 1:
+        return [cell_run(cfg, c, device) for c in cells]
+    results = repeats(_load(cfg, first["dataset"]), _config(first), seeds=[_seed(c) for c in cells], device=device)
+    return [run_rows(c, res) for c, res in zip(cells, results)]
 
 
 def _run(
@@ -967,12 +974,23 @@ def plot(store: ResultStore, artifact: str):
 #: the grids of this series, cell by cell (:mod:`dpgnn.engine`); a cell of Table 2, Fig. 2 or Fig. 4 runs once and
 #: is stored under each of their run artifacts that has it. The calibration tables are pure computation.
 CELLS = {
-    "table2": CellSpec(
-        PAPER, "table2", "table2_runs", _table2_cells, cell_run, share=SHARED_RUNS, available=_available
-    ),
-    "fig2": CellSpec(PAPER, "fig2", "fig2_runs", _fig2_cells, cell_run, share=SHARED_RUNS, available=_available),
-    "fig3": CellSpec(PAPER, "fig3", "fig3", _fig3_cells, cell_run, available=_available),
-    "fig4": CellSpec(PAPER, "fig4", "fig4_runs", _fig4_cells, cell_run, share=SHARED_RUNS, available=_available),
+    name: CellSpec(
+        PAPER,
+        name,
+        store,
+        fn,
+        cell_run,
+        share=SHARED_RUNS if store in SHARED_RUNS else (),
+        available=_available,
+        batch=batch_run,
+        batch_key=_sibling_key,
+    )
+    for name, store, fn in (
+        ("table2", "table2_runs", _table2_cells),
+        ("fig2", "fig2_runs", _fig2_cells),
+        ("fig3", "fig3", _fig3_cells),
+        ("fig4", "fig4_runs", _fig4_cells),
+    )
 }
 
 
