@@ -112,7 +112,7 @@ def test_longest_jobs_are_estimated_from_stored_cell_times(root):
     store.append(
         "grid",
         [
-            {**c, "config_hash": engine.config_hash(c), "cell_seconds": 1.0 + c["x"], "method": "toy"}
+            {**c, "config_hash": config_hash(c), "cell_seconds": 1.0 + c["x"], "method": "toy"}
             for c in engine_toy.cells({"n": 3})
         ],
     )
