@@ -6,8 +6,8 @@
 - ``cli``: a fixed set of ``dpgnn`` command lines whose output is deterministic (every ``dpgnn epsilon``
   calculator in text and ``--json``, bad input, ``methods``, ``data``, ``run --profile paper --dry-run``), run
   through ``dpgnn.cli.app`` in one process (typer's test runner: the imports are paid once): exit status, stdout
-  (and stderr when the command fails), verbatim and as a SHA-256; ``processes``: a few of them as real
-  ``python -m dpgnn`` processes (the entry point, its lazy imports and exit statuses);
+  (and stderr when the command fails; the tree's path reads ``<root>``), verbatim and as a SHA-256;
+- ``processes``: a few of them as real ``python -m dpgnn`` processes (the entry point, lazy imports, exit statuses);
 - ``cells``: per grid of every series (``dpgnn.series.<paper>.CELLS``), one small cell computed on the CPU with
   one thread through ``dpgnn.sweep.run_grid`` into a temporary results root (``DPGNN_OUTPUT_ROOT``): the cell, its
   config hash and the stored CSV rows read back as text, without the columns that differ by design (wall times,
@@ -117,14 +117,16 @@ def _env(root: Path, **extra: str) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------------------------
 # cli: the command lines in one process (typer's test runner; imports are paid once), a few as real processes
 # ---------------------------------------------------------------------------------------------------------------
-def _entry(rc: int, stdout: str, stderr: str) -> dict[str, Any]:
+def _entry(rc: int, stdout: str, stderr: str, root: Path) -> dict[str, Any]:
+    """One command's record; the tree's own path (``dpgnn data info`` prints its cache folder) reads ``<root>``."""
+    stdout, stderr = (t.replace(str(root), "<root>") for t in (stdout, stderr))
     entry = {"rc": rc, "stdout": stdout, "stdout_sha256": _sha(stdout)}
     if rc != 0:
         entry["stderr"] = stderr
     return entry
 
 
-def run_cli() -> dict[str, Any]:
+def run_cli(root: Path) -> dict[str, Any]:
     """Every command line of :data:`COMMANDS` through ``dpgnn.cli.app`` in this process."""
     from typer.testing import CliRunner
 
@@ -138,7 +140,7 @@ def run_cli() -> dict[str, Any]:
             err = f"{type(res.exception).__name__}: {res.exception}"
         else:
             err = res.stderr
-        out["dpgnn " + " ".join(args)] = _entry(res.exit_code, res.stdout, err)
+        out["dpgnn " + " ".join(args)] = _entry(res.exit_code, res.stdout, err, root)
         print(f"  cli rc={res.exit_code} dpgnn {' '.join(args)}", file=sys.stderr, flush=True)
     return out
 
@@ -150,7 +152,7 @@ def run_processes(root: Path) -> dict[str, Any]:
         res = subprocess.run(
             [sys.executable, "-m", "dpgnn", *args], cwd=root, env=_env(root), capture_output=True, text=True
         )
-        out["python -m dpgnn " + " ".join(args)] = _entry(res.returncode, res.stdout, res.stderr)
+        out["python -m dpgnn " + " ".join(args)] = _entry(res.returncode, res.stdout, res.stderr, root)
         print(f"  process rc={res.returncode} python -m dpgnn {' '.join(args)}", file=sys.stderr, flush=True)
     return out
 
@@ -279,7 +281,7 @@ def worker(root: Path, part: str, dest: Path) -> None:
 
     if Path(dpgnn.__file__).resolve().parent != (root / "dpgnn").resolve():
         raise SystemExit(f"golden: imported {dpgnn.__file__}, not the tree at {root}")
-    result = {"cli": run_cli, "cells": run_cells, "hashes": run_hashes}[part]()
+    result = run_cli(root) if part == "cli" else run_cells() if part == "cells" else run_hashes()
     dest.write_text(json.dumps(result, sort_keys=True), encoding="utf-8")
 
 
