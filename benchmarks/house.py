@@ -194,6 +194,17 @@ def _enumerates_series(node: ast.AST) -> bool:
     )
 
 
+def _scope(stmt: ast.stmt) -> str:
+    """A top-level statement's name: the function or class, the assigned name, else its first words."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return stmt.name
+    if isinstance(stmt, ast.AnnAssign):
+        return ast.unparse(stmt.target)
+    if isinstance(stmt, ast.Assign):
+        return ", ".join(ast.unparse(t) for t in stmt.targets)
+    return ast.unparse(stmt).splitlines()[0][:40]
+
+
 def paper_lists(root: Path) -> list[str]:
     """``path:line scope`` of each top-level statement of the package that spells out the papers or enumerates the
     series modules (one entry per statement, however many literals it holds)."""
@@ -214,8 +225,7 @@ def paper_lists(root: Path) -> list[str]:
                 None,
             )
             if hit is not None:
-                scope = getattr(stmt, "name", None) or ast.unparse(stmt).split("=")[0].strip()[:40]
-                out.append(f"{_rel(root, path)}:{hit.lineno} {scope}")
+                out.append(f"{_rel(root, path)}:{hit.lineno} {_scope(stmt)}")
     return out
 
 
