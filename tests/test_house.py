@@ -221,3 +221,9 @@ def test_the_ratchet_fails_on_a_new_offender_and_on_a_fixed_one():
         _ratchet("x", {"a", "b"}, {"a"}, "fix it")
     with pytest.raises(AssertionError, match=r"fixed, so remove from the allowlist in tests/test_house.py: \['a'\]"):
         _ratchet("x", set(), {"a"}, "fix it")
+
+
+def test_the_readme_table_is_the_stored_measurements():
+    text = house.README.read_text(encoding="utf-8")
+    block = text.split(house.BEGIN + "\n", 1)[1].split(house.END, 1)[0]
+    assert block == house.table(), "run python benchmarks/house.py --readme"
