@@ -1,4 +1,4 @@
-"""The package's import structure: no circle, no upward import (issue #16).
+"""The package's import structure: no circle, no upward import.
 
 The graph is built from the source with ``ast``: an edge ``a -> b`` for every ``import``/``from … import`` that runs
 when module ``a`` is imported (module level, including ``if``/``try`` blocks and class bodies; imports inside

@@ -1,4 +1,4 @@
-"""Every committed paper-profile row carries the guarantee fields (issue #13): ``check_ledger`` on each ledger."""
+"""Every committed paper-profile row carries the guarantee fields: ``check_ledger`` on each ledger."""
 
 import csv
 import gzip

@@ -9,7 +9,7 @@ Audited methods and the neighbouring relation each one claims:
   canary is a root of its own 1-hop subgraph and a neighbour in the subgraphs of the nodes it links to.
 - **DRW and FDP** (:func:`dpgnn.methods.drw.train_dp`, Ayle et al.): *feature level*, replace one node's features
   (graph and labels public). Audited in the sound mode (raw features, fixed clip norm, final model), the only one
-  whose ε covers everything the run reads (issue #13; :func:`dpgnn.methods.drw.guarantee_fields`).
+  whose ε covers everything the run reads (:func:`dpgnn.methods.drw.guarantee_fields`).
 
 **Canaries at the data level** (:func:`canary_graph`). ``m`` canary nodes with dense out-of-distribution features
 ``feature_scale · N(0, I)`` and uniformly random labels (points a model fits only by memorising them; Jagielski et

@@ -29,8 +29,8 @@ def fidelity_shift(root: Path = ROOT, depth: int = 3) -> Finding:
     and with the official σ (``fidelity="authors_code"``, the stored runs)."""
     table = fidelity_comparison(root)
     row = table.loc[depth]
-    official = _mean(row["official code (issue #18)"])
-    paper_sigma = _mean(row["ours, paper σ (issue #18)"])
+    official = _mean(row["official code (measured)"])
+    paper_sigma = _mean(row["ours, paper σ (measured)"])
     authors = _mean(row["ours, fidelity=authors_code (stored)"])
     if official is None or paper_sigma is None or authors is None:
         return missing(

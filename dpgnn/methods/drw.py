@@ -19,7 +19,7 @@ Clipping (docs/papers/drw.md#dp-training-step, the paper's "clip norm percentage
 per-tensor thresholds ``C_j = C·√softmax(g0)_j`` (Σ C_j² = C²). This calibration looks at the data without privacy (as
 the authors' code); ``clip_norm=`` gives a data-independent absolute C split evenly over tensors instead.
 
-What the code guarantees (issue #13; :func:`guarantee_fields`). The paper's pipeline (``scaling="train_zscore"``,
+What the code guarantees (:func:`guarantee_fields`). The paper's pipeline (``scaling="train_zscore"``,
 ``clip_fraction``, best-validation model) is reported ``as_published``: the z-scoring reads the training nodes'
 mean and standard deviation, so one node's raw features move *every* node's input (all subgraphs, not one: the 2C
 sensitivity fails); the clipping norm is a function of private gradients; the best epoch (and, in the series, the

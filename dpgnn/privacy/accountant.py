@@ -139,12 +139,15 @@ class Accountant:
         return self._ledger
 
     def supports(self, event: Event) -> bool:  # pragma: no cover - abstract
+        """Whether this accountant can compose ``event`` (an unsupported one makes :meth:`compose` raise)."""
         raise NotImplementedError
 
     def compose(self, event: Event, count: int = 1) -> Accountant:  # pragma: no cover - abstract
+        """A new accountant with ``event`` composed ``count`` times after this one's ledger (this one unchanged)."""
         raise NotImplementedError
 
     def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:  # pragma: no cover
+        """ε at ``delta`` of everything composed so far, and the RDP order that gave it (None without orders)."""
         raise NotImplementedError
 
     def get_epsilon(self, delta: float) -> float:
@@ -670,6 +673,7 @@ def register_accountant(name: str, cls: type[Accountant], *, overwrite: bool = F
 
 
 def available_accountants() -> list[str]:
+    """The registered accountants' names, sorted: what :func:`get_accountant` accepts ("-", "_", case ignored)."""
     return sorted(_ACCOUNTANT_DISPLAY.values())
 
 

@@ -2,9 +2,9 @@
 
 One generic root finder, :func:`calibrate`, over any monotone one-parameter family of events, and the DP-SGD
 convenience :func:`calibrate_noise_multiplier`. The returned value always satisfies ``ε(value) ≤ target``
-(asserted; opacus issue #346 was a calibration that overshot), and its ε is within ``rtol`` (default 0.1 %) of the
-target unless the bracket end is reached; then :attr:`Calibration.target_reached` is False and callers must say so
-(the CLI does: "the target cannot be reached; returned ε = …").
+(asserted; github.com/pytorch/opacus/issues/346 was a calibration that overshot), and its ε is within ``rtol``
+(default 0.1 %) of the target unless the bracket end is reached; then :attr:`Calibration.target_reached` is False
+and callers must say so (the CLI does: "the target cannot be reached; returned ε = …").
 
 With ``accountant="pld"`` (privacy loss distributions, :class:`dpgnn.privacy.PldAccountant`) one evaluation costs
 far more at small noise (a wider loss range), so the search first calibrates with the cheap ``"rdp"`` accountant

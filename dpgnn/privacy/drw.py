@@ -18,7 +18,7 @@ disagree.
   the privacy-loss distributions of :mod:`dpgnn.privacy.sampled_pld` for the same steps, never above the RDP
   values (benchmarks/epsilon_tightness.py); ``epsilon`` stays the paper's accountant, which also sets the steps.
 
-What the code guarantees (issue #13; :func:`guarantee_fields`): the paper's pipeline z-scores features with the
+What the code guarantees (:func:`guarantee_fields`): the paper's pipeline z-scores features with the
 training nodes' statistics (one node's raw features then move every input: the 2C sensitivity fails), calibrates the
 clipping norm on private gradients and selects the best validation epoch on private data; none is in ε
 (``as_published``). With ``scaling="none"``, a fixed ``clip_norm`` and ``select="last"`` only the accounted Gaussian

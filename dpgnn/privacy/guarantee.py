@@ -1,6 +1,6 @@
 """What a result row's ε means: the guarantee the code gives beside the statement the paper makes.
 
-Every stored row's ``ledger`` carries three fields a reader can filter on (issue #13):
+Every stored row's ``ledger`` carries three fields a reader can filter on:
 
 - ``guarantee``: ``"sound"`` when the row's ``epsilon`` is a valid bound for the algorithm *as run*, under the
   stated neighbouring relation, with every data-dependent step accounted for (ε = ∞ for non-private rows is a sound

@@ -11,7 +11,7 @@ server does after (KProp, training, Drop, model selection) is post-processing, s
 reports the node is protected with ``ε = ε_x + ε_y``. An infinite budget means that part is sent unperturbed (no
 privacy for it); the feature replacements ``rnd``/``one``/``ohd`` send no private feature (ε_x contributes 0).
 
-What the code guarantees (issue #13): the features are min-max normalised over all nodes (and constant columns
+What the code guarantees: the features are min-max normalised over all nodes (and constant columns
 dropped) before the users perturb them, a statistic of every node's features that the LDP argument does not cover:
 ``as_published`` with ``not_covered = [preprocessing]``.
 """

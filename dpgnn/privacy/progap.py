@@ -15,7 +15,7 @@ Pure math, no graphs (the method itself is :mod:`dpgnn.methods.progap`).
   steps each), one shared multiplier ``z``. Tight accountant ``autodp`` (the authors'); ``rdp`` is our own
   independent one; the paper's Theorem 4.2 bound beside them. GAP uses the same events with 2 DP-SGD runs.
 
-What the code guarantees (:func:`guarantee_statement`, issue #13):
+What the code guarantees (:func:`guarantee_statement`):
 
 - **edge level, directed** (the authors' accounting, default): one *directed* edge ``u → v`` enters one aggregate
   row (``v``'s) as a unit vector, L2 sensitivity 1. The Facebook100 graphs are undirected and stored as two

@@ -404,7 +404,7 @@ def run_table1_sound(
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Why the DP cells land where they do: diagnostics of the selected runs (issue #18's measured causes)
+# Why the DP cells land where they do: diagnostics of the selected runs (the measured causes of the gaps)
 # ---------------------------------------------------------------------------------------------------------------
 DIAGNOSTICS = ("best_step", "steps", "top_class_share", "class_entropy", "noise_to_signal")
 
@@ -519,7 +519,7 @@ def diagnostics_summary(store: ResultStore) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The seed lottery of the noise-dominated cells: the selected configurations with more seeds (issue #18)
+# The seed lottery of the noise-dominated cells: the selected configurations with more seeds
 # ---------------------------------------------------------------------------------------------------------------
 #: seeds beyond the paper's three (:data:`dpgnn.methods.drw.SEEDS`) for :func:`seed_cells`
 EXTRA_SEEDS = tuple(range(1, 18))

@@ -1,4 +1,4 @@
-"""Backfill the guarantee fields (issue #13) into stored result rows computed before the fields existed.
+"""Backfill the guarantee fields into stored result rows computed before the fields existed.
 
 Every stored row's ``ledger`` must carry ``guarantee``, ``neighbouring``, ``not_covered`` and ``accounted``
 (:func:`dpgnn.privacy.guarantee.check_ledger`). Rows trained before those fields existed lack them; re-running them

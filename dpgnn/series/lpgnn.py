@@ -350,7 +350,7 @@ def run(
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# How far a 10-run mean moves with the seed: reported points retrained with more seeds (issue #18)
+# How far a 10-run mean moves with the seed: reported points retrained with more seeds
 # ---------------------------------------------------------------------------------------------------------------
 def parse_point(point: str) -> tuple[str, str, str, str]:
     """``"artifact/dataset/method/setting"`` (a reported point, as in the report) as a tuple; ``ValueError`` names

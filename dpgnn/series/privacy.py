@@ -1,4 +1,4 @@
-"""Privacy series (issue #13): what tight accounting buys at equal ε.
+"""Privacy series: what tight accounting buys at equal ε.
 
 Not a paper's artifact but the project's own comparison. Two artifacts:
 
@@ -97,8 +97,8 @@ PROFILES: dict[str, dict[str, Any]] = {
     },
 }
 
-#: the issue's stated values (issue #13: "dpsgd up to 6× at few steps (z = 0.6, q = 0.001, T = 10: 2.04 vs 0.33)")
-ISSUE_EXAMPLE = {
+#: the motivating example, as stated ("dpsgd up to 6× at few steps (z = 0.6, q = 0.001, T = 10: 2.04 vs 0.33)")
+STATED_EXAMPLE = {
     "noise_multiplier": 0.6,
     "sample_rate": 0.001,
     "steps": 10,
@@ -233,17 +233,17 @@ def plot_sigma(store: ResultStore):
     )
 
 
-def issue_example() -> pd.DataFrame:
-    """The issue's example (z = 0.6, q = 0.001, T = 10, δ = 1e-5) beside our accountants."""
-    ex = ISSUE_EXAMPLE
+def stated_example() -> pd.DataFrame:
+    """The stated example (z = 0.6, q = 0.001, T = 10, δ = 1e-5) beside our accountants."""
+    ex = STATED_EXAMPLE
     ev = dpsgd_event(ex["noise_multiplier"], ex["sample_rate"], ex["steps"])
     rows = [
-        {"accountant": "rdp", "stated (issue #13)": ex["epsilon_rdp"]},
-        {"accountant": "pld", "stated (issue #13)": ex["epsilon_tight"]},
+        {"accountant": "rdp", "stated": ex["epsilon_rdp"]},
+        {"accountant": "pld", "stated": ex["epsilon_tight"]},
     ]
     for r in rows:
         r["ours"] = epsilon(ev, ex["delta"], r["accountant"])
-        r["diff"] = r["ours"] - r["stated (issue #13)"]
+        r["diff"] = r["ours"] - r["stated"]
     return pd.DataFrame(rows)
 
 
@@ -376,17 +376,17 @@ def plot_accuracy(store: ResultStore):
 
 
 def side_by_side(store: ResultStore) -> pd.DataFrame:
-    """The issue's stated ε (what the accountants gave when it was filed, and the tight value) beside ours."""
-    return issue_example()
+    """The stated ε of :data:`STATED_EXAMPLE` (what RDP gives and the tight value) beside ours."""
+    return stated_example()
 
 
 __all__ = [
     "PROFILES",
-    "ISSUE_EXAMPLE",
+    "STATED_EXAMPLE",
     "run_sigma",
     "sigma_table",
     "plot_sigma",
-    "issue_example",
+    "stated_example",
     "run_cell",
     "run_accuracy",
     "train_nodes",

@@ -144,7 +144,7 @@ ORDER = ["mlp", "dp-mlp", "graphsage", "edgerand", "dp-gnn", "gap", "progap", "p
 
 
 #: calibration fidelities of the ProGAP edge cells (:data:`dpgnn.privacy.progap.FIDELITIES`): ``paper`` (exact
-#: Gaussian composition, our default) or ``authors_code`` (the official code's autodp RDP composition, issue #18)
+#: Gaussian composition, our default) or ``authors_code`` (the official code's autodp RDP composition)
 FIDELITIES = privacy_progap.FIDELITIES
 #: the methods and level a non-default ``fidelity`` reaches (elsewhere both fidelities calibrate the same noise)
 FIDELITY_METHODS = {("progap", "edge")}
@@ -738,7 +738,7 @@ def plot_table2(store: ResultStore, artifact: str = "table2"):
     )
 
 
-#: Issue #18, measured by running the authors' official ProGAP code beside ours on ``fb100-wisconsin87`` at edge
+#: Measured by running the authors' official ProGAP code beside ours on ``fb100-wisconsin87`` at edge
 #: level, ε = 1 (lr 0.01, 1-layer base, 100 epochs per stage; mean ± std over runs, %): the official code, ours
 #: with the paper's calibration, and ours with the official σ (8.620 at K = 3), per depth K.
 AUTHORS_CODE_MEASURED = {
@@ -752,7 +752,7 @@ AUTHORS_CODE_MEASURED = {
 
 def fidelity_comparison(store: ResultStore, depths=(2, 3)) -> pd.DataFrame:
     """ProGAP edge level on the stand-in of :data:`AUTHORS_CODE_MEASURED`, per depth K: the σ of both
-    calibrations, the official code's accuracy and ours as measured for issue #18, and ours from this profile's
+    calibrations, the official code's accuracy and ours as measured beside it, and ours from this profile's
     stored Table 2 runs under each fidelity (mean ± std over the runs of the configuration with the best mean
     validation accuracy at that K; "—" where none are stored, e.g. outside the paper profile)."""
     m = AUTHORS_CODE_MEASURED
@@ -767,9 +767,9 @@ def fidelity_comparison(store: ResultStore, depths=(2, 3)) -> pd.DataFrame:
         for fid in FIDELITIES:
             led = pg.privacy_ledger("edge", depth=int(k), delta=1e-7, target_epsilon=eps, fidelity=fid)
             row[f"σ {fid}"] = round(led["sigma_nap"], 3)
-        row["official code (issue #18)"] = fmt(*m["official"].get(k, (None, None)))
-        row["ours, paper σ (issue #18)"] = fmt(*m["ours_paper"].get(k, (None, None)))
-        row["ours, official σ (issue #18)"] = fmt(*m["ours_official_sigma"].get(k, (None, None)))
+        row["official code (measured)"] = fmt(*m["official"].get(k, (None, None)))
+        row["ours, paper σ (measured)"] = fmt(*m["ours_paper"].get(k, (None, None)))
+        row["ours, official σ (measured)"] = fmt(*m["ours_official_sigma"].get(k, (None, None)))
         for fid in FIDELITIES:
             v = sel[(sel["depth"] == k) & (sel["setting"] == setting("edge", eps, fid))]["value"] if len(sel) else []
             row[f"ours, fidelity={fid} (stored)"] = fmt(v.mean(), v.std()) if len(v) else "—"

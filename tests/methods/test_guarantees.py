@@ -1,4 +1,4 @@
-"""Issue #13: what the code guarantees -- DRW/FDP sound mode, ProGAP's undirected edge level and node-level own
+"""What the code guarantees -- DRW/FDP sound mode, ProGAP's undirected edge level and node-level own
 row, NaN features refused, and the guarantee fields on every method's ledger."""
 
 from __future__ import annotations

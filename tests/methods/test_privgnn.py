@@ -320,7 +320,7 @@ def test_the_official_students_ledger_has_no_finite_epsilon():
         P.authors_code_ledger(led, lam=0.4, queries=100, num_classes=3, student="official")
 
 
-# --- the official code's split and PATE-G teachers (issue #18) ------------------------------------------------
+# --- the official code's split and PATE-G teachers --------------------------------------------------------
 def test_authors_code_split_draws_both_public_sets_from_all_nodes():
     y = torch.arange(20000) % 10
     priv, tr, te = P.authors_code_split_nodes("amazon", y, seed=0)

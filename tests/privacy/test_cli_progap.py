@@ -162,7 +162,7 @@ def test_bad_inputs_exit_2_and_name_the_option(args, option):
 
 
 def test_unreachable_target_says_so_and_names_the_returned_epsilon():
-    """Issue #13: ``--target-epsilon 1e5`` used to print "calibrated to 100000" beside ε = 546."""
+    """``--target-epsilon 1e5`` is out of reach: the output says so and names ε = 546, never "calibrated to"."""
     res = _run("--level", "edge", "--target-epsilon", "1e5", "--depth", 2, "--delta", 1e-7)
     assert res.exit_code == 0, res.output
     assert "calibrated to" not in res.stdout

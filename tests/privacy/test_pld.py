@@ -1,5 +1,5 @@
 """Tight accounting: the PLD accountant against independent exact computations, the strengthened RDP bound for
-sampling without replacement against dp_accounting, and calibration with PLD (issue #13, engineer B)."""
+sampling without replacement against dp_accounting, and calibration with PLD."""
 
 from __future__ import annotations
 
@@ -91,8 +91,8 @@ def test_pld_unsampled_laplace_closed_form():
     assert eps <= 1 / b and (order is None or order == math.inf)
 
 
-def test_issue_example_dpsgd_few_steps_vs_prv():
-    """Issue #13: z = 0.6, q = 0.001, T = 10, δ = 1e-5: ≈ 0.33 tight vs 2.04 from RDP; opacus' PRV agrees."""
+def test_stated_example_dpsgd_few_steps_vs_prv():
+    """The stated example: z = 0.6, q = 0.001, T = 10, δ = 1e-5: ≈ 0.33 tight vs 2.04 from RDP; opacus' PRV agrees."""
     from opacus.accountants import PRVAccountant
 
     ev = dpsgd_event(0.6, 0.001, 10)

@@ -1,4 +1,4 @@
-"""PrivGNN's sound per-query ε: noisy argmax with Laplace(1/λ) noise on a probability vector (issue #13).
+"""PrivGNN's sound per-query ε: noisy argmax with Laplace(1/λ) noise on a probability vector.
 
 The bound is checked against the exact output distribution (numerical integration, independent of the vertex
 argument), against sampled output frequencies for 2-10 classes, and the CLI prints it beside the paper's ε.

@@ -1,4 +1,4 @@
-"""Privacy series (issue #13): σ at equal ε is stored with a ledger, never above the target, and PLD needs less."""
+"""Privacy series: σ at equal ε is stored with a ledger, never above the target, and PLD needs less."""
 
 from __future__ import annotations
 
@@ -30,5 +30,5 @@ def test_run_sigma_rows_respect_the_target(tmp_path, monkeypatch):
     assert {led["guarantee"] for led in leds} == {"sound", "as_published"}  # ProGAP node level is as_published
     wide = series.sigma_table(store)
     assert "rdp" in wide.columns and len(wide) == 3
-    ex = series.issue_example()
+    ex = series.stated_example()
     assert ex.set_index("accountant").loc["pld", "ours"] == pytest.approx(0.333, abs=2e-3)

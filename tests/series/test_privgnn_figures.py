@@ -1,4 +1,4 @@
-"""PrivGNN Fig. 3 / App. D.6, Fig. 5, Fig. 6 and the authors'-code teacher cells (issue #18): engine-visible grids,
+"""PrivGNN Fig. 3 / App. D.6, Fig. 5, Fig. 6 and the authors'-code teacher cells: engine-visible grids,
 prefix reuse, the flipped split, and authors'-code rows flagged unsound."""
 
 import json

@@ -202,8 +202,7 @@ def test_fidelity_comparison_shows_the_measured_numbers_without_runs(tmp_path):
     t = series.fidelity_comparison(ResultStore("progap", "test", root=tmp_path))
     assert list(t.index) == [2, 3]
     assert (
-        t.loc[2, "official code (issue #18)"] == "73.3 ± 0.4"
-        and t.loc[3, "ours, official σ (issue #18)"] == "74.7 ± 0.7"
+        t.loc[2, "official code (measured)"] == "73.3 ± 0.4" and t.loc[3, "ours, official σ (measured)"] == "74.7 ± 0.7"
     )
     assert t.loc[3, "σ authors_code"] == pytest.approx(8.620) and t.loc[3, "σ paper"] == pytest.approx(8.104)
     assert (t["ours, fidelity=authors_code (stored)"] == "—").all()

@@ -1,0 +1,229 @@
+"""The house may not get worse: size and duplication metrics of ``dpgnn/`` against recorded allowlists.
+
+The metrics are ``benchmarks/house.py``'s (``python benchmarks/house.py`` writes them all, with ruff's, to
+``benchmarks/results/house.csv``). A new offender fails with what to do about it; an allowlisted offender that is
+fixed fails too, until its entry is removed here, so each list only ever shrinks.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("house", ROOT / "benchmarks" / "house.py")
+house = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(house)
+
+#: modules of dpgnn/ over 600 lines (their length when listed, for the reader)
+LONG_MODULES = {
+    "dpgnn/series/privgnn.py": 1956,
+    "dpgnn/methods/privgnn.py": 1909,
+    "dpgnn/methods/lpgcn.py": 1067,
+    "dpgnn/methods/drw.py": 1022,
+    "dpgnn/series/audit.py": 1019,
+    "dpgnn/series/progap.py": 1013,
+    "dpgnn/methods/lpgnn.py": 911,
+    "dpgnn/data/datasets.py": 907,
+    "dpgnn/series/drw.py": 881,
+    "dpgnn/teach.py": 804,
+    "dpgnn/engine.py": 749,
+    "dpgnn/methods/progap.py": 728,
+    "dpgnn/runner.py": 708,
+    "dpgnn/privacy/accountant.py": 706,
+    "dpgnn/series/lpgnn.py": 690,
+    "dpgnn/privacy/mechanisms.py": 672,
+    "dpgnn/audit/mia.py": 626,
+}
+#: functions and methods of dpgnn/ over 80 lines (``path::qualified name``: their length when listed)
+LONG_FUNCTIONS = {
+    "dpgnn/methods/drw.py::train_dp": 255,
+    "dpgnn/runner.py::reproduce": 234,
+    "dpgnn/cli/epsilon_progap.py::register": 173,
+    "dpgnn/cli/epsilon_progap.py::register.progap": 169,
+    "dpgnn/methods/progap.py::train_stage": 155,
+    "dpgnn/methods/lpgnn.py::run_cell": 153,
+    "dpgnn/cli/epsilon_privgnn.py::register": 129,
+    "dpgnn/series/privgnn.py::_accuracy_cell": 121,
+    "dpgnn/audit/mia.py::shadow_sensitivity": 120,
+    "dpgnn/series/privgnn.py::run_epsilon": 117,
+    "dpgnn/methods/lpgcn.py::train_link_predictor": 115,
+    "dpgnn/privacy/progap.py::privacy_ledger": 114,
+    "dpgnn/methods/lpgcn.py::train_node_classifier": 109,
+    "dpgnn/methods/lpgnn.py::train_batched": 108,
+    "dpgnn/methods/dp_gnn.py::train_dp_gnn": 107,
+    "dpgnn/engine.py::run_specs": 105,
+    "dpgnn/privacy/calibration.py::calibrate": 101,
+    "dpgnn/audit/canary.py::audit_edge_aggregation": 100,
+    "dpgnn/api/__init__.py::fit": 99,
+    "dpgnn/engine.py::_drive": 92,
+    "dpgnn/report.py::compare": 92,
+    "dpgnn/train.py::fit": 92,
+    "dpgnn/audit/mia.py::build_targets": 91,
+    "dpgnn/runner.py::execute_notebook": 91,
+    "dpgnn/runner.py::reproduce.one": 88,
+    "dpgnn/methods/lpgcn.py::run_node_classification": 87,
+    "dpgnn/methods/drw.py::train_nondp": 86,
+    "dpgnn/methods/progap.py::train_progap": 86,
+    "dpgnn/plotting.py::lines": 85,
+    "dpgnn/audit/canary.py::audit_dpsgd_one_run": 82,
+    "dpgnn/methods/lpgnn.py::train_reference": 81,
+}
+#: hand-written optimizer steps (``x.step()``) per module: one training loop with pluggable steps is the goal
+OPTIMIZER_STEPS = {
+    "dpgnn/audit/mia.py": 2,
+    "dpgnn/methods/batched.py": 2,
+    "dpgnn/methods/dp_gnn.py": 1,
+    "dpgnn/methods/drw.py": 2,
+    "dpgnn/methods/lpgcn.py": 2,
+    "dpgnn/methods/lpgnn.py": 2,
+    "dpgnn/methods/privgnn.py": 3,
+    "dpgnn/methods/progap.py": 2,
+    "dpgnn/methods/progap_baselines.py": 1,
+    "dpgnn/nn/privgnn.py": 1,
+}
+#: places that spell out the list of papers (``path scope``): one registry of series is the goal
+PAPER_LISTS = {
+    "dpgnn/data/registry.py PAPERS",
+    "dpgnn/engine.py PAPERS",
+    "dpgnn/findings/__init__.py doc_blocks",
+    "dpgnn/methods/__init__.py PAPER_MODULES",
+    "dpgnn/profiles.py series_profiles",
+    "dpgnn/readme.py SERIES_PAGES",
+    "dpgnn/readme.py PAGES",
+    "dpgnn/series/ledgers.py DERIVERS",
+}
+#: lines citing an issue number or the project's history, per file (what the code does is what matters)
+ISSUE_REFS = {"dpgnn/methods/privgnn.py": 1, "dpgnn/series/privgnn.py": 2}
+#: entries of tests/test_imports.py's exception tables
+IMPORT_EXCEPTIONS = 1
+#: public functions, methods and classes of dpgnn/ without a docstring
+PUBLIC_WITHOUT_DOCSTRING = 171
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[str, list[str]]:
+    return house.measure(ROOT, ruff=False)
+
+
+def _ratchet(what: str, found: set[str], allowed: set[str], fix: str) -> None:
+    new, fixed = sorted(found - allowed), sorted(allowed - found)
+    problems = []
+    if new:
+        problems.append(f"new {what}: {new} ({fix})")
+    if fixed:
+        problems.append(f"fixed, so remove from the allowlist in tests/test_house.py: {fixed}")
+    assert not problems, "\n".join(problems)
+
+
+def _names(items: list[str]) -> set[str]:
+    """``path::name (lines)`` -> ``path::name``."""
+    return {i.rsplit(" (", 1)[0] for i in items}
+
+
+def test_no_new_module_over_600_lines(measured):
+    found = _names(measured["modules_over_600"])
+    _ratchet("module(s) over 600 lines", found, set(LONG_MODULES), "split it by responsibility")
+
+
+def test_no_new_function_over_80_lines(measured):
+    found = _names(measured["functions_over_80"])
+    _ratchet("function(s) over 80 lines", found, set(LONG_FUNCTIONS), "split it into named steps")
+
+
+def test_no_new_hand_written_optimizer_step(measured):
+    found = Counter(i.split(":", 1)[0] for i in measured["optimizer_step_sites"])
+    worse = {p: n for p, n in found.items() if n > OPTIMIZER_STEPS.get(p, 0)}
+    better = {p: n for p, n in OPTIMIZER_STEPS.items() if found.get(p, 0) < n}
+    assert not worse, f"more optimizer .step() calls than allowed: {worse} (train through dpgnn.train's loop)"
+    assert not better, (
+        f"fewer optimizer .step() calls than allowed, so lower OPTIMIZER_STEPS in tests/test_house.py: "
+        f"{ {p: found.get(p, 0) for p in better} }"
+    )
+
+
+def test_the_list_of_papers_is_not_spelled_out_again(measured):
+    found = {i.split(":", 1)[0] + " " + i.split(" ", 1)[1] for i in measured["paper_list_places"]}
+    _ratchet("list(s) of the papers", found, PAPER_LISTS, "read the series registry instead")
+
+
+def test_no_import_circle_and_no_new_import_exception(measured):
+    assert measured["import_cycles"] == []
+    n = len(measured["import_exceptions"])
+    assert n <= IMPORT_EXCEPTIONS, f"new exception(s) in tests/test_imports.py: {measured['import_exceptions']}"
+    assert n == IMPORT_EXCEPTIONS, f"{n} exception(s) left: lower IMPORT_EXCEPTIONS in tests/test_house.py"
+
+
+def test_no_issue_numbers_or_history_notes(measured):
+    found = Counter(i.split(":", 1)[0] for i in measured["issue_refs_code"] + measured["issue_refs_other"])
+    worse = [i for i in measured["issue_refs_code"] + measured["issue_refs_other"] if i.split(":", 1)[0] in found]
+    worse = [i for i in worse if found[i.split(":", 1)[0]] > ISSUE_REFS.get(i.split(":", 1)[0], 0)]
+    better = {p: found.get(p, 0) for p, n in ISSUE_REFS.items() if found.get(p, 0) < n}
+    assert not worse, f"say what the code does, not which issue asked for it: {worse}"
+    assert not better, f"fewer issue references than allowed, so lower ISSUE_REFS in tests/test_house.py: {better}"
+
+
+def test_public_api_docstrings_do_not_decrease(measured):
+    n = len(measured["public_without_docstring"])
+    assert n <= PUBLIC_WITHOUT_DOCSTRING, (
+        f"{n - PUBLIC_WITHOUT_DOCSTRING} more public function(s)/class(es) without a docstring than allowed"
+    )
+    assert n == PUBLIC_WITHOUT_DOCSTRING, f"{n} left: lower PUBLIC_WITHOUT_DOCSTRING in tests/test_house.py"
+
+
+# the instruments themselves: they must see what they are meant to see
+TOY = {
+    "dpgnn/__init__.py": "",
+    "dpgnn/big.py": "x = 1\n" * 601,
+    "dpgnn/train.py": (
+        "def fit(model, opt, sched):\n"
+        + "    pass\n" * 80
+        + "    opt.step()\n    sched.step()\n    scheduler.step()\n    accountant.step(noise=1)\n"
+        + "def _private():\n    pass\n"
+    ),
+    "dpgnn/lists.py": (
+        '"""Doc."""\nPAPERS = ("lpgcn", "lpgnn", "drw")\nTWO = ("lpgcn", "lpgnn")\n'
+        'PAGES = ["docs/papers/lpgcn.md", "docs/papers/drw.md", "docs/papers/progap.md"]\n'
+        'CORA = dict(papers=("lpgcn", "lpgnn", "drw"), variants={"lpgcn": 1, "lpgnn": 2, "drw": 3})\n'
+        "def names():\n    import pkgutil\n    from dpgnn import series\n"
+        "    return [m.name for m in pkgutil.iter_modules(series.__path__)]\n"
+        'COLOURS = {"a": "#1f77b4", "b": "#000000", "css": "a{color:#222}"}  # as asked in ' + "#" + "12\n"
+    ),
+    "tests/test_imports.py": (
+        "import ast\n"
+        "LATE_LOOKUPS = {('a', 'b'): 'why'}\n"
+        "def import_graph(root):\n    return {'dpgnn': set()}, {}\n"
+        "def find_cycles(edges):\n    return []\n"
+    ),
+}
+
+
+def test_the_instruments_find_what_they_should(tmp_path):
+    for rel, text in TOY.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    m = house.measure(tmp_path, ruff=False)
+    assert m["modules_over_600"] == ["dpgnn/big.py (601)"]
+    assert m["functions_over_80"] == ["dpgnn/train.py::fit (85)"]
+    assert m["optimizer_step_sites"] == ["dpgnn/train.py:82 opt"]  # schedulers and calls with arguments are not
+    assert [i.split(" ", 1)[1] for i in m["paper_list_places"]] == ["PAPERS", "PAGES", "names"]
+    assert m["import_exceptions"] == ["LATE_LOOKUPS: ('a', 'b')"] and m["import_cycles"] == []
+    assert m["issue_refs_code"] == ["dpgnn/lists.py:10 " + "#" + "12"]  # hex colours are not issue numbers
+    assert m["public_without_docstring"] == ["dpgnn/lists.py::names", "dpgnn/train.py::fit"]
+
+
+def test_the_ratchet_fails_on_a_new_offender_and_on_a_fixed_one():
+    _ratchet("x", {"a"}, {"a"}, "fix it")  # unchanged: passes
+    with pytest.raises(AssertionError, match=r"new x: \['b'\] \(fix it\)"):
+        _ratchet("x", {"a", "b"}, {"a"}, "fix it")
+    with pytest.raises(AssertionError, match=r"fixed, so remove from the allowlist in tests/test_house.py: \['a'\]"):
+        _ratchet("x", set(), {"a"}, "fix it")
+
+
+def test_the_readme_table_is_the_stored_measurements():
+    text = house.README.read_text(encoding="utf-8")
+    block = text.split(house.BEGIN + "\n", 1)[1].split(house.END, 1)[0]
+    assert block == house.table(), "run python benchmarks/house.py --readme"
