@@ -1,0 +1,277 @@
+"""One benchmark cell: a method of a unit on a dataset at one ε and one seed, tuned one way, as one result row.
+
+Every method of a unit sees the same graph, the same split (:func:`shared_split`: drawn from the dataset and the
+seed only), the same ε and the same tuning budget (the grid of its :mod:`dpgnn.bench.spaces`; ``private`` draws
+``K`` trials with ``E[K]`` = the grid's size). Tunings:
+
+- ``as_published``: every grid point trained at the cell's ε, the best validation score kept; the ledger is the
+  selected run's, ``as_published``, with the search listed in ``not_covered`` (the papers' practice).
+- ``private``: :func:`dpgnn.privacy.selection.private_search` with ``K ~`` geometric (truncated negative binomial,
+  ``η = 1``); each trial's score is what its unit allows (:mod:`dpgnn.bench.units`); the row's ε is the whole
+  search's (:func:`dpgnn.bench.accounting.split_budget`, split stated in the ledger), ``sound`` when the method's
+  own run is.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import torch
+from torch_geometric.data import Data
+
+from dpgnn.bench.accounting import PURE_METHODS, check_trial, split_budget, trial_event
+from dpgnn.bench.spaces import space_of
+from dpgnn.bench.units import Unit, get_unit
+from dpgnn.privacy.selection import TruncatedNegativeBinomial, private_search
+from dpgnn.utils import stable_seed
+
+__all__ = ["TUNINGS", "DATASETS", "base_graph", "shared_split", "run_cell", "score_sensitivity"]
+
+TUNINGS = ("as_published", "private")
+#: dataset name -> (registry name, variant, options); ``toy`` is a seeded CSBM graph (tests and smoke)
+DATASETS: dict[str, tuple[str, str | None, dict[str, Any]]] = {
+    "toy": ("csbm", None, {"num_nodes": 240, "num_classes": 3, "num_features": 16, "seed": 0}),
+    "cora": ("cora", None, {}),
+    "citeseer": ("citeseer", None, {}),
+    "facebook-pagepage": ("facebook-pagepage", None, {}),
+    "amazon-computers": ("amazon-computers", None, {}),
+    "credit": ("credit", None, {}),
+    "fb100-amherst41": ("fb100-amherst41", "progap", {"min_class_size": 100}),  # the Facebook100 stand-in
+}
+SPLIT = (0.75, 0.10, 0.15)  # the front door's fractions (ProGAP §5.3)
+
+
+@functools.lru_cache(maxsize=4)
+def base_graph(name: str) -> tuple[Data, tuple[str, ...]]:
+    """The dataset's graph as every method sees it: undirected, no self-loops, nodes with a label, features
+    min-max scaled to [0, 1] (the LDP mechanisms need that range; ``notes`` says when the scaling read the data)."""
+    from torch_geometric.utils import remove_self_loops, subgraph, to_undirected
+
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; valid: {', '.join(DATASETS)}")
+    reg, variant, opts = DATASETS[name]
+    if reg == "csbm":
+        from dpgnn.data.synthetic import csbm
+
+        data = csbm(**opts)
+    else:
+        from dpgnn.data import load_dataset
+
+        data = load_dataset(reg, variant, **opts) if variant else load_dataset(reg)
+    x, y = data.x.float(), data.y.view(-1).long()
+    keep = y >= 0
+    ei = remove_self_loops(to_undirected(data.edge_index, num_nodes=y.numel()))[0]
+    ei = subgraph(keep, ei, relabel_nodes=True, num_nodes=y.numel())[0]
+    x, y = x[keep], torch.unique(y[keep], return_inverse=True)[1]
+    notes = []
+    lo, hi = x.min(0).values, x.max(0).values
+    if float(lo.min()) < 0 or float(hi.max()) > 1:
+        x = (x - lo) / torch.where(hi > lo, hi - lo, torch.ones_like(hi))
+        notes.append("feature range: min-max scaling over all nodes (a data statistic, not in ε)")
+    return Data(x=x, y=y, edge_index=ei, num_nodes=y.numel()), tuple(notes)
+
+
+def shared_split(name: str, seed: int) -> Data:
+    """The graph with the split of ``(dataset, seed)``: the same for every unit, method and tuning."""
+    from dpgnn.data.transforms import random_node_split
+
+    data, _ = base_graph(name)
+    return random_node_split(data, *SPLIT, seed=stable_seed("bench-split", name, seed))
+
+
+def score_sensitivity(unit: Unit, method: str, cfg: Any, graph: Data) -> int:
+    """How many validation predictions one neighbouring change can flip (the noisy count's sensitivity)."""
+    if method == "dp-gnn":
+        return int(cfg.max_degree) + 1
+    if unit.name == "node-data":  # a node's features reach every node within L hops of the public graph
+        from torch_geometric.utils import to_torch_csr_tensor
+
+        n = graph.num_nodes
+        adj = to_torch_csr_tensor(graph.edge_index, size=(n, n)).to_dense() > 0
+        reach = torch.eye(n, dtype=torch.bool)
+        for _ in range(int(cfg.num_layers)):
+            reach = reach | ((reach.float() @ adj.float()) > 0)
+        return int((reach & graph.val_mask.view(1, -1)).sum(1).max())
+    return 1
+
+
+def _fit_args(unit: Unit, method: str, epsilon: float, graph: Data) -> dict[str, Any]:
+    """The level and budget arguments of :func:`dpgnn.fit` for ``method`` in ``unit`` at per-node ``epsilon``."""
+    if method in unit.references or method in unit.trivial:
+        return {"level": "none", "epsilon": None}
+    if unit.level == "feature+label":
+        return {"level": unit.level, "epsilon": epsilon / 2, "label_epsilon": epsilon / 2}
+    if method in ("lm", "pm", "pgc"):  # LPGCN's ε is per feature: ε per node over the d features
+        return {"level": unit.level, "epsilon": epsilon / graph.num_features}
+    return {"level": unit.level, "epsilon": epsilon}
+
+
+def _config(method: str, point: dict[str, Any], fixed: dict[str, Any]) -> Any:
+    from dpgnn.api.configs import make_config
+    from dpgnn.api.methods import front_door
+
+    return make_config(front_door(method).config, {**fixed, **point})
+
+
+def _trials(grid_size: int) -> TruncatedNegativeBinomial:
+    return TruncatedNegativeBinomial.with_mean(max(2.0, float(grid_size)), eta=1.0)
+
+
+def run_cell(cell: dict[str, Any], *, fixed: dict[str, Any] | None = None, grid_limit: int | None = None) -> dict:
+    """One cell's row: ``cell`` holds ``unit, method, dataset, epsilon, seed, tuning``.
+
+    Args:
+        cell: the cell's keys.
+        fixed: config overrides of every trial (a profile's, e.g. fewer epochs).
+        grid_limit: use only the first ``grid_limit`` grid points (test/smoke profiles).
+
+    Returns:
+        the row (test accuracy as ``value``; the selected config, the numbers of trials, the ledger).
+    """
+    import dpgnn
+    from dpgnn.api.inputs import delta_rule
+
+    unit, method, name = get_unit(cell["unit"]), cell["method"], cell["dataset"]
+    eps, seed, tuning = float(cell["epsilon"]), int(cell["seed"]), cell["tuning"]
+    if tuning not in TUNINGS:
+        raise ValueError(f"tuning must be one of {TUNINGS}, got {tuning!r}")
+    graph = shared_split(name, seed)
+    space, fixed = space_of(method), dict(fixed or {})
+    grid = space.configs(grid_limit)
+    args = _fit_args(unit, method, eps, graph)
+    reference = args["level"] == "none"
+    n_val, n_train = int(graph.val_mask.sum()), int(graph.train_mask.sum())
+    pure = method in PURE_METHODS
+    delta = None if (reference or pure or unit.local) else delta_rule(unit.level, graph.num_nodes)[0]
+
+    def train(point: dict[str, Any], run_seed: int, epsilon: float | None):
+        cfg = _config(
+            method, point, {**fixed, **({"label_epsilon": args["label_epsilon"]} if "label_epsilon" in args else {})}
+        )
+        kw = {} if delta is None else {"delta": delta}
+        model = dpgnn.fit(
+            graph, method, level=args["level"], epsilon=epsilon, seed=run_seed, device="cpu", **asdict(cfg), **kw
+        )
+        return cfg, model
+
+    base = {"grid_size": len(grid), "space": space.source}
+    if tuning == "as_published":
+        best = None
+        for point in grid:
+            cfg, model = train(point, seed, args["epsilon"])
+            if best is None or model.metrics["val"] > best[2].metrics["val"]:
+                best = (point, cfg, model)
+        point, cfg, model = best
+        search = {"tuning": "grid search on validation accuracy", "runs": len(grid)}
+        not_covered = [f"hyper-parameter search on validation data ({len(grid)} configurations, not in ε)"]
+        return _row(unit, method, eps, model, cfg, search, base, not_covered, None, len(grid), model.metrics["val"])
+    trials = _trials(len(grid))
+    split = None
+    if not (reference or unit.local):
+        level = "feature" if unit.name == "node-data" else unit.level
+
+        def costs_at(e: float):
+            return [
+                trial_event(
+                    method,
+                    level,
+                    _config(method, p, fixed),
+                    n_train=n_train,
+                    num_nodes=graph.num_nodes,
+                    epsilon=e,
+                    delta=delta,
+                )
+                for p in grid
+            ]
+
+        share = 0.1 if unit.score == "noisy-count" else 0.0
+        split = split_budget(costs_at, eps, delta or 0.0, trials, score_share=share, pure=pure)
+    costs = {}
+
+    def run(point: dict[str, Any], run_seed: int):
+        if reference or unit.local:  # one release (LDP: the repeat's seed), or nothing private
+            cfg, model = train(point, seed, args["epsilon"])
+            return model.metrics["val"], (point, cfg, model)
+        cfg, model = train(point, run_seed, split.epsilon_train)
+        if not pure:
+            key = json.dumps(point, sort_keys=True)
+            if key not in costs:
+                costs[key] = trial_event(
+                    method,
+                    "feature" if unit.name == "node-data" else unit.level,
+                    cfg,
+                    n_train=n_train,
+                    num_nodes=graph.num_nodes,
+                    epsilon=split.epsilon_train,
+                    delta=delta,
+                )
+            check_trial(costs[key], model.ledger)
+        score = model.metrics["val"]
+        if unit.score == "noisy-count":
+            sens = score_sensitivity(unit, method, cfg, graph)
+            rng = np.random.default_rng(stable_seed("bench-score", run_seed))
+            correct = round(score * n_val)
+            score = (correct + rng.normal(0.0, split.score_noise * sens)) / n_val
+        return score, (point, cfg, model)
+
+    curve = split.curve if split is not None and split.curve else [0.0] * 1
+    orders = None if split is not None and split.curve else [2.0]
+    res = private_search(
+        run,
+        lambda rng: space.sample(rng, grid_limit),
+        trials,
+        base_rdp=curve,
+        delta=delta or 1e-9,
+        seed=stable_seed("bench-search", unit.name, method, name, eps, seed),
+        orders=orders,
+    )
+    search = {"tuning": "random search, K ~ geometric", "runs": res.runs, "selection": trials.describe()}
+    if res.best is None:
+        raise RuntimeError("the private search drew no trial")  # K >= 1 for the truncated negative binomial
+    point, cfg, model = res.best
+    if split is not None:
+        search.update(split.ledger(), score=unit.score)
+        if not pure:
+            assert math.isclose(res.ledger["epsilon"], split.epsilon, rel_tol=1e-9)
+    return _row(unit, method, eps, model, cfg, search, base, [], split, res.runs, res.best_score)
+
+
+def _row(unit, method, eps, model, cfg, search, base, not_covered, split, runs, score) -> dict[str, Any]:
+    """The stored row of a tuned cell."""
+    led = model.ledger
+    trivial, reference = method in unit.trivial, method in unit.references
+    method_ok = led.get("guarantee") == "sound"
+    not_covered = list(not_covered) + list(led.get("not_covered") or [])
+    if trivial or reference:
+        accounted = 0.0 if trivial else math.inf
+        guarantee = "sound" if trivial else "non-private"
+        sound, delta = accounted, 0.0
+    elif split is not None:
+        accounted, delta = split.epsilon, split.delta
+        guarantee = "sound" if method_ok else "as_published"
+        sound = split.epsilon if method_ok else math.nan
+    else:  # as published, or an LDP search (one release: the search is post-processing)
+        accounted, delta = float(led.get("epsilon", math.nan)), float(led.get("delta", 0.0) or 0.0)
+        local_private = unit.local and search["tuning"].startswith("random")
+        guarantee = ("sound" if method_ok else "as_published") if local_private else "as_published"
+        sound = accounted if local_private and method_ok else math.nan
+    return {
+        "level": unit.level if not (trivial or reference) else "none",
+        "metric": "test_accuracy",
+        "value": float(model.metrics["test"]),
+        "val_score": float(score),
+        "runs": int(runs),
+        "selected": json.dumps(asdict(cfg), sort_keys=True, default=str),
+        "epsilon_accounted": accounted,
+        "epsilon_sound": sound,
+        "delta": delta,
+        "guarantee": guarantee,
+        "not_covered": json.dumps(not_covered),
+        "ledger": {"run": led, "search": search},
+        **base,
+    }
