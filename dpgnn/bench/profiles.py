@@ -41,6 +41,8 @@ class BenchProfile:
         epsilons: per unit, the ε grid (default: the unit's).
         fixed: per method, config overrides of every trial (e.g. fewer epochs).
         grid_limit: use only the first points of each search space (``None``: all).
+        threads: torch CPU threads while the profile runs (``None``: torch's default). One thread is much faster
+            for the toy graphs on a busy machine (no contention between threads for tiny kernels).
     """
 
     name: str
@@ -51,6 +53,7 @@ class BenchProfile:
     epsilons: dict[str, tuple[float, ...]] = field(default_factory=dict)
     fixed: dict[str, dict[str, Any]] = field(default_factory=dict)
     grid_limit: int | None = None
+    threads: int | None = None
 
     def methods_of(self, unit: str) -> tuple[str, ...]:
         u = UNITS[unit]
@@ -72,6 +75,7 @@ PROFILES: dict[str, BenchProfile] = {
             epsilons={"edge": (2.0,), "node": (4.0,), "ldp-labels": (2.0,)},
             fixed=_SHORT,
             grid_limit=2,
+            threads=1,
         ),
         BenchProfile(
             "smoke",
@@ -88,6 +92,7 @@ PROFILES: dict[str, BenchProfile] = {
             epsilons={u: (UNITS[u].epsilons[-2],) for u in UNITS},
             fixed=_SHORT,
             grid_limit=2,
+            threads=1,
         ),
         BenchProfile(
             "bench",

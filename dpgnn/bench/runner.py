@@ -23,7 +23,7 @@ __all__ = ["cells", "run", "plan"]
 def _check(values: list[str] | None, valid: tuple[str, ...] | list[str], what: str) -> None:
     for v in values or []:
         if v not in valid:
-            raise ValueError(f"unknown {what} {v!r}; valid: {', '.join(valid)}")
+            raise ValueError(f"unknown {what}: {v!r}; valid: {', '.join(valid)}")
 
 
 def cells(
@@ -91,15 +91,24 @@ def plan(profile: BenchProfile, **filters: Any) -> pd.DataFrame:
 
 def run(profile: BenchProfile, **filters: Any) -> pd.DataFrame:
     """Run every missing cell of ``profile`` (filters as :func:`cells`); returns the stored rows of its units."""
+    import torch
+
     from dpgnn.results import ResultStore
     from dpgnn.sweep import run_grid
 
     store = ResultStore("bench", profile.name)
+    todo = cells(profile, **filters)
     frames = []
-    for unit, cs in cells(profile, **filters).items():
 
-        def one(cell: dict[str, Any]) -> dict[str, Any]:
-            return run_cell(cell, fixed=json.loads(cell["fixed"]), grid_limit=cell["grid_limit"] or None)
+    def one(cell: dict[str, Any]) -> dict[str, Any]:
+        return run_cell(cell, fixed=json.loads(cell["fixed"]), grid_limit=cell["grid_limit"] or None)
 
-        frames.append(run_grid(store, unit, cs, one, desc=f"bench {unit}", device="cpu"))
+    threads = torch.get_num_threads()
+    try:
+        if profile.threads:
+            torch.set_num_threads(profile.threads)
+        for unit, cs in todo.items():
+            frames.append(run_grid(store, unit, cs, one, desc=f"bench {unit}", device="cpu"))
+    finally:
+        torch.set_num_threads(threads)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
