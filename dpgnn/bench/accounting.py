@@ -28,12 +28,44 @@ from dpgnn.privacy.events import Event, SelfComposedEvent
 from dpgnn.privacy.rdp import DEFAULT_ORDERS
 from dpgnn.privacy.selection import TruncatedNegativeBinomial, selection_epsilon
 
-__all__ = ["TrialCost", "trial_event", "check_trial", "score_noise", "split_budget", "Split", "PURE_METHODS"]
+__all__ = [
+    "event_from_dict",
+    "TrialCost",
+    "trial_event",
+    "check_trial",
+    "score_noise",
+    "split_budget",
+    "Split",
+    "PURE_METHODS",
+]
 
 #: methods whose trial is pure ε-DP (δ = 0)
 PURE_METHODS = ("edgerand",)
 #: the methods :func:`trial_event` accounts (central units)
 ACCOUNTED = ("progap", "gap", "dp-mlp", "dp-gnn", "drw", "fdp")
+
+
+def event_from_dict(d: dict[str, Any]) -> Event:
+    """The event a ledger stored with ``to_dict`` (to recompute a stored search's ε from its row)."""
+    from dpgnn.privacy import events as ev
+    from dpgnn.privacy.fdp import FdpSampledGaussianEvent
+
+    kind = d["event"]
+    if kind == "gaussian":
+        return ev.GaussianEvent(d["noise_multiplier"])
+    if kind == "laplace":
+        return ev.LaplaceEvent(d["scale"])
+    if kind == "poisson_sampled":
+        return ev.PoissonSampledEvent(d["sample_rate"], event_from_dict(d["inner"]))
+    if kind == "sampled_without_replacement":
+        return ev.SampledWithoutReplacementEvent(d["sample_rate"], event_from_dict(d["inner"]))
+    if kind == "self_composed":
+        return ev.SelfComposedEvent(event_from_dict(d["inner"]), d["count"])
+    if kind == "composed":
+        return ev.ComposedEvent([event_from_dict(e) for e in d["events"]])
+    if kind == "fdp_hypergeometric_gaussian":
+        return FdpSampledGaussianEvent(d["noise_multiplier"], d["num_train"], d["batch_size"], d["max_affected"])
+    raise ValueError(f"unknown event kind {kind!r}")
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ UNITS: dict[str, Unit] = {
             "edge",
             "add/remove one undirected edge",
             ("progap", "gap", "edgerand"),
+            references=("graphsage",),
             trivial=("mlp",),
         ),
         Unit(
