@@ -260,7 +260,7 @@ def split_budget(
         eps, order, curve, costs, z = total(eps_t)
         if eps <= target and (best is None or eps_t > best[0]):
             best = (eps_t, eps, order, curve, costs, z)
-        if eps <= target and eps > 0.99 * target:
+        if eps <= target and eps > 0.98 * target:
             break
         eps_t *= 0.999 * target / eps if eps > 0 else 2.0
     while best is None:  # shrink until the search fits

@@ -88,15 +88,17 @@ def score_sensitivity(unit: Unit, method: str, cfg: Any, graph: Data) -> int:
     """How many validation predictions one neighbouring change can flip (the noisy count's sensitivity)."""
     if method == "dp-gnn":
         return int(cfg.max_degree) + 1
-    if unit.name == "node-data":  # a node's features reach every node within L hops of the public graph
+    if unit.name == "node-data":
+        # a node's features and label reach the predictions of the nodes within L hops of the public graph: the
+        # number of walks of length <= L from v to validation nodes, (I + A)^L 1_val, bounds how many (sound)
         from torch_geometric.utils import to_torch_csr_tensor
 
         n = graph.num_nodes
-        adj = to_torch_csr_tensor(graph.edge_index, size=(n, n)).to_dense() > 0
-        reach = torch.eye(n, dtype=torch.bool)
+        adj = to_torch_csr_tensor(graph.edge_index, size=(n, n))
+        reach = graph.val_mask.double().view(-1, 1)
         for _ in range(int(cfg.num_layers)):
-            reach = reach | ((reach.float() @ adj.float()) > 0)
-        return int((reach & graph.val_mask.view(1, -1)).sum(1).max())
+            reach = reach + adj.double() @ reach
+        return int(reach.max())
     return 1
 
 
