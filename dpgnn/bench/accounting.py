@@ -17,6 +17,7 @@ target ε at δ. Pure-DP trials (EdgeRand) use the closed form ``(2 + η)·ε_t`
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -123,18 +124,26 @@ def _dp_gnn(cfg: Any, n_train: int, epsilon: float, delta: float) -> TrialCost:
 def _drw(method: str, cfg: Any, n_train: int, num_nodes: int, epsilon: float, delta: float) -> TrialCost:
     from dpgnn.data.random_walks import sampler_bound
     from dpgnn.methods.drw import epsilon_schedule, fdp_schedule
-    from dpgnn.privacy.drw import drw_event, fdp_event
+    from dpgnn.privacy.drw import drw_epsilon, drw_event, fdp_event, fdp_run_epsilon
     from dpgnn.privacy.fdp import max_affected
 
     z, layers = float(cfg.noise_multiplier), int(cfg.num_layers)
     batch = cfg.batch or max(8, num_nodes // 40)  # the front door's public rule
-    cap = cfg.max_steps or math.inf
+    cap, target = cfg.max_steps or None, float(epsilon)
+    # the run trains min(most steps within the target, max_steps) steps; when max_steps is within the target (ε is
+    # monotone in the steps) that is max_steps, without the schedule's search
     if method == "fdp":
         k = max_affected(cfg.fdp_degree, layers)
-        steps = int(min(fdp_schedule(z, n_train, batch, k, delta, float(epsilon), "paper").steps, cap))
+        if cap and fdp_run_epsilon(cap, z, n_train, batch, k, delta)[0] <= target:
+            steps = cap
+        else:
+            steps = int(min(fdp_schedule(z, n_train, batch, k, delta, target, "paper").steps, cap or math.inf))
         return TrialCost(fdp_event(z, n_train, batch, k, max(steps, 1)), (("steps", steps),))
     q = sampler_bound("drw", batch, n_train, layers)
-    steps = int(min(epsilon_schedule(z, q, delta, float(epsilon), "autodp", "paper").steps, cap))
+    if cap and drw_epsilon(z, q, cap, delta, "autodp", "paper") <= target:
+        steps = cap
+    else:
+        steps = int(min(epsilon_schedule(z, q, delta, target, "autodp", "paper").steps, cap or math.inf))
     return TrialCost(drw_event(z, q, max(steps, 1)), (("steps", steps), ("sampling_rate", q)))
 
 
@@ -212,13 +221,26 @@ class Split:
         }
 
 
+@functools.lru_cache(maxsize=256)
+def _step_curve(event: Event) -> np.ndarray:
+    return event_rdp(event, np.asarray(DEFAULT_ORDERS, dtype=float))
+
+
+def _curve(event: Event) -> np.ndarray:
+    """RDP curve of ``event`` at the default orders; a self-composition is its count times its step's curve (the
+    step's curve cached: a search's calibration changes the steps and the noise, rarely the step)."""
+    if isinstance(event, SelfComposedEvent):
+        return event.count * _curve(event.event)
+    return _step_curve(event)
+
+
 def search_epsilon(
     costs: list[TrialCost], score_z: float | None, trials: TruncatedNegativeBinomial, delta: float
 ) -> tuple[float, float, np.ndarray]:
     """(ε, order, worst curve) of the best of ``K ~ trials`` runs whose trial is the worst grid point's event plus
     the Gaussian score (``score_z`` ``None``: no score noise, the score is free)."""
     orders = np.asarray(DEFAULT_ORDERS, dtype=float)
-    curve = np.max([event_rdp(c.event, orders) for c in costs], axis=0)
+    curve = np.max([_curve(c.event) for c in costs], axis=0)
     if score_z is not None:
         curve = curve + orders / (2 * score_z**2)
     eps, order = selection_epsilon(curve, trials, delta, orders)

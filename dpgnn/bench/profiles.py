@@ -84,7 +84,7 @@ PROFILES: dict[str, BenchProfile] = {
             methods={
                 "edge": ("progap", "edgerand", "mlp"),
                 "node": ("gap", "dp-mlp"),
-                "node-data": ("drw",),
+                "node-data": ("fdp",),  # DRW computes its full step schedule with autodp: seconds per run
                 "ldp-features": ("mbm",),
                 "ldp-labels": ("rr",),
                 "ldp-both": ("mbm",),
