@@ -48,6 +48,7 @@ class Unit:
         score: ``public`` (validation accuracy is post-processing), ``noisy-count`` (a Gaussian count of correct
             validation predictions, accounted in the trial) or ``one-release`` (LDP: every trial post-processes
             the same perturbed data).
+        features_public: the node features are public in this unit (a statistic of them costs nothing).
     """
 
     name: str
@@ -59,6 +60,7 @@ class Unit:
     trivial: tuple[str, ...] = ()
     epsilons: tuple[float, ...] = CENTRAL_EPSILONS
     score: str = "public"
+    features_public: bool = False
 
     @property
     def local(self) -> bool:
@@ -75,6 +77,7 @@ UNITS: dict[str, Unit] = {
             ("progap", "gap", "edgerand"),
             references=("graphsage",),
             trivial=("mlp",),
+            features_public=True,
         ),
         Unit(
             "node",
@@ -109,6 +112,7 @@ UNITS: dict[str, Unit] = {
             ("rr",),
             epsilons=(0.5, 1.0, 2.0, 3.0),
             score="one-release",
+            features_public=True,
         ),
         Unit(
             "ldp-both",
