@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ import torch
 from torch_geometric.data import Data
 
 from dpgnn.bench.accounting import PURE_METHODS, check_trial, split_budget, trial_event
-from dpgnn.bench.spaces import space_of
+from dpgnn.bench.spaces import SearchSpace, space_of
 from dpgnn.bench.units import Unit, get_unit
 from dpgnn.privacy.selection import TruncatedNegativeBinomial, private_search
 from dpgnn.utils import stable_seed
@@ -124,6 +124,77 @@ def _trials(grid_size: int) -> TruncatedNegativeBinomial:
     return TruncatedNegativeBinomial.with_mean(max(2.0, float(grid_size)), eta=1.0)
 
 
+@dataclass(frozen=True)
+class _Cell:
+    """A cell resolved: its unit, method, graph with the shared split, grid, fit arguments and δ."""
+
+    unit: Unit
+    method: str
+    dataset: str
+    epsilon: float
+    seed: int
+    graph: Data
+    space: SearchSpace
+    grid: tuple[dict[str, Any], ...]
+    grid_limit: int | None
+    fixed: dict[str, Any]
+    args: dict[str, Any]
+    delta: float | None
+
+    @property
+    def reference(self) -> bool:
+        return self.args["level"] == "none"
+
+    @property
+    def pure(self) -> bool:
+        return self.method in PURE_METHODS
+
+    @property
+    def preprocessing(self) -> list[str]:
+        """A min-max scaling that read private features (outside ε)."""
+        return [] if self.reference or self.unit.features_public else list(base_graph(self.dataset)[1])
+
+    def config(self, point: dict[str, Any]) -> Any:
+        label = {"label_epsilon": self.args["label_epsilon"]} if "label_epsilon" in self.args else {}
+        return _config(self.method, point, {**self.fixed, **label})
+
+    def train(self, point: dict[str, Any], run_seed: int, epsilon: float | None) -> tuple[Any, Any]:
+        import dpgnn
+
+        cfg = self.config(point)
+        kw = {} if self.delta is None else {"delta": self.delta}
+        level = self.args["level"]
+        model = dpgnn.fit(
+            self.graph, self.method, level=level, epsilon=epsilon, seed=run_seed, device="cpu", **asdict(cfg), **kw
+        )
+        return cfg, model
+
+    def cost(self, cfg: Any, epsilon: float):
+        level = "feature" if self.unit.name == "node-data" else self.unit.level
+        n_train = int(self.graph.train_mask.sum())
+        return trial_event(
+            self.method, level, cfg, n_train=n_train, num_nodes=self.graph.num_nodes, epsilon=epsilon, delta=self.delta
+        )
+
+    def base(self) -> dict[str, Any]:
+        return {"grid_size": len(self.grid), "space": self.space.source}
+
+
+def _resolve(cell: dict[str, Any], fixed: dict[str, Any] | None, grid_limit: int | None) -> _Cell:
+    from dpgnn.api.inputs import delta_rule
+
+    unit, method, name = get_unit(cell["unit"]), cell["method"], cell["dataset"]
+    if cell["tuning"] not in TUNINGS:
+        raise ValueError(f"tuning must be one of {TUNINGS}, got {cell['tuning']!r}")
+    eps, seed = float(cell["epsilon"]), int(cell["seed"])
+    graph, space = shared_split(name, seed), space_of(method)
+    args = _fit_args(unit, method, eps, graph)
+    local_or_pure = unit.local or method in PURE_METHODS
+    delta = None if args["level"] == "none" or local_or_pure else delta_rule(unit.level, graph.num_nodes)[0]
+    grid = tuple(space.configs(grid_limit))
+    return _Cell(unit, method, name, eps, seed, graph, space, grid, grid_limit, dict(fixed or {}), args, delta)
+
+
 def run_cell(cell: dict[str, Any], *, fixed: dict[str, Any] | None = None, grid_limit: int | None = None) -> dict:
     """One cell's row: ``cell`` holds ``unit, method, dataset, epsilon, seed, tuning``.
 
@@ -135,120 +206,79 @@ def run_cell(cell: dict[str, Any], *, fixed: dict[str, Any] | None = None, grid_
     Returns:
         the row (test accuracy as ``value``; the selected config, the numbers of trials, the ledger).
     """
-    import dpgnn
-    from dpgnn.api.inputs import delta_rule
+    c = _resolve(cell, fixed, grid_limit)
+    return _as_published(c) if cell["tuning"] == "as_published" else _private(c)
 
-    unit, method, name = get_unit(cell["unit"]), cell["method"], cell["dataset"]
-    eps, seed, tuning = float(cell["epsilon"]), int(cell["seed"]), cell["tuning"]
-    if tuning not in TUNINGS:
-        raise ValueError(f"tuning must be one of {TUNINGS}, got {tuning!r}")
-    graph = shared_split(name, seed)
-    space, fixed = space_of(method), dict(fixed or {})
-    grid = space.configs(grid_limit)
-    args = _fit_args(unit, method, eps, graph)
-    reference = args["level"] == "none"
-    n_val, n_train = int(graph.val_mask.sum()), int(graph.train_mask.sum())
-    pure = method in PURE_METHODS
-    delta = None if (reference or pure or unit.local) else delta_rule(unit.level, graph.num_nodes)[0]
 
-    def train(point: dict[str, Any], run_seed: int, epsilon: float | None):
-        cfg = _config(
-            method, point, {**fixed, **({"label_epsilon": args["label_epsilon"]} if "label_epsilon" in args else {})}
-        )
-        kw = {} if delta is None else {"delta": delta}
-        model = dpgnn.fit(
-            graph, method, level=args["level"], epsilon=epsilon, seed=run_seed, device="cpu", **asdict(cfg), **kw
-        )
-        return cfg, model
+def _as_published(c: _Cell) -> dict[str, Any]:
+    """Every grid point at the cell's ε; the best validation score kept; the search outside ε."""
+    best = None
+    for point in c.grid:
+        cfg, model = c.train(point, c.seed, c.args["epsilon"])
+        if best is None or model.metrics["val"] > best[1].metrics["val"]:
+            best = (cfg, model)
+    cfg, model = best
+    search = {"tuning": "grid search on validation accuracy", "runs": len(c.grid)}
+    not_covered = [f"hyper-parameter search on validation data ({len(c.grid)} configurations, not in ε)"]
+    return _row(c, model, cfg, search, not_covered + c.preprocessing, None, len(c.grid), model.metrics["val"])
 
-    base = {"grid_size": len(grid), "space": space.source}
-    # a min-max scaling that read private features is outside ε
-    preprocessing = [] if reference or unit.features_public else list(base_graph(name)[1])
-    if tuning == "as_published":
-        best = None
-        for point in grid:
-            cfg, model = train(point, seed, args["epsilon"])
-            if best is None or model.metrics["val"] > best[2].metrics["val"]:
-                best = (point, cfg, model)
-        point, cfg, model = best
-        search = {"tuning": "grid search on validation accuracy", "runs": len(grid)}
-        not_covered = [f"hyper-parameter search on validation data ({len(grid)} configurations, not in ε)"]
-        not_covered += preprocessing
-        return _row(unit, method, eps, model, cfg, search, base, not_covered, None, len(grid), model.metrics["val"])
-    trials = _trials(len(grid))
+
+def _private(c: _Cell) -> dict[str, Any]:
+    """Random search with ``K ~`` geometric trials (:func:`dpgnn.privacy.selection.private_search`), ε inside."""
+    unit, trials, free = c.unit, _trials(len(c.grid)), c.reference or c.unit.local
     split = None
-    if not (reference or unit.local):
-        level = "feature" if unit.name == "node-data" else unit.level
-
-        def costs_at(e: float):
-            return [
-                trial_event(
-                    method,
-                    level,
-                    _config(method, p, fixed),
-                    n_train=n_train,
-                    num_nodes=graph.num_nodes,
-                    epsilon=e,
-                    delta=delta,
-                )
-                for p in grid
-            ]
-
+    if not free:
         share = 0.1 if unit.score == "noisy-count" else 0.0
-        split = split_budget(costs_at, eps, delta or 0.0, trials, score_share=share, pure=pure)
-    costs = {}
+
+        def costs_at(e: float) -> list:
+            return [c.cost(c.config(p), e) for p in c.grid]
+
+        split = split_budget(costs_at, c.epsilon, c.delta or 0.0, trials, score_share=share, pure=c.pure)
+    n_val, costs = int(c.graph.val_mask.sum()), {}
 
     def run(point: dict[str, Any], run_seed: int):
-        if reference or unit.local:  # one release (LDP: the repeat's seed), or nothing private
-            cfg, model = train(point, seed, args["epsilon"])
-            return model.metrics["val"], (point, cfg, model)
-        cfg, model = train(point, run_seed, split.epsilon_train)
-        if not pure:
+        if free:  # one release (LDP: the repeat's seed), or nothing private
+            cfg, model = c.train(point, c.seed, c.args["epsilon"])
+            return model.metrics["val"], (cfg, model)
+        cfg, model = c.train(point, run_seed, split.epsilon_train)
+        if not c.pure:
             key = json.dumps(point, sort_keys=True)
             if key not in costs:
-                costs[key] = trial_event(
-                    method,
-                    "feature" if unit.name == "node-data" else unit.level,
-                    cfg,
-                    n_train=n_train,
-                    num_nodes=graph.num_nodes,
-                    epsilon=split.epsilon_train,
-                    delta=delta,
-                )
+                costs[key] = c.cost(cfg, split.epsilon_train)
             check_trial(costs[key], model.ledger)
         score = model.metrics["val"]
         if unit.score == "noisy-count":
-            sens = score_sensitivity(unit, method, cfg, graph)
+            sens = score_sensitivity(unit, c.method, cfg, c.graph)
             rng = np.random.default_rng(stable_seed("bench-score", run_seed))
-            correct = round(score * n_val)
-            score = (correct + rng.normal(0.0, split.score_noise * sens)) / n_val
-        return score, (point, cfg, model)
+            score = (round(score * n_val) + rng.normal(0.0, split.score_noise * sens)) / n_val
+        return score, (cfg, model)
 
-    curve = split.curve if split is not None and split.curve else [0.0] * 1
-    orders = None if split is not None and split.curve else [2.0]
+    # the searches whose ε is not the selection accountant's (free or pure trials) pass a zero curve; their ledger
+    # is the unit's (below), never private_search's
+    accounted = split is not None and bool(split.curve)
     res = private_search(
         run,
-        lambda rng: space.sample(rng, grid_limit),
+        lambda rng: c.space.sample(rng, c.grid_limit),
         trials,
-        base_rdp=curve,
-        delta=delta or 1e-9,
-        seed=stable_seed("bench-search", unit.name, method, name, eps, seed),
-        orders=orders,
+        base_rdp=split.curve if accounted else [0.0],
+        delta=c.delta or 1e-9,
+        seed=stable_seed("bench-search", unit.name, c.method, c.dataset, c.epsilon, c.seed),
+        orders=None if accounted else [2.0],
     )
-    search = {"tuning": "random search, K ~ geometric", "runs": res.runs, "selection": trials.describe()}
     if res.best is None:
         raise RuntimeError("the private search drew no trial")  # K >= 1 for the truncated negative binomial
-    point, cfg, model = res.best
+    search = {"tuning": "random search, K ~ geometric", "runs": res.runs, "selection": trials.describe()}
     if split is not None:
         search.update(split.ledger(), score=unit.score)
-        if not pure:
+        if accounted:
             assert math.isclose(res.ledger["epsilon"], split.epsilon, rel_tol=1e-9)
-    return _row(unit, method, eps, model, cfg, search, base, preprocessing, split, res.runs, res.best_score)
+    cfg, model = res.best
+    return _row(c, model, cfg, search, c.preprocessing, split, res.runs, res.best_score)
 
 
-def _row(unit, method, eps, model, cfg, search, base, not_covered, split, runs, score) -> dict[str, Any]:
+def _row(c: _Cell, model, cfg, search, not_covered, split, runs, score) -> dict[str, Any]:
     """The stored row of a tuned cell."""
-    led = model.ledger
+    unit, method, led = c.unit, c.method, model.ledger
     trivial, reference = method in unit.trivial, method in unit.references
     # the run's ε is a valid bound: stated sound, or a sound ε beside the paper's with nothing uncovered (EdgeRand,
     # whose fit budget is its sound ε); and nothing outside the run (the search, preprocessing) is uncovered
@@ -285,5 +315,5 @@ def _row(unit, method, eps, model, cfg, search, base, not_covered, split, runs, 
         "guarantee": guarantee,
         "not_covered": json.dumps(not_covered),
         "ledger": {"run": led, "search": search},
-        **base,
+        **c.base(),
     }
