@@ -134,3 +134,26 @@ def test_cli_errors_are_one_line_and_dry_run_lists_cells(tmp_path, monkeypatch):
     res = runner.invoke(app, ["bench", "--profile", "test", "--dry-run"])
     assert res.exit_code == 0 and "edge" in res.output and "cells to run" in res.output
     assert not (tmp_path / "results").exists()
+
+
+def test_ldp_trials_share_one_release_and_central_trials_are_independent(monkeypatch):
+    import dpgnn
+    from dpgnn.bench import run_cell
+    from dpgnn.bench.profiles import _SHORT
+
+    real, seeds = dpgnn.fit, []
+
+    def spy(*args, **kwargs):
+        seeds.append(kwargs["seed"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dpgnn, "fit", spy)
+    base = {"dataset": "toy", "seed": 1, "tuning": "private"}  # seed 1 draws K = 3 trials for edge/gap
+    for unit, method, eps in (("ldp-labels", "rr", 2.0), ("edge", "gap", 2.0)):
+        seeds.clear()
+        row = run_cell({**base, "unit": unit, "method": method, "epsilon": eps}, fixed=_SHORT[method], grid_limit=2)
+        assert len(seeds) == row["runs"]
+        if unit == "ldp-labels":  # every trial perturbs with the repeat's seed: the same release
+            assert set(seeds) == {1}
+        else:  # fresh randomness per trial (Papernot & Steinke's independent runs)
+            assert len(seeds) == 3 and len(set(seeds)) == 3
