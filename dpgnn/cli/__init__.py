@@ -280,6 +280,10 @@ from dpgnn.cli.train import register as _register_train  # noqa: E402  (typer on
 
 _register_train(app)  # dpgnn train, dpgnn methods
 
+from dpgnn.cli.bench import register as _register_bench  # noqa: E402  (typer only; the library on use)
+
+_register_bench(app)  # dpgnn bench
+
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

@@ -1,0 +1,159 @@
+"""The bench protocol: units cover the registry, one protocol per unit, the private search's ledger includes the
+search (recomputed here from the stored events), and the test profile end to end (resumable, CLI errors)."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from dpgnn.api.configs import make_config
+from dpgnn.api.methods import METHODS, front_door
+from dpgnn.bench import SPACES, UNITS, cells, get_profile, run, shared_split
+from dpgnn.bench.accounting import event_from_dict, split_budget
+from dpgnn.cli import app
+from dpgnn.privacy.accountant import event_rdp
+from dpgnn.privacy.rdp import DEFAULT_ORDERS
+from dpgnn.privacy.selection import TruncatedNegativeBinomial, selection_epsilon
+
+PRIVATE_LEVELS = ("edge", "node", "feature", "label", "feature+label")
+
+
+def test_units_cover_every_registered_method():
+    listed = {(u.level, m) for u in UNITS.values() for m in u.methods + tuple(x for x, _ in u.excluded)}
+    registered = {(lv, m.name) for m in METHODS.values() for lv in m.levels if lv in PRIVATE_LEVELS}
+    assert listed == registered
+
+
+def test_every_method_has_a_search_space_of_its_config_fields():
+    for unit in UNITS.values():
+        for method in unit.methods + unit.references + unit.trivial:
+            space = SPACES[method]
+            space.check(front_door(method).config)
+            for point in space.configs():
+                make_config(front_door(method).config, point)  # every grid point is a valid config
+
+
+@pytest.mark.parametrize("profile", ["test", "smoke", "bench"])
+def test_every_method_of_a_unit_gets_the_same_protocol(profile):
+    prof = get_profile(profile)
+    for unit, cs in cells(prof).items():
+        df = pd.DataFrame(cs)
+        private = df[df["method"].isin(UNITS[unit].methods)]
+        protocols = {
+            m: sorted(map(tuple, g[["dataset", "epsilon", "seed", "tuning"]].to_numpy().tolist()))
+            for m, g in private.groupby("method")
+        }
+        assert len({json.dumps(p) for p in protocols.values()}) <= 1, unit
+    bench = get_profile("bench")
+    assert len(bench.seeds) >= 5 and len(bench.datasets) == 6
+    assert bench.epsilons_of("edge") == bench.epsilons_of("node") == (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+def test_the_split_depends_on_dataset_and_seed_only():
+    a, b, c = shared_split("toy", 0), shared_split("toy", 0), shared_split("toy", 1)
+    for m in ("train_mask", "val_mask", "test_mask"):
+        assert torch.equal(a[m], b[m])
+    assert not torch.equal(a.val_mask, c.val_mask)
+
+
+def test_pure_trials_cost_two_plus_eta_times_the_trial():
+    trials = TruncatedNegativeBinomial.with_mean(4.0)
+    split = split_budget(None, 3.0, 0.0, trials, score_share=0.0, pure=True)
+    assert split.epsilon_trial == pytest.approx(1.0) and split.epsilon == pytest.approx(3.0)
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    import os
+
+    old = os.environ.get("DPGNN_OUTPUT_ROOT")
+    os.environ["DPGNN_OUTPUT_ROOT"] = str(tmp_path_factory.mktemp("bench"))
+    try:
+        first = run(get_profile("test"))
+        again = run(get_profile("test"))  # resumable: nothing is run or stored twice
+        yield first, again
+    finally:
+        if old is None:
+            os.environ.pop("DPGNN_OUTPUT_ROOT")
+        else:
+            os.environ["DPGNN_OUTPUT_ROOT"] = old
+
+
+def test_the_test_profile_end_to_end(rows):
+    first, again = rows
+    n_cells = sum(len(c) for c in cells(get_profile("test")).values())
+    assert len(first) == n_cells and len(again) == n_cells
+    assert set(first["config_hash"]) == set(again["config_hash"])
+    for col in ("unit", "method", "dataset", "epsilon", "seed", "tuning", "selected", "value", "epsilon_accounted"):
+        assert first[col].notna().all(), col
+    assert first["value"].between(0, 1).all()
+    assert set(first["tuning"]) == {"as_published", "private"}
+    published = first[(first["tuning"] == "as_published") & first["method"].isin(["gap", "dp-mlp", "rr"])]
+    assert published["guarantee"].eq("as_published").all()
+    assert published["not_covered"].str.contains("hyper-parameter search").all()
+
+
+@pytest.mark.parametrize("unit,method", [("edge", "gap"), ("node", "dp-mlp")])
+def test_the_selected_trials_ledger_includes_the_search(rows, unit, method):
+    first, _ = rows
+    row = first[(first["unit"] == unit) & (first["method"] == method) & (first["tuning"] == "private")].iloc[0]
+    search = json.loads(row["ledger"])["search"]
+    orders = np.asarray(DEFAULT_ORDERS, dtype=float)
+    curve = np.max([event_rdp(event_from_dict(e), orders) for e in search["trial_events"]], axis=0)
+    if search["score"] == "noisy-count":  # the Gaussian count of correct validation predictions, in the trial
+        assert search["epsilon_score"] > 0
+        curve = curve + orders / (2 * search["score_noise_multiplier"] ** 2)
+    trials = TruncatedNegativeBinomial(search["eta"], search["gamma"])
+    eps, _ = selection_epsilon(curve, trials, row["delta"], orders)
+    assert row["epsilon_accounted"] == pytest.approx(eps, rel=1e-12)
+    assert eps <= row["epsilon"] and eps > 0.9 * row["epsilon"]  # the split uses the budget, within it
+    assert eps > search["epsilon_trial"] * 1.2  # the search costs more than one trial
+    run_ledger = json.loads(row["ledger"])["run"]  # the selected run is one of the accounted trials
+    noise = {z for e in search["trial_events"] for z in _noise(e)}
+    assert any(math.isclose(run_ledger["noise_multiplier"], z, rel_tol=1e-9) for z in noise)
+
+
+def _noise(event: dict) -> list[float]:
+    """Every noise multiplier inside a stored event."""
+    out = [event["noise_multiplier"]] if "noise_multiplier" in event else []
+    for inner in [event.get("inner")] + list(event.get("events", [])):
+        out += _noise(inner) if inner else []
+    return out
+
+
+def test_cli_errors_are_one_line_and_dry_run_lists_cells(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
+    runner = CliRunner()
+    for args in (["--profile", "nope"], ["--profile", "test", "--unit", "ldp-both"], ["--tuning", "x"]):
+        res = runner.invoke(app, ["bench", *args, "--dry-run"])
+        assert res.exit_code == 2 and res.output.count("\n") == 1 and res.output.startswith("Error: "), res.output
+    res = runner.invoke(app, ["bench", "--profile", "test", "--dry-run"])
+    assert res.exit_code == 0 and "edge" in res.output and "cells to run" in res.output
+    assert not (tmp_path / "results").exists()
+
+
+def test_ldp_trials_share_one_release_and_central_trials_are_independent(monkeypatch):
+    import dpgnn
+    from dpgnn.bench import run_cell
+    from dpgnn.bench.profiles import _SHORT
+
+    real, seeds = dpgnn.fit, []
+
+    def spy(*args, **kwargs):
+        seeds.append(kwargs["seed"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dpgnn, "fit", spy)
+    base = {"dataset": "toy", "seed": 1, "tuning": "private"}  # seed 1 draws K = 3 trials for edge/gap
+    for unit, method, eps in (("ldp-labels", "rr", 2.0), ("edge", "gap", 2.0)):
+        seeds.clear()
+        row = run_cell({**base, "unit": unit, "method": method, "epsilon": eps}, fixed=_SHORT[method], grid_limit=2)
+        assert len(seeds) == row["runs"]
+        if unit == "ldp-labels":  # every trial perturbs with the repeat's seed: the same release
+            assert set(seeds) == {1}
+        else:  # fresh randomness per trial (Papernot & Steinke's independent runs)
+            assert len(seeds) == 3 and len(set(seeds)) == 3
