@@ -32,8 +32,8 @@ from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore
+from dpgnn.series import Series, load_or_skip, register
 from dpgnn.series import audit_white_box as white_box
-from dpgnn.series import load_or_skip
 from dpgnn.sweep import grid, run_grid
 from dpgnn.utils import stable_seed
 
@@ -1017,3 +1017,18 @@ def plot_mia_shadows(store: ResultStore, dataset: str = "amazon"):
         "Fig. 4 over the attacker's open choices (shadow size × training length; ● default)",
         legend=dict(fontsize=6, loc="lower left"),
     )
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title="Audits: empirical lower bounds on ε, and PrivGNN's membership inference",
+        kind="study",
+        order=6,
+        docs="docs/audits.md",
+        reference="audit.csv",
+        profiles=PROFILES,
+        artifacts=ALL_ARTIFACTS,
+    )
+)

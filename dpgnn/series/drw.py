@@ -23,7 +23,7 @@ from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
-from dpgnn.series import common, load_or_skip
+from dpgnn.series import Series, common, load_or_skip, register
 from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import resolve_device
 
@@ -879,3 +879,23 @@ def plot(store: ResultStore, artifact: str):
     if kind == "bound":
         return plot_bound(store)
     raise ValueError("table1_sound has no figure of its own; side_by_side(store, 'table1_sound') is its table")
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title='DRW: "Training Differentially Private Graph Neural Networks with Random Walk Sampling"',
+        kind="paper",
+        order=4,
+        citation="Ayle et al., arXiv 2301.00738",
+        docs="docs/papers/drw.md",
+        reference="drw.csv",
+        profiles=PROFILES,
+        cells=CELLS,
+        artifacts=ARTIFACTS,
+        run=run,
+        side_by_side=side_by_side,
+        plot=plot,
+    )
+)

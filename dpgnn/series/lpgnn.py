@@ -33,7 +33,7 @@ from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours, spread
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import Series, load_or_skip, register
 from dpgnn.series.common import fmt
 from dpgnn.sweep import CellSpec, check_train, grid, run_grid
 from dpgnn.utils import config_hash, resolve_device
@@ -688,3 +688,23 @@ __all__ = [
     "plot_seed_spread",
     "sampling_check",
 ]
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title='LPGNN: "Locally Private Graph Neural Networks"',
+        kind="paper",
+        order=2,
+        citation="Sajadmanesh & Gatica-Perez, ACM CCS 2021",
+        docs="docs/papers/lpgnn.md",
+        reference="lpgnn.csv",
+        profiles=PROFILES,
+        cells=CELLS,
+        artifacts=ARTIFACTS,
+        run=run,
+        side_by_side=side_by_side,
+        plot=plot,
+    )
+)

@@ -31,7 +31,7 @@ from dpgnn.privacy.guarantee import SOUND, statement
 from dpgnn.privacy.progap import calibrate_noise, default_delta, guarantee_statement
 from dpgnn.profiles import Settings
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import Series, load_or_skip, register
 from dpgnn.sweep import run_grid
 from dpgnn.utils import config_hash
 
@@ -394,3 +394,17 @@ __all__ = [
     "plot_accuracy",
     "side_by_side",
 ]
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title="Privacy: what tight accounting buys at equal ε",
+        kind="study",
+        order=7,
+        profiles=PROFILES,
+        artifacts=("sigma", "accuracy"),
+        side_by_side=side_by_side,
+    )
+)

@@ -28,7 +28,7 @@ from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import bootstrap_ci_halfwidth, paper_vs_ours
 from dpgnn.results import ResultStore
-from dpgnn.series import common, load_or_skip
+from dpgnn.series import Series, common, load_or_skip, register
 from dpgnn.series.common import fmt
 from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import config_hash, resolve_device
@@ -1011,3 +1011,23 @@ __all__ = [
     "CELLS",
     "paper_vs_ours",
 ]
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title='ProGAP: "Progressive Graph Neural Networks with Differential Privacy Guarantees"',
+        kind="paper",
+        order=5,
+        citation="Sajadmanesh & Gatica-Perez, WSDM 2024",
+        docs="docs/papers/progap.md",
+        reference="progap.csv",
+        profiles=PROFILES,
+        cells=CELLS,
+        artifacts=ARTIFACTS,
+        run=run,
+        side_by_side=side_by_side,
+        plot=plot,
+    )
+)
