@@ -234,8 +234,9 @@ def _audit_cell(c: dict[str, Any], graphs: dict) -> dict[str, Any]:
 
 
 def cells(cfg: AuditProfile) -> list[dict[str, Any]]:
-    """The grid: every method at every ``white_box.epsilons`` claim, and halved noise at every ``white_box.halved_epsilons``;
-    ordered so that an interrupted run has stored what the audit must show first (every method at
+    """The grid: every method at every ``white_box.epsilons`` claim, and halved noise at every
+    ``white_box.halved_epsilons``; ordered so that an interrupted run has stored what the audit must show first (every
+    method at
     ``white_box.power_epsilon``, then the halved-σ variants, then the other claims)."""
     unknown = sorted(set(cfg.white_box.methods) - set(METHODS))
     if unknown:
