@@ -54,7 +54,7 @@ _DROP = ("history", "paper", "artifact", "config_hash", "versions")
 
 @dataclass(frozen=True)
 class Training:
-    """Early stopping of one task's Table 2 runs (docs/papers/lpgcn.md#training)."""
+    """Early stopping of one task's Table 2 runs (docs/papers/lpgcn.md#models-and-training)."""
 
     max_epochs: int
     """most training epochs of one run"""
