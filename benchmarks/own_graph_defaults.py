@@ -76,7 +76,7 @@ COLUMNS = [
 # (docs/papers/progap.md#hyper-parameter-search-and-reporting).
 # None of our five graphs is one of the paper's; the series' stored grid on its stand-in
 # fb100-wisconsin87 (results/paper/progap/table2.csv and fig2.csv, columns depth|base_layers|lr|epochs|B|D; node
-# settings B = 256, D = 100 from dpgnn.series.progap.PROFILES["paper"]["node_settings"]) gives the best
+# settings B = 256, D = 100 from dpgnn.series.progap.PROFILES["paper"].node_settings) gives the best
 # configuration per ε; it is used on fb100-wisconsin87 and transferred to the other graphs, which ProGAP never
 # tuned. ε not in the stored grid takes the nearest stored ε (edge: grid 0.25..4, so ε 8 uses ε 4's; node: grid
 # 2..32, so ε 1 uses ε 2's). DP-MLP, DP-GNN, EdgeRand and MLP rows exist only at table2's ε (edge 1, node 8);

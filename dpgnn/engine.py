@@ -24,7 +24,6 @@ skipped (datasets), est_seconds (missing × mean stored cell time) and the devic
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import time
@@ -35,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from dpgnn import series
 from dpgnn.results import ResultStore
 from dpgnn.sweep import (
     STALE_CHOICES,
@@ -47,24 +47,28 @@ from dpgnn.sweep import (
     staged_line,
 )
 
-#: the five series, in the order they run
-PAPERS = ("lpgcn", "lpgnn", "privgnn", "drw", "progap")
+
+def grid_papers() -> list[str]:
+    """The series with grid cells (the five papers), in the registry's canonical order (:mod:`dpgnn.series`)."""
+    return [s.name for s in series.all_series() if s.cells]
 
 
 def specs(paper: str) -> dict[str, CellSpec]:
-    """The cell grids of ``paper`` (``dpgnn.series.<paper>.CELLS``), by artifact name."""
-    if paper not in PAPERS:
-        raise ValueError(f"unknown paper {paper!r}; valid: {list(PAPERS)}")
-    return dict(importlib.import_module(f"dpgnn.series.{paper}").CELLS)
+    """The cell grids of ``paper`` (its :attr:`dpgnn.series.Series.cells`), by artifact name."""
+    valid = grid_papers()
+    if paper not in valid:
+        raise ValueError(f"unknown paper {paper!r}; valid: {valid}")
+    return dict(series.get(paper).cells)
 
 
 def select(papers: Iterable[str] | None = None, artifacts: Iterable[str] | None = None) -> list[CellSpec]:
     """The specs of ``papers`` (default: all five) restricted to ``artifacts`` (names such as ``fig_a``, ``table1``;
     each must belong to at least one of the papers). Unknown names raise ``ValueError`` listing the valid ones."""
-    papers = list(papers or PAPERS)
-    unknown = [p for p in papers if p not in PAPERS]
+    valid = grid_papers()
+    papers = list(papers or valid)
+    unknown = [p for p in papers if p not in valid]
     if unknown:
-        raise ValueError(f"unknown paper(s) {unknown}; valid: {list(PAPERS)}")
+        raise ValueError(f"unknown paper(s) {unknown}; valid: {valid}")
     chosen = [s for p in papers for s in specs(p).values()]
     if artifacts:
         names = list(artifacts)
@@ -104,7 +108,7 @@ class _Task:
     paper: str
     cell: dict[str, Any]
     spec: CellSpec
-    cfg: dict[str, Any]
+    cfg: Any  #: the profile's settings (a frozen dataclass, or a dict for hand-made grids)
     targets: list[tuple[_Target, str]] = field(default_factory=list)
 
 
@@ -235,7 +239,7 @@ def _worker_device(device: str, workers_per_gpu: int) -> str:
 
 def execute(
     spec: CellSpec,
-    cfg: dict[str, Any],
+    cfg: Any,
     cell: dict[str, Any],
     device: str = "auto",
     threads: int = 1,
@@ -252,7 +256,7 @@ def execute(
     dev = _worker_device(device, workers_per_gpu)
     t0 = time.perf_counter()
     try:
-        rows = spec.run(Settings(cfg), dict(cell), dev)
+        rows = spec.run(Settings(cfg) if isinstance(cfg, Mapping) else cfg, dict(cell), dev)
     except DatasetUnavailable as exc:
         return {"skip": str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}
     return {"rows": rows, "seconds": time.perf_counter() - t0, "device": dev}
@@ -533,7 +537,7 @@ def run_specs(
                 continue
             key = f"dpgnn-{profile}-{spec.paper}-{_group(spec)}-{h}-{token}"
             if key not in tasks:
-                tasks[key] = _Task(key, spec.paper, cell, spec, dict(cfg))
+                tasks[key] = _Task(key, spec.paper, cell, spec, dict(cfg) if isinstance(cfg, Mapping) else cfg)
             if all(tt is not t for tt, _ in tasks[key].targets):
                 tasks[key].targets.append((t, h))
     for t in targets.values():
@@ -835,7 +839,7 @@ def _devices(devices: str) -> str:
 
 
 __all__ = [
-    "PAPERS",
+    "grid_papers",
     "compute",
     "comparable",
     "run_specs",

@@ -1,13 +1,43 @@
-"""Run profiles: the profile names, and the settings of one paper's profile for its notebooks.
+"""Run profiles: the profile names, and the settings of one series' profile for its notebooks and the CLI.
 
-Each series keeps its own profiles (``dpgnn.series.<paper>.PROFILES = {"smoke": {...}, "test": {...}, "paper":
-{...}}``); notebooks take ``profile`` as a parameter and call :func:`settings`, which returns the profile's values
-with any non-``None`` notebook overrides applied (e.g. ``datasets=["cora"]``). Keeping the numbers in the series,
-not in the notebooks' parameter cells, means the parameters cell holds no derived values and papermill overrides
-stay small.
+Each series keeps its own profiles as typed, frozen settings: one frozen dataclass per series (a subclass of
+:class:`Profile`), with nested frozen dataclasses for groups of related keys, and ``PROFILES`` mapping each profile
+name to an instance::
 
-This module is a bottom-layer helper: it imports nothing from ``dpgnn`` at module level. :func:`settings` finds a
-series by name when it is called (``importlib``, a plugin lookup), so no module import points upward.
+    @dataclass(frozen=True)
+    class Training:
+        max_epochs: int
+        \"\"\"most epochs per run (Sec. 5.1)\"\"\"
+        patience: int
+        \"\"\"epochs without a better validation score before stopping\"\"\"
+
+
+    @dataclass(frozen=True)
+    class LPGCNProfile(Profile):
+        datasets: list[str]
+        \"\"\"datasets of Fig. 2-5 and Table 3\"\"\"
+        nc: Training
+        \"\"\"node classification runs of Table 2\"\"\"
+
+
+    PROFILES = {"smoke": LPGCNProfile(datasets=["cora"], nc=Training(100, 20)), "test": ..., "paper": ...}
+
+Every field carries a one-line docstring (meaning, unit, paper section). The record of the series in the registry
+(:class:`dpgnn.series.Series`, ``profiles=PROFILES``) is where :func:`settings` finds them.
+
+Notebooks take ``profile`` as a parameter and call :func:`settings`, which returns the profile with any
+non-``None`` overrides applied by :func:`dataclasses.replace` (e.g. ``datasets=["cora"]``); a nested field is named
+``part.field`` (``settings("lpgcn", "smoke", **{"nc.patience": 5})``, ``dpgnn run lpgcn --set nc.patience=5``).
+An unknown name raises a one-line ``ValueError`` listing the valid ones. Settings are read as attributes
+(``cfg.runs``, ``cfg.nc.patience``), never as a mapping. Keeping the numbers in the series, not in the notebooks'
+parameter cells, means the parameters cell holds no derived values and papermill overrides stay small.
+
+A series whose ``PROFILES`` values are still plain dicts gets a read-only :class:`Settings` dict (attribute access
+too), with the same override rules.
+
+This module imports nothing from ``dpgnn`` at module level (``dpgnn --help`` reads :data:`PROFILE_NAMES` from it
+without loading anything heavy) and the series registry only when :func:`settings` is called; nothing below
+:mod:`dpgnn.series` imports it.
 
 - ``smoke``: minutes on a 2-core CPU; ``test``: the smallest end-to-end execution (the test suite runs every
   notebook with it); ``paper``: the papers' settings.
@@ -15,17 +45,30 @@ series by name when it is called (``importlib``, a plugin lookup), so no module 
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-#: The profile names, in the order the CLI lists them; the runner, the results store, the CLI and every series
-#: use this one tuple.
+#: The profile names, in the order the CLI lists them; the runner, the CLI and every series use this one tuple.
 PROFILE_NAMES: tuple[str, ...] = ("smoke", "test", "paper")
+#: fields :func:`settings` fills in and no override may set
+_BOOKKEEPING = ("paper", "profile")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Base of every series' profile dataclass: the series and the profile name, filled in by :func:`settings`."""
+
+    paper: str = field(default="", kw_only=True)
+    """the series these settings belong to (set by :func:`settings`)"""
+    profile: str = field(default="", kw_only=True)
+    """the profile name, one of :data:`PROFILE_NAMES` (set by :func:`settings`)"""
 
 
 class Settings(dict):
-    """A dict whose keys are also attributes (``cfg.runs``); read-only after creation."""
+    """A dict whose keys are also attributes (``cfg.runs``); read-only after creation. The settings of a series
+    whose profiles are still plain dicts, and of hand-made grids (tests, benchmarks)."""
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -44,38 +87,89 @@ def check_profile(profile: str) -> str:
     return profile
 
 
-def series_profiles(paper: str) -> Mapping[str, Mapping[str, Any]]:
-    """``dpgnn.series.<paper>.PROFILES`` (looked up by name when called)."""
-    import pkgutil
+def series_profiles(paper: str) -> Mapping[str, Any]:
+    """The profiles of the registered series ``paper`` (:attr:`dpgnn.series.Series.profiles`)."""
+    from dpgnn import series
 
-    series = importlib.import_module("dpgnn.series")
-    names = sorted(m.name for m in pkgutil.iter_modules(series.__path__) if not m.name.startswith("_"))
-    if paper not in names:
-        raise ValueError(f"unknown paper {paper!r}; valid: {names}")
-    profiles = getattr(importlib.import_module(f"dpgnn.series.{paper}"), "PROFILES", None)
+    profiles = series.get(paper).profiles
     if not profiles:
-        raise ValueError(f"dpgnn.series.{paper} defines no PROFILES")
+        raise ValueError(f"series {paper!r} defines no profiles")
     return profiles
 
 
-def settings(paper: str, profile: str, **overrides: Any) -> Settings:
-    """The ``profile`` settings of ``paper`` with the non-``None`` ``overrides`` applied.
+def field_names(cfg: Any) -> list[str]:
+    """The names an override may set on ``cfg``: its fields, a nested dataclass' fields as ``part.field``, sorted
+    (for a dict: its keys)."""
+    if not dataclasses.is_dataclass(cfg):
+        return sorted(cfg)
+    out = []
+    for f in dataclasses.fields(cfg):
+        if f.name in _BOOKKEEPING:
+            continue
+        value = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(value):
+            out += [f"{f.name}.{sub}" for sub in field_names(value)]
+        else:
+            out.append(f.name)
+    return sorted(out)
 
-    Profiles come from ``dpgnn.series.<paper>.PROFILES`` (:func:`series_profiles`). Unknown papers, profiles or
-    override keys raise ``ValueError`` listing the valid choices.
+
+def apply(cfg: Any, overrides: Mapping[str, Any], *, what: str = "settings") -> Any:
+    """``cfg`` with the non-``None`` ``overrides`` applied (``dataclasses.replace``; ``part.field`` names a nested
+    field). An unknown name is a one-line ``ValueError`` naming ``what`` and listing the valid names."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    valid = field_names(cfg)
+    unknown = sorted(k for k in given if k not in valid)
+    if unknown:
+        raise ValueError(f"unknown setting(s) {unknown} for {what}; valid: {valid}")
+    if not dataclasses.is_dataclass(cfg):
+        return {**cfg, **given}
+    top = {k: v for k, v in given.items() if "." not in k}
+    parts: dict[str, dict[str, Any]] = {}
+    for key, value in given.items():
+        if "." in key:
+            part, rest = key.split(".", 1)
+            parts.setdefault(part, {})[rest] = value
+    for part, sub in parts.items():
+        top[part] = apply(getattr(cfg, part), sub, what=what)
+    return dataclasses.replace(cfg, **top) if top else cfg
+
+
+def settings(paper: str, profile: str, **overrides: Any) -> Any:
+    """The ``profile`` settings of ``paper`` with the non-``None`` ``overrides`` applied (:func:`apply`).
+
+    Args:
+        paper: a registered series (:func:`dpgnn.series.names`), e.g. ``"lpgcn"``.
+        profile: one of the series' profiles (``smoke``, ``test``, ``paper``).
+        **overrides: field values to replace; ``None`` keeps the profile's value (a notebook parameter left at
+            ``None``); a nested field is named ``part.field``.
+
+    Returns:
+        The series' profile dataclass instance, with ``paper`` and ``profile`` set (a read-only
+        :class:`Settings` dict for a series whose profiles are plain dicts).
+
+    Unknown papers, profiles or override names raise a one-line ``ValueError`` listing the valid choices.
     """
     profiles = series_profiles(paper)
     if profile not in profiles:
         raise ValueError(f"unknown profile {profile!r} for {paper}; valid: {sorted(profiles)}")
-    base = dict(profiles[profile])
-    unknown = sorted(k for k, v in overrides.items() if v is not None and k not in base)
-    if unknown:
-        raise ValueError(f"unknown setting(s) {unknown} for {paper}; valid: {sorted(base)}")
-    base.update({k: v for k, v in overrides.items() if v is not None})
-    if isinstance(base.get("runs"), int) and base["runs"] < 1:
-        raise ValueError(f"runs must be >= 1, got {base['runs']}")
-    base["paper"], base["profile"] = paper, profile
-    return Settings(base)
+    cfg = apply(profiles[profile], overrides, what=paper)
+    runs = cfg.get("runs") if isinstance(cfg, Mapping) else getattr(cfg, "runs", None)
+    if isinstance(runs, int) and runs < 1:
+        raise ValueError(f"runs must be >= 1, got {runs}")
+    if isinstance(cfg, Mapping):
+        return Settings({**cfg, "paper": paper, "profile": profile})
+    names = {f.name for f in dataclasses.fields(cfg)}
+    return dataclasses.replace(cfg, **{k: v for k, v in (("paper", paper), ("profile", profile)) if k in names})
 
 
-__all__ = ["PROFILE_NAMES", "Settings", "check_profile", "series_profiles", "settings"]
+__all__ = [
+    "PROFILE_NAMES",
+    "Profile",
+    "Settings",
+    "apply",
+    "check_profile",
+    "field_names",
+    "series_profiles",
+    "settings",
+]

@@ -2,7 +2,7 @@
 
 A block sits between ``<!-- begin NAME -->`` and ``<!-- end NAME -->`` lines; :func:`refresh` rewrites every block
 from its source and leaves the rest of the text alone. ``python -m dpgnn.readme`` rewrites every page of
-:data:`PAGES` (``--check`` exits 1 when a block is stale instead, as ``tests/test_readme.py`` does; ``--path`` one
+:func:`pages` (``--check`` exits 1 when a block is stale instead, as ``tests/test_readme.py`` does; ``--path`` one
 file).
 
 The README's blocks:
@@ -29,36 +29,28 @@ import pandas as pd
 
 from dpgnn.utils import ROOT
 
-__all__ = ["BLOCKS", "PAGES", "refresh", "series_block", "timings_block", "SERIES_PAGES"]
+__all__ = ["BLOCKS", "EXTRA_PAGES", "pages", "refresh", "series_block", "series_pages", "timings_block"]
 
-#: the docs page of each report series (its first heading is the paper's title)
-SERIES_PAGES = {
-    "lpgcn": "docs/papers/lpgcn.md",
-    "lpgnn": "docs/papers/lpgnn.md",
-    "privgnn": "docs/papers/privgnn.md",
-    "drw": "docs/papers/drw.md",
-    "progap": "docs/papers/progap.md",
-    "audit": "docs/audits.md",
-}
 
-#: the pages with generated blocks, relative to the repository root
-PAGES = (
-    "README.md",
-    "docs/papers/lpgcn.md",
-    "docs/papers/lpgnn.md",
-    "docs/papers/privgnn.md",
-    "docs/papers/drw.md",
-    "docs/papers/progap.md",
-    "docs/papers/cross-paper.md",
-    "docs/audits.md",
-)
+def series_pages() -> dict[str, str]:
+    """The docs page of each series that has one (:attr:`dpgnn.series.Series.docs`; its first heading is the
+    paper's title)."""
+    from dpgnn import series
+
+    return {s.name: s.docs for s in series.all_series() if s.docs}
+
+
+#: the pages with generated blocks besides the series' pages, relative to the repository root
+EXTRA_PAGES = ("README.md", "docs/papers/cross-paper.md")
+
+
+def pages() -> tuple[str, ...]:
+    """The pages with generated blocks, relative to the repository root: :data:`EXTRA_PAGES` and every series'
+    docs page."""
+    return EXTRA_PAGES + tuple(series_pages().values())
+
 
 _BLOCK = re.compile(r"(<!-- begin (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- end (?P=name) -->)", re.S)
-
-
-def _title(page: Path) -> str:
-    first = page.read_text(encoding="utf-8").splitlines()[0]
-    return first.lstrip("# ").strip()
 
 
 def series_block(root: Path = ROOT) -> str:
@@ -68,14 +60,18 @@ def series_block(root: Path = ROOT) -> str:
         "| series | what it reproduces | report cells: within / explained / outside / not run (of all) |",
         "|---|---|---|",
     ]
+    from dpgnn import series
+
+    registered = {s.name: s for s in series.all_series()}
     total = dict.fromkeys(("within", "explained", "outside", "not_run", "stand_in"), 0)
     for paper in dict.fromkeys(rep["paper"]):
         c = rep.loc[rep["paper"] == paper, "status"].value_counts()
         n = {s: int(c.get(s, 0)) for s in total}
         for s in total:
             total[s] += n[s]
-        page = SERIES_PAGES.get(paper)
-        what = f"[{_title(root / page)}]({page})" if page and (root / page).exists() else paper
+        known = registered.get(paper)
+        linked = known is not None and known.docs and (root / known.docs).exists()
+        what = f"[{known.title}]({known.docs})" if linked else paper
         extra = f", plus {n['stand_in']} stand-in rows" if n["stand_in"] else ""
         lines.append(
             f"| `{paper}` | {what} | {n['within']} / {n['explained']} / {n['outside']} / {n['not_run']} "
@@ -145,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=ROOT, help="the repository whose stored files the blocks read")
     ap.add_argument("--path", type=Path, help="one file (default: the root's README.md and docs pages with blocks)")
     args = ap.parse_args(argv)
-    paths = [args.path] if args.path else [args.root / p for p in PAGES]
+    paths = [args.path] if args.path else [args.root / p for p in pages()]
     stale = 0
     for path in paths:
         text = path.read_text(encoding="utf-8")

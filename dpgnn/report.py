@@ -30,7 +30,6 @@ import numpy as np
 import pandas as pd
 
 from dpgnn.reference import load_explanations, load_reference, stand_in_for
-from dpgnn.reference import papers as reference_papers
 from dpgnn.results import ResultStore
 from dpgnn.utils import output_root
 
@@ -217,11 +216,15 @@ def paper_vs_ours(paper: str, artifact: str, profile: str, *, root: Path | None 
 
 
 def check_papers(papers: list[str] | None = None) -> list[str]:
-    """``papers`` (default: every paper with reference data); a ``ValueError`` naming any without reference data."""
-    names = list(papers or reference_papers())
-    unknown = sorted(set(names) - set(reference_papers()))
+    """``papers`` (default: every registered series with reference data, :attr:`dpgnn.series.Series.reference`,
+    by name); a ``ValueError`` naming any without reference data."""
+    from dpgnn import series
+
+    known = sorted(s.name for s in series.all_series() if s.reference)
+    names = list(papers or known)
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        raise ValueError(f"no reference data for {unknown}; known papers: {reference_papers()}")
+        raise ValueError(f"no reference data for {unknown}; known papers: {known}")
     return names
 
 

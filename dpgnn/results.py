@@ -30,7 +30,6 @@ from typing import Any
 import pandas as pd
 
 from dpgnn.atomic import write_csv, write_text
-from dpgnn.profiles import PROFILE_NAMES
 from dpgnn.utils import output_root, versions
 
 #: Columns every row has (others, e.g. ``epochs``, may follow). ``ledger`` is a JSON privacy ledger:
@@ -54,8 +53,6 @@ CORE_COLUMNS = [
     "versions",
     "timestamp",
 ]
-
-PROFILES = PROFILE_NAMES  #: the profile names (one tuple: dpgnn.profiles.PROFILE_NAMES)
 
 
 def results_dir(profile: str, paper: str, root: Path | None = None) -> Path:

@@ -80,19 +80,36 @@ def notebooks_dir(root: Path | None = None) -> Path:
     return Path(root or ROOT) / "notebooks"
 
 
-def available_papers(root: Path | None = None) -> list[str]:
+def _series_folders(root: Path | None = None) -> dict[str, Path]:
+    """Series name -> its notebook folder under ``root``, for every folder that holds notebooks: the registered
+    series' folders (:attr:`dpgnn.series.Series.notebooks`), then any other folder of ``notebooks/`` (a series
+    of one's own, run by the folder's name)."""
+    from dpgnn import series
+
+    base = Path(root or ROOT)
+    out = {s.name: base / s.notebooks for s in series.all_series()}
     d = notebooks_dir(root)
-    return sorted(p.name for p in d.iterdir() if p.is_dir() and any(p.glob("*.ipynb"))) if d.exists() else []
+    claimed = set(out.values())
+    for folder in sorted(d.iterdir()) if d.exists() else []:
+        if folder.is_dir() and folder not in claimed:
+            out.setdefault(folder.name, folder)
+    return {name: f for name, f in sorted(out.items()) if any(f.glob("*.ipynb"))}
+
+
+def available_papers(root: Path | None = None) -> list[str]:
+    """The notebook series under ``root`` (:func:`_series_folders`), by name."""
+    return list(_series_folders(root))
 
 
 def discover(papers: list[str] | None = None, root: Path | None = None) -> list[tuple[str, Path]]:
     """(paper, notebook path) pairs in execution order."""
-    known = available_papers(root)
+    folders = _series_folders(root)
+    known = list(folders)
     names = papers or known
     unknown = [p for p in names if p not in known]
     if unknown:
         raise ValueError(f"unknown paper series {unknown}; available: {known}")
-    return [(p, nb) for p in names for nb in sorted((notebooks_dir(root) / p).glob("*.ipynb"))]
+    return [(p, nb) for p in names for nb in sorted(folders[p].glob("*.ipynb"))]
 
 
 def select(todo: list[tuple[str, Path]], notebooks: list[str]) -> list[tuple[str, Path]]:
@@ -134,7 +151,8 @@ def declared_parameters(nb: Path) -> list[str]:
 
 def parse_parameters(items: list[str] | None, option: str = "-p") -> dict[str, Any]:
     """``["key=value", ...]`` → dict; values are read as YAML (``runs=2`` an int, ``datasets=[cora]`` a list,
-    ``x=null`` None). A malformed item or a reserved name (set by its own option) is a ``ValueError``; messages
+    ``x=null`` None); a key may name a nested setting as ``part.field`` (:func:`dpgnn.profiles.apply`). A
+    malformed item or a reserved name (set by its own option) is a ``ValueError``; messages
     name the command-line ``option`` the items came from (``-p`` of ``reproduce``, ``--set`` of ``run``)."""
     import yaml
 
@@ -142,7 +160,7 @@ def parse_parameters(items: list[str] | None, option: str = "-p") -> dict[str, A
     for item in items or []:
         key, sep, value = item.partition("=")
         key = key.strip()
-        if not sep or not key.isidentifier():
+        if not sep or not all(part.isidentifier() for part in key.split(".")):
             raise ValueError(f"{option} {item!r}: expected key=value, e.g. {option} runs=2 or {option} datasets=[cora]")
         if key in RESERVED:
             raise ValueError(f"{option} {key!r}: set by --{key}, not by {option}")
@@ -562,12 +580,12 @@ def compute_cells(
     workers: int | None = None,
     scheduler: str | None = None,
 ) -> bool:
-    """Compute the missing grid cells of those of ``papers`` that have cells (:data:`dpgnn.engine.PAPERS`) on Dask;
+    """Compute the missing grid cells of those of ``papers`` that have cells (:func:`dpgnn.engine.grid_papers`) on Dask;
     returns whether any paper had cells. SIGTERM/SIGINT stop it cleanly (the Dask workers are closed; the cells
     finished so far are stored) and raise ``SystemExit(128 + signal)``."""
     from dpgnn import engine
 
-    chosen = [p for p in dict.fromkeys(papers) if p in engine.PAPERS]
+    chosen = [p for p in dict.fromkeys(papers) if p in engine.grid_papers()]
     if not chosen:
         return False
     with _Signals() as signals:

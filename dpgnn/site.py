@@ -34,7 +34,7 @@ import pandas as pd
 from dpgnn.report import format_value, paper_decimals
 from dpgnn.utils import ROOT
 
-__all__ = ["COURSE_SERIES", "LONG_TABLE", "build_site", "paper_summary", "status_chart"]
+__all__ = ["LONG_TABLE", "build_site", "paper_summary", "status_chart"]
 
 STATUSES = ("within", "explained", "outside", "not_run", "stand_in")
 COLOURS = {
@@ -44,8 +44,6 @@ COLOURS = {
     "not_run": "#a0a0a0",
     "stand_in": "#4c72b0",
 }
-#: notebook series that are not papers (shown in their own sections)
-COURSE_SERIES = ("learn", "compare")
 #: a table with more rows than this is folded in a ``<details>`` element
 LONG_TABLE = 25
 _STYLE = """
@@ -394,15 +392,21 @@ def _write_paper(
         (here / f"{art}.html").write_text(_page(f"{paper} · {art}", body, 1), "utf-8")
 
 
-def _paper_title(paper: str, site: Path) -> str:
-    """The paper's title, linked to its page under ``docs/`` (whose first heading names it), or ``""``."""
-    from dpgnn.readme import SERIES_PAGES
+def _course_series() -> list:
+    """The notebook series that are not papers (shown in their own sections): the registry's ``course`` kind."""
+    from dpgnn import series
 
-    page = ROOT / SERIES_PAGES.get(paper, f"docs/papers/{paper}.md")
-    if not page.exists():
+    return series.all_series("course")
+
+
+def _paper_title(paper: str, site: Path) -> str:
+    """The paper's title (:attr:`dpgnn.series.Series.title`), linked to its page under ``docs/``, or ``""``."""
+    from dpgnn import series
+
+    known = {s.name: s for s in series.all_series()}.get(paper)
+    if known is None or not known.docs or not (ROOT / known.docs).exists():
         return ""
-    title = page.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
-    return f' — <a href="{_e(_rel(page, site))}">{_e(title)}</a>'
+    return f' — <a href="{_e(_rel(ROOT / known.docs, site))}">{_e(known.title)}</a>'
 
 
 def _index_body(
@@ -434,8 +438,9 @@ def _index_body(
         + "</ul>"
     )
     index.append("<h2>Course and comparison</h2>")
-    for series, title in (("learn", "Course: DP-GNNs one concept at a time"), ("compare", "Cross-paper comparison")):
-        sources = sorted((ROOT / "notebooks" / series).glob("*.ipynb"))
+    for course in _course_series():
+        series, title = course.name, course.title
+        sources = sorted((ROOT / course.notebooks).glob("*.ipynb"))
         items = [f'<li><a href="{_e(_rel(nb, site))}">{_e(nb.stem)}</a></li>' for nb in sources]
         for name in ("accuracy_vs_epsilon", "best_method") if series == "compare" else ():
             fig = figures_root / profile / series / f"{name}.png"
@@ -483,8 +488,8 @@ def build_site(
             profile=profile,
             figures_root=figures_root,
         )
-    for series in COURSE_SERIES:
-        _notebook_pages(series, profile, runs, site)
+    for course in _course_series():
+        _notebook_pages(course.name, profile, runs, site)
     body = _index_body(rep, papers, profile, site, figures_root, results_root)
     (site / "index.html").write_text(_page(f"dpgnn report — profile {profile}", body, 0), "utf-8")
     return site

@@ -7,15 +7,16 @@ at the module ``p.x`` when that is a module, else at ``p``.
 
 Layers, bottom to top (a layer imports only from itself and the layers below):
 
-- bottom: ``privacy``, ``data``, ``nn``, ``utils``, ``results``, ``metrics``, ``profiles``, ``reference`` -- never
-  ``methods``, ``series``, ``engine``, ``runner``, ``cli``;
-- ``methods`` -- never ``series`` or ``cli``;
-- ``series`` -- never ``cli``;
+- bottom: ``privacy``, ``data``, ``nn``, ``utils``, ``results``, ``metrics``, ``reference`` -- never ``methods``,
+  ``series``, ``profiles``, ``engine``, ``runner``, ``cli``;
+- ``methods`` -- never ``series``, ``profiles`` or ``cli``;
+- ``series`` and ``profiles`` (the series' settings, found through the series registry) -- never ``cli``;
 - the typer command-line interfaces live in ``dpgnn/cli/`` only (``dpgnn.privacy`` is pure math) and nothing
   outside ``dpgnn.cli`` imports them.
 
 Imports inside functions (and ``importlib.import_module("dpgnn.…")`` calls) obey the same layers, except the
-lookups by name listed in :data:`LATE_LOOKUPS`, each with its reason.
+lookups by name listed in :data:`LATE_LOOKUPS`, each with its reason (none today: plug-ins register themselves
+with the registry of their own layer, :mod:`dpgnn.methods` or :mod:`dpgnn.series`).
 """
 
 from __future__ import annotations
@@ -26,15 +27,17 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__import__("dpgnn").__file__).resolve().parent
-BOTTOM = ("privacy", "data", "nn", "utils", "results", "metrics", "profiles", "reference")
-UPPER = ("methods", "series", "engine", "runner", "cli")
-RULES = {**{low: UPPER for low in BOTTOM}, "methods": ("series", "cli"), "series": ("cli",)}
+BOTTOM = ("privacy", "data", "nn", "utils", "results", "metrics", "reference")
+UPPER = ("methods", "series", "profiles", "engine", "runner", "cli")
+RULES = {
+    **{low: UPPER for low in BOTTOM},
+    "methods": ("series", "profiles", "cli"),
+    "series": ("cli",),
+    "profiles": ("cli",),
+}
 CLI_LIBRARIES = ("typer", "click")
 #: (module, layer it may reach inside a function, by name) -> why
-LATE_LOOKUPS = {
-    ("dpgnn.profiles", "series"): "settings(paper, profile) finds dpgnn.series.<paper>.PROFILES by name when called "
-    "(a plugin lookup, like dpgnn.methods.get_method); no module-level import",
-}
+LATE_LOOKUPS: dict[tuple[str, str], str] = {}
 
 
 def _modules(root: Path) -> dict[str, Path]:
@@ -208,7 +211,8 @@ def test_imports_inside_functions_respect_the_layers_too():
 
 def test_profiles_and_privacy_import_nothing_from_above():
     edges, _ = import_graph()
-    assert {_layer(t) for t in edges["dpgnn.profiles"]} <= set(BOTTOM)
+    assert {_layer(t) for t in edges["dpgnn.profiles"]} <= set(BOTTOM)  # the series registry only when called
+    assert not any(_layer(t) == "profiles" for m, ts in edges.items() if _layer(m) in BOTTOM for t in ts)
     privacy = {t for m, ts in edges.items() if _layer(m) == "privacy" for t in ts}
     assert {_layer(t) for t in privacy} <= {"privacy"}, "dpgnn.privacy is pure math: it imports only itself"
 
@@ -227,9 +231,9 @@ def test_checker_finds_circles_upward_imports_and_stray_clis(tmp_path):
         tmp_path / "dpgnn",
         {
             "__init__.py": "",
-            "profiles.py": "import importlib\nfrom dpgnn.series import lpgcn\n",  # upward (bottom -> series)
+            "results.py": "import importlib\nfrom dpgnn.series import lpgcn\n",  # upward (bottom -> series)
             "series/__init__.py": "",
-            "series/lpgcn.py": "from dpgnn import profiles\nfrom ..methods import m\n",
+            "series/lpgcn.py": "from dpgnn import results\nfrom ..methods import m\n",
             "methods/__init__.py": "",
             "methods/m.py": "def f():\n    from dpgnn.series import lpgcn\n",
             "privacy/__init__.py": "",
@@ -240,15 +244,15 @@ def test_checker_finds_circles_upward_imports_and_stray_clis(tmp_path):
         },
     )
     edges, external = import_graph(root)
-    assert edges["dpgnn.series.lpgcn"] == {"dpgnn.profiles", "dpgnn.methods.m"}  # relative import resolved
+    assert edges["dpgnn.series.lpgcn"] == {"dpgnn.results", "dpgnn.methods.m"}  # relative import resolved
     assert edges["dpgnn.methods.m"] == set()  # inside a function: not a module-level import
     assert edges["dpgnn.cli"] == set()  # TYPE_CHECKING only
     assert sorted(find_cycles(edges)) == [
         ["dpgnn.privacy.cli", "dpgnn.privacy.cli_x"],
-        ["dpgnn.profiles", "dpgnn.series.lpgcn"],
+        ["dpgnn.results", "dpgnn.series.lpgcn"],
     ]
     bad = layering_violations(edges, external)
-    assert any("dpgnn.profiles imports dpgnn.series.lpgcn" in b for b in bad)
+    assert any("dpgnn.results imports dpgnn.series.lpgcn" in b for b in bad)
     assert any("dpgnn.privacy.cli imports typer" in b for b in bad)
     assert not any(b.startswith("dpgnn.cli ") for b in bad)
     late = late_imports(root)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dpgnn.readme import PAGES, all_blocks, refresh, series_block, timings_block
+from dpgnn.readme import all_blocks, pages, refresh, series_block, timings_block
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -28,7 +28,7 @@ def test_generated_blocks_are_current():
         assert f"<!-- begin {name} -->" in README
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if p != "README.md"])
+@pytest.mark.parametrize("page", [p for p in pages() if p != "README.md"])
 def test_docs_findings_are_current(page):
     """A docs page's findings of the paper profile are generated: stale after the stored rows, the report or
     ``explanations.csv`` changed (run `python -m dpgnn.readme`)."""
@@ -39,7 +39,7 @@ def test_docs_findings_are_current(page):
 
 def test_every_block_is_on_a_page():
     used = set()
-    for page in PAGES:
+    for page in pages():
         used |= set(re.findall(r"<!-- begin ([a-z_]+) -->", (ROOT / page).read_text(encoding="utf-8")))
     assert set(all_blocks()) <= used, f"blocks no page shows: {sorted(set(all_blocks()) - used)}"
 
@@ -58,11 +58,12 @@ def test_relative_links_resolve():
 def test_series_block_counts_the_report(tmp_path):
     (tmp_path / "results" / "paper").mkdir(parents=True)
     (tmp_path / "docs" / "papers").mkdir(parents=True)
-    (tmp_path / "docs" / "papers" / "lpgcn.md").write_text("# LPGCN: a title\n\ntext\n")
+    (tmp_path / "docs" / "papers" / "lpgcn.md").write_text("# LPGCN: a page\n\ntext\n")
     rows = [("lpgcn", "within")] * 3 + [("lpgcn", "not_run"), ("progap", "outside"), ("progap", "stand_in")]
     pd.DataFrame(rows, columns=["paper", "status"]).to_csv(tmp_path / "results" / "paper" / "report.csv", index=False)
     block = series_block(tmp_path)
-    assert "| `lpgcn` | [LPGCN: a title](docs/papers/lpgcn.md) | 3 / 0 / 0 / 1 (of 4) |" in block
+    title = 'LPGCN: "When Differential Privacy Meets Graph Neural Networks"'  # the registry's title
+    assert f"| `lpgcn` | [{title}](docs/papers/lpgcn.md) | 3 / 0 / 0 / 1 (of 4) |" in block
     assert "| `progap` | progap | 0 / 0 / 1 / 0 (of 1), plus 1 stand-in rows |" in block  # no page: the name
     assert "Of the 4 reported cells we ran, 3 (75 %) agree" in block
 

@@ -221,8 +221,8 @@ def run_cells(
     set_: list[str] | None = typer.Option(
         None,
         "--set",
-        help="Replace a setting of the profile, KEY=VALUE "
-        "(YAML, repeatable), e.g. --set fidelity_k=[300]; the cells are "
+        help="Replace a setting of the profile, KEY=VALUE (YAML, repeatable; a nested "
+        "setting as PART.FIELD=VALUE), e.g. --set fidelity_k=[300]; the cells are "
         "stored beside the profile's own.",
     ),
 ) -> None:

@@ -28,8 +28,6 @@ log = logging.getLogger("dpgnn.data")
 #: Bump when a loader/variant changes its output, so stale processed caches are not reused.
 PROCESS_VERSION = 2
 
-PAPERS = ("lpgcn", "lpgnn", "progap", "drw", "privgnn")
-
 
 @dataclass(frozen=True)
 class Variant:
@@ -55,7 +53,7 @@ class DatasetSpec:
         name: canonical name (``load_dataset`` accepts it in any case, with ``-``/``_`` or without).
         title: human-readable name.
         doc: source paper and statistics (shown by ``dpgnn data info``).
-        papers: which of the five papers use it (lpgcn, lpgnn, progap, drw, privgnn).
+        papers: which of the papers (:func:`dpgnn.series.names`) use it.
         raw_files: canonical URL (+ sha256, mirror path) of every raw file.
         loader: ``{raw name: path} -> Data`` parser of the raw format (``None`` for pure alias entries).
         variants: paper-specific preprocessing, by name.

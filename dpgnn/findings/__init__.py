@@ -169,10 +169,14 @@ def explained(
 
 def doc_blocks() -> dict[str, Callable[[Path], str]]:
     """Every docs block: name -> function of the repository root returning the block's markdown (the ``BLOCKS``
-    of each series module)."""
-    from dpgnn.findings import audit, drw, lpgcn, lpgnn, privgnn, progap
+    of each ``dpgnn.findings.<series>`` module, for every registered series that has one)."""
+    import importlib
+    import importlib.util
+
+    from dpgnn import series
 
     out: dict[str, Callable[[Path], str]] = {}
-    for module in (audit, drw, lpgcn, lpgnn, privgnn, progap):
-        out.update(module.BLOCKS)
+    for name in series.names():
+        if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            out.update(importlib.import_module(f"{__name__}.{name}").BLOCKS)
     return out

@@ -1,7 +1,8 @@
 """The method registry: every method of the five papers, keyed by ``(paper, method, level)``, behind one contract.
 
-A method is registered by its paper's module with :func:`register`; :func:`get` resolves a key (importing the
-paper's modules lazily, so one paper's dependencies never break another's import). The contract::
+A method is registered by its module with :func:`register`; :func:`get` resolves a key (importing every module of
+this package once, on first use: the papers are those of the registered methods, so adding a method or a paper
+is adding its module). The contract::
 
     spec = dpgnn.methods.get("progap", "progap", "edge")
     data = spec.prepare(dataset, **options)                  # the method's view of a dataset (cached by callers)
@@ -16,18 +17,11 @@ returns a :class:`RunResult`: validation/test metrics, the per-epoch history and
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-#: paper -> the modules under dpgnn.methods that register its methods
-PAPER_MODULES: dict[str, tuple[str, ...]] = {
-    "lpgcn": ("lpgcn",),
-    "lpgnn": ("lpgnn",),
-    "privgnn": ("privgnn",),
-    "drw": ("drw", "fdp"),
-    "progap": ("progap", "gap", "progap_baselines", "dp_gnn"),
-}
 LEVELS = ("none", "feature", "label", "feature+label", "edge", "node")
 
 
@@ -70,12 +64,29 @@ class MethodSpec:
 
 
 _REGISTRY: dict[tuple[str, str, str], MethodSpec] = {}
+_LOADED = False
+
+
+def _load() -> None:
+    """Import every module of this package once (each registers its methods)."""
+    global _LOADED
+    if not _LOADED:
+        for module in pkgutil.iter_modules(__path__):
+            if not module.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{module.name}")
+        _LOADED = True
+
+
+def papers() -> list[str]:
+    """The papers that have registered methods, sorted."""
+    _load()
+    return sorted({k[0] for k in _REGISTRY})
 
 
 def _norm(paper: str, method: str, level: str) -> tuple[str, str, str]:
     key = tuple(str(v).strip().lower() for v in (paper, method, level))
-    if key[0] not in PAPER_MODULES:
-        raise ValueError(f"unknown paper {paper!r}; valid papers: {sorted(PAPER_MODULES)}")
+    if not key[0].isidentifier():
+        raise ValueError(f"paper must be a plain name such as 'lpgcn', got {paper!r}")
     if key[2] not in LEVELS:
         raise ValueError(f"unknown privacy level {level!r}; valid levels: {list(LEVELS)}")
     return key  # type: ignore[return-value]
@@ -98,15 +109,15 @@ def register(
     return deco
 
 
-def _load(paper: str) -> None:
-    for module in PAPER_MODULES[paper]:
-        importlib.import_module(f"{__name__}.{module}")
+def _known(key: tuple[str, str, str], paper: str) -> tuple[str, str, str]:
+    if key[0] not in papers():
+        raise ValueError(f"unknown paper {paper!r}; valid papers: {papers()}")
+    return key
 
 
 def get(paper: str, method: str, level: str) -> MethodSpec:
     """The registered method ``(paper, method, level)`` (case-insensitive); lists the valid keys when unknown."""
-    key = _norm(paper, method, level)
-    _load(key[0])
+    key = _known(_norm(paper, method, level), paper)
     if key not in _REGISTRY:
         valid = [f"{m}/{lv}" for p, m, lv in sorted(_REGISTRY) if p == key[0]]
         raise ValueError(f"unknown method {method!r} at level {level!r} for {paper}; valid: {valid}")
@@ -115,10 +126,8 @@ def get(paper: str, method: str, level: str) -> MethodSpec:
 
 def available(paper: str | None = None) -> list[tuple[str, str, str]]:
     """Every registered key (of one paper, or of all five), sorted."""
-    papers = [_norm(paper, "x", "none")[0]] if paper is not None else list(PAPER_MODULES)
-    for p in papers:
-        _load(p)
-    return sorted(k for k in _REGISTRY if k[0] in papers)
+    chosen = [_known(_norm(paper, "x", "none"), paper)[0]] if paper is not None else papers()
+    return sorted(k for k in _REGISTRY if k[0] in chosen)
 
 
 def run(
@@ -128,4 +137,4 @@ def run(
     return get(paper, method, level).run(data, config, seed=seed, device=device)
 
 
-__all__ = ["LEVELS", "PAPER_MODULES", "MethodSpec", "RunResult", "available", "get", "register", "run"]
+__all__ = ["LEVELS", "MethodSpec", "RunResult", "available", "get", "papers", "register", "run"]

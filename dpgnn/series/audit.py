@@ -19,6 +19,7 @@ broken controls, ``epsilon_run`` (the ε accounted for the noise actually used);
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,12 +29,12 @@ from dpgnn import plotting
 from dpgnn.audit import argmax, canary, central, ldp, mia
 from dpgnn.data.synthetic import csbm
 from dpgnn.methods import privgnn as P
-from dpgnn.profiles import Settings
+from dpgnn.profiles import Profile
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore
+from dpgnn.series import Series, load_or_skip, register
 from dpgnn.series import audit_white_box as white_box
-from dpgnn.series import load_or_skip
 from dpgnn.sweep import grid, run_grid
 from dpgnn.utils import stable_seed
 
@@ -43,139 +44,226 @@ _LDP = list(ldp.MECHANISMS) + list(ldp.BROKEN)
 
 #: Fig. 4 targets: the paper's noise placement (B1 and the student) and the authors' code's (``privgnn_code``)
 _MIA_NOISE = ["posterior", "log_softmax"]
-PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": {
-        "ldp_mechanisms": _LDP,
-        "ldp_epsilons": _EPS,
-        "ldp_trials": 100_000,
-        "edge_epsilons": [1.0, 4.0, 8.0],
-        "edge_hops": [2],
-        "edge_trials": 1500,
-        "node_epsilons": [1.0, 8.0, math.inf],
-        "node_canaries": 200,
-        "node_graph_nodes": 600,
-        "node_epochs": 20,
-        "query_lambdas": [0.5, 1.0, 2.0],
-        "query_classes": 10,
-        "query_trials": 100_000,
-        "mia_datasets": ["amazon"],
-        "mia_queries": 100,
-        "mia_k": 50,
-        "mia_lambda": 1.0,
-        "mia_teacher_epochs": 5,
-        "mia_student_epochs": 15,
-        "mia_runs": 1,
-        "mia_noise": ["posterior"],  # the authors'-code cells would double the notebook's smoke time
-        "mia_published_datasets": [],
+
+
+@dataclass(frozen=True)
+class AuditProfile(Profile):
+    """The settings of the audit notebooks (``dpgnn.profiles.settings("audit", profile)``)."""
+
+    ldp_mechanisms: list[str]
+    """LDP mechanisms audited (the correct ones and the deliberately broken ones)"""
+    ldp_epsilons: list[float]
+    """claimed ε of the LDP audits"""
+    ldp_trials: int
+    """trials per LDP audit"""
+    edge_epsilons: list[float]
+    """claimed ε of the edge-level audits"""
+    edge_hops: list[int]
+    """aggregation hops of the edge-level audits"""
+    edge_trials: int
+    """trials per edge-level audit"""
+    node_epsilons: list[float]
+    """claimed ε of the node-level (canary) audits (inf: the non-private control)"""
+    node_canaries: int
+    """canaries per node-level audit"""
+    node_graph_nodes: int
+    """nodes of the node-level audits' graph"""
+    node_epochs: int
+    """training epochs of the node-level audits"""
+    query_lambdas: list[float]
+    """PrivGNN's noise scales λ of the per-query audits"""
+    query_classes: int
+    """classes of the per-query audits"""
+    query_trials: int
+    """trials per query audit"""
+    mia_datasets: list[str]
+    """datasets of the membership inference of Fig. 4 (PrivGNN)"""
+    mia_queries: int
+    """public queries |Q| of the attacked students"""
+    mia_k: int | None
+    """teachers' neighbourhood size K (None: the main result's K of each dataset)"""
+    mia_lambda: float
+    """PrivGNN's noise scale λ of the attacked students"""
+    mia_teacher_epochs: int
+    """training epochs of the teachers"""
+    mia_student_epochs: int
+    """training epochs of the students"""
+    mia_runs: int
+    """runs per membership-inference cell"""
+    mia_noise: list[str]
+    """where the noise goes: posterior (the paper) or log_softmax (the authors' code)"""
+    mia_published_datasets: list[str]
+    """datasets attacked with the published attack implementation's protocol"""
+    mia_shadow_datasets: list[str]
+    """datasets of the shadow-design spread (fig4_shadows)"""
+    mia_shadow_runs: int
+    """runs per shadow-design cell"""
+    mia_shadow_sizes: list[str]
+    """shadow model sizes tried"""
+    mia_shadow_epochs: list[int]
+    """shadow model training epochs tried"""
+    mia_shadow_protocols: list[str]
+    """attack protocols tried"""
+    central_methods: list[str]
+    """central-DP training methods audited (notebook 04)"""
+    central_epsilons: list[float]
+    """claimed ε of the central-DP training audits"""
+    central_canaries: int
+    """canaries per central-DP training audit"""
+    central_graph_nodes: int
+    """nodes of the central-DP audits' graph"""
+    central_epochs: int
+    """training epochs of the central-DP audits"""
+    central_controls: list[str]
+    """methods also audited without noise (controls)"""
+    central_broken: list[str]
+    """methods also audited with their noise scaled down (the broken variant)"""
+    central_broken_epsilon: float
+    """claimed ε of the broken variants"""
+    central_broken_factor: float
+    """noise factor of the broken variants"""
+    alpha: float
+    """significance level of the Clopper-Pearson bounds"""
+    seed: int
+    """base seed of every cell"""
+    white_box: white_box.WhiteBoxProfile
+    """notebook 05's white-box audits (:mod:`dpgnn.series.audit_white_box`)"""
+
+
+PROFILES: dict[str, AuditProfile] = {
+    "smoke": AuditProfile(
+        ldp_mechanisms=_LDP,
+        ldp_epsilons=_EPS,
+        ldp_trials=100_000,
+        edge_epsilons=[1.0, 4.0, 8.0],
+        edge_hops=[2],
+        edge_trials=1500,
+        node_epsilons=[1.0, 8.0, math.inf],
+        node_canaries=200,
+        node_graph_nodes=600,
+        node_epochs=20,
+        query_lambdas=[0.5, 1.0, 2.0],
+        query_classes=10,
+        query_trials=100_000,
+        mia_datasets=["amazon"],
+        mia_queries=100,
+        mia_k=50,
+        mia_lambda=1.0,
+        mia_teacher_epochs=5,
+        mia_student_epochs=15,
+        mia_runs=1,
+        mia_noise=["posterior"],  # the authors'-code cells would double the notebook's smoke time
+        mia_published_datasets=[],
         # the shadow designs' spread (fig4_shadows): one small run, the usual protocol
-        "mia_shadow_datasets": ["amazon"],
-        "mia_shadow_runs": 1,
-        "mia_shadow_sizes": ["quarter", "target"],
-        "mia_shadow_epochs": [15],
-        "mia_shadow_protocols": ["score"],
-        "central_methods": list(central.CENTRAL_METHODS),
-        "central_epsilons": [8.0],
-        "central_canaries": 200,
-        "central_graph_nodes": 300,
-        "central_epochs": 30,
-        "central_controls": ["progap-node", "drw"],
-        "central_broken": ["dp-gnn"],
-        "central_broken_epsilon": 0.1,
-        "central_broken_factor": 1e-6,
-        "alpha": 0.05,
-        "seed": 12345,
-    },
+        mia_shadow_datasets=["amazon"],
+        mia_shadow_runs=1,
+        mia_shadow_sizes=["quarter", "target"],
+        mia_shadow_epochs=[15],
+        mia_shadow_protocols=["score"],
+        central_methods=list(central.CENTRAL_METHODS),
+        central_epsilons=[8.0],
+        central_canaries=200,
+        central_graph_nodes=300,
+        central_epochs=30,
+        central_controls=["progap-node", "drw"],
+        central_broken=["dp-gnn"],
+        central_broken_epsilon=0.1,
+        central_broken_factor=1e-6,
+        alpha=0.05,
+        seed=12345,
+        white_box=white_box.PROFILES["smoke"],
+    ),
     # "test": the smallest end-to-end execution (tests/test_notebooks.py)
-    "test": {
-        "ldp_mechanisms": ["pgc", "broken_laplace"],
-        "ldp_epsilons": [1.0],
-        "ldp_trials": 20_000,
-        "edge_epsilons": [4.0],
-        "edge_hops": [1],
-        "edge_trials": 100,
-        "node_epsilons": [8.0],
-        "node_canaries": 20,
-        "node_graph_nodes": 100,
-        "node_epochs": 2,
-        "query_lambdas": [1.0],
-        "query_classes": 10,
-        "query_trials": 20_000,
-        "mia_datasets": ["credit"],
-        "mia_queries": 20,
-        "mia_k": 20,
-        "mia_lambda": 1.0,
-        "mia_teacher_epochs": 2,
-        "mia_student_epochs": 3,
-        "mia_runs": 1,
-        "mia_noise": _MIA_NOISE,
-        "mia_published_datasets": ["credit"],
-        "mia_shadow_datasets": ["credit"],
-        "mia_shadow_runs": 1,
-        "mia_shadow_sizes": ["quarter", "target"],
-        "mia_shadow_epochs": [3],
-        "mia_shadow_protocols": ["score"],  # the published attack's fits cost minutes
-        "central_methods": ["dp-gnn"],
-        "central_epsilons": [8.0],
-        "central_canaries": 20,
-        "central_graph_nodes": 60,
-        "central_epochs": 2,
-        "central_controls": [],
-        "central_broken": ["dp-gnn"],
-        "central_broken_epsilon": 0.1,
-        "central_broken_factor": 1e-6,
-        "alpha": 0.05,
-        "seed": 0,
-    },
-    "paper": {
-        "ldp_mechanisms": _LDP,
-        "ldp_epsilons": _EPS,
-        "ldp_trials": 2_000_000,
-        "edge_epsilons": _EPS,
-        "edge_hops": [1, 2, 4],
-        "edge_trials": 10_000,
-        "node_epsilons": _EPS + [math.inf],
-        "node_canaries": 1000,
-        "node_graph_nodes": 2000,
-        "node_epochs": 50,
-        "query_lambdas": [0.1, 0.2, 0.4, 0.8, 1.0, 2.0],
-        "query_classes": 10,
-        "query_trials": 2_000_000,
+    "test": AuditProfile(
+        ldp_mechanisms=["pgc", "broken_laplace"],
+        ldp_epsilons=[1.0],
+        ldp_trials=20_000,
+        edge_epsilons=[4.0],
+        edge_hops=[1],
+        edge_trials=100,
+        node_epsilons=[8.0],
+        node_canaries=20,
+        node_graph_nodes=100,
+        node_epochs=2,
+        query_lambdas=[1.0],
+        query_classes=10,
+        query_trials=20_000,
+        mia_datasets=["credit"],
+        mia_queries=20,
+        mia_k=20,
+        mia_lambda=1.0,
+        mia_teacher_epochs=2,
+        mia_student_epochs=3,
+        mia_runs=1,
+        mia_noise=_MIA_NOISE,
+        mia_published_datasets=["credit"],
+        mia_shadow_datasets=["credit"],
+        mia_shadow_runs=1,
+        mia_shadow_sizes=["quarter", "target"],
+        mia_shadow_epochs=[3],
+        mia_shadow_protocols=["score"],  # the published attack's fits cost minutes
+        central_methods=["dp-gnn"],
+        central_epsilons=[8.0],
+        central_canaries=20,
+        central_graph_nodes=60,
+        central_epochs=2,
+        central_controls=[],
+        central_broken=["dp-gnn"],
+        central_broken_epsilon=0.1,
+        central_broken_factor=1e-6,
+        alpha=0.05,
+        seed=0,
+        white_box=white_box.PROFILES["test"],
+    ),
+    "paper": AuditProfile(
+        ldp_mechanisms=_LDP,
+        ldp_epsilons=_EPS,
+        ldp_trials=2_000_000,
+        edge_epsilons=_EPS,
+        edge_hops=[1, 2, 4],
+        edge_trials=10_000,
+        node_epsilons=_EPS + [math.inf],
+        node_canaries=1000,
+        node_graph_nodes=2000,
+        node_epochs=50,
+        query_lambdas=[0.1, 0.2, 0.4, 0.8, 1.0, 2.0],
+        query_classes=10,
+        query_trials=2_000_000,
         # Fig. 4: λ = 1 (App. C), |Q| = 1000 and the main-result K (docs/papers/privgnn.md#data-and-splits),
         # 200 epochs, 3 runs
         # Fig. 4 draws Amazon, ArXiv and Reddit (App. C); Credit is run for the text's "on all datasets"
-        "mia_datasets": ["amazon", "arxiv", "reddit", "credit"],
-        "mia_queries": 1000,
-        "mia_k": None,
-        "mia_lambda": 1.0,
-        "mia_teacher_epochs": 200,
-        "mia_student_epochs": 200,
-        "mia_runs": 3,
-        "mia_noise": _MIA_NOISE,
+        mia_datasets=["amazon", "arxiv", "reddit", "credit"],
+        mia_queries=1000,
+        mia_k=None,
+        mia_lambda=1.0,
+        mia_teacher_epochs=200,
+        mia_student_epochs=200,
+        mia_runs=3,
+        mia_noise=_MIA_NOISE,
         # the published attack implementation's protocol (dpgnn.audit.mia), on Fig. 4's dataset
-        "mia_published_datasets": ["amazon"],
+        mia_published_datasets=["amazon"],
         # how far the attacker's open choices move Fig. 4 (fig4_shadows): every shadow size, 50 / 200 (the targets')
         # / 500 (the official code's) epochs, both protocols, against the same targets
-        "mia_shadow_datasets": ["amazon"],
-        "mia_shadow_runs": 3,
-        "mia_shadow_sizes": list(mia.SHADOW_SIZES),
-        "mia_shadow_epochs": [50, 200, 500],
-        "mia_shadow_protocols": list(mia.PROTOCOLS),
-        "central_methods": list(central.CENTRAL_METHODS),
-        "central_epsilons": _EPS,
-        "central_canaries": 1000,
-        "central_graph_nodes": 1000,
-        "central_epochs": 50,
-        "central_controls": ["progap-node", "drw"],
-        "central_broken": ["progap-node", "dp-gnn"],
-        "central_broken_epsilon": 0.1,
-        "central_broken_factor": 1e-6,
-        "alpha": 0.05,
-        "seed": 12345,
-    },
+        mia_shadow_datasets=["amazon"],
+        mia_shadow_runs=3,
+        mia_shadow_sizes=list(mia.SHADOW_SIZES),
+        mia_shadow_epochs=[50, 200, 500],
+        mia_shadow_protocols=list(mia.PROTOCOLS),
+        central_methods=list(central.CENTRAL_METHODS),
+        central_epsilons=_EPS,
+        central_canaries=1000,
+        central_graph_nodes=1000,
+        central_epochs=50,
+        central_controls=["progap-node", "drw"],
+        central_broken=["progap-node", "dp-gnn"],
+        central_broken_epsilon=0.1,
+        central_broken_factor=1e-6,
+        alpha=0.05,
+        seed=12345,
+        white_box=white_box.PROFILES["paper"],
+    ),
 }
 
-for _name, _wb in white_box.PROFILES.items():  # notebook 05's settings (dpgnn.series.audit_white_box)
-    PROFILES[_name].update(_wb)
 
 UNITS = {
     "ldp": "LDP (one node's feature / vector / label)",
@@ -197,7 +285,7 @@ def _setting(eps: float) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 01: local mechanisms
 # ---------------------------------------------------------------------------------------------------------------
-def run_ldp(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+def run_ldp(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
     """Distinguishing-test audit of every local mechanism at every ε (one stored row per cell), each at confidence
     ``1 − alpha/cells`` so that the whole grid holds with confidence ``1 − alpha``."""
 
@@ -246,7 +334,7 @@ def run_ldp(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.Dat
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 02: central DP (edge-level aggregation, node-level DP-SGD)
 # ---------------------------------------------------------------------------------------------------------------
-def run_edge(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+def run_edge(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
     """Canary-edge audits of K NAP aggregations (GAP/ProGAP edge level) at the calibrated σ."""
 
     def cell(c):
@@ -280,7 +368,7 @@ def run_edge(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.Da
     return run_grid(store, "edge", cells, cell, desc="edge audits", force=force)
 
 
-def run_node(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+def run_node(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
     """One-run canary audits of node-level DP-SGD (the DP-MLP stage of ProGAP/GAP) on a small CSBM graph;
     ε = ∞ is the same training without noise (the audit's positive control)."""
     cache: dict[int, Any] = {}
@@ -328,7 +416,7 @@ def run_node(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.Da
     return run_grid(store, "node", cells, cell, desc="node audits (DP-SGD one run)", force=force)
 
 
-def run_query(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+def run_query(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
     """Audit of one PrivGNN query (noisy argmax of a teacher posterior) against the accountant's per-query λ, with
     the noise on posteriors (the paper) and on log-softmax (the authors' code)."""
 
@@ -413,7 +501,7 @@ def central_label(method: str, epsilon: float, noise_factor: float) -> str:
     return name if noise_factor == 1.0 else f"{name}, noise x{noise_factor:g} (broken)"
 
 
-def run_central(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+def run_central(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
     """One-run canary audits of central DP training through each method's entry point
     (:func:`dpgnn.audit.central.audit_central`) on a CSBM graph: every method at every ε, the non-private controls
     (ε = ∞) and the broken controls (noise × ``central_broken_factor`` under the claim ``central_broken_epsilon``)."""
@@ -627,7 +715,7 @@ def _mia_row(r: dict[str, Any], ledgers: dict[str, dict[str, Any]], *, metric: s
     }
 
 
-def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
+def run_mia(cfg: AuditProfile, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
     """Attack-1 / Attack-2 AUROC against B1 and the PrivGNN student (λ = ``mia_lambda``), per dataset and run;
     with ``"log_softmax"`` in ``mia_noise`` also against the authors'-code student (``privgnn_code``). Rows carry
     the targets' diagnostics (:func:`dpgnn.audit.mia.run_attacks`: pseudo-label accuracy, member / non-member
@@ -679,7 +767,7 @@ def run_mia(cfg: Settings, store: ResultStore, *, device: str = "auto", force: b
     # cells of their own (the paper cells keep their config hashes)
     # "rebmigraph": the published attack protocol (metric ``auroc_published``), one cell per (dataset, run) with
     # every target and noise placement
-    published = [n for n in cfg.get("mia_published_datasets", []) if n in names]
+    published = [n for n in cfg.mia_published_datasets if n in names]
     cells = (
         (
             (grid(**base) if "posterior" in noise else [])
@@ -829,7 +917,9 @@ def _finish_mia_figure(fig, axes, dataset: str, title: str, *, legend: dict[str,
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 03: how far the attacker's open choices move Fig. 4 (shadow designs, fig4_shadows)
 # ---------------------------------------------------------------------------------------------------------------
-def run_mia_shadows(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
+def run_mia_shadows(
+    cfg: AuditProfile, store: ResultStore, *, device: str = "auto", force: bool = False
+) -> pd.DataFrame:
     """Artifact ``fig4_shadows``: per (dataset, run) of ``mia_shadow_datasets`` the Fig. 4 targets (B1 and both
     students, the settings of :func:`run_mia`) trained once and attacked with every shadow design of
     ``mia_shadow_sizes`` × ``mia_shadow_epochs`` × ``mia_shadow_protocols``, plus the oracle and confidence
@@ -1017,3 +1107,18 @@ def plot_mia_shadows(store: ResultStore, dataset: str = "amazon"):
         "Fig. 4 over the attacker's open choices (shadow size × training length; ● default)",
         legend=dict(fontsize=6, loc="lower left"),
     )
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title="Audits: empirical lower bounds on ε, and PrivGNN's membership inference",
+        kind="study",
+        order=6,
+        docs="docs/audits.md",
+        reference="audit.csv",
+        profiles=PROFILES,
+        artifacts=ALL_ARTIFACTS,
+    )
+)

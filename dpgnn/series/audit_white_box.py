@@ -13,7 +13,8 @@ or ``eps=<claim>, noise x0.5``, ``epsilon`` = the claimed (accounted) ε, ``epsi
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -21,10 +22,12 @@ import pandas as pd
 from dpgnn import plotting
 from dpgnn.audit import canary, whitebox
 from dpgnn.data.synthetic import csbm
-from dpgnn.profiles import Settings
 from dpgnn.results import ResultStore
 from dpgnn.sweep import grid, run_grid
 from dpgnn.utils import stable_seed
+
+if TYPE_CHECKING:
+    from dpgnn.series.audit import AuditProfile
 
 ARTIFACT = "white_box"
 EDGE = "nap-edge"
@@ -45,62 +48,101 @@ LABEL = {
 _NODE_KW = {"hidden": 64, "lr": 0.01, "max_degree": 4, "depth": 1, "hops": 1}
 _FEATURE_KW = {"num_layers": 1, "lr": 0.1, "fdp_degree": 1, "delta": 1e-3}
 
-#: ``wb_*`` settings, merged into :data:`dpgnn.series.audit.PROFILES`
-PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": {
-        "wb_methods": list(METHODS),
-        "wb_epsilons": [4.0],
-        "wb_halved_epsilons": [2.0],
-        "wb_power_epsilon": 4.0,
-        "wb_graph_nodes": 200,
-        "wb_features": 64,
-        "wb_epochs": 3,
-        "wb_canaries": 4000,
-        "wb_runs": 2,
-        "wb_drw_nodes": 200,
-        "wb_drw_classes": 128,
-        "wb_drw_steps": 2,
-        "wb_drw_runs": 6,
-        "wb_drw_power_runs": 6,
-        "wb_edge_hops": 1,
-        "wb_edge_trials": 10_000,
-    },
-    "test": {
-        "wb_methods": ["dp-mlp", "drw", EDGE],
-        "wb_epsilons": [4.0],
-        "wb_halved_epsilons": [2.0],
-        "wb_power_epsilon": 4.0,
-        "wb_graph_nodes": 100,
-        "wb_features": 32,
-        "wb_epochs": 3,
-        "wb_canaries": 1000,
-        "wb_runs": 2,
-        "wb_drw_nodes": 100,
-        "wb_drw_classes": 64,
-        "wb_drw_steps": 2,
-        "wb_drw_runs": 4,
-        "wb_drw_power_runs": 4,
-        "wb_edge_hops": 1,
-        "wb_edge_trials": 2_000,
-    },
-    "paper": {
-        "wb_methods": list(METHODS),
-        "wb_epsilons": [1.0, 2.0, 4.0, 8.0],
-        "wb_halved_epsilons": [2.0, 4.0],
-        "wb_power_epsilon": 4.0,
-        "wb_graph_nodes": 200,
-        "wb_features": 64,
-        "wb_epochs": 5,
-        "wb_canaries": 4000,
-        "wb_runs": 15,
-        "wb_drw_nodes": 200,
-        "wb_drw_classes": 128,
-        "wb_drw_steps": 3,
-        "wb_drw_runs": 100,
-        "wb_drw_power_runs": 300,
-        "wb_edge_hops": 1,
-        "wb_edge_trials": 40_000,
-    },
+
+@dataclass(frozen=True)
+class WhiteBoxProfile:
+    """Notebook 05's settings, the ``white_box`` part of :class:`dpgnn.series.audit.AuditProfile`."""
+
+    methods: list[str]
+    """the audited methods (:data:`METHODS`)"""
+    epsilons: list[float]
+    """claimed ε audited at full noise"""
+    halved_epsilons: list[float]
+    """claimed ε audited with half the noise (the broken variant the audit must catch)"""
+    power_epsilon: float
+    """the claim of the power rows (more runs for DRW)"""
+    graph_nodes: int
+    """nodes of the random graph of the node-level audits"""
+    features: int
+    """node features of that graph"""
+    epochs: int
+    """training epochs of each audited run"""
+    canaries: int
+    """canary gradients per audited run"""
+    runs: int
+    """audited runs per cell"""
+    drw_nodes: int
+    """nodes of DRW's audit graph"""
+    drw_classes: int
+    """classes (and canaries) of DRW's audit graph"""
+    drw_steps: int
+    """DP-SGD steps of each audited DRW run"""
+    drw_runs: int
+    """audited DRW runs per cell"""
+    drw_power_runs: int
+    """audited DRW runs at :attr:`power_epsilon`"""
+    edge_hops: int
+    """aggregation hops of the edge-level (NAP) audit"""
+    edge_trials: int
+    """trials of the edge-level audit"""
+
+
+#: notebook 05's settings per profile: the ``white_box`` part of :data:`dpgnn.series.audit.PROFILES`
+PROFILES: dict[str, WhiteBoxProfile] = {
+    "smoke": WhiteBoxProfile(
+        methods=list(METHODS),
+        epsilons=[4.0],
+        halved_epsilons=[2.0],
+        power_epsilon=4.0,
+        graph_nodes=200,
+        features=64,
+        epochs=3,
+        canaries=4000,
+        runs=2,
+        drw_nodes=200,
+        drw_classes=128,
+        drw_steps=2,
+        drw_runs=6,
+        drw_power_runs=6,
+        edge_hops=1,
+        edge_trials=10_000,
+    ),
+    "test": WhiteBoxProfile(
+        methods=["dp-mlp", "drw", EDGE],
+        epsilons=[4.0],
+        halved_epsilons=[2.0],
+        power_epsilon=4.0,
+        graph_nodes=100,
+        features=32,
+        epochs=3,
+        canaries=1000,
+        runs=2,
+        drw_nodes=100,
+        drw_classes=64,
+        drw_steps=2,
+        drw_runs=4,
+        drw_power_runs=4,
+        edge_hops=1,
+        edge_trials=2_000,
+    ),
+    "paper": WhiteBoxProfile(
+        methods=list(METHODS),
+        epsilons=[1.0, 2.0, 4.0, 8.0],
+        halved_epsilons=[2.0, 4.0],
+        power_epsilon=4.0,
+        graph_nodes=200,
+        features=64,
+        epochs=5,
+        canaries=4000,
+        runs=15,
+        drw_nodes=200,
+        drw_classes=128,
+        drw_steps=3,
+        drw_runs=100,
+        drw_power_runs=300,
+        edge_hops=1,
+        edge_trials=40_000,
+    ),
 }
 
 
@@ -191,18 +233,19 @@ def _audit_cell(c: dict[str, Any], graphs: dict) -> dict[str, Any]:
     }
 
 
-def cells(cfg: Settings) -> list[dict[str, Any]]:
-    """The grid: every method at every ``wb_epsilons`` claim, and halved noise at every ``wb_halved_epsilons``;
-    ordered so that an interrupted run has stored what the audit must show first (every method at
-    ``wb_power_epsilon``, then the halved-σ variants, then the other claims)."""
-    unknown = sorted(set(cfg.wb_methods) - set(METHODS))
+def cells(cfg: AuditProfile) -> list[dict[str, Any]]:
+    """The grid: every method at every ``white_box.epsilons`` claim, and halved noise at every
+    ``white_box.halved_epsilons``; ordered so that an interrupted run has stored what the audit must show first (every
+    method at
+    ``white_box.power_epsilon``, then the halved-σ variants, then the other claims)."""
+    unknown = sorted(set(cfg.white_box.methods) - set(METHODS))
     if unknown:
-        raise ValueError(f"wb_methods: unknown {unknown}; valid: {list(METHODS)}")
-    power = float(cfg.wb_power_epsilon)
+        raise ValueError(f"white_box.methods: unknown {unknown}; valid: {list(METHODS)}")
+    power = float(cfg.white_box.power_epsilon)
     out = _method_cells(cfg)
     for c in out:  # DRW/FDP: 128 canaries a run (one per class) where a node-level run has 4000
         if c["method"] in FEATURE_METHODS and c["epsilon"] == power and c["noise_factor"] == 1.0:
-            c["runs"] = cfg.wb_drw_power_runs
+            c["runs"] = cfg.white_box.drw_power_runs
 
     def rank(c: dict[str, Any]) -> int:
         return 0 if c["noise_factor"] == 1.0 and c["epsilon"] == power else 1 if c["noise_factor"] != 1.0 else 2
@@ -210,34 +253,34 @@ def cells(cfg: Settings) -> list[dict[str, Any]]:
     return sorted(out, key=rank)  # stable: method order kept within each rank
 
 
-def _method_cells(cfg: Settings) -> list[dict[str, Any]]:
+def _method_cells(cfg: AuditProfile) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for method in cfg.wb_methods:
+    for method in cfg.white_box.methods:
         if method == EDGE:
-            size = {"hops": cfg.wb_edge_hops, "trials": cfg.wb_edge_trials}
+            size = {"hops": cfg.white_box.edge_hops, "trials": cfg.white_box.edge_trials}
         elif method in FEATURE_METHODS:
             size = {
-                "graph_nodes": cfg.wb_drw_nodes,
-                "classes": cfg.wb_drw_classes,
-                "steps": cfg.wb_drw_steps,
-                "runs": cfg.wb_drw_runs,
-                "canaries": cfg.wb_drw_classes,
+                "graph_nodes": cfg.white_box.drw_nodes,
+                "classes": cfg.white_box.drw_classes,
+                "steps": cfg.white_box.drw_steps,
+                "runs": cfg.white_box.drw_runs,
+                "canaries": cfg.white_box.drw_classes,
             }
         else:
             size = {
-                "graph_nodes": cfg.wb_graph_nodes,
-                "features": cfg.wb_features,
-                "epochs": cfg.wb_epochs,
-                "runs": cfg.wb_runs,
-                "canaries": cfg.wb_canaries,
+                "graph_nodes": cfg.white_box.graph_nodes,
+                "features": cfg.white_box.features,
+                "epochs": cfg.white_box.epochs,
+                "runs": cfg.white_box.runs,
+                "canaries": cfg.white_box.canaries,
             }
         base = {k: [v] for k, v in size.items()} | {"method": [method], "alpha": [cfg.alpha], "seed": [cfg.seed]}
-        out += grid(epsilon=[float(e) for e in cfg.wb_epsilons], noise_factor=[1.0], **base)
-        out += grid(epsilon=[float(e) for e in cfg.wb_halved_epsilons], noise_factor=[0.5], **base)
+        out += grid(epsilon=[float(e) for e in cfg.white_box.epsilons], noise_factor=[1.0], **base)
+        out += grid(epsilon=[float(e) for e in cfg.white_box.halved_epsilons], noise_factor=[0.5], **base)
     return out
 
 
-def run_white_box(cfg: Settings, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
+def run_white_box(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -> pd.DataFrame:
     """Artifact ``white_box``: every cell of :func:`cells` (resumable, one stored row per cell)."""
     graphs: dict = {}
     return run_grid(store, ARTIFACT, cells(cfg), lambda c: _audit_cell(c, graphs), desc="white-box audits", force=force)

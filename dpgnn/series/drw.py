@@ -8,8 +8,10 @@ selected configuration's per-seed test F1 in %) and ``fig2`` (test F1 of the bes
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -19,11 +21,11 @@ from dpgnn.data.random_walks import sampler_bound
 from dpgnn.methods import RunResult, drw
 from dpgnn.privacy.fdp import fdp_epsilon, max_affected
 from dpgnn.privacy.guarantee import SOUND, statement
-from dpgnn.profiles import Settings
+from dpgnn.profiles import Profile
 from dpgnn.reference import load_reference
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
-from dpgnn.series import common, load_or_skip
+from dpgnn.series import Series, common, load_or_skip, register
 from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import resolve_device
 
@@ -34,86 +36,145 @@ _BOUND_STATEMENT = statement(
     "replace one node's features (feature-level, graph public)",
     accounted="one subsampled Gaussian step at the sampler's inclusion bound q",
 )
-_DP_GRID = {"lrs": [0.01, 0.1, 0.2], "clip_fractions": [0.001, 0.01, 0.1], "noise_multipliers": [1.0, 2.0, 4.0, 8.0]}
 
-#: the sound mode's one configuration, fixed in advance (no selection on private data): raw features, absolute
-#: clipping norm, the final model; the DP methods it runs
-_SOUND = {"sound_methods": ["drw", "fdp"], "sound_lr": 0.1, "sound_clip_norm": 1.0, "sound_noise_multiplier": 4.0}
 
-PROFILES: dict[str, dict[str, Any]] = {
+@dataclass(frozen=True)
+class DPGrid:
+    """The DP-SGD hyper-parameter grid searched by validation for Table 1 (docs/papers/drw.md#grids-and-seeds)."""
+
+    lrs: list[float]
+    """learning rates"""
+    clip_fractions: list[float]
+    """clipping norms, as the quantile of per-sample gradient norms the norm is set to"""
+    noise_multipliers: list[float]
+    """noise multipliers z (noise std / clipping norm)"""
+
+
+@dataclass(frozen=True)
+class SoundMode:
+    """The sound mode's one configuration, fixed in advance (no selection on private data): raw features, absolute
+    clipping norm, the final model."""
+
+    methods: list[str]
+    """the DP methods it runs (drw, fdp)"""
+    lr: float
+    """learning rate"""
+    clip_norm: float
+    """absolute clipping norm"""
+    noise_multiplier: float
+    """noise multiplier z"""
+
+
+@dataclass(frozen=True)
+class DRWProfile(Profile):
+    """The settings of the DRW notebooks and grids (``dpgnn.profiles.settings("drw", profile)``)."""
+
+    datasets: list[str]
+    """datasets of Table 1 and Fig. 2 (those whose files are missing are recorded not run)"""
+    methods: list[str]
+    """Table 1's methods (gcn, mlp, drw, fdp, ...)"""
+    archs: list[str]
+    """architectures (1-layer, 2-layer)"""
+    seeds: list[int]
+    """training seeds (the paper: 3)"""
+    grid: DPGrid
+    """the DP-SGD grid searched by validation"""
+    target_epsilon: float
+    """ε every DP run is calibrated to (the paper: 8)"""
+    nondp_max_steps: int
+    """training steps of the non-private baselines"""
+    patience: int
+    """validation checks without improvement before stopping (fidelity variants other than the paper's)"""
+    eval_every: int
+    """steps between validation checks"""
+    resample_every: int
+    """steps between resampling the random-walk subgraphs"""
+    fdp_degree: int
+    """FDP's degree bound"""
+    fdp_variant: str
+    """which FDP accounting: ``paper`` or the authors' code"""
+    fidelity: str
+    """which version of the grid: ``paper`` (the paper's), or a variant of :data:`dpgnn.methods.drw.FIDELITIES`"""
+    bound_datasets: list[str]
+    """datasets of the sampling-bound notebook (03)"""
+    bound_noises: list[float]
+    """noise multipliers of the sampling-bound notebook (03)"""
+    sound: SoundMode
+    """the sound mode's one configuration (Table 1 sound)"""
+
+
+_DP_GRID = DPGrid(lrs=[0.01, 0.1, 0.2], clip_fractions=[0.001, 0.01, 0.1], noise_multipliers=[1.0, 2.0, 4.0, 8.0])
+_SOUND = SoundMode(methods=["drw", "fdp"], lr=0.1, clip_norm=1.0, noise_multiplier=4.0)
+
+PROFILES: dict[str, DRWProfile] = {
     # smoke: both offline datasets, every Table-1 method, the 1-layer architecture, one DP configuration
-    "smoke": {
-        "datasets": ["cora", "citeseer"],
-        "methods": list(drw.METHODS),
-        "archs": ["1-layer"],
-        "seeds": [1234],
-        "lrs": [0.1],
-        "clip_fractions": [0.1],
-        "noise_multipliers": [4.0],
-        "target_epsilon": 8.0,
-        "nondp_max_steps": 100,
-        "patience": 30,
-        "eval_every": 2,
-        "resample_every": 10,
-        "fdp_degree": 4,
-        "fdp_variant": "paper",
-        "fidelity": "paper",
-        "bound_datasets": list(drw.DATASETS),
-        "bound_noises": [1.0, 4.0],
-        **_SOUND,
-    },
+    "smoke": DRWProfile(
+        datasets=["cora", "citeseer"],
+        methods=list(drw.METHODS),
+        archs=["1-layer"],
+        seeds=[1234],
+        grid=DPGrid(lrs=[0.1], clip_fractions=[0.1], noise_multipliers=[4.0]),
+        target_epsilon=8.0,
+        nondp_max_steps=100,
+        patience=30,
+        eval_every=2,
+        resample_every=10,
+        fdp_degree=4,
+        fdp_variant="paper",
+        fidelity="paper",
+        bound_datasets=list(drw.DATASETS),
+        bound_noises=[1.0, 4.0],
+        sound=_SOUND,
+    ),
     # test: the smallest end-to-end execution (tests/test_notebooks.py)
-    "test": {
-        "datasets": ["cora"],
-        "methods": ["gcn", "mlp", "drw", "fdp"],
-        "archs": ["1-layer"],
-        "seeds": [1234],
-        "lrs": [0.1],
-        "clip_fractions": [0.1],
-        "noise_multipliers": [1.0],
-        "target_epsilon": 8.0,
-        "nondp_max_steps": 10,
-        "patience": 5,
-        "eval_every": 1,
-        "resample_every": 10,
-        "fdp_degree": 4,
-        "fdp_variant": "paper",
-        "fidelity": "paper",
-        "bound_datasets": ["cora", "reddit"],
-        "bound_noises": [4.0],
-        **_SOUND,
-        "sound_methods": ["drw"],
-    },
+    "test": DRWProfile(
+        datasets=["cora"],
+        methods=["gcn", "mlp", "drw", "fdp"],
+        archs=["1-layer"],
+        seeds=[1234],
+        grid=DPGrid(lrs=[0.1], clip_fractions=[0.1], noise_multipliers=[1.0]),
+        target_epsilon=8.0,
+        nondp_max_steps=10,
+        patience=5,
+        eval_every=1,
+        resample_every=10,
+        fdp_degree=4,
+        fdp_variant="paper",
+        fidelity="paper",
+        bound_datasets=["cora", "reddit"],
+        bound_noises=[4.0],
+        sound=dataclasses.replace(_SOUND, methods=["drw"]),
+    ),
     # paper: docs/papers/drw.md#grids-and-seeds grid, 3 seeds, target eps = 8, every dataset whose files exist
-    "paper": {
-        "datasets": list(drw.DATASETS),
-        "methods": list(drw.METHODS),
-        "archs": list(drw.ARCHS),
-        "seeds": list(drw.SEEDS),
-        **_DP_GRID,
-        "target_epsilon": 8.0,
-        "nondp_max_steps": 1000,
-        "patience": 30,
-        "eval_every": 1,
-        "resample_every": 10,
-        "fdp_degree": 4,
-        "fdp_variant": "paper",
-        "fidelity": "paper",
-        "bound_datasets": list(drw.DATASETS),
-        "bound_noises": [1.0, 2.0, 4.0, 8.0],
-        **_SOUND,
-    },
+    "paper": DRWProfile(
+        datasets=list(drw.DATASETS),
+        methods=list(drw.METHODS),
+        archs=list(drw.ARCHS),
+        seeds=list(drw.SEEDS),
+        grid=_DP_GRID,
+        target_epsilon=8.0,
+        nondp_max_steps=1000,
+        patience=30,
+        eval_every=1,
+        resample_every=10,
+        fdp_degree=4,
+        fdp_variant="paper",
+        fidelity="paper",
+        bound_datasets=list(drw.DATASETS),
+        bound_noises=[1.0, 2.0, 4.0, 8.0],
+        sound=_SOUND,
+    ),
 }
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Table 1 and Fig. 2
 # ---------------------------------------------------------------------------------------------------------------
-def table1_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+def table1_cells(cfg: DRWProfile, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """One cell per (dataset, method, architecture, [lr, clip, z,] seed); DP cells carry ``fidelity`` (and the
     early-stopping ``patience``) when it is ``authors_code`` (see :func:`dpgnn.methods.drw.train_dp`)."""
     datasets = cfg.datasets if datasets is None else datasets
-    fidelity = cfg.get("fidelity", "paper")
+    fidelity = cfg.fidelity
     drw._fidelity(fidelity)
     cells = []
     for name in datasets:
@@ -122,9 +183,9 @@ def table1_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[
                 layers, hidden = drw.ARCHS[arch]
                 base = {"dataset": name, "method": method, "setting": arch, "num_layers": layers, "hidden": hidden}
                 if method in drw.DP_METHODS:
-                    for lr in cfg.lrs:
-                        for clip in cfg.clip_fractions:
-                            for z in cfg.noise_multipliers:
+                    for lr in cfg.grid.lrs:
+                        for clip in cfg.grid.clip_fractions:
+                            for z in cfg.grid.noise_multipliers:
                                 for seed in cfg.seeds:
                                     cell = {
                                         **base,
@@ -198,7 +259,7 @@ def _data(name: str):
     return _method("drw").prepare(name)
 
 
-def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+def run_cell(cfg: DRWProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One grid cell: test/val F1 and the ε-checkpoint rows of one training run."""
     config = {k: cell[k] for k in ("num_layers", "hidden", "lr")}
     if cell["method"] in drw.DP_METHODS:
@@ -225,7 +286,7 @@ def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[
 
 
 def run_table1(
-    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+    cfg: DRWProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
     """Run the missing grid cells, then derive ``table1`` and ``fig2``; returns the ``table1`` rows.
 
@@ -245,7 +306,7 @@ def run_table1(
             force=force,
             device=str(resolve_device(device)),
         )
-    return select(store, names, cfg.get("fidelity", "paper"))
+    return select(store, names, cfg.fidelity)
 
 
 def artifacts(fidelity: str = "paper") -> tuple[str, str]:
@@ -318,9 +379,9 @@ def select(store: ResultStore, datasets: list[str], fidelity: str = "paper") -> 
     return store.load(a_t1)
 
 
-def table1_sound_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+def table1_sound_cells(cfg: DRWProfile, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """Table 1's DP methods in the sound mode: every dataset, DP method, architecture and seed of the profile, with
-    one configuration fixed in advance (``sound_lr``, ``sound_clip_norm``, ``sound_noise_multiplier``)."""
+    one configuration fixed in advance (``sound.lr``, ``sound.clip_norm``, ``sound.noise_multiplier``)."""
     names = list(cfg.datasets) if datasets is None else datasets
     return [
         {
@@ -329,9 +390,9 @@ def table1_sound_cells(cfg: Settings, datasets: list[str] | None = None) -> list
             "setting": arch,
             "num_layers": drw.ARCHS[arch][0],
             "hidden": drw.ARCHS[arch][1],
-            "lr": cfg.sound_lr,
-            "clip_norm": cfg.sound_clip_norm,
-            "noise_multiplier": cfg.sound_noise_multiplier,
+            "lr": cfg.sound.lr,
+            "clip_norm": cfg.sound.clip_norm,
+            "noise_multiplier": cfg.sound.noise_multiplier,
             "seed": seed,
             "target_epsilon": cfg.target_epsilon,
             "eval_every": cfg.eval_every,
@@ -342,7 +403,7 @@ def table1_sound_cells(cfg: Settings, datasets: list[str] | None = None) -> list
             "select": "last",
         }
         for n in names
-        for m in cfg.sound_methods
+        for m in cfg.sound.methods
         for arch in cfg.archs
         for seed in cfg.seeds
     ]
@@ -354,7 +415,7 @@ def _raw_data(name: str):
     return _method("drw").prepare(name, scaling="none")
 
 
-def run_sound_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+def run_sound_cell(cfg: DRWProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One sound-mode cell: raw features, the fixed clipping norm and the final model (no private selection)."""
     config = {
         k: cell[k]
@@ -379,7 +440,7 @@ def run_sound_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") ->
 
 
 def run_table1_sound(
-    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+    cfg: DRWProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
     """Table 1's DP methods in the sound mode (``guarantee = sound``): raw features (``scaling="none"``), a fixed
     clipping norm, one configuration fixed in advance and the final model (no selection on private data); every
@@ -410,7 +471,7 @@ DIAGNOSTICS = ("best_step", "steps", "top_class_share", "class_entropy", "noise_
 
 
 def diagnostic_cells(
-    cfg: Settings, store: ResultStore, which: list[tuple[str, str, str]] | None = None
+    cfg: DRWProfile, store: ResultStore, which: list[tuple[str, str, str]] | None = None
 ) -> list[dict[str, Any]]:
     """The grid cells of the DP runs Table 1 selected (every seed of the chosen configuration), optionally only
     those of the ``(dataset, method, setting)`` triples in ``which``."""
@@ -430,7 +491,7 @@ def diagnostic_cells(
     ]
 
 
-def run_diagnostic_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+def run_diagnostic_cell(cfg: DRWProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One selected run trained again: its grid rows (test/val F1 and ε checkpoints: a check against the stored
     run) and :data:`DIAGNOSTICS` --
     the selected step, the steps taken, how concentrated the selected model's test predictions are
@@ -456,7 +517,7 @@ def run_diagnostic_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto
 
 
 def run_diagnostics(
-    cfg: Settings,
+    cfg: DRWProfile,
     store: ResultStore,
     which: list[tuple[str, str, str]] | None = None,
     *,
@@ -526,7 +587,7 @@ EXTRA_SEEDS = tuple(range(1, 18))
 
 
 def seed_cells(
-    cfg: Settings,
+    cfg: DRWProfile,
     store: ResultStore,
     which: list[tuple[str, str, str]] | None = None,
     seeds: tuple[int, ...] = EXTRA_SEEDS,
@@ -559,7 +620,7 @@ def seed_cells(
 
 
 def run_seeds(
-    cfg: Settings,
+    cfg: DRWProfile,
     store: ResultStore,
     which: list[tuple[str, str, str]] | None = None,
     *,
@@ -726,7 +787,7 @@ def fig2_side_by_side(store: ResultStore, fidelity: str = "paper") -> pd.DataFra
 # ---------------------------------------------------------------------------------------------------------------
 # Sampling-probability bound and ε per step (a figure none of the papers has)
 # ---------------------------------------------------------------------------------------------------------------
-def run_bound(cfg: Settings, store: ResultStore) -> pd.DataFrame:
+def run_bound(cfg: DRWProfile, store: ResultStore) -> pd.DataFrame:
     """q and the ε of ONE step per sampler, dataset, depth and noise, from the paper's Tables 3-4 (pure math)."""
     rows = []
     for name in cfg.bound_datasets:
@@ -835,17 +896,17 @@ def _artifact(artifact: str) -> tuple[str, str]:
 
 
 def run(
-    cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False, train: bool = True
+    cfg: DRWProfile, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
     """Compute ``artifact``'s missing cells and return its rows. Table 1 and Fig. 2 come from the same grid
     (:func:`run_table1`); their ``_authors_code`` versions need ``cfg`` built with ``fidelity="authors_code"``.
     ``train=False`` trains nothing and selects from the stored runs; ``bound`` is pure accounting."""
     kind, fidelity = _artifact(artifact)
     if kind in ("table1", "fig2"):
-        if cfg.get("fidelity", "paper") != fidelity:
+        if cfg.fidelity != fidelity:
             raise ValueError(
                 f"{artifact!r} is the {fidelity} fidelity's artifact but the settings have fidelity="
-                f"{cfg.get('fidelity', 'paper')!r}; use settings('drw', profile, fidelity={fidelity!r})"
+                f"{cfg.fidelity!r}; use settings('drw', profile, fidelity={fidelity!r})"
             )
         run_table1(cfg, store, device=device, force=force, train=train)
         return store.load(artifact)
@@ -879,3 +940,23 @@ def plot(store: ResultStore, artifact: str):
     if kind == "bound":
         return plot_bound(store)
     raise ValueError("table1_sound has no figure of its own; side_by_side(store, 'table1_sound') is its table")
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title='DRW: "Training Differentially Private Graph Neural Networks with Random Walk Sampling"',
+        kind="paper",
+        order=4,
+        citation="Ayle et al., arXiv 2301.00738",
+        docs="docs/papers/drw.md",
+        reference="drw.csv",
+        profiles=PROFILES,
+        cells=CELLS,
+        artifacts=ARTIFACTS,
+        run=run,
+        side_by_side=side_by_side,
+        plot=plot,
+    )
+)

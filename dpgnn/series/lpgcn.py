@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -18,11 +19,11 @@ import pandas as pd
 from dpgnn import methods, plotting
 from dpgnn.methods import lpgcn
 from dpgnn.privacy.guarantee import SOUND, non_private, statement
-from dpgnn.profiles import Settings
+from dpgnn.profiles import Profile
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import Series, load_or_skip, register
 from dpgnn.series.common import fmt
 from dpgnn.sweep import CellSpec, check_train, grid, run_grid
 from dpgnn.utils import resolve_device
@@ -50,64 +51,90 @@ _ANALYTIC = statement(
 )
 _DROP = ("history", "paper", "artifact", "config_hash", "versions")
 
+
+@dataclass(frozen=True)
+class Training:
+    """Early stopping of one task's Table 2 runs (docs/papers/lpgcn.md#models-and-training)."""
+
+    max_epochs: int
+    """most training epochs of one run"""
+    min_epochs: int
+    """epochs before early stopping may stop a run"""
+    patience: int
+    """validation checks without improvement before stopping"""
+    check_every: int | None = None
+    """epochs between validation checks (link prediction only; node classification checks every epoch)"""
+
+
+@dataclass(frozen=True)
+class LPGCNProfile(Profile):
+    """The settings of the LPGCN notebooks and grids (``dpgnn.profiles.settings("lpgcn", profile)``)."""
+
+    datasets: list[str]
+    """datasets of Fig. 2-5 and Table 3"""
+    table2_datasets: list[str]
+    """datasets of Table 2 (the training runs)"""
+    variance_epsilons: list[float]
+    """ε grid of the analytic variance curves (Fig. 1, 4, 5)"""
+    mae_epsilons: list[float]
+    """ε grid of the estimation error of Fig. 2"""
+    table2_epsilons: list[float]
+    """ε columns of Table 2"""
+    methods: list[str]
+    """feature mechanisms (``lm``, ``pm``, ``pgc``) and ``raw`` (non-private, ε = ∞)"""
+    runs: int
+    """runs per Table 2 cell (the paper: 10)"""
+    nc: Training
+    """node classification runs of Table 2 (GCN, micro-F1)"""
+    lp: Training
+    """link prediction runs of Table 2 (VGAE, AUC)"""
+    seed: int
+    """base seed of every cell"""
+
+
 _LPGCN_DATASETS = ["citeseer", "cora", "elliptic", "flickr", "twitch"]
 
 #: run profiles (read by dpgnn.profiles.settings("lpgcn", profile))
-PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": {
-        "datasets": ["cora", "citeseer", "twitch"],  # Fig. 2-5, Table 3
-        "table2_datasets": ["cora"],  # Table 2 (training runs)
-        "variance_epsilons": [1.0 + 0.25 * i for i in range(17)],  # Fig. 1/4/5: eps in [1, 5]
+PROFILES: dict[str, LPGCNProfile] = {
+    "smoke": LPGCNProfile(
+        datasets=["cora", "citeseer", "twitch"],
+        table2_datasets=["cora"],
+        variance_epsilons=[1.0 + 0.25 * i for i in range(17)],  # eps in [1, 5]
         # smoke keeps every notebook <= 60 s on 2 idle CPU cores: Fig. 2 at the ends of the paper's ε range
         # (ε = 1 is the point compared with the paper), Table 2 with one run at ε = 1 and 9
-        "mae_epsilons": [1.0, 9.0],
-        "table2_epsilons": [1.0, 9.0],
-        "methods": ["lm", "pm", "pgc", "raw"],
-        "runs": 1,
-        "nc_max_epochs": 100,
-        "nc_min_epochs": 10,
-        "nc_patience": 20,
-        "lp_max_epochs": 100,
-        "lp_min_epochs": 20,
-        "lp_check_every": 10,
-        "lp_patience": 10,
-        "seed": 12345,
-    },
+        mae_epsilons=[1.0, 9.0],
+        table2_epsilons=[1.0, 9.0],
+        methods=["lm", "pm", "pgc", "raw"],
+        runs=1,
+        nc=Training(max_epochs=100, min_epochs=10, patience=20),
+        lp=Training(max_epochs=100, min_epochs=20, patience=10, check_every=10),
+        seed=12345,
+    ),
     # "test": the smallest end-to-end execution, used by the test suite to run every notebook with papermill
-    "test": {
-        "datasets": ["cora"],
-        "table2_datasets": ["cora"],
-        "variance_epsilons": [1.0, 3.0, 5.0],
-        "mae_epsilons": [1.0, 9.0],
-        "table2_epsilons": [1.0],
-        "methods": ["pgc", "raw"],
-        "runs": 1,
-        "nc_max_epochs": 5,
-        "nc_min_epochs": 1,
-        "nc_patience": 2,
-        "lp_max_epochs": 10,
-        "lp_min_epochs": 2,
-        "lp_check_every": 5,
-        "lp_patience": 1,
-        "seed": 0,
-    },
-    "paper": {
-        "datasets": _LPGCN_DATASETS,
-        "table2_datasets": _LPGCN_DATASETS,
-        "variance_epsilons": [1.0 + 0.1 * i for i in range(41)],
-        "mae_epsilons": [1.0, 3.0, 5.0, 7.0, 9.0],
-        "table2_epsilons": [1.0, 5.0, 9.0],
-        "methods": ["lm", "pm", "pgc", "raw"],
-        "runs": 10,
-        "nc_max_epochs": 500,
-        "nc_min_epochs": 10,
-        "nc_patience": 20,
-        "lp_max_epochs": 500,
-        "lp_min_epochs": 100,
-        "lp_check_every": 10,
-        "lp_patience": 10,
-        "seed": 12345,
-    },
+    "test": LPGCNProfile(
+        datasets=["cora"],
+        table2_datasets=["cora"],
+        variance_epsilons=[1.0, 3.0, 5.0],
+        mae_epsilons=[1.0, 9.0],
+        table2_epsilons=[1.0],
+        methods=["pgc", "raw"],
+        runs=1,
+        nc=Training(max_epochs=5, min_epochs=1, patience=2),
+        lp=Training(max_epochs=10, min_epochs=2, patience=1, check_every=5),
+        seed=0,
+    ),
+    "paper": LPGCNProfile(
+        datasets=_LPGCN_DATASETS,
+        table2_datasets=_LPGCN_DATASETS,
+        variance_epsilons=[1.0 + 0.1 * i for i in range(41)],
+        mae_epsilons=[1.0, 3.0, 5.0, 7.0, 9.0],
+        table2_epsilons=[1.0, 5.0, 9.0],
+        methods=["lm", "pm", "pgc", "raw"],
+        runs=10,
+        nc=Training(max_epochs=500, min_epochs=10, patience=20),
+        lp=Training(max_epochs=500, min_epochs=100, patience=10, check_every=10),
+        seed=12345,
+    ),
 }
 
 
@@ -148,7 +175,7 @@ def _lp_split(name: str):
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 01: analytic variances (Fig. 1, 4, 5) and the datasets' mean feature (Table 3)
 # ---------------------------------------------------------------------------------------------------------------
-def run_variance(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
+def run_variance(cfg: LPGCNProfile, store: ResultStore) -> dict[str, pd.DataFrame]:
     """Compute Table 3 (x̄ from the data) and the variance curves of Fig. 1, 4, 5; store and return them."""
     xbar_rows = []
     for name in cfg.datasets:
@@ -244,23 +271,23 @@ def plot_fig5(store: ResultStore):
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 02: estimation error of the first graph convolution (Fig. 2, 3)
 # ---------------------------------------------------------------------------------------------------------------
-def _methods(cfg: Settings) -> list[str]:
+def _methods(cfg: LPGCNProfile) -> list[str]:
     return [m for m in cfg.methods if m != "raw"]
 
 
-def fig2_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+def fig2_cells(cfg: LPGCNProfile, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """Fig. 2 cells: one per (dataset, method, ε)."""
     names = cfg.datasets if datasets is None else datasets
     return grid(dataset=names, method=_methods(cfg), epsilon=cfg.mae_epsilons, seed=[cfg.seed]) if names else []
 
 
-def fig3_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+def fig3_cells(cfg: LPGCNProfile, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """Fig. 3 cells: one per (dataset, method) at ε = 1."""
     names = cfg.datasets if datasets is None else datasets
     return grid(dataset=names, method=_methods(cfg), epsilon=[1.0], seed=[cfg.seed]) if names else []
 
 
-def fig2_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+def fig2_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One Fig. 2 cell: the MAE of the first graph convolution at one ε (CPU computation; ``device`` unused)."""
     df = lpgcn.mae_vs_epsilon(
         _data(cell["dataset"]), cell["dataset"], [cell["epsilon"]], [cell["method"]], seed=cell["seed"]
@@ -268,7 +295,7 @@ def fig2_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list
     return [_tidy(r) | {"setting": _setting(cell["epsilon"])} for r in df.to_dict("records")]
 
 
-def fig3_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+def fig3_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One Fig. 3 cell: MAE per degree at one ε (CPU computation; ``device`` unused)."""
     df = lpgcn.mae_vs_degree(
         _data(cell["dataset"]), cell["dataset"], cell["epsilon"], [cell["method"]], seed=cell["seed"]
@@ -277,7 +304,7 @@ def fig3_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list
 
 
 def run_estimation_error(
-    cfg: Settings, store: ResultStore, *, force: bool = False, train: bool = True
+    cfg: LPGCNProfile, store: ResultStore, *, force: bool = False, train: bool = True
 ) -> dict[str, pd.DataFrame]:
     """Fig. 2 (MAE vs ε) and Fig. 3 (MAE vs degree at ε = 1) for every available dataset.
 
@@ -368,22 +395,22 @@ def plot_fig3(store: ResultStore, datasets: list[str] | None = None):
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 03: node classification and link prediction (Table 2)
 # ---------------------------------------------------------------------------------------------------------------
-def table2_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+def table2_cells(cfg: LPGCNProfile, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """One cell per (task, dataset, method, ε, run); RAW appears once per task (ε = ∞)."""
     datasets = cfg.table2_datasets if datasets is None else datasets
     if not datasets:
         return []
     epochs = {
         "node_classification": {
-            "max_epochs": cfg.nc_max_epochs,
-            "min_epochs": cfg.nc_min_epochs,
-            "patience": cfg.nc_patience,
+            "max_epochs": cfg.nc.max_epochs,
+            "min_epochs": cfg.nc.min_epochs,
+            "patience": cfg.nc.patience,
         },
         "link_prediction": {
-            "max_epochs": cfg.lp_max_epochs,
-            "min_epochs": cfg.lp_min_epochs,
-            "check_every": cfg.lp_check_every,
-            "patience": cfg.lp_patience,
+            "max_epochs": cfg.lp.max_epochs,
+            "min_epochs": cfg.lp.min_epochs,
+            "check_every": cfg.lp.check_every,
+            "patience": cfg.lp.patience,
         },
     }
     private = [m for m in cfg.methods if m != "raw"]
@@ -409,7 +436,7 @@ def _view(name: str, task: str):
     return _data(name) if task == "node_classification" else _lp_split(name)
 
 
-def table2_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> dict[str, Any]:
+def table2_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> dict[str, Any]:
     """One Table 2 run through the method registry: micro-F1 (node classification) or AUC (link prediction), in %."""
     name, task = cell["dataset"], cell["task"]
     spec = methods.get(*lpgcn.method_key(cell["method"], task))
@@ -423,7 +450,7 @@ def table2_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> di
 
 
 def run_table2(
-    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+    cfg: LPGCNProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
     """Table 2: micro-F1 (GCN) and AUC (VGAE) in %, ``cfg.runs`` runs per cell, resumable.
 
@@ -526,7 +553,7 @@ def _artifacts(artifact: str | list[str] | tuple[str, ...]) -> list[str]:
 
 
 def run(
-    cfg: Settings,
+    cfg: LPGCNProfile,
     store: ResultStore,
     artifact: str | list[str],
     *,
@@ -590,3 +617,23 @@ def plot(store: ResultStore, artifact: str, *, datasets: list[str] | None = None
     if artifact in _MAE:
         return _PLOTS[artifact](store, datasets)
     return _PLOTS[artifact](store)
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title='LPGCN: "When Differential Privacy Meets Graph Neural Networks"',
+        kind="paper",
+        order=1,
+        citation="Sajadmanesh & Gatica-Perez, arXiv 2006.05535 v1 (June 2020)",
+        docs="docs/papers/lpgcn.md",
+        reference="lpgcn.csv",
+        profiles=PROFILES,
+        cells=CELLS,
+        artifacts=ARTIFACTS,
+        run=run,
+        side_by_side=side_by_side,
+        plot=plot,
+    )
+)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -29,11 +30,11 @@ from scipy import stats
 from dpgnn import methods, plotting
 from dpgnn.methods import lpgnn
 from dpgnn.nn.lpgnn import BACKBONES
-from dpgnn.profiles import Settings
+from dpgnn.profiles import Profile
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours, spread
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import Series, load_or_skip, register
 from dpgnn.series.common import fmt
 from dpgnn.sweep import CellSpec, check_train, grid, run_grid
 from dpgnn.utils import config_hash, resolve_device
@@ -42,65 +43,106 @@ PAPER = "lpgnn"
 INF = math.inf
 _ALL = ["cora", "facebook", "pubmed", "lastfm"]
 
-PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": {
-        "datasets": ["cora"],
-        "repeats": 2,
-        "epochs": 100,
-        "seed": 12345,
-        "backbones": ["sage"],
-        "fig_a_eps_x": [1.0, INF],
-        "fig_a_eps_y": [1.0],
-        "table_b_eps_x": [1.0],
-        "replacements": ["one", "ohd"],
-        "table_c_eps_x": [1.0],
-        "table_c_methods": ["1bm", "mbm"],
-        "fig_d_eps_x": [1.0],
-        "fig_e_eps_y": [1.0],
-        "k_values": [0, 16],
-        "table_f_eps_y": [1.0],
-        "seed_points": ["fig_a/cora/sage/eps_x=1,eps_y=1"],
-        "extra_seeds": [1],
-    },
-    "test": {
-        "datasets": ["cora"],
-        "repeats": 1,
-        "epochs": 5,
-        "seed": 0,
-        "backbones": ["sage"],
-        "fig_a_eps_x": [1.0],
-        "fig_a_eps_y": [1.0],
-        "table_b_eps_x": [1.0],
-        "replacements": ["one"],
-        "table_c_eps_x": [1.0],
-        "table_c_methods": ["mbm"],
-        "fig_d_eps_x": [1.0],
-        "fig_e_eps_y": [1.0],
-        "k_values": [0, 2],
-        "table_f_eps_y": [1.0],
-        "seed_points": ["fig_a/cora/sage/eps_x=1,eps_y=1"],
-        "extra_seeds": [1],
-    },
-    "paper": {
-        "datasets": _ALL,
-        "repeats": 10,
-        "epochs": 500,
-        "seed": 12345,
-        "backbones": ["gcn", "gat", "sage"],
-        "fig_a_eps_x": [0.01, 0.1, 1.0, 2.0, 3.0, INF],
-        "fig_a_eps_y": [1.0, 2.0, 3.0, INF],
-        "table_b_eps_x": [0.01, 0.1, 1.0, INF],
-        "replacements": ["rnd", "one", "ohd"],
-        "table_c_eps_x": [0.01, 0.1, 1.0, 2.0],
-        "table_c_methods": ["1bm", "lpm", "agm", "mbm"],
-        "fig_d_eps_x": [0.01, 0.1, 1.0],
-        "fig_e_eps_y": [0.5, 1.0, 2.0],
-        "k_values": [0, 2, 4, 8, 16],
-        "table_f_eps_y": [0.5, 1.0, 2.0],
+
+@dataclass(frozen=True)
+class LPGNNProfile(Profile):
+    """The settings of the LPGNN notebooks and grids (``dpgnn.profiles.settings("lpgnn", profile)``)."""
+
+    datasets: list[str]
+    """datasets of every artifact (the paper: cora, facebook, pubmed, lastfm)"""
+    repeats: int
+    """training repeats per cell, batched in one run (the paper: 10)"""
+    epochs: int
+    """training epochs of every run"""
+    seed: int
+    """base seed of every cell"""
+    backbones: list[str]
+    """GNN backbones of Fig. A (gcn, gat, sage)"""
+    fig_a_eps_x: list[float]
+    """feature budgets ε_x of Fig. A (inf: non-private features)"""
+    fig_a_eps_y: list[float]
+    """label budgets ε_y of Fig. A (inf: non-private labels)"""
+    table_b_eps_x: list[float]
+    """feature budgets ε_x of LPGNN's rows in Table B (the fully private baselines)"""
+    replacements: list[str]
+    """Table B's baselines: what replaces the private features (rnd, one, ohd)"""
+    table_c_eps_x: list[float]
+    """feature budgets ε_x of Table C (feature mechanisms)"""
+    table_c_methods: list[str]
+    """feature mechanisms compared in Table C (1bm, lpm, agm, mbm)"""
+    fig_d_eps_x: list[float]
+    """feature budgets ε_x of Fig. D (KProp steps K_x)"""
+    fig_e_eps_y: list[float]
+    """label budgets ε_y of Fig. E (label denoising steps K_y)"""
+    k_values: list[int]
+    """KProp steps K_x (Fig. D) and K_y (Fig. E)"""
+    table_f_eps_y: list[float]
+    """label budgets ε_y of Table F (label denoising methods)"""
+    seed_points: list[str]
+    """reported points retrained with the extra seeds, as artifact/dataset/method/setting"""
+    extra_seeds: list[int]
+    """seeds besides the profile's seed for the seed_points (distinct, without the profile's seed)"""
+
+
+PROFILES: dict[str, LPGNNProfile] = {
+    "smoke": LPGNNProfile(
+        datasets=["cora"],
+        repeats=2,
+        epochs=100,
+        seed=12345,
+        backbones=["sage"],
+        fig_a_eps_x=[1.0, INF],
+        fig_a_eps_y=[1.0],
+        table_b_eps_x=[1.0],
+        replacements=["one", "ohd"],
+        table_c_eps_x=[1.0],
+        table_c_methods=["1bm", "mbm"],
+        fig_d_eps_x=[1.0],
+        fig_e_eps_y=[1.0],
+        k_values=[0, 16],
+        table_f_eps_y=[1.0],
+        seed_points=["fig_a/cora/sage/eps_x=1,eps_y=1"],
+        extra_seeds=[1],
+    ),
+    "test": LPGNNProfile(
+        datasets=["cora"],
+        repeats=1,
+        epochs=5,
+        seed=0,
+        backbones=["sage"],
+        fig_a_eps_x=[1.0],
+        fig_a_eps_y=[1.0],
+        table_b_eps_x=[1.0],
+        replacements=["one"],
+        table_c_eps_x=[1.0],
+        table_c_methods=["mbm"],
+        fig_d_eps_x=[1.0],
+        fig_e_eps_y=[1.0],
+        k_values=[0, 2],
+        table_f_eps_y=[1.0],
+        seed_points=["fig_a/cora/sage/eps_x=1,eps_y=1"],
+        extra_seeds=[1],
+    ),
+    "paper": LPGNNProfile(
+        datasets=_ALL,
+        repeats=10,
+        epochs=500,
+        seed=12345,
+        backbones=["gcn", "gat", "sage"],
+        fig_a_eps_x=[0.01, 0.1, 1.0, 2.0, 3.0, INF],
+        fig_a_eps_y=[1.0, 2.0, 3.0, INF],
+        table_b_eps_x=[0.01, 0.1, 1.0, INF],
+        replacements=["rnd", "one", "ohd"],
+        table_c_eps_x=[0.01, 0.1, 1.0, 2.0],
+        table_c_methods=["1bm", "lpm", "agm", "mbm"],
+        fig_d_eps_x=[0.01, 0.1, 1.0],
+        fig_e_eps_y=[0.5, 1.0, 2.0],
+        k_values=[0, 2, 4, 8, 16],
+        table_f_eps_y=[0.5, 1.0, 2.0],
         # the 13 reported points beyond the report's band when the grid was first compared (before Fig. A's printed
         # points carried their tables' ±), each retrained with 9 more seeds (:func:`seed_spread`):
         # "artifact/dataset/method/setting"
-        "seed_points": [
+        seed_points=[
             "fig_a/cora/sage/eps_x=0.01,eps_y=inf",
             "table_c/cora/1bm/eps_x=0.1,eps_y=inf",
             "fig_d/cora/sage/eps_x=0.01,eps_y=1,k_x=0",
@@ -115,8 +157,8 @@ PROFILES: dict[str, dict[str, Any]] = {
             "table_f/cora/drop/eps_x=1,eps_y=0.5",
             "table_f/facebook/ce/eps_x=1,eps_y=1",
         ],
-        "extra_seeds": list(range(1, 10)),
-    },
+        extra_seeds=list(range(1, 10)),
+    ),
 }
 ARTIFACTS = ("fig_a", "table_b", "table_c", "fig_d", "fig_e", "table_f")
 
@@ -136,7 +178,7 @@ def setting(eps_x: float, eps_y: float, *, k_x: int | None = None, k_y: int | No
 
 
 def _cell(
-    cfg: Settings,
+    cfg: LPGNNProfile,
     dataset: str,
     method: str,
     ex: float,
@@ -206,7 +248,7 @@ _KEEP = (
 )
 
 
-def _entries(cfg: Settings, artifact: str, dataset: str) -> list[tuple[dict[str, Any], str, str]]:
+def _entries(cfg: LPGNNProfile, artifact: str, dataset: str) -> list[tuple[dict[str, Any], str, str]]:
     """(cell, method label, setting) of every reported point of ``artifact`` for one dataset."""
     if artifact == "fig_a":
         return [
@@ -250,7 +292,7 @@ def _data(name: str):
 _CONFIG = ("eps_x", "eps_y", "k_x", "k_y", "backbone", "label_method", "repeats", "epochs")
 
 
-def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+def run_cell(cfg: LPGNNProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One training cell through the method registry (its ``repeats`` batched inside): one row per repeat."""
     spec = methods.get(PAPER, cell["method"], lpgnn.level_of(cell["method"], cell["eps_x"], cell["eps_y"]))
     config = {"dataset": cell["dataset"], **{k: cell[k] for k in _CONFIG}}
@@ -263,7 +305,7 @@ def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[
     return out
 
 
-def artifact_cells(cfg: Settings, artifact: str, datasets: list[str] | None = None) -> list[dict[str, Any]]:
+def artifact_cells(cfg: LPGNNProfile, artifact: str, datasets: list[str] | None = None) -> list[dict[str, Any]]:
     """The distinct training cells behind ``artifact`` (every dataset of the profile unless ``datasets``)."""
     cells, seen = [], set()
     for name in cfg.datasets if datasets is None else datasets:
@@ -276,7 +318,7 @@ def artifact_cells(cfg: Settings, artifact: str, datasets: list[str] | None = No
 
 
 def run(
-    cfg: Settings,
+    cfg: LPGNNProfile,
     store: ResultStore,
     artifact: str | list[str],
     *,
@@ -365,7 +407,7 @@ def parse_point(point: str) -> tuple[str, str, str, str]:
     return parts[0], parts[1], parts[2], parts[3]
 
 
-def point_cell(cfg: Settings, point: str) -> dict[str, Any]:
+def point_cell(cfg: LPGNNProfile, point: str) -> dict[str, Any]:
     """The training cell behind one reported point (with the profile's seed)."""
     artifact, dataset, method, sett = parse_point(point)
     for cell, m, s in _entries(cfg, artifact, dataset):
@@ -375,7 +417,7 @@ def point_cell(cfg: Settings, point: str) -> dict[str, Any]:
     raise ValueError(f"seed point {point!r} is not a point of {artifact} in this profile; its points: {valid}")
 
 
-def seed_cells(cfg: Settings) -> list[dict[str, Any]]:
+def seed_cells(cfg: LPGNNProfile) -> list[dict[str, Any]]:
     """The cells of ``cfg.seed_points`` with each seed of ``cfg.extra_seeds`` in place of the profile's seed (a
     point shared by two artifacts, e.g. Fig. E's K_y = 8 and Table F's Drop, is one cell)."""
     seeds = [int(s) for s in cfg.extra_seeds]
@@ -394,7 +436,7 @@ def seed_cells(cfg: Settings) -> list[dict[str, Any]]:
 
 
 def run_seeds(
-    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+    cfg: LPGNNProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
     """Train the missing cells of :func:`seed_cells` (resumable, artifact ``seeds``; ``train=False``: none) and
     return :func:`seed_spread`. A point is shown once its own artifact's rows are stored."""
@@ -420,7 +462,7 @@ def _share_within(mean: float, se: float, paper: float, tol: float) -> float:
     return float(stats.norm.cdf((paper + tol - mean) / se) - stats.norm.cdf((paper - tol - mean) / se))
 
 
-def seed_spread(cfg: Settings, store: ResultStore) -> pd.DataFrame:
+def seed_spread(cfg: LPGNNProfile, store: ResultStore) -> pd.DataFrame:
     """Per point of ``cfg.seed_points``: the paper's value, the report's tolerance and status, ours (the profile's
     seed), and the ``repeats``-run means of every seed trained (:func:`seed_cells`, artifact ``seeds``; count,
     min, max, share within the tolerance of the paper's value); ``pooled``: the mean over all their runs, ``se``:
@@ -688,3 +730,23 @@ __all__ = [
     "plot_seed_spread",
     "sampling_check",
 ]
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title='LPGNN: "Locally Private Graph Neural Networks"',
+        kind="paper",
+        order=2,
+        citation="Sajadmanesh & Gatica-Perez, ACM CCS 2021",
+        docs="docs/papers/lpgnn.md",
+        reference="lpgnn.csv",
+        profiles=PROFILES,
+        cells=CELLS,
+        artifacts=ARTIFACTS,
+        run=run,
+        side_by_side=side_by_side,
+        plot=plot,
+    )
+)

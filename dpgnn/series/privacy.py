@@ -18,6 +18,7 @@ authors use, so their ε and accuracy do not move (shown in ``sigma`` with sampl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -29,72 +30,113 @@ from dpgnn.methods import progap_baselines as bl
 from dpgnn.privacy import calibrate_noise_multiplier, dpsgd_event, epsilon
 from dpgnn.privacy.guarantee import SOUND, statement
 from dpgnn.privacy.progap import calibrate_noise, default_delta, guarantee_statement
-from dpgnn.profiles import Settings
+from dpgnn.profiles import Profile
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import Series, load_or_skip, register
 from dpgnn.sweep import run_grid
 from dpgnn.utils import config_hash
 
 PAPER = "privacy"
 
-PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": {
-        "delta": 1e-5,
-        "dpsgd": [[0.001, 10]],  # [sample rate q, steps T] (Poisson)
-        "dpsgd_uniform": [[0.01, 100]],  # sampling without replacement (DRW/FDP style)
-        "targets": [1.0],
-        "accountants": ["rdp", "autodp", "pld"],
-        "dataset": "fb100-caltech36",
-        "min_class_size": 50,
-        "depth": 1,
-        "epochs": 2,
-        "batch_size": 64,
-        "max_degree": 20,
-        "lr": 0.01,
-        "node_epsilons": [8.0],
-        "train_accountants": ["autodp", "pld"],
-        "methods": ["progap", "dp-mlp"],
-        "runs": 1,
-        "seed": 12345,
-    },
-    "test": {
-        "delta": 1e-5,
-        "dpsgd": [[0.001, 10]],
-        "dpsgd_uniform": [[0.01, 100]],
-        "targets": [1.0],
-        "accountants": ["rdp", "pld"],
-        "dataset": "fb100-caltech36",
-        "min_class_size": 50,
-        "depth": 1,
-        "epochs": 1,
-        "batch_size": 64,
-        "max_degree": 20,
-        "lr": 0.01,
-        "node_epsilons": [8.0],
-        "train_accountants": ["autodp", "pld"],
-        "methods": ["progap"],
-        "runs": 1,
-        "seed": 0,
-    },
-    "paper": {
-        "delta": 1e-5,
-        "dpsgd": [[0.001, 10], [0.001, 100], [0.01, 100], [0.01, 1000], [0.004, 10_000]],
-        "dpsgd_uniform": [[0.01, 100], [0.01, 1000]],
-        "targets": [0.5, 1.0, 2.0, 4.0, 8.0],
-        "accountants": ["rdp", "autodp", "pld"],
-        "dataset": "fb100-caltech36",
-        "min_class_size": 50,
-        "depth": 2,
-        "epochs": 5,
-        "batch_size": 64,
-        "max_degree": 20,
-        "lr": 0.01,
-        "node_epsilons": [1.0, 2.0, 4.0, 8.0],
-        "train_accountants": ["autodp", "rdp", "pld"],
-        "methods": ["progap", "dp-mlp"],
-        "runs": 5,
-        "seed": 12345,
-    },
+
+@dataclass(frozen=True)
+class PrivacyProfile(Profile):
+    """The settings of the privacy notebook (``dpgnn.profiles.settings("privacy", profile)``)."""
+
+    delta: float
+    """δ of every calibration and run"""
+    dpsgd: list[list[float]]
+    """DP-SGD settings [sample rate q, steps T] with Poisson sampling (the sigma artifact)"""
+    dpsgd_uniform: list[list[float]]
+    """DP-SGD settings [sample rate q, steps T] sampled without replacement (DRW/FDP style)"""
+    targets: list[float]
+    """target ε of the sigma artifact's calibrations"""
+    accountants: list[str]
+    """accountants compared in the sigma artifact (rdp, autodp, pld)"""
+    dataset: str
+    """dataset of the accuracy artifact"""
+    min_class_size: int
+    """classes smaller than this are dropped from the dataset"""
+    depth: int
+    """ProGAP depth (stages) of the accuracy runs"""
+    epochs: int
+    """training epochs per stage"""
+    batch_size: int
+    """DP-SGD batch size B"""
+    max_degree: int
+    """node-level degree bound D"""
+    lr: float
+    """learning rate"""
+    node_epsilons: list[float]
+    """node-level ε of the accuracy runs"""
+    train_accountants: list[str]
+    """accountants whose noise calibration the accuracy runs compare"""
+    methods: list[str]
+    """methods of the accuracy runs (progap, dp-mlp)"""
+    runs: int
+    """runs per accuracy cell"""
+    seed: int
+    """base seed of every cell"""
+
+
+PROFILES: dict[str, PrivacyProfile] = {
+    "smoke": PrivacyProfile(
+        delta=1e-5,
+        dpsgd=[[0.001, 10]],  # [sample rate q, steps T] (Poisson)
+        dpsgd_uniform=[[0.01, 100]],  # sampling without replacement (DRW/FDP style)
+        targets=[1.0],
+        accountants=["rdp", "autodp", "pld"],
+        dataset="fb100-caltech36",
+        min_class_size=50,
+        depth=1,
+        epochs=2,
+        batch_size=64,
+        max_degree=20,
+        lr=0.01,
+        node_epsilons=[8.0],
+        train_accountants=["autodp", "pld"],
+        methods=["progap", "dp-mlp"],
+        runs=1,
+        seed=12345,
+    ),
+    "test": PrivacyProfile(
+        delta=1e-5,
+        dpsgd=[[0.001, 10]],
+        dpsgd_uniform=[[0.01, 100]],
+        targets=[1.0],
+        accountants=["rdp", "pld"],
+        dataset="fb100-caltech36",
+        min_class_size=50,
+        depth=1,
+        epochs=1,
+        batch_size=64,
+        max_degree=20,
+        lr=0.01,
+        node_epsilons=[8.0],
+        train_accountants=["autodp", "pld"],
+        methods=["progap"],
+        runs=1,
+        seed=0,
+    ),
+    "paper": PrivacyProfile(
+        delta=1e-5,
+        dpsgd=[[0.001, 10], [0.001, 100], [0.01, 100], [0.01, 1000], [0.004, 10_000]],
+        dpsgd_uniform=[[0.01, 100], [0.01, 1000]],
+        targets=[0.5, 1.0, 2.0, 4.0, 8.0],
+        accountants=["rdp", "autodp", "pld"],
+        dataset="fb100-caltech36",
+        min_class_size=50,
+        depth=2,
+        epochs=5,
+        batch_size=64,
+        max_degree=20,
+        lr=0.01,
+        node_epsilons=[1.0, 2.0, 4.0, 8.0],
+        train_accountants=["autodp", "rdp", "pld"],
+        methods=["progap", "dp-mlp"],
+        runs=5,
+        seed=12345,
+    ),
 }
 
 #: the motivating example, as stated ("dpsgd up to 6× at few steps (z = 0.6, q = 0.001, T = 10: 2.04 vs 0.33)")
@@ -151,7 +193,7 @@ def _sigma_row(
     }
 
 
-def _node_counts(cfg: Settings, train_nodes: int) -> dict[str, int]:
+def _node_counts(cfg: PrivacyProfile, train_nodes: int) -> dict[str, int]:
     return {
         "aggregations": int(cfg.depth),
         "dpsgd_runs": int(cfg.depth) + 1,
@@ -161,7 +203,7 @@ def _node_counts(cfg: Settings, train_nodes: int) -> dict[str, int]:
     }
 
 
-def run_sigma(cfg: Settings, store: ResultStore, *, train_nodes: int = 500) -> pd.DataFrame:
+def run_sigma(cfg: PrivacyProfile, store: ResultStore, *, train_nodes: int = 500) -> pd.DataFrame:
     """Calibrate the noise multiplier for every (setting, target ε, accountant); rows in artifact ``sigma``.
 
     The ProGAP rows use the authors' δ rule for ``train_nodes`` (as the training runs of :func:`run_accuracy`, so
@@ -250,7 +292,7 @@ def stated_example() -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 # accuracy at equal ε
 # ---------------------------------------------------------------------------------------------------------------
-def _cells(cfg: Settings) -> list[dict[str, Any]]:
+def _cells(cfg: PrivacyProfile) -> list[dict[str, Any]]:
     cells = []
     for eps in cfg.node_epsilons:
         for acc in cfg.train_accountants:
@@ -320,7 +362,7 @@ def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[s
     ]
 
 
-def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
+def run_accuracy(cfg: PrivacyProfile, store: ResultStore, *, device: str = "auto", force: bool = False) -> pd.DataFrame:
     """ProGAP and DP-MLP (node level) at each ε with σ from each training accountant; artifact ``accuracy``."""
     cache: dict[str, Any] = {}
 
@@ -335,7 +377,7 @@ def run_accuracy(cfg: Settings, store: ResultStore, *, device: str = "auto", for
     return run_grid(store, "accuracy", _cells(cfg), lambda c: run_cell(data, c, device=device), force=force)
 
 
-def train_nodes(cfg: Settings) -> int:
+def train_nodes(cfg: PrivacyProfile) -> int:
     """Training nodes of the profile's dataset (the N of the node-level σ table)."""
     data = load_dataset(cfg.dataset, variant="progap", min_class_size=int(cfg.min_class_size))
     return int(data.train_mask.sum())
@@ -394,3 +436,17 @@ __all__ = [
     "plot_accuracy",
     "side_by_side",
 ]
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title="Privacy: what tight accounting buys at equal ε",
+        kind="study",
+        order=7,
+        profiles=PROFILES,
+        artifacts=("sigma", "accuracy"),
+        side_by_side=side_by_side,
+    )
+)

@@ -41,7 +41,7 @@ from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference, stand_in_for
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import Series, load_or_skip, register
 from dpgnn.sweep import CellSpec, check_train, grid, run_grid
 from dpgnn.utils import make_generator, resolve_device, stable_seed, torch_global_seed
 
@@ -1954,3 +1954,22 @@ def plot_authors_code(store: ResultStore):
             title="Paper teachers vs the authors'-code teachers (◇ = paper)",
         )
     }
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title='PrivGNN: "Releasing Graph Neural Networks with Differential Privacy Guarantees"',
+        kind="paper",
+        order=3,
+        citation="Olatunji, Funke & Khosla, TMLR (06/2023)",
+        docs="docs/papers/privgnn.md",
+        reference="privgnn.csv",
+        profiles=PROFILES,
+        cells=CELLS,
+        run=run,
+        side_by_side=side_by_side,
+        plot=plot,
+    )
+)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -24,11 +25,11 @@ from dpgnn import methods, plotting
 from dpgnn.data import DatasetUnavailable, dataset_available, load_dataset
 from dpgnn.methods import progap as pg
 from dpgnn.privacy import progap as privacy_progap
-from dpgnn.profiles import Settings
+from dpgnn.profiles import Profile
 from dpgnn.reference import load_reference
 from dpgnn.report import bootstrap_ci_halfwidth, paper_vs_ours
 from dpgnn.results import ResultStore
-from dpgnn.series import common, load_or_skip
+from dpgnn.series import Series, common, load_or_skip, register
 from dpgnn.series.common import fmt
 from dpgnn.sweep import CellSpec, check_train, run_grid
 from dpgnn.utils import config_hash, resolve_device
@@ -55,82 +56,147 @@ PAPER_NODE = {
 _EDGE_EPS = [0.25, 0.5, 1.0, 2.0, 4.0]
 _NODE_EPS = [2.0, 4.0, 8.0, 16.0, 32.0]
 
-PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": {
-        "datasets": list(PAPER_DATASETS),  # the paper's (not_run where unavailable)
-        "standins": {"fb100-amherst41": 100},  # stand-in name -> min class size
-        "node_settings": {"fb100-amherst41": [128, 50]},  # stand-in -> [batch size, degree bound]
-        "runs": 2,
-        "sweep_runs": 1,
-        "seed": 12345,  # runs: Table 2; sweep_runs: Fig. 2 / Fig. 4
-        "lrs": [0.01],
-        "base_layers": [1],
-        "depths": [2],
-        "gap_hops": [2],
-        "sage_layers": [2],
-        "epochs_edge": 30,
-        "epochs_node": [5],
-        "edge_epsilons": [0.5, 1.0, 4.0],
-        "node_epsilons": [2.0, 8.0, 32.0],
-        "fig4_depths": [1, 3],
-        "fig4_edge_budgets": [0.25, 1.0, 4.0],
-        "fig4_node_budgets": [2.0, 8.0, 32.0],
-        "convergence_epochs_edge": 20,
-        "convergence_epochs_node": 5,
-        "calibration_depths": [1, 2, 3, 4, 5],
-        "calibration_node": [[5, 1], [10, 3]],
-        "fidelity": "paper",  # Table 2's ProGAP edge cells: "paper" or "authors_code" (the official calibration)
-    },
-    "test": {
-        "datasets": ["facebook"],
-        "standins": {"fb100-caltech36": 50},
-        "node_settings": {"fb100-caltech36": [64, 20]},
-        "runs": 1,
-        "sweep_runs": 1,
-        "seed": 0,
-        "lrs": [0.01],
-        "base_layers": [1],
-        "depths": [1],
-        "gap_hops": [1],
-        "sage_layers": [1],
-        "epochs_edge": 3,
-        "epochs_node": [1],
-        "edge_epsilons": [1.0],
-        "node_epsilons": [8.0],
-        "fig4_depths": [1, 2],
-        "fig4_edge_budgets": [1.0],
-        "fig4_node_budgets": [8.0],
-        "convergence_epochs_edge": 2,
-        "convergence_epochs_node": 1,
-        "calibration_depths": [1],
-        "calibration_node": [],
-        "fidelity": "paper",
-    },
-    "paper": {
-        "datasets": list(PAPER_DATASETS),
-        "standins": {"fb100-wisconsin87": 1000, "fb100-present": 10_000},
-        "node_settings": {"fb100-wisconsin87": [256, 100], "fb100-present": [4096, 100]},
-        "runs": 10,
-        "sweep_runs": 10,
-        "seed": 12345,
-        "lrs": [0.01, 0.05],
-        "base_layers": [1, 2],
-        "depths": [1, 2, 3, 4, 5],
-        "gap_hops": [1, 2, 3, 4, 5],
-        "sage_layers": [1, 2, 3, 4, 5],
-        "epochs_edge": 100,
-        "epochs_node": [5, 10],
-        "edge_epsilons": _EDGE_EPS,
-        "node_epsilons": _NODE_EPS,
-        "fig4_depths": [1, 2, 3, 4, 5],
-        "fig4_edge_budgets": [0.25, 1.0, 4.0],
-        "fig4_node_budgets": [2.0, 8.0, 32.0],
-        "convergence_epochs_edge": 100,
-        "convergence_epochs_node": 10,
-        "calibration_depths": [1, 2, 3, 4, 5],
-        "calibration_node": [[e, k] for e in (5, 10) for k in (1, 2, 3)],
-        "fidelity": "paper",
-    },
+
+@dataclass(frozen=True)
+class Fig4:
+    """The depth sweep of Fig. 4 (accuracy against the number of stages)."""
+
+    depths: list[int]
+    """ProGAP depths (stages)"""
+    edge_budgets: list[float]
+    """edge-level ε of its panels"""
+    node_budgets: list[float]
+    """node-level ε of its panels"""
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """The convergence curves of notebook 04 (accuracy per epoch)."""
+
+    epochs_edge: int
+    """epochs of the edge-level run"""
+    epochs_node: int
+    """epochs of the node-level run"""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The privacy calibration tables of notebook 01 (pure computation)."""
+
+    depths: list[int]
+    """depths of the edge-level calibration"""
+    node: list[list[int]]
+    """node-level [epochs, depth] pairs"""
+
+
+@dataclass(frozen=True)
+class ProGAPProfile(Profile):
+    """The settings of the ProGAP notebooks and grids (``dpgnn.profiles.settings("progap", profile)``)."""
+
+    datasets: list[str]
+    """the paper's datasets (recorded not run where unavailable)"""
+    standins: dict[str, int]
+    """stand-in dataset -> its minimum class size (shown beside the paper, never compared)"""
+    node_settings: dict[str, list[int]]
+    """stand-in dataset -> node-level [batch size B, degree bound D] (the paper's datasets: :data:`PAPER_NODE`)"""
+    runs: int
+    """runs per Table 2 cell"""
+    sweep_runs: int
+    """runs per Fig. 2 / Fig. 4 cell"""
+    seed: int
+    """base seed of every cell"""
+    lrs: list[float]
+    """learning rates searched by validation"""
+    base_layers: list[int]
+    """encoder/head layers searched by validation"""
+    depths: list[int]
+    """ProGAP depths (stages) searched by validation"""
+    gap_hops: list[int]
+    """GAP's aggregation hops searched by validation"""
+    sage_layers: list[int]
+    """GraphSAGE layers searched by validation"""
+    epochs_edge: int
+    """training epochs at edge level (and non-private)"""
+    epochs_node: list[int]
+    """training epochs at node level, searched by validation"""
+    edge_epsilons: list[float]
+    """edge-level ε of Fig. 2"""
+    node_epsilons: list[float]
+    """node-level ε of Fig. 2"""
+    fig4: Fig4
+    """the depth sweep of Fig. 4"""
+    convergence: Convergence
+    """the convergence curves of notebook 04"""
+    calibration: Calibration
+    """the calibration tables of notebook 01"""
+    fidelity: str
+    """Table 2's ProGAP edge cells: ``paper`` or ``authors_code`` (the official calibration), :data:`FIDELITIES`"""
+
+
+PROFILES: dict[str, ProGAPProfile] = {
+    "smoke": ProGAPProfile(
+        datasets=list(PAPER_DATASETS),  # the paper's (not_run where unavailable)
+        standins={"fb100-amherst41": 100},  # stand-in name -> min class size
+        node_settings={"fb100-amherst41": [128, 50]},  # stand-in -> [batch size, degree bound]
+        runs=2,
+        sweep_runs=1,
+        seed=12345,  # runs: Table 2; sweep_runs: Fig. 2 / Fig. 4
+        lrs=[0.01],
+        base_layers=[1],
+        depths=[2],
+        gap_hops=[2],
+        sage_layers=[2],
+        epochs_edge=30,
+        epochs_node=[5],
+        edge_epsilons=[0.5, 1.0, 4.0],
+        node_epsilons=[2.0, 8.0, 32.0],
+        fig4=Fig4(depths=[1, 3], edge_budgets=[0.25, 1.0, 4.0], node_budgets=[2.0, 8.0, 32.0]),
+        convergence=Convergence(epochs_edge=20, epochs_node=5),
+        calibration=Calibration(depths=[1, 2, 3, 4, 5], node=[[5, 1], [10, 3]]),
+        fidelity="paper",  # Table 2's ProGAP edge cells: "paper" or "authors_code" (the official calibration)
+    ),
+    "test": ProGAPProfile(
+        datasets=["facebook"],
+        standins={"fb100-caltech36": 50},
+        node_settings={"fb100-caltech36": [64, 20]},
+        runs=1,
+        sweep_runs=1,
+        seed=0,
+        lrs=[0.01],
+        base_layers=[1],
+        depths=[1],
+        gap_hops=[1],
+        sage_layers=[1],
+        epochs_edge=3,
+        epochs_node=[1],
+        edge_epsilons=[1.0],
+        node_epsilons=[8.0],
+        fig4=Fig4(depths=[1, 2], edge_budgets=[1.0], node_budgets=[8.0]),
+        convergence=Convergence(epochs_edge=2, epochs_node=1),
+        calibration=Calibration(depths=[1], node=[]),
+        fidelity="paper",
+    ),
+    "paper": ProGAPProfile(
+        datasets=list(PAPER_DATASETS),
+        standins={"fb100-wisconsin87": 1000, "fb100-present": 10_000},
+        node_settings={"fb100-wisconsin87": [256, 100], "fb100-present": [4096, 100]},
+        runs=10,
+        sweep_runs=10,
+        seed=12345,
+        lrs=[0.01, 0.05],
+        base_layers=[1, 2],
+        depths=[1, 2, 3, 4, 5],
+        gap_hops=[1, 2, 3, 4, 5],
+        sage_layers=[1, 2, 3, 4, 5],
+        epochs_edge=100,
+        epochs_node=[5, 10],
+        edge_epsilons=_EDGE_EPS,
+        node_epsilons=_NODE_EPS,
+        fig4=Fig4(depths=[1, 2, 3, 4, 5], edge_budgets=[0.25, 1.0, 4.0], node_budgets=[2.0, 8.0, 32.0]),
+        convergence=Convergence(epochs_edge=100, epochs_node=10),
+        calibration=Calibration(depths=[1, 2, 3, 4, 5], node=[[e, k] for e in (5, 10) for k in (1, 2, 3)]),
+        fidelity="paper",
+    ),
 }
 
 TABLE2_METHODS = {
@@ -174,22 +240,22 @@ def _data(name: str, min_class_size: int | None = None):
     return load_dataset(reg, variant)
 
 
-def _load(cfg: Settings, name: str):
+def _load(cfg: ProGAPProfile, name: str):
     size = cfg.standins[name] if name in cfg.standins else None
     return _data(name, None if size is None else int(size))
 
 
-def _loader(cfg: Settings, cache: dict[str, Any] | None = None):
+def _loader(cfg: ProGAPProfile, cache: dict[str, Any] | None = None):
     return functools.partial(_load, cfg)
 
 
-def available(cfg: Settings, store: ResultStore, artifact: str, cache: dict[str, Any] | None = None) -> list[str]:
+def available(cfg: ProGAPProfile, store: ResultStore, artifact: str, cache: dict[str, Any] | None = None) -> list[str]:
     """Datasets of the profile that load here (paper ones first, then stand-ins); the rest recorded not_run."""
     load = _loader(cfg)
     return [n for n in _names(cfg) if load_or_skip(store, n, load, artifact=artifact) is not None]
 
 
-def _available(cfg: Settings, name: str) -> bool:
+def _available(cfg: ProGAPProfile, name: str) -> bool:
     """Cheap check (file existence) for a paper dataset; stand-ins are loaded to find out."""
     if name in cfg.standins:
         return True
@@ -197,11 +263,11 @@ def _available(cfg: Settings, name: str) -> bool:
     return dataset_available(reg, variant)
 
 
-def _names(cfg: Settings) -> list[str]:
+def _names(cfg: ProGAPProfile) -> list[str]:
     return list(cfg.datasets) + list(cfg.standins)
 
 
-def _node_settings(cfg: Settings, name: str) -> tuple[int, int]:
+def _node_settings(cfg: ProGAPProfile, name: str) -> tuple[int, int]:
     if name in cfg.node_settings:
         b, d = cfg.node_settings[name]
         return int(b), int(d)
@@ -270,7 +336,7 @@ def run_rows(cell: dict[str, Any], res: methods.RunResult) -> list[dict[str, Any
 
 
 def _method_cells(
-    cfg: Settings,
+    cfg: ProGAPProfile,
     name: str,
     method: str,
     level: str,
@@ -324,7 +390,7 @@ def _method_cells(
 SHARED_RUNS = ("table2_runs", "fig2_runs", "fig4_runs")
 
 
-def cell_run(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+def cell_run(cfg: ProGAPProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One cell of any ProGAP grid (:func:`run_cell` on the dataset loaded once per process)."""
     return run_cell(_load(cfg, cell["dataset"]), cell, device=device)
 
@@ -343,7 +409,7 @@ class RepeatsRunner:
     run's whichever call computed them (each equal to its one-at-a-time run up to float rounding); the first
     cell of a batch carries the batch's wall time (``cell_seconds``), the others almost none."""
 
-    def __init__(self, cfg: Settings, todo: list[dict[str, Any]], device: str = "auto") -> None:
+    def __init__(self, cfg: ProGAPProfile, todo: list[dict[str, Any]], device: str = "auto") -> None:
         self.cfg, self.device = cfg, device
         self.pending: dict[str, dict[str, dict[str, Any]]] = {}  # sibling key -> {config hash: cell}
         for c in todo:
@@ -377,7 +443,7 @@ def batch_run(cfg: Settings, cells: list[dict[str, Any]], device: str = "auto") 
 
 
 def _run(
-    cfg: Settings,
+    cfg: ProGAPProfile,
     store: ResultStore,
     artifact: str,
     cells: list[dict],
@@ -397,12 +463,12 @@ def _run(
     )
 
 
-def _names_for(cfg: Settings, store: ResultStore, artifact: str, train: bool) -> list[str]:
+def _names_for(cfg: ProGAPProfile, store: ResultStore, artifact: str, train: bool) -> list[str]:
     """The datasets to run (``train``: those that load here, the rest recorded not_run) or to show (all)."""
     return available(cfg, store, artifact) if train else _names(cfg)
 
 
-def _table2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
+def _table2_cells(cfg: ProGAPProfile, names: list[str] | None = None) -> list[dict]:
     names = _names(cfg) if names is None else names
     return [
         c
@@ -413,14 +479,14 @@ def _table2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
     ]
 
 
-def _fidelity(cfg: Settings) -> str:
-    fidelity = cfg.get("fidelity", "paper")
+def _fidelity(cfg: ProGAPProfile) -> str:
+    fidelity = cfg.fidelity
     if fidelity not in FIDELITIES:
         raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
     return fidelity
 
 
-def _fig2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
+def _fig2_cells(cfg: ProGAPProfile, names: list[str] | None = None) -> list[dict]:
     names = _names(cfg) if names is None else names
     cells = []
     for name in names:
@@ -433,14 +499,14 @@ def _fig2_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
     return cells
 
 
-def _fig4_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
+def _fig4_cells(cfg: ProGAPProfile, names: list[str] | None = None) -> list[dict]:
     names = _names(cfg) if names is None else names
     return [
         c
         for name in names
-        for level, budgets in (("edge", cfg.fig4_edge_budgets), ("node", cfg.fig4_node_budgets))
+        for level, budgets in (("edge", cfg.fig4.edge_budgets), ("node", cfg.fig4.node_budgets))
         for eps in budgets
-        for k in cfg.fig4_depths
+        for k in cfg.fig4.depths
         for c in _method_cells(cfg, name, "progap", level, eps, depths=[k], runs=cfg.sweep_runs)
     ]
 
@@ -448,7 +514,7 @@ def _fig4_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
 _GRIDS = {"table2_runs": _table2_cells, "fig2_runs": _fig2_cells, "fig4_runs": _fig4_cells}
 
 
-def coverage(cfg: Settings, store: ResultStore, artifact: str = "table2_runs") -> pd.DataFrame:
+def coverage(cfg: ProGAPProfile, store: ResultStore, artifact: str = "table2_runs") -> pd.DataFrame:
     """How much of ``cfg``'s grid for ``artifact`` is stored, per (dataset, method, level, setting): hyper-parameter
     configurations with at least one run, and runs, each against the grid's count. Pass the full profile (no
     overrides) to see how far a reduced run is from the paper's grid: selection only ever covers what is stored."""
@@ -542,11 +608,11 @@ SPEC_NODE = {
 }
 
 
-def run_calibration(cfg: Settings, store: ResultStore) -> pd.DataFrame:
+def run_calibration(cfg: ProGAPProfile, store: ResultStore) -> pd.DataFrame:
     """docs/papers/progap.md#edge-level-privacy edge σ table (δ = 1e-7) and docs/papers/progap.md#node-level-privacy
     node z table, with the paper's bound at each calibrated noise."""
     rows = []
-    for k in cfg.calibration_depths:
+    for k in cfg.calibration.depths:
         for eps in _EDGE_EPS:
             led = pg.privacy_ledger(
                 "edge", depth=k, delta=1e-7, target_epsilon=eps, accountant="exact_gaussian", rtol=1e-6
@@ -577,7 +643,7 @@ def run_calibration(cfg: Settings, store: ResultStore) -> pd.DataFrame:
                 edge_relation="undirected",
             )
             rows.append({**base, "metric": "sigma_nap_undirected", "value": und["sigma_nap"], "ledger": und})
-    for e, k in cfg.calibration_node:
+    for e, k in cfg.calibration.node:
         for eps in SPEC_NODE["epsilons"]:
             led = pg.privacy_ledger(
                 "node",
@@ -675,7 +741,7 @@ def plot_calibration(store: ResultStore):
 # Notebook 02: Table 2 and progressive vs layer-wise
 # ---------------------------------------------------------------------------------------------------------------
 def run_table2(
-    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+    cfg: ProGAPProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
     """Table 2 and progressive vs layer-wise: run the missing cells (``train=False``: none, select from the stored
     ones) and store the selected rows."""
@@ -782,7 +848,7 @@ def fidelity_comparison(store: ResultStore, depths=(2, 3)) -> pd.DataFrame:
 # Notebook 03: Fig. 2 accuracy vs ε (ProGAP vs GAP)
 # ---------------------------------------------------------------------------------------------------------------
 def run_fig2(
-    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+    cfg: ProGAPProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
     check_train(force, train)
     names = _names_for(cfg, store, "fig2", train)
@@ -824,12 +890,12 @@ def claim_progap_ge_gap(store: ResultStore) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 # Notebook 04: Fig. 3 convergence (K = 5)
 # ---------------------------------------------------------------------------------------------------------------
-def _fig3_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
+def _fig3_cells(cfg: ProGAPProfile, names: list[str] | None = None) -> list[dict]:
     names = _names(cfg) if names is None else names
     cells = []
     for name in names:
         b, d = _node_settings(cfg, name)
-        for level, eps, e in (("edge", 1.0, cfg.convergence_epochs_edge), ("node", 8.0, cfg.convergence_epochs_node)):
+        for level, eps, e in (("edge", 1.0, cfg.convergence.epochs_edge), ("node", 8.0, cfg.convergence.epochs_node)):
             cell = {
                 "dataset": name,
                 "method": "progap",
@@ -850,7 +916,7 @@ def _fig3_cells(cfg: Settings, names: list[str] | None = None) -> list[dict]:
 
 
 def run_fig3(
-    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+    cfg: ProGAPProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
     check_train(force, train)
     names = _names_for(cfg, store, "fig3", train)
@@ -886,7 +952,7 @@ def stage_jumps(store: ResultStore) -> pd.DataFrame:
 # Notebook 05: Fig. 4 accuracy vs depth for three budgets per level
 # ---------------------------------------------------------------------------------------------------------------
 def run_fig4(
-    cfg: Settings, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
+    cfg: ProGAPProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
     check_train(force, train)
     names = _names_for(cfg, store, "fig4", train)
@@ -939,7 +1005,13 @@ def _artifact(artifact: str) -> str:
 
 
 def run(
-    cfg: Settings, store: ResultStore, artifact: str, *, device: str = "auto", force: bool = False, train: bool = True
+    cfg: ProGAPProfile,
+    store: ResultStore,
+    artifact: str,
+    *,
+    device: str = "auto",
+    force: bool = False,
+    train: bool = True,
 ) -> pd.DataFrame:
     """Compute ``artifact``'s missing cells and return its stored rows (``calibration``: pure computation, always
     recomputed; ``table2`` and ``layerwise`` come from the same runs). ``train=False`` trains nothing and selects
@@ -1029,3 +1101,23 @@ __all__ = [
     "CELLS",
     "paper_vs_ours",
 ]
+
+
+#: this series in the registry (:mod:`dpgnn.series`)
+SERIES = register(
+    Series(
+        PAPER,
+        title='ProGAP: "Progressive Graph Neural Networks with Differential Privacy Guarantees"',
+        kind="paper",
+        order=5,
+        citation="Sajadmanesh & Gatica-Perez, WSDM 2024",
+        docs="docs/papers/progap.md",
+        reference="progap.csv",
+        profiles=PROFILES,
+        cells=CELLS,
+        artifacts=ARTIFACTS,
+        run=run,
+        side_by_side=side_by_side,
+        plot=plot,
+    )
+)

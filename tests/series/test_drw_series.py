@@ -17,7 +17,7 @@ def test_sound_cells_fix_everything_in_advance():
     cfg = settings("drw", "test")
     cells = series.table1_sound_cells(cfg)
     assert cells and all(c["scaling"] == "none" and c["select"] == "last" for c in cells)
-    assert {c["clip_norm"] for c in cells} == {cfg.sound_clip_norm}  # fixed, never a quantile of gradients
+    assert {c["clip_norm"] for c in cells} == {cfg.sound.clip_norm}  # fixed, never a quantile of gradients
     assert [s.name for s in engine.select(["drw"])] == ["table1", "table1_sound"]
 
 

@@ -113,9 +113,9 @@ def test_run_table2_goes_through_the_registry_resumes_and_matches_a_direct_run(s
         run=0,
         seed=cfg.seed,
         device="cpu",
-        max_epochs=cfg.nc_max_epochs,
-        min_epochs=cfg.nc_min_epochs,
-        patience=cfg.nc_patience,
+        max_epochs=cfg.nc.max_epochs,
+        min_epochs=cfg.nc.min_epochs,
+        patience=cfg.nc.patience,
     )
     stored = rows.query("metric == 'micro_f1' and method == 'pgc'")["value"].item()
     assert stored == 100.0 * direct["value"]
