@@ -400,8 +400,9 @@ def train_stage_repeats(
 
 
 def _fit(model: StackedStage, step, evaluate, epochs: int, stage: int) -> list[list[dict[str, Any]]]:
-    """:func:`dpgnn.train.fit` (``monitor="val"``, ``mode="max"``, ``keep_initial=True``) with one selection per
-    seed: a seed's slice of every stacked tensor is saved at each of its improvements and restored at the end."""
+    """The selection of :func:`dpgnn.train.fit` (``monitor="val"``, ``mode="max"``, ``keep_initial=True``), one per
+    seed, on :func:`~dpgnn.train.fit`: a seed's slice of every stacked tensor is saved at each of its improvements
+    and restored at the end."""
     state = model.state()
     best = {k: v.detach().clone() for k, v in state.items()}
     best_val = torch.full((model.repeats,), -math.inf, dtype=torch.float64)

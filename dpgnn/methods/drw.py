@@ -31,8 +31,9 @@ raw features changes only the (one) subgraph that contains it, and the clipped s
 Methods (Table 1 rows): ``gcn`` (non-DP, RW sampler), ``mlp`` (non-DP, uniform sampler), ``fdp``, ``drw``, ``drw-d``
 (DRW re-generated every ``resample_every`` steps) and ``drw-r`` (2 walks per root), each registered in
 :mod:`dpgnn.methods` at its privacy level (:data:`LEVELS`: ``none`` for the baselines, ``feature`` for the DP
-methods); ``run_xxx(data, config, *, seed, device)`` wraps :func:`train_nondp` (on :func:`dpgnn.train.fit`) or the
-specialised DP-SGD loop :func:`train_dp` and returns a :class:`dpgnn.methods.RunResult`.
+methods); ``run_xxx(data, config, *, seed, device)`` wraps :func:`train_nondp` or the DP-SGD run :func:`train_dp`
+(:func:`run_dp` with a :class:`DPTrainConfig`), both on :func:`dpgnn.train.fit`, and returns a
+:class:`dpgnn.methods.RunResult`.
 """
 
 from __future__ import annotations
