@@ -166,6 +166,16 @@ def _improves(value: float, best: float, mode: str, min_delta: float) -> bool:
     return value > best + min_delta if mode == "max" else value < best - min_delta
 
 
+def _record(epoch: int, out: Any) -> dict[str, Any]:
+    """An epoch's history entry: its number and what its step returned (a loss, or a dict of floats)."""
+    record: dict[str, Any] = {"epoch": epoch}
+    if isinstance(out, dict):
+        record.update({k: float(v) for k, v in out.items()})
+    elif out is not None:
+        record["loss"] = float(out)
+    return record
+
+
 def _check_fit(epochs: int, evaluate, monitor: str | None, mode: str, patience: int | None, min_delta: float) -> None:
     if epochs < 1:
         raise ValueError(f"epochs must be >= 1, got {epochs}")
@@ -227,16 +237,10 @@ def fit(
     history: list[dict[str, Any]] = []
     metrics: dict[str, float] = {}
     bar = _progress(epochs, progress, desc)
-    epoch = 0
-    for epoch in range(1, epochs + 1):
+    for epoch in range(1, epochs + 1):  # epochs >= 1: the loop binds epoch
         if model is not None:
             model.train()
-        out = step(epoch)
-        record: dict[str, Any] = {"epoch": epoch}
-        if isinstance(out, dict):
-            record.update({k: float(v) for k, v in out.items()})
-        elif out is not None:
-            record["loss"] = float(out)
+        record = _record(epoch, step(epoch))
         if evaluate is not None:
             with torch.no_grad():
                 metrics = dict(evaluate(epoch))
@@ -254,10 +258,8 @@ def fit(
                 best_state = copy.deepcopy(model.state_dict())
         else:
             wait += 1
-            if patience is not None and epoch >= min_epochs and wait >= int(patience):
-                stopped = True
-                break
-        if stop is not None and stop(epoch):
+        patient = patience is None or epoch < min_epochs or wait < int(patience)
+        if not patient or (stop is not None and stop(epoch)):
             stopped = True
             break
     if bar is not None:

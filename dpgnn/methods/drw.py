@@ -952,6 +952,18 @@ def _dp_result(d, cfg, s: _Sampling, ledger, sel: _Selection, model, sigma, C, n
     }
 
 
+def _random_walk_forward(model: nn.Module, d: DRWData, x: Tensor, y: Tensor, batch) -> tuple[Tensor, Tensor]:
+    """The non-DP GCN on one random-walk batch ``(nodes, loss_nodes)``: the subgraph induced on the visited nodes,
+    the outputs and labels of its training nodes."""
+    nodes, loss_nodes = batch
+    dev = x.device
+    nodes_t = torch.as_tensor(nodes)
+    sub_ei = subgraph(nodes_t, d.train_edge_index, relabel_nodes=True, num_nodes=d.num_nodes)[0]
+    a = normalized_adjacency(sub_ei, len(nodes)).to(dev)
+    pos = torch.as_tensor(np.searchsorted(nodes, loss_nodes), device=dev)
+    return model(x[nodes_t.to(dev)], a)[pos], y[torch.as_tensor(loss_nodes, device=dev)]
+
+
 def train_nondp(
     d: DRWData,
     method: str,
@@ -994,13 +1006,7 @@ def train_nondp(
 
     def loss(_: int) -> Tensor:
         if method == "gcn":
-            nodes, loss_nodes = random_walk_batch(ptr, col, d.train, B, L, rng)
-            nodes_t = torch.as_tensor(nodes)
-            sub_ei = subgraph(nodes_t, d.train_edge_index, relabel_nodes=True, num_nodes=d.num_nodes)[0]
-            a = normalized_adjacency(sub_ei, len(nodes)).to(dev)
-            pos = torch.as_tensor(np.searchsorted(nodes, loss_nodes), device=dev)
-            out = model(x[nodes_t.to(dev)], a)[pos]
-            target = y[torch.as_tensor(loss_nodes, device=dev)]
+            out, target = _random_walk_forward(model, d, x, y, random_walk_batch(ptr, col, d.train, B, L, rng))
         else:
             idx = torch.as_tensor(uniform_batch(d.train, B, rng), device=dev)
             out, target = model(x[idx]), y[idx]
