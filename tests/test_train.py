@@ -73,3 +73,78 @@ def test_fit_without_monitor_and_bad_arguments():
         fit(model, step, evaluate, epochs=1, monitor=None, patience=3)
     with pytest.raises(KeyError, match="'acc'"):
         fit(model, step, evaluate, epochs=1, monitor="acc")
+
+
+def test_fit_stop_ends_training_after_the_epoch_and_its_selection():
+    from dpgnn.train import fit
+
+    model, step, evaluate = _scripted([0.1, 0.2, 0.3, 0.4])
+    asked = []
+    res = fit(model, step, evaluate, epochs=4, stop=lambda e: asked.append(e) or e == 2)
+    assert asked == [1, 2] and res.stopped_early and res.epochs == 2 and res.best_epoch == 2
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the updates a step makes
+# ---------------------------------------------------------------------------------------------------------------
+def test_gradient_step_equals_the_hand_written_update_and_clips():
+    from dpgnn.train import GradientStep
+
+    def run(use_step, clip):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 2)
+        x, y = torch.randn(8, 3), torch.randn(8, 2)
+        opt = torch.optim.Adam(model.parameters(), lr=0.1)
+        step = GradientStep(opt, lambda: ((model(x) - y) ** 2).sum(), max_grad_norm=clip)
+        for _ in range(3):
+            if use_step:
+                loss = step()
+                assert not loss.requires_grad
+            else:
+                opt.zero_grad()
+                ((model(x) - y) ** 2).sum().backward()
+                if clip is not None:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+                opt.step()
+        return [p.detach().clone() for p in model.parameters()]
+
+    for clip in (None, 0.5):
+        assert all(torch.equal(a, b) for a, b in zip(run(True, clip), run(False, clip)))
+    assert not all(torch.equal(a, b) for a, b in zip(run(True, 0.5), run(True, None)))
+
+
+def test_gradient_step_with_gradients_set_by_the_closure():
+    from dpgnn.train import GradientStep
+
+    p = torch.nn.Parameter(torch.zeros(2))
+    opt = torch.optim.SGD([p], lr=1.0)
+
+    def loss():
+        p.grad = torch.tensor([1.0, -2.0])
+        return None
+
+    assert GradientStep(opt, loss)() is None and torch.equal(p.detach(), torch.tensor([-1.0, 2.0]))
+
+
+def test_noisy_step_hooks_noise_and_batch_division_in_order():
+    from dpgnn.train import NoisyStep
+
+    p = torch.nn.Parameter(torch.zeros(2))
+    opt = torch.optim.SGD([p], lr=1.0)
+    seen = []
+
+    class Hook:
+        def before_noise(self, sums, info):
+            seen.append(("before", sums["w"].clone(), info))
+            sums["w"] += 1.0  # a canary's gradient, added in place
+
+        def after_noise(self, noisy, info):
+            seen.append(("after", noisy["w"].clone(), info))
+
+    step = NoisyStep(opt, {"w": p}, lambda sums: {"w": sums["w"] + 10.0}, 4, canary=Hook(), info="default")
+    step({"w": torch.tensor([2.0, 6.0])})
+    assert torch.equal(seen[0][1], torch.tensor([2.0, 6.0])) and seen[0][2] == "default"
+    assert torch.equal(seen[1][1], torch.tensor([13.0, 17.0]))
+    assert torch.equal(p.detach(), -torch.tensor([13.0, 17.0]) / 4)
+    step({"w": torch.zeros(2)}, info="own")
+    assert seen[-1][2] == "own"

@@ -39,6 +39,7 @@ import torch.nn.functional as F
 from scipy import stats
 
 from dpgnn.methods import privgnn as P
+from dpgnn.train import GradientStep, fit
 from dpgnn.utils import make_generator, resolve_device, stable_seed, torch_global_seed
 
 __all__ = [
@@ -89,11 +90,12 @@ def train_attack_model(
     y = torch.cat([torch.ones(n), torch.zeros(n)])
     torch.manual_seed(stable_seed("attack-init", seed))
     model = torch.nn.Sequential(torch.nn.Linear(x.size(1), hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    for _ in range(epochs):
-        opt.zero_grad()
-        F.binary_cross_entropy_with_logits(model(x).squeeze(1), y).backward()
-        opt.step()
+    step = GradientStep(
+        torch.optim.Adam(model.parameters(), lr=lr),
+        lambda epoch: F.binary_cross_entropy_with_logits(model(x).squeeze(1), y),
+    )
+    if epochs > 0:
+        fit(model, step, epochs=epochs, monitor=None, restore_best=False)
     model.eval()
     return model
 
@@ -136,13 +138,16 @@ def train_rebmigraph_attack(
         if isinstance(layer, torch.nn.Linear):
             torch.nn.init.xavier_uniform_(layer.weight)
             torch.nn.init.constant_(layer.bias, 0.01)
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    # the softmax output taken as logits, as published
+    step = GradientStep(torch.optim.Adam(net.parameters(), lr=lr), lambda idx: F.cross_entropy(net(x[idx]), y[idx]))
     gen = make_generator(stable_seed("rebmigraph-attack-batches", seed))
-    for _ in range(epochs):
+
+    def epoch_step(epoch: int) -> None:  # shuffled minibatches
         for idx in torch.randperm(x.size(0), generator=gen).split(batch):
-            opt.zero_grad()
-            F.cross_entropy(net(x[idx]), y[idx]).backward()  # the softmax output taken as logits, as published
-            opt.step()
+            step(idx)
+
+    if epochs > 0:
+        fit(net, epoch_step, epochs=epochs, monitor=None, restore_best=False)
     net.eval()
     return torch.nn.Sequential(net, _MemberColumn())
 

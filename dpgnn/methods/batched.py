@@ -33,6 +33,7 @@ from torch.nn.utils.rnn import pad_sequence
 
 from dpgnn.nn.progap import MLP, StageModel
 from dpgnn.privacy.progap import stage_steps
+from dpgnn.train import GradientStep, NoisyStep, fit
 
 __all__ = ["StackedMLP", "StackedStage", "StackedNAP", "train_stage_repeats", "split_accuracies", "stackable"]
 
@@ -399,14 +400,16 @@ def train_stage_repeats(
 
 
 def _fit(model: StackedStage, step, evaluate, epochs: int, stage: int) -> list[list[dict[str, Any]]]:
-    """:func:`dpgnn.train.fit` (``monitor="val"``, ``mode="max"``, ``keep_initial=True``) with one selection per
-    seed: a seed's slice of every stacked tensor is saved at each of its improvements and restored at the end."""
+    """The selection of :func:`dpgnn.train.fit` (``monitor="val"``, ``mode="max"``, ``keep_initial=True``), one per
+    seed, on :func:`~dpgnn.train.fit`: a seed's slice of every stacked tensor is saved at each of its improvements
+    and restored at the end."""
     state = model.state()
     best = {k: v.detach().clone() for k, v in state.items()}
     best_val = torch.full((model.repeats,), -math.inf, dtype=torch.float64)
     hist: list[list[dict[str, Any]]] = [[] for _ in range(model.repeats)]
-    for epoch in range(1, int(epochs) + 1):
-        step(epoch)
+
+    def select(epoch: int) -> dict[str, float]:
+        nonlocal best_val
         acc = evaluate()
         train, val = acc["train"].tolist(), acc["val"].tolist()
         for r, h in enumerate(hist):
@@ -419,6 +422,9 @@ def _fit(model: StackedStage, step, evaluate, epochs: int, stage: int) -> list[l
                 for k, v in state.items():
                     sel = better.to(v.device)
                     best[k][sel] = v.detach()[sel]
+        return {}
+
+    fit(None, step, select, epochs=int(epochs), monitor=None, restore_best=False)
     with torch.no_grad():
         for k, v in state.items():
             v.copy_(best[k])
@@ -433,12 +439,14 @@ def _full_batch_step(model: StackedStage, xs: Sequence[Tensor], y: Tensor, train
     n = train_idx.numel()
     target = y.index_select(0, train_idx).expand(model.repeats, n).reshape(-1)
 
-    def step(epoch: int) -> None:
-        opt.zero_grad()
+    def loss(epoch: int) -> Tensor:
         logits = model(x_train, training=True)
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), target, reduction="sum") / n
-        loss.backward()
-        opt.step()
+        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), target, reduction="sum") / n
+
+    update = GradientStep(opt, loss)
+
+    def step(epoch: int) -> None:
+        update(epoch)
 
     return step
 
@@ -473,6 +481,18 @@ def _dp_step(
     pad = int(train_idx[0])
     dev = train_idx.device
 
+    def add_noise(sums: dict[str, Tensor]) -> dict[str, Tensor]:
+        if std == 0:
+            return {k: g.contiguous() for k, g in sums.items()}
+        for views, gen in zip(noise_views, generators):
+            for v in views:
+                v.normal_(0.0, std, generator=gen)
+        # (Σ clip + noise) / B, as the sequential flat buffer; a fresh contiguous gradient (fused Adam reads a
+        # strided gradient as if it were contiguous)
+        return {k: g + z for (k, g), z in zip(sums.items(), noise_of)}
+
+    private = NoisyStep(opt, {str(i): p for i, p in enumerate(params)}, add_noise, expected)
+
     def step(epoch: int) -> None:
         for _ in range(per_epoch):
             batches = []
@@ -487,14 +507,6 @@ def _dp_step(
                 valid = torch.arange(idx.size(1), device=dev) < torch.tensor(counts, device=dev).unsqueeze(1)
                 target = torch.where(valid, y[idx], torch.full_like(idx, _IGNORE))
                 sums = model.clipped_sums([_per_seed_rows(x, idx) for x in xs], target, dp.clip)
-            if std > 0:
-                for views, gen in zip(noise_views, generators):
-                    for v in views:
-                        v.normal_(0.0, std, generator=gen)
-            for p, g, z in zip(params, sums, noise_of):
-                # (Σ clip + noise) / B, as the sequential flat buffer; a fresh contiguous gradient (fused Adam
-                # reads a strided gradient as if it were contiguous)
-                p.grad = (g + z if std > 0 else g.contiguous()).div_(expected)
-            opt.step()
+            private({str(i): g for i, g in enumerate(sums)})
 
     return step

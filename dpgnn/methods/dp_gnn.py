@@ -54,7 +54,7 @@ from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, statement
 from dpgnn.privacy.progap import accounted_steps, stage_steps
 from dpgnn.privacy.validation import check_int as _int
 from dpgnn.privacy.validation import check_positive as _pos
-from dpgnn.train import fit
+from dpgnn.train import NoisyStep, fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = [
@@ -318,6 +318,13 @@ def train_dp_gnn(
     steps_per_epoch = ledger["steps_trained"] // cfg.epochs
     info = DPStepInfo(population=n_train, batch=b, poisson=False, std=std, clip=cfg.clip)
 
+    def add_noise(sums: dict[str, Tensor]) -> dict[str, Tensor]:
+        for k, p in model.named_parameters():
+            sums[k] += std * torch.randn(p.shape, generator=gen, device=gen.device).to(dev)
+        return sums
+
+    private = NoisyStep(opt, dict(model.named_parameters()), add_noise, b, canary=canary, info=info)
+
     def step(epoch: int) -> None:
         """One epoch: ``steps_per_epoch`` noisy steps on fresh uniform batches of training roots."""
         for _ in range(steps_per_epoch):
@@ -326,16 +333,7 @@ def train_dp_gnn(
             g = per_root_gradients(model, x[roots], x_pad[nb], tmask[roots], y[roots])
             norms = torch.sqrt(sum(g[k].flatten(1).pow(2).sum(1) for k in names))
             scale = (cfg.clip / (norms + 1e-6)).clamp(max=1.0)
-            sums = {k: torch.einsum("b,b...->...", scale, g[k]) for k in names}
-            if canary is not None:
-                canary.before_noise(sums, info)
-            for k, p in model.named_parameters():
-                sums[k] += std * torch.randn(p.shape, generator=gen, device=gen.device).to(dev)
-            if canary is not None:
-                canary.after_noise(sums, info)
-            for k, p in model.named_parameters():
-                p.grad = sums[k] / b
-            opt.step()
+            private({k: torch.einsum("b,b...->...", scale, g[k]) for k in names})
 
     def logits() -> Tensor:  # the full (degree-bounded) graph, non-private forward, eval mode, no gradients
         model.eval()

@@ -31,8 +31,9 @@ raw features changes only the (one) subgraph that contains it, and the clipped s
 Methods (Table 1 rows): ``gcn`` (non-DP, RW sampler), ``mlp`` (non-DP, uniform sampler), ``fdp``, ``drw``, ``drw-d``
 (DRW re-generated every ``resample_every`` steps) and ``drw-r`` (2 walks per root), each registered in
 :mod:`dpgnn.methods` at its privacy level (:data:`LEVELS`: ``none`` for the baselines, ``feature`` for the DP
-methods); ``run_xxx(data, config, *, seed, device)`` wraps :func:`train_nondp` (on :func:`dpgnn.train.fit`) or the
-specialised DP-SGD loop :func:`train_dp` and returns a :class:`dpgnn.methods.RunResult`.
+methods); ``run_xxx(data, config, *, seed, device)`` wraps :func:`train_nondp` or the DP-SGD run :func:`train_dp`
+(:func:`run_dp` with a :class:`DPTrainConfig`), both on :func:`dpgnn.train.fit`, and returns a
+:class:`dpgnn.methods.RunResult`.
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ import inspect
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -82,7 +83,7 @@ from dpgnn.privacy.fdp import max_affected
 from dpgnn.privacy.guarantee import non_private
 from dpgnn.privacy.validation import check_int as _int
 from dpgnn.privacy.validation import check_positive as _positive
-from dpgnn.train import fit
+from dpgnn.train import GradientStep, NoisyStep, fit
 from dpgnn.utils import check_features, resolve_device, seed_everything, stable_seed, versions
 
 __all__ = [
@@ -116,6 +117,9 @@ __all__ = [
     "LEVELS",
     "split_features",
     "eval_features",
+    "DPTrainConfig",
+    "DP_OPTIONS",
+    "run_dp",
     "train_dp",
     "train_nondp",
     "run",
@@ -584,51 +588,211 @@ def _sample_subgraphs(
     )
 
 
+DPMethod = Literal["fdp", "drw", "drw-d", "drw-r"]
+PerSample = Literal["ghost", "vmap"]
+Select = Literal["best_val", "last"]
+Fidelity = Literal["paper", "authors_code"]
+FdpVariant = Literal["paper", "authors"]
+PER_SAMPLE: tuple[PerSample, ...] = ("ghost", "vmap")
+SELECTS: tuple[Select, ...] = ("best_val", "last")
+
+
+@dataclass(frozen=True)
+class DPTrainConfig:
+    """One DP training run of DRW, DRW-D, DRW-R or FDP (:func:`run_dp`); every mode is checked here, once.
+
+    Attributes:
+        method: ``drw`` (one walk per root), ``drw-d`` (walks re-drawn every ``resample_every`` steps), ``drw-r``
+            (two walks per root) or ``fdp`` (degree-bounded K-hop neighbourhoods); case-insensitive.
+        num_layers: GCN layers (= the walks' length / the neighbourhoods' depth); Table 1: 1 or 2.
+        hidden: GCN width; Table 1: 256 or 512.
+        lr: Adam learning rate (paper Sec. 5.1: 0.1).
+        clip_fraction: the paper's clip norm percentage: ``C = clip_fraction·‖g0‖`` from a first batch's
+            gradients (data-dependent, not private); ``None`` with ``clip_norm``.
+        clip_norm: a fixed total clipping norm ``C`` split evenly over the tensors (data-independent).
+        noise_multiplier: ``z``, noise std / sensitivity (> 0).
+        batch: subgraphs per step; ``None``: the paper's batch for the dataset (:func:`batch_size`).
+        delta: δ; ``None``: the paper's δ of the dataset (:data:`DELTA`, 1e-5 elsewhere).
+        target_epsilon: training stops before ε would exceed it (Table 1: 8).
+        resample_every: DRW-D's steps between two draws of the walks.
+        eval_every: steps between two evaluations (the last step and the checkpoints are always evaluated).
+        max_steps: a cap on the steps (``None``: the schedule's steps).
+        accountant: DRW's accountant (:func:`epsilon_schedule`; the paper's ``autodp``).
+        fdp_degree: FDP's degree bound ``D``.
+        fdp_variant: FDP's neighbourhoods: ``paper`` or the ``authors`` code's.
+        per_sample: ``ghost`` (:func:`clipped_grad_sum`, norms from Gram matrices) or ``vmap``
+            (:func:`per_subgraph_grads` + :func:`clip_and_noise`): the same sums up to rounding, the same noise.
+        select: ``best_val`` (the paper: the best-validation trained model) or ``last`` (the final model).
+        fidelity: ``paper`` or ``authors_code`` (the official code's accountant at sampling rate 1 and its
+            early stopping after ``patience`` evaluations without a better validation F1).
+        patience: evaluations without improvement before ``authors_code`` stops.
+    """
+
+    method: DPMethod = "drw"
+    num_layers: int = 1
+    hidden: int = 256
+    lr: float = 0.1
+    clip_fraction: float | None = 0.1
+    clip_norm: float | None = None
+    noise_multiplier: float = 4.0
+    batch: int | None = None
+    delta: float | None = None
+    target_epsilon: float = TARGET_EPSILON
+    resample_every: int = 10
+    eval_every: int = 1
+    max_steps: int | None = None
+    accountant: str = "autodp"
+    fdp_degree: int = 4
+    fdp_variant: FdpVariant = "paper"
+    per_sample: PerSample = "ghost"
+    select: Select = "best_val"
+    fidelity: Fidelity = "paper"
+    patience: int = 30
+
+    def __post_init__(self) -> None:
+        if self.select not in SELECTS:
+            raise ValueError(f"select must be 'best_val' or 'last', got {self.select!r}")
+        method = _method_key(self.method)
+        if method not in DP_METHODS:
+            raise ValueError(f"train_dp runs the DP methods {list(DP_METHODS)}; use train_nondp for {method!r}")
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "num_layers", _int(self.num_layers, "num_layers", 1))
+        object.__setattr__(self, "noise_multiplier", _positive(self.noise_multiplier, "noise_multiplier"))
+        object.__setattr__(self, "lr", _positive(self.lr, "lr"))
+        _positive(self.target_epsilon, "target_epsilon")
+        _int(self.resample_every, "resample_every", 1)
+        _int(self.eval_every, "eval_every", 1)
+        if self.fdp_variant not in FDP_VARIANTS:
+            raise ValueError(f"fdp_variant must be one of {FDP_VARIANTS}, got {self.fdp_variant!r}")
+        if self.per_sample not in PER_SAMPLE:
+            raise ValueError(f"per_sample must be 'ghost' or 'vmap', got {self.per_sample!r}")
+        _fidelity(self.fidelity)
+        _int(self.patience, "patience", 1)
+
+
+#: the keywords of :func:`train_dp` besides ``seed`` and ``device`` (a series cell's options)
+DP_OPTIONS = tuple(f.name for f in fields(DPTrainConfig) if f.name != "method") + ("on_model", "canary")
+
+
 def train_dp(
     d: DRWData,
     method: str,
     *,
-    num_layers: int = 1,
-    hidden: int = 256,
-    lr: float = 0.1,
-    clip_fraction: float | None = 0.1,
-    clip_norm: float | None = None,
-    noise_multiplier: float = 4.0,
-    batch: int | None = None,
-    delta: float | None = None,
-    target_epsilon: float = TARGET_EPSILON,
     seed: int = 1234,
-    resample_every: int = 10,
-    eval_every: int = 1,
-    max_steps: int | None = None,
-    accountant: str = "autodp",
-    fdp_degree: int = 4,
-    fdp_variant: str = "paper",
-    per_sample: str = "ghost",
-    select: str = "best_val",
-    fidelity: str = "paper",
-    patience: int = 30,
+    device: str = "auto",
+    on_model: Callable[[nn.Module], None] | None = None,
+    canary: DPStepHook | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """DP training (DRW, DRW-D, DRW-R or FDP): :func:`run_dp` with ``DPTrainConfig(method=method, **options)``
+    (the options and their defaults: :class:`DPTrainConfig`)."""
+    cfg = DPTrainConfig(method=method, **options)
+    return run_dp(d, cfg, seed=seed, device=device, on_model=on_model, canary=canary)
+
+
+@dataclass(frozen=True)
+class _Sampling:
+    """How a DP run samples and what it is accounted for: sampling rate ``q``, max subgraphs one node is in ``K``,
+    sensitivity factor (``2K``: replace-one, clipped sums), the ε schedule."""
+
+    num_train: int
+    batch: int
+    q: float
+    affected: int
+    sens_factor: float
+    sched: Schedule
+
+
+def _sampling(d: DRWData, cfg: DPTrainConfig, delta: float) -> _Sampling:
+    L, z, N = cfg.num_layers, cfg.noise_multiplier, d.num_train
+    B = _int(cfg.batch if cfg.batch is not None else batch_size(d.name, cfg.method, L), "batch", 1)
+    if cfg.method == "fdp":
+        K = max_affected(cfg.fdp_degree, L)
+        if B > N:
+            raise ValueError(f"batch must be in [1, num_train={N}], got {B}")
+        sched = fdp_schedule(z, N, B, K, delta, float(cfg.target_epsilon), cfg.fdp_variant)
+        return _Sampling(N, B, B / N, K, 2.0 * K, sched)
+    q = sampler_bound(cfg.method, B, N, L)
+    sched = epsilon_schedule(z, q, delta, float(cfg.target_epsilon), cfg.accountant, cfg.fidelity)
+    return _Sampling(N, B, q, 1, 2.0, sched)
+
+
+class _Selection:
+    """DRW's evaluations: the selected model's scores (the best validation F1 among trained steps, or the last
+    step with ``select="last"``), the checkpoint rows at every integer ε and ``authors_code``'s early stop."""
+
+    def __init__(self, model: nn.Module, d: DRWData, x_eval, adj: Tensor, cfg: DPTrainConfig, sched, steps: int):
+        self.model, self.d, self.x_eval, self.adj, self.cfg, self.sched = model, d, x_eval, adj, cfg, sched
+        dev = adj.device
+        self.splits = {"train": torch.as_tensor(d.train).to(dev), "val": d.val.to(dev), "test": d.test.to(dev)}
+        self.best: dict[str, Any] = {"val": -1.0, "test": float("nan"), "train": float("nan"), "step": 0}
+        self.cps = {t: k for k, t, _ in sched.checkpoints}
+        self.rows: list[dict[str, Any]] = []
+        self.history: list[dict[str, float]] = []
+        self.stale = 0  # evaluations since the last improvement (authors_code early stopping)
+        self.steps = steps
+        self.stopped: int | None = None
+
+    def due(self, step: int) -> bool:
+        return step % self.cfg.eval_every == 0 or step == self.steps or step in self.cps
+
+    def record(self, step: int) -> None:
+        pred: list[Tensor] = []
+        scores = _scores(self.model, self.d, self.x_eval, self.adj, self.splits, pred)
+        v, te, best, T = scores["val"], scores["test"], self.best, self.steps
+        self.history.append({"step": step, **scores})
+        if step > 0 and (v > best["val"] or self.cfg.select == "last"):  # the untrained model is never selected
+            best.update(val=v, test=te, train=scores["train"], step=step, pred=pred[0] if pred else None)
+            self.stale = 0
+        elif step > 0:
+            self.stale += 1
+        if step in self.cps or step == T:
+            for k, t, e in self.sched.checkpoints:
+                if t == step or (step == T and t > T):
+                    val = best["val"] if best["val"] >= 0 else math.nan
+                    self._row(k, step, e if t == step else math.nan, val, te)
+
+    def _row(self, k: float, step: int, epsilon: float, val: float, current: float) -> None:
+        self.rows.append(
+            {
+                "checkpoint": k,
+                "steps": step,
+                "epsilon": epsilon,
+                "test_f1": self.best["test"],
+                "val_f1": val,
+                "test_f1_current": current,
+            }
+        )
+
+    def stop(self, step: int) -> bool:
+        """``authors_code``: stop after ``patience`` evaluations without improvement; the checkpoints beyond the
+        stop keep the model selected so far."""
+        if not (self.cfg.fidelity == "authors_code" and self.stale >= self.cfg.patience and step < self.steps):
+            return False
+        self.stopped = step
+        for k, t, _ in self.sched.checkpoints:
+            if t > step:
+                self._row(k, step, math.nan, self.best["val"], math.nan)
+        self.steps = step
+        return True
+
+
+def run_dp(
+    d: DRWData,
+    cfg: DPTrainConfig,
+    *,
+    seed: int = 1234,
     device: str = "auto",
     on_model: Callable[[nn.Module], None] | None = None,
     canary: DPStepHook | None = None,
 ) -> dict[str, Any]:
-    """DP training (DRW, DRW-D, DRW-R or FDP) until ε would exceed ``target_epsilon`` (or ``max_steps``).
+    """DP training (DRW, DRW-D, DRW-R or FDP) until ε would exceed ``cfg.target_epsilon`` (or ``cfg.max_steps``).
 
+    Each step (one :func:`dpgnn.train.fit` epoch): ``B`` subgraphs uniformly without replacement, their clipped
+    gradient sum (``cfg.per_sample``), Gaussian noise ``σ = z·2K·C`` and Adam, on :class:`dpgnn.train.NoisyStep`.
     The best-validation model is chosen among the *trained* models (steps ≥ 1, as in the authors' code): the
-    untrained step-0 model is never selected (it was, in 6 of 13 Cora 2×512 seeds, before this fix).
-
-    ``fidelity``: ``"paper"`` (default) or ``"authors_code"``, which reproduces the official NodeDP code where it
-    moves numbers: the accountant at sampling rate 1 is autodp's subsampled RDP with q = 1 (see :func:`drw_event`:
-    157 steps instead of 177 at z 8) and training stops early after ``patience`` evaluations without a better
-    validation F1 (the ledger then reports the ε of the steps actually taken). Both modes stay at or below the
-    target ε, and both compute exact per-subgraph gradients (the official per-row gradients are not reproduced).
-
-    ``per_sample``: how each step's clipped gradient sum is computed -- ``"ghost"`` (:func:`clipped_grad_sum`,
-    per-subgraph norms from Gram matrices, no per-subgraph gradients stored) or ``"vmap"``
-    (:func:`per_subgraph_grads` + :func:`clip_and_noise`); the same sums up to rounding, and the same noise.
-
-    ``select``: ``"best_val"`` (the paper: the best-validation model, chosen on private data) or ``"last"`` (the
-    final model; with ``clip_norm`` and data prepared with ``scaling="none"`` the run is ``sound``).
+    untrained step-0 model is never selected. Both fidelities stay at or below the target ε, and both compute exact
+    per-subgraph gradients (the official per-row gradients are not reproduced).
 
     Returns test/val F1 of the selected model, the privacy ledger and ``checkpoints``: for every integer
     ``k ≤ target`` the step where ε last stays ≤ k and the test F1 of the selected model up to then.
@@ -636,209 +800,168 @@ def train_dp(
     ``canary`` (audits, :mod:`dpgnn.methods.hooks`): called around every step's noise with the clipped sums (``B``
     of the run's subgraphs uniformly without replacement, per-tensor norms ``C_j``).
     """
-    if select not in ("best_val", "last"):
-        raise ValueError(f"select must be 'best_val' or 'last', got {select!r}")
-    method = _method_key(method)
-    if method not in DP_METHODS:
-        raise ValueError(f"train_dp runs the DP methods {list(DP_METHODS)}; use train_nondp for {method!r}")
-    L = _int(num_layers, "num_layers", 1)
-    z = _positive(noise_multiplier, "noise_multiplier")
-    lr = _positive(lr, "lr")
-    _positive(target_epsilon, "target_epsilon")
-    _int(resample_every, "resample_every", 1)
-    _int(eval_every, "eval_every", 1)
-    if fdp_variant not in FDP_VARIANTS:
-        raise ValueError(f"fdp_variant must be one of {FDP_VARIANTS}, got {fdp_variant!r}")
-    if per_sample not in ("ghost", "vmap"):
-        raise ValueError(f"per_sample must be 'ghost' or 'vmap', got {per_sample!r}")
-    _fidelity(fidelity)
-    _int(patience, "patience", 1)
+    L = cfg.num_layers
     dev = resolve_device(device)
-    delta = DELTA.get(d.name, 1e-5) if delta is None else float(delta)
-    B = batch if batch is not None else batch_size(d.name, method, L)
-    B = _int(B, "batch", 1)
-    N = d.num_train
+    delta = DELTA.get(d.name, 1e-5) if cfg.delta is None else float(cfg.delta)
     t0 = time.perf_counter()
+    s = _sampling(d, cfg, delta)
     seed_everything(seed)
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(stable_seed("drw-noise", seed))
-    if method == "fdp":
-        K = max_affected(fdp_degree, L)
-        if B > N:
-            raise ValueError(f"batch must be in [1, num_train={N}], got {B}")
-        q = B / N
-        sched = fdp_schedule(z, N, B, K, delta, float(target_epsilon), fdp_variant)
-        sens_factor = 2.0 * K
-    else:
-        K = 1
-        q = sampler_bound(method, B, N, L)
-        sched = epsilon_schedule(z, q, delta, float(target_epsilon), accountant, fidelity)
-        sens_factor = 2.0
-    T = sched.steps if max_steps is None else min(sched.steps, _int(max_steps, "max_steps", 0))
-    subs = _sample_subgraphs(d, method, L, rng, fdp_degree, fdp_variant, seed)
-    if subs.num_subgraphs < B:
-        raise RuntimeError(f"only {subs.num_subgraphs} subgraphs for a batch of {B}")  # excluded by the q bound
-    model = _make(d, "gcn", L, hidden, dev)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    T = s.sched.steps if cfg.max_steps is None else min(s.sched.steps, _int(cfg.max_steps, "max_steps", 0))
+    subs = [_sample_subgraphs(d, cfg.method, L, rng, cfg.fdp_degree, cfg.fdp_variant, seed)]
+    if subs[0].num_subgraphs < s.batch:
+        raise RuntimeError(f"only {subs[0].num_subgraphs} subgraphs for a batch of {s.batch}")  # excluded by q
+    model = _make(d, "gcn", L, cfg.hidden, dev)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     x, adj = d.x.to(dev), d.adj_full.to(dev)
     split = split_features(x)  # used by the evaluation and, with ghost clipping, by the first layer
-    x_eval = x if split is None else split
-    y = d.y.to(dev)
-    val, test = d.val.to(dev), d.test.to(dev)
-    names = [k for k, _ in model.named_parameters()]
-
-    def batch_inputs(s: Subgraphs):
-        idx = torch.as_tensor(rng.choice(s.num_subgraphs, size=B, replace=False))
-        xb, ab = dense_subgraph_inputs(x, Subgraphs(s.nodes.to(dev), s.adj.to(dev)), idx.to(dev))
-        return xb, ab, y[s.nodes[idx, 0].to(dev)], s.nodes[idx].to(dev)
-
-    if clip_norm is not None:
-        thr = clip_thresholds(None, clip_norm=clip_norm, names=names)
-    else:
-        xb, ab, yb, _ = batch_inputs(subs)
-        g = per_subgraph_grads(model, xb[:10], ab[:10], yb[:10], d.multilabel)
-        thr = clip_thresholds(g, clip_fraction=clip_fraction)
+    batches = _SubgraphBatches(d, x, s.batch, rng, dev)
+    thr = _thresholds(model, d, cfg, batches, subs[0])
     C = math.sqrt(sum(c * c for c in thr.values()))
-    sigma = z * sens_factor * C
-    best = {"val": -1.0, "test": float("nan"), "train": float("nan"), "step": 0}
-    cps = {t: k for k, t, _ in sched.checkpoints}
-    cp_rows = []
-    history: list[dict[str, float]] = []
-    stale = [0]  # evaluations since the last improvement (authors_code early stopping)
-    splits = {"train": torch.as_tensor(d.train).to(dev), "val": val, "test": test}
+    sigma = cfg.noise_multiplier * s.sens_factor * C
+    sel = _Selection(model, d, x if split is None else split, adj, cfg, s.sched, T)
+    if 0 in sel.cps:
+        sel.record(0)  # a checkpoint no trained step fits under: reported with no selected model (test F1 NaN)
+    private = NoisyStep(
+        opt, dict(model.named_parameters()), lambda sums: add_noise(sums, sigma, gen), s.batch, canary=canary
+    )
 
-    def record(step: int) -> None:
-        pred: list[Tensor] = []
-        scores = _scores(model, d, x_eval, adj, splits, pred)
-        v, te = scores["val"], scores["test"]
-        history.append({"step": step, **scores})
-        if step > 0 and (v > best["val"] or select == "last"):  # the untrained step-0 model is never selected
-            best.update(val=v, test=te, train=scores["train"], step=step, pred=pred[0] if pred else None)
-            stale[0] = 0
-        elif step > 0:
-            stale[0] += 1
-        if step in cps or step == T:
-            for k, t, e in sched.checkpoints:
-                if t == step or (step == T and t > T):
-                    cp_rows.append(
-                        {
-                            "checkpoint": k,
-                            "steps": step,
-                            "epsilon": e if t == step else math.nan,
-                            "test_f1": best["test"],
-                            "val_f1": best["val"] if best["val"] >= 0 else math.nan,
-                            "test_f1_current": te,
-                        }
-                    )
-
-    if 0 in cps:
-        record(0)  # a checkpoint no trained step fits under: reported with no selected model (test F1 NaN)
-    stopped = None
-    for step in range(1, T + 1):
-        if method == "drw-d" and step > 1 and (step - 1) % resample_every == 0:
-            subs = _sample_subgraphs(d, method, L, rng, fdp_degree, fdp_variant, seed)
-        xb, ab, yb, nodes = batch_inputs(subs)
-        if per_sample == "ghost":
+    def step(t: int) -> None:
+        if cfg.method == "drw-d" and t > 1 and (t - 1) % cfg.resample_every == 0:
+            subs[0] = _sample_subgraphs(d, cfg.method, L, rng, cfg.fdp_degree, cfg.fdp_variant, seed)
+        xb, ab, yb, nodes = batches(subs[0])
+        if cfg.per_sample == "ghost":
             sums = clipped_grad_sum(model, xb, ab, yb, thr, d.multilabel, split=split, nodes=nodes)
         else:
             sums = clip_and_noise(per_subgraph_grads(model, xb, ab, yb, d.multilabel), thr, 0.0)
+        info = None
         if canary is not None:
-            info = DPStepInfo(population=subs.num_subgraphs, batch=B, poisson=False, std=sigma, clip=thr)
-            canary.before_noise(sums, info)
-        noisy = add_noise(sums, sigma, gen)
-        if canary is not None:
-            canary.after_noise(noisy, info)
-        for k, p in model.named_parameters():
-            p.grad = noisy[k] / B
-        opt.step()
-        if step % eval_every == 0 or step == T or step in cps:
-            record(step)
-        if fidelity == "authors_code" and stale[0] >= patience and step < T:
-            stopped = step
-            for k, t, _ in sched.checkpoints:  # checkpoints beyond the stop keep the model selected so far
-                if t > step:
-                    cp_rows.append(
-                        {
-                            "checkpoint": k,
-                            "steps": step,
-                            "epsilon": math.nan,
-                            "test_f1": best["test"],
-                            "val_f1": best["val"],
-                            "test_f1_current": math.nan,
-                        }
-                    )
-            T = step
-            break
+            info = DPStepInfo(population=subs[0].num_subgraphs, batch=s.batch, poisson=False, std=sigma, clip=thr)
+        private(sums, info)
+        if sel.due(t):
+            sel.record(t)
+
+    if T >= 1:
+        fit(model, step, epochs=T, monitor=None, restore_best=False, stop=sel.stop)
     if on_model is not None:
         on_model(model)
+    ledger = _dp_ledger(d, cfg, s, delta, sigma, C, sel)
+    return _dp_result(d, cfg, s, ledger, sel, model, sigma, C, subs[0].num_subgraphs, time.perf_counter() - t0)
+
+
+class _SubgraphBatches:
+    """``batches(subs)``: ``B`` of the subgraphs uniformly without replacement (from ``rng``), as dense inputs,
+    root labels and node ids (:func:`dense_subgraph_inputs`)."""
+
+    def __init__(self, d: DRWData, x: Tensor, batch: int, rng: np.random.Generator, dev: torch.device):
+        self.x, self.y, self.batch, self.rng, self.dev = x, d.y.to(dev), batch, rng, dev
+
+    def __call__(self, s: Subgraphs):
+        dev = self.dev
+        idx = torch.as_tensor(self.rng.choice(s.num_subgraphs, size=self.batch, replace=False))
+        xb, ab = dense_subgraph_inputs(self.x, Subgraphs(s.nodes.to(dev), s.adj.to(dev)), idx.to(dev))
+        return xb, ab, self.y[s.nodes[idx, 0].to(dev)], s.nodes[idx].to(dev)
+
+
+def _thresholds(model: nn.Module, d: DRWData, cfg: DPTrainConfig, batches: _SubgraphBatches, subs: Subgraphs):
+    """The per-tensor clipping thresholds: fixed (``clip_norm``), or calibrated on up to 10 roots of a first batch
+    (``clip_fraction``; data-dependent, not private)."""
+    if cfg.clip_norm is not None:
+        return clip_thresholds(None, clip_norm=cfg.clip_norm, names=[k for k, _ in model.named_parameters()])
+    xb, ab, yb, _ = batches(subs)
+    g = per_subgraph_grads(model, xb[:10], ab[:10], yb[:10], d.multilabel)
+    return clip_thresholds(g, clip_fraction=cfg.clip_fraction)
+
+
+def _dp_ledger(
+    d: DRWData, cfg: DPTrainConfig, s: _Sampling, delta: float, sigma: float, C: float, sel: _Selection
+) -> dict[str, Any]:
+    """The privacy ledger of a finished DP run (the ε of the steps taken)."""
     acct = run_accounting(
-        method,
-        noise_multiplier=z,
-        steps=T,
+        cfg.method,
+        noise_multiplier=cfg.noise_multiplier,
+        steps=sel.steps,
         delta=delta,
-        sample_rate=q,
-        num_train=N,
-        batch=B,
-        max_affected=K,
-        accountant=accountant,
-        fidelity=fidelity,
-        fdp_variant=fdp_variant,
+        sample_rate=s.q,
+        num_train=s.num_train,
+        batch=s.batch,
+        max_affected=s.affected,
+        accountant=cfg.accountant,
+        fidelity=cfg.fidelity,
+        fdp_variant=cfg.fdp_variant,
     )
-    eps, acc_name, event = acct["epsilon"], acct["accountant"], acct["event"]
-    guarantee = guarantee_fields(scaling=d.scaling, clip_norm=clip_norm, select=select, method=method)
+    guarantee = guarantee_fields(scaling=d.scaling, clip_norm=cfg.clip_norm, select=cfg.select, method=cfg.method)
     # epsilon_sound: the tight bound of the accounted steps where they are all the run reads, else nothing holds
     sound = acct["epsilon_sound"] if guarantee["guarantee"] == "sound" else math.inf
-    ledger = {
+    return {
         "level": "feature",
         "neighbouring": "replace one node's features",
         "mechanism": "gaussian",
-        "noise_multiplier": z,
+        "noise_multiplier": cfg.noise_multiplier,
         "sigma": sigma,
         "clip_total": C,
-        "sensitivity": sens_factor * C,
-        "sampling_rate": q,
+        "sensitivity": s.sens_factor * C,
+        "sampling_rate": s.q,
         "sampling": "uniform without replacement",
-        "batch": B,
-        "steps": T,
-        "epsilon": eps,
+        "batch": s.batch,
+        "steps": sel.steps,
+        "epsilon": acct["epsilon"],
         "delta": delta,
-        "accountant": acc_name,
-        "event": event,
+        "accountant": acct["accountant"],
+        "event": acct["event"],
         "epsilon_sound": sound,
-        "max_affected": K,
-        "clip_calibration": "data-dependent (not private)" if clip_norm is None else "fixed",
+        "max_affected": s.affected,
+        "clip_calibration": "data-dependent (not private)" if cfg.clip_norm is None else "fixed",
         "scaling": d.scaling,
-        "select": select,
-        "fidelity": fidelity,
-        "early_stopped_at": stopped,
+        "select": cfg.select,
+        "fidelity": cfg.fidelity,
+        "early_stopped_at": sel.stopped,
         "selection": "among trained steps (>= 1)",
         **guarantee,
     }
+
+
+def _dp_result(d, cfg, s: _Sampling, ledger, sel: _Selection, model, sigma, C, num_subgraphs, seconds):
+    """:func:`run_dp`'s result dict."""
+    best = sel.best
     return {
         "dataset": d.name,
-        "method": method,
-        "num_layers": L,
-        "hidden": hidden,
+        "method": cfg.method,
+        "num_layers": cfg.num_layers,
+        "hidden": cfg.hidden,
         "test_f1": best["test"],
         "val_f1": best["val"] if best["val"] >= 0 else math.nan,
         "train_f1": best["train"],
         "best_step": best["step"],
-        "steps": T,
-        "epsilon": eps,
-        "delta": delta,
+        "steps": sel.steps,
+        "epsilon": ledger["epsilon"],
+        "delta": ledger["delta"],
         # diagnostics of the selected model: how concentrated its test predictions are, and the expected norm
         # of the noise over the largest possible clipped sum (B * C): > 1 means the noise dominates every step
         **prediction_spread(best.get("pred"), d.num_classes),
-        "noise_to_signal": sigma * math.sqrt(sum(p.numel() for p in model.parameters())) / (B * C),
-        "sampling_rate": q,
+        "noise_to_signal": sigma * math.sqrt(sum(p.numel() for p in model.parameters())) / (s.batch * C),
+        "sampling_rate": s.q,
         "level": "feature",
         "ledger": ledger,
-        "checkpoints": cp_rows,
-        "history": history,
-        "num_subgraphs": subs.num_subgraphs,
-        "seconds": time.perf_counter() - t0,
+        "checkpoints": sel.rows,
+        "history": sel.history,
+        "num_subgraphs": num_subgraphs,
+        "seconds": seconds,
         "versions": versions(),
     }
+
+
+def _random_walk_forward(model: nn.Module, d: DRWData, x: Tensor, y: Tensor, batch) -> tuple[Tensor, Tensor]:
+    """The non-DP GCN on one random-walk batch ``(nodes, loss_nodes)``: the subgraph induced on the visited nodes,
+    the outputs and labels of its training nodes."""
+    nodes, loss_nodes = batch
+    dev = x.device
+    nodes_t = torch.as_tensor(nodes)
+    sub_ei = subgraph(nodes_t, d.train_edge_index, relabel_nodes=True, num_nodes=d.num_nodes)[0]
+    a = normalized_adjacency(sub_ei, len(nodes)).to(dev)
+    pos = torch.as_tensor(np.searchsorted(nodes, loss_nodes), device=dev)
+    return model(x[nodes_t.to(dev)], a)[pos], y[torch.as_tensor(loss_nodes, device=dev)]
 
 
 def train_nondp(
@@ -881,28 +1004,18 @@ def train_nondp(
     ptr, col = csr(d.train_edge_index, d.num_nodes)
     splits = {"train": torch.as_tensor(d.train).to(dev), "val": d.val.to(dev), "test": d.test.to(dev)}
 
-    def step(_: int) -> Tensor:
+    def loss(_: int) -> Tensor:
         if method == "gcn":
-            nodes, loss_nodes = random_walk_batch(ptr, col, d.train, B, L, rng)
-            nodes_t = torch.as_tensor(nodes)
-            sub_ei = subgraph(nodes_t, d.train_edge_index, relabel_nodes=True, num_nodes=d.num_nodes)[0]
-            a = normalized_adjacency(sub_ei, len(nodes)).to(dev)
-            pos = torch.as_tensor(np.searchsorted(nodes, loss_nodes), device=dev)
-            out = model(x[nodes_t.to(dev)], a)[pos]
-            target = y[torch.as_tensor(loss_nodes, device=dev)]
+            out, target = _random_walk_forward(model, d, x, y, random_walk_batch(ptr, col, d.train, B, L, rng))
         else:
             idx = torch.as_tensor(uniform_batch(d.train, B, rng), device=dev)
             out, target = model(x[idx]), y[idx]
-        opt.zero_grad()
-        loss = _loss(out, target, d.multilabel)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-        opt.step()
-        return loss.detach()
+        return _loss(out, target, d.multilabel)
 
     def evaluate(_: int) -> dict[str, float]:
         return _scores(model, d, x_eval, adj if method == "gcn" else None, splits)
 
+    step = GradientStep(opt, loss, max_grad_norm=grad_clip)
     res = fit(model, step, evaluate, epochs=max_steps, monitor="val", mode="max", patience=patience, restore_best=False)
     best = res.best
     if on_model is not None:
@@ -938,6 +1051,8 @@ _BOOKKEEPING = ("dataset", "method", "setting", "seed")
 
 
 def _trainer_options(trainer: Callable[..., dict[str, Any]]) -> tuple[str, ...]:
+    if trainer is train_dp:
+        return DP_OPTIONS
     return tuple(
         k
         for k, p in inspect.signature(trainer).parameters.items()

@@ -2,8 +2,8 @@
 
 Every DP-SGD step of ProGAP/GAP/DP-MLP (:func:`dpgnn.methods.progap.train_stage`), DP-GNN
 (:func:`dpgnn.methods.dp_gnn.train_dp_gnn`) and DRW/FDP (:func:`dpgnn.methods.drw.train_dp`) computes the clipped
-gradient sum of its batch, adds Gaussian noise and updates the model. With ``canary=None`` (the default) nothing
-changes. With a :class:`DPStepHook` the method calls, on its real noise path,
+gradient sum of its batch, adds Gaussian noise and updates the model (:class:`dpgnn.train.NoisyStep`). With
+``canary=None`` (the default) nothing changes. With a :class:`DPStepHook` the method calls, on its real noise path,
 
 1. ``hook.before_noise(sums, info)`` with the batch's clipped gradient sums (``{parameter name: tensor}``, the
    tensors the noise is added to); the hook may add, **in place**, the gradients of examples of its own (canary

@@ -46,7 +46,7 @@ from dpgnn.metrics import accuracy_tensor
 from dpgnn.nn import GCN, VGAEEncoder
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.guarantee import AS_PUBLISHED, PREPROCESSING, non_private, statement
-from dpgnn.train import fit
+from dpgnn.train import GradientStep, fit
 from dpgnn.utils import (
     check_features,
     config_hash,
@@ -527,13 +527,14 @@ def train_node_classifier(
     val_losses: list[float] = []
     carried: list[Tensor] = []  # shared path: the forward of the current weights, made by their evaluation
 
-    def step(epoch: int) -> None:
-        optimizer.zero_grad(set_to_none=True)
+    def loss(epoch: int) -> Tensor:
         out = carried.pop() if carried else model(x, edge_index)
-        loss = F.nll_loss(out[train_idx], y_train)
-        loss.backward()
-        optimizer.step()
-        train_losses.append(loss.detach())
+        return F.nll_loss(out[train_idx], y_train)
+
+    update = GradientStep(optimizer, loss)
+
+    def step(epoch: int) -> None:
+        train_losses.append(update(epoch))
 
     def evaluate(epoch: int) -> dict[str, float]:
         if shared:  # still in train mode (== eval mode for this model); the next step reuses this forward
@@ -698,14 +699,14 @@ def train_link_predictor(
     train_losses: list[Tensor] = []
     val_losses: list[float] = []
 
+    update = GradientStep(
+        optimizer, lambda: _vgae_loss(model, x, train_pos, train_pos, train_neg(train_pos.size(1)), n)
+    )
+
     def train_epochs(k: int) -> None:
         for _ in range(k):
             model.train()
-            optimizer.zero_grad(set_to_none=True)
-            loss = _vgae_loss(model, x, train_pos, train_pos, train_neg(train_pos.size(1)), n)
-            loss.backward()
-            optimizer.step()
-            train_losses.append(loss.detach())
+            train_losses.append(update())
 
     def evaluate(block: int) -> dict[str, float]:
         model.eval()

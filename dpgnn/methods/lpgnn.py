@@ -45,7 +45,7 @@ from dpgnn.metrics import accuracy_tensor
 from dpgnn.nn.lpgnn import BACKBONES, Backbone, BatchedBackbone, BatchedFeatures, KProp, kprop, normalized_adjacency
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.lpgnn import AGM_DELTA, REPLACEMENTS, feature_method, privacy_ledger  # the privacy statement
-from dpgnn.train import fit
+from dpgnn.train import GradientStep, fit
 from dpgnn.utils import check_features, config_hash, make_generator, resolve_device, stable_seed, versions
 
 __all__ = [
@@ -494,18 +494,21 @@ def train_batched(
             epoch,
         )
 
-    t0 = time.perf_counter()
-    model.train()
-    for epoch in range(1, epochs + 1):
-        opt.zero_grad(set_to_none=True)
+    def loss(epoch: int) -> Tensor:
         x1 = model.hidden(features, ops)  # the weights after epoch - 1: shared by their evaluation and this step
         if epoch > 1:
             with torch.no_grad():
                 evaluate(x1.detach(), epoch - 1)
         _, q = label_probabilities(model.head(x1, ops, training=True), fc, adj, ky)
-        loss = _nll(q[train_idx], targets).sum()
-        loss.backward()
-        opt.step()
+        return _nll(q[train_idx], targets).sum()
+
+    t0 = time.perf_counter()
+    update = GradientStep(opt, loss)
+
+    def step(epoch: int) -> None:  # the loss stays on the device: no host sync per epoch
+        update(epoch)
+
+    fit(model, step, epochs=epochs, monitor=None, restore_best=False)
     model.eval()
     with torch.no_grad():
         evaluate(model.hidden(features, ops), epochs)
@@ -561,13 +564,11 @@ def train_reference(
     y_test = data.y.to(dev)[test_idx]
     best: dict[str, float] | None = None
 
-    def step(epoch: int) -> Tensor:
-        opt.zero_grad()
+    def loss(epoch: int) -> Tensor:
         _, q = label_probabilities(model(xt, ei), fc, adj, ky)
-        loss = -torch.log(q[train_idx].gather(1, targets.unsqueeze(1)) + 1e-20).mean()
-        loss.backward()
-        opt.step()
-        return loss.detach()
+        return -torch.log(q[train_idx].gather(1, targets.unsqueeze(1)) + 1e-20).mean()
+
+    step = GradientStep(opt, loss)
 
     def evaluate(epoch: int) -> dict[str, float]:
         nonlocal best

@@ -58,7 +58,7 @@ from dpgnn.privacy.progap import check_level as _level
 from dpgnn.privacy.validation import check_fraction as _delta
 from dpgnn.privacy.validation import check_int as _int
 from dpgnn.privacy.validation import check_positive as _pos
-from dpgnn.train import fit
+from dpgnn.train import GradientStep, NoisyStep, fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed, to_csr
 
 __all__ = [
@@ -273,14 +273,7 @@ def train_stage(
     if dp is None:
         opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
         x_train, y_train = [x[train_idx] for x in xs], y[train_idx]  # full batch: gathered once per stage
-
-        def step(epoch: int) -> Tensor:
-            opt.zero_grad()
-            loss = F.cross_entropy(model(*x_train), y_train)
-            loss.backward()
-            opt.step()
-            return loss.detach()
-
+        step = GradientStep(opt, lambda epoch: F.cross_entropy(model(*x_train), y_train))
         return model, history(fit(model, step, evaluate, epochs=epochs, monitor="val", mode="max", keep_initial=True))
 
     if any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
@@ -289,39 +282,9 @@ def train_stage(
     q, steps = stage_steps(n_train, dp.batch_size, epochs)
     steps_per_epoch = steps // epochs
     expected = min(dp.batch_size, n_train)
-    std = dp.noise_multiplier * dp.clip
-    if per_sample == "opacus":
-        from opacus import GradSampleModule
-        from opacus.optimizers import DPOptimizer
-
-        gsm = GradSampleModule(model, loss_reduction="mean")
-        opt = DPOptimizer(
-            torch.optim.Adam(params, lr=lr, weight_decay=weight_decay),
-            noise_multiplier=dp.noise_multiplier,
-            max_grad_norm=dp.clip,
-            expected_batch_size=expected,
-            loss_reduction="mean",
-            generator=generator,
-        )
-    else:
-        if len({(p.dtype, p.device) for p in params}) > 1:
-            raise ValueError(
-                "ghost clipping needs all trainable parameters on one device and dtype; use per_sample='opacus'"
-            )
-        # fused Adam (one kernel per parameter): the same update as the default loop up to float rounding, ~5x
-        # less time per step for these small tensors
-        fused = all(p.device.type in ("cpu", "cuda") for p in params) or None
-        opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, fused=fused)
-        sizes = [p.numel() for p in params]
-        noise = torch.empty(sum(sizes), dtype=params[0].dtype, device=params[0].device)
-        noise_views = noise.split(sizes)
-        clipper = GhostClipper(model, params)
-        names = [k for k, p in model.named_parameters() if p.requires_grad]
-        info = DPStepInfo(population=n_train, batch=expected, poisson=True, std=std, clip=dp.clip)
-
-        def views(flat: Tensor) -> dict[str, Tensor]:
-            return {k: v.view_as(p) for k, v, p in zip(names, flat.split(sizes), params)}
-
+    info = DPStepInfo(population=n_train, batch=expected, poisson=True, std=dp.noise_multiplier * dp.clip, clip=dp.clip)
+    make = _opacus_update if per_sample == "opacus" else _ghost_update
+    update, close = make(model, params, xs, y, dp, info, lr, weight_decay, generator, canary)
     sample_sizes = []
 
     def dp_step(epoch: int) -> None:
@@ -330,48 +293,92 @@ def train_stage(
             pick = torch.rand(n_train, generator=generator, device=generator.device).to(train_idx.device) < q
             batch = train_idx[pick]
             sample_sizes.append(int(batch.numel()))
-            if per_sample == "ghost":
-                # Σ_i clip(∇ℓ_i) by ghost norms; then opacus DPOptimizer's noise draws (one N(0, (zC)²) tensor per
-                # parameter, in parameter order, from the same generator; none when zC = 0) and its 1/B scaling
-                if batch.numel() == 0:  # an empty Poisson batch: the step is pure noise
-                    flat = torch.zeros_like(noise)
-                else:
-                    sums, _ = clipper([x.index_select(0, batch) for x in xs], y[batch], dp.clip)
-                    flat = torch.cat([g.reshape(-1) for g in sums])
-                if canary is not None:
-                    canary.before_noise(views(flat), info)
-                if std > 0:
-                    for v in noise_views:
-                        v.normal_(0.0, std, generator=generator)
-                    flat += noise
-                if canary is not None:
-                    canary.after_noise(views(flat), info)
-                flat /= expected
-                for p, g in zip(params, flat.split(sizes)):
-                    p.grad = g.view_as(p)
-            else:
-                gsm.train()
-                opt.zero_grad(set_to_none=True)
-                if batch.numel() == 0:  # an empty Poisson batch: zero per-sample gradients, the step is pure noise
-                    for p in params:
-                        p.grad_sample = torch.zeros((0, *p.shape), device=p.device)
-                else:
-                    with warnings.catch_warnings():
-                        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-                        F.cross_entropy(gsm(*[x[batch] for x in xs]), y[batch]).backward()
-            opt.step()
+            update(batch)
 
     try:
         fitted = fit(model, dp_step, evaluate, epochs=epochs, monitor="val", mode="max", keep_initial=True)
     finally:
-        if per_sample == "opacus":
-            gsm._close()
+        close()
         for p in params:
             p.grad_sample = None
             p.grad = None
     hist = history(fitted)
     hist[-1]["sample_sizes"] = sample_sizes
     return model, hist
+
+
+def _ghost_update(model, params, xs, y, dp: DPSettings, info: DPStepInfo, lr, weight_decay, generator, canary):
+    """The ghost path of :func:`train_stage`: ``update(batch)`` is one DP-Adam step on the batch's rows (Σ_i
+    clip(∇ℓ_i) by ghost norms; then opacus DPOptimizer's noise draws, one N(0, (zC)²) tensor per parameter in
+    parameter order from ``generator``, none when zC = 0, and its 1/B scaling; fused Adam). Returns ``(update,
+    close)``."""
+    if len({(p.dtype, p.device) for p in params}) > 1:
+        raise ValueError(
+            "ghost clipping needs all trainable parameters on one device and dtype; use per_sample='opacus'"
+        )
+    # fused Adam (one kernel per parameter): the same update as the default loop up to float rounding, ~5x
+    # less time per step for these small tensors
+    fused = all(p.device.type in ("cpu", "cuda") for p in params) or None
+    opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, fused=fused)
+    sizes = [p.numel() for p in params]
+    noise = torch.empty(sum(sizes), dtype=params[0].dtype, device=params[0].device)
+    noise_views = noise.split(sizes)
+    clipper = GhostClipper(model, params)
+    names = [k for k, p in model.named_parameters() if p.requires_grad]
+
+    def add_noise(sums: dict[str, Tensor]) -> dict[str, Tensor]:
+        if info.std > 0:
+            for v in noise_views:
+                v.normal_(0.0, info.std, generator=generator)
+            for s, v in zip(sums.values(), noise_views):
+                s += v.view_as(s)
+        return sums
+
+    private = NoisyStep(opt, dict(zip(names, params)), add_noise, info.batch, canary=canary, info=info)
+
+    def update(batch: Tensor) -> None:
+        if batch.numel() == 0:  # an empty Poisson batch: the step is pure noise
+            flat = torch.zeros_like(noise)
+        else:
+            sums, _ = clipper([x.index_select(0, batch) for x in xs], y[batch], dp.clip)
+            flat = torch.cat([g.reshape(-1) for g in sums])
+        private({k: v.view_as(p) for k, v, p in zip(names, flat.split(sizes), params)})
+
+    return update, lambda: None
+
+
+def _opacus_update(model, params, xs, y, dp: DPSettings, info: DPStepInfo, lr, weight_decay, generator, canary):
+    """The opacus path of :func:`train_stage`: ``GradSampleModule`` + ``DPOptimizer`` around the default Adam
+    (per-sample gradients materialised, clipped and noised by the optimizer). Returns ``(update, close)``."""
+    from opacus import GradSampleModule
+    from opacus.optimizers import DPOptimizer
+
+    gsm = GradSampleModule(model, loss_reduction="mean")
+    opt = DPOptimizer(
+        torch.optim.Adam(params, lr=lr, weight_decay=weight_decay),
+        noise_multiplier=dp.noise_multiplier,
+        max_grad_norm=dp.clip,
+        expected_batch_size=info.batch,
+        loss_reduction="mean",
+        generator=generator,
+    )
+
+    def loss(batch: Tensor) -> Tensor | None:
+        if batch.numel() == 0:  # an empty Poisson batch: zero per-sample gradients, the step is pure noise
+            for p in params:
+                p.grad_sample = torch.zeros((0, *p.shape), device=p.device)
+            return None
+        return F.cross_entropy(gsm(*[x[batch] for x in xs]), y[batch])
+
+    step = GradientStep(opt, loss)
+
+    def update(batch: Tensor) -> None:
+        gsm.train()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            step(batch)
+
+    return update, gsm._close
 
 
 @dataclass(frozen=True)

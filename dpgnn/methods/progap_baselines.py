@@ -46,7 +46,7 @@ from dpgnn.nn.progap import MLP, SAGEClassifier, StageModel
 from dpgnn.privacy.guarantee import AS_PUBLISHED, statement
 from dpgnn.privacy.validation import check_int as _int
 from dpgnn.privacy.validation import check_positive as _pos
-from dpgnn.train import fit
+from dpgnn.train import GradientStep, fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = [
@@ -175,16 +175,9 @@ def train_sage(
     tr = masks["train"]
     watched = {"train": tr, "val": masks["val"]}
 
-    def step(epoch: int) -> Tensor:
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x, ei)[tr], y[tr])
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
     fitted = fit(
         model,
-        step,
+        GradientStep(opt, lambda epoch: F.cross_entropy(model(x, ei)[tr], y[tr])),
         lambda epoch: split_accuracy(predict(model, x, ei), y, watched),
         epochs=_int(epochs, "epochs", 1),
         monitor="val",

@@ -419,3 +419,27 @@ def test_prediction_spread_measures_how_concentrated_predictions_are():
     uniform = D.prediction_spread(torch.arange(8) % 4, 4)
     assert uniform["top_class_share"] == 0.25 and abs(uniform["class_entropy"] - 1.0) < 1e-12
     assert math.isnan(D.prediction_spread(None, 4)["class_entropy"])
+
+
+def test_dp_train_config_checks_every_mode_once_and_train_dp_is_its_call_path(data):
+    cfg = D.DPTrainConfig(method="DRW", noise_multiplier=2, num_layers=1, batch=5, max_steps=3, hidden=8)
+    assert cfg.method == "drw" and isinstance(cfg.noise_multiplier, float)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.lr = 1.0
+    for bad, match in [
+        ({"select": "best"}, "select"),
+        ({"method": "gcn"}, "train_nondp"),
+        ({"per_sample": "loop"}, "per_sample"),
+        ({"fidelity": "x"}, "fidelity"),
+        ({"fdp_variant": "x"}, "fdp_variant"),
+        ({"eval_every": 0}, "eval_every"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            D.DPTrainConfig(**bad)
+    with pytest.raises(TypeError):
+        D.train_dp(data, "drw", no_such_option=1)
+    a = D.run_dp(data, cfg, seed=3, device="cpu")
+    b = D.train_dp(data, "drw", noise_multiplier=2, batch=5, max_steps=3, hidden=8, seed=3, device="cpu")
+    assert a["history"] == b["history"] and a["ledger"] == b["ledger"] and a["checkpoints"] == b["checkpoints"]
+    assert set(D.DP_OPTIONS) >= {"clip_norm", "select", "fidelity", "on_model", "canary"}
+    assert "seed" not in D.DP_OPTIONS and "method" not in D.DP_OPTIONS
