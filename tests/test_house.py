@@ -27,7 +27,6 @@ LONG_MODULES = {
     "dpgnn/series/audit.py": 1019,
     "dpgnn/series/progap.py": 1013,
     "dpgnn/methods/lpgnn.py": 911,
-    "dpgnn/data/datasets.py": 907,
     "dpgnn/series/drw.py": 881,
     "dpgnn/teach.py": 804,
     "dpgnn/engine.py": 749,
