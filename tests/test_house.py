@@ -28,7 +28,6 @@ LONG_MODULES = {
     "dpgnn/series/progap.py": 1013,
     "dpgnn/methods/lpgnn.py": 911,
     "dpgnn/series/drw.py": 881,
-    "dpgnn/teach.py": 804,
     "dpgnn/engine.py": 749,
     "dpgnn/methods/progap.py": 728,
     "dpgnn/privacy/accountant.py": 706,
