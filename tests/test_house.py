@@ -30,7 +30,6 @@ LONG_MODULES = {
     "dpgnn/series/drw.py": 881,
     "dpgnn/engine.py": 749,
     "dpgnn/methods/progap.py": 728,
-    "dpgnn/privacy/accountant.py": 706,
     "dpgnn/series/lpgnn.py": 690,
     "dpgnn/privacy/mechanisms.py": 672,
     "dpgnn/audit/mia.py": 626,
