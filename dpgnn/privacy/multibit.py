@@ -32,7 +32,8 @@ import numpy as np
 import torch
 
 from dpgnn.privacy.lpgnn import M_RULE_CONSTANT, optimal_m
-from dpgnn.privacy.mechanisms import GeneratorLike, Mechanism, _resolve_generator, _uniform, register_mechanism
+from dpgnn.privacy.mechanisms import GeneratorLike, Mechanism, register_mechanism
+from dpgnn.privacy.mechanisms.base import _resolve_generator, _uniform
 
 __all__ = ["MultiBitMechanism", "optimal_m", "M_RULE_CONSTANT"]
 
