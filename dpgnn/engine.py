@@ -264,7 +264,7 @@ def execute(
 
 def execute_job(
     spec: CellSpec,
-    cfg: dict[str, Any],
+    cfg: Any,
     cells: list[dict[str, Any]],
     device: str = "auto",
     threads: int = 1,
@@ -284,7 +284,7 @@ def execute_job(
     dev = _worker_device(device, workers_per_gpu)
     t0 = time.perf_counter()
     try:
-        rows = spec.batch(Settings(cfg), [dict(c) for c in cells], dev)
+        rows = spec.batch(Settings(cfg) if isinstance(cfg, Mapping) else cfg, [dict(c) for c in cells], dev)
     except DatasetUnavailable as exc:
         skip = {"skip": str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}
         return [skip for _ in cells]

@@ -430,7 +430,7 @@ class RepeatsRunner:
         return rows[0]
 
 
-def batch_run(cfg: Settings, cells: list[dict[str, Any]], device: str = "auto") -> list[list[dict[str, Any]]]:
+def batch_run(cfg: ProGAPProfile, cells: list[dict[str, Any]], device: str = "auto") -> list[list[dict[str, Any]]]:
     """The rows of each of ``cells``, runs of one configuration (one :func:`_sibling_key`): trained in one batched
     call when the method has a ``repeats`` (ProGAP, its layer-wise ablation, GAP), else one :func:`cell_run` each.
     What the engine computes as one task and :class:`RepeatsRunner` as one batch."""
