@@ -1,0 +1,438 @@
+"""Scale ladder: seconds per epoch and peak memory of ProGAP, GAP, DP-GNN and DRW on CSBM graphs of 10⁴ to 2.4·10⁶
+nodes (average degree 25, 100 features, 10 classes: ogbn-products' scale at the top rung), on the CPU.
+
+    DPGNN_DATA_MIRROR=... nice -n 10 python benchmarks/scale_ladder.py [--rungs 10000 30000 ...]
+        [--methods progap-edge gap-edge ...] [--epochs 5] [--mem-gib 16] [--time-s 1200] [--threads 1]
+    python benchmarks/scale_ladder.py --plot      # benchmarks/results/scale_ladder.png
+    python benchmarks/scale_ladder.py --readme    # the generated block of benchmarks/README.md
+
+Each rung's graph is drawn once by :func:`dpgnn.data.synthetic.csbm` (seed 0) in its own subprocess and cached under
+``--cache`` (a ``csbm-generate`` row records its time and memory); each method then trains on it in a fresh
+subprocess through the public API (:func:`dpgnn.fit`, ε = 1, seed 0, ``--epochs`` epochs per stage; DRW: ``--epochs``
+DP-SGD steps), so each row's peak RSS is that run's alone (``os.wait4``'s resource usage of the child: the graph as
+loaded, the API's checks and the method). ``s_per_epoch`` is the time inside the training loop's epochs (each
+epoch's update and evaluation, timed around :func:`dpgnn.train.fit`'s ``step``/``evaluate``) over the epochs run;
+``fit_s`` is the whole :func:`dpgnn.fit` call (checks, calibration, aggregations, the epochs, the final scoring).
+
+Caps: a watchdog polls the child's resident memory and kills it above ``--mem-gib`` (status ``out of memory``);
+``RLIMIT_AS`` at the cap plus 6 GiB stops a spike between polls (an allocation failure: ``out of memory`` too);
+past ``--time-s`` seconds the child is killed (status ``over time limit``). Each row is appended to
+``benchmarks/results/scale_ladder.csv`` as it finishes; rows already there are skipped (a killed ladder resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "results" / "scale_ladder.csv"
+PNG = HERE / "results" / "scale_ladder.png"
+README = HERE / "README.md"
+CACHE = Path("/tmp/dpgnn_scale_ladder")
+RUNGS = [10_000, 30_000, 100_000, 300_000, 1_000_000, 2_400_000]
+AVG_DEGREE = 25.0
+FEATURES = 100
+CLASSES = 10
+#: ladder name -> (dpgnn.fit method, level, extra config); epochs are set by --epochs
+METHODS = {
+    "progap-edge": ("progap", "edge", {}),
+    "gap-edge": ("gap", "edge", {}),
+    "progap-node": ("progap", "node", {}),
+    "gap-node": ("gap", "node", {}),
+    "dp-gnn": ("dp-gnn", "node", {}),
+    "drw": ("drw", "feature", {}),
+}
+GENERATE = "csbm-generate"
+COLUMNS = [
+    "method",
+    "nodes",
+    "edges",
+    "epochs",
+    "status",
+    "reason",
+    "s_per_epoch",
+    "cpu_s_per_epoch",
+    "epoch_timing",
+    "fit_s",
+    "wall_s",
+    "cpu_s",
+    "peak_rss_gib",
+    "threads",
+    "test_acc",
+    "load",
+    "date",
+]
+GIB = 2**30
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# child side: one graph generation or one training run, result as one JSON line on stdout
+# ---------------------------------------------------------------------------------------------------------------
+def graph_path(cache: Path, nodes: int) -> Path:
+    return cache / f"csbm_n{nodes}_d{AVG_DEGREE:g}_f{FEATURES}_c{CLASSES}.pt"
+
+
+def child_generate(nodes: int, cache: Path) -> dict:
+    from dpgnn.data.synthetic import csbm
+
+    t0 = time.perf_counter()
+    data = csbm(nodes, num_classes=CLASSES, num_features=FEATURES, avg_degree=AVG_DEGREE, seed=0)
+    seconds = time.perf_counter() - t0
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = graph_path(cache, nodes).with_suffix(".tmp")
+    import torch
+
+    torch.save(data.to_dict(), tmp)
+    tmp.replace(graph_path(cache, nodes))
+    return {"edges": int(data.edge_index.size(1)), "epochs": 0, "fit_s": round(seconds, 3), "s_per_epoch": ""}
+
+
+def _clocks() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _time_epochs(log: list[tuple[float, float]]) -> None:
+    """Wrap every method module's ``fit`` (:func:`dpgnn.train.fit`) so that each epoch's step and evaluation are
+    timed into ``log`` (one ``(wall s, CPU s)`` per epoch); the numbers trained are unchanged."""
+    import dpgnn.train
+
+    original = dpgnn.train.fit
+
+    def timed_fit(model, step, evaluate=None, **kw):
+        start: list[tuple[float, float]] = []
+
+        def done() -> None:
+            wall, cpu = _clocks()
+            w0, c0 = start.pop()
+            log.append((wall - w0, cpu - c0))
+
+        def t_step(epoch):
+            start.append(_clocks())
+            try:
+                return step(epoch)
+            finally:
+                if evaluate is None:  # no evaluation: the step is the epoch
+                    done()
+
+        def t_eval(epoch):
+            try:
+                return evaluate(epoch)
+            finally:
+                done()
+
+        return original(model, t_step, None if evaluate is None else t_eval, **kw)
+
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__name__", "").startswith("dpgnn.") and getattr(mod, "fit", None) is original:
+            mod.fit = timed_fit
+
+
+def child_train(method: str, nodes: int, epochs: int, cache: Path) -> dict:
+    import torch
+    from torch_geometric.data import Data
+
+    import dpgnn
+    import dpgnn.methods.dp_gnn  # noqa: F401  (import the modules whose fit is timed)
+    import dpgnn.methods.drw  # noqa: F401
+    import dpgnn.methods.gap  # noqa: F401
+    import dpgnn.methods.progap  # noqa: F401
+
+    name, level, extra = METHODS[method]
+    data = Data.from_dict(torch.load(graph_path(cache, nodes), weights_only=False))
+    log: list[tuple[float, float]] = []
+    _time_epochs(log)
+    config = dict(extra)
+    if name == "drw":
+        config["max_steps"] = epochs
+        epsilon = 8.0  # DRW stops at max_steps; ε only sets the accounting target
+    else:
+        config["epochs"] = epochs
+        epsilon = 1.0
+    t0 = time.perf_counter()
+    model = dpgnn.fit(data, name, level=level, epsilon=epsilon, seed=0, device="cpu", **config)
+    fit_s = time.perf_counter() - t0
+    done = len(log) or len(model.history)
+    per_epoch = (sum(w for w, _ in log) if log else fit_s) / max(done, 1)
+    cpu_per_epoch = sum(c for _, c in log) / len(log) if log else ""
+    return {
+        "edges": int(data.edge_index.size(1)),
+        "epochs": done,
+        "fit_s": round(fit_s, 3),
+        "s_per_epoch": round(per_epoch, 4),
+        "cpu_s_per_epoch": cpu_per_epoch if cpu_per_epoch == "" else round(cpu_per_epoch, 4),
+        "epoch_timing": "training loop" if log else "whole fit call over its steps",
+        "test_acc": round(100 * float(model.metrics.get("test", float("nan"))), 2),
+    }
+
+
+def child_main(args: argparse.Namespace) -> None:
+    import torch
+
+    torch.set_num_threads(args.threads)
+    try:
+        if args.child == GENERATE:
+            out = child_generate(args.nodes, args.cache)
+        else:
+            out = child_train(args.child, args.nodes, args.epochs, args.cache)
+        out["status"] = "ok"
+    except (MemoryError, RuntimeError) as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        oom = isinstance(exc, MemoryError) or "allocate" in text or "memory" in text.lower()
+        traceback.print_exc(file=sys.stderr)
+        out = {"status": "out of memory" if oom else "error", "reason": text[:300]}
+    print("LADDER-RESULT " + json.dumps(out), flush=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# parent side: the ladder, a fresh subprocess per row, memory watchdog and time cap
+# ---------------------------------------------------------------------------------------------------------------
+def _rss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def run_child(argv: list[str], mem_gib: float, time_s: float) -> tuple[dict, float, float, float]:
+    """``(result, wall s, CPU s, peak RSS GiB)`` of ``python scale_ladder.py <argv>``, killed past the caps."""
+    limit = int((mem_gib + 6) * GIB)
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), *argv], stdout=out, stderr=err, text=True, preexec_fn=cap
+        )
+        killed, seen, status = "", 0, None
+        while status is None:
+            pid, code, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                status = code
+                break
+            rss = _rss_bytes(proc.pid)
+            seen = max(seen, rss)
+            if rss > mem_gib * GIB:
+                killed = f"resident memory passed the {mem_gib:g} GiB cap (killed by the watchdog)"
+            elif time.perf_counter() - t0 > time_s:
+                killed = f"still running after the {time_s:g} s cap (killed)"
+            if killed:
+                os.kill(proc.pid, signal.SIGKILL)
+                _, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.2)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    peak = max(usage.ru_maxrss * 1024, seen) / GIB
+    cpu = usage.ru_utime + usage.ru_stime
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("LADDER-RESULT ")]
+    if killed:
+        status = "out of memory" if "memory" in killed else "over time limit"
+        return {"status": status, "reason": killed}, wall, cpu, peak
+    if not lines:
+        tail = (stderr.strip().splitlines() or ["no output"])[-1]
+        return {"status": "error", "reason": f"exit {proc.returncode}: {tail[:300]}"}, wall, cpu, peak
+    return json.loads(lines[-1].removeprefix("LADDER-RESULT ")), wall, cpu, peak
+
+
+def done_rows(path: Path) -> set[tuple[str, int]]:
+    if not path.exists():
+        return set()
+    with open(path, newline="") as fh:
+        return {(r["method"], int(r["nodes"])) for r in csv.DictReader(fh)}
+
+
+def append_row(path: Path, row: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists()
+    with open(path, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        if new:
+            writer.writeheader()
+        writer.writerow({c: row.get(c, "") for c in COLUMNS})
+
+
+def ladder(args: argparse.Namespace) -> None:
+    done = done_rows(args.out)
+    common = ["--threads", str(args.threads), "--cache", str(args.cache), "--epochs", str(args.epochs)]
+    for nodes in args.rungs:
+        for method in [GENERATE, *args.methods]:
+            graph = graph_path(args.cache, nodes)
+            if (method, nodes) in done and (method != GENERATE or graph.exists()):
+                continue
+            if method != GENERATE and not graph.exists():
+                continue  # its generation failed or was skipped: nothing to train on
+            print(f"{time.strftime('%H:%M:%S')} {method} n={nodes} ...", flush=True)
+            res, wall, cpu, peak = run_child(
+                ["--child", method, "--nodes", str(nodes), *common], args.mem_gib, args.time_s
+            )
+            if method == GENERATE and (method, nodes) in done:
+                continue  # the cached graph was missing and is back: its row is already stored
+            row = {
+                "method": method,
+                "nodes": nodes,
+                "threads": args.threads,
+                "wall_s": round(wall, 2),
+                "cpu_s": round(cpu, 2),
+                "peak_rss_gib": round(peak, 3),
+                "load": round(os.getloadavg()[0], 2),
+                "date": time.strftime("%Y-%m-%d"),
+                **res,
+            }
+            append_row(args.out, row)
+            print(f"    {row['status']}: {json.dumps(row)}", flush=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# plot and README block
+# ---------------------------------------------------------------------------------------------------------------
+def read_rows(path: Path = OUT) -> list[dict]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def plot(path: Path = OUT, png: Path = PNG) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = read_rows(path)
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for method in [*METHODS, GENERATE]:
+        ok = sorted((int(r["nodes"]), r) for r in rows if r["method"] == method and r["status"] == "ok")
+        if not ok:
+            continue
+        xs = [n for n, _ in ok]
+        if method != GENERATE:
+            ax_t.plot(xs, [float(r["s_per_epoch"]) for _, r in ok], marker="o", label=method)
+        style = {"linestyle": ":", "color": "grey"} if method == GENERATE else {}
+        ax_m.plot(xs, [float(r["peak_rss_gib"]) for _, r in ok], marker="o", label=method, **style)
+        failed = [int(r["nodes"]) for r in rows if r["method"] == method and r["status"] != "ok"]
+        if failed and method != GENERATE:
+            ax_t.plot(failed, [ax_t.get_ylim()[1]] * len(failed), marker="x", linestyle="none", color="red")
+    for ax, label in ((ax_t, "seconds per epoch"), (ax_m, "peak RSS (GiB)")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("nodes (CSBM, average degree 25, 100 features)")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    ax_m.axhline(24, color="red", linewidth=0.8, linestyle="--")
+    ax_m.legend(fontsize=8)
+    ax_t.set_title("time per epoch (x: did not finish)")
+    ax_m.set_title("peak memory per run (dashed: 24 GiB)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    print(f"wrote {png}")
+
+
+BEGIN, END = "<!-- begin scale_ladder -->", "<!-- end scale_ladder -->"
+
+
+def readme_block(path: Path = OUT) -> str:
+    rows = read_rows(path)
+    rungs = sorted({int(r["nodes"]) for r in rows})
+    edges = {int(r["nodes"]): r["edges"] for r in rows if r["method"] == GENERATE and r["edges"]}
+    head = (
+        "| method | "
+        + " | ".join(
+            f"{n:,} nodes ({int(edges[n]) / 1e6:.2f} M edges)" if n in edges else f"{n:,} nodes" for n in rungs
+        )
+        + " |"
+    )
+    lines = [head, "|---" * (len(rungs) + 1) + "|"]
+    for method in [GENERATE, *METHODS]:
+        cells = []
+        for n in rungs:
+            hit = [r for r in rows if r["method"] == method and int(r["nodes"]) == n]
+            if not hit:
+                cells.append("not run")
+                continue
+            r = hit[-1]
+            if r["status"] != "ok":
+                cells.append(f"**{r['status']}** ({r['peak_rss_gib']} GiB, {r['wall_s']} s)")
+            elif method == GENERATE:
+                cells.append(f"{float(r['fit_s']):.1f} s, {float(r['peak_rss_gib']):.2f} GiB")
+            else:
+                cells.append(f"{float(r['s_per_epoch']):.3g} s/epoch, {float(r['peak_rss_gib']):.2f} GiB")
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    meta = rows[-1] if rows else {}
+    epochs = sorted({r["epochs"] for r in rows if r["method"] != GENERATE and r["status"] == "ok"})
+    dates = sorted({r["date"] for r in rows})
+    loads = [float(r["load"]) for r in rows if r["load"]]
+    note = (
+        f"Generated by `python benchmarks/scale_ladder.py --readme` from `results/scale_ladder.csv` "
+        f"({len(rows)} rows; {meta.get('threads', '?')} thread(s); epochs run per row {', '.join(epochs) or '-'}; "
+        f"load average {min(loads, default=0):.1f}–{max(loads, default=0):.1f} on this project's 2-core CPU; "
+        f"{', '.join(dates)}). Each cell: seconds per epoch (training-loop epochs only) and the run's peak RSS; "
+        "`csbm-generate`: the graph's generation time and peak RSS."
+    )
+    return "\n".join([BEGIN, note, "", *lines, END])
+
+
+def write_readme(path: Path = OUT, readme: Path = README) -> None:
+    text = readme.read_text()
+    block = readme_block(path)
+    if BEGIN in text and END in text:
+        start, stop = text.index(BEGIN), text.index(END) + len(END)
+        text = text[:start] + block + text[stop:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    readme.write_text(text)
+    print(f"wrote the scale_ladder block of {readme}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rungs", type=int, nargs="+", default=RUNGS, help="node counts (default: the ladder)")
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    ap.add_argument("--epochs", type=int, default=5, help="epochs per stage (DRW: DP-SGD steps); default 5")
+    ap.add_argument("--mem-gib", type=float, default=16.0, help="resident-memory cap per run (GiB; default 16)")
+    ap.add_argument("--time-s", type=float, default=1200.0, help="wall-clock cap per run (s; default 1200)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1)")
+    ap.add_argument("--cache", type=Path, default=CACHE, help=f"cached graphs (default {CACHE})")
+    ap.add_argument("--out", type=Path, default=OUT, help=f"CSV (default {OUT})")
+    ap.add_argument("--plot", action="store_true", help="draw the PNG from the CSV and exit")
+    ap.add_argument("--readme", action="store_true", help="rewrite benchmarks/README.md's block from the CSV and exit")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--nodes", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child_main(args)
+        return
+    if args.plot or args.readme:
+        if not args.out.exists():
+            ap.error(f"{args.out} does not exist: run the ladder first")
+        if args.plot:
+            plot(args.out)
+        if args.readme:
+            write_readme(args.out)
+        return
+    if args.epochs < 1 or args.mem_gib <= 0 or args.time_s <= 0 or args.threads < 1:
+        ap.error("--epochs and --threads must be >= 1, --mem-gib and --time-s > 0")
+    if any(n < 2 * CLASSES for n in args.rungs):
+        ap.error(f"every rung needs at least {2 * CLASSES} nodes")
+    ladder(args)
+
+
+if __name__ == "__main__":
+    main()
