@@ -58,6 +58,7 @@ COLUMNS = [
     "method",
     "nodes",
     "edges",
+    "epochs_per_stage",
     "epochs",
     "status",
     "reason",
@@ -254,11 +255,31 @@ def run_child(argv: list[str], mem_gib: float, time_s: float) -> tuple[dict, flo
     return json.loads(lines[-1].removeprefix("LADDER-RESULT ")), wall, cpu, peak
 
 
-def done_rows(path: Path) -> set[tuple[str, int]]:
+def row_key(method: str, nodes: int, epochs: int | str) -> tuple[str, int, str]:
+    """A row's identity: generation rows by rung, training rows by rung and epochs per stage."""
+    return method, int(nodes), "" if method == GENERATE else str(epochs)
+
+
+def done_rows(path: Path) -> set[tuple[str, int, str]]:
     if not path.exists():
         return set()
     with open(path, newline="") as fh:
-        return {(r["method"], int(r["nodes"])) for r in csv.DictReader(fh)}
+        return {row_key(r["method"], r["nodes"], r["epochs_per_stage"]) for r in csv.DictReader(fh)}
+
+
+def claim(cache: Path, key: tuple[str, int, str]) -> bool:
+    """Whether this process may run ``key``: False while another live ladder process holds its claim file (two
+    ladders may share one CSV, e.g. small and large rungs side by side)."""
+    path = cache / "claims" / ("_".join(map(str, key)) + ".pid")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        try:
+            os.kill(int(path.read_text()), 0)
+            return False
+        except (OSError, ValueError):
+            pass
+    path.write_text(str(os.getpid()))
+    return True
 
 
 def append_row(path: Path, row: dict) -> None:
@@ -272,24 +293,28 @@ def append_row(path: Path, row: dict) -> None:
 
 
 def ladder(args: argparse.Namespace) -> None:
-    done = done_rows(args.out)
     common = ["--threads", str(args.threads), "--cache", str(args.cache), "--epochs", str(args.epochs)]
     for nodes in args.rungs:
         for method in [GENERATE, *args.methods]:
             graph = graph_path(args.cache, nodes)
-            if (method, nodes) in done and (method != GENERATE or graph.exists()):
+            key = row_key(method, nodes, args.epochs)
+            done = done_rows(args.out)  # read again: another ladder may share the CSV
+            if key in done and (method != GENERATE or graph.exists()):
                 continue
             if method != GENERATE and not graph.exists():
                 continue  # its generation failed or was skipped: nothing to train on
+            if not claim(args.cache, key):
+                continue
             print(f"{time.strftime('%H:%M:%S')} {method} n={nodes} ...", flush=True)
             res, wall, cpu, peak = run_child(
                 ["--child", method, "--nodes", str(nodes), *common], args.mem_gib, args.time_s
             )
-            if method == GENERATE and (method, nodes) in done:
+            if method == GENERATE and key in done_rows(args.out):
                 continue  # the cached graph was missing and is back: its row is already stored
             row = {
                 "method": method,
                 "nodes": nodes,
+                "epochs_per_stage": "" if method == GENERATE else args.epochs,
                 "threads": args.threads,
                 "wall_s": round(wall, 2),
                 "cpu_s": round(cpu, 2),
