@@ -335,6 +335,16 @@ def read_rows(path: Path = OUT) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
+def _ok(rows: list[dict], method: str, epochs: str = "") -> list[tuple[int, dict]]:
+    """The method's ``ok`` rows by rung (training rows at ``epochs`` per stage, else the most common setting)."""
+    hit = [r for r in rows if r["method"] == method]
+    if method != GENERATE:
+        settings = [r["epochs_per_stage"] for r in hit]
+        want = epochs or max(set(settings), key=settings.count, default="")
+        hit = [r for r in hit if r["epochs_per_stage"] == want]
+    return sorted((int(r["nodes"]), r) for r in hit if r["status"] == "ok")
+
+
 def plot(path: Path = OUT, png: Path = PNG) -> None:
     import matplotlib
 
@@ -344,18 +354,15 @@ def plot(path: Path = OUT, png: Path = PNG) -> None:
     rows = read_rows(path)
     fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(11, 4.2))
     for method in [*METHODS, GENERATE]:
-        ok = sorted((int(r["nodes"]), r) for r in rows if r["method"] == method and r["status"] == "ok")
+        ok = _ok(rows, method)
         if not ok:
             continue
         xs = [n for n, _ in ok]
         if method != GENERATE:
-            ax_t.plot(xs, [float(r["s_per_epoch"]) for _, r in ok], marker="o", label=method)
+            ax_t.plot(xs, [float(r["cpu_s_per_epoch"] or r["s_per_epoch"]) for _, r in ok], marker="o", label=method)
         style = {"linestyle": ":", "color": "grey"} if method == GENERATE else {}
         ax_m.plot(xs, [float(r["peak_rss_gib"]) for _, r in ok], marker="o", label=method, **style)
-        failed = [int(r["nodes"]) for r in rows if r["method"] == method and r["status"] != "ok"]
-        if failed and method != GENERATE:
-            ax_t.plot(failed, [ax_t.get_ylim()[1]] * len(failed), marker="x", linestyle="none", color="red")
-    for ax, label in ((ax_t, "seconds per epoch"), (ax_m, "peak RSS (GiB)")):
+    for ax, label in ((ax_t, "CPU seconds per epoch (1 thread)"), (ax_m, "peak RSS of the run (GiB)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("nodes (CSBM, average degree 25, 100 features)")
@@ -363,8 +370,8 @@ def plot(path: Path = OUT, png: Path = PNG) -> None:
         ax.grid(True, which="both", alpha=0.3)
     ax_m.axhline(24, color="red", linewidth=0.8, linestyle="--")
     ax_m.legend(fontsize=8)
-    ax_t.set_title("time per epoch (x: did not finish)")
-    ax_m.set_title("peak memory per run (dashed: 24 GiB)")
+    ax_t.set_title("time per training epoch")
+    ax_m.set_title("peak memory (dashed: 24 GiB)")
     fig.tight_layout()
     fig.savefig(png, dpi=120)
     print(f"wrote {png}")
@@ -373,45 +380,67 @@ def plot(path: Path = OUT, png: Path = PNG) -> None:
 BEGIN, END = "<!-- begin scale_ladder -->", "<!-- end scale_ladder -->"
 
 
+def _stages(rows: list[dict], method: str) -> float:
+    """Epochs run per requested epoch (ProGAP: K + 1 stages, GAP: encoder and classifier), from the rows."""
+    r = next(r for _, r in _ok(rows, method))
+    return int(r["epochs"]) / int(r["epochs_per_stage"])
+
+
 def readme_block(path: Path = OUT) -> str:
     rows = read_rows(path)
     rungs = sorted({int(r["nodes"]) for r in rows})
-    edges = {int(r["nodes"]): r["edges"] for r in rows if r["method"] == GENERATE and r["edges"]}
-    head = (
-        "| method | "
-        + " | ".join(
-            f"{n:,} nodes ({int(edges[n]) / 1e6:.2f} M edges)" if n in edges else f"{n:,} nodes" for n in rungs
-        )
-        + " |"
+    edges = {int(r["nodes"]): int(r["edges"]) for r in rows if r["method"] == GENERATE and r["edges"]}
+    head = "| method | " + " | ".join(
+        f"{n:,} nodes, {edges[n] / 1e6:.2f} M edges" if n in edges else f"{n:,} nodes" for n in rungs
     )
-    lines = [head, "|---" * (len(rungs) + 1) + "|"]
+    lines = [head + " |", "|---" * (len(rungs) + 1) + "|"]
+    projections = []
     for method in [GENERATE, *METHODS]:
+        ok = dict(_ok(rows, method))
         cells = []
         for n in rungs:
-            hit = [r for r in rows if r["method"] == method and int(r["nodes"]) == n]
-            if not hit:
-                cells.append("not run")
-                continue
-            r = hit[-1]
-            if r["status"] != "ok":
-                cells.append(f"**{r['status']}** ({r['peak_rss_gib']} GiB, {r['wall_s']} s)")
-            elif method == GENERATE:
-                cells.append(f"{float(r['fit_s']):.1f} s, {float(r['peak_rss_gib']):.2f} GiB")
+            failed = [r for r in rows if r["method"] == method and int(r["nodes"]) == n and r["status"] != "ok"]
+            if n in ok:
+                r = ok[n]
+                if method == GENERATE:
+                    cells.append(f"{float(r['cpu_s']):.1f} s, {float(r['peak_rss_gib']):.2f} GiB")
+                else:
+                    cells.append(
+                        f"{float(r['cpu_s_per_epoch'] or r['s_per_epoch']):.3g} s, {float(r['peak_rss_gib']):.2f} GiB"
+                    )
+            elif failed:
+                r = failed[-1]
+                cells.append(f"**{r['status']}** after {float(r['wall_s']):.0f} s at {r['peak_rss_gib']} GiB")
             else:
-                cells.append(f"{float(r['s_per_epoch']):.3g} s/epoch, {float(r['peak_rss_gib']):.2f} GiB")
+                cells.append("not run")
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
-    meta = rows[-1] if rows else {}
-    epochs = sorted({r["epochs"] for r in rows if r["method"] != GENERATE and r["status"] == "ok"})
+        if method in ("progap-edge", "gap-edge") and ok:
+            n, r = max(ok.items())
+            epochs = int(r["epochs"])
+            per_epoch = float(r["cpu_s_per_epoch"] or r["s_per_epoch"])
+            total = float(r["cpu_s"]) + (100 * _stages(rows, method) - epochs) * per_epoch
+            projections.append(
+                f"{method} at {n:,} nodes: {float(r['cpu_s']):.0f} CPU s and {float(r['peak_rss_gib']):.2f} GiB "
+                f"for {r['epochs_per_stage']} epochs per stage, so about {total:.0f} CPU s for 100 epochs per stage "
+                "(the same memory: nothing kept grows with the epochs)"
+            )
     dates = sorted({r["date"] for r in rows})
     loads = [float(r["load"]) for r in rows if r["load"]]
+    threads = sorted({r["threads"] for r in rows})
     note = (
         f"Generated by `python benchmarks/scale_ladder.py --readme` from `results/scale_ladder.csv` "
-        f"({len(rows)} rows; {meta.get('threads', '?')} thread(s); epochs run per row {', '.join(epochs) or '-'}; "
-        f"load average {min(loads, default=0):.1f}–{max(loads, default=0):.1f} on this project's 2-core CPU; "
-        f"{', '.join(dates)}). Each cell: seconds per epoch (training-loop epochs only) and the run's peak RSS; "
-        "`csbm-generate`: the graph's generation time and peak RSS."
+        f"({len(rows)} rows, {', '.join(dates)}; {'/'.join(threads)} torch thread(s) per run; load average "
+        f"{min(loads, default=0):.1f}–{max(loads, default=0):.1f} on this project's 2-core CPU, so the CSV's wall "
+        "seconds are inflated by the other work and the table gives CPU seconds). Each cell: CPU seconds per "
+        "training epoch (each epoch's update and evaluation; ProGAP counts each stage's epochs, GAP the encoder's "
+        "and the classifier's, DRW one DP-SGD step) and the run's peak RSS (the graph as loaded, `dpgnn.fit`'s "
+        "checks, the method); `csbm-generate`: the CPU seconds and peak RSS of the process that draws and saves "
+        "the graph."
     )
-    return "\n".join([BEGIN, note, "", *lines, END])
+    body = [BEGIN, note, "", *lines]
+    if projections:
+        body += ["", "Projected from the largest rung each finished: " + "; ".join(projections) + "."]
+    return "\n".join([*body, END])
 
 
 def write_readme(path: Path = OUT, readme: Path = README) -> None:
