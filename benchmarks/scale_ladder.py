@@ -209,8 +209,9 @@ def _rss_bytes(pid: int) -> int:
     return 0
 
 
-def run_child(argv: list[str], mem_gib: float, time_s: float) -> tuple[dict, float, float, float]:
-    """``(result, wall s, CPU s, peak RSS GiB)`` of ``python scale_ladder.py <argv>``, killed past the caps."""
+def run_child(cmd: list[str], mem_gib: float, time_s: float) -> tuple[dict, float, float, float]:
+    """``(result, wall s, CPU s, peak RSS GiB)`` of the command (its last ``LADDER-RESULT {json}`` line on stdout),
+    killed past the caps."""
     limit = int((mem_gib + 6) * GIB)
 
     def cap() -> None:
@@ -218,9 +219,7 @@ def run_child(argv: list[str], mem_gib: float, time_s: float) -> tuple[dict, flo
 
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), *argv], stdout=out, stderr=err, text=True, preexec_fn=cap
-        )
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, preexec_fn=cap)
         killed, seen, status = "", 0, None
         while status is None:
             pid, code, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -306,9 +305,8 @@ def ladder(args: argparse.Namespace) -> None:
             if not claim(args.cache, key):
                 continue
             print(f"{time.strftime('%H:%M:%S')} {method} n={nodes} ...", flush=True)
-            res, wall, cpu, peak = run_child(
-                ["--child", method, "--nodes", str(nodes), *common], args.mem_gib, args.time_s
-            )
+            child = [sys.executable, str(Path(__file__).resolve()), "--child", method, "--nodes", str(nodes), *common]
+            res, wall, cpu, peak = run_child(child, args.mem_gib, args.time_s)
             if method == GENERATE and key in done_rows(args.out):
                 continue  # the cached graph was missing and is back: its row is already stored
             row = {
@@ -336,11 +334,10 @@ def read_rows(path: Path = OUT) -> list[dict]:
 
 
 def _ok(rows: list[dict], method: str, epochs: str = "") -> list[tuple[int, dict]]:
-    """The method's ``ok`` rows by rung (training rows at ``epochs`` per stage, else the most common setting)."""
+    """The method's ``ok`` rows by rung (training rows at ``epochs`` per stage, else at the fewest: the ladder's)."""
     hit = [r for r in rows if r["method"] == method]
     if method != GENERATE:
-        settings = [r["epochs_per_stage"] for r in hit]
-        want = epochs or max(set(settings), key=settings.count, default="")
+        want = epochs or min((r["epochs_per_stage"] for r in hit), key=int, default="")
         hit = [r for r in hit if r["epochs_per_stage"] == want]
     return sorted((int(r["nodes"]), r) for r in hit if r["status"] == "ok")
 
