@@ -54,6 +54,8 @@ METHODS = {
     "drw": ("drw", "feature", {}),
 }
 GENERATE = "csbm-generate"
+#: the status of a run the ladder's end interrupted (``--record-stopped``); a resumed ladder runs it again
+STOPPED = "stopped"
 COLUMNS = [
     "method",
     "nodes",
@@ -103,9 +105,14 @@ def _clocks() -> tuple[float, float]:
     return time.perf_counter(), time.process_time()
 
 
-def _time_epochs(log: list[tuple[float, float]]) -> None:
+def progress_path(cache: Path, key: tuple[str, int, str]) -> Path:
+    return cache / "progress" / ("_".join(map(str, key)) + ".log")
+
+
+def _time_epochs(log: list[tuple[float, float]], progress: Path) -> None:
     """Wrap every method module's ``fit`` (:func:`dpgnn.train.fit`) so that each epoch's step and evaluation are
-    timed into ``log`` (one ``(wall s, CPU s)`` per epoch); the numbers trained are unchanged."""
+    timed into ``log`` (one ``(wall s, CPU s)`` per epoch) and into ``progress`` (with the peak RSS so far, for a
+    run stopped before its end); the numbers trained are unchanged."""
     import dpgnn.train
 
     original = dpgnn.train.fit
@@ -117,6 +124,9 @@ def _time_epochs(log: list[tuple[float, float]]) -> None:
             wall, cpu = _clocks()
             w0, c0 = start.pop()
             log.append((wall - w0, cpu - c0))
+            with open(progress, "a") as fh:
+                peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / GIB
+                fh.write(f"{wall - w0:.4f} {cpu - c0:.4f} {peak:.3f}\n")
 
         def t_step(epoch):
             start.append(_clocks())
@@ -152,7 +162,10 @@ def child_train(method: str, nodes: int, epochs: int, cache: Path) -> dict:
     name, level, extra = METHODS[method]
     data = Data.from_dict(torch.load(graph_path(cache, nodes), weights_only=False))
     log: list[tuple[float, float]] = []
-    _time_epochs(log)
+    progress = progress_path(cache, row_key(method, nodes, epochs))
+    progress.parent.mkdir(parents=True, exist_ok=True)
+    progress.write_text("")
+    _time_epochs(log, progress)
     config = dict(extra)
     if name == "drw":
         config["max_steps"] = epochs
@@ -263,7 +276,11 @@ def done_rows(path: Path) -> set[tuple[str, int, str]]:
     if not path.exists():
         return set()
     with open(path, newline="") as fh:
-        return {row_key(r["method"], r["nodes"], r["epochs_per_stage"]) for r in csv.DictReader(fh)}
+        return {
+            row_key(r["method"], r["nodes"], r["epochs_per_stage"])
+            for r in csv.DictReader(fh)
+            if r["status"] != STOPPED
+        }
 
 
 def claim(cache: Path, key: tuple[str, int, str]) -> bool:
@@ -271,12 +288,8 @@ def claim(cache: Path, key: tuple[str, int, str]) -> bool:
     ladders may share one CSV, e.g. small and large rungs side by side)."""
     path = cache / "claims" / ("_".join(map(str, key)) + ".pid")
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        try:
-            os.kill(int(path.read_text()), 0)
-            return False
-        except (OSError, ValueError):
-            pass
+    if path.exists() and not _dead(path):
+        return False
     path.write_text(str(os.getpid()))
     return True
 
@@ -323,6 +336,51 @@ def ladder(args: argparse.Namespace) -> None:
             }
             append_row(args.out, row)
             print(f"    {row['status']}: {json.dumps(row)}", flush=True)
+
+
+def record_stopped(args: argparse.Namespace) -> None:
+    """Append a ``stopped`` row for each training run that left epochs in its progress file, has no row (of any
+    status) and whose ladder process is gone (a ladder stopped mid-run): the epochs done, their mean seconds and
+    the peak RSS so far. A resumed ladder runs it again; its finished row then replaces it in the table."""
+    rows = read_rows(args.out) if args.out.exists() else []
+    recorded = {row_key(r["method"], r["nodes"], r["epochs_per_stage"]) for r in rows}  # stopped ones included
+    for progress in sorted((args.cache / "progress").glob("*.log")):
+        method, nodes, epochs = progress.stem.rsplit("_", 2)
+        key = row_key(method, int(nodes), epochs)
+        claim_file = args.cache / "claims" / (progress.stem + ".pid")
+        if key in recorded or method not in METHODS or not _dead(claim_file):
+            continue
+        lines = [tuple(map(float, ln.split())) for ln in progress.read_text().splitlines() if ln.strip()]
+        if not lines:
+            continue
+        graph = graph_path(args.cache, int(nodes))
+        edges = [r["edges"] for r in rows if r["method"] == GENERATE and r["nodes"] == nodes]
+        row = {
+            "method": method,
+            "nodes": int(nodes),
+            "edges": edges[-1] if edges else "",
+            "epochs_per_stage": epochs,
+            "epochs": len(lines),
+            "status": STOPPED,
+            "reason": f"the ladder was stopped after {len(lines)} epochs (graph {graph.name})",
+            "s_per_epoch": round(sum(w for w, _, _ in lines) / len(lines), 4),
+            "cpu_s_per_epoch": round(sum(c for _, c, _ in lines) / len(lines), 4),
+            "epoch_timing": "training loop",
+            "peak_rss_gib": max(p for _, _, p in lines),
+            "threads": args.threads,
+            "load": round(os.getloadavg()[0], 2),
+            "date": time.strftime("%Y-%m-%d", time.gmtime(progress.stat().st_mtime)),
+        }
+        append_row(args.out, row)
+        print(f"recorded {json.dumps(row)}")
+
+
+def _dead(claim_file: Path) -> bool:
+    try:
+        os.kill(int(claim_file.read_text()), 0)
+    except (OSError, ValueError):
+        return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -412,6 +470,12 @@ def readme_block(path: Path = OUT) -> str:
                     cells.append(
                         f"{float(r['cpu_s_per_epoch'] or r['s_per_epoch']):.3g} s, {float(r['peak_rss_gib']):.2f} GiB"
                     )
+            elif failed and failed[-1]["status"] == STOPPED:
+                r = failed[-1]
+                cells.append(
+                    f"**{STOPPED}** after {r['epochs']} epochs: {float(r['cpu_s_per_epoch']):.3g} s, "
+                    f"≥ {float(r['peak_rss_gib']):.2f} GiB"
+                )
             elif failed:
                 r = failed[-1]
                 cells.append(f"**{r['status']}** after {float(r['wall_s']):.0f} s at {r['peak_rss_gib']} GiB")
@@ -483,11 +547,17 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT, help=f"CSV (default {OUT})")
     ap.add_argument("--plot", action="store_true", help="draw the PNG from the CSV and exit")
     ap.add_argument("--readme", action="store_true", help="rewrite benchmarks/README.md's block from the CSV and exit")
+    ap.add_argument(
+        "--record-stopped", action="store_true", help="append rows for runs a stopped ladder interrupted, and exit"
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--nodes", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child_main(args)
+        return
+    if args.record_stopped:
+        record_stopped(args)
         return
     if args.plot or args.readme:
         if not args.out.exists():

@@ -87,3 +87,23 @@ def test_readme_block_and_resume_keys(tmp_path):
     assert text.count(ladder.BEGIN) == 1 and block in text
     with open(out, newline="") as fh:
         assert next(csv.reader(fh)) == ladder.COLUMNS
+
+
+def test_record_stopped_rows_are_rerun(tmp_path):
+    ladder = _ladder()
+    out, cache = tmp_path / "ladder.csv", tmp_path / "cache"
+    key = ("progap-edge", 5000, "5")
+    progress = ladder.progress_path(cache, key)
+    progress.parent.mkdir(parents=True)
+    progress.write_text("0.5 0.2 1.0\n0.7 0.4 1.5\n")
+    (cache / "claims").mkdir()
+    (cache / "claims" / (progress.stem + ".pid")).write_text("999999999")  # no such process
+    args = ladder.argparse.Namespace(out=out, cache=cache, threads=1)
+    ladder.record_stopped(args)
+    (row,) = ladder.read_rows(out)
+    assert row["status"] == "stopped" and row["epochs"] == "2" and row["peak_rss_gib"] == "1.5"
+    assert float(row["s_per_epoch"]) == 0.6 and abs(float(row["cpu_s_per_epoch"]) - 0.3) < 1e-9
+    assert ladder.done_rows(out) == set()  # a resumed ladder runs it again
+    assert "**stopped** after 2 epochs: 0.3 s, ≥ 1.50 GiB" in ladder.readme_block(out)
+    ladder.record_stopped(args)  # the same progress again: no second row
+    assert len(ladder.read_rows(out)) == 1
