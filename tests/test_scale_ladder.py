@@ -59,9 +59,14 @@ def test_readme_block_and_resume_keys(tmp_path):
     rows = [
         {"method": "csbm-generate", "nodes": 1000, "edges": 25000, "status": "ok", "cpu_s": 2.0, "peak_rss_gib": 0.3},
         {"method": "progap-edge", "nodes": 1000, "edges": 25000, "epochs_per_stage": 5, "epochs": 20, "status": "ok",
-         "s_per_epoch": 0.02, "cpu_s_per_epoch": 0.01, "cpu_s": 5.0, "peak_rss_gib": 0.4},
+         "s_per_epoch": 0.02, "cpu_s_per_epoch": 0.01, "cpu_s": 5.0, "peak_rss_gib": 0.4,
+         "epoch_timing": "training loop"},
         {"method": "progap-edge", "nodes": 1000, "edges": 25000, "epochs_per_stage": 100, "epochs": 400,
-         "status": "ok", "s_per_epoch": 0.02, "cpu_s_per_epoch": 0.01, "cpu_s": 8.0, "peak_rss_gib": 0.41},
+         "status": "ok", "s_per_epoch": 0.02, "cpu_s_per_epoch": 0.01, "cpu_s": 8.0, "peak_rss_gib": 0.41,
+         "epoch_timing": "training loop"},
+        {"method": "drw", "nodes": 1000, "edges": 25000, "epochs_per_stage": 5, "epochs": 5, "status": "ok",
+         "s_per_epoch": 3.0, "cpu_s_per_epoch": 2.5, "cpu_s": 14.0, "peak_rss_gib": 0.5,
+         "epoch_timing": "whole fit call over its steps"},
         {"method": "gap-edge", "nodes": 1000, "edges": 25000, "epochs_per_stage": 5, "status": "out of memory",
          "reason": "cap", "wall_s": 12.0, "peak_rss_gib": 16.1},
     ]  # fmt: skip
@@ -71,10 +76,12 @@ def test_readme_block_and_resume_keys(tmp_path):
         ("progap-edge", 1000, "5"),
         ("progap-edge", 1000, "100"),
         ("gap-edge", 1000, "5"),
+        ("drw", 1000, "5"),
     }
     block = ladder.readme_block(out)
     assert "| csbm-generate | 2.0 s, 0.30 GiB |" in block
-    assert "| progap-edge | 0.01 s, 0.40 GiB |" in block  # the 5-epoch row: the most common setting
+    assert "| progap-edge | 0.01 s, 0.40 GiB |" in block  # the ladder's row: the fewest epochs
+    assert "| drw | 2.5 s (whole call), 0.50 GiB |" in block
     assert "| gap-edge | **out of memory** after 12 s at 16.1 GiB |" in block
     # 5 CPU s + (100 epochs x 4 stages - 20 run) x 0.01 s = 8.8 CPU s
     assert "so about 9 CPU s for 100 epochs per stage" in block
