@@ -413,8 +413,9 @@ def plot(path: Path = OUT, png: Path = PNG) -> None:
         if not ok:
             continue
         xs = [n for n, _ in ok]
-        if method != GENERATE:
-            ax_t.plot(xs, [float(r["cpu_s_per_epoch"] or r["s_per_epoch"]) for _, r in ok], marker="o", label=method)
+        timed = [(n, float(r["cpu_s_per_epoch"])) for n, r in ok if r["cpu_s_per_epoch"]]  # CPU seconds only
+        if method != GENERATE and timed:
+            ax_t.plot(*zip(*timed), marker="o", label=method)
         style = {"linestyle": ":", "color": "grey"} if method == GENERATE else {}
         ax_m.plot(xs, [float(r["peak_rss_gib"]) for _, r in ok], marker="o", label=method, **style)
     for ax, label in ((ax_t, "CPU seconds per epoch (1 thread)"), (ax_m, "peak RSS of the run (GiB)")):
