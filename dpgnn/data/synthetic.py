@@ -10,6 +10,9 @@ from dpgnn.utils import make_generator
 
 __all__ = ["csbm"]
 
+#: rows of the feature matrix drawn at a time
+_ROWS = 65_536
+
 
 def _sample_pairs(pool_a: torch.Tensor, pool_b: torch.Tensor | None, count: int, gen: torch.Generator) -> torch.Tensor:
     """``count`` random node pairs, first end from ``pool_a``, second from ``pool_b`` (same pool if None)."""
@@ -91,10 +94,17 @@ def csbm(
     # the off-prototype probability keeps each row's expected density exactly 1 - sparsity
     p_off = (density * d - k * p_on) / (d - k) if d > k else 0.0
     p_off = min(max(p_off, 0.0), 1.0)
-    probs = torch.where(proto[y], torch.tensor(p_on), torch.tensor(p_off))
-    nz = torch.rand(num_nodes, num_features, generator=gen) < probs
-    vals = 1.0 - torch.rand(num_nodes, num_features, generator=gen)  # (0, 1]
-    x = (vals * nz).to(torch.float32)
+    on, off = torch.tensor(p_on), torch.tensor(p_off)
+    # drawn in row blocks (the generator's stream is the same as one [N, F] draw) so that no [N, F] temporary
+    # beyond the non-zero pattern and ``x`` itself is held: millions of nodes fit in little more than ``x``
+    blocks = [slice(start, min(start + _ROWS, num_nodes)) for start in range(0, num_nodes, _ROWS)]
+    nz = torch.empty(num_nodes, num_features, dtype=torch.bool)
+    for b in blocks:
+        nz[b] = torch.rand(b.stop - b.start, num_features, generator=gen) < torch.where(proto[y[b]], on, off)
+    x = torch.empty(num_nodes, num_features, dtype=torch.float32)
+    for b in blocks:
+        x[b] = (1.0 - torch.rand(b.stop - b.start, num_features, generator=gen)) * nz[b]  # values in (0, 1]
+    del nz
 
     data = Data(x=x, y=y.long(), edge_index=edge_index, num_nodes=num_nodes)
     return random_node_split(data, 0.5, 0.25, 0.25, seed=int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))

@@ -152,9 +152,11 @@ def clean_edges(
     report = EdgeCleaning(e, duplicates=key.numel() - pairs.numel(), self_loops=loops)
     if undirected:
         rev = (pairs % num_nodes) * num_nodes + pairs // num_nodes
-        pos = torch.searchsorted(pairs, rev).clamp(max=pairs.numel() - 1)
-        one_way = int((pairs[pos] != rev).sum())
-        if one_way:
+        # the reversal is one-to-one, so every pair has its reverse iff the reversed keys, sorted, are the pairs:
+        # one sort (the search below, E random lookups, is ~10x slower on large graphs; kept to count the misses)
+        if not torch.equal(torch.sort(rev).values, pairs):
+            pos = torch.searchsorted(pairs, rev).clamp(max=pairs.numel() - 1)
+            one_way = int((pairs[pos] != rev).sum())
             raise ValueError(
                 f"{owner}: edge_index is not undirected ({one_way} of {pairs.numel()} pairs lack their "
                 f"reverse) but its edge-level guarantee is for one undirected edge (both directions); "

@@ -59,7 +59,7 @@ from dpgnn.privacy.validation import check_fraction as _delta
 from dpgnn.privacy.validation import check_int as _int
 from dpgnn.privacy.validation import check_positive as _pos
 from dpgnn.train import GradientStep, NoisyStep, fit
-from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed, to_csr
+from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = [
     "LEVELS",
@@ -129,6 +129,21 @@ def bound_degree(
     return ei.to(edge_index.device)
 
 
+def _receiver_csr(edge_index: Tensor, num_nodes: int, device: torch.device) -> Tensor:
+    """The 0/1 matrix ``A[dst, src]`` of a coalesced edge list as CSR, rows sorted by ``(dst, src)`` -- what
+    ``sparse_coo_tensor(...).coalesce()`` then ``to_sparse_csr()`` give for distinct pairs, without the COO
+    coalesce (a per-entry loop that dominated the set-up on graphs of tens of millions of edges)."""
+    src, dst = edge_index[0].to(device, torch.long), edge_index[1].to(device, torch.long)
+    key = torch.sort(dst * num_nodes + src).values
+    counts = torch.bincount(key // num_nodes, minlength=num_nodes)
+    crow = torch.zeros(num_nodes + 1, dtype=torch.long, device=device)
+    torch.cumsum(counts, 0, out=crow[1:])
+    ones = torch.ones(key.numel(), device=device)
+    with warnings.catch_warnings():  # torch's one-time "CSR support is in beta" (as dpgnn.utils.to_csr)
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support", category=UserWarning)
+        return torch.sparse_csr_tensor(crow, key % num_nodes, ones, (num_nodes, num_nodes), check_invariants=False)
+
+
 class NAP:
     """Normalise-aggregate-perturb on a fixed graph (docs/papers/progap.md#architecture-and-training):
     ``Σ_{j→i} h_j/‖h_j‖ + N(0, σ² I)``.
@@ -156,16 +171,7 @@ class NAP:
         self.sigma = float(sigma)
         self.num_nodes = _int(num_nodes, "num_nodes", 1)
         edge_index, self.cleaning = clean_edges(edge_index, self.num_nodes, owner="NAP")
-        dev = torch.device(device)
-        src, dst = edge_index[0].to(dev), edge_index[1].to(dev)
-        self.adj = to_csr(
-            torch.sparse_coo_tensor(
-                torch.stack([dst, src]),
-                torch.ones(src.numel(), device=dev),
-                (self.num_nodes, self.num_nodes),
-                check_invariants=False,
-            ).coalesce()
-        )
+        self.adj = _receiver_csr(edge_index, self.num_nodes, torch.device(device))
         self.generator = generator
         self.queries = 0
 
