@@ -1,4 +1,4 @@
-"""The course's explorer callbacks: a slider value in, the expected figure data out (dpgnn/teach.py)."""
+"""The course's explorer callbacks: a slider value in, the expected figure data out (dpgnn/teach/)."""
 
 import math
 
