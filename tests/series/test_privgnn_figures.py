@@ -32,14 +32,14 @@ def test_new_grids_are_registered_and_default_to_the_paper_teacher():
 def test_flip_exchanges_the_portions():
     from tests.methods.test_privgnn import _toy
 
-    pd_ = _toy()
-    f = P.flip(pd_)
-    assert torch.equal(f.x_priv, pd_.x_pub) and torch.equal(f.edge_pub, pd_.edge_priv)
+    graphs = _toy()
+    f = P.flip(graphs)
+    assert torch.equal(f.x_priv, graphs.x_pub) and torch.equal(f.edge_pub, graphs.edge_priv)
     assert f.num_private == 50 and f.x_pub.size(0) == 60
     # the original public train fraction (25 of 50) is kept; train and test partition the new public nodes
     assert f.pub_train.numel() == 30 and f.pub_test.numel() == 30
     assert sorted(torch.cat([f.pub_train, f.pub_test]).tolist()) == list(range(60))
-    assert torch.equal(P.flip(pd_).pub_train, f.pub_train)  # deterministic
+    assert torch.equal(P.flip(graphs).pub_train, f.pub_train)  # deterministic
 
 
 @pytest.mark.mirror
