@@ -61,17 +61,24 @@ def series_profiles(paper: str) -> Mapping[str, Mapping[str, Any]]:
 def settings(paper: str, profile: str, **overrides: Any) -> Settings:
     """The ``profile`` settings of ``paper`` with the non-``None`` ``overrides`` applied.
 
-    Profiles come from ``dpgnn.series.<paper>.PROFILES`` (:func:`series_profiles`). Unknown papers, profiles or
-    override keys raise ``ValueError`` listing the valid choices.
+    Profiles come from ``dpgnn.series.<paper>.PROFILES`` (:func:`series_profiles`): dicts, or typed profiles (frozen
+    dataclasses that are mappings of their top-level fields) with a ``with_overrides(**overrides)`` method that
+    applies the overrides itself. Unknown papers, profiles or override keys raise ``ValueError`` listing the valid
+    choices.
     """
     profiles = series_profiles(paper)
     if profile not in profiles:
         raise ValueError(f"unknown profile {profile!r} for {paper}; valid: {sorted(profiles)}")
-    base = dict(profiles[profile])
-    unknown = sorted(k for k, v in overrides.items() if v is not None and k not in base)
-    if unknown:
-        raise ValueError(f"unknown setting(s) {unknown} for {paper}; valid: {sorted(base)}")
-    base.update({k: v for k, v in overrides.items() if v is not None})
+    chosen = profiles[profile]
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if hasattr(chosen, "with_overrides"):  # a typed profile applies its own (nested parts by their flat names)
+        base = dict(chosen.with_overrides(**given))
+    else:
+        base = dict(chosen)
+        unknown = sorted(k for k in given if k not in base)
+        if unknown:
+            raise ValueError(f"unknown setting(s) {unknown} for {paper}; valid: {sorted(base)}")
+        base.update(given)
     if isinstance(base.get("runs"), int) and base["runs"] < 1:
         raise ValueError(f"runs must be >= 1, got {base['runs']}")
     base["paper"], base["profile"] = paper, profile

@@ -4,6 +4,7 @@ resumable cell per (dataset, run)."""
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -29,126 +30,182 @@ from dpgnn.sweep import check_train, grid, run_grid
 from dpgnn.utils import resolve_device
 
 
+@dataclass(frozen=True)
+class _Cell:
+    """What every row of one accuracy cell (dataset, run) shares."""
+
+    dataset: str
+    run: int
+    seed: int
+    #: every table (else only the main PrivGNN rows: smoke keeps big graphs light)
+    full: bool
+    main_queries: int
+    #: the row columns of every row: K, γ, epochs, main |Q|
+    common: dict[str, Any]
+    #: the methods' config (dpgnn.methods.get(PAPER, method, level)); the run seed is the cell's
+    method_cfg: dict[str, Any]
+
+
 def _accuracy_cell(cfg: Settings, graphs: P.PrivGNNData, dataset: str, run: int, device: str) -> list[dict[str, Any]]:
-    """Everything of one (dataset, run): teachers once for the largest |Q| (prefix + λ reuse), all students."""
+    """Everything of one (dataset, run): teachers once for the largest |Q| (prefix + λ reuse), all students. The
+    steps run in a fixed order (dropout masks come from the global generator, so the order is part of the
+    numbers)."""
     info = P.DATASETS[dataset]
-    full = dataset in cfg.full_datasets  # otherwise only the main PrivGNN rows (smoke keeps big graphs light)
-    seed = _run_seed(cfg, dataset, run)
-    gamma = cfg.gamma or info.gamma
-    k = cfg.k or info.k
-    main_q = cfg.main_queries
-    qmax = max(cfg.queries) if full else main_q
+    k, gamma, main_q = cfg.k or info.k, cfg.gamma or info.gamma, cfg.main_queries
     te, se = cfg.teacher_epochs, cfg.student_epochs
-    rows: list[dict[str, Any]] = []
-    common = dict(k=k, gamma=gamma, teacher_epochs=te, student_epochs=se, main_queries=main_q)
-
-    # the methods' config (dpgnn.methods.get(PAPER, method, level)); the run seed is the cell's
-    method_cfg = dict(
-        gamma=gamma, teacher_epochs=te, student_epochs=se, delta=info.delta_reproducing, delta_sound=info.delta_stated
+    cell = _Cell(
+        dataset,
+        run,
+        _run_seed(cfg, dataset, run),
+        dataset in cfg.full_datasets,
+        main_q,
+        dict(k=k, gamma=gamma, teacher_epochs=te, student_epochs=se, main_queries=main_q),
+        dict(
+            gamma=gamma,
+            teacher_epochs=te,
+            student_epochs=se,
+            delta=info.delta_reproducing,
+            delta_sound=info.delta_stated,
+        ),
     )
-
-    def privgnn_rows(post, kval, artifact_for):
-        """Students of every (noise variant, λ, |Q|) on the teachers ``post``, in the order the rows were always
-        computed (dropout masks come from the global generator, so the order is part of the numbers)."""
-        for noise in cfg.noise_variants:
-            spec = get_method(PAPER, "privgnn" if noise == "posterior" else "privgnn_code", "node")
-            for lam in cfg.lambdas:
-                for q in cfg.queries if full else [main_q]:
-                    art, setting = artifact_for(q, lam)
-                    if art is None:
-                        continue
-                    res = spec.run(
-                        graphs,
-                        {**method_cfg, "k": kval, "queries": q, "lam": lam},
-                        seed=seed,
-                        device=device,
-                        teachers=post,
-                    )
-                    rows.append(
-                        _acc_row(
-                            art,
-                            dataset,
-                            spec.method,
-                            setting,
-                            res.test,
-                            run,
-                            seed,
-                            res.ledger,
-                            queries=q,
-                            lam=lam,
-                            **{**common, "k": kval},
-                            teacher_accuracy=res.extra["teacher_accuracy"],
-                            teacher_epochs_per_s=res.extra["teacher_epochs_per_s"],
-                        )
-                    )
-
-    post = P.teachers_for(graphs, {**method_cfg, "k": k, "queries": qmax}, seed=seed, device=device)
-    privgnn_rows(
-        post, k, lambda q, lam: ("table5", f"lam={lam:g}") if q == main_q else ("table6", f"Q={q},lam={lam:g}")
+    qmax = max(cfg.queries) if cell.full else main_q
+    post = P.teachers_for(graphs, {**cell.method_cfg, "k": k, "queries": qmax}, seed=cell.seed, device=device)
+    rows: list[dict[str, Any]] = []
+    rows += _student_rows(
+        cfg,
+        graphs,
+        cell,
+        post,
+        k,
+        lambda q, lam: ("table5", f"lam={lam:g}") if q == main_q else ("table6", f"Q={q},lam={lam:g}"),
+        device,
     )
     if dataset == "credit":  # Table 9 reports Credit's PrivGNN accuracy
-        for r in [r for r in rows if r["artifact"] == "table5"]:
-            rows.append({**r, "artifact": "table9"})
-    if not full:
+        rows += [{**r, "artifact": "table9"} for r in rows if r["artifact"] == "table5"]
+    if not cell.full:
         return rows
     rows += repeated_rows(rows, dataset, k, main_q)
     for k2 in cfg.table1_k:
-        post2 = P.teachers_for(graphs, {**method_cfg, "k": k2, "queries": main_q}, seed=seed, device=device)
-        privgnn_rows(
-            post2, k2, lambda q, lam, k2=k2: ("table1", f"K={k2},lam={lam:g}") if q == main_q else (None, None)
+        post2 = P.teachers_for(graphs, {**cell.method_cfg, "k": k2, "queries": main_q}, seed=cell.seed, device=device)
+        rows += _student_rows(
+            cfg,
+            graphs,
+            cell,
+            post2,
+            k2,
+            lambda q, lam, k2=k2: ("table1", f"K={k2},lam={lam:g}") if q == main_q else (None, None),
+            device,
         )
+    rows += _baseline_rows(cfg, graphs, cell, device)
+    if cfg.pate:
+        rows += _pate_rows(cfg, graphs, cell, device)
+    return rows
+
+
+def _student_rows(
+    cfg: Settings, graphs: P.PrivGNNData, cell: _Cell, post: P.TeacherOutput, k: int, artifact_for, device: str
+) -> list[dict[str, Any]]:
+    """Students of every (noise variant, λ, |Q|) on the teachers ``post``, in the order the rows were always
+    computed; ``artifact_for(q, lam)`` names each row's (artifact, setting), ``(None, None)`` skips it."""
+    rows = []
+    for noise in cfg.noise_variants:
+        spec = get_method(PAPER, "privgnn" if noise == "posterior" else "privgnn_code", "node")
+        for lam in cfg.lambdas:
+            for q in cfg.queries if cell.full else [cell.main_queries]:
+                art, setting = artifact_for(q, lam)
+                if art is None:
+                    continue
+                res = spec.run(
+                    graphs,
+                    {**cell.method_cfg, "k": k, "queries": q, "lam": lam},
+                    seed=cell.seed,
+                    device=device,
+                    teachers=post,
+                )
+                rows.append(
+                    _acc_row(
+                        art,
+                        cell.dataset,
+                        spec.method,
+                        setting,
+                        res.test,
+                        cell.run,
+                        cell.seed,
+                        res.ledger,
+                        queries=q,
+                        lam=lam,
+                        **{**cell.common, "k": k},
+                        teacher_accuracy=res.extra["teacher_accuracy"],
+                        teacher_epochs_per_s=res.extra["teacher_epochs_per_s"],
+                    )
+                )
+    return rows
+
+
+def _baseline_rows(cfg: Settings, graphs: P.PrivGNNData, cell: _Cell, device: str) -> list[dict[str, Any]]:
+    """The non-private baselines of ``cfg.baselines`` (B4 at every λ), in their listed order."""
+    rows = []
     for b in cfg.baselines:
         spec = get_method(PAPER, b, "none")
         if b == "b4":
             for lam in cfg.lambdas:
-                res = spec.run(graphs, {"queries": main_q, "lam": lam, "student_epochs": se}, seed=seed, device=device)
+                b4_cfg = {"queries": cell.main_queries, "lam": lam, "student_epochs": cfg.student_epochs}
+                res = spec.run(graphs, b4_cfg, seed=cell.seed, device=device)
                 rows.append(
                     _acc_row(
                         "table9",
-                        dataset,
+                        cell.dataset,
                         "b4",
                         f"lam={lam:g}",
                         res.test,
-                        run,
-                        seed,
+                        cell.run,
+                        cell.seed,
                         res.ledger,
                         lam=lam,
-                        queries=main_q,
-                        **common,
+                        queries=cell.main_queries,
+                        **cell.common,
                     )
                 )
             continue
-        res = spec.run(graphs, {"epochs": se}, seed=seed, device=device)
+        res = spec.run(graphs, {"epochs": cfg.student_epochs}, seed=cell.seed, device=device)
         for art in BASELINE_ARTIFACTS[b]:
-            rows.append(_acc_row(art, dataset, b, "non-private", res.test, run, seed, res.ledger, **common))
-    if cfg.pate:
-        pate_cfg = {
-            **method_cfg,
-            "queries": main_q,
-            "num_teachers": cfg.pate_teachers or info.pate_teachers,
-            "delta": info.pate_delta or info.delta_reproducing,
-        }
-        for kind in ("gnn", "mlp"):
-            spec = get_method(PAPER, f"pate_{kind[0]}", "node")
-            counts = P.votes_for(graphs, pate_cfg, seed=seed, kind=kind, device=device)
-            for lam in cfg.lambdas:
-                res = spec.run(graphs, {**pate_cfg, "lam": lam}, seed=seed, device=device, votes=counts)
-                rows.append(
-                    _acc_row(
-                        "table5",
-                        dataset,
-                        spec.method,
-                        f"lam={lam:g}",
-                        res.test,
-                        run,
-                        seed,
-                        res.ledger,
-                        lam=lam,
-                        queries=main_q,
-                        pate_teachers=pate_cfg["num_teachers"],
-                        **common,
-                    )
+            rows.append(
+                _acc_row(art, cell.dataset, b, "non-private", res.test, cell.run, cell.seed, res.ledger, **cell.common)
+            )
+    return rows
+
+
+def _pate_rows(cfg: Settings, graphs: P.PrivGNNData, cell: _Cell, device: str) -> list[dict[str, Any]]:
+    """Table 5's PATE-G and PATE-M rows at every λ (votes once per kind)."""
+    info = P.DATASETS[cell.dataset]
+    pate_cfg = {
+        **cell.method_cfg,
+        "queries": cell.main_queries,
+        "num_teachers": cfg.pate_teachers or info.pate_teachers,
+        "delta": info.pate_delta or info.delta_reproducing,
+    }
+    rows = []
+    for kind in ("gnn", "mlp"):
+        spec = get_method(PAPER, f"pate_{kind[0]}", "node")
+        counts = P.votes_for(graphs, pate_cfg, seed=cell.seed, kind=kind, device=device)
+        for lam in cfg.lambdas:
+            res = spec.run(graphs, {**pate_cfg, "lam": lam}, seed=cell.seed, device=device, votes=counts)
+            rows.append(
+                _acc_row(
+                    "table5",
+                    cell.dataset,
+                    spec.method,
+                    f"lam={lam:g}",
+                    res.test,
+                    cell.run,
+                    cell.seed,
+                    res.ledger,
+                    lam=lam,
+                    queries=cell.main_queries,
+                    pate_teachers=pate_cfg["num_teachers"],
+                    **cell.common,
                 )
+            )
     return rows
 
 

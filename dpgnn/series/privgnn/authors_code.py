@@ -31,12 +31,12 @@ def authors_code_cells(cfg: Settings) -> list[dict[str, Any]]:
     """The authors'-code teacher cells (``fidelity="authors_code"``): one per (dataset, K, run). ``fidelity_pair``:
     also train the paper's teachers in the cell (same seeds), so the cell holds its own paired comparison (the
     paper profile leaves it off: its paper-mode rows are the accuracy grid's)."""
-    student = _check_teacher(cfg.get("fidelity_student", "paper"))
+    student = _check_teacher(cfg.fidelity.student)
     official = {}  # only when set, so the cells stored before these options keep their config hashes
     if student != "paper":
         official["student"] = student
-    if cfg.get("fidelity_epochs") is not None:
-        official["authors_epochs"] = int(cfg.fidelity_epochs)
+    if cfg.fidelity.epochs is not None:
+        official["authors_epochs"] = int(cfg.fidelity.epochs)
     return [
         {
             "dataset": n,
@@ -44,19 +44,19 @@ def authors_code_cells(cfg: Settings) -> list[dict[str, Any]]:
             "seed": cfg.seed,
             "k": k,
             "gamma": cfg.gamma,
-            "lambdas": list(cfg.figure_lambdas),
-            "queries": sorted(cfg.fidelity_queries),
+            "lambdas": list(cfg.figures.lambdas),
+            "queries": sorted(cfg.fidelity.queries),
             "main_queries": cfg.main_queries,
             "teacher_epochs": cfg.teacher_epochs,
             "student_epochs": cfg.student_epochs,
             "teacher": "authors_code",
-            "noise": list(cfg.fidelity_noise),
-            "pair": bool(cfg.fidelity_pair),
+            "noise": list(cfg.fidelity.noise),
+            "pair": bool(cfg.fidelity.pair),
             **official,
         }
-        for n in cfg.fidelity_datasets
-        for k in cfg.fidelity_k
-        for r in range(cfg.fidelity_runs)
+        for n in cfg.fidelity.datasets
+        for k in cfg.fidelity.k
+        for r in range(cfg.fidelity.runs)
     ]
 
 
@@ -126,18 +126,18 @@ def authors_baselines_cells(cfg: Settings) -> list[dict[str, Any]]:
             "dataset": n,
             "run": r,
             "seed": cfg.seed,
-            "lambdas": list(cfg.figure_lambdas),
+            "lambdas": list(cfg.figures.lambdas),
             "queries": cfg.main_queries,
             "student_epochs": cfg.student_epochs,
             "pate_teachers": cfg.pate_teachers or P.DATASETS[n].pate_teachers,
         }
-        for n in cfg.fidelity_baselines_datasets
-        for r in range(cfg.fidelity_baselines_runs)
+        for n in cfg.official_split.datasets
+        for r in range(cfg.official_split.runs)
     ]
-    for n in cfg.fidelity_baselines_datasets:
+    for n in cfg.official_split.datasets:
         info = P.DATASETS[n]
-        for k in cfg.fidelity_split_k:  # a K's runs before the next K: a cut run keeps whole K's first
-            qs = sorted(cfg.fidelity_split_queries) if k is None else [cfg.main_queries]
+        for k in cfg.official_split.k:  # a K's runs before the next K: a cut run keeps whole K's first
+            qs = sorted(cfg.official_split.queries) if k is None else [cfg.main_queries]
             cells += [
                 {
                     "dataset": n,
@@ -147,13 +147,13 @@ def authors_baselines_cells(cfg: Settings) -> list[dict[str, Any]]:
                     "k": k or cfg.k or info.k,
                     "queries": qs,
                     "main_queries": cfg.main_queries,
-                    "noise": list(cfg.fidelity_split_noise),
-                    "lambdas": list(cfg.figure_lambdas),
+                    "noise": list(cfg.official_split.noise),
+                    "lambdas": list(cfg.figures.lambdas),
                     "gamma": cfg.gamma or info.gamma,
                     "teacher_epochs": cfg.teacher_epochs,
                     "student_epochs": cfg.student_epochs,
                 }
-                for r in range(cfg.fidelity_baselines_runs)
+                for r in range(cfg.official_split.runs)
             ]
     return cells
 

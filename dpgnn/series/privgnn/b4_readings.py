@@ -31,12 +31,12 @@ def b4_readings_cells(cfg: Settings) -> list[dict[str, Any]]:
             "seed": cfg.seed,
             "lambdas": list(cfg.lambdas),
             "queries": cfg.main_queries,
-            "reading_queries": list(cfg.b4_reading_queries),
-            "reading_lambdas": list(cfg.b4_reading_lambdas),
+            "reading_queries": list(cfg.b4.queries),
+            "reading_lambdas": list(cfg.b4.lambdas),
             "student_epochs": cfg.student_epochs,
         }
-        for n in cfg.b4_datasets
-        for r in range(cfg.b4_runs)
+        for n in cfg.b4.datasets
+        for r in range(cfg.b4.runs)
     ]
 
 

@@ -46,123 +46,133 @@ def _eps_row(artifact: str, dataset: str, method: str, setting: str, value: floa
     }
 
 
+#: why Theorem 7's closed form is not a valid bound (in its rows' ledger issues)
+_INVALID_T7 = "Theorem 7 converts order-2 RDP with the order-3 term (not a valid conversion)"
+
+
 def run_epsilon(cfg: Settings, store: ResultStore) -> dict[str, pd.DataFrame]:
     """ε of every PrivGNN/PATE-G cell of Tables 2, 3, 9 (δ that reproduces them), the same with the stated δ, and
     Theorem 7 / order-2 closed forms beside them; the sound ε of the algorithm as run (``privgnn (sound)``: noisy
     argmax with the exact per-query ε₀ for the dataset's classes, at the stated δ); Fig. 7's ε vs |Q|. Replaced
     whole on every call."""
-    lams = list(cfg.eps_lambdas)
+    lams = list(cfg.budgets.lambdas)
     out: dict[str, list[dict[str, Any]]] = {"table2_eps": [], "table3_eps": [], "table9_eps": [], "fig7_eps": []}
-    invalid_t7 = "Theorem 7 converts order-2 RDP with the order-3 term (not a valid conversion)"
-
-    def privgnn_rows(art, ds, gamma, q, setting_fmt):
-        info = P.DATASETS[ds]
-        for lam in lams:
-            eps = privgnn_epsilon(lam, q, gamma, info.delta_reproducing)
-            pub = privgnn_statement(lam, q, gamma, info.delta_reproducing, info.classes, delta_sound=info.delta_stated)
-            led = {"accountant": "autodp_rdp_acct", "noise_scale": 1 / lam, "sample_rate": gamma, "steps": q, **pub}
-            common = dict(epsilon=eps, delta=info.delta_reproducing, gamma=gamma, queries=q, lam=lam, ledger=led)
-            setting = setting_fmt.format(q=q, lam=lam, gamma=gamma)
-            out[art].append(_eps_row(art, ds, "privgnn", setting, eps, **common))
-            stated = privgnn_epsilon(lam, q, gamma, info.delta_stated)
-            out[art].append(
-                _eps_row(
-                    art,
-                    ds,
-                    "privgnn (stated delta)",
-                    setting,
-                    stated,
-                    **{**common, "epsilon": stated, "delta": info.delta_stated},
-                )
-            )
-            for name, fn in (
-                ("theorem 7 (paper closed form)", theorem7_epsilon),
-                ("order-2 bound (valid closed form)", order2_epsilon),
-            ):
-                v = fn(lam, q, gamma, info.delta_reproducing)
-                extra = {"issues": pub["issues"] + [invalid_t7]} if fn is theorem7_epsilon else {}
-                out[art].append(
-                    _eps_row(art, ds, name, setting, v, **{**common, "epsilon": v, "ledger": {**led, **extra}})
-                )
-            sound = pub["epsilon_sound"]
-            led_s = {
-                "accountant": SOUND_ACCOUNTANT,
-                "noise_scale": 1 / lam,
-                "sample_rate": gamma,
-                "steps": q,
-                **privgnn_sound_statement(lam, q, gamma, info.delta_stated, info.classes),
-            }
-            out[art].append(
-                _eps_row(
-                    art,
-                    ds,
-                    "privgnn (sound)",
-                    setting,
-                    sound,
-                    **{**common, "epsilon": sound, "delta": info.delta_stated, "ledger": led_s},
-                )
-            )
-
     for c in grid(dataset=("amazon", "amazon2m", "reddit", "facebook"), queries=(500, 1000)):
         ds, q = c["dataset"], c["queries"]
-        info = P.DATASETS[ds]
-        privgnn_rows("table2_eps", ds, info.gamma, q, "Q={q},lam={lam:g}")
-        for lam in lams:
-            eps = pate_epsilon(lam, q, info.pate_delta).epsilon_data_independent
-            led = {
-                "accountant": "pate_moments_data_independent",
-                **P.privacy_ledger("pate_g", lam=lam, queries=q, delta=info.pate_delta),
-            }
-            led = {k: v for k, v in led.items() if k not in ("epsilon", "epsilon_data_independent")}
-            out["table2_eps"].append(
-                _eps_row(
-                    "table2_eps",
-                    ds,
-                    "pate_g",
-                    f"Q={q},lam={lam:g}",
-                    eps,
-                    epsilon=eps,
-                    delta=info.pate_delta,
-                    queries=q,
-                    lam=lam,
-                    ledger=led,
-                )
-            )
+        out["table2_eps"] += _privgnn_eps_rows(lams, "table2_eps", ds, P.DATASETS[ds].gamma, q, "Q={q},lam={lam:g}")
+        out["table2_eps"] += [_pate_eps_row(ds, q, lam) for lam in lams]
     for c in grid(dataset=("reddit", "amazon2m"), gamma=(0.1, 0.3)):
-        privgnn_rows("table3_eps", c["dataset"], c["gamma"], 1000, "gamma={gamma:g},lam={lam:g}")
-    for ds in _ALL_EPS:
-        privgnn_rows("table9_eps", ds, P.DATASETS[ds].gamma, 1000, "lam={lam:g}")
-    for c in grid(dataset=("amazon", "amazon2m"), queries=cfg.fig7_queries):
-        ds, q = c["dataset"], c["queries"]
-        info = P.DATASETS[ds]
-        eps = privgnn_epsilon(0.4, q, info.gamma, info.delta_reproducing)
-        led = {
-            "accountant": "autodp_rdp_acct",
-            "noise_scale": 2.5,
-            "sample_rate": info.gamma,
-            "steps": q,
-            **privgnn_statement(
-                0.4, q, info.gamma, info.delta_reproducing, info.classes, delta_sound=info.delta_stated
-            ),
-        }
-        out["fig7_eps"].append(
-            _eps_row(
-                "fig7_eps",
-                ds,
-                "privgnn",
-                f"Q={q},lam=0.4",
-                eps,
-                epsilon=eps,
-                delta=info.delta_reproducing,
-                queries=q,
-                lam=0.4,
-                gamma=info.gamma,
-                ledger=led,
-            )
+        out["table3_eps"] += _privgnn_eps_rows(
+            lams, "table3_eps", c["dataset"], c["gamma"], 1000, "gamma={gamma:g},lam={lam:g}"
         )
+    for ds in _ALL_EPS:
+        out["table9_eps"] += _privgnn_eps_rows(lams, "table9_eps", ds, P.DATASETS[ds].gamma, 1000, "lam={lam:g}")
+    for c in grid(dataset=("amazon", "amazon2m"), queries=cfg.budgets.fig7_queries):
+        out["fig7_eps"].append(_fig7_eps_row(c["dataset"], c["queries"]))
     for art, rows in out.items():
         store.replace(art, rows)
     return {art: store.load(art) for art in out}
+
+
+def _privgnn_eps_rows(
+    lams: list[float], art: str, ds: str, gamma: float, q: int, setting_fmt: str
+) -> list[dict[str, Any]]:
+    """PrivGNN's ε at every λ (reproducing δ, stated δ, Theorem 7, the order-2 bound, the sound ε) of one cell."""
+    info = P.DATASETS[ds]
+    rows = []
+    for lam in lams:
+        eps = privgnn_epsilon(lam, q, gamma, info.delta_reproducing)
+        pub = privgnn_statement(lam, q, gamma, info.delta_reproducing, info.classes, delta_sound=info.delta_stated)
+        led = {"accountant": "autodp_rdp_acct", "noise_scale": 1 / lam, "sample_rate": gamma, "steps": q, **pub}
+        common = dict(epsilon=eps, delta=info.delta_reproducing, gamma=gamma, queries=q, lam=lam, ledger=led)
+        setting = setting_fmt.format(q=q, lam=lam, gamma=gamma)
+        rows.append(_eps_row(art, ds, "privgnn", setting, eps, **common))
+        stated = privgnn_epsilon(lam, q, gamma, info.delta_stated)
+        rows.append(
+            _eps_row(
+                art,
+                ds,
+                "privgnn (stated delta)",
+                setting,
+                stated,
+                **{**common, "epsilon": stated, "delta": info.delta_stated},
+            )
+        )
+        for name, fn in (
+            ("theorem 7 (paper closed form)", theorem7_epsilon),
+            ("order-2 bound (valid closed form)", order2_epsilon),
+        ):
+            v = fn(lam, q, gamma, info.delta_reproducing)
+            extra = {"issues": pub["issues"] + [_INVALID_T7]} if fn is theorem7_epsilon else {}
+            rows.append(_eps_row(art, ds, name, setting, v, **{**common, "epsilon": v, "ledger": {**led, **extra}}))
+        sound = pub["epsilon_sound"]
+        led_s = {
+            "accountant": SOUND_ACCOUNTANT,
+            "noise_scale": 1 / lam,
+            "sample_rate": gamma,
+            "steps": q,
+            **privgnn_sound_statement(lam, q, gamma, info.delta_stated, info.classes),
+        }
+        rows.append(
+            _eps_row(
+                art,
+                ds,
+                "privgnn (sound)",
+                setting,
+                sound,
+                **{**common, "epsilon": sound, "delta": info.delta_stated, "ledger": led_s},
+            )
+        )
+    return rows
+
+
+def _pate_eps_row(ds: str, q: int, lam: float) -> dict[str, Any]:
+    """Table 2's PATE-G ε (data-independent moments accountant) of one cell."""
+    info = P.DATASETS[ds]
+    eps = pate_epsilon(lam, q, info.pate_delta).epsilon_data_independent
+    led = {
+        "accountant": "pate_moments_data_independent",
+        **P.privacy_ledger("pate_g", lam=lam, queries=q, delta=info.pate_delta),
+    }
+    led = {k: v for k, v in led.items() if k not in ("epsilon", "epsilon_data_independent")}
+    return _eps_row(
+        "table2_eps",
+        ds,
+        "pate_g",
+        f"Q={q},lam={lam:g}",
+        eps,
+        epsilon=eps,
+        delta=info.pate_delta,
+        queries=q,
+        lam=lam,
+        ledger=led,
+    )
+
+
+def _fig7_eps_row(ds: str, q: int) -> dict[str, Any]:
+    """Fig. 7's ε at |Q| = ``q`` and λ = 0.4."""
+    info = P.DATASETS[ds]
+    eps = privgnn_epsilon(0.4, q, info.gamma, info.delta_reproducing)
+    led = {
+        "accountant": "autodp_rdp_acct",
+        "noise_scale": 2.5,
+        "sample_rate": info.gamma,
+        "steps": q,
+        **privgnn_statement(0.4, q, info.gamma, info.delta_reproducing, info.classes, delta_sound=info.delta_stated),
+    }
+    return _eps_row(
+        "fig7_eps",
+        ds,
+        "privgnn",
+        f"Q={q},lam=0.4",
+        eps,
+        epsilon=eps,
+        delta=info.delta_reproducing,
+        queries=q,
+        lam=0.4,
+        gamma=info.gamma,
+        ledger=led,
+    )
 
 
 def delta_finding(cfg: Settings) -> pd.DataFrame:
@@ -176,7 +186,7 @@ def delta_finding(cfg: Settings) -> pd.DataFrame:
         ("arxiv / amazon2m gamma=0.3", 0.3, 1000, 0.4, 22.11, 1e-5),
     ]
     rows = []
-    for ds, g, q, lam, printed, stated in cells[: cfg.delta_cells]:
+    for ds, g, q, lam, printed, stated in cells[: cfg.budgets.delta_cells]:
         d = implied_delta(printed, lam, q, g)
         rows.append(
             {

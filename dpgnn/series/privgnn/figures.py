@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -33,7 +34,7 @@ def _figure_cell_common(cell: dict[str, Any], dataset: str) -> tuple[int, float]
     return (cell["k"] or info.k), (cell["gamma"] or info.gamma)
 
 
-def _figure_cells(cfg: Settings, key: str, extra: dict[str, Any]) -> list[dict[str, Any]]:
+def _figure_cells(cfg: Settings, datasets: Sequence[str], extra: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             "dataset": n,
@@ -41,14 +42,14 @@ def _figure_cells(cfg: Settings, key: str, extra: dict[str, Any]) -> list[dict[s
             "seed": cfg.seed,
             "k": cfg.k,
             "gamma": cfg.gamma,
-            "lambdas": list(cfg.figure_lambdas),
+            "lambdas": list(cfg.figures.lambdas),
             "teacher_epochs": cfg.teacher_epochs,
             "student_epochs": cfg.student_epochs,
             "teacher": _check_teacher(cfg.teacher),
-            "noise": list(cfg.figure_noise),
+            "noise": list(cfg.figures.noise),
             **extra,
         }
-        for n in cfg[key]
+        for n in datasets
         for r in range(cfg.runs)
     ]
 
@@ -58,8 +59,12 @@ def fig3_cells(cfg: Settings) -> list[dict[str, Any]]:
     per (dataset, run); its teachers answer the largest |Q| once and every |Q| is a prefix of that ordering."""
     return _figure_cells(
         cfg,
-        "fig3_datasets",
-        {"fig3_queries": list(cfg.fig3_queries), "d6_queries": list(cfg.d6_queries), "d6_lambda": cfg.d6_lambda},
+        cfg.figures.fig3_datasets,
+        {
+            "fig3_queries": list(cfg.figures.fig3_queries),
+            "d6_queries": list(cfg.figures.d6_queries),
+            "d6_lambda": cfg.figures.d6_lambda,
+        },
     )
 
 
@@ -181,7 +186,7 @@ def _private_and_baselines(
 def fig5_cells(cfg: Settings) -> list[dict[str, Any]]:
     """Fig. 5 (App. D.1, informative node features): PrivGNN, PATE-M, PATE-G, B1, B2 at |Q| = ``figure_queries``."""
     return _figure_cells(
-        cfg, "fig5_datasets", {"queries": cfg.figure_queries, "pate_teachers": cfg.figure_pate_teachers}
+        cfg, cfg.figures.fig5_datasets, {"queries": cfg.figures.queries, "pate_teachers": cfg.figures.pate_teachers}
     )
 
 
@@ -198,7 +203,9 @@ def _flipped(name: str) -> P.PrivGNNData:
 def fig6_cells(cfg: Settings) -> list[dict[str, Any]]:
     """Fig. 6 (App. D.2): the same methods on the flipped split (:func:`dpgnn.methods.privgnn.flip`)."""
     return _figure_cells(
-        cfg, "fig6_datasets", {"queries": cfg.figure_queries, "flip": True, "pate_teachers": cfg.figure_pate_teachers}
+        cfg,
+        cfg.figures.fig6_datasets,
+        {"queries": cfg.figures.queries, "flip": True, "pate_teachers": cfg.figures.pate_teachers},
     )
 
 

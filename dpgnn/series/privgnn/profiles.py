@@ -164,30 +164,49 @@ class Profile(Mapping):
     official_split: OfficialSplit = field(default_factory=OfficialSplit)
     b4: B4Readings = field(default_factory=B4Readings)
 
-    def as_settings(self) -> dict[str, Any]:
-        """The flat settings (:data:`FLAT_NAMES` order), tuples as lists."""
-        out = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name in _PARTS:
-                for name, flat in _flat_names(f.name, type(value)).items():
-                    out[flat] = _plain(getattr(value, name))
+    def with_overrides(self, **overrides: Any) -> Profile:
+        """A copy with ``overrides`` applied: top-level fields and whole parts by name, a part's fields by their flat
+        names (:data:`FLAT_NAMES`); lists become tuples. An unknown name is a ``ValueError`` listing the valid
+        ones."""
+        flat = _flat_index()
+        top = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(k for k in overrides if k not in top and k not in flat)
+        if unknown:
+            raise ValueError(f"unknown setting(s) {unknown} for privgnn; valid: {sorted(top | set(flat))}")
+        fields: dict[str, Any] = {}
+        parts: dict[str, dict[str, Any]] = {}
+        for key, value in overrides.items():
+            value = tuple(value) if isinstance(value, list) else value
+            if key in top:
+                fields[key] = value
             else:
-                out[f.name] = _plain(value)
-        return out
+                part, name = flat[key]
+                parts.setdefault(part, {})[name] = value
+        for part, changes in parts.items():
+            fields[part] = dataclasses.replace(fields.get(part, getattr(self, part)), **changes)
+        return dataclasses.replace(self, **fields)
 
     def __getitem__(self, key: str) -> Any:
-        return self.as_settings()[key]
+        if key not in _top_names():
+            raise KeyError(key)
+        return getattr(self, key)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.as_settings())
+        return iter(_top_names())
 
     def __len__(self) -> int:
-        return len(self.as_settings())
+        return len(_top_names())
 
 
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
+def _top_names() -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(Profile))
+
+
+def _flat_index() -> dict[str, tuple[str, str]]:
+    """Flat name -> (part, field) for every field of the nested parts."""
+    parts = {"budgets": Budgets, "figures": Figures, "fidelity": Fidelity, "official_split": OfficialSplit}
+    parts["b4"] = B4Readings
+    return {flat: (part, name) for part, cls in parts.items() for name, flat in _flat_names(part, cls).items()}
 
 
 SMOKE = Profile(
@@ -297,5 +316,5 @@ PAPER_PROFILE = Profile(
 
 #: the profiles by name (read by :func:`dpgnn.profiles.settings` as mappings of the flat names)
 PROFILES: dict[str, Profile] = {"smoke": SMOKE, "test": TEST, "paper": PAPER_PROFILE}
-#: every flat setting name, in the profiles' order
-FLAT_NAMES: tuple[str, ...] = tuple(SMOKE.as_settings())
+#: the flat names of the nested parts' fields (the names ``settings(..., **overrides)`` and ``--set`` take)
+FLAT_NAMES: tuple[str, ...] = tuple(_flat_index())
