@@ -66,7 +66,7 @@ def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "au
     ``privgnn_authors_code``; with ``pair`` also the paper's teachers: ``privgnn`` / ``privgnn_code``), artifact
     ``fidelity`` (never compared directly: the paper has no such cell) with setting ``K=..,Q=..,lam=..`` and
     ``mirrors`` naming the paper cell (:func:`mirrored_cell`). Noise draws and student seeds are those of
-    :func:`_accuracy_cell`, so the teacher is the only difference."""
+    :func:`~dpgnn.series.privgnn.accuracy._accuracy_cell`, so the teacher is the only difference."""
     dataset, run = cell["dataset"], cell["run"]
     graphs = _data(dataset)
     info = P.DATASETS[dataset]

@@ -108,7 +108,7 @@ def _private_and_baselines(
     cfg: Settings, cell: dict[str, Any], graphs: P.PrivGNNData, dataset: str, artifact: str, suffix: str, device: str
 ) -> list[dict[str, Any]]:
     """PrivGNN, PATE-M, PATE-G (|Q| = ``cell["queries"]``, every λ) and B1/B2 of one (dataset, run), with the
-    seeds of :func:`_accuracy_cell`; methods named ``<method><suffix>``."""
+    seeds of :func:`~dpgnn.series.privgnn.accuracy._accuracy_cell`; methods named ``<method><suffix>``."""
     info = P.DATASETS[dataset]
     run, q, se = cell["run"], cell["queries"], cell["student_epochs"]
     seed = _run_seed(cfg, dataset, run)

@@ -2,9 +2,10 @@
 per notebook: :class:`Budgets` (01), :class:`Figures` (03), :class:`Fidelity`, :class:`OfficialSplit` (04) and
 :class:`B4Readings` (02's readings of B4).
 
-:func:`dpgnn.profiles.settings` reads a profile as a mapping of the flat setting names the notebooks, the CLI
-(``--set fidelity_k=[300]``) and the stored cells use (:data:`FLAT_NAMES`: e.g. ``fidelity_k`` is
-``profile.fidelity.k``); :meth:`Profile.as_settings` is that view, with lists for the tuples.
+:func:`dpgnn.profiles.settings` reads a profile as a mapping of its top-level fields, so notebooks read
+``cfg.fidelity.k``, after :meth:`Profile.with_overrides`: it takes a top-level setting, or a nested part's field by
+its flat name (:data:`FLAT_NAMES`: ``fidelity_k`` is ``fidelity.k``, as in ``dpgnn run privgnn --set
+fidelity_k=[300]``), the names the stored cells and the docs use.
 """
 
 from __future__ import annotations
@@ -165,11 +166,11 @@ class Profile(Mapping):
     b4: B4Readings = field(default_factory=B4Readings)
 
     def with_overrides(self, **overrides: Any) -> Profile:
-        """A copy with ``overrides`` applied: top-level fields and whole parts by name, a part's fields by their flat
+        """A copy with ``overrides`` applied: top-level settings by name, the nested parts' fields by their flat
         names (:data:`FLAT_NAMES`); lists become tuples. An unknown name is a ``ValueError`` listing the valid
         ones."""
         flat = _flat_index()
-        top = {f.name for f in dataclasses.fields(self)}
+        top = {f.name for f in dataclasses.fields(self)} - set(_PARTS)
         unknown = sorted(k for k in overrides if k not in top and k not in flat)
         if unknown:
             raise ValueError(f"unknown setting(s) {unknown} for privgnn; valid: {sorted(top | set(flat))}")
@@ -183,7 +184,7 @@ class Profile(Mapping):
                 part, name = flat[key]
                 parts.setdefault(part, {})[name] = value
         for part, changes in parts.items():
-            fields[part] = dataclasses.replace(fields.get(part, getattr(self, part)), **changes)
+            fields[part] = dataclasses.replace(getattr(self, part), **changes)
         return dataclasses.replace(self, **fields)
 
     def __getitem__(self, key: str) -> Any:
@@ -314,7 +315,7 @@ PAPER_PROFILE = Profile(
     b4=B4Readings(datasets=("credit", "amazon"), runs=3, queries=(100, 200, 300, 400, 500), lambdas=(1.0, 0.5)),
 )
 
-#: the profiles by name (read by :func:`dpgnn.profiles.settings` as mappings of the flat names)
+#: the profiles by name (read by :func:`dpgnn.profiles.settings` as mappings of their top-level fields)
 PROFILES: dict[str, Profile] = {"smoke": SMOKE, "test": TEST, "paper": PAPER_PROFILE}
 #: the flat names of the nested parts' fields (the names ``settings(..., **overrides)`` and ``--set`` take)
 FLAT_NAMES: tuple[str, ...] = tuple(_flat_index())
