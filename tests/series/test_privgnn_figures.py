@@ -200,7 +200,7 @@ def test_the_authors_code_plot_draws_the_paper_values(monkeypatch):
         def load(self, artifact):
             return side
 
-    monkeypatch.setattr(series, "authors_code_side_by_side", lambda store: side)
+    monkeypatch.setattr(series.authors_code, "authors_code_side_by_side", lambda store: side)
     fig = series.plot_authors_code(Store())["authors_code"]
     paper = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label().endswith("(paper)")]
     assert len(paper) == 1 and list(paper[0].get_ydata()) == [0.76, 0.77]

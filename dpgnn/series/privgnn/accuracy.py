@@ -18,11 +18,11 @@ from dpgnn.reference import load_reference, stand_in_for
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
+from dpgnn.series.privgnn import common
 from dpgnn.series.privgnn.common import (
     BASELINE_ARTIFACTS,
     PAPER,
     _acc_row,
-    _data,
     _run_seed,
     _seeded,
 )
@@ -254,7 +254,7 @@ def accuracy_cells(cfg: Settings, datasets: list[str] | None = None) -> list[dic
 def run_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """Every accuracy row of one (dataset, run) cell (see :func:`_accuracy_cell`); dropout masks
     come from the cell's own seed, so rerunning a cell gives the same rows."""
-    return _accuracy_cell(cfg, _data(cell["dataset"]), cell["dataset"], cell["run"], device)
+    return _accuracy_cell(cfg, common._data(cell["dataset"]), cell["dataset"], cell["run"], device)
 
 
 def run_accuracy(
@@ -267,7 +267,7 @@ def run_accuracy(
     if not train:
         return store.load("accuracy")
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    names = [n for n in cfg.datasets if load_or_skip(store, n, _data) is not None]
+    names = [n for n in cfg.datasets if load_or_skip(store, n, common._data) is not None]
     cells = accuracy_cells(cfg, names)
     if not cells:
         return store.load("accuracy")

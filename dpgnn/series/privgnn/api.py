@@ -10,6 +10,7 @@ import pandas as pd
 from dpgnn.profiles import Settings
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
+from dpgnn.series.privgnn import common
 from dpgnn.series.privgnn.accuracy import (
     accuracy_cells,
     accuracy_side_by_side,
@@ -31,7 +32,6 @@ from dpgnn.series.privgnn.b4_readings import b4_readings_cells, b4_readings_tabl
 from dpgnn.series.privgnn.budget import _plot_fig2b, _plot_fig7_eps, epsilon_side_by_side, run_epsilon
 from dpgnn.series.privgnn.common import (
     PAPER,
-    _data,
     _unknown,
 )
 from dpgnn.series.privgnn.figures import (
@@ -189,7 +189,9 @@ def run_figures(
     for name in which:
         spec = CELLS[name]
         if train:
-            cells = [c for c in spec.cells(cfg) if load_or_skip(store, c["dataset"], _data, artifact=name) is not None]
+            cells = [
+                c for c in spec.cells(cfg) if load_or_skip(store, c["dataset"], common._data, artifact=name) is not None
+            ]
             if cells:
                 run_grid(
                     store,

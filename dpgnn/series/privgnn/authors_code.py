@@ -13,12 +13,12 @@ from dpgnn.methods import privgnn as P
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.results import ResultStore
+from dpgnn.series.privgnn import common
 from dpgnn.series.privgnn.common import (
     BASELINE_ARTIFACTS,
     PAPER,
     _acc_row,
     _check_teacher,
-    _data,
     _privgnn_students,
     _run_seed,
     _seeded,
@@ -68,7 +68,7 @@ def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "au
     ``mirrors`` naming the paper cell (:func:`mirrored_cell`). Noise draws and student seeds are those of
     :func:`~dpgnn.series.privgnn.accuracy._accuracy_cell`, so the teacher is the only difference."""
     dataset, run = cell["dataset"], cell["run"]
-    graphs = _data(dataset)
+    graphs = common._data(dataset)
     info = P.DATASETS[dataset]
     seed = _run_seed(cfg, dataset, run)
     k = cell["k"] or info.k
@@ -207,7 +207,7 @@ def run_authors_baselines_cell(cfg: Settings, cell: dict[str, Any], device: str 
         "num_teachers": cell["pate_teachers"],
         "fidelity": "authors_code",
     }
-    graphs = _data(dataset)
+    graphs = common._data(dataset)
     counts = P.votes_for(graphs, pate_cfg, seed=seed, kind="gnn", device=device)
     spec = get_method(PAPER, "pate_g", "node")
     for lam in cell["lambdas"]:

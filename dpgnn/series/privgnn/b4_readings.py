@@ -11,10 +11,10 @@ from dpgnn.methods import get as get_method
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.results import ResultStore
+from dpgnn.series.privgnn import common
 from dpgnn.series.privgnn.common import (
     PAPER,
     _acc_row,
-    _data,
     _run_seed,
     _seeded,
 )
@@ -51,7 +51,7 @@ def run_b4_readings_cell(cfg: Settings, cell: dict[str, Any], device: str = "aut
 
     B4 reads the public ground truth: not a private mechanism of the private graph (ε = ∞ in the ledger)."""
     dataset, run = cell["dataset"], cell["run"]
-    graphs = _data(dataset)
+    graphs = common._data(dataset)
     seed = _run_seed(cfg, dataset, run)
     spec = get_method(PAPER, "b4", "none")
     points = [("hard", cell["queries"], lam) for lam in cell["lambdas"]] + [

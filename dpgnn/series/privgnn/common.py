@@ -54,7 +54,7 @@ BASELINE_ARTIFACTS = {
 @functools.lru_cache(maxsize=8)
 def _data(name: str) -> P.PrivGNNData:
     """The prepared dataset, loaded once per process (a notebook's kernel or a Dask worker) and reused by every
-    cell that runs there."""
+    cell that runs there (the notebooks' modules call it as ``common._data``, so a test can replace it here)."""
     return P.prepare(name)
 
 

@@ -16,11 +16,11 @@ from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
+from dpgnn.series.privgnn import common
 from dpgnn.series.privgnn.common import (
     PAPER,
     _acc_row,
     _check_teacher,
-    _data,
     _privgnn_students,
     _run_seed,
     _seeded,
@@ -72,7 +72,7 @@ def fig3_cells(cfg: Settings) -> list[dict[str, Any]]:
 def run_fig3_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """Rows ``fig3`` (setting ``Q=..,lam=..``) and ``fig7`` (App. D.6: ``Q=..,lam=0.4``) of one (dataset, run)."""
     dataset, run = cell["dataset"], cell["run"]
-    graphs = _data(dataset)
+    graphs = common._data(dataset)
     seed = _run_seed(cfg, dataset, run)
     k, gamma = _figure_cell_common(cell, dataset)
     qmax = max(cell["fig3_queries"] + cell["d6_queries"])
@@ -192,12 +192,12 @@ def fig5_cells(cfg: Settings) -> list[dict[str, Any]]:
 
 @_seeded
 def run_fig5_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
-    return _private_and_baselines(cfg, cell, _data(cell["dataset"]), cell["dataset"], "fig5", "", device)
+    return _private_and_baselines(cfg, cell, common._data(cell["dataset"]), cell["dataset"], "fig5", "", device)
 
 
 @functools.lru_cache(maxsize=4)
 def _flipped(name: str) -> P.PrivGNNData:
-    return P.flip(_data(name))
+    return P.flip(common._data(name))
 
 
 def fig6_cells(cfg: Settings) -> list[dict[str, Any]]:
