@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from dpgnn.methods import privgnn as P
+from dpgnn.methods.privgnn import teachers as privgnn_teachers
 from dpgnn.nn.privgnn import SAGE, BatchedSAGETeachers, train_batched_teachers
 from dpgnn.utils import make_generator, resolve_device
 
@@ -31,12 +32,12 @@ def _sync(dev):
         torch.cuda.synchronize()
 
 
-def sequential(pd_, sets, epochs, dev, hidden=64):
+def sequential(graphs, sets, epochs, dev, hidden=64):
     t0 = time.perf_counter()
     for nodes in sets:
-        ei = P.induced_subgraph(pd_.edge_priv, nodes, pd_.num_private).to(dev)
-        x, y = pd_.x_priv[nodes].to(dev), pd_.y_priv[nodes].to(dev)
-        m = SAGE(pd_.num_features, hidden, pd_.num_classes).to(dev)
+        ei = P.induced_subgraph(graphs.edge_priv, nodes, graphs.num_private).to(dev)
+        x, y = graphs.x_priv[nodes].to(dev), graphs.y_priv[nodes].to(dev)
+        m = SAGE(graphs.num_features, hidden, graphs.num_classes).to(dev)
         opt = torch.optim.Adam(m.parameters(), lr=0.01)
         m.train()
         for _ in range(epochs):
@@ -47,15 +48,17 @@ def sequential(pd_, sets, epochs, dev, hidden=64):
     return time.perf_counter() - t0
 
 
-def batched(pd_, sets, epochs, dev, hidden=64, batch=None):
+def batched(graphs, sets, epochs, dev, hidden=64, batch=None):
     bs = batch or len(sets)
-    stacked = [P._stack(pd_, sets[i : i + bs], dev) for i in range(0, len(sets), bs)]  # shared preprocessing
+    stacked = [
+        privgnn_teachers._stack(graphs, sets[i : i + bs], dev) for i in range(0, len(sets), bs)
+    ]  # shared preprocessing
     _sync(dev)
     t0 = time.perf_counter()
     for xx, mask, y, src, dst, inv in stacked:
         n = xx.size(0)
         model = BatchedSAGETeachers(
-            n, pd_.num_features, hidden, pd_.num_classes, generators=[make_generator(j) for j in range(n)]
+            n, graphs.num_features, hidden, graphs.num_classes, generators=[make_generator(j) for j in range(n)]
         ).to(dev)
         train_batched_teachers(model, xx, mask, y, src, dst, inv, epochs=epochs)
     _sync(dev)
@@ -89,16 +92,16 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     dev = resolve_device(args.device)
-    pd_ = P.prepare(args.dataset)
-    d2, h, c = 2 * pd_.num_features, 64, pd_.num_classes
+    graphs = P.prepare(args.dataset)
+    d2, h, c = 2 * graphs.num_features, 64, graphs.num_classes
     out = []
     for k in args.ks:
-        sets = P.teacher_subgraphs(pd_, P.query_nodes(pd_, args.queries), k=k, gamma=args.gamma, seed=0)
+        sets = P.teacher_subgraphs(graphs, P.query_nodes(graphs, args.queries), k=k, gamma=args.gamma, seed=0)
         kk = sum(int(s.numel()) for s in sets) / len(sets)
         if dev.type == "cuda":
             torch.cuda.reset_peak_memory_stats()
-        t_seq = sequential(pd_, sets, args.epochs, dev)
-        t_bat = batched(pd_, sets, args.epochs, dev, batch=args.batch or None)
+        t_seq = sequential(graphs, sets, args.epochs, dev)
+        t_bat = batched(graphs, sets, args.epochs, dev, batch=args.batch or None)
         te = args.queries * args.epochs
         flops = te * (4.0 * kk * d2 * h + 6.0 * kk * 2 * h * c)
         limit = matmul_limit(args.batch or args.queries, int(kk), d2, h, dev)

@@ -148,12 +148,18 @@ def settings(paper: str, profile: str, **overrides: Any) -> Any:
         The series' profile dataclass instance, with ``paper`` and ``profile`` set (a read-only
         :class:`Settings` dict for a series whose profiles are plain dicts).
 
-    Unknown papers, profiles or override names raise a one-line ``ValueError`` listing the valid choices.
+    A profile with a ``with_overrides(**overrides)`` method applies the overrides itself (PrivGNN's: its nested
+    parts' fields by their flat names, e.g. ``fidelity_k``, as its notebooks' parameters are named). Unknown papers,
+    profiles or override names raise a one-line ``ValueError`` listing the valid choices.
     """
     profiles = series_profiles(paper)
     if profile not in profiles:
         raise ValueError(f"unknown profile {profile!r} for {paper}; valid: {sorted(profiles)}")
-    cfg = apply(profiles[profile], overrides, what=paper)
+    chosen = profiles[profile]
+    if hasattr(chosen, "with_overrides"):
+        cfg = chosen.with_overrides(**{k: v for k, v in overrides.items() if v is not None})
+    else:
+        cfg = apply(chosen, overrides, what=paper)
     runs = cfg.get("runs") if isinstance(cfg, Mapping) else getattr(cfg, "runs", None)
     if isinstance(runs, int) and runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")

@@ -126,8 +126,8 @@ def privgnn_runner(
     from dpgnn.methods.privgnn import prepare_from_data, run_privgnn
 
     data, notes = public_split(graph, seed)
-    pd_ = prepare_from_data(data, "own-graph", order_seed=seed)
-    n_tr, n_priv = int(pd_.pub_train.numel()), pd_.num_private
+    graphs = prepare_from_data(data, "own-graph", order_seed=seed)
+    n_tr, n_priv = int(graphs.pub_train.numel()), graphs.num_private
     if n_tr < 1 or n_priv < 2:
         raise ValueError(f"PrivGNN needs private nodes and public training nodes, got {n_priv} and {n_tr}")
     cfg = replace(
@@ -135,7 +135,7 @@ def privgnn_runner(
         queries=cfg.queries or max(1, min(1000, n_tr // 2)),
         k=cfg.k or max(1, int(math.floor(cfg.gamma * n_priv)) // 2),
     )
-    lam, _ = calibrate_lam(epsilon, queries=cfg.queries, gamma=cfg.gamma, delta=delta, num_classes=pd_.num_classes)
+    lam, _ = calibrate_lam(epsilon, queries=cfg.queries, gamma=cfg.gamma, delta=delta, num_classes=graphs.num_classes)
     config = {
         "queries": cfg.queries,
         "lam": lam,
@@ -148,7 +148,7 @@ def privgnn_runner(
         "dropout": cfg.dropout,
         "lr": cfg.lr,
     }
-    res = run_privgnn(pd_, config, seed=seed, device=device)
+    res = run_privgnn(graphs, config, seed=seed, device=device)
     ledger = {**res.ledger, "lam": lam, "target_epsilon": epsilon, "split": notes or ["masks given"]}
     metrics = {"train": math.nan, "val": math.nan, "test": res.metrics["test"]}
     return RunResult(
@@ -206,8 +206,8 @@ def pate_runner(
     from dpgnn.methods.privgnn import prepare_from_data, run_pate_g, run_pate_m
 
     data, notes = public_split(graph, seed)
-    pd_ = prepare_from_data(data, "own-graph", order_seed=seed)
-    n_tr, n_priv = int(pd_.pub_train.numel()), pd_.num_private
+    graphs = prepare_from_data(data, "own-graph", order_seed=seed)
+    n_tr, n_priv = int(graphs.pub_train.numel()), graphs.num_private
     if n_tr < 1 or n_priv < 2:
         raise ValueError(f"PATE needs private nodes and public training nodes, got {n_priv} and {n_tr}")
     cfg = replace(
@@ -215,7 +215,7 @@ def pate_runner(
     )
     kind = "pate_g" if cfg.teachers == "gnn" else "pate_m"
     lam, independent = calibrate_lam(
-        epsilon, queries=cfg.queries, gamma=1.0, delta=delta, num_classes=pd_.num_classes, method=kind
+        epsilon, queries=cfg.queries, gamma=1.0, delta=delta, num_classes=graphs.num_classes, method=kind
     )
     config = {
         "queries": cfg.queries,
@@ -228,7 +228,7 @@ def pate_runner(
         "dropout": cfg.dropout,
         "lr": cfg.lr,
     }
-    res = (run_pate_g if kind == "pate_g" else run_pate_m)(pd_, config, seed=seed, device=device)
+    res = (run_pate_g if kind == "pate_g" else run_pate_m)(graphs, config, seed=seed, device=device)
     # the released statement reads no vote counts: the data-independent ledger (sound); the run's data-dependent
     # value is kept beside it, marked as computed from private counts
     ledger = {

@@ -195,7 +195,7 @@ SHADOW_SIZES = ("quarter", "half", "target")
 
 
 def _shadow_split(
-    pd_: P.PrivGNNData, seed: int, size: str = "quarter", n_target: int | None = None
+    graphs: P.PrivGNNData, seed: int, size: str = "quarter", n_target: int | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(shadow members, shadow non-members), disjoint random sets of public nodes.
 
@@ -205,7 +205,7 @@ def _shadow_split(
     if size not in SHADOW_SIZES:
         raise ValueError(f"shadow size must be one of {SHADOW_SIZES}, got {size!r}")
     gen = make_generator(stable_seed("shadow-split", seed))
-    n = pd_.x_pub.size(0)
+    n = graphs.x_pub.size(0)
     perm = torch.randperm(n, generator=gen)
     if size == "quarter":
         mem, non = perm[: (n // 2) // 2], perm[(n // 2) // 2 : n // 2]
@@ -228,59 +228,59 @@ def _features(protocol: str):
 
 
 def _shadow1_posteriors(
-    pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, size: str = "quarter", n_target: int | None = None
+    graphs: P.PrivGNNData, *, seed: int, epochs: int, device: str, size: str = "quarter", n_target: int | None = None
 ) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """Attack-1's shadow (inductive, like B1): trained on its members' induced subgraph. Its log-posteriors on
     (members, non-members) per protocol: members on their own subgraph; non-members on theirs (``"score"``) or, as
     published, on the whole public graph (``"rebmigraph"``)."""
-    mem, non = _shadow_split(pd_, seed, size, n_target)
-    n = pd_.x_pub.size(0)
-    e_mem = P.induced_subgraph(pd_.edge_pub, mem, n)
+    mem, non = _shadow_split(graphs, seed, size, n_target)
+    n = graphs.x_pub.size(0)
+    e_mem = P.induced_subgraph(graphs.edge_pub, mem, n)
     shadow = P.fit_sage(
-        pd_.x_pub[mem],
+        graphs.x_pub[mem],
         e_mem,
         torch.arange(mem.numel()),
-        pd_.y_pub[mem],
+        graphs.y_pub[mem],
         seed=stable_seed(seed, "shadow1"),
         epochs=epochs,
-        num_classes=pd_.num_classes,
+        num_classes=graphs.num_classes,
         device=device,
     )
-    lp_mem = P.log_posteriors(shadow, pd_.x_pub[mem], e_mem, device)
-    lp_own = P.log_posteriors(shadow, pd_.x_pub[non], P.induced_subgraph(pd_.edge_pub, non, n), device)
-    lp_whole = P.log_posteriors(shadow, pd_.x_pub, pd_.edge_pub, device)[non]
+    lp_mem = P.log_posteriors(shadow, graphs.x_pub[mem], e_mem, device)
+    lp_own = P.log_posteriors(shadow, graphs.x_pub[non], P.induced_subgraph(graphs.edge_pub, non, n), device)
+    lp_whole = P.log_posteriors(shadow, graphs.x_pub, graphs.edge_pub, device)[non]
     return {"score": (lp_mem, lp_own), "rebmigraph": (lp_mem, lp_whole)}
 
 
 def _shadow2_posteriors(
-    pd_: P.PrivGNNData, *, seed: int, epochs: int, device: str, size: str = "quarter", n_target: int | None = None
+    graphs: P.PrivGNNData, *, seed: int, epochs: int, device: str, size: str = "quarter", n_target: int | None = None
 ) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """Attack-2's shadow (transductive, like the student): trained on its members' labels within the induced
     subgraph of its members and non-members, or, with ``size="target"`` (as many members as the student's queries),
     within the whole public graph as the student is. Its log-posteriors on (members, non-members), any protocol."""
-    mem, non = _shadow_split(pd_, seed, size, n_target)
-    n = pd_.x_pub.size(0)
+    mem, non = _shadow_split(graphs, seed, size, n_target)
+    n = graphs.x_pub.size(0)
     nodes = torch.arange(n) if size == "target" else torch.sort(torch.cat([mem, non])).values
-    edges = pd_.edge_pub if size == "target" else P.induced_subgraph(pd_.edge_pub, nodes, n)
+    edges = graphs.edge_pub if size == "target" else P.induced_subgraph(graphs.edge_pub, nodes, n)
     pos = torch.full((n,), -1, dtype=torch.long)
     pos[nodes] = torch.arange(nodes.numel())
     shadow = P.fit_sage(
-        pd_.x_pub[nodes],
+        graphs.x_pub[nodes],
         edges,
         pos[mem],
-        pd_.y_pub[mem],
+        graphs.y_pub[mem],
         seed=stable_seed(seed, "shadow2"),
         epochs=epochs,
-        num_classes=pd_.num_classes,
+        num_classes=graphs.num_classes,
         device=device,
     )
-    logp = P.log_posteriors(shadow, pd_.x_pub[nodes], edges, device)
+    logp = P.log_posteriors(shadow, graphs.x_pub[nodes], edges, device)
     pair = (logp[pos[mem]], logp[pos[non]])
     return {"score": pair, "rebmigraph": pair}
 
 
 def _shadow_posteriors(
-    pd_: P.PrivGNNData,
+    graphs: P.PrivGNNData,
     attack: str,
     *,
     seed: int,
@@ -292,7 +292,7 @@ def _shadow_posteriors(
     """``attack``'s shadow, trained with dropout masks seeded from ``seed`` and its role."""
     shadow = _shadow1_posteriors if attack == "attack1" else _shadow2_posteriors
     with torch_global_seed(stable_seed(seed, "dropout", "shadow" + attack[-1]), device):
-        return shadow(pd_, seed=seed, epochs=epochs, device=device, size=size, n_target=n_target)
+        return shadow(graphs, seed=seed, epochs=epochs, device=device, size=size, n_target=n_target)
 
 
 def _fit_on(lp_mem: torch.Tensor, lp_non: torch.Tensor, seed: int, protocol: str) -> torch.nn.Module:
@@ -312,7 +312,7 @@ def _check_targets(targets: tuple[str, ...], noise_on: str | tuple[str, ...]) ->
 
 
 def build_targets(
-    pd_: P.PrivGNNData,
+    graphs: P.PrivGNNData,
     *,
     queries: int,
     k: int,
@@ -331,24 +331,24 @@ def build_targets(
     ``extra`` (the pseudo-label diagnostics). Targets as in :func:`run_attacks`, which attacks them."""
     placements = _check_targets(targets, noise_on)
     device = str(resolve_device(device))
-    q_nodes = P.query_nodes(pd_, queries)
-    test = pd_.pub_test
+    q_nodes = P.query_nodes(graphs, queries)
+    test = graphs.pub_test
     attack1_targets: list[tuple[str, torch.nn.Module, dict[str, float]]] = []
     attack2_targets: list[tuple[str, torch.nn.Module, dict[str, float]]] = []
     if "b1" in targets:
         with torch_global_seed(stable_seed(seed, "dropout", "b1"), device):
-            b1 = P.baseline_b1(pd_, seed=stable_seed(seed, "b1"), epochs=student_epochs, device=device)["model"]
-        b1_labels = P.log_posteriors(b1, pd_.x_pub, pd_.edge_pub, device)[q_nodes].argmax(1)
+            b1 = P.baseline_b1(graphs, seed=stable_seed(seed, "b1"), epochs=student_epochs, device=device)["model"]
+        b1_labels = P.log_posteriors(b1, graphs.x_pub, graphs.edge_pub, device)[q_nodes].argmax(1)
         with torch_global_seed(stable_seed(seed, "dropout", "student-b1"), device):
             b1_student = P.train_student(
-                pd_, q_nodes, b1_labels, seed=stable_seed(seed, "student-b1"), epochs=student_epochs, device=device
+                graphs, q_nodes, b1_labels, seed=stable_seed(seed, "student-b1"), epochs=student_epochs, device=device
             )["model"]
         attack1_targets.append(("b1", b1, {}))
-        attack2_targets.append(("b1", b1_student, {"label_accuracy": _label_accuracy(b1_labels, pd_, q_nodes)}))
+        attack2_targets.append(("b1", b1_student, {"label_accuracy": _label_accuracy(b1_labels, graphs, q_nodes)}))
     if "privgnn" in targets:
         with torch_global_seed(stable_seed(seed, "dropout", "teachers"), device):
             post = P.teacher_posteriors(
-                pd_,
+                graphs,
                 queries,
                 k=k,
                 gamma=gamma,
@@ -362,23 +362,23 @@ def build_targets(
             )
             with torch_global_seed(stable_seed(seed, "dropout", "student"), device):
                 student = P.train_student(
-                    pd_,
+                    graphs,
                     q_nodes,
                     noisy[:queries],
                     seed=stable_seed(seed, "student", lam),
                     epochs=student_epochs,
                     device=device,
                 )["model"]
-            extra = {"label_accuracy": _label_accuracy(noisy[:queries], pd_, q_nodes)}
+            extra = {"label_accuracy": _label_accuracy(noisy[:queries], graphs, q_nodes)}
             if placement != "posterior":
                 paper = P.noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)))
-                extra["label_accuracy_posterior"] = _label_accuracy(paper[:queries], pd_, q_nodes)
+                extra["label_accuracy_posterior"] = _label_accuracy(paper[:queries], graphs, q_nodes)
             name = "privgnn" if placement == "posterior" else "privgnn_code"
             attack1_targets.append((name, student, extra))
             attack2_targets.append((name, student, extra))
     out = []
     for method, target, extra in attack1_targets:
-        pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
+        pub = P.log_posteriors(target, graphs.x_pub, graphs.edge_pub, device)
         out.append(
             {
                 "attack": "attack1",
@@ -386,11 +386,11 @@ def build_targets(
                 "public": pub,
                 "non_member": pub[test],
                 "extra": extra,
-                "member": P.log_posteriors(target, pd_.x_priv, pd_.edge_priv, device),
+                "member": P.log_posteriors(target, graphs.x_priv, graphs.edge_priv, device),
             }
         )
     for method, target, extra in attack2_targets:
-        pub = P.log_posteriors(target, pd_.x_pub, pd_.edge_pub, device)
+        pub = P.log_posteriors(target, graphs.x_pub, graphs.edge_pub, device)
         out.append(
             {
                 "attack": "attack2",
@@ -420,7 +420,7 @@ def _score(
 
 
 def run_attacks(
-    pd_: P.PrivGNNData,
+    graphs: P.PrivGNNData,
     *,
     queries: int,
     k: int,
@@ -457,7 +457,7 @@ def run_attacks(
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     device = str(resolve_device(device))  # once: "auto" would be resolved (and logged) by every training below
     attacked = build_targets(
-        pd_,
+        graphs,
         queries=queries,
         k=k,
         gamma=gamma,
@@ -474,7 +474,7 @@ def run_attacks(
         ("attack1", student_epochs if shadow_epochs is None else shadow_epochs),
         ("attack2", shadow_epochs),
     ):
-        lp_mem, lp_non = _shadow_posteriors(pd_, attack, seed=seed, epochs=epochs, device=device)[protocol]
+        lp_mem, lp_non = _shadow_posteriors(graphs, attack, seed=seed, epochs=epochs, device=device)[protocol]
         atk[attack] = _fit_on(lp_mem, lp_non, stable_seed(seed, attack), protocol)
     feats = _features(protocol)
     rows = []
@@ -486,7 +486,7 @@ def run_attacks(
                 "method": t["method"],
                 **_score(atk[t["attack"]], mem, non, protocol=protocol, seed=seed, max_nodes=max_nodes),
                 "protocol": protocol,
-                **_diagnostics(mem, non, t["public"], pd_),
+                **_diagnostics(mem, non, t["public"], graphs),
                 **t["extra"],
             }
         )
@@ -494,7 +494,7 @@ def run_attacks(
 
 
 def shadow_sensitivity(
-    pd_: P.PrivGNNData,
+    graphs: P.PrivGNNData,
     *,
     queries: int,
     k: int,
@@ -534,7 +534,7 @@ def shadow_sensitivity(
         raise ValueError(f"shadow_epochs must be positive training lengths, got {shadow_epochs!r}")
     device = str(resolve_device(device))
     attacked = build_targets(
-        pd_,
+        graphs,
         queries=queries,
         k=k,
         gamma=gamma,
@@ -590,7 +590,7 @@ def shadow_sensitivity(
         for size in shadow_sizes:
             for epochs in shadow_epochs:
                 lps = _shadow_posteriors(
-                    pd_, attack, seed=seed, epochs=epochs, device=device, size=size, n_target=n_members[attack]
+                    graphs, attack, seed=seed, epochs=epochs, device=device, size=size, n_target=n_members[attack]
                 )
                 for protocol in protocols:
                     atk = _fit_on(*lps[protocol], stable_seed(seed, attack), protocol)
@@ -615,17 +615,19 @@ def shadow_sensitivity(
     return rows
 
 
-def _label_accuracy(labels: torch.Tensor, pd_: P.PrivGNNData, q_nodes: torch.Tensor) -> float:
+def _label_accuracy(labels: torch.Tensor, graphs: P.PrivGNNData, q_nodes: torch.Tensor) -> float:
     """Share of the query nodes whose pseudo-label equals their true label."""
-    return float((labels.cpu() == pd_.y_pub[q_nodes]).double().mean())
+    return float((labels.cpu() == graphs.y_pub[q_nodes]).double().mean())
 
 
-def _diagnostics(mem: torch.Tensor, non: torch.Tensor, pub_logp: torch.Tensor, pd_: P.PrivGNNData) -> dict[str, float]:
+def _diagnostics(
+    mem: torch.Tensor, non: torch.Tensor, pub_logp: torch.Tensor, graphs: P.PrivGNNData
+) -> dict[str, float]:
     """The target's mean top probability on members and non-members, and its public test accuracy (``mem`` and
     ``non``: attack features of either protocol)."""
-    test = pd_.pub_test
+    test = graphs.pub_test
     return {
         "member_confidence": float(mem.max(1).values.mean()),
         "non_member_confidence": float(non.max(1).values.mean()),
-        "test_accuracy": float((pub_logp[test].argmax(1).cpu() == pd_.y_pub[test]).double().mean()),
+        "test_accuracy": float((pub_logp[test].argmax(1).cpu() == graphs.y_pub[test]).double().mean()),
     }

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpgnn.findings import Finding, md_table, missing, num, pct, report, slash, span, status_counts, store
+from dpgnn.methods.privgnn import LAMBDAS
 from dpgnn.utils import ROOT
 
 __all__ = [
@@ -30,7 +31,8 @@ __all__ = [
     "summary",
 ]
 
-LAMBDAS = ("0.1", "0.2", "0.4", "0.8", "1")
+#: the paper's λ grid (:data:`dpgnn.methods.privgnn.LAMBDAS`) as the stored settings print it (``lam=0.1``, ...)
+LAMBDA_LABELS = tuple(f"{lam:g}" for lam in LAMBDAS)
 _EPS = ("table2_eps", "table3_eps", "table9_eps")
 _STAND_IN = "fb100-cornell5 (stand-in for facebook)"
 #: the settings of the official code's runs (``authors_code`` rows): (K, |Q|) -> the accuracy grid's artifact and
@@ -39,17 +41,17 @@ _CONFIGS = {(750, 500): ("table6", "Q=500,"), (300, 1000): ("table1", "K=300,")}
 
 
 def _lam_means(df: pd.DataFrame, method: str, prefix: str, runs=None) -> list[float]:
-    """Mean ``value`` of ``method`` per λ of :data:`LAMBDAS` at settings ``<prefix>lam=<λ>`` (over ``runs``)."""
+    """Mean ``value`` of ``method`` per λ of :data:`LAMBDA_LABELS` at settings ``<prefix>lam=<λ>`` (over ``runs``)."""
     d = df[df["method"] == method]
     if runs is not None:
         d = d[d["run"].isin(list(runs))]
     d = d.drop_duplicates(["method", "setting", "run"])
-    return [d[d["setting"] == f"{prefix}lam={lam}"]["value"].astype(float).mean() for lam in LAMBDAS]
+    return [d[d["setting"] == f"{prefix}lam={lam}"]["value"].astype(float).mean() for lam in LAMBDA_LABELS]
 
 
 def _paper(rep: pd.DataFrame, artifact: str, method: str, prefix: str) -> list[float]:
     r = rep[(rep["artifact"] == artifact) & (rep["method"] == method) & (rep["dataset"] == "amazon")]
-    return [r[r["setting"] == f"{prefix}lam={lam}"]["paper_value"].astype(float).mean() for lam in LAMBDAS]
+    return [r[r["setting"] == f"{prefix}lam={lam}"]["paper_value"].astype(float).mean() for lam in LAMBDA_LABELS]
 
 
 def official_end_to_end(k: int = 750, queries: int = 500, root: Path = ROOT) -> Finding:
@@ -74,7 +76,8 @@ def official_end_to_end(k: int = 750, queries: int = 500, root: Path = ROOT) -> 
     teach = lambda df: " / ".join(pct(df[df["run"] == r]["teacher_accuracy"].mean()) for r in runs)  # noqa: E731
     code = ours[(ours["method"] == "privgnn_code") & ours["setting"].str.startswith(prefix)]
     return Finding(
-        f"Amazon, K = {k}, |Q| = {queries}, runs {', '.join(str(r) for r in runs)}, at λ = {' / '.join(LAMBDAS)}: the "
+        f"Amazon, K = {k}, |Q| = {queries}, runs {', '.join(str(r) for r in runs)}, "
+        f"at λ = {' / '.join(LAMBDA_LABELS)}: the "
         f"official code end to end gives {slash(_lam_means(off, 'privgnn_official', f'K={k},Q={queries},'), 3)}, our "
         f"`privgnn_code` {slash(_lam_means(ours, 'privgnn_code', prefix, runs), 3)} on the same runs, the paper "
         f"{slash(_paper(report('privgnn', root), artifact, 'privgnn_code', prefix))}. Its teachers answer "
@@ -118,7 +121,7 @@ def split_students(root: Path = ROOT) -> Finding:
         tol = rep[(rep["artifact"] == artifact) & (rep["method"] == "privgnn_code") & (rep["dataset"] == "amazon")]
         on_split = _lam_means(s, "privgnn_code_authors_split", f"K={k},Q={q},")
         paper = _paper(rep, artifact, "privgnn_code", prefix)
-        for lam, a, b, p in zip(LAMBDAS, on_split, _lam_means(ours, "privgnn_code", prefix, runs), paper):
+        for lam, a, b, p in zip(LAMBDA_LABELS, on_split, _lam_means(ours, "privgnn_code", prefix, runs), paper):
             t = tol[tol["setting"] == f"{prefix}lam={lam}"]["tolerance"].astype(float).mean()
             rows.append(
                 {
@@ -170,7 +173,7 @@ def pate_g_untrained(root: Path = ROOT) -> Finding:
     t = _lam_means(trained, "pate_g", "")
     return Finding(
         f"PATE-G on Amazon with untrained teachers ({u['run'].nunique()} runs): "
-        f"{span(_lam_means(u, 'pate_g_authors_code', ''))} over λ = {' / '.join(LAMBDAS)}; with trained "
+        f"{span(_lam_means(u, 'pate_g_authors_code', ''))} over λ = {' / '.join(LAMBDA_LABELS)}; with trained "
         f"teachers {slash(t)}."
     )
 
@@ -217,7 +220,7 @@ def stand_in(root: Path = ROOT) -> Finding:
         f"`{_STAND_IN}` ({s['run'].nunique()} runs): B1 / B2 / B3 "
         f"{slash([base.get('b1'), base.get('b2'), base.get('b3')])}; the student with the paper's noise "
         f"{span(_lam_means(t5, 'privgnn', ''))}, with the official code's noise on log-softmax "
-        f"{slash(_lam_means(t5, 'privgnn_code', ''))} at λ = {' / '.join(LAMBDAS)}; PATE-M "
+        f"{slash(_lam_means(t5, 'privgnn_code', ''))} at λ = {' / '.join(LAMBDA_LABELS)}; PATE-M "
         f"{span(_lam_means(t5, 'pate_m', ''))}, PATE-G {span(_lam_means(t5, 'pate_g', ''))}; B4 "
         f"{span(b4.groupby('setting')['value'].mean())}."
     )
@@ -245,12 +248,12 @@ def b4(root: Path = ROOT) -> Finding:
         fixed = r[r["setting"].str.match(_SOFT_AT.format("1"))].groupby("queries")["value"].mean().sort_index()
         half = r[r["setting"].str.match(_SOFT_AT.format("0.5"))].groupby("queries")["value"].mean()
         lines.append(
-            f"- {dataset.capitalize()} ({classes} classes), at λ = {' / '.join(LAMBDAS)}: soft labels "
+            f"- {dataset.capitalize()} ({classes} classes), at λ = {' / '.join(LAMBDA_LABELS)}: soft labels "
             f"{slash(_lam_means(soft[soft['dataset'] == dataset], 'b4', ''))}, hard labels "
             f"{slash(_lam_means(r, 'b4', 'labels=hard,'))}; λ = 1 with |Q| "
             f"{' / '.join(str(int(q)) for q in fixed.index)}: {slash(fixed.values)}; λ = 0.5: "
             f"{span(half)}; the paper "
-            f"{slash([paper[paper['setting'] == f'lam={lam}']['paper_value'].mean() for lam in LAMBDAS])}. "
+            f"{slash([paper[paper['setting'] == f'lam={lam}']['paper_value'].mean() for lam in LAMBDA_LABELS])}. "
             f"At λ = 1 the noisy one-hot label's argmax is the true class with probability "
             f"{num(exact_label_probabilities(1.0, classes)[0], 3)}."
         )
@@ -282,9 +285,9 @@ def reproducing_delta(root: Path = ROOT) -> Finding:
     paper = report("privgnn", root)
     paper = paper[(paper["artifact"] == "table2_eps") & (paper["dataset"] == "amazon") & (paper["method"] == "privgnn")]
     ours = _lam_means(rows, "privgnn", "Q=1000,")
-    printed = [paper[paper["setting"] == f"Q=1000,lam={lam}"]["paper_value"].mean() for lam in LAMBDAS]
+    printed = [paper[paper["setting"] == f"Q=1000,lam={lam}"]["paper_value"].mean() for lam in LAMBDA_LABELS]
     return Finding(
-        f"Amazon, γ = 0.3, |Q| = 1000, δ = {rows['delta'].iloc[0]:g}, λ = {' / '.join(LAMBDAS)}: ours "
+        f"Amazon, γ = 0.3, |Q| = 1000, δ = {rows['delta'].iloc[0]:g}, λ = {' / '.join(LAMBDA_LABELS)}: ours "
         f"{slash(ours)} against the printed {slash(printed)}."
     )
 
@@ -317,7 +320,7 @@ def figures(root: Path = ROOT) -> Finding:
         {
             lam: abs(a - b)
             for lam, a, b in zip(
-                LAMBDAS, _lam_means(fig3, "privgnn_code", "Q=500,"), _lam_means(t6, "privgnn_code", "Q=500,")
+                LAMBDA_LABELS, _lam_means(fig3, "privgnn_code", "Q=500,"), _lam_means(t6, "privgnn_code", "Q=500,")
             )
         }
     )

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dpgnn.atomic import gzip_bytes, write_bytes
-from dpgnn.privacy.guarantee import LEDGER_FIELDS, check_ledger, non_private
+from dpgnn.privacy.guarantee import LEDGER_FIELDS, PREPROCESSING, check_ledger, non_private
 from dpgnn.results import _locked, results_dir
 
 __all__ = [
@@ -178,7 +178,7 @@ def _privgnn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
     if ds not in P.DATASETS:
         raise BackfillError(f"PrivGNN dataset {ds!r} unknown")
     info = P.DATASETS[ds]
-    nc = [P.PREPROCESSING] if ds in P.STANDARDIZED else []
+    nc = [PREPROCESSING] if ds in P.STANDARDIZED else []
     if method in ("pate_g", "pate_m"):
         acc = led.get("accountant")
         if acc not in ("pate_moments", "pate_moments_data_dependent"):

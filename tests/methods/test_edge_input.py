@@ -177,9 +177,9 @@ def test_privgnn_repeated_entries_give_the_deduplicated_graphs(graph):
         assert torch.equal(getattr(a, key), getattr(b, key)), key
     assert a.edge_input == "edge_index as given" and "repeated entries merged" in b.edge_input
     accs = []
-    for pd_ in (a, b):
+    for graphs in (a, b):
         torch.manual_seed(0)  # BatchedSAGETeachers' dropout draws from torch's global generator
-        accs.append(privgnn.baseline_b1(pd_, seed=0, epochs=3, device="cpu")["accuracy"])
+        accs.append(privgnn.baseline_b1(graphs, seed=0, epochs=3, device="cpu")["accuracy"])
     assert accs[0] == accs[1]
 
 

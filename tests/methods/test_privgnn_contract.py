@@ -11,6 +11,7 @@ from helpers.privgnn_toy import toy_privgnn
 
 from dpgnn import methods
 from dpgnn.methods import privgnn as P
+from dpgnn.methods.privgnn import student as privgnn_student
 from dpgnn.nn.privgnn import BatchedSAGETeachers, train_batched_teachers
 from dpgnn.utils import make_generator
 
@@ -98,7 +99,7 @@ def test_single_model_loop_on_fit_equals_the_fast_teacher_loop():
     dev = torch.device("cpu")
     idx = torch.arange(data.num_private)
     torch.manual_seed(3)
-    on_fit = P._fit_sage(
+    on_fit = privgnn_student._fit_sage(
         data.x_priv,
         data.edge_priv,
         idx,
@@ -111,7 +112,7 @@ def test_single_model_loop_on_fit_equals_the_fast_teacher_loop():
         num_classes=data.num_classes,
         device=dev,
     )
-    xx, src, dst, inv = P._graph_inputs(data.x_priv, data.edge_priv, dev)
+    xx, src, dst, inv = privgnn_student._graph_inputs(data.x_priv, data.edge_priv, dev)
     n = data.num_private
     fast = BatchedSAGETeachers(1, data.num_features, 16, data.num_classes, dropout=0.5, generators=[make_generator(11)])
     torch.manual_seed(3)

@@ -24,7 +24,7 @@ def test_new_grids_are_registered_and_default_to_the_paper_teacher():
         assert cfg.teacher == "paper"  # the sound paper version stays the default
         assert all(c["teacher"] == "authors_code" for c in series.authors_code_cells(cfg))
     paper = settings("privgnn", "paper")
-    assert paper.d6_queries == [10, 100, 200, 300, 500, 1000] and paper.fig3_queries == [500, 1000]
+    assert paper.figures.d6_queries == (10, 100, 200, 300, 500, 1000) and paper.figures.fig3_queries == (500, 1000)
     with pytest.raises(ValueError, match="teacher must be one of"):
         series.fig3_cells(settings("privgnn", "test", teacher="official"))
 
@@ -32,14 +32,14 @@ def test_new_grids_are_registered_and_default_to_the_paper_teacher():
 def test_flip_exchanges_the_portions():
     from tests.methods.test_privgnn import _toy
 
-    pd_ = _toy()
-    f = P.flip(pd_)
-    assert torch.equal(f.x_priv, pd_.x_pub) and torch.equal(f.edge_pub, pd_.edge_priv)
+    graphs = _toy()
+    f = P.flip(graphs)
+    assert torch.equal(f.x_priv, graphs.x_pub) and torch.equal(f.edge_pub, graphs.edge_priv)
     assert f.num_private == 50 and f.x_pub.size(0) == 60
     # the original public train fraction (25 of 50) is kept; train and test partition the new public nodes
     assert f.pub_train.numel() == 30 and f.pub_test.numel() == 30
     assert sorted(torch.cat([f.pub_train, f.pub_test]).tolist()) == list(range(60))
-    assert torch.equal(P.flip(pd_).pub_train, f.pub_train)  # deterministic
+    assert torch.equal(P.flip(graphs).pub_train, f.pub_train)  # deterministic
 
 
 @pytest.mark.mirror
@@ -53,7 +53,7 @@ def test_figure_and_authors_cells_run_and_match_the_accuracy_grid(tmp_path):
     out = series.run_figures(cfg, store, ("fig3", "fig5", "authors_code"), device="cpu")
     f3 = out["fig3"]
     assert set(f3["artifact"]) == {"fig3", "fig7"}
-    assert set(f3.loc[f3["artifact"] == "fig7", "queries"]) == set(cfg.d6_queries)
+    assert set(f3.loc[f3["artifact"] == "fig7", "queries"]) == set(cfg.figures.d6_queries)
     # the authors'-code rows carry fidelity and an unsound guarantee
     rows = out["authors_code"]
     assert set(rows["artifact"]) == {"fidelity"} and set(rows["mirrors"]) == {"fidelity:K=20,Q=10,lam=1"}
@@ -65,7 +65,7 @@ def test_figure_and_authors_cells_run_and_match_the_accuracy_grid(tmp_path):
     for led in a["ledger"]:
         led = check_ledger(json.loads(led))
         assert led["guarantee"] == "as_published" and any("NOT sound" in s for s in led["issues"])
-    assert (a["optimizer_steps"] == cfg.fidelity_queries[0] * cfg.teacher_epochs).all()
+    assert (a["optimizer_steps"] == cfg.fidelity.queries[0] * cfg.teacher_epochs).all()
     # a cell is reproducible on its own (its dropout masks come from a generator seeded by the cell)
     cell = series.authors_code_cells(cfg)[0]
     torch.manual_seed(123)
@@ -109,7 +109,7 @@ def test_the_official_code_end_to_end_cell(tmp_path):
     assert set(rows["method"]) == {"privgnn_official", "privgnn_code"}
     off = rows[rows["method"] == "privgnn_official"]
     assert (off["teacher_epochs"] == 4).all() and (off["student_epochs"] == 4).all()
-    assert (off["optimizer_steps"] == cfg.fidelity_queries[0] * 4).all()
+    assert (off["optimizer_steps"] == cfg.fidelity.queries[0] * 4).all()
     for led in off["ledger"]:
         led = check_ledger(json.loads(led))
         assert math.isinf(led["epsilon_sound"]) and any("teachers' Adam" in s for s in led["issues"])
@@ -149,8 +149,8 @@ def test_authors_baselines_cell_uses_the_official_split_and_untrained_pate_teach
     if not dataset_available("amazon", variant="privgnn"):
         pytest.skip("amazon is not in the mirror")
     cfg = settings("privgnn", "test")
-    assert settings("privgnn", "smoke").fidelity_baselines_datasets == []  # kept out of the smoke budget
-    assert settings("privgnn", "paper").fidelity_baselines_runs == 3
+    assert settings("privgnn", "smoke").official_split.datasets == ()  # kept out of the smoke budget
+    assert settings("privgnn", "paper").official_split.runs == 3
     # the baseline cell keeps its keys (stored hashes unchanged); the students have a cell of their own per K
     assert [c.get("part") for c in series.authors_baselines_cells(cfg)] == [None, "split_students"]
     store = ResultStore("privgnn", "test", root=tmp_path)
@@ -162,7 +162,7 @@ def test_authors_baselines_cell_uses_the_official_split_and_untrained_pate_teach
     # the official split's public test overlaps the private and public-train nodes (~18 % and ~22 % on Amazon)
     assert (split["test_in_private"] > 0.1).all() and (split["test_in_train"] > 0.1).all()
     pate = rows[rows["method"] == "pate_g_authors_code"]
-    assert list(pate["mirrors"]) == [f"table5:lam={lam:g}" for lam in cfg.figure_lambdas]
+    assert list(pate["mirrors"]) == [f"table5:lam={lam:g}" for lam in cfg.figures.lambdas]
     assert set(pate["fidelity"]) == {"authors_code"}
     for led in pate["ledger"]:  # the ledger says which mode it is and why the accounted epsilon still holds
         led = check_ledger(json.loads(led))
@@ -172,7 +172,7 @@ def test_authors_baselines_cell_uses_the_official_split_and_untrained_pate_teach
     # PrivGNN's students on the same split: the profile's K and |Q|, noise on log-softmax (the test profile's)
     students = rows[rows["method"].str.startswith("privgnn")]
     assert set(students["method"]) == {"privgnn_code_authors_split"}
-    assert list(students["setting"]) == [f"K={cfg.k},Q={cfg.main_queries},lam={lam:g}" for lam in cfg.figure_lambdas]
+    assert list(students["setting"]) == [f"K={cfg.k},Q={cfg.main_queries},lam={lam:g}" for lam in cfg.figures.lambdas]
     assert (students["test_in_private"] == split["test_in_private"].iloc[0]).all()
     for led in students["ledger"]:  # noise on log-softmax: epsilon = inf, a sound statement on any split
         led = check_ledger(json.loads(led))
@@ -200,7 +200,7 @@ def test_the_authors_code_plot_draws_the_paper_values(monkeypatch):
         def load(self, artifact):
             return side
 
-    monkeypatch.setattr(series, "authors_code_side_by_side", lambda store: side)
+    monkeypatch.setattr(series.authors_code, "authors_code_side_by_side", lambda store: side)
     fig = series.plot_authors_code(Store())["authors_code"]
     paper = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label().endswith("(paper)")]
     assert len(paper) == 1 and list(paper[0].get_ydata()) == [0.76, 0.77]

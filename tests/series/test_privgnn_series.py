@@ -40,7 +40,7 @@ def store(tmp_path, monkeypatch):
 def toy_credit(monkeypatch):
     """The test profile's Credit cell on a 110-node toy graph (K = 10 fits its γ|V†| = 18)."""
     toy = _toy()
-    monkeypatch.setattr(series, "_data", lambda name: toy)
+    monkeypatch.setattr(series.common, "_data", lambda name: toy)
     return settings("privgnn", "test", k=10, queries=[10], main_queries=10)
 
 
