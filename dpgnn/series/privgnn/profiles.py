@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dpgnn import profiles
 from dpgnn.methods.privgnn import LAMBDAS
 
 
@@ -128,7 +129,7 @@ def _flat_names(part: str, cls: type) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Profile(Mapping):
+class Profile(profiles.Profile, Mapping):
     """One PrivGNN run profile (the accuracy grid's settings at the top, a nested part per other notebook)."""
 
     #: datasets of the accuracy grid
