@@ -205,6 +205,8 @@ class Split:
     curve: tuple[float, ...] = ()
 
     def ledger(self) -> dict[str, Any]:
+        """The split as the ``search`` part of a result row's ledger: the search's (ε, δ) and order, the budgets,
+        the score's noise multiplier, the trial-count distribution and the trials' training events."""
         return {
             "epsilon": self.epsilon,
             "delta": self.delta,

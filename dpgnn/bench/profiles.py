@@ -56,10 +56,13 @@ class BenchProfile:
     threads: int | None = None
 
     def methods_of(self, unit: str) -> tuple[str, ...]:
+        """The methods this profile runs in ``unit``: its own choice, else every method of the unit, its trivial
+        ones and its references."""
         u = UNITS[unit]
         return self.methods.get(unit, u.methods + u.trivial + u.references)
 
     def epsilons_of(self, unit: str) -> tuple[float, ...]:
+        """The ε grid this profile runs in ``unit``: its own choice, else the unit's."""
         return self.epsilons.get(unit, UNITS[unit].epsilons)
 
 

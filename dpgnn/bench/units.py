@@ -64,6 +64,7 @@ class Unit:
 
     @property
     def local(self) -> bool:
+        """Whether the unit is local (LDP): every trial post-processes one perturbed release of the data."""
         return self.score == "one-release"
 
 

@@ -22,6 +22,73 @@ def _sample_pairs(pool_a: torch.Tensor, pool_b: torch.Tensor | None, count: int,
     return torch.stack([a, b])
 
 
+def _edges(
+    y: torch.Tensor, num_classes: int, avg_degree: float, homophily: float, gen: torch.Generator
+) -> torch.Tensor:
+    """:func:`csbm`'s ``edge_index``: a ``homophily`` fraction of intra-class edges, the rest inter-class."""
+    num_nodes = y.numel()
+    m = int(round(avg_degree * num_nodes / 2))
+    m_intra = int(round(homophily * m))
+    chunks = []
+    per_class = torch.bincount(y, minlength=num_classes).double()
+    if m_intra:
+        # choose the class of each intra edge proportional to its number of node pairs
+        w = per_class * (per_class - 1)
+        cls = torch.multinomial(w / w.sum(), m_intra, replacement=True, generator=gen)
+        for c in range(num_classes):
+            k = int((cls == c).sum())
+            if k:
+                chunks.append(_sample_pairs((y == c).nonzero().view(-1), None, k, gen))
+    m_inter = m - m_intra
+    if m_inter:
+        a = torch.randint(num_nodes, (m_inter,), generator=gen)
+        # second end: uniform among nodes of another class
+        off = torch.randint(1, num_classes, (m_inter,), generator=gen)
+        target_cls = (y[a] + off) % num_classes
+        b = torch.empty_like(a)
+        for c in range(num_classes):
+            sel = target_cls == c
+            pool = (y == c).nonzero().view(-1)
+            b[sel] = pool[torch.randint(pool.numel(), (int(sel.sum()),), generator=gen)]
+        chunks.append(torch.stack([a, b]))
+    ei = torch.cat(chunks, dim=1) if chunks else torch.empty(2, 0, dtype=torch.long)
+    return undirected_edges(ei, num_nodes)
+
+
+def _features(
+    y: torch.Tensor,
+    num_classes: int,
+    num_features: int,
+    feature_sparsity: float,
+    feature_signal: float,
+    gen: torch.Generator,
+) -> torch.Tensor:
+    """:func:`csbm`'s features: sparse, uniform in (0, 1], denser on each class's prototype columns."""
+    num_nodes = y.numel()
+    density = 1.0 - feature_sparsity
+    d = num_features
+    k = min(max(int(round(0.5 * d)), 1), max(d - 1, 1))  # prototype columns per class
+    proto = torch.zeros(num_classes, d, dtype=torch.bool)
+    for c in range(num_classes):
+        proto[c, torch.randperm(d, generator=gen)[:k]] = True
+    s = max(0.0, min(float(feature_signal), 1.0))
+    p_on = min(1.0, density * (1 + s))
+    # the off-prototype probability keeps each row's expected density exactly 1 - sparsity
+    p_off = (density * d - k * p_on) / (d - k) if d > k else 0.0
+    p_off = min(max(p_off, 0.0), 1.0)
+    on, off = torch.tensor(p_on), torch.tensor(p_off)
+    # drawn in row blocks (the generator's stream is the same as one [N, F] draw) so that no [N, F] temporary
+    # beyond the non-zero pattern and ``x`` itself is held: millions of nodes fit in little more than ``x``
+    blocks = [slice(start, min(start + _ROWS, num_nodes)) for start in range(0, num_nodes, _ROWS)]
+    nz = torch.empty(num_nodes, num_features, dtype=torch.bool)
+    for b in blocks:
+        nz[b] = torch.rand(b.stop - b.start, num_features, generator=gen) < torch.where(proto[y[b]], on, off)
+    x = torch.empty(num_nodes, num_features, dtype=torch.float32)
+    for b in blocks:
+        x[b] = (1.0 - torch.rand(b.stop - b.start, num_features, generator=gen)) * nz[b]  # values in (0, 1]
+    return x
+
+
 def csbm(
     num_nodes: int = 200,
     num_classes: int = 3,
@@ -56,55 +123,8 @@ def csbm(
     y = torch.arange(num_nodes) % num_classes
     y = y[torch.randperm(num_nodes, generator=gen)]
 
-    m = int(round(avg_degree * num_nodes / 2))
-    m_intra = int(round(homophily * m))
-    chunks = []
-    per_class = torch.bincount(y, minlength=num_classes).double()
-    if m_intra:
-        # choose the class of each intra edge proportional to its number of node pairs
-        w = per_class * (per_class - 1)
-        cls = torch.multinomial(w / w.sum(), m_intra, replacement=True, generator=gen)
-        for c in range(num_classes):
-            k = int((cls == c).sum())
-            if k:
-                chunks.append(_sample_pairs((y == c).nonzero().view(-1), None, k, gen))
-    m_inter = m - m_intra
-    if m_inter:
-        a = torch.randint(num_nodes, (m_inter,), generator=gen)
-        # second end: uniform among nodes of another class
-        off = torch.randint(1, num_classes, (m_inter,), generator=gen)
-        target_cls = (y[a] + off) % num_classes
-        b = torch.empty_like(a)
-        for c in range(num_classes):
-            sel = target_cls == c
-            pool = (y == c).nonzero().view(-1)
-            b[sel] = pool[torch.randint(pool.numel(), (int(sel.sum()),), generator=gen)]
-        chunks.append(torch.stack([a, b]))
-    ei = torch.cat(chunks, dim=1) if chunks else torch.empty(2, 0, dtype=torch.long)
-    edge_index = undirected_edges(ei, num_nodes)
-
-    density = 1.0 - feature_sparsity
-    d = num_features
-    k = min(max(int(round(0.5 * d)), 1), max(d - 1, 1))  # prototype columns per class
-    proto = torch.zeros(num_classes, d, dtype=torch.bool)
-    for c in range(num_classes):
-        proto[c, torch.randperm(d, generator=gen)[:k]] = True
-    s = max(0.0, min(float(feature_signal), 1.0))
-    p_on = min(1.0, density * (1 + s))
-    # the off-prototype probability keeps each row's expected density exactly 1 - sparsity
-    p_off = (density * d - k * p_on) / (d - k) if d > k else 0.0
-    p_off = min(max(p_off, 0.0), 1.0)
-    on, off = torch.tensor(p_on), torch.tensor(p_off)
-    # drawn in row blocks (the generator's stream is the same as one [N, F] draw) so that no [N, F] temporary
-    # beyond the non-zero pattern and ``x`` itself is held: millions of nodes fit in little more than ``x``
-    blocks = [slice(start, min(start + _ROWS, num_nodes)) for start in range(0, num_nodes, _ROWS)]
-    nz = torch.empty(num_nodes, num_features, dtype=torch.bool)
-    for b in blocks:
-        nz[b] = torch.rand(b.stop - b.start, num_features, generator=gen) < torch.where(proto[y[b]], on, off)
-    x = torch.empty(num_nodes, num_features, dtype=torch.float32)
-    for b in blocks:
-        x[b] = (1.0 - torch.rand(b.stop - b.start, num_features, generator=gen)) * nz[b]  # values in (0, 1]
-    del nz
+    edge_index = _edges(y, num_classes, avg_degree, homophily, gen)
+    x = _features(y, num_classes, num_features, feature_sparsity, feature_signal, gen)
 
     data = Data(x=x, y=y.long(), edge_index=edge_index, num_nodes=num_nodes)
     return random_node_split(data, 0.5, 0.25, 0.25, seed=int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
