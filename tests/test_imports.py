@@ -7,8 +7,8 @@ at the module ``p.x`` when that is a module, else at ``p``.
 
 Layers, bottom to top (a layer imports only from itself and the layers below):
 
-- bottom: ``privacy``, ``data``, ``nn``, ``utils``, ``results``, ``metrics``, ``reference`` -- never ``methods``,
-  ``series``, ``profiles``, ``engine``, ``runner``, ``cli``;
+- bottom: ``privacy``, ``data``, ``nn``, ``utils``, ``results``, ``metrics``, ``reference``, ``fidelity`` --
+  never ``methods``, ``series``, ``profiles``, ``engine``, ``runner``, ``cli``;
 - ``methods`` -- never ``series``, ``profiles`` or ``cli``;
 - ``series`` and ``profiles`` (the series' settings, found through the series registry) -- never ``cli``;
 - the typer command-line interfaces live in ``dpgnn/cli/`` only (``dpgnn.privacy`` is pure math) and nothing
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__import__("dpgnn").__file__).resolve().parent
-BOTTOM = ("privacy", "data", "nn", "utils", "results", "metrics", "reference")
+BOTTOM = ("privacy", "data", "nn", "utils", "results", "metrics", "reference", "fidelity")
 UPPER = ("methods", "series", "profiles", "engine", "runner", "cli")
 RULES = {
     **{low: UPPER for low in BOTTOM},
