@@ -37,6 +37,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "scale_ladder.csv"
+#: the authors' code beside ours (``--out`` this, with ``--methods progap-edge authors-progap-edge ...``)
+AUTHORS_OUT = HERE / "results" / "scale_ladder_authors.csv"
 PNG = HERE / "results" / "scale_ladder.png"
 README = HERE / "README.md"
 CACHE = Path("/tmp/dpgnn_scale_ladder")
@@ -53,6 +55,8 @@ METHODS = {
     "dp-gnn": ("dp-gnn", "node", {}),
     "drw": ("drw", "feature", {}),
 }
+#: the authors' code on the same graphs (benchmarks/authors_progap.py: prepared once, edge level only) -> our row
+AUTHORS = {"authors-progap-edge": "progap-edge", "authors-gap-edge": "gap-edge"}
 GENERATE = "csbm-generate"
 #: the status of a run the ladder's end interrupted (``--record-stopped``); a resumed ladder runs it again
 STOPPED = "stopped"
@@ -152,6 +156,12 @@ def _time_epochs(log: list[tuple[float, float]], progress: Path) -> None:
 def child_train(method: str, nodes: int, epochs: int, cache: Path) -> dict:
     import torch
     from torch_geometric.data import Data
+
+    if method in AUTHORS:
+        import authors_progap
+
+        data = Data.from_dict(torch.load(graph_path(cache, nodes), weights_only=False))
+        return authors_progap.child_train(method, data, epochs)
 
     import dpgnn
     import dpgnn.methods.dp_gnn  # noqa: F401  (import the modules whose fit is timed)
@@ -501,6 +511,7 @@ def readme_block(path: Path = OUT) -> str:
                     f"{float(long['peak_rss_gib']):.2f} GiB (projected from its {short['epochs_per_stage']}-epoch "
                     f"run: {_project(short, _stages(rows, method)):.0f} CPU s, {float(short['peak_rss_gib']):.2f} GiB)"
                 )
+    ratios = authors_ratios(read_rows(AUTHORS_OUT)) if AUTHORS_OUT.exists() else []
     dates = sorted({r["date"] for r in rows})
     loads = [float(r["load"]) for r in rows if r["load"]]
     threads = sorted({r["threads"] for r in rows})
@@ -525,7 +536,35 @@ def readme_block(path: Path = OUT) -> str:
         ]
     if measured:
         body += ["", "Measured at 100 epochs per stage: " + "; ".join(measured) + "."]
+    if ratios:
+        body += [
+            "",
+            "The authors' code side by side (`results/scale_ladder_authors.csv`: sisaman/ProGAP run by "
+            "`benchmarks/authors_progap.py` on the same graph, masks and hyper-parameters, edge level, each rung's "
+            "four runs one after the other in one ladder; theirs vs ours): CPU seconds per training epoch, the whole "
+            "run's wall seconds (their `run`; our `dpgnn.fit` with its checks) and peak RSS: "
+            + "; ".join(ratios)
+            + ".",
+        ]
     return "\n".join([*body, END])
+
+
+def authors_ratios(rows: list[dict]) -> list[str]:
+    """Per authors' row with a row of ours at the same rung and epochs: ``theirs / ours`` per epoch and per run."""
+    ours = {(r["method"], r["nodes"], r["epochs_per_stage"]): r for r in rows if r["status"] == "ok"}
+    out = []
+    for r in rows:
+        mine = ours.get((AUTHORS.get(r["method"]), r["nodes"], r["epochs_per_stage"]))
+        if r["status"] != "ok" or mine is None:
+            continue
+        e1, e0 = float(r["cpu_s_per_epoch"]), float(mine["cpu_s_per_epoch"])
+        f1, f0 = float(r["fit_s"]), float(mine["fit_s"])
+        m1, m0 = float(r["peak_rss_gib"]), float(mine["peak_rss_gib"])
+        out.append(
+            f"{AUTHORS[r['method']]} at {int(r['nodes']):,} nodes: {e1:.3g} vs {e0:.3g} s per epoch "
+            f"(**{e1 / e0:.2f}×**), {f1:.3g} vs {f0:.3g} s per run ({f1 / f0:.2f}×), {m1:.2f} vs {m0:.2f} GiB"
+        )
+    return out
 
 
 def write_readme(path: Path = OUT, readme: Path = README) -> None:
@@ -543,7 +582,13 @@ def write_readme(path: Path = OUT, readme: Path = README) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rungs", type=int, nargs="+", default=RUNGS, help="node counts (default: the ladder)")
-    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    ap.add_argument(
+        "--methods",
+        nargs="+",
+        default=list(METHODS),
+        choices=[*METHODS, *AUTHORS],
+        help="ladder rows (default: this project's methods; the authors' rows need authors_progap.py --prepare)",
+    )
     ap.add_argument("--epochs", type=int, default=5, help="epochs per stage (DRW: DP-SGD steps); default 5")
     ap.add_argument("--mem-gib", type=float, default=16.0, help="resident-memory cap per run (GiB; default 16)")
     ap.add_argument("--time-s", type=float, default=1200.0, help="wall-clock cap per run (s; default 1200)")

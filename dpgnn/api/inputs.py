@@ -13,7 +13,6 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
-from torch_geometric.utils import is_undirected
 
 from dpgnn.data.transforms import clean_edges, random_node_split
 from dpgnn.utils import stable_seed
@@ -81,6 +80,14 @@ def check_labels(y: Any, num_nodes: int) -> tuple[Tensor, list[str]]:
     return y, notes
 
 
+def _symmetric(ei: Tensor, num_nodes: int) -> bool:
+    """Whether every pair of the coalesced ``ei`` has its reverse: the reversal maps the set of pairs one-to-one, so
+    it is closed iff the sorted reversed keys equal the sorted keys (two sorts, no search)."""
+    key = ei[0] * num_nodes + ei[1]
+    rev = ei[1] * num_nodes + ei[0]
+    return torch.equal(torch.sort(key).values, torch.sort(rev).values)
+
+
 def check_edges(edge_index: Any, num_nodes: int) -> tuple[Tensor, list[str], bool]:
     """``edge_index`` as int64 ``[2, E]`` without self-loops or duplicates (both noted); returns whether it is
     symmetric (undirected). A graph without edges, or node ids outside ``[0, N)``, is refused."""
@@ -107,8 +114,10 @@ def check_edges(edge_index: Any, num_nodes: int) -> tuple[Tensor, list[str], boo
         notes.append(f"{cleaning.duplicates} duplicate edge(s) merged")
     if ei.size(1) == 0:
         raise ValueError("data.edge_index has only self-loops: use method 'mlp' or 'dp-mlp' for a graph without edges")
-    undirected = bool(is_undirected(ei, num_nodes=num_nodes))
-    isolated = num_nodes - int(torch.unique(ei).numel())
+    undirected = _symmetric(ei, num_nodes)
+    touched = torch.zeros(num_nodes, dtype=torch.bool)
+    touched[ei.reshape(-1)] = True
+    isolated = num_nodes - int(touched.sum())
     notes.append(
         f"edge_index is {'symmetric: undirected' if undirected else 'not symmetric: directed'} "
         f"({ei.size(1)} directed edges)"
