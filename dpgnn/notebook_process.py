@@ -88,6 +88,7 @@ class Echo:
         self.last: dict[str, float] = {}
 
     def __call__(self, line: str) -> None:
+        """Take one line of papermill's output and write it, prefixed, when it is worth echoing (else nothing)."""
         line = line.rstrip()
         if not line:
             return

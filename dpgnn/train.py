@@ -82,6 +82,7 @@ class GradientStep:
         self.max_grad_norm = max_grad_norm
 
     def __call__(self, *args: Any) -> Tensor | None:
+        """One update: zero the gradients, back-propagate ``loss(*args)``, clip, step; the loss detached or None."""
         self.optimizer.zero_grad(set_to_none=True)
         loss = self.loss(*args)
         if loss is not None:
@@ -128,6 +129,8 @@ class NoisyStep:
         self.info = info
 
     def __call__(self, sums: dict[str, Tensor], info: Any = None) -> None:
+        """One update from the clipped gradient sums ``sums`` (the class docstring's sequence); ``info`` overrides
+        the :class:`~dpgnn.methods.hooks.DPStepInfo` given at construction for this step."""
         info = self.info if info is None else info
         if self.canary is not None:
             self.canary.before_noise(sums, info)

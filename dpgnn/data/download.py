@@ -81,6 +81,7 @@ def mirror_root() -> Path | None:
 
 
 def sha256sum(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """Hex sha256 digest of the file at ``path``, read in blocks of ``chunk`` bytes (1 MiB by default)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(chunk), b""):

@@ -56,21 +56,26 @@ class Subgraphs:
 
     @property
     def roots(self) -> Tensor:
+        """``[m]`` global id of each subgraph's root (column 0 of ``nodes``)."""
         return self.nodes[:, 0]
 
     @property
     def num_subgraphs(self) -> int:
+        """Number of subgraphs ``m``."""
         return int(self.nodes.shape[0])
 
     @property
     def max_size(self) -> int:
+        """Padded size ``S``: the most nodes a subgraph can hold."""
         return int(self.nodes.shape[1])
 
     @property
     def mask(self) -> Tensor:
+        """``[m, S]`` bool: which slots of ``nodes`` hold a node (``False`` = padding)."""
         return self.nodes >= 0
 
     def sizes(self) -> Tensor:
+        """``[m]`` number of nodes of each subgraph (root included, padding not)."""
         return self.mask.sum(dim=1)
 
 

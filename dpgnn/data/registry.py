@@ -85,12 +85,15 @@ class DatasetSpec:
 
     @property
     def url(self) -> str:
+        """The first raw file's download URL (``""`` for an entry without raw files)."""
         return self.raw_files[0].url if self.raw_files else ""
 
     def raw_dir(self, root: str | Path | None = None) -> Path:
+        """Download cache of the raw files: ``<data root>/<raw_folder or name>/raw`` (root as :func:`data_root`)."""
         return data_root(root) / (self.raw_folder or self.name) / "raw"
 
     def processed_dir(self, root: str | Path | None = None) -> Path:
+        """Cache of the processed graphs (one ``.pt`` per variant and options): ``<data root>/<name>/processed``."""
         return data_root(root) / self.name / "processed"
 
 
@@ -131,6 +134,7 @@ def get_spec(name: str) -> DatasetSpec:
 
 
 def all_specs() -> list[DatasetSpec]:
+    """Every registered :class:`DatasetSpec`, in registration order (aliases not repeated)."""
     return list(_REGISTRY.values())
 
 

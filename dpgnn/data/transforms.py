@@ -50,6 +50,7 @@ def _copy(data: Data) -> Data:
 
 
 def index_to_mask(index: Tensor, size: int) -> Tensor:
+    """``[size]`` bool mask, True at ``index`` (node ids, repeats allowed)."""
     mask = torch.zeros(size, dtype=torch.bool)
     mask[index] = True
     return mask
@@ -351,6 +352,7 @@ def filter_classes(data: Data, min_count: int = 0, top_k: int | None = None) -> 
 
 
 def drop_self_loops(data: Data) -> Data:
+    """A copy of ``data`` whose ``edge_index`` has no self-loops ``(u, u)`` (other edges and their order kept)."""
     out = _copy(data)
     out.edge_index, _ = remove_self_loops(data.edge_index)
     return out

@@ -39,10 +39,12 @@ class RunResult:
 
     @property
     def val(self) -> float:
+        """Validation metric in [0, 1] (NaN when the method reports none)."""
         return float(self.metrics.get("val", float("nan")))
 
     @property
     def test(self) -> float:
+        """Test metric in [0, 1] (accuracy or micro-F1, as the paper reports it)."""
         return float(self.metrics["test"])
 
 
@@ -60,6 +62,7 @@ class MethodSpec:
 
     @property
     def key(self) -> tuple[str, str, str]:
+        """``(paper, method, level)``: the method's key in the registry."""
         return (self.paper, self.method, self.level)
 
 

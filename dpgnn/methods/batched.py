@@ -183,14 +183,17 @@ class StackedMLP(nn.Module):
         self.layers = nn.ModuleList(_Layer([m.layers[i] for m in mlps]) for i in range(len(mlps[0].layers)))
 
     def params(self) -> list[nn.Parameter]:
+        """The stacked parameters, layer by layer, in the order of the sequential MLP's ``parameters()``."""
         return [p for layer in self.layers for p in layer.params()]
 
     def forward(self, x: Tensor, training: bool = False) -> Tensor:
+        """Every seed's MLP on ``x`` (``[n, in]`` shared by the seeds, or ``[R, n, in]``): ``[R, n, out]``."""
         for layer in self.layers:
             x = layer(x, training)
         return x
 
     def write_back(self) -> list[MLP]:
+        """Copy seed ``r``'s weights and buffers into ``mlps[r]`` and return the ``R`` sequential MLPs."""
         for i, layer in enumerate(self.layers):
             layer.write_back([m.layers[i] for m in self.mlps])
         return self.mlps
@@ -312,6 +315,8 @@ class StackedNAP:
         self.queries = 0
 
     def __call__(self, h: Tensor) -> Tensor:
+        """One aggregation query of every seed: rows of ``h`` (``[R, N, d]``) L2-normalised, aggregated over the
+        adjacency, plus each seed's ``σ·randn(N, d)`` when its σ > 0; ``[R, N, d]``."""
         self.queries += 1
         for nap in self.naps:
             nap.queries += 1

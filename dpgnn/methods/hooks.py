@@ -58,6 +58,9 @@ class DPStepInfo:
 class DPStepHook(Protocol):
     """What a method calls around its noise (module docstring)."""
 
-    def before_noise(self, sums: dict[str, Tensor], info: DPStepInfo) -> None: ...
+    def before_noise(self, sums: dict[str, Tensor], info: DPStepInfo) -> None:
+        """Sees the batch's clipped gradient sums ``{parameter name: tensor}`` before the noise; may add, in place,
+        gradients of its own examples, each clipped to ``info.clip``."""
 
-    def after_noise(self, noisy: dict[str, Tensor], info: DPStepInfo) -> None: ...
+    def after_noise(self, noisy: dict[str, Tensor], info: DPStepInfo) -> None:
+        """Sees the same sums after the noise ``N(0, info.std²)`` per coordinate (read only: the privatized update)."""

@@ -60,6 +60,7 @@ class GaussianEvent(Event):
         object.__setattr__(self, "noise_multiplier", check_positive_finite(self.noise_multiplier, "noise_multiplier"))
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"event": "gaussian", "noise_multiplier": σ}``."""
         return {"event": "gaussian", "noise_multiplier": self.noise_multiplier}
 
 
@@ -73,6 +74,7 @@ class LaplaceEvent(Event):
         object.__setattr__(self, "scale", check_positive_finite(self.scale, "scale"))
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"event": "laplace", "scale": b}``."""
         return {"event": "laplace", "scale": self.scale}
 
 
@@ -88,6 +90,7 @@ class PoissonSampledEvent(Event):
         _check_event(self.event)
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"event": "poisson_sampled", "sample_rate": q, "inner": <the sampled event's dict>}``."""
         return {"event": "poisson_sampled", "sample_rate": self.sample_rate, "inner": self.event.to_dict()}
 
 
@@ -103,6 +106,7 @@ class SampledWithoutReplacementEvent(Event):
         _check_event(self.event)
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"event": "sampled_without_replacement", "sample_rate": q, "inner": <its dict>}``."""
         return {"event": "sampled_without_replacement", "sample_rate": self.sample_rate, "inner": self.event.to_dict()}
 
 
@@ -118,6 +122,7 @@ class SelfComposedEvent(Event):
         object.__setattr__(self, "count", check_count(self.count, "count"))
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"event": "self_composed", "count": n, "inner": <the repeated event's dict>}``."""
         return {"event": "self_composed", "count": self.count, "inner": self.event.to_dict()}
 
 
@@ -139,4 +144,5 @@ class ComposedEvent(Event):
         object.__setattr__(self, "events", events)
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"event": "composed", "events": [<each event's dict>, ...]}``."""
         return {"event": "composed", "events": [e.to_dict() for e in self.events]}

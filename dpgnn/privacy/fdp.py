@@ -143,6 +143,8 @@ class FdpSampledGaussianEvent(Event):
     def epsilon(
         self, steps: int, delta: float, *, orders: Sequence[float] | None = None, conversion: str = "tight"
     ) -> tuple[float, float]:
+        """``(ε, optimal order)`` of ``steps`` such steps at ``delta``: :func:`fdp_epsilon` (``orders``: its grid,
+        default :data:`FDP_ORDERS`; ``conversion``: ``"tight"`` or the DRW authors' ``"classic"``)."""
         return fdp_epsilon(
             steps,
             self.noise_multiplier,
@@ -155,6 +157,8 @@ class FdpSampledGaussianEvent(Event):
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"event": "fdp_hypergeometric_gaussian", "noise_multiplier", "num_train", "batch_size",
+        "max_affected"}`` with the step's values."""
         return {
             "event": "fdp_hypergeometric_gaussian",
             "noise_multiplier": self.noise_multiplier,

@@ -100,9 +100,11 @@ class MultiBitMechanism(Mechanism):
 
     @property
     def guarantee(self) -> str:
+        """``"<ε>-LDP per node (whole feature vector)"`` (Theorem 1 of the paper)."""
         return f"{self.epsilon:g}-LDP per node (whole feature vector)"
 
     def ledger(self) -> dict[str, Any]:
+        """:meth:`Mechanism.ledger` plus ``m``: the explicit sampling parameter, or the paper's rule in words."""
         out = super().ledger()
         out["m"] = "rule max(1, min(d, floor(eps/2.18)))" if self.m is None else self.m
         return out
@@ -189,6 +191,8 @@ class MultiBitMechanism(Mechanism):
         return c * c * m / d - (x - (self.low + self.high) / 2.0) ** 2
 
     def perturb(self, x: Any, generator: GeneratorLike = None) -> Any:
+        """Node side: the report ``x* ∈ {−1, 0, 1}^d`` of every row of ``x`` (a vector or ``n × d``), dense, same
+        shape and dtype; ``m`` non-zero entries per row (:meth:`encode_sparse` gives only those)."""
         if getattr(x, "ndim", 1) == 0:
             raise ValueError("x must be a feature vector or a matrix (nodes × features)")
         return super().perturb(x, generator)

@@ -278,6 +278,7 @@ class PateEpsilon:
     epsilon_sound: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field by name, in a new plain dict (for result ledgers)."""
         return dict(self.__dict__)
 
 

@@ -123,6 +123,7 @@ class TruncatedNegativeBinomial:
         return log_binom + k * math.log1p(-g) - math.log(abs(math.expm1(-e * math.log(g))))
 
     def describe(self) -> str:
+        """The distribution in words for the ledger, with ``η``, ``γ`` and ``E[K]``."""
         return f"truncated negative binomial (η = {self.eta:g}, γ = {self.gamma:.4g}, E[K] = {self.mean():.3g})"
 
 
@@ -141,6 +142,7 @@ class PoissonTrials:
             raise ValueError(f"mu must be a finite number > 0, got {self.mu!r}")
 
     def mean(self) -> float:
+        """``E[K] = μ``."""
         return float(self.mu)
 
     def pgf(self, x: np.ndarray | float) -> np.ndarray:
@@ -148,9 +150,11 @@ class PoissonTrials:
         return np.exp(self.mu * (np.asarray(x, dtype=float) - 1))
 
     def sample(self, rng: np.random.Generator) -> int:
+        """One draw of ``K`` from ``rng`` (0 is possible: then nothing is released)."""
         return int(rng.poisson(self.mu))
 
     def describe(self) -> str:
+        """The distribution in words for the ledger, e.g. ``"Poisson (μ = 10)"``."""
         return f"Poisson (μ = {self.mu:g})"
 
 

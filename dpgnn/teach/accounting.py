@@ -87,6 +87,8 @@ def epsilon_vs_delta(
 
 
 def draw_epsilon_vs_steps(data: Mapping[str, Any]) -> plt.Figure:
+    """Log-log plot of :func:`epsilon_vs_steps`'s ``data``: ε against steps T for basic composition, no
+    subsampling, Poisson subsampling with RDP and (when computed) the tight PLD."""
     fig, ax = plt.subplots(figsize=(5.8, 3.4))
     ax.plot(data["steps"], data["naive"], ":", color="grey", label="basic composition T·ε₁")
     ax.plot(data["steps"], data["no_sampling"], "s-", label="no subsampling (q = 1), RDP")
@@ -106,6 +108,7 @@ def draw_epsilon_vs_steps(data: Mapping[str, Any]) -> plt.Figure:
 
 
 def draw_epsilon_vs_delta(data: Mapping[str, Any]) -> plt.Figure:
+    """Plot of :func:`epsilon_vs_delta`'s ``data``: ε against δ (log δ), with δ = 1/N marked."""
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     ax.plot(data["deltas"], data["epsilon"], "o-")
     ax.axvline(

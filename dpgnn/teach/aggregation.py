@@ -76,6 +76,8 @@ def progap_budget(
 
 
 def draw_aggregation_noise(data: Mapping[str, Any]) -> plt.Figure:
+    """Scatter of :func:`aggregation_noise`'s ``data``: each node's signal-to-noise ratio of its noisy aggregate
+    against its bounded degree (log-log)."""
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     ax.scatter(np.maximum(data["degree"], 0.5), data["snr"], s=4, alpha=0.4)
     ax.axhline(1.0, color="k", lw=0.8)
@@ -93,6 +95,8 @@ def draw_aggregation_noise(data: Mapping[str, Any]) -> plt.Figure:
 
 
 def draw_progap_budget(data: Mapping[str, Any]) -> plt.Figure:
+    """Plot of :func:`progap_budget`'s ``data``: ε against the number of stages K, edge level (RDP and
+    Theorem 4.1) and node level."""
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     ax.plot(data["stages"], data["edge"], "o-", label="edge level (RDP accountant)")
     ax.plot(data["stages"], data["theorem41"], "k:", label="edge level, Theorem 4.1")

@@ -66,6 +66,8 @@ def node_influence(
 
 
 def draw_node_influence(data: Mapping[str, Any]) -> plt.Figure:
+    """Histograms of :func:`node_influence`'s ``data``: how many training nodes one node's features reach, on
+    the full graph, under FDP's degree bound and in DRW's subgraphs (log-log)."""
     fig, ax = plt.subplots(figsize=(6, 3.4))
     top = max(float(data["plain"].max()), 1.0)
     bins = np.unique(np.geomspace(1, top + 1, 30).astype(int))

@@ -117,6 +117,8 @@ def aggregation_error(
 
 
 def draw_ldp_draws(data: Mapping[str, Any]) -> plt.Figure:
+    """Histogram of :func:`ldp_draws`'s estimates, with the true value, their mean and the measured against the
+    analytic variance in the title."""
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     ax.hist(data["estimates"], bins=60, color="#4c72b0", alpha=0.8)
     ax.axvline(data["x"], color="k", lw=1.5, label=f"true x = {data['x']:.2f}")
@@ -134,6 +136,7 @@ def draw_ldp_draws(data: Mapping[str, Any]) -> plt.Figure:
 
 
 def draw_ldp_variance(data: Mapping[str, Any]) -> plt.Figure:
+    """Two panels of :func:`ldp_variance`'s ``data``: each mechanism's variance against ε, and against x."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
     for name, v in data["var_vs_eps"].items():
         axes[0].plot(data["eps_grid"], v, label=_LABELS[name])
@@ -146,6 +149,8 @@ def draw_ldp_variance(data: Mapping[str, Any]) -> plt.Figure:
 
 
 def draw_aggregation_error(data: Mapping[str, Any]) -> plt.Figure:
+    """Plot of :func:`aggregation_error`'s ``data``: measured and analytic RMSE of the mean-aggregated feature
+    against node degree (log-log)."""
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     ax.plot(data["degrees"], data["rmse"], "o-", label="measured")
     ax.plot(data["degrees"], data["rmse_theory"], "k--", label="√(Var/k)")
@@ -230,6 +235,7 @@ def drop_accuracy(
 
 
 def draw_rr_labels(data: Mapping[str, Any]) -> plt.Figure:
+    """Heat maps of :func:`rr_labels`'s ``data``: RR's transition matrix beside the measured one."""
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.4))
     for ax, mat, title in (
         (axes[0], data["T"], "transition matrix T"),
@@ -247,6 +253,7 @@ def draw_rr_labels(data: Mapping[str, Any]) -> plt.Figure:
 
 
 def draw_drop_accuracy(data: Mapping[str, Any]) -> plt.Figure:
+    """Plot of :func:`drop_accuracy`'s ``data``: share of Drop's targets equal to the true label (%) against K."""
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     ax.plot(data["steps"], 100 * data["accuracy"], "o-")
     ax.set(

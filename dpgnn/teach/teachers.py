@@ -87,6 +87,8 @@ def query_cost(
 
 
 def draw_teacher_votes(data: Mapping[str, Any]) -> plt.Figure:
+    """Two panels of :func:`teacher_votes`'s ``data``: the teachers' vote margins, and the share of correct
+    labels of PATE's noisy vote and PrivGNN's noisy argmax."""
     fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.2))
     axes[0].hist(data["margin"], bins=30)
     axes[0].set(
@@ -112,6 +114,8 @@ def draw_teacher_votes(data: Mapping[str, Any]) -> plt.Figure:
 
 
 def draw_query_cost(data: Mapping[str, Any]) -> plt.Figure:
+    """Log-log plot of :func:`query_cost`'s ``data``: ε against answered queries |Q| for PrivGNN (authors' and
+    our accountant) and PATE."""
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     ax.plot(data["queries"], data["privgnn_authors"], "o-", label="PrivGNN, authors' accountant")
     ax.plot(data["queries"], data["privgnn_rdp"], "x--", label="PrivGNN, our RDP accountant")

@@ -19,5 +19,9 @@ def find_member(zf: zipfile.ZipFile, suffix: str) -> str:
 
 @contextmanager
 def open_member(path: Path, suffix: str) -> Iterator[IO[bytes]]:
+    """Context manager yielding the binary stream of the zip ``path``'s one member ending with ``suffix``.
+
+    The member is read in place (nothing is extracted); see :func:`find_member` for the match and its error.
+    """
     with zipfile.ZipFile(path) as zf, zf.open(find_member(zf, suffix)) as fh:
         yield fh

@@ -24,6 +24,9 @@ SENSITIVE = "Age"
 
 
 def read_credit(csv: Path, edges_zip: Path) -> Data:
+    """The credit graph: ``x`` = the 13 feature columns (float32), ``y`` = ``NoDefaultNextMonth`` (0/1), the
+    symmetrised edges of ``credit_edges.txt`` without self-loops, and ``sensitive`` = the ``Age`` column (NIFTY's
+    sensitive attribute)."""
     df = pd.read_csv(csv)
     feats = [c for c in df.columns if c != LABEL and c not in DROPPED]
     x = torch.tensor(df[feats].to_numpy(dtype=np.float32))

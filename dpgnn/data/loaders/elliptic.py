@@ -28,6 +28,9 @@ def _read(path: Path, member: str, **kw) -> pd.DataFrame:
 
 
 def read_elliptic(paths: dict[str, Path]) -> Data:
+    """The Elliptic graph from its three zipped csv files (``paths`` by raw name), nodes in the order of
+    ``elliptic_txs_features.csv``: ``x`` (166 columns), ``y`` (0 illicit, 1 licit, -1 unknown), ``labeled_mask``,
+    ``time_step`` (1..49) and the undirected transaction edges."""
     feats = _read(paths["elliptic_txs_features.csv.zip"], "elliptic_txs_features.csv", header=None)
     classes = _read(paths["elliptic_txs_classes.csv.zip"], "elliptic_txs_classes.csv")
     edges = _read(paths["elliptic_txs_edgelist.csv.zip"], "elliptic_txs_edgelist.csv")

@@ -127,6 +127,8 @@ UNIVERSITIES = (
 
 
 def read_mat(path: Path) -> tuple[np.ndarray, object]:
+    """One university's ``.mat`` file: ``(local_info, A)`` -- the ``[n, 7]`` int64 attributes (:data:`COLUMNS`,
+    0 = missing) and the scipy sparse adjacency as stored."""
     from scipy.io import loadmat
 
     mat = loadmat(str(path))

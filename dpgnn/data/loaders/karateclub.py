@@ -71,6 +71,8 @@ def read_musae_json_features(path: Path, n: int) -> torch.Tensor:
 
 
 def read_facebook_pagepage(edges: Path, target: Path, features_json: Path) -> Data:
+    """MUSAE Facebook page-page: binary features from ``facebook.json`` (one column per occurring feature id),
+    ``y`` = page category from ``target.csv``, undirected edges without self-loops."""
     y = _targets(target)
     n = y.numel()
     return Data(x=read_musae_json_features(features_json, n), y=y, edge_index=_edges(edges, n), num_nodes=n)

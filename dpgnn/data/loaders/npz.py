@@ -15,6 +15,8 @@ from dpgnn.data.transforms import undirected_edges
 
 
 def read_gnn_benchmark_npz(path: Path) -> Data:
+    """One gnn-benchmark ``.npz`` graph: ``x`` = binarised attributes (float32 0/1), ``y`` = ``labels``, the CSR
+    adjacency as undirected edges without self-loops."""
     with np.load(path, allow_pickle=False) as f:
         attr = sp.csr_matrix((f["attr_data"], f["attr_indices"], f["attr_indptr"]), shape=tuple(f["attr_shape"]))
         adj = sp.csr_matrix((f["adj_data"], f["adj_indices"], f["adj_indptr"]), shape=tuple(f["adj_shape"])).tocoo()

@@ -26,6 +26,9 @@ def _csv(zip_path: Path, suffix: str, dtype) -> np.ndarray:
 
 
 def read_ogbn(zip_path: Path, name: str, split: str) -> Data:
+    """``ogbn-<name>`` from its official zip: ``x``, ``y`` (-1 where OGB's label is NaN), undirected edges,
+    ``train/val/test_mask`` from ``split/<split>/`` (e.g. ``"time"`` for arxiv, ``"sales_ranking"`` for products)
+    and, for arxiv, ``node_year``."""
     edge = _csv(zip_path, f"{name}/raw/edge.csv.gz", np.int64).T
     x = torch.from_numpy(_csv(zip_path, f"{name}/raw/node-feat.csv.gz", np.float32))
     y = torch.from_numpy(_csv(zip_path, f"{name}/raw/node-label.csv.gz", np.float64)).view(-1)

@@ -34,6 +34,8 @@ def _dense(obj) -> np.ndarray:
 
 
 def read_planetoid(paths: dict[str, Path], prefix: str) -> Data:
+    """The Planetoid graph ``prefix`` (``"cora"``, ``"citeseer"`` or ``"pubmed"``) from its eight ``ind.<prefix>.*``
+    files (``paths`` by raw name), with the public split as ``train/val/test_mask`` (see the module docstring)."""
     get = {p: paths[f"ind.{prefix}.{p}"] for p in PARTS}
     x, tx, allx = (_dense(_unpickle(get[k])) for k in ("x", "tx", "allx"))
     y, ty, ally = (_dense(_unpickle(get[k])) for k in ("y", "ty", "ally"))

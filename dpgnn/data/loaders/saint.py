@@ -26,6 +26,8 @@ from dpgnn.data.transforms import index_to_mask, undirected_edges
 
 
 def read_flickr(paths: dict[str, Path]) -> Data:
+    """Flickr: ``x`` from ``feats.npy``, ``y`` from ``class_map.json`` (-1 for nodes it omits), undirected edges of
+    ``adj_full.npz`` and ``train/val/test_mask`` from ``role.json``."""
     with np.load(paths["adj_full.npz"]) as f:
         adj = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"])).tocoo()
     x = torch.from_numpy(np.load(paths["feats.npy"]).astype(np.float32))
@@ -52,6 +54,8 @@ def _npz_member(zip_path: Path, suffix: str):
 
 
 def read_reddit(paths: dict[str, Path]) -> Data:
+    """Reddit from DGL's ``reddit.zip`` (read in place): ``x``, ``y``, undirected edges and
+    ``train/val/test_mask`` from ``node_types`` 1/2/3."""
     z = paths["reddit.zip"]
     with np.load(_npz_member(z, "reddit_data.npz")) as f:
         x = torch.from_numpy(f["feature"].astype(np.float32))
@@ -72,6 +76,8 @@ def read_reddit(paths: dict[str, Path]) -> Data:
 
 
 def read_ppi(paths: dict[str, Path]) -> Data:
+    """PPI from DGL's ``ppi.zip``: the 24 graphs as one disjoint union (train, then valid, then test graphs) with
+    multi-label ``y`` (``[n, 121]`` float32 0/1), ``graph_id`` (0..23) and ``train/val/test_mask``."""
     z = paths["ppi.zip"]
     xs, ys, eis, gids, splits = [], [], [], [], []
     offset, gid_offset = 0, 0

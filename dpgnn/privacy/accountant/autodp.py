@@ -42,12 +42,14 @@ class AutodpAccountant(Accountant):
         self.improved_bound = improved_bound
 
     def supports(self, event: Event) -> bool:
+        """Gaussian and Laplace events, sampled (Poisson or without replacement) or not, composed (no FDP step)."""
         return _supported_autodp(_check_event(event))
 
     def _supported_text(self) -> str:
         return _AUTODP_SUPPORTED
 
     def compose(self, event: Event, count: int = 1) -> AutodpAccountant:
+        """Records the event only: autodp's mechanisms are built when ε is asked for."""
         n = self._check_compose(event, count)
         new = type(self)(self.improved_bound)
         new._ledger = self._ledger + ((event, n),)
@@ -74,6 +76,8 @@ class AutodpAccountant(Accountant):
         return base(event)
 
     def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
+        """autodp's ``get_approxDP(delta)`` of the ledger (identical events composed by coefficient,
+        ``ComposeGaussian`` when all are unsampled Gaussians and :attr:`compose_gaussian`); order None."""
         from autodp import transformer_zoo
 
         d = check_delta(delta)
@@ -122,18 +126,22 @@ class AutodpRdpAcctAccountant(Accountant):
         self.improved_bound = improved_bound
 
     def supports(self, event: Event) -> bool:
+        """Gaussian and Laplace events, sampled (Poisson or without replacement) or not, composed (no FDP step)."""
         return _supported_autodp(_check_event(event))
 
     def _supported_text(self) -> str:
         return _AUTODP_SUPPORTED
 
     def compose(self, event: Event, count: int = 1) -> AutodpRdpAcctAccountant:
+        """Records the event only: ``anaRDPacct`` is filled when ε is asked for."""
         n = self._check_compose(event, count)
         new = AutodpRdpAcctAccountant(self.improved_bound)
         new._ledger = self._ledger + ((event, n),)
         return new
 
     def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
+        """``anaRDPacct.get_eps(delta)`` of the ledger (identical events composed by coefficient); order None.
+        A ledger mixing Poisson sampling and sampling without replacement raises ``NotImplementedError``."""
         from autodp import rdp_acct, rdp_bank
 
         d = check_delta(delta)

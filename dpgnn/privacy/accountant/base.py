@@ -66,7 +66,14 @@ def _check_event(event: Any) -> Event:
 
 
 class Accountant:
-    """Base class: immutable ledger of composed ``(event, count)`` pairs."""
+    """Base class: immutable ledger of composed ``(event, count)`` pairs.
+
+    The contract every accountant keeps (one test checks it for all of them): :meth:`supports` says whether an event
+    can be composed; :meth:`compose` returns a new accountant with the event appended (this one is unchanged) and
+    refuses an unsupported event with a ``NotImplementedError`` that lists what is supported; and
+    :meth:`get_epsilon_and_order` gives an upper bound on the ε of the whole ledger at δ (``(0.0, None)`` for an
+    empty ledger). A subclass overrides these three and ``_supported_text``.
+    """
 
     name: str = ""
 

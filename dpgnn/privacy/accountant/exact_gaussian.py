@@ -45,6 +45,7 @@ class ExactGaussianAccountant(Accountant):
         self._precision = 0.0
 
     def supports(self, event: Event) -> bool:
+        """Unsampled Gaussian events and their compositions only."""
         return _gaussian_precision(_check_event(event)) is not None
 
     def _supported_text(self) -> str:
@@ -56,6 +57,7 @@ class ExactGaussianAccountant(Accountant):
         return math.inf if self._precision == 0 else self._precision**-0.5
 
     def compose(self, event: Event, count: int = 1) -> ExactGaussianAccountant:
+        """Adds ``count · Σ z^-2`` of the event to the precision of the one equivalent Gaussian."""
         n = self._check_compose(event, count)
         new = ExactGaussianAccountant()
         new._precision = self._precision + n * _gaussian_precision(event)
@@ -63,6 +65,7 @@ class ExactGaussianAccountant(Accountant):
         return new
 
     def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
+        """The exact ε of the one equivalent Gaussian (Balle & Wang 2018, analytic Gaussian); order None."""
         d = check_delta(delta)
         if not self._ledger:
             return 0.0, None

@@ -128,6 +128,7 @@ class PldAccountant(Accountant):
         )
 
     def supports(self, event: Event) -> bool:
+        """Gaussian and Laplace events, sampled (Poisson or without replacement) or not, the FDP step, composed."""
         return _supported_pld(_check_event(event))
 
     def _supported_text(self) -> str:
@@ -137,12 +138,15 @@ class PldAccountant(Accountant):
         )
 
     def compose(self, event: Event, count: int = 1) -> PldAccountant:
+        """Records the event only: the PLD of the whole ledger is built when ε is asked for."""
         n = self._check_compose(event, count)
         new = PldAccountant(self.value_discretization_interval)
         new._ledger = self._ledger + ((event, n),)
         return new
 
     def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
+        """ε of the ledger's composed PLD (identical events merged; cached) with order None, or the pure-DP ε of
+        basic composition when smaller, with order ``inf``; a loss grid too large to build is refused in one line."""
         d = check_delta(delta)
         if not self._ledger:
             return 0.0, None

@@ -100,12 +100,14 @@ class RdpAccountant(Accountant):
         return self._rdp.copy()
 
     def supports(self, event: Event) -> bool:
+        """Gaussian and Laplace events, sampled (Poisson or without replacement) or not, the FDP step, composed."""
         return _supported_rdp(_check_event(event))
 
     def _supported_text(self) -> str:
         return _RDP_SUPPORTED
 
     def compose(self, event: Event, count: int = 1) -> RdpAccountant:
+        """Adds ``count`` times the event's RDP curve on :attr:`orders` (and its pure-DP ε) to a copy's totals."""
         n = self._check_compose(event, count)
         new = RdpAccountant.__new__(RdpAccountant)
         Accountant.__init__(new)
@@ -116,6 +118,8 @@ class RdpAccountant(Accountant):
         return new
 
     def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
+        """The tight RDP → (ε, δ) conversion minimised over the orders, with the minimising order; or the pure-DP
+        ε of basic composition when smaller, with order ``inf``."""
         d = check_delta(delta)
         if not self._ledger:
             return 0.0, None

@@ -94,6 +94,7 @@ class Mechanism(abc.ABC):
 
     @property
     def guarantee(self) -> str:
+        """The guarantee in words, for ledgers: ``"<ε>-LDP per feature entry"`` for the local mechanisms."""
         return f"{self.epsilon:g}-LDP per feature entry"
 
     def ledger(self) -> dict[str, Any]:

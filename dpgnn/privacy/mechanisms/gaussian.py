@@ -67,6 +67,7 @@ class GaussianMechanism(Mechanism):
 
     @property
     def sensitivity(self) -> float:
+        """Δ₂, the L2 sensitivity the caller stated (σ is calibrated to it, not to ``[low, high]``)."""
         return self.l2_sensitivity
 
     @property
@@ -76,9 +77,11 @@ class GaussianMechanism(Mechanism):
 
     @property
     def guarantee(self) -> str:
+        """``"(<ε>, <δ>)-DP"`` (central DP, for the neighbouring relation the sensitivity states)."""
         return f"({self.epsilon:g}, {self.delta:g})-DP"
 
     def ledger(self) -> dict[str, Any]:
+        """:meth:`Mechanism.ledger` plus ``sigma``, the calibrated noise standard deviation."""
         out = super().ledger()
         out["sigma"] = self.sigma
         return out

@@ -66,13 +66,16 @@ class RandomizedResponse(Mechanism):
 
     @property
     def sensitivity(self) -> float:
+        """1.0: a node changes one label (the ``e^ε`` ratio bound is the guarantee, not a calibration input)."""
         return 1.0
 
     @property
     def guarantee(self) -> str:
+        """``"<ε>-LDP per label"``."""
         return f"{self.epsilon:g}-LDP per label"
 
     def ledger(self) -> dict[str, Any]:
+        """:meth:`Mechanism.ledger` plus ``num_classes``."""
         out = super().ledger()
         out["num_classes"] = self.num_classes
         return out
@@ -110,18 +113,24 @@ class RandomizedResponse(Mechanism):
         return t.cpu().numpy() if was_numpy else t
 
     def perturb(self, x: ArrayLike, generator: GeneratorLike = None) -> ArrayLike:
+        """Node side: each integer label of ``x`` kept w.p. :attr:`keep_probability`, else one of the other
+        ``c − 1`` labels uniformly; int64 labels of the same shape (numpy in, numpy out)."""
         y, was_numpy = self._labels(x, "x")
         gen = _resolve_generator(generator, y.device)
         return self._back(self._perturb(y, gen), was_numpy)
 
     def __call__(self, x: ArrayLike, generator: GeneratorLike = None) -> ArrayLike:
+        """The noisy labels, :meth:`perturb` (no unbiased label estimate exists)."""
         return self.perturb(x, generator)
 
     def estimate(self, sent: ArrayLike) -> ArrayLike:
+        """The reported labels themselves (checked, as int64); correct with :meth:`transition_matrix` instead."""
         y, was_numpy = self._labels(sent, "sent")
         return self._back(y, was_numpy)
 
     def variance(self, x: ArrayLike) -> ArrayLike:
+        """Per-class variance ``P(out=k|y)(1 − P(out=k|y))`` of the one-hot report of each label of ``x``: float64,
+        shape ``x.shape + (c,)``."""
         y, was_numpy = self._labels(x, "x")
         probs = self.transition_matrix().to(y.device)[y]
         return self._back(probs * (1.0 - probs), was_numpy)
