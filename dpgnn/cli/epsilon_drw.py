@@ -33,6 +33,7 @@ from typing import Any
 import typer
 
 from dpgnn.cli.options import JSON, CliInputError, option_check, option_errors, relation_text, report
+from dpgnn.fidelity import Fidelity
 from dpgnn.privacy.drw import drw_event, drw_sound_epsilon, fdp_event, fdp_run_epsilon, fdp_sound_epsilon
 from dpgnn.privacy.fdp import max_affected
 from dpgnn.privacy.pld_limits import TooLargeToAccount
@@ -100,7 +101,7 @@ def drw_cmd(
             )
         q = b / m_min
         z_acc = z / DRW_SENSITIVITY
-        event = drw_event(z_acc, q, t)  # the event the method's ledger records (paper fidelity)
+        event = drw_event(z_acc, q, t, Fidelity.PAPER)  # the event the method's ledger records
         report(
             "drw",
             event,
@@ -203,5 +204,6 @@ def fdp_cmd(
 
 
 def register(app: typer.Typer) -> None:
+    """Add the ``drw`` and ``fdp`` subcommands to ``dpgnn epsilon``."""
     app.command("drw")(drw_cmd)
     app.command("fdp")(fdp_cmd)

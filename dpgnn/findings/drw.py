@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpgnn.fidelity import Fidelity
 from dpgnn.findings import Finding, md_table, missing, num, pct, report, span, status_counts, store
 from dpgnn.utils import ROOT
 
@@ -63,7 +64,7 @@ def noise_dominated(root: Path = ROOT) -> Finding:
         & grid["method"].isin(DP_METHODS)
     ]
     if "fidelity" in cora:
-        cora = cora[cora["fidelity"].fillna("paper") == "paper"]
+        cora = cora[cora["fidelity"].fillna(Fidelity.PAPER.value) == Fidelity.PAPER.value]
     lines = [
         f"- The expected noise norm per step is {span(two['noise / signal'], 0)} times the largest clipped "
         f"gradient sum in the 2-layer cells, {span(one['noise / signal'], 0)} in the 1-layer cells.",
@@ -153,8 +154,8 @@ def accountant_at_rate_one(zs=(4.0,), delta: float = 1e-5) -> Finding:
 
     parts = []
     for z in zs:
-        ours = epsilon_schedule(float(z), 1.0, delta, TARGET_EPSILON, "autodp", "paper")
-        auth = epsilon_schedule(float(z), 1.0, delta, TARGET_EPSILON, "autodp", "authors_code")
+        ours = epsilon_schedule(float(z), 1.0, delta, TARGET_EPSILON, "autodp", Fidelity.PAPER)
+        auth = epsilon_schedule(float(z), 1.0, delta, TARGET_EPSILON, "autodp", Fidelity.AUTHORS_CODE)
         parts.append(
             f"at z = {z:g} ours takes {ours.steps} steps (ε {num(ours.epsilon, 3)}), the official "
             f"accountant {auth.steps} (ε {num(auth.epsilon, 3)})"

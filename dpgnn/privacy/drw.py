@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpgnn.fidelity import FIDELITIES, Fidelity, parse
 from dpgnn.privacy.accountant import get_accountant
 from dpgnn.privacy.events import Event, GaussianEvent, SampledWithoutReplacementEvent, SelfComposedEvent
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent, fdp_epsilon
@@ -41,7 +42,6 @@ __all__ = [
     "FIDELITIES",
     "FDP_ACCOUNTING",
     "NEIGHBOURING",
-    "check_fidelity",
     "drw_event",
     "drw_epsilon",
     "drw_sound_epsilon",
@@ -52,19 +52,14 @@ __all__ = [
     "guarantee_fields",
 ]
 
-#: ``paper`` or ``authors_code`` (the official code's accountant at sampling rate 1; :func:`drw_event`)
-FIDELITIES = ("paper", "authors_code")
 #: FDP accounting per variant: the paper's multi-order tight conversion, or the DRW code's α = 10, classic
 FDP_ACCOUNTING: dict[str, dict[str, Any]] = {"paper": {}, "authors": {"orders": [10.0], "conversion": "classic"}}
 NEIGHBOURING = "replace one node's features (feature-level, graph public)"
 
 
-def check_fidelity(value: str) -> str:
-    """``value`` if it is one of :data:`FIDELITIES`, else ``ValueError``."""
-    return check_choice(value, FIDELITIES, "fidelity")
-
-
-def drw_event(noise_multiplier: float, sample_rate: float, steps: int, fidelity: str = "paper") -> Event:
+def drw_event(
+    noise_multiplier: float, sample_rate: float, steps: int, fidelity: str | Fidelity = Fidelity.PAPER
+) -> Event:
     """``steps`` compositions of a Gaussian (``z`` relative to the replace-one sensitivity 2C) on a uniform
     without-replacement subsample with rate ``q``.
 
@@ -77,7 +72,7 @@ def drw_event(noise_multiplier: float, sample_rate: float, steps: int, fidelity:
     z = check_positive(noise_multiplier, "noise_multiplier")
     t = check_int(steps, "steps", 1)
     base: Event = GaussianEvent(z)
-    if sample_rate < 1.0 or check_fidelity(fidelity) == "authors_code":
+    if sample_rate < 1.0 or parse(fidelity) is Fidelity.AUTHORS_CODE:
         base = SampledWithoutReplacementEvent(sample_rate, base)
     return SelfComposedEvent(base, t) if t > 1 else base
 
@@ -88,7 +83,7 @@ def drw_epsilon(
     steps: int,
     delta: float,
     accountant: str = "autodp",
-    fidelity: str = "paper",
+    fidelity: str | Fidelity = Fidelity.PAPER,
 ) -> float:
     """ε of :func:`drw_event` (``steps=0``: 0)."""
     if steps == 0:
@@ -171,7 +166,7 @@ def run_accounting(
     batch: int = 1,
     max_affected: int = 1,
     accountant: str = "autodp",
-    fidelity: str = "paper",
+    fidelity: str | Fidelity = Fidelity.PAPER,
     fdp_variant: str = "paper",
 ) -> dict[str, Any]:
     """``epsilon``, ``accountant`` (the ledger's name), ``event`` (one step for FDP; the whole run otherwise, one

@@ -35,7 +35,7 @@ def test_sound_table1_runs_resumes_and_reads_without_training(tmp_path, monkeypa
     for led in rows["ledger"]:
         assert check_ledger(json.loads(led))["guarantee"] == "sound"
     calls = []
-    monkeypatch.setattr(series, "run_sound_cell", lambda *a, **k: calls.append(a) or [])
+    monkeypatch.setattr(series.sound, "run_sound_cell", lambda *a, **k: calls.append(a) or [])
     again = series.run_table1_sound(cfg, store, device="cpu")  # every cell stored: nothing runs
     assert calls == [] and len(again) == len(rows)
     assert len(series.run_table1_sound(cfg, store, train=False)) == len(rows)
