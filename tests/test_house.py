@@ -22,7 +22,6 @@ _spec.loader.exec_module(house)
 LONG_MODULES = {
     "dpgnn/methods/lpgcn.py": 1067,
     "dpgnn/methods/drw.py": 1022,
-    "dpgnn/series/audit.py": 1019,
     "dpgnn/series/progap.py": 1013,
     "dpgnn/methods/lpgnn.py": 911,
     "dpgnn/series/drw.py": 881,
