@@ -26,6 +26,8 @@ LABELS = {"lm": "LM", "pm": "PM", "pgc": "PGC", "raw": "RAW"}
 
 
 def figures_dir(profile: str, paper: str, root: Path | None = None) -> Path:
+    """The folder of ``paper``'s figures under ``profile``: ``<root>/<profile>/<paper>`` (default root: the
+    output root's ``figures``)."""
     return Path(root or output_root() / "figures") / profile / paper
 
 
@@ -125,52 +127,76 @@ def lines(
             s = sub[sub[hue] == h].sort_values(x)
             if s.empty:
                 continue
-            colour = colours[str(h)]
-            ax.errorbar(
-                s[x],
-                s[y],
-                yerr=s[err] if err else None,
-                marker="o",
-                ms=3 if connect else 5,
-                capsize=2,
-                lw=1.2,
-                ls="-" if connect else "none",
-                color=colour,
-                label=LABELS.get(str(h), str(h)),
-            )
+            _draw_line(ax, s, h, x=x, y=y, err=err, colour=colours[str(h)], connect=connect)
             if reference is not None and len(reference):
                 r = reference[(reference[hue] == h) & ((reference[col] == c) if col else True)]
                 if len(r):
-                    ax.plot(
-                        r[x],
-                        r[y],
-                        ls="none",
-                        marker="D",
-                        mfc="none",
-                        ms=6,
-                        color=colour,
-                        label=f"{LABELS.get(str(h), h)} (paper)",
-                    )
+                    _draw_paper(ax, r, h, x=x, y=y, colour=colours[str(h)])
         if c is not None:
             ax.set_title(str(c))
-        ax.set_xlabel(xlabel or x)
-        ax.set_ylabel(ylabel or y)
-        if xticks:
-            ax.set_xticks(list(xticks), list(xticks.values()))
-        if logx:
-            ax.set_xscale("log")
-            if not xticks:
-                ticks = sorted(pd.to_numeric(sub[x], errors="coerce").dropna().unique())
-                ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-                ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        if logy:
-            ax.set_yscale("log")
-        ax.grid(alpha=0.3)
+        _label_axes(ax, sub, x=x, xlabel=xlabel or x, ylabel=ylabel or y, xticks=xticks, logx=logx, logy=logy)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
     _legend(fig, axes, 7)
     return fig
+
+
+def _draw_line(ax, s: pd.DataFrame, h, *, x: str, y: str, err: str | None, colour: str, connect: bool) -> None:
+    """One ``hue`` value's rows ``s`` as a line (markers only without ``connect``) with error bars from ``err``."""
+    ax.errorbar(
+        s[x],
+        s[y],
+        yerr=s[err] if err else None,
+        marker="o",
+        ms=3 if connect else 5,
+        capsize=2,
+        lw=1.2,
+        ls="-" if connect else "none",
+        color=colour,
+        label=LABELS.get(str(h), str(h)),
+    )
+
+
+def _draw_paper(ax, r: pd.DataFrame, h, *, x: str, y: str, colour: str) -> None:
+    """The paper's rows ``r`` of one ``hue`` value as open diamonds labelled "(paper)"."""
+    ax.plot(
+        r[x],
+        r[y],
+        ls="none",
+        marker="D",
+        mfc="none",
+        ms=6,
+        color=colour,
+        label=f"{LABELS.get(str(h), h)} (paper)",
+    )
+
+
+def _label_axes(
+    ax,
+    sub: pd.DataFrame,
+    *,
+    x: str,
+    xlabel: str,
+    ylabel: str,
+    xticks: dict[float, str] | None,
+    logx: bool,
+    logy: bool,
+) -> None:
+    """A panel's axis labels, ticks (``xticks``, or with ``logx`` the data's x values ``sub[x]``), scales, grid."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if xticks:
+        ax.set_xticks(list(xticks), list(xticks.values()))
+    if logx:
+        ax.set_xscale("log")
+        if not xticks:
+            ticks = sorted(pd.to_numeric(sub[x], errors="coerce").dropna().unique())
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3)
 
 
 def bands(

@@ -25,6 +25,7 @@ import html
 from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -140,73 +141,103 @@ def compare(
         vals = vals[~np.isnan(vals)]
         paper_value = float(ref.value) if pd.notna(ref.value) else float("nan")
         paper_spread = float(ref.spread) if pd.notna(ref.spread) and str(ref.spread) != "" else float("nan")
-        tol = float(ref.tolerance)
-        if not np.isnan(paper_spread):
-            tol = max(tol, 2 * paper_spread)
-        row = dict(
-            zip(KEY, key),
-            paper_value=paper_value,
-            paper_spread=paper_spread,
-            profile=profile,
-            tolerance=tol,
-            approx=bool(ref.approx),
-            source=ref.source,
-            note="",
-        )
-        if vals.size == 0 or np.isnan(paper_value):
-            note = _not_run_reason(ref.dataset, ref.artifact, skipped, paper_value, ref.paper)
-            row.update(
-                ours_value=float(vals.mean()) if vals.size else float("nan"),
-                ours_spread=spread(vals, ref.spread_kind) if vals.size else float("nan"),
-                n_runs=int(vals.size),
-                status="not_run",
-                diff=float("nan"),
-                note=note,
-            )
-        else:
-            mean = float(vals.mean())
-            diff = mean - paper_value
-            status = "within" if abs(diff) <= tol + 1e-9 else "outside"
-            note = ""
-            if status == "outside":
-                note = _explanation(explanations, key)
-                status = "explained" if note else "outside"
-            row.update(
-                ours_value=mean,
-                ours_spread=spread(vals, ref.spread_kind),
-                n_runs=int(vals.size),
-                diff=diff,
-                status=status,
-                note=note,
-            )
-        out.append(row)
-        for (p, a, d, m, st, me), v in groups.items():
-            if (
-                (p, a, m, st, me) == (key[0], key[1], key[3], key[4], key[5])
-                and d != key[2]
-                and stand_in_for(p, d) == key[2]
-            ):
-                v = v[~np.isnan(v)]
-                if v.size:
-                    standins.append(
-                        dict(
-                            zip(KEY, (p, a, d, m, st, me)),
-                            paper_value=paper_value,
-                            paper_spread=paper_spread,
-                            ours_value=float(v.mean()),
-                            ours_spread=spread(v, ref.spread_kind),
-                            n_runs=int(v.size),
-                            profile=profile,
-                            status="stand_in",
-                            tolerance=float("nan"),
-                            diff=float("nan"),
-                            approx=bool(ref.approx),
-                            source=ref.source,
-                            note=f"stand-in for the paper's {key[2]!r}: a different graph, shown for "
-                            f"context and never compared (paper value is for {key[2]!r})",
-                        )
-                    )
+        out.append(_reported_row(ref, key, vals, paper_value, paper_spread, profile, skipped, explanations))
+        standins += _stand_in_rows(ref, key, groups, paper_value, paper_spread, profile)
     return pd.DataFrame(out + standins, columns=REPORT_COLUMNS)
+
+
+def _reported_row(
+    ref: Any,
+    key: tuple,
+    vals: np.ndarray,
+    paper_value: float,
+    paper_spread: float,
+    profile: str,
+    skipped: pd.DataFrame | None,
+    explanations: pd.DataFrame,
+) -> dict[str, Any]:
+    """The report row of one reference cell ``ref`` against our values ``vals`` (NaNs dropped): ``within`` /
+    ``outside`` / ``explained`` the tolerance, or ``not_run`` with the reason."""
+    tol = float(ref.tolerance)
+    if not np.isnan(paper_spread):
+        tol = max(tol, 2 * paper_spread)
+    row = dict(
+        zip(KEY, key),
+        paper_value=paper_value,
+        paper_spread=paper_spread,
+        profile=profile,
+        tolerance=tol,
+        approx=bool(ref.approx),
+        source=ref.source,
+        note="",
+    )
+    if vals.size == 0 or np.isnan(paper_value):
+        note = _not_run_reason(ref.dataset, ref.artifact, skipped, paper_value, ref.paper)
+        row.update(
+            ours_value=float(vals.mean()) if vals.size else float("nan"),
+            ours_spread=spread(vals, ref.spread_kind) if vals.size else float("nan"),
+            n_runs=int(vals.size),
+            status="not_run",
+            diff=float("nan"),
+            note=note,
+        )
+        return row
+    mean = float(vals.mean())
+    diff = mean - paper_value
+    status = "within" if abs(diff) <= tol + 1e-9 else "outside"
+    note = ""
+    if status == "outside":
+        note = _explanation(explanations, key)
+        status = "explained" if note else "outside"
+    row.update(
+        ours_value=mean,
+        ours_spread=spread(vals, ref.spread_kind),
+        n_runs=int(vals.size),
+        diff=diff,
+        status=status,
+        note=note,
+    )
+    return row
+
+
+def _stand_in_rows(
+    ref: Any,
+    key: tuple,
+    groups: dict[tuple, np.ndarray],
+    paper_value: float,
+    paper_spread: float,
+    profile: str,
+) -> list[dict[str, Any]]:
+    """Our rows on a stand-in for the reference cell's dataset (``stand_in``: shown for context, never
+    compared)."""
+    rows = []
+    for (p, a, d, m, st, me), v in groups.items():
+        if (
+            (p, a, m, st, me) == (key[0], key[1], key[3], key[4], key[5])
+            and d != key[2]
+            and stand_in_for(p, d) == key[2]
+        ):
+            v = v[~np.isnan(v)]
+            if v.size:
+                rows.append(
+                    dict(
+                        zip(KEY, (p, a, d, m, st, me)),
+                        paper_value=paper_value,
+                        paper_spread=paper_spread,
+                        ours_value=float(v.mean()),
+                        ours_spread=spread(v, ref.spread_kind),
+                        n_runs=int(v.size),
+                        profile=profile,
+                        status="stand_in",
+                        tolerance=float("nan"),
+                        diff=float("nan"),
+                        approx=bool(ref.approx),
+                        source=ref.source,
+                        note=f"stand-in for the paper's {key[2]!r}: a different graph, shown for "
+                        f"context and never compared (paper value is for {key[2]!r})",
+                    )
+                )
+    return rows
 
 
 def paper_vs_ours(paper: str, artifact: str, profile: str, *, root: Path | None = None) -> pd.DataFrame:
@@ -326,6 +357,7 @@ def format_value(
 
 
 def to_markdown(rep: pd.DataFrame, profile: str) -> str:
+    """The report ``rep`` of ``profile`` as markdown: the tolerance rule, a summary per artifact, one row per cell."""
     lines = [
         f"# dpgnn report — profile `{profile}`",
         "",
@@ -361,6 +393,7 @@ def to_markdown(rep: pd.DataFrame, profile: str) -> str:
 
 
 def to_html(rep: pd.DataFrame, profile: str) -> str:
+    """The report ``rep`` of ``profile`` as one HTML page: a table with one row per cell, coloured by status."""
     colours = {
         "within": "#d8f0d8",
         "explained": "#f8ecd0",

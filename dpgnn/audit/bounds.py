@@ -118,6 +118,7 @@ class EpsilonBound:
     delta: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The bound and its inputs as a plain dict (a result row's columns)."""
         return asdict(self)
 
 

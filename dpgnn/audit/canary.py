@@ -112,16 +112,7 @@ def audit_dpsgd_one_run(
     n_train = int(aug.train_mask.sum())
     private = math.isfinite(epsilon)
     d = float(delta) if delta is not None else default_delta(n_train)
-    if private:
-        cal = calibrate_noise(
-            "node", epsilon, d, aggregations=0, dpsgd_runs=1, train_nodes=n_train, batch_size=batch_size, epochs=epochs
-        )
-        z, eps_acc = float(cal.value), float(cal.epsilon)
-        if not z > 0:
-            raise ValueError("a finite ε needs noise: calibration returned zero")
-        dp = DPSettings(z, batch_size, clip)
-    else:
-        z, eps_acc, dp = 0.0, math.inf, None
+    z, eps_acc, dp = _dpsgd_noise(epsilon, d, train_nodes=n_train, batch_size=batch_size, epochs=epochs, clip=clip)
     torch.manual_seed(stable_seed("audit-mlp-init", seed))
     gen = make_generator(stable_seed("audit-mlp-noise", seed))
     x, y = aug.x, aug.y
@@ -170,6 +161,29 @@ def audit_dpsgd_one_run(
     }
 
 
+def _dpsgd_noise(
+    epsilon: float, delta: float, *, train_nodes: int, batch_size: int, epochs: int, clip: float
+) -> tuple[float, float, DPSettings | None]:
+    """``(noise multiplier, accounted ε, DP settings)`` of the audited DP-SGD run: calibrated for a finite
+    ``epsilon``, none for ``epsilon = inf`` (the non-private control)."""
+    if not math.isfinite(epsilon):
+        return 0.0, math.inf, None
+    cal = calibrate_noise(
+        "node",
+        epsilon,
+        delta,
+        aggregations=0,
+        dpsgd_runs=1,
+        train_nodes=train_nodes,
+        batch_size=batch_size,
+        epochs=epochs,
+    )
+    z, eps_acc = float(cal.value), float(cal.epsilon)
+    if not z > 0:
+        raise ValueError("a finite ε needs noise: calibration returned zero")
+    return z, eps_acc, DPSettings(z, batch_size, clip)
+
+
 def audit_edge_aggregation(
     epsilon: float,
     *,
@@ -193,18 +207,10 @@ def audit_edge_aggregation(
     σ actually used. ``copies > 1`` runs each NAP query on that many disjoint copies of the graph at once
     (independent trials of the same mechanism in far fewer calls; for ``hops = 1`` the very trials of
     ``copies = 1``: the same noise draws in the same order)."""
-    if isinstance(hops, bool) or not isinstance(hops, int) or hops < 1:
-        raise ValueError(f"hops must be an integer >= 1, got {hops!r}")
-    if isinstance(noise_factor, bool) or not (isinstance(noise_factor, (int, float)) and 0 < noise_factor <= 1):
-        raise ValueError(f"noise_factor must be in (0, 1], got {noise_factor!r}")
-    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
-        raise ValueError(f"copies must be an integer >= 1, got {copies!r}")
-    gen = make_generator(stable_seed("edge-audit-graph", seed))
+    _check_edge_audit(hops, noise_factor, copies)
     n = num_nodes
-    ei = torch.randint(0, n, (2, num_edges), generator=gen)
-    ei = ei[:, ei[0] != ei[1]]
     u, v = 0, 1
-    ei = ei[:, ~((ei[0] == u) & (ei[1] == v))]
+    ei, h = _edge_audit_graph(seed, n, num_features, num_edges, canary=(u, v))
     d = float(delta) if delta is not None else default_delta(ei.size(1) + 1)
     cal = calibrate_noise("edge", epsilon, d, aggregations=hops)
     sigma = float(cal.value) * float(noise_factor)
@@ -215,46 +221,18 @@ def audit_edge_aggregation(
         if noise_factor == 1.0
         else float(privacy_ledger("edge", depth=hops, delta=d, noise=sigma)["epsilon"])
     )
-    h = torch.randn(n, num_features, generator=gen)
     direction = F.normalize(h[u], dim=0)
     with_edge = torch.cat([ei, torch.tensor([[u], [v]])], dim=1)
     noise_gen = make_generator(stable_seed("edge-audit-noise", seed, float(epsilon), hops))
     base = NAP(ei, n, 0.0, generator=noise_gen)(h)[v]
-    stats = []
-    for graph in (with_edge, ei):
-        if copies == 1:
-            nap = NAP(graph, n, sigma, generator=noise_gen)
-            s = np.empty(trials)
-            for t in range(trials):
-                s[t] = sum(float((nap(h)[v] - base) @ direction) for _ in range(hops))
-        else:  # ``copies`` disjoint copies of the graph: one NAP call answers the query of ``copies`` trials
-            shift = n * torch.arange(copies).repeat_interleave(graph.size(1))
-            nap = NAP(graph.repeat(1, copies) + shift, n * copies, sigma, generator=noise_gen)
-            hh, rows = h.repeat(copies, 1), v + n * torch.arange(copies)
-            s = np.concatenate(
-                [
-                    sum(((nap(hh)[rows] - base) @ direction).numpy() for _ in range(hops))
-                    for _ in range(-(-trials // copies))
-                ]
-            )[:trials]
-        stats.append(s)
+    stats = [
+        _edge_statistics(
+            graph, h, v, base, direction, sigma=sigma, hops=hops, trials=trials, copies=copies, gen=noise_gen
+        )
+        for graph in (with_edge, ei)
+    ]
     thr, b = threshold_audit(stats[0], stats[1], delta=d, alpha=alpha)
-    ledger = {
-        "level": "edge",
-        **edge_statement(hops),
-        "mechanism": "NAP Gaussian",
-        "sigma": sigma,
-        "aggregations": hops,
-        "epsilon": eps_run,
-        "delta": d,
-        "accountant": "exact_gaussian",
-    }
-    if noise_factor != 1.0:
-        ledger["guarantee"] = "as_published"
-        ledger["issues"] = [
-            f"deliberately broken variant: sigma x {noise_factor:g} of the one calibrated for the "
-            f"claimed epsilon {float(cal.epsilon):.4g}"
-        ]
+    ledger = _edge_ledger(hops, sigma=sigma, epsilon=eps_run, delta=d, noise_factor=noise_factor, claimed=cal.epsilon)
     return {
         "epsilon_accounted": eps_run,
         "epsilon_claimed": float(cal.epsilon),
@@ -270,3 +248,78 @@ def audit_edge_aggregation(
         "alpha": alpha,
         "ledger": ledger,
     }
+
+
+def _edge_ledger(
+    hops: int, *, sigma: float, epsilon: float, delta: float, noise_factor: float, claimed: float
+) -> dict[str, Any]:
+    """The ledger of the audited NAP queries; a broken variant (``noise_factor`` < 1) names its issue."""
+    ledger = {
+        "level": "edge",
+        **edge_statement(hops),
+        "mechanism": "NAP Gaussian",
+        "sigma": sigma,
+        "aggregations": hops,
+        "epsilon": epsilon,
+        "delta": delta,
+        "accountant": "exact_gaussian",
+    }
+    if noise_factor != 1.0:
+        ledger["guarantee"] = "as_published"
+        ledger["issues"] = [
+            f"deliberately broken variant: sigma x {noise_factor:g} of the one calibrated for the "
+            f"claimed epsilon {float(claimed):.4g}"
+        ]
+    return ledger
+
+
+def _check_edge_audit(hops: int, noise_factor: float, copies: int) -> None:
+    """A one-line ``ValueError`` for a bad ``hops``, ``noise_factor`` or ``copies`` of the edge audit."""
+    if isinstance(hops, bool) or not isinstance(hops, int) or hops < 1:
+        raise ValueError(f"hops must be an integer >= 1, got {hops!r}")
+    if isinstance(noise_factor, bool) or not (isinstance(noise_factor, (int, float)) and 0 < noise_factor <= 1):
+        raise ValueError(f"noise_factor must be in (0, 1], got {noise_factor!r}")
+    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
+        raise ValueError(f"copies must be an integer >= 1, got {copies!r}")
+
+
+def _edge_audit_graph(
+    seed: int, n: int, num_features: int, num_edges: int, *, canary: tuple[int, int]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(edge_index, features)`` of the random audit graph without self loops and without the ``canary`` edge."""
+    gen = make_generator(stable_seed("edge-audit-graph", seed))
+    ei = torch.randint(0, n, (2, num_edges), generator=gen)
+    ei = ei[:, ei[0] != ei[1]]
+    u, v = canary
+    ei = ei[:, ~((ei[0] == u) & (ei[1] == v))]
+    return ei, torch.randn(n, num_features, generator=gen)
+
+
+def _edge_statistics(
+    graph: torch.Tensor,
+    h: torch.Tensor,
+    v: int,
+    base: torch.Tensor,
+    direction: torch.Tensor,
+    *,
+    sigma: float,
+    hops: int,
+    trials: int,
+    copies: int,
+    gen: torch.Generator,
+) -> np.ndarray:
+    """The audit statistic of ``trials`` runs of ``hops`` NAP queries on ``graph``: ``Σ_k ⟨agg_k[v] − base, ĥ_u⟩``
+    (``copies`` disjoint copies of the graph answer that many trials per NAP call)."""
+    n = h.size(0)
+    if copies == 1:
+        nap = NAP(graph, n, sigma, generator=gen)
+        s = np.empty(trials)
+        for t in range(trials):
+            s[t] = sum(float((nap(h)[v] - base) @ direction) for _ in range(hops))
+        return s
+    shift = n * torch.arange(copies).repeat_interleave(graph.size(1))
+    nap = NAP(graph.repeat(1, copies) + shift, n * copies, sigma, generator=gen)
+    hh, rows = h.repeat(copies, 1), v + n * torch.arange(copies)
+    return np.concatenate(
+        [sum(((nap(hh)[rows] - base) @ direction).numpy() for _ in range(hops)) for _ in range(-(-trials // copies))]
+    )[:trials]

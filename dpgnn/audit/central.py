@@ -79,6 +79,7 @@ class CanaryGraph:
 
     @property
     def num_canaries(self) -> int:
+        """The number of canaries ``m``."""
         return int(self.x.size(0))
 
     def _assemble(self, keep: Tensor, features: Tensor, train: Tensor) -> tuple[Data, Tensor]:

@@ -64,6 +64,7 @@ class HalvedScaleLaplace(LaplaceMechanism):
 
     @property
     def scale(self) -> float:
+        """The Laplace scale actually used, ``Δ/(2ε)``: half the one the ε claim needs."""
         return self.span / (2.0 * self.epsilon)
 
 

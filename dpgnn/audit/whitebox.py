@@ -69,6 +69,7 @@ class CanaryRelation:
 
     @property
     def units(self) -> int:
+        """The units one record touches in a step: its own and the ``others``."""
         return 1 + int(self.others)
 
     def sensitivity(self) -> float:
@@ -133,6 +134,7 @@ class DiracCanaries:
 
     @property
     def num_canaries(self) -> int:
+        """The number of canaries ``m`` (one coordinate each)."""
         return int(self.included.size)
 
     def _amplitudes(self, sums: Mapping[str, Tensor], clip: float | Mapping[str, float]) -> dict[str, float]:
@@ -165,6 +167,7 @@ class DiracCanaries:
         return own, k - own
 
     def before_noise(self, sums: dict[str, Tensor], info: DPStepInfo) -> None:
+        """Add each canary's contribution to the clipped sums and record the step's clean projection and law."""
         amps = self._amplitudes(sums, info.clip)
         clean = self._project(sums, amps)
         if info.rate < 1.0 and np.any(clean != 0.0):
@@ -186,6 +189,7 @@ class DiracCanaries:
         self.laws.append((o, n, p, float(info.std), norm))
 
     def after_noise(self, noisy: dict[str, Tensor], info: DPStepInfo) -> None:
+        """Record the noisy sums' projection on the canary coordinates, less the clean one (one observation)."""
         if self._clean is None:
             raise RuntimeError("after_noise without before_noise")
         amps = self._amplitudes(noisy, info.clip)

@@ -57,6 +57,7 @@ class Calibration:
     target_reached: bool = True
 
     def ledger(self) -> dict[str, Any]:
+        """The calibration as a JSON-ready dict (the event as :meth:`Event.to_dict`), for a result row's ledger."""
         return {
             "value": self.value,
             "epsilon": self.epsilon,
@@ -110,39 +111,79 @@ def calibrate(
     rtol = check_positive_finite(rtol, "rtol")
     acc_name = accountant if isinstance(accountant, str) else type(accountant).__name__
     acc = get_accountant(accountant)  # validate the name early
-    n_eval = 0
-    cache: dict[float, float] = {}
+    eps_of = _CountedEpsilon(make_event, d, accountant, max_evaluations)
+    if isinstance(acc, PldAccountant):
+        lo, hi = _pld_search_bracket(make_event, eps_of, acc, target, d, lo, hi, rtol, max_evaluations)
+    value, eps_value, reached = _bisect(eps_of, target, lo, hi, rtol)
+    assert eps_value <= target, (eps_value, target)
+    return Calibration(
+        value=value,
+        epsilon=eps_value,
+        target_epsilon=target,
+        delta=d,
+        accountant=acc_name,
+        event=make_event(value),
+        evaluations=eps_of.evaluations,
+        target_reached=reached,
+    )
 
-    def eps_of(v: float) -> float:
-        nonlocal n_eval
-        if v in cache:
-            return cache[v]
-        n_eval += 1
-        if n_eval > max_evaluations:
-            raise RuntimeError(f"calibration did not converge in {max_evaluations} evaluations")
-        ev = make_event(v)
+
+class _CountedEpsilon:
+    """ε of ``make_event(v)`` under ``accountant``, cached per ``v``; more than ``limit`` evaluations is an error."""
+
+    def __init__(self, make_event: Callable[[float], Event], delta: float, accountant: Any, limit: int) -> None:
+        self.make_event, self.delta, self.accountant, self.limit = make_event, delta, accountant, limit
+        self.evaluations = 0
+        self.cache: dict[float, float] = {}
+
+    def __call__(self, v: float) -> float:
+        if v in self.cache:
+            return self.cache[v]
+        self.evaluations += 1
+        if self.evaluations > self.limit:
+            raise RuntimeError(f"calibration did not converge in {self.limit} evaluations")
+        ev = self.make_event(v)
         if not isinstance(ev, Event):
             raise TypeError(f"make_event({v}) must return an Event, got {ev!r}")
-        cache[v] = _epsilon(ev, d, accountant)
-        return cache[v]
+        self.cache[v] = _epsilon(ev, self.delta, self.accountant)
+        return self.cache[v]
 
-    if isinstance(acc, PldAccountant):
-        start = None
-        if acc.value_discretization_interval < PLD_SEARCH_INTERVAL:
-            # a cheap coarse search first (pessimistic too), then bracket the fine answer around it
-            coarse = calibrate(
-                make_event,
-                target,
-                d,
-                lower=lo,
-                upper=hi,
-                rtol=max(rtol, 1e-2),
-                accountant=PldAccountant(PLD_SEARCH_INTERVAL),
-                max_evaluations=max_evaluations,
-            )
-            start = coarse.value if coarse.target_reached else None
-        lo, hi = _pld_bracket(make_event, eps_of, target, d, lo, hi, rtol, start=start)
 
+def _pld_search_bracket(
+    make_event: Callable[[float], Event],
+    eps_of: _CountedEpsilon,
+    acc: PldAccountant,
+    target: float,
+    delta: float,
+    lo: float,
+    hi: float,
+    rtol: float,
+    max_evaluations: int,
+) -> tuple:
+    """The PLD search's bracket (:func:`_pld_bracket`), started from a cheap coarse PLD calibration when the
+    caller's discretisation is finer than :data:`PLD_SEARCH_INTERVAL`."""
+    start = None
+    if acc.value_discretization_interval < PLD_SEARCH_INTERVAL:
+        # a cheap coarse search first (pessimistic too), then bracket the fine answer around it
+        coarse = calibrate(
+            make_event,
+            target,
+            delta,
+            lower=lo,
+            upper=hi,
+            rtol=max(rtol, 1e-2),
+            accountant=PldAccountant(PLD_SEARCH_INTERVAL),
+            max_evaluations=max_evaluations,
+        )
+        start = coarse.value if coarse.target_reached else None
+    return _pld_bracket(make_event, eps_of, target, delta, lo, hi, rtol, start=start)
+
+
+def _bisect(
+    eps_of: Callable[[float], float], target: float, lo: float, hi: float, rtol: float
+) -> tuple[float, float, bool]:
+    """``(value, its ε, target reached)``: the feasible value of ``[lo, hi]`` whose ε is closest to ``target``, by
+    bisection (geometric when ``lo > 0``) toward the infeasible end; ``ValueError`` when no end is feasible."""
     e_lo, e_hi = eps_of(lo), eps_of(hi)
     decreasing = e_lo >= e_hi
     feasible, infeasible = (hi, lo) if decreasing else (lo, hi)
@@ -152,36 +193,23 @@ def calibrate(
             f"target_epsilon={target} is not reachable in [lower, upper] = [{lo}, {hi}]: the best value "
             f"{feasible} gives epsilon={e_feasible:.6g}; widen the bracket"
         )
-    reached = True
     if e_infeasible <= target:
         # the whole bracket is feasible: the end that is furthest in the "cheap" direction
-        value, eps_value = infeasible, e_infeasible
-        reached = eps_value >= target * (1.0 - rtol)
-    else:
-        geometric = lo > 0
-        value, eps_value = feasible, e_feasible
-        while eps_value < target * (1.0 - rtol):
-            mid = math.sqrt(feasible * infeasible) if geometric else 0.5 * (feasible + infeasible)
-            if mid in (feasible, infeasible):
-                break
-            e_mid = eps_of(mid)
-            if e_mid <= target:
-                feasible, value, eps_value = mid, mid, e_mid
-            else:
-                infeasible = mid
-            if abs(feasible - infeasible) <= 1e-13 * max(abs(feasible), abs(infeasible)):
-                break
-    assert eps_value <= target, (eps_value, target)
-    return Calibration(
-        value=value,
-        epsilon=eps_value,
-        target_epsilon=target,
-        delta=d,
-        accountant=acc_name,
-        event=make_event(value),
-        evaluations=n_eval,
-        target_reached=reached,
-    )
+        return infeasible, e_infeasible, e_infeasible >= target * (1.0 - rtol)
+    geometric = lo > 0
+    value, eps_value = feasible, e_feasible
+    while eps_value < target * (1.0 - rtol):
+        mid = math.sqrt(feasible * infeasible) if geometric else 0.5 * (feasible + infeasible)
+        if mid in (feasible, infeasible):
+            break
+        e_mid = eps_of(mid)
+        if e_mid <= target:
+            feasible, value, eps_value = mid, mid, e_mid
+        else:
+            infeasible = mid
+        if abs(feasible - infeasible) <= 1e-13 * max(abs(feasible), abs(infeasible)):
+            break
+    return value, eps_value, True
 
 
 #: PLD discretisation of the first, coarse search (cheap; pessimistic like every PLD here); the answer is then

@@ -260,6 +260,7 @@ def sigma_table(store: ResultStore) -> pd.DataFrame:
 
 
 def plot_sigma(store: ResultStore):
+    """DP-SGD's noise multiplier against the target ε per accountant and setting, from the stored ``sigma`` rows."""
     df = store.load("sigma")
     df = df[df["method"] == "dp-sgd (poisson)"].copy()
     df["accountant / setting"] = df["accountant"] + " " + df["setting"]
@@ -401,6 +402,7 @@ def accuracy_table(store: ResultStore) -> pd.DataFrame:
 
 
 def plot_accuracy(store: ResultStore):
+    """Test accuracy against node-level ε per method and accountant, from the stored ``accuracy`` rows."""
     df = store.load("accuracy")
     df = df[df["metric"] == "accuracy"].copy()
     df["ε"] = df["setting"].str.replace("node eps=", "").astype(float)

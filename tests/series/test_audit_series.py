@@ -18,11 +18,11 @@ def store(tmp_path):
 def test_profiles_cover_the_issue_grid():
     for profile in ("smoke", "paper"):
         cfg = settings("audit", profile)
-        assert cfg.ldp_epsilons == [0.5, 1.0, 2.0, 4.0, 8.0]
-        assert "broken_laplace" in cfg.ldp_mechanisms and math.inf in cfg.node_epsilons
+        assert cfg.ldp.epsilons == [0.5, 1.0, 2.0, 4.0, 8.0]
+        assert "broken_laplace" in cfg.ldp.mechanisms and math.inf in cfg.node.epsilons
     paper = settings("audit", "paper")
-    assert paper.mia_datasets == ["amazon", "arxiv", "reddit", "credit"]  # Fig. 4's three, and Credit
-    assert paper.mia_shadow_epochs == [50, 200, 500] and paper.mia_student_epochs in paper.mia_shadow_epochs
+    assert paper.mia.datasets == ["amazon", "arxiv", "reddit", "credit"]  # Fig. 4's three, and Credit
+    assert paper.mia.shadows.epochs == [50, 200, 500] and paper.mia.student_epochs in paper.mia.shadows.epochs
 
 
 def test_ldp_rows_and_flags(store):
@@ -57,7 +57,7 @@ def test_every_audit_row_states_the_guarantee_of_what_it_audits(store):
     from dpgnn.privacy.guarantee import LEDGER_FIELDS, check_ledger
     from dpgnn.series.ledgers import guarantee_fields_for
 
-    cfg = settings("audit", "test", node_epsilons=[8.0, math.inf])
+    cfg = settings("audit", "test", **{"node.epsilons": [8.0, math.inf]})
     S.run_ldp(cfg, store)
     S.run_edge(cfg, store)
     S.run_node(cfg, store)
@@ -124,7 +124,7 @@ def test_shadow_designs_series_extends_fig4(store):
         check_ledger(row["ledger"])
     fig4 = store.load("fig4").groupby(["method", "setting", "metric"])["value"].mean()
     default = rows[
-        (rows["design"] == "shadow") & (rows["shadow"] == "quarter") & (rows["shadow_epochs"] == cfg.mia_student_epochs)
+        (rows["design"] == "shadow") & (rows["shadow"] == "quarter") & (rows["shadow_epochs"] == cfg.mia.student_epochs)
     ]
     got = default.groupby(["method", "setting", "metric"])["value"].mean()
     assert len(got) == 6 and got.to_dict() == pytest.approx(fig4.loc[got.index].to_dict())  # 3 targets x 2 attacks
@@ -143,14 +143,14 @@ def test_central_rows_state_their_ledger_and_the_broken_control(store):
 
     cfg = settings("audit", "test")
     rows = S.run_central(cfg, store)
-    assert len(rows) == len(cfg.central_methods) * len(cfg.central_epsilons) + len(cfg.central_broken)
+    assert len(rows) == len(cfg.central.methods) * len(cfg.central.epsilons) + len(cfg.central.broken)
     for _, row in rows.iterrows():
         led = check_ledger(row["ledger"])
         assert row["privacy_unit"] == "node" and led["noise_multiplier"] > 0
     broken = rows[rows["broken"].astype(str) == "True"].iloc[0]
     led = check_ledger(broken["ledger"])
     assert "deliberately broken" in led["issues"][-1] and led["epsilon"] > 1e6
-    assert float(broken["epsilon"]) == pytest.approx(cfg.central_broken_epsilon, abs=1e-3)
+    assert float(broken["epsilon"]) == pytest.approx(cfg.central.broken_epsilon, abs=1e-3)
     table = S.audit_table(store)
     assert set(table["unit"]) == {"node"} and table["broken"].sum() == 1
     assert (table.loc[~table["broken"], "audited_lb"] <= table.loc[~table["broken"], "accounted"]).all()
@@ -196,3 +196,13 @@ def test_fig4_figure_puts_the_paper_values_on_their_bars(store):
             x, y = mark.lines[0].get_data()
             assert x[0] == pytest.approx(bar.get_x() + bar.get_width() / 2)
             assert y[0] == pytest.approx(ref[("amazon", method, attack)])
+
+
+def test_profile_parts_take_nested_overrides_and_list_the_valid_names():
+    """The profile's groups are nested parts: ``part.field`` overrides one field of one part; a flat or unknown
+    name is a one-line error that lists the valid names."""
+    cfg = settings("audit", "test", **{"mia.shadows.runs": 2, "ldp.trials": 10, "mia.noise": None})
+    assert cfg.mia.shadows.runs == 2 and cfg.ldp.trials == 10
+    assert cfg.mia.runs == 1 and cfg.mia.noise == settings("audit", "test").mia.noise
+    with pytest.raises(ValueError, match=r"unknown setting\(s\) \['mia_shadow_runs'\].*'mia\.shadows\.runs'"):
+        settings("audit", "test", mia_shadow_runs=2)
