@@ -96,6 +96,8 @@ def run_calibration(cfg: ProGAPProfile, store: ResultStore) -> pd.DataFrame:
 
 
 def calibration_table(store: ResultStore, level: str = "edge") -> pd.DataFrame:
+    """The stored σ (edge) or z (node) per setting beside the reference value (autodp 0.2.3.1) and the difference,
+    with the paper's bound at ours."""
     df = store.load("calibration")
     df = df[df["level"] == level]
     metric = "sigma" if level == "edge" else "noise_multiplier"
@@ -141,6 +143,7 @@ def calibration_fidelities(depths=(1, 2, 3), epsilon: float = 1.0, delta: float 
 
 
 def plot_calibration(store: ResultStore):
+    """Edge-level σ against the target ε, one line per depth K, from the stored calibration rows."""
     df = store.load("calibration")
     e = df[(df["level"] == "edge") & (df["metric"] == "sigma")].copy()
     e["K"] = "K=" + e["depth"].astype(str)

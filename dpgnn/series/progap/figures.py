@@ -27,6 +27,7 @@ __all__ = [
 def run_fig2(
     cfg: ProGAPProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
+    """Fig. 2: run the missing ProGAP and GAP cells over the profile's budgets and store the selected rows."""
     check_train(force, train)
     names = _names_for(cfg, store, "fig2", train)
     runs = _run(cfg, store, "fig2_runs", _fig2_cells(cfg, names), None, device, force, "Fig. 2 runs", train)
@@ -34,6 +35,7 @@ def run_fig2(
 
 
 def plot_fig2(store: ResultStore):
+    """Fig. 2 from stored rows: test accuracy against ε, ProGAP and GAP, one panel per dataset and level."""
     df = store.load("fig2")
     priv = df[df["level"] != "none"]
     agg = priv.groupby(["dataset", "level", "method", "setting"])["value"].agg(["mean", "std"]).reset_index()
@@ -67,12 +69,14 @@ def claim_progap_ge_gap(store: ResultStore) -> pd.DataFrame:
 def run_fig3(
     cfg: ProGAPProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
+    """Fig. 3: run the missing K = 5 convergence cells (edge ε = 1, node ε = 8) with their per-epoch curves."""
     check_train(force, train)
     names = _names_for(cfg, store, "fig3", train)
     return _run(cfg, store, "fig3", _fig3_cells(cfg, names), None, device, force, "Fig. 3 runs", train)
 
 
 def plot_fig3(store: ResultStore):
+    """Fig. 3 from stored rows: train and validation accuracy per cumulative epoch, one panel per dataset and level."""
     df = store.load("fig3")
     df = df[df["metric"].astype(str).str.startswith("curve_")].copy()
     df["panel"] = df["dataset"] + " — " + df["level"] + " level"
@@ -103,6 +107,7 @@ def stage_jumps(store: ResultStore) -> pd.DataFrame:
 def run_fig4(
     cfg: ProGAPProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
+    """Fig. 4: run the missing depth-sweep cells and store the selected rows, one setting per (budget, K)."""
     check_train(force, train)
     names = _names_for(cfg, store, "fig4", train)
     runs = _run(cfg, store, "fig4_runs", _fig4_cells(cfg, names), None, device, force, "Fig. 4 runs", train)
@@ -114,6 +119,7 @@ def run_fig4(
 
 
 def plot_fig4(store: ResultStore):
+    """Fig. 4 from stored rows: test accuracy against depth K, one line per budget, one panel per dataset and level."""
     df = store.load("fig4")
     agg = df.groupby(["dataset", "level", "setting", "depth"])["value"].agg(["mean", "std"]).reset_index()
     agg["budget"] = agg["setting"].str.split(",").str[0]
