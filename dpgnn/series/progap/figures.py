@@ -24,6 +24,9 @@ __all__ = [
 ]
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Notebook 03: Fig. 2 accuracy vs ε (ProGAP vs GAP)
+# ---------------------------------------------------------------------------------------------------------------
 def run_fig2(
     cfg: ProGAPProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
@@ -66,6 +69,9 @@ def claim_progap_ge_gap(store: ResultStore) -> pd.DataFrame:
     return m.reset_index()
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Notebook 04: Fig. 3 convergence (K = 5)
+# ---------------------------------------------------------------------------------------------------------------
 def run_fig3(
     cfg: ProGAPProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
