@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpgnn.fidelity import Fidelity
 from dpgnn.findings import Finding, md_table, missing, num, report, span, store
 from dpgnn.utils import ROOT
 
@@ -31,16 +32,16 @@ def fidelity_shift(root: Path = ROOT, depth: int = 3) -> Finding:
     row = table.loc[depth]
     official = _mean(row["official code (measured)"])
     paper_sigma = _mean(row["ours, paper σ (measured)"])
-    authors = _mean(row["ours, fidelity=authors_code (stored)"])
+    authors = _mean(row[f"ours, fidelity={Fidelity.AUTHORS_CODE} (stored)"])
     if official is None or paper_sigma is None or authors is None:
         return missing(
             f"ProGAP's edge-level runs at K = {depth} with the official calibration",
-            "dpgnn run progap --profile paper --set fidelity=authors_code",
+            f"dpgnn run progap --profile paper --set fidelity={Fidelity.AUTHORS_CODE}",
         )
     return Finding(
         f"At K = {depth} ours sits {num(paper_sigma - official, 1)} points above the official code with "
         f"the paper's σ and {num(authors - official, 1)} with the official σ "
-        f"({int(row['runs authors_code'])} stored runs)."
+        f"({int(row[f'runs {Fidelity.AUTHORS_CODE}'])} stored runs)."
     )
 
 

@@ -331,6 +331,7 @@ register("progap", "dp-mlp", "node", description="DP-MLP: DP-Adam on the node fe
 
 @register("progap", "graphsage", "none", description="non-private GraphSAGE (depth = SAGE layers)")
 def run_graphsage(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    """Non-private GraphSAGE (:func:`train_sage`) under the method contract; ``depth`` is its SAGE layers."""
     cfg = method_config(config, "none", ("depth", "base_layers", "hidden", "lr", "epochs", "epsilon"))
     eps = cfg.pop("epsilon", math.inf)
     if not math.isinf(float(eps)):
@@ -342,6 +343,7 @@ def run_graphsage(data: Data, config: Mapping[str, Any], *, seed: int, device: s
 
 @register("progap", "edgerand", "edge", description="EdgeRand: randomized response on the graph, then GraphSAGE")
 def run_edgerand(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    """EdgeRand (:func:`train_edgerand`: randomized response on the graph at ``epsilon``, then GraphSAGE)."""
     cfg = method_config(config, "edge", ("epsilon", "depth", "base_layers", "hidden", "lr", "epochs"))
     if "epsilon" not in cfg:
         raise ValueError("edgerand needs an epsilon")

@@ -93,6 +93,7 @@ class MLP(nn.Module):
         self.out_dim = out_dim
 
     def forward(self, x: Tensor) -> Tensor:
+        """The layers applied in order to ``x`` (``[N, in_dim]`` → ``[N, out_dim]``)."""
         for layer in self.layers:
             x = layer(x)
         return x
@@ -116,15 +117,18 @@ class StageModel(nn.Module):
 
     @property
     def stage(self) -> int:
+        """The stage ``s`` of this sub-model: its number of bases minus one."""
         return len(self.bases) - 1
 
     def jk(self, xs: Sequence[Tensor]) -> Tensor:
+        """Jumping knowledge: ``cat_k base_k(X̃^(k))`` over the stage's inputs, L2-normalised per row if asked."""
         if len(xs) != len(self.bases):
             raise ValueError(f"stage {self.stage} expects {len(self.bases)} inputs X̃^(0..{self.stage}), got {len(xs)}")
         h = torch.cat([base(x) for base, x in zip(self.bases, xs)], dim=-1)
         return F.normalize(h, p=2.0, dim=-1) if self.normalize_jk else h
 
     def forward(self, *xs: Tensor) -> Tensor:
+        """The head's logits on the jumping-knowledge concatenation of the cached inputs ``X̃^(0..s)``."""
         return self.head(self.jk(xs))
 
     @torch.no_grad()
@@ -329,6 +333,7 @@ class SAGEClassifier(nn.Module):
         )
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        """Logits of every node: base MLP, the SAGE layers on ``edge_index``, JK concatenation, head MLP."""
         h = self.base(x)
         hs = [h]
         for conv in self.convs:

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
+from dpgnn.fidelity import FIDELITIES, Fidelity, parse
 from dpgnn.privacy.accountant import epsilon as event_epsilon
 from dpgnn.privacy.calibration import calibrate
 from dpgnn.privacy.events import ComposedEvent, Event, GaussianEvent, PoissonSampledEvent, SelfComposedEvent
@@ -138,15 +139,18 @@ LEVELS = ("none", "edge", "node")
 #: authors' code, see FIDELITY_ACCOUNTANT)
 DEFAULT_ACCOUNTANT = {"edge": "exact_gaussian", "node": "autodp"}
 
-FIDELITIES = ("paper", "authors_code")
-#: accountant per fidelity and level: ``authors_code`` = what the official code computes (measured side by side)
-FIDELITY_ACCOUNTANT = {"paper": DEFAULT_ACCOUNTANT, "authors_code": {"edge": "autodp_composition", "node": "autodp"}}
+#: accountant per fidelity and level: ``authors_code`` = what the official code computes (measured side by side);
+#: the fidelities' values are :data:`dpgnn.fidelity.FIDELITIES` (re-exported here as ``FIDELITIES``)
+FIDELITY_ACCOUNTANT = {
+    Fidelity.PAPER: DEFAULT_ACCOUNTANT,
+    Fidelity.AUTHORS_CODE: {"edge": "autodp_composition", "node": "autodp"},
+}
 
 
-def accountant_for(level: str, fidelity: str = "paper", accountant: str | None = None) -> str:
-    """The accountant of ``level`` under ``fidelity`` (an explicit ``accountant`` wins)."""
-    if fidelity not in FIDELITIES:
-        raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
+def accountant_for(level: str, fidelity: Fidelity | str = Fidelity.PAPER, accountant: str | None = None) -> str:
+    """The accountant of ``level`` under ``fidelity`` (parsed: ``ValueError`` for an unknown one; an explicit
+    ``accountant`` wins)."""
+    fidelity = parse(fidelity, "fidelity")
     return accountant or FIDELITY_ACCOUNTANT[fidelity][level]
 
 
@@ -318,7 +322,7 @@ def calibrate_noise(
     rtol: float | None = None,
     lower: float = 0.05,
     upper: float = 2000.0,
-    fidelity: str = "paper",
+    fidelity: Fidelity | str = Fidelity.PAPER,
 ):
     """Smallest noise multiplier with ``ε ≤ target_epsilon`` (a :class:`dpgnn.privacy.Calibration`; cached).
 
@@ -379,7 +383,7 @@ def privacy_ledger(
     method: str = "progap",
     rtol: float | None = None,
     edge_relation: str = "directed",
-    fidelity: str = "paper",
+    fidelity: Fidelity | str = Fidelity.PAPER,
 ) -> dict[str, Any]:
     """Noise and ε of a ProGAP-style run, with the paper's bound beside the numerical accountant.
 
@@ -397,17 +401,7 @@ def privacy_ledger(
     k = check_int(depth, "depth", 0)
     aggs = k if aggregations is None else check_int(aggregations, "aggregations", 0)
     if level == "none":
-        return {
-            "level": "none",
-            "mechanism": "none",
-            "epsilon": math.inf,
-            "delta": 0.0,
-            "accountant": "none",
-            "noise_multiplier": 0.0,
-            "sigma_nap": 0.0,
-            "depth": k,
-            **guarantee_statement("none"),
-        }
+        return _none_ledger(k)
     if delta is None:
         raise ValueError("delta is required for a private run (see default_delta)")
     d = check_fraction(delta)
@@ -417,17 +411,11 @@ def privacy_ledger(
         if dd is None and aggs:
             raise ValueError("max_degree is required at node level (degree bound D)")
     kw = dict(aggregations=aggs, dpsgd_runs=runs, train_nodes=train_nodes, batch_size=batch_size, epochs=epochs)
+    fidelity = parse(fidelity, "fidelity")
     acc = accountant_for(level, fidelity, accountant)
     if (noise is None) == (target_epsilon is None):
         raise ValueError("give exactly one of noise (the noise multiplier) and target_epsilon")
-    if privacy_event(level, 1.0, **kw) is None:  # nothing private is touched (e.g. an edge-level MLP)
-        z, eps, cal_info = 0.0, 0.0, None
-    elif target_epsilon is not None:
-        cal = calibrate_noise(level, target_epsilon, d, accountant=acc, rtol=rtol, **kw)
-        z, eps, cal_info = cal.value, cal.epsilon, cal.target_epsilon
-    else:
-        z = check_positive(noise, "noise")
-        eps, cal_info = event_epsilon(privacy_event(level, z, **kw), d, acc), None
+    z, eps, cal_info = _noise_and_epsilon(level, d, acc, noise, target_epsilon, rtol, kw)
     out: dict[str, Any] = {
         "level": level,
         "method": method,
@@ -441,37 +429,96 @@ def privacy_ledger(
         "fidelity": fidelity,
     }
     if level == "edge":
-        out.update(
-            sigma_nap=z * sens_edge,
-            sensitivity_nap=sens_edge,
-            edge_relation=edge_relation,
-            mechanism=f"{aggs} x NAP Gaussian (sensitivity {sens_edge:.4g}: one {edge_relation} edge)",
-            **guarantee_statement("edge", edge_relation=edge_relation, aggregations=aggs if z > 0 else 0),
-        )
-        if method == "progap" and z > 0:
-            out["epsilon_paper_bound"] = theorem41_epsilon(z, aggs, d)
-            out["paper_bound"] = "Theorem 4.1"
-    else:
-        q, trained = stage_steps(train_nodes, batch_size, epochs)
-        t = accounted_steps(train_nodes, batch_size, epochs)
-        dd = max_degree if max_degree is not None else 0
-        out.update(
-            **guarantee_statement("node", aggregations=aggs, dpsgd_runs=runs),
-            sigma_nap=z * math.sqrt(dd),
-            sensitivity_nap=math.sqrt(dd),
-            max_degree=max_degree,
-            sigma_sgd=z * clip,
-            clip=clip,
-            sample_rate=q,
-            steps_per_run=t,
-            steps_trained_per_run=trained,
-            dpsgd_runs=runs,
-            batch_size=batch_size,
-            train_nodes=train_nodes,
-            epochs=epochs,
-            mechanism=f"{aggs} x NAP Gaussian (sensitivity sqrt(D)) + {runs} x DP-Adam (Poisson sampling)",
-        )
-        if method == "progap" and z > 0 and runs == aggs + 1:
-            out["epsilon_paper_bound"] = theorem42_epsilon(z, aggs, q, t, d)
-            out["paper_bound"] = "Theorem 4.2"
+        return _add_edge_fields(out, sens_edge, edge_relation)
+    return _add_node_fields(out, max_degree=max_degree, clip=clip, **kw)
+
+
+def _none_ledger(depth: int) -> dict[str, Any]:
+    """The ledger of a non-private run (``level="none"``): no mechanism, ``ε = inf``."""
+    return {
+        "level": "none",
+        "mechanism": "none",
+        "epsilon": math.inf,
+        "delta": 0.0,
+        "accountant": "none",
+        "noise_multiplier": 0.0,
+        "sigma_nap": 0.0,
+        "depth": depth,
+        **guarantee_statement("none"),
+    }
+
+
+def _noise_and_epsilon(
+    level: str,
+    delta: float,
+    accountant: str,
+    noise: float | None,
+    target_epsilon: float | None,
+    rtol: float | None,
+    kw: dict[str, int],
+) -> tuple[float, float, float | None]:
+    """``(noise multiplier, ε, calibration target or None)`` of :func:`privacy_ledger`: zero when the run touches
+    nothing private (e.g. an edge-level MLP), calibrated to ``target_epsilon``, or ``noise`` with its ε."""
+    if privacy_event(level, 1.0, **kw) is None:
+        return 0.0, 0.0, None
+    if target_epsilon is not None:
+        cal = calibrate_noise(level, target_epsilon, delta, accountant=accountant, rtol=rtol, **kw)
+        return cal.value, cal.epsilon, cal.target_epsilon
+    z = check_positive(noise, "noise")
+    return z, event_epsilon(privacy_event(level, z, **kw), delta, accountant), None
+
+
+def _add_edge_fields(out: dict[str, Any], sens_edge: float, edge_relation: str) -> dict[str, Any]:
+    """``out`` (the common fields of :func:`privacy_ledger`) with the edge level's: NAP noise std and sensitivity,
+    neighbouring relation, mechanism, guarantee and, for ProGAP, Theorem 4.1's bound."""
+    z, aggs, d = out["noise_multiplier"], out["aggregations"], out["delta"]
+    out.update(
+        sigma_nap=z * sens_edge,
+        sensitivity_nap=sens_edge,
+        edge_relation=edge_relation,
+        mechanism=f"{aggs} x NAP Gaussian (sensitivity {sens_edge:.4g}: one {edge_relation} edge)",
+        **guarantee_statement("edge", edge_relation=edge_relation, aggregations=aggs if z > 0 else 0),
+    )
+    if out["method"] == "progap" and z > 0:
+        out["epsilon_paper_bound"] = theorem41_epsilon(z, aggs, d)
+        out["paper_bound"] = "Theorem 4.1"
+    return out
+
+
+def _add_node_fields(
+    out: dict[str, Any],
+    *,
+    max_degree: int | None,
+    clip: float,
+    aggregations: int,
+    dpsgd_runs: int,
+    train_nodes: int,
+    batch_size: int,
+    epochs: int,
+) -> dict[str, Any]:
+    """``out`` (the common fields of :func:`privacy_ledger`) with the node level's: NAP and DP-SGD noise stds,
+    sampling and steps, mechanism, guarantee and, for ProGAP with ``K + 1`` DP-SGD runs, Theorem 4.2's bound."""
+    z, aggs, runs = out["noise_multiplier"], aggregations, dpsgd_runs
+    q, trained = stage_steps(train_nodes, batch_size, epochs)
+    t = accounted_steps(train_nodes, batch_size, epochs)
+    dd = max_degree if max_degree is not None else 0
+    out.update(
+        **guarantee_statement("node", aggregations=aggs, dpsgd_runs=runs),
+        sigma_nap=z * math.sqrt(dd),
+        sensitivity_nap=math.sqrt(dd),
+        max_degree=max_degree,
+        sigma_sgd=z * clip,
+        clip=clip,
+        sample_rate=q,
+        steps_per_run=t,
+        steps_trained_per_run=trained,
+        dpsgd_runs=runs,
+        batch_size=batch_size,
+        train_nodes=train_nodes,
+        epochs=epochs,
+        mechanism=f"{aggs} x NAP Gaussian (sensitivity sqrt(D)) + {runs} x DP-Adam (Poisson sampling)",
+    )
+    if out["method"] == "progap" and z > 0 and runs == aggs + 1:
+        out["epsilon_paper_bound"] = theorem42_epsilon(z, aggs, q, t, out["delta"])
+        out["paper_bound"] = "Theorem 4.2"
     return out

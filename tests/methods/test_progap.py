@@ -397,9 +397,9 @@ def test_table2_fig2_fig4_share_runs_and_coverage_counts_them(tmp_path, monkeypa
             {"metric": "accuracy", "value": acc, "setting": series.setting(cell["level"], cell["epsilon"])},
         ]
 
-    monkeypatch.setattr(series, "available", lambda cfg, store, artifact, cache=None: ["toy"])
-    monkeypatch.setattr(series, "run_cell", fake_run_cell)
-    monkeypatch.setattr(series, "_load", lambda cfg, name: None)  # the per-process dataset cache
+    monkeypatch.setattr(series.cells, "available", lambda cfg, store, artifact, cache=None: ["toy"])
+    monkeypatch.setattr(series.cells, "run_cell", fake_run_cell)
+    monkeypatch.setattr(series.cells, "_load", lambda cfg, name: None)  # the per-process dataset cache
     cfg = settings("progap", "test", datasets=[], standins={"toy": 1}, node_settings={"toy": [8, 2]})
     store = ResultStore("progap", "test", root=tmp_path)
     series.run_table2(cfg, store, device="cpu")

@@ -216,8 +216,8 @@ def test_series_trains_a_configurations_runs_in_one_call(graph, monkeypatch):
     from dpgnn.series import progap as series
 
     cfg = settings("progap", "test", datasets=[], standins={"toy": 1}, node_settings={"toy": [64, 10]}, runs=3)
-    monkeypatch.setattr(series, "_load", lambda cfg, name: graph)
-    cells = series._method_cells(cfg, "toy", "progap", "node", 16.0)
+    monkeypatch.setattr(series.cells, "_load", lambda cfg, name: graph)
+    cells = series.cells._method_cells(cfg, "toy", "progap", "node", 16.0)
     assert [c["run"] for c in cells] == [0, 1, 2]
     spec = methods.get("progap", "progap", "node")
     calls = []
@@ -230,7 +230,7 @@ def test_series_trains_a_configurations_runs_in_one_call(graph, monkeypatch):
     monkeypatch.setattr(spec.run, "repeats", counting)
     runner = series.RepeatsRunner(cfg, cells[1:], device="cpu")  # run 0 already stored
     got = [runner(c) for c in cells[1:]]
-    assert calls == [[series._seed(c) for c in cells[1:]]]
+    assert calls == [[series.cells._seed(c) for c in cells[1:]]]
     for c, rows in zip(cells[1:], got):
         one = series.run_cell(graph, c, device="cpu")
         assert [r["metric"] for r in rows] == [r["metric"] for r in one]

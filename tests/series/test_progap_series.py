@@ -93,14 +93,14 @@ def test_config_level_must_match_the_registered_level(graph):
 # ---------------------------------------------------------------------------------------------------------------
 def test_fidelity_reaches_only_progap_edge_cells_and_keeps_paper_hashes():
     kw = dict(datasets=[], standins={"toy": 1}, node_settings={"toy": [8, 2]})
-    paper = series._table2_cells(settings("progap", "test", **kw))
-    authors = series._table2_cells(settings("progap", "test", fidelity="authors_code", **kw))
+    paper = series.cells._table2_cells(settings("progap", "test", **kw))
+    authors = series.cells._table2_cells(settings("progap", "test", fidelity="authors_code", **kw))
     assert len(paper) == len(authors)
     changed = [(a["method"], a["level"]) for p, a in zip(paper, authors) if config_hash(p) != config_hash(a)]
     assert changed == [("progap", "edge")]
     assert all("fidelity" not in c for c in paper)
     with pytest.raises(ValueError, match="fidelity"):
-        series._table2_cells(settings("progap", "test", fidelity="official", **kw))
+        series.cells._table2_cells(settings("progap", "test", fidelity="official", **kw))
 
 
 def test_authors_code_cell_is_its_own_setting_with_the_official_sigma(graph):
@@ -154,8 +154,8 @@ def test_select_best_ties_go_to_the_first_config_string():
 # the API on the test profile (one tiny Table 2 on toy data), side_by_side columns, plots
 # ---------------------------------------------------------------------------------------------------------------
 def test_api_on_the_test_profile(graph, tmp_path, monkeypatch):
-    monkeypatch.setattr(series, "available", lambda cfg, store, artifact, cache=None: ["toy"])
-    monkeypatch.setattr(series, "_load", lambda cfg, name: graph)
+    monkeypatch.setattr(series.cells, "available", lambda cfg, store, artifact, cache=None: ["toy"])
+    monkeypatch.setattr(series.cells, "_load", lambda cfg, name: graph)
     cfg = settings(
         "progap",
         "test",
