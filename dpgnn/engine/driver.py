@@ -55,8 +55,6 @@ class _Outcome:
 
     skipped: dict[tuple[str, str], str] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
-    computed: int = 0
-    failed: int = 0
 
 
 def compute(
@@ -88,7 +86,7 @@ def compute(
     stored / missing and an estimated cost from the stored per-cell times. ``overrides``: settings of the profile
     replaced for this run (``dpgnn run --set``, e.g. ``{"fidelity_k": [300]}``); a key the profile does not have
     is a ``ValueError``. Cells are keyed by their full configuration, so overridden cells are stored beside the
-    profile's own. Returns the summary frame (see the module docstring).
+    profile's own. Returns the summary frame (see :mod:`dpgnn.engine`).
     """
     from dpgnn.profiles import settings
 
@@ -249,7 +247,6 @@ def _store_result(task: Task, res: dict[str, Any]) -> None:
 
 def _record_failure(task: Task, exc: BaseException, outcome: _Outcome) -> None:
     """A failing cell: reported, its targets' hashes marked failed (their old rows, if any, stay)."""
-    outcome.failed += 1
     for t, h in task.targets:
         t.failed.add(h)
     outcome.failures.append(
@@ -361,5 +358,4 @@ def _collect(client, futures, by_dataset, total: int, outcome: _Outcome, progres
                 _record_skip(task, res["skip"], outcome.skipped, client, by_dataset)
                 continue
             _store_result(task, res)
-            outcome.computed += 1
     bar.close()
