@@ -15,6 +15,7 @@ RESERVED = ("profile", "device", "force")
 
 
 def notebooks_dir(root: Path | None = None) -> Path:
+    """The ``notebooks/`` folder of ``root`` (default: the repository)."""
     return Path(root or ROOT) / "notebooks"
 
 

@@ -136,6 +136,7 @@ def refresh(text: str, root: Path = ROOT) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m dpgnn.readme``: rewrite the generated blocks (``--check``: exit 1 when one is stale)."""
     ap = argparse.ArgumentParser(prog="python -m dpgnn.readme", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 when a block is stale, write nothing")
     ap.add_argument("--root", type=Path, default=ROOT, help="the repository whose stored files the blocks read")

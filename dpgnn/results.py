@@ -56,6 +56,7 @@ CORE_COLUMNS = [
 
 
 def results_dir(profile: str, paper: str, root: Path | None = None) -> Path:
+    """``<root>/<profile>/<paper>`` (default root: ``results/`` of the output root); a profile with ``/`` is refused."""
     if not profile or "/" in profile:
         raise ValueError(f"profile must be a plain name such as 'smoke' or 'paper', got {profile!r}")
     return Path(root or output_root() / "results") / profile / paper
@@ -113,6 +114,7 @@ class ResultStore:
 
     # -- paths -------------------------------------------------------------------------------------------
     def path(self, artifact: str) -> Path:
+        """The CSV file of ``artifact`` (a plain name: ``ValueError`` otherwise)."""
         if not artifact or "/" in artifact:
             raise ValueError(f"artifact must be a plain name such as 'table2', got {artifact!r}")
         return self.dir / f"{artifact}.csv"
@@ -122,6 +124,7 @@ class ResultStore:
         return self.path(artifact).with_suffix(".csv.gz")
 
     def artifacts(self) -> list[str]:
+        """The artifacts stored here (plain or gzipped CSV files, ``skipped`` left out), sorted."""
         if not self.dir.exists():
             return []
         names = {
@@ -302,6 +305,7 @@ class ResultStore:
             write_csv(_sorted_skips(pd.concat([prev, row], ignore_index=True)), path, **_SKIPS_CSV)
 
     def clear_skip(self, dataset: str, artifact: str = "*") -> None:
+        """Forget that ``dataset`` was not run for ``artifact`` (it ran after all)."""
         path = self.dir / "skipped.csv"
         if path.exists():
             with _locked(path):
@@ -310,6 +314,7 @@ class ResultStore:
                 write_csv(_sorted_skips(kept), path, **_SKIPS_CSV)
 
     def skipped(self) -> pd.DataFrame:
+        """The datasets recorded not run (``skipped.csv``): ``artifact``, ``dataset``, ``reason``, as strings."""
         path = self.dir / "skipped.csv"
         if path.exists() and path.stat().st_size > 0:
             return pd.read_csv(path, dtype=str, keep_default_na=False)

@@ -103,10 +103,12 @@ def code_digest() -> str:
 
 
 def manifest_path(profile: str, root: Path | None = None) -> Path:
+    """``papermill_runs/<profile>/manifest.csv`` under ``root`` (default: the repository): one row per notebook run."""
     return Path(root or ROOT) / "papermill_runs" / profile / "manifest.csv"
 
 
 def load_manifest(profile: str, root: Path | None = None) -> pd.DataFrame:
+    """The profile's manifest (:func:`manifest_path`) as strings in :data:`MANIFEST_COLUMNS`; empty when none."""
     p = manifest_path(profile, root)
     if p.exists() and p.stat().st_size:
         return pd.read_csv(p, dtype=str, keep_default_na=False).reindex(columns=MANIFEST_COLUMNS, fill_value="")

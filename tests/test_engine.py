@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from dpgnn import engine
+from dpgnn.engine import planning
 from dpgnn.results import ResultStore
 from dpgnn.sweep import grid, run_grid
 from dpgnn.utils import config_hash
@@ -116,15 +117,15 @@ def test_longest_jobs_are_estimated_from_stored_cell_times(root):
             for c in engine_toy.cells({"n": 3})
         ],
     )
-    targets, _ = engine._plan([(engine_toy.SPEC, {"n": 5})], "test", force=False, stale="keep")
+    targets, _ = planning.plan_targets([(engine_toy.SPEC, {"n": 5})], "test", force=False, stale="keep")
     tasks = {
-        h: engine._Task(h, "toy", c, engine_toy.SPEC, {}, [(t, h)])
+        h: planning.Task(h, "toy", c, engine_toy.SPEC, {}, [(t, h)])
         for t in targets.values()
         for h, c in t.cells.items()
     }
-    est = engine._estimates(targets)
+    est = planning.cost_estimates(targets)
     assert est[("toy", "grid")][("", "")] == pytest.approx(2.0)  # mean of the stored 1, 2, 3 s
-    assert engine._cost(list(tasks.values()), est) == pytest.approx(5 * 2.0)
+    assert planning.cost(list(tasks.values()), est) == pytest.approx(5 * 2.0)
 
 
 def test_killed_worker_cell_is_retried_without_duplicate_rows(client, root):
@@ -240,6 +241,36 @@ def test_dry_run_counts_cells_of_datasets_not_here_as_not_run(root, capsys, monk
     assert "total: 4 cells, 0 stored, 2 to compute" in text
 
 
+def _absent_only(cfg):
+    return [{**c, "dataset": "toy-absent"} for c in engine_toy.cells(cfg)]
+
+
+@pytest.mark.parametrize(
+    ("recorded_as", "expected"),
+    [
+        ("grid", "toy-absent: its raw files are not in the mirror (the series' own words)"),
+        ("*", "toy-absent: its raw files are not in the mirror (the series' own words)"),
+        (None, "dataset files unavailable offline"),
+    ],
+)
+def test_a_spec_check_keeps_the_reason_its_series_recorded(root, recorded_as, expected):
+    """A dataset that fails the spec's cheap check is recorded ``not_run`` with the reason its series already wrote
+    (for the artifact, else for all of the paper's), the generic reason only where there is none; nothing runs."""
+    store = ResultStore("toy", "test")
+    if recorded_as is not None:
+        store.record_skip(
+            "toy-absent",
+            "toy-absent: its raw files are not in the mirror (the series' own words)",
+            artifact=recorded_as,
+        )
+    spec = dataclasses.replace(engine_toy.SPEC, cells=_absent_only, available=lambda cfg, name: name != "toy-absent")
+    out = engine.run_specs([(spec, {"n": 2})], "test", progress=False)
+    sk = store.skipped()
+    assert sk.loc[sk["artifact"] == "grid", "reason"].tolist() == [expected]
+    assert out["skipped"].item() == "toy-absent" and out["computed"].item() == 0
+    assert store.load("grid").empty
+
+
 def _fails_at_3(c):
     if c["x"] == 3:
         raise RuntimeError("boom")
@@ -258,7 +289,7 @@ def test_run_grid_and_the_engine_plan_the_same_cells(root, monkeypatch, capsys, 
     store.clear("grid")
     store.append("grid", df.to_dict("records"))
 
-    targets, _ = engine._plan([(engine_toy.SPEC, cfg)], "test", force=force, stale=stale)
+    targets, _ = planning.plan_targets([(engine_toy.SPEC, cfg)], "test", force=force, stale=stale)
     t = targets[("toy", "grid")]
     planned = [h for h in t.cells if h not in t.done or h in t.redo]
     summary = engine.run_specs([(engine_toy.SPEC, cfg)], "test", dry_run=True, force=force, stale=stale)

@@ -87,7 +87,6 @@ def fit(
     Returns:
         the :class:`TrainedModel` (``predict``, ``save``, ``metrics``, ``history``, ``ledger``, ``config``).
     """
-    import dpgnn.methods as registry
     from dpgnn.utils import resolve_device
 
     door = front_door(method)
@@ -99,34 +98,11 @@ def fit(
     cfg = make_config(door.config, config)
     epsilon, delta = _budget(level, epsilon, delta, door.pure)
     graph, notes = check_graph(data, seed)  # every refusal happens before training
-    relation = getattr(cfg, "edge_relation", None)
-    if relation == "auto":
-        relation = "undirected" if notes["undirected"] else "directed"
-        cfg = replace(cfg, edge_relation=relation)
-    if level == "edge" and not notes["undirected"]:
-        raise ValueError(
-            "edge level needs an undirected graph but edge_index is not symmetric (an edge without its "
-            "reverse): symmetrise it with torch_geometric.utils.to_undirected"
-        )
-    rule = "non-private" if level == "none" else ("pure ε-DP: δ = 0" if door.pure else "given by the user")
-    reg = door.to_registry(cfg, level, relation)
-    if level != "none":
-        reg["epsilon"] = door.method_epsilon(epsilon) if door.method_epsilon else epsilon
-        if not door.pure:
-            if delta is None:
-                delta, rule = delta_rule(level, notes["num_nodes"])
-            reg["delta"] = delta
-    paper, name, lv = door.levels[level]
-    if getattr(cfg, "layerwise", False):
-        name += "-layerwise"
+    cfg, relation = _edge_relation(cfg, level, notes)
+    reg, delta, rule = _method_config(door, cfg, level, relation, epsilon, delta, notes["num_nodes"])
     dev = resolve_device(device)
     t0 = time.perf_counter()
-    if door.runner is not None:
-        registry.get(paper, name, lv)  # the paper's method is registered (provenance)
-        res = door.runner(graph, cfg, level, epsilon, seed, str(dev), **({} if door.pure else {"delta": delta}))
-        cfg = res.extra.get("config", cfg)  # a value resolved by a public rule (e.g. DRW's batch)
-    else:
-        res = registry.get(paper, name, lv).run(graph, reg, seed=seed, device=str(dev))
+    res, cfg = _train(door, graph, cfg, reg, level, epsilon, delta, seed, str(dev))
     ledger = {**res.ledger, "delta_rule": rule}
     return TrainedModel(
         method=door.name,
@@ -143,6 +119,54 @@ def fit(
         seconds=time.perf_counter() - t0,
         device=str(dev),
     )
+
+
+def _edge_relation(cfg: Any, level: str, notes: dict[str, Any]) -> tuple[Any, str | None]:
+    """``cfg`` with ``edge_relation='auto'`` resolved from the graph (undirected when ``edge_index`` is symmetric),
+    and the relation; edge level on a graph that is not undirected is refused with the fix."""
+    relation = getattr(cfg, "edge_relation", None)
+    if relation == "auto":
+        relation = "undirected" if notes["undirected"] else "directed"
+        cfg = replace(cfg, edge_relation=relation)
+    if level == "edge" and not notes["undirected"]:
+        raise ValueError(
+            "edge level needs an undirected graph but edge_index is not symmetric (an edge without its "
+            "reverse): symmetrise it with torch_geometric.utils.to_undirected"
+        )
+    return cfg, relation
+
+
+def _method_config(
+    door: Any, cfg: Any, level: str, relation: str | None, epsilon: float | None, delta: float | None, num_nodes: int
+) -> tuple[dict[str, Any], float | None, str]:
+    """The registered method's config with the budget, the δ it runs at and the rule that gave that δ (the
+    user's, pure DP's 0, or :func:`dpgnn.api.inputs.delta_rule` from the node count)."""
+    rule = "non-private" if level == "none" else ("pure ε-DP: δ = 0" if door.pure else "given by the user")
+    reg = door.to_registry(cfg, level, relation)
+    if level != "none":
+        reg["epsilon"] = door.method_epsilon(epsilon) if door.method_epsilon else epsilon
+        if not door.pure:
+            if delta is None:
+                delta, rule = delta_rule(level, num_nodes)
+            reg["delta"] = delta
+    return reg, delta, rule
+
+
+def _train(door: Any, graph: Any, cfg: Any, reg: dict[str, Any], level: str, epsilon, delta, seed: int, dev: str):
+    """Run the front door's method (its own runner, else the registered method): ``(result, config)``, the config
+    with any value a public rule resolved (e.g. DRW's batch)."""
+    import dpgnn.methods as registry
+
+    paper, name, lv = door.levels[level]
+    if getattr(cfg, "layerwise", False):
+        name += "-layerwise"
+    if door.runner is not None:
+        registry.get(paper, name, lv)  # the paper's method is registered (provenance)
+        res = door.runner(graph, cfg, level, epsilon, seed, dev, **({} if door.pure else {"delta": delta}))
+        cfg = res.extra.get("config", cfg)  # a value resolved by a public rule (e.g. DRW's batch)
+    else:
+        res = registry.get(paper, name, lv).run(graph, reg, seed=seed, device=dev)
+    return res, cfg
 
 
 def describe(method: str | None = None) -> str:

@@ -75,6 +75,8 @@ def _check(cfg: Any) -> None:
 
 
 class Checked:
+    """Mixin of the typed configs: every field is checked against its documented range when constructed."""
+
     def __post_init__(self) -> None:
         _check(self)
 

@@ -286,5 +286,6 @@ _register_bench(app)  # dpgnn bench
 
 
 def main() -> None:
+    """The ``dpgnn`` command (``python -m dpgnn``): INFO logging on stderr, then the typer app."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     app()

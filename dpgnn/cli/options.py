@@ -67,10 +67,12 @@ class OneLineErrors(TyperGroup):
     block or typer's framed panel."""
 
     def make_context(self, info_name, args, parent=None, **extra):
+        """click's context for ``args``, its parsing errors as one line (:func:`_one_line_usage_errors`)."""
         with _one_line_usage_errors():
             return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx):
+        """Run the chosen command, its usage errors as one line (:func:`_one_line_usage_errors`)."""
         with _one_line_usage_errors():
             return super().invoke(ctx)
 

@@ -49,6 +49,7 @@ class SAGE(nn.Module):
         self.conv2 = SAGEConv(hidden_channels, out_channels, aggr="mean")
 
     def reset_parameters(self) -> None:
+        """Re-initialise both convolutions and the BatchNorm (its running statistics included)."""
         self.conv1.reset_parameters()
         self.conv2.reset_parameters()
         if isinstance(self.bn, nn.BatchNorm1d):
@@ -59,6 +60,7 @@ class SAGE(nn.Module):
         return F.relu(self.bn(self.conv1(x, edge_index)))
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        """Log-probabilities [N, c] of every node of the graph ``(x, edge_index)``."""
         h = F.dropout(self.embed(x, edge_index), p=self.dropout, training=self.training)
         return F.log_softmax(self.conv2(h, edge_index), dim=-1)
 
@@ -75,10 +77,12 @@ class MLP(nn.Module):
         self.dropout = float(dropout)
 
     def reset_parameters(self) -> None:
+        """Re-initialise every linear layer."""
         for layer in self.layers:
             layer.reset_parameters()
 
     def forward(self, x: Tensor, edge_index: Tensor | None = None) -> Tensor:
+        """Log-probabilities [N, c] from the features ``x`` alone (``edge_index`` is ignored)."""
         for layer in self.layers[:-1]:
             x = F.dropout(F.relu(layer(x)), p=self.dropout, training=self.training)
         return F.log_softmax(self.layers[-1](x), dim=-1)

@@ -40,10 +40,12 @@ class AuthorsCodeSAGE(nn.Module):
         self.feature = SAGEConv(hidden_channels, in_channels, aggr="mean")
 
     def reset_parameters(self) -> None:
+        """Re-initialise every convolution, BatchNorm (running statistics included) and the unused feature head."""
         for m in [*self.convs, *self.bns, self.out, self.feature]:
             m.reset_parameters()
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        """Log-probabilities [N, c] of every node of the graph ``(x, edge_index)``."""
         for conv, bn in zip(self.convs, self.bns):
             x = F.dropout(F.relu(bn(conv(x, edge_index))), p=self.dropout, training=self.training)
         return F.log_softmax(self.out(x, edge_index), dim=-1)

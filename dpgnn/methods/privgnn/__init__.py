@@ -44,10 +44,10 @@ teachers serves a whole λ sweep and both |Q| settings (:func:`teacher_posterior
 
 from __future__ import annotations
 
+from dpgnn.fidelity import FIDELITIES
 from dpgnn.methods.privgnn.authors_code import (
     AUTHORS_CODE_EPOCHS,
     AUTHORS_CODE_ISSUES,
-    FIDELITIES,
     AuthorsTeacherOutput,
     authors_code_baseline,
     authors_code_ledger,

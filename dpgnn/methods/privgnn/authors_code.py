@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from dpgnn.fidelity import Fidelity, parse
 from dpgnn.methods.privgnn.data import PrivGNNData, query_nodes
 from dpgnn.methods.privgnn.mechanism import induced_subgraph, teacher_subgraphs
 from dpgnn.methods.privgnn.student import _fit
@@ -23,9 +24,6 @@ from dpgnn.metrics import accuracy
 from dpgnn.privacy.guarantee import AS_PUBLISHED
 from dpgnn.train import fit
 from dpgnn.utils import resolve_device, stable_seed
-
-#: the two teacher modes: ``paper`` (Algorithm 1, independent teachers: our default) and ``authors_code``
-FIDELITIES = ("paper", "authors_code")
 
 #: why the authors'-code teachers are not covered by the paper's (or any subsampling-amplified) accounting
 AUTHORS_CODE_ISSUES = (
@@ -209,7 +207,7 @@ def authors_code_ledger(
     queries: int,
     num_classes: int | None,
     noise_on: str = "posterior",
-    student: str = "paper",
+    student: str | Fidelity = Fidelity.PAPER,
 ) -> dict[str, Any]:
     """The ledger of a ``fidelity="authors_code"`` row from the paper-mode PrivGNN ledger ``led``.
 
@@ -225,15 +223,14 @@ def authors_code_ledger(
 
     if noise_on not in ("posterior", "log_softmax"):
         raise ValueError(f"noise_on must be 'posterior' or 'log_softmax', got {noise_on!r}")
-    if student not in FIDELITIES:
-        raise ValueError(f"student must be one of {FIDELITIES}, got {student!r}")
+    student = parse(student, "student")
     issues = list(led.get("issues", [])) + list(AUTHORS_CODE_ISSUES)
     if noise_on == "log_softmax":
         issues.append("noise on log-softmax (official code): unbounded sensitivity, no finite epsilon holds")
         sound = math.inf
     else:
         sound = queries * query_epsilon(lam, num_classes)
-    if student == "authors_code":
+    if student is Fidelity.AUTHORS_CODE:
         issues.append(
             "the official student is trained by the teachers' Adam optimizer (its moment estimates, "
             "computed from gradients on the private subgraphs, are never reset), so the released model "
@@ -242,7 +239,7 @@ def authors_code_ledger(
         sound = math.inf
     who = (
         "teachers and student (the student: the same network, trained by the teachers' Adam)"
-        if student == "authors_code"
+        if student is Fidelity.AUTHORS_CODE
         else "teachers"
     )
     return {

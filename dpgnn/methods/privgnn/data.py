@@ -83,6 +83,7 @@ def dataset_info(name: str) -> DatasetInfo:
 
 # input checks
 def check_gamma(gamma: Any) -> float:
+    """``gamma`` (the teachers' Poisson sampling rate) as a float in (0, 1]; ``ValueError`` otherwise."""
     g = float(gamma)
     if not (0.0 < g <= 1.0):
         raise ValueError(f"gamma (the Poisson sampling rate) must lie in (0, 1], got {gamma}")
@@ -139,10 +140,12 @@ class PrivGNNData:
 
     @property
     def num_private(self) -> int:
+        """|V†|: the number of private nodes."""
         return int(self.x_priv.size(0))
 
     @property
     def num_features(self) -> int:
+        """d: the dimension of the node features."""
         return int(self.x_priv.size(1))
 
     def stats(self) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from dpgnn.methods.privgnn.authors_code import FIDELITIES
+from dpgnn.fidelity import Fidelity, parse
 from dpgnn.methods.privgnn.data import PrivGNNData, query_nodes
 from dpgnn.methods.privgnn.student import _fit, _graph_inputs
 from dpgnn.methods.privgnn.teachers import train_teacher_batch
@@ -26,7 +26,7 @@ def pate_votes(
     hidden: int = 64,
     dropout: float = 0.5,
     lr: float = 0.01,
-    fidelity: str = "paper",
+    fidelity: str | Fidelity = Fidelity.PAPER,
     device: str = "auto",
 ) -> Tensor:
     """Vote counts [|Q|, c] of ``num_teachers`` teachers on disjoint random partitions of the private nodes.
@@ -40,8 +40,7 @@ def pate_votes(
     """
     if kind not in ("gnn", "mlp"):
         raise ValueError(f"kind must be 'gnn' (PATE-G) or 'mlp' (PATE-M), got {kind!r}")
-    if fidelity not in FIDELITIES:
-        raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
+    fidelity = parse(fidelity)
     if (
         isinstance(num_teachers, bool)
         or not isinstance(num_teachers, int)
@@ -57,7 +56,7 @@ def pate_votes(
         for start in range(0, num_teachers, 64):
             chunk = parts[start : start + 64]
             seeds = [stable_seed(seed, "pate-teacher", start + j) for j in range(len(chunk))]
-            if fidelity == "authors_code":  # trained, then reset by the official code: fresh networks vote
+            if fidelity is Fidelity.AUTHORS_CODE:  # trained, then reset by the official code: fresh networks vote
                 model = (
                     BatchedSAGETeachers(
                         len(chunk),

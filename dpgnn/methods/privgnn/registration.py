@@ -11,6 +11,7 @@ from typing import Any
 
 from torch import Tensor
 
+from dpgnn.fidelity import Fidelity, parse
 from dpgnn.methods import RunResult, register
 from dpgnn.methods.privgnn.data import DATASETS, PAPER, PrivGNNData, check_gamma, prepare, query_nodes
 from dpgnn.methods.privgnn.ledgers import log_softmax_ledger, privacy_ledger
@@ -173,6 +174,7 @@ def run_privgnn(
     device: str = "auto",
     teachers: TeacherOutput | None = None,
 ) -> RunResult:
+    """PrivGNN as the paper states it (noise on the posterior)."""
     return _run_privgnn("privgnn", data, config, seed, device, teachers)
 
 
@@ -191,6 +193,7 @@ def run_privgnn_code(
     device: str = "auto",
     teachers: TeacherOutput | None = None,
 ) -> RunResult:
+    """PrivGNN as the authors' code runs it (noise on the log-softmax: ε = ∞, :func:`log_softmax_ledger`)."""
     return _run_privgnn("privgnn_code", data, config, seed, device, teachers)
 
 
@@ -203,6 +206,7 @@ def run_knnrem(
     device: str = "auto",
     teachers: TeacherOutput | None = None,
 ) -> RunResult:
+    """KNNRem (Table 4): each teacher sees its whole Poisson subsample."""
     return _run_privgnn("knnrem", data, config, seed, device, teachers)
 
 
@@ -221,15 +225,12 @@ def run_singlegnn(
     device: str = "auto",
     teachers: TeacherOutput | None = None,
 ) -> RunResult:
+    """SingleGNN (Table 4): one teacher on one subsample answers all."""
     return _run_privgnn("singlegnn", data, config, seed, device, teachers)
 
 
-run_privgnn.__doc__ = _PRIVGNN_DOC.format(what="PrivGNN as the paper states it (noise on the posterior)")
-run_privgnn_code.__doc__ = _PRIVGNN_DOC.format(
-    what="PrivGNN as the authors' code runs it (noise on the log-softmax: ε = ∞, :func:`log_softmax_ledger`)"
-)
-run_knnrem.__doc__ = _PRIVGNN_DOC.format(what="KNNRem (Table 4): each teacher sees its whole Poisson subsample")
-run_singlegnn.__doc__ = _PRIVGNN_DOC.format(what="SingleGNN (Table 4): one teacher on one subsample answers all")
+for _fn in (run_privgnn, run_privgnn_code, run_knnrem, run_singlegnn):  # the one-line summary, then the shared text
+    _fn.__doc__ = _PRIVGNN_DOC.format(what=_fn.__doc__.rstrip("."))
 
 
 def votes_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, kind: str, device: str = "auto") -> Tensor:
@@ -243,7 +244,7 @@ def votes_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, kind: 
         num_teachers=int(_opt(config, "num_teachers")),
         seed=stable_seed(seed, "pate", kind),
         epochs=int(_opt(config, "teacher_epochs", 200)),
-        fidelity=str(_opt(config, "fidelity", "paper")),
+        fidelity=parse(_opt(config, "fidelity", Fidelity.PAPER)),
         device=device,
         **_model_kw(config),
     )
@@ -274,7 +275,7 @@ def _run_pate(
     led = privacy_ledger(
         f"pate_{kind[0]}", lam=lam, queries=q, delta=delta, counts=counts.numpy(), standardized=data.standardized
     )
-    if kind == "gnn" and str(_opt(config, "fidelity", "paper")) == "authors_code":
+    if kind == "gnn" and parse(_opt(config, "fidelity", Fidelity.PAPER)) is Fidelity.AUTHORS_CODE:
         led = {
             **led,
             "fidelity": "authors_code",
@@ -332,6 +333,7 @@ _BASELINE_DOC = """{what}; accuracy on the public test nodes at the final epoch 
 
 @register(PAPER, "b1", "none", prepare=prepare, description="B1 (non-private, inductive): SAGE on the private graph")
 def run_b1(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    """B1 (:func:`baseline_b1`)."""
     return _baseline(baseline_b1, "b1", data, config, seed, device)
 
 
@@ -343,23 +345,25 @@ def run_b1(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: s
     description="B2 (non-private, transductive): SAGE on the public graph with its true labels",
 )
 def run_b2(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    """B2 (:func:`baseline_b2`)."""
     return _baseline(baseline_b2, "b2", data, config, seed, device)
 
 
 @register(PAPER, "b3", "none", prepare=prepare, description="B3 (App. D.4): SAGE on the union of both graphs")
 def run_b3(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    """B3 (:func:`baseline_b3`)."""
     return _baseline(baseline_b3, "b3", data, config, seed, device)
 
 
 @register(PAPER, "mlp", "none", prepare=prepare, description="Table 7 MLP: features only, true public labels")
 def run_mlp(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+    """Table 7's MLP (:func:`mlp_baseline`)."""
     return _baseline(mlp_baseline, "mlp", data, config, seed, device, graph=False)
 
 
-run_b1.__doc__ = _BASELINE_DOC.format(what="B1 (:func:`baseline_b1`)", name="b1")
-run_b2.__doc__ = _BASELINE_DOC.format(what="B2 (:func:`baseline_b2`)", name="b2")
-run_b3.__doc__ = _BASELINE_DOC.format(what="B3 (:func:`baseline_b3`)", name="b3")
-run_mlp.__doc__ = _BASELINE_DOC.format(what="Table 7's MLP (:func:`mlp_baseline`)", name="mlp")
+for _fn in (run_b1, run_b2, run_b3, run_mlp):  # the one-line summary, then the shared text
+    _fn.__doc__ = _BASELINE_DOC.format(what=_fn.__doc__.rstrip("."), name=_fn.__name__.removeprefix("run_"))
+del _fn
 
 
 @register(PAPER, "b4", "none", prepare=prepare, description="B4 noisy oracle (App. D.5): soft true labels")

@@ -28,6 +28,7 @@ class TeacherOutput:
 
     @property
     def teacher_epochs_per_second(self) -> float:
+        """Teacher training epochs (all teachers together) per second of :attr:`seconds`."""
         return self.teacher_epochs / max(self.seconds, 1e-9)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from dpgnn import plotting
+from dpgnn.fidelity import Fidelity, parse
 from dpgnn.methods import get as get_method
 from dpgnn.methods import privgnn as P
 from dpgnn.profiles import Settings
@@ -18,7 +19,6 @@ from dpgnn.series.privgnn.common import (
     BASELINE_ARTIFACTS,
     PAPER,
     _acc_row,
-    _check_teacher,
     _privgnn_students,
     _run_seed,
     _seeded,
@@ -31,9 +31,9 @@ def authors_code_cells(cfg: Settings) -> list[dict[str, Any]]:
     """The authors'-code teacher cells (``fidelity="authors_code"``): one per (dataset, K, run). ``fidelity_pair``:
     also train the paper's teachers in the cell (same seeds), so the cell holds its own paired comparison (the
     paper profile leaves it off: its paper-mode rows are the accuracy grid's)."""
-    student = _check_teacher(cfg.fidelity.student)
+    student = parse(cfg.fidelity.student, "teacher")
     official = {}  # only when set, so the cells stored before these options keep their config hashes
-    if student != "paper":
+    if student is not Fidelity.PAPER:
         official["student"] = student
     if cfg.fidelity.epochs is not None:
         official["authors_epochs"] = int(cfg.fidelity.epochs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from dpgnn.fidelity import Fidelity, parse
 from dpgnn.methods import privgnn as P
 from dpgnn.methods.privgnn import PAPER
 from dpgnn.profiles import Settings
@@ -84,19 +85,13 @@ METHOD_NAMES = {
 OFFICIAL_NAMES = {"posterior": "privgnn_official_posterior", "log_softmax": "privgnn_official"}
 
 
-def _check_teacher(teacher: str) -> str:
-    if teacher not in P.FIDELITIES:
-        raise ValueError(f"teacher must be one of {P.FIDELITIES}, got {teacher!r}")
-    return teacher
-
-
 def _teachers(
     graphs: P.PrivGNNData, teacher: str, num_queries: int, *, k: int, gamma: float, seed: int, epochs: int, device: str
 ) -> P.TeacherOutput:
     """The |Q| teachers' posteriors in the chosen mode, from the same per-(run, K) seed as the accuracy cell (so a
     figure cell's paper-mode teachers have the subsamples and initialisations of the stored Table 5/6 rows' teachers;
     their dropout masks come from the global RNG, which the accuracy grid does not seed per cell)."""
-    fn = P.teacher_posteriors if _check_teacher(teacher) == "paper" else P.authors_code_teacher_posteriors
+    fn = P.teacher_posteriors if parse(teacher, "teacher") is Fidelity.PAPER else P.authors_code_teacher_posteriors
     return fn(
         graphs, num_queries, k=k, gamma=gamma, seed=stable_seed(seed, "teachers", k), epochs=epochs, device=device
     )

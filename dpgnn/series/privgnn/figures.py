@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from dpgnn import plotting
+from dpgnn.fidelity import parse
 from dpgnn.methods import privgnn as P
 from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference
@@ -20,7 +21,6 @@ from dpgnn.series.privgnn import common
 from dpgnn.series.privgnn.common import (
     PAPER,
     _acc_row,
-    _check_teacher,
     _privgnn_students,
     _run_seed,
     _seeded,
@@ -45,7 +45,7 @@ def _figure_cells(cfg: Settings, datasets: Sequence[str], extra: dict[str, Any])
             "lambdas": list(cfg.figures.lambdas),
             "teacher_epochs": cfg.teacher_epochs,
             "student_epochs": cfg.student_epochs,
-            "teacher": _check_teacher(cfg.teacher),
+            "teacher": parse(cfg.teacher, "teacher"),
             "noise": list(cfg.figures.noise),
             **extra,
         }
@@ -192,6 +192,7 @@ def fig5_cells(cfg: Settings) -> list[dict[str, Any]]:
 
 @_seeded
 def run_fig5_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """The rows of one Fig. 5 cell (:func:`fig5_cells`): PrivGNN, PATE-M, PATE-G, B1 and B2 of one (dataset, run)."""
     return _private_and_baselines(cfg, cell, common._data(cell["dataset"]), cell["dataset"], "fig5", "", device)
 
 
@@ -211,6 +212,7 @@ def fig6_cells(cfg: Settings) -> list[dict[str, Any]]:
 
 @_seeded
 def run_fig6_cell(cfg: Settings, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """The rows of one Fig. 6 cell (:func:`fig6_cells`): Fig. 5's methods on the flipped split, named ``*_flip``."""
     return _private_and_baselines(cfg, cell, _flipped(cell["dataset"]), cell["dataset"], "fig6", "_flip", device)
 
 
