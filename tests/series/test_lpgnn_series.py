@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from dpgnn.data import csbm
+from dpgnn.methods import lpgnn
+from dpgnn.methods.lpgnn import registration
 from dpgnn.profiles import settings
 from dpgnn.results import ResultStore
 from dpgnn.series import lpgnn as series
@@ -18,15 +20,15 @@ def counted(tmp_path, monkeypatch):
     monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
     data = csbm(num_nodes=120, num_classes=3, num_features=12, avg_degree=6, homophily=0.85, seed=3)
     data.num_classes = 3
-    monkeypatch.setattr(series.lpgnn, "prepare", lambda name, **kw: data)
+    monkeypatch.setattr(lpgnn, "prepare", lambda name, **kw: data)
     calls = []
-    real = series.lpgnn.run_cell
+    real = registration.run_cell  # what the registered methods call
 
     def run_cell(*args, **kwargs):
         calls.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(series.lpgnn, "run_cell", run_cell)
+    monkeypatch.setattr(registration, "run_cell", run_cell)
     series._data.cache_clear()  # the prepared datasets are cached per process
     yield calls
     series._data.cache_clear()
