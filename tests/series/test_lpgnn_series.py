@@ -12,6 +12,7 @@ from dpgnn.methods.lpgnn import registration
 from dpgnn.profiles import settings
 from dpgnn.results import ResultStore
 from dpgnn.series import lpgnn as series
+from dpgnn.series.lpgnn.seeds import _share_within
 
 
 @pytest.fixture()
@@ -92,7 +93,7 @@ def test_series_api_str_artifact_side_by_side_and_plots(counted):
 def test_registered_methods_levels_and_the_run_result(counted):
     from dpgnn import methods
 
-    L = series.lpgnn
+    L = lpgnn
     assert L.level_of("mbm", 1.0, 1.0) == "feature+label" and L.level_of("mbm", 1.0, float("inf")) == "feature"
     assert L.level_of("mbm", float("inf"), 1.0) == "label"  # ε_x = ∞: the raw features
     assert L.level_of("one", float("inf"), float("inf")) == "none"
@@ -160,8 +161,8 @@ def test_seed_spread_retrains_points_with_extra_seeds_and_pools_them(counted):
     assert row["within tolerance"] == pytest.approx(
         np.mean([abs(r.mean() - row["paper"]) <= row["tolerance"] for r in runs])
     )
-    assert series._share_within(0.0, 1.0, 0.0, 1.96) == pytest.approx(0.95, abs=1e-3)  # ±1.96 se: 95 %
-    assert series._share_within(5.0, 1.0, 0.0, 3.0) == pytest.approx(0.02275, abs=1e-4)  # 2 se beyond the band
+    assert _share_within(0.0, 1.0, 0.0, 1.96) == pytest.approx(0.95, abs=1e-3)  # ±1.96 se: 95 %
+    assert _share_within(5.0, 1.0, 0.0, 3.0) == pytest.approx(0.02275, abs=1e-4)  # 2 se beyond the band
     draws = np.random.default_rng(0).normal(pooled.mean(), se, 400_000)  # Monte Carlo of N(pooled, se²)
     assert row["p within"] == pytest.approx(np.mean(np.abs(draws - row["paper"]) <= row["tolerance"]), abs=0.003)
     fig = series.plot_seed_spread(table)
