@@ -248,9 +248,19 @@ def run_node_classification(
     }
     extra = _node_extra(res, t_perturb, t0, cleaning)
     return _result(
-        "node_classification", key, m, eps, run, seed, run_seed, data.num_features, config, "micro_f1",
-        res["test_f1"], extra,
-    )  # fmt: skip
+        "node_classification",
+        key,
+        m,
+        eps,
+        run,
+        seed,
+        run_seed,
+        data.num_features,
+        config,
+        "micro_f1",
+        res["test_f1"],
+        extra,
+    )
 
 
 def _node_extra(res: dict[str, Any], t_perturb: float, t0: float, cleaning: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from dpgnn.privacy.lpgnn import REPLACEMENTS, feature_method  # the privacy statement
+from dpgnn.privacy.lpgnn import REPLACEMENTS, feature_method  # the privacy rules
 
 PAPER = "lpgnn"
 GLOBAL_SEED = 12345

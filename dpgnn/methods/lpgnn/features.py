@@ -15,7 +15,7 @@ from torch_geometric.data import Data
 from dpgnn.data import load_dataset
 from dpgnn.methods.lpgnn.common import _LOAD, _check_features, _dataset, _eps
 from dpgnn.privacy import get_mechanism
-from dpgnn.privacy.lpgnn import AGM_DELTA  # the privacy statement
+from dpgnn.privacy.lpgnn import AGM_DELTA
 from dpgnn.utils import check_features, make_generator
 
 

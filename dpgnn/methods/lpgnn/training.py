@@ -129,9 +129,7 @@ def train_batched(
     """
     dev = resolve_device(device)
     with _cpu_threads(dev, threads):
-        problem = _BatchedProblem.build(
-            data, noisy, backbone, seeds, dropout, k_y, label_method, eps_y, dev, kprop_adj
-        )  # fmt: skip
+        problem = _BatchedProblem.build(data, noisy, backbone, seeds, dropout, k_y, label_method, eps_y, dev, kprop_adj)
         return _fit_batched(problem, features, lr, weight_decay, epochs)
 
 
@@ -164,7 +162,19 @@ class _BatchedProblem:
     labels: tuple[Tensor, Tensor, Tensor]  # noisy train, noisy validation, clean test (as a column)
 
     @classmethod
-    def build(cls, data, noisy, backbone, seeds, dropout, k_y, label_method, eps_y, dev, kprop_adj) -> _BatchedProblem:
+    def build(
+        cls,
+        data: Data,
+        noisy: Tensor,
+        backbone: str,
+        seeds: Sequence[int],
+        dropout: float,
+        k_y: int,
+        label_method: str,
+        eps_y: float,
+        dev: torch.device,
+        kprop_adj: Tensor | None,
+    ) -> _BatchedProblem:
         """The problem of :func:`train_batched`'s arguments, on ``dev`` (the model initialised from ``seeds``)."""
         lm = _choice(label_method, LABEL_METHODS, "label_method")
         data, _ = with_clean_edges(data, owner="LPGNN")  # repeated pairs merged, as in run_cell

@@ -16,9 +16,6 @@ from dpgnn.series.lpgnn.cells import _fmt
 from dpgnn.series.lpgnn.profiles import _ALL, ARTIFACTS, PAPER
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# tables and figures (from stored rows only)
-# ---------------------------------------------------------------------------------------------------------------
 def side_by_side(store: ResultStore, artifact: str) -> pd.DataFrame:
     """``ours ± CI`` beside ``paper ± CI`` with the difference and status per reported cell of ``artifact``."""
     if artifact not in ARTIFACTS:

@@ -21,9 +21,6 @@ from dpgnn.sweep import check_train, run_grid
 from dpgnn.utils import config_hash, resolve_device
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# How far a 10-run mean moves with the seed: reported points retrained with more seeds
-# ---------------------------------------------------------------------------------------------------------------
 def parse_point(point: str) -> tuple[str, str, str, str]:
     """``"artifact/dataset/method/setting"`` (a reported point, as in the report) as a tuple; ``ValueError`` names
     what is wrong."""
