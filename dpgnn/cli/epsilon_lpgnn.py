@@ -28,6 +28,8 @@ def _js(v: Any) -> Any:
 
 
 def register(app: typer.Typer) -> None:
+    """Add ``lpgnn`` to ``dpgnn epsilon``."""
+
     @app.command("lpgnn")
     def lpgnn(
         feature_epsilon: float = typer.Option(

@@ -76,6 +76,7 @@ class SparseOp:
 
     @classmethod
     def from_entries(cls, rows: Tensor, cols: Tensor, vals: Tensor, shape: tuple[int, int]) -> SparseOp:
+        """The ``shape`` matrix with entries ``vals`` at ``(rows, cols)`` (repeated positions summed)."""
         return cls(torch.sparse_coo_tensor(torch.stack([rows, cols]), vals, shape, check_invariants=True))
 
     def __matmul__(self, z: Tensor) -> Tensor:
@@ -84,12 +85,14 @@ class SparseOp:
         return self.csr @ z
 
     def to(self, device) -> SparseOp:
+        """A copy of this operator (entries and CSR copies) on ``device``."""
         out = object.__new__(SparseOp)
         out.coo, out.shape = self.coo.to(device), self.shape
         out.csr, out.csr_t = self.csr.to(device), self.csr_t.to(device)
         return out
 
     def to_dense(self) -> Tensor:
+        """The matrix as a dense tensor."""
         return self.coo.to_dense()
 
 
@@ -146,6 +149,7 @@ class KProp(nn.Module):
         self._cache: Tensor | None = None
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        """``Â^K x`` on the graph ``edge_index`` (the cached result after the first call if ``cached``)."""
         if self._cache is not None:
             return self._cache
         out = x if self.steps == 0 else kprop(x, normalized_adjacency(edge_index, x.size(0)), self.steps)
@@ -185,6 +189,7 @@ class Backbone(nn.Module):
             self.conv2 = GATConv(hidden * GAT_HEADS, out_channels, heads=1)
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        """Logits ``(N, c)`` of the nodes ``x`` on the graph ``edge_index``."""
         h = F.selu(self.conv1(x, edge_index))
         h = F.dropout(h, p=self.dropout, training=self.training)
         return self.conv2(h, edge_index)
@@ -444,4 +449,5 @@ class BatchedBackbone(nn.Module):
         return self._gat(q, self.a2_src, self.a2_dst, graph["edges"], 1) + self.b2
 
     def forward(self, features: BatchedFeatures, graph: dict[str, Tensor]) -> Tensor:
+        """Logits ``(N, R, c)`` of every repeat: :meth:`hidden` then :meth:`head` (dropout in train mode)."""
         return self.head(self.hidden(features, graph), graph, self.training)

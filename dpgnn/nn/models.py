@@ -50,10 +50,12 @@ class GCN(nn.Module):
         return self.dropout == 0.0
 
     def reset_parameters(self) -> None:
+        """Re-initialise both convolutions."""
         self.conv1.reset_parameters()
         self.conv2.reset_parameters()
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        """Log-probabilities ``(N, out)`` of the nodes ``x`` on the graph ``edge_index``."""
         h = F.relu(self.conv1(x, edge_index))
         h = F.dropout(h, p=self.dropout, training=self.training)
         return F.log_softmax(self.conv2(h, edge_index), dim=-1)
@@ -80,10 +82,12 @@ class VGAEEncoder(nn.Module):
         self.conv_logstd = GCNConv(hidden, out, cached=cached)
 
     def reset_parameters(self) -> None:
+        """Re-initialise the convolutions and the batch norm."""
         for m in (self.conv1, self.bn, self.conv_mu, self.conv_logstd):
             m.reset_parameters()
 
     def forward(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
+        """``(μ, log σ)`` of every node's latent vector, each ``(N, out)``."""
         h = F.relu(self.bn(self.conv1(x, edge_index)))
         h = F.dropout(h, p=self.dropout, training=self.training)
         return self.conv_mu(h, edge_index), self.conv_logstd(h, edge_index)

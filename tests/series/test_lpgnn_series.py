@@ -7,9 +7,12 @@ import numpy as np
 import pytest
 
 from dpgnn.data import csbm
+from dpgnn.methods import lpgnn
+from dpgnn.methods.lpgnn import registration
 from dpgnn.profiles import settings
 from dpgnn.results import ResultStore
 from dpgnn.series import lpgnn as series
+from dpgnn.series.lpgnn.seeds import _share_within
 
 
 @pytest.fixture()
@@ -18,15 +21,15 @@ def counted(tmp_path, monkeypatch):
     monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
     data = csbm(num_nodes=120, num_classes=3, num_features=12, avg_degree=6, homophily=0.85, seed=3)
     data.num_classes = 3
-    monkeypatch.setattr(series.lpgnn, "prepare", lambda name, **kw: data)
+    monkeypatch.setattr(lpgnn, "prepare", lambda name, **kw: data)
     calls = []
-    real = series.lpgnn.run_cell
+    real = registration.run_cell  # what the registered methods call
 
     def run_cell(*args, **kwargs):
         calls.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(series.lpgnn, "run_cell", run_cell)
+    monkeypatch.setattr(registration, "run_cell", run_cell)
     series._data.cache_clear()  # the prepared datasets are cached per process
     yield calls
     series._data.cache_clear()
@@ -90,7 +93,7 @@ def test_series_api_str_artifact_side_by_side_and_plots(counted):
 def test_registered_methods_levels_and_the_run_result(counted):
     from dpgnn import methods
 
-    L = series.lpgnn
+    L = lpgnn
     assert L.level_of("mbm", 1.0, 1.0) == "feature+label" and L.level_of("mbm", 1.0, float("inf")) == "feature"
     assert L.level_of("mbm", float("inf"), 1.0) == "label"  # ε_x = ∞: the raw features
     assert L.level_of("one", float("inf"), float("inf")) == "none"
@@ -158,8 +161,8 @@ def test_seed_spread_retrains_points_with_extra_seeds_and_pools_them(counted):
     assert row["within tolerance"] == pytest.approx(
         np.mean([abs(r.mean() - row["paper"]) <= row["tolerance"] for r in runs])
     )
-    assert series._share_within(0.0, 1.0, 0.0, 1.96) == pytest.approx(0.95, abs=1e-3)  # ±1.96 se: 95 %
-    assert series._share_within(5.0, 1.0, 0.0, 3.0) == pytest.approx(0.02275, abs=1e-4)  # 2 se beyond the band
+    assert _share_within(0.0, 1.0, 0.0, 1.96) == pytest.approx(0.95, abs=1e-3)  # ±1.96 se: 95 %
+    assert _share_within(5.0, 1.0, 0.0, 3.0) == pytest.approx(0.02275, abs=1e-4)  # 2 se beyond the band
     draws = np.random.default_rng(0).normal(pooled.mean(), se, 400_000)  # Monte Carlo of N(pooled, se²)
     assert row["p within"] == pytest.approx(np.mean(np.abs(draws - row["paper"]) <= row["tolerance"]), abs=0.003)
     fig = series.plot_seed_spread(table)
