@@ -69,6 +69,8 @@ class NegativeSampler:
         return self.pos_keys[idx] == keys
 
     def __call__(self, num_samples: int) -> Tensor:
+        """``[2, num_samples]`` ordered non-edge pairs drawn uniformly with replacement (fewer after three rejection
+        rounds on a nearly complete graph; none when every pair is an edge)."""
         if self.pos_keys.numel() >= self.population:
             return torch.empty(2, 0, dtype=torch.long, device=self.device)
         out: list[Tensor] = []

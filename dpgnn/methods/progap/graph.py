@@ -105,6 +105,7 @@ class NAP:
         self.queries = 0
 
     def __call__(self, h: Tensor) -> Tensor:
+        """One noisy aggregation of ``h`` (rows normalised, summed over neighbours, noised); counted in ``queries``."""
         self.queries += 1
         h = F.normalize(h, p=2.0, dim=-1)
         out = self.adj @ h

@@ -236,6 +236,8 @@ class RepeatsRunner:
         self.ready: dict[str, list[dict[str, Any]]] = {}
 
     def __call__(self, cell: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows of ``cell``: from the batch already trained with it, else from a new batch of it and its
+        pending siblings."""
         h = config_hash(cell)
         if h in self.ready:
             return self.ready.pop(h)
