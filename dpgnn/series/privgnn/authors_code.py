@@ -74,10 +74,10 @@ def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "au
     k = cell["k"] or info.k
     gamma = cell["gamma"] or info.gamma
     rows = []
-    for teacher in ["authors_code", "paper"] if cell["pair"] else ["authors_code"]:
-        authors = teacher == "authors_code"
+    for teacher in [Fidelity.AUTHORS_CODE, Fidelity.PAPER] if cell["pair"] else [Fidelity.AUTHORS_CODE]:
+        authors = teacher is Fidelity.AUTHORS_CODE
         epochs = cell.get("authors_epochs") if authors else None
-        student = cell.get("student", "paper") if authors else "paper"
+        student = parse(cell.get("student", "paper"), "student") if authors else Fidelity.PAPER
         post = _teachers(
             graphs,
             teacher,
@@ -94,7 +94,7 @@ def run_authors_code_cell(cfg: Settings, cell: dict[str, Any], device: str = "au
             for lam in cell["lambdas"]
             for n in cell["noise"]
         ]
-        se = (epochs or cell["student_epochs"]) if student == "authors_code" else cell["student_epochs"]
+        se = (epochs or cell["student_epochs"]) if student is Fidelity.AUTHORS_CODE else cell["student_epochs"]
         for r in _privgnn_students(
             graphs,
             dataset,

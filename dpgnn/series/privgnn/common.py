@@ -121,7 +121,7 @@ def _privgnn_ledger(
     )
     if noise == "log_softmax":
         led = log_softmax_ledger(led)
-    if teacher == "authors_code":
+    if parse(teacher, "teacher") is Fidelity.AUTHORS_CODE:
         led = P.authors_code_ledger(
             led, lam=lam, queries=queries, num_classes=graphs.num_classes, noise_on=noise, student=student
         )
@@ -148,7 +148,8 @@ def _privgnn_students(
     shared by two points (e.g. Fig. 3 and App. D.6 at λ = 0.4) are trained once. ``student="authors_code"``
     (authors'-code teachers only): the official student (:func:`dpgnn.methods.privgnn.authors_code_student`, which
     continues the teachers' Adam), rows :data:`OFFICIAL_NAMES`."""
-    if student == "authors_code" and not isinstance(post, P.AuthorsTeacherOutput):
+    teacher, student = parse(teacher, "teacher"), parse(student, "student")
+    if student is Fidelity.AUTHORS_CODE and not isinstance(post, P.AuthorsTeacherOutput):
         raise ValueError(
             "the official student continues the authors'-code teachers' optimizer: use "
             "teacher='authors_code' with student='authors_code'"
@@ -161,7 +162,7 @@ def _privgnn_students(
                 post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)), noise_on=noise
             )
             sd = stable_seed(seed, ("student", noise, lam, q, k))
-            if student == "authors_code":
+            if student is Fidelity.AUTHORS_CODE:
                 done[key] = P.authors_code_student(
                     graphs,
                     P.query_nodes(graphs, q),
@@ -180,7 +181,7 @@ def _privgnn_students(
         )
         t_acc = float((post.posteriors[:q].argmax(1) == graphs.y_pub[P.query_nodes(graphs, q)]).float().mean())
         extra = {"optimizer_steps": post.optimizer_steps} if isinstance(post, P.AuthorsTeacherOutput) else {}
-        name = OFFICIAL_NAMES[noise] if student == "authors_code" else METHOD_NAMES[(teacher, noise)]
+        name = OFFICIAL_NAMES[noise] if student is Fidelity.AUTHORS_CODE else METHOD_NAMES[(teacher, noise)]
         rows.append(
             _acc_row(
                 art,
