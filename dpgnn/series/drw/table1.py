@@ -18,7 +18,7 @@ from dpgnn.results import ResultStore
 from dpgnn.series import common, load_or_skip
 from dpgnn.series.drw.profiles import PAPER, DRWProfile
 from dpgnn.sweep import check_train, run_grid
-from dpgnn.utils import resolve_device
+from dpgnn.utils import config_hash, resolve_device
 
 
 def table1_cells(cfg: DRWProfile, datasets: list[str] | None = None) -> list[dict[str, Any]]:
@@ -109,8 +109,8 @@ def _data(name: str):
     return _method("drw").prepare(name)
 
 
-def run_cell(cfg: DRWProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
-    """One grid cell: test/val F1 and the ε-checkpoint rows of one training run."""
+def _config(cell: dict[str, Any]) -> dict[str, Any]:
+    """The method's configuration of a cell (its hyper-parameters, without dataset, method and seed)."""
     config = {k: cell[k] for k in ("num_layers", "hidden", "lr")}
     if cell["method"] in drw.DP_METHODS:
         config.update(
@@ -131,8 +131,33 @@ def run_cell(cfg: DRWProfile, cell: dict[str, Any], device: str = "auto") -> lis
             config.update(fidelity=cell["fidelity"], patience=cell["patience"])
     else:
         config.update(max_steps=cell["max_steps"], patience=cell["patience"])
-    res = _method(cell["method"]).run(_data(cell["dataset"]), config, seed=cell["seed"], device=device)
+    return config
+
+
+def run_cell(cfg: DRWProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One grid cell: test/val F1 and the ε-checkpoint rows of one training run."""
+    res = _method(cell["method"]).run(_data(cell["dataset"]), _config(cell), seed=cell["seed"], device=device)
     return _rows(cell, res)
+
+
+def seed_key(cell: dict[str, Any]) -> str:
+    """The cells of one configuration that differ only in their seed share this key (the engine's ``batch_key``)."""
+    return config_hash({k: v for k, v in cell.items() if k != "seed"})
+
+
+def batch_run(cfg: DRWProfile, cells: list[dict[str, Any]], device: str = "auto") -> list[list[dict[str, Any]]]:
+    """The rows of each of ``cells``, the seeds of one configuration (one :func:`seed_key`): a DP method's seeds
+    trained together (its registered ``run.repeats``, :func:`dpgnn.methods.drw.repeats.run_dp_repeats`), each
+    cell's rows equal to its :func:`run_cell`'s; the non-private baselines one :func:`run_cell` each. What the
+    engine computes as one task."""
+    first = cells[0]
+    repeats = getattr(_method(first["method"]).run, "repeats", None)
+    if repeats is None or len(cells) == 1:
+        return [run_cell(cfg, c, device) for c in cells]
+    if len({seed_key(c) for c in cells}) != 1:
+        raise ValueError("batch_run trains the seeds of one configuration; the cells differ in more than the seed")
+    results = repeats(_data(first["dataset"]), _config(first), seeds=[c["seed"] for c in cells], device=device)
+    return [_rows(c, res) for c, res in zip(cells, results)]
 
 
 def run_table1(
