@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable
@@ -307,14 +308,18 @@ class _Run:
     seed: int
     canary: DPStepHook | None = None
 
-    def draw(self, t: int):
-        """Step ``t``'s batch (DRW-D first re-draws its walks when due): dense inputs, root labels, node ids."""
+    def pick(self, t: int) -> tuple[Subgraphs, Tensor]:
+        """Step ``t``'s subgraphs (DRW-D first re-draws its walks when due) and the batch's indices into them."""
         cfg = self.cfg
         if cfg.method == "drw-d" and t > 1 and (t - 1) % cfg.resample_every == 0:
             self.subs[0] = _sample_subgraphs(
                 self.d, cfg.method, cfg.num_layers, self.rng, cfg.fdp_degree, cfg.fdp_variant, self.seed
             )
-        return self.batches(self.subs[0])
+        return self.subs[0], self.batches.pick(self.subs[0])
+
+    def draw(self, t: int):
+        """Step ``t``'s batch (:meth:`pick`): dense inputs, root labels, node ids."""
+        return self.batches.inputs(*self.pick(t))
 
     def update(self, sums: dict[str, Tensor]) -> None:
         """Noise and Adam from the step's clipped sums (the audit hook, if any, around the noise)."""
@@ -336,9 +341,18 @@ class _Run:
         if self.sel.due(t):
             self.sel.record(t)
 
-    def result(self, delta: float, seconds: float) -> dict[str, Any]:
-        """:func:`run_dp`'s result dict of the finished run."""
-        ledger = _dp_ledger(self.d, self.cfg, self.s, delta, self.sigma, self.C, self.sel)
+    def result(
+        self, delta: float, seconds: float, accounted: dict[int, dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """:func:`run_dp`'s result dict of the finished run; ``accounted`` (runs of one configuration): the
+        accounting of each number of steps, filled and reused (it depends on nothing else)."""
+        accounted = {} if accounted is None else accounted
+        steps = self.sel.steps
+        if steps not in accounted:
+            accounted[steps] = _accounting(self.cfg, self.s, delta, steps)
+        ledger = _dp_ledger(
+            self.d, self.cfg, self.s, delta, self.sigma, self.C, self.sel, copy.deepcopy(accounted[steps])
+        )
         n = self.subs[0].num_subgraphs
         return _dp_result(self.d, self.cfg, self.s, ledger, self.sel, self.model, self.sigma, self.C, n, seconds)
 
@@ -379,8 +393,15 @@ class _SubgraphBatches:
         self.x, self.y, self.batch, self.rng, self.dev = x, d.y.to(dev), batch, rng, dev
 
     def __call__(self, s: Subgraphs):
+        return self.inputs(s, self.pick(s))
+
+    def pick(self, s: Subgraphs) -> Tensor:
+        """``B`` indices into ``s``, uniformly without replacement."""
+        return torch.as_tensor(self.rng.choice(s.num_subgraphs, size=self.batch, replace=False))
+
+    def inputs(self, s: Subgraphs, idx: Tensor):
+        """The subgraphs ``idx`` of ``s`` as dense inputs, root labels and node ids."""
         dev = self.dev
-        idx = torch.as_tensor(self.rng.choice(s.num_subgraphs, size=self.batch, replace=False))
         xb, ab = dense_subgraph_inputs(self.x, Subgraphs(s.nodes.to(dev), s.adj.to(dev)), idx.to(dev))
         return xb, ab, self.y[s.nodes[idx, 0].to(dev)], s.nodes[idx].to(dev)
 
@@ -395,14 +416,12 @@ def _thresholds(model: nn.Module, d: DRWData, cfg: DPTrainConfig, batches: _Subg
     return clip_thresholds(g, clip_fraction=cfg.clip_fraction)
 
 
-def _dp_ledger(
-    d: DRWData, cfg: DPTrainConfig, s: _Sampling, delta: float, sigma: float, C: float, sel: _Selection
-) -> dict[str, Any]:
-    """The privacy ledger of a finished DP run (the ε of the steps taken)."""
-    acct = run_accounting(
+def _accounting(cfg: DPTrainConfig, s: _Sampling, delta: float, steps: int) -> dict[str, Any]:
+    """:func:`dpgnn.privacy.drw.run_accounting` of ``steps`` noisy steps of ``cfg``."""
+    return run_accounting(
         cfg.method,
         noise_multiplier=cfg.noise_multiplier,
-        steps=sel.steps,
+        steps=steps,
         delta=delta,
         sample_rate=s.q,
         num_train=s.num_train,
@@ -412,6 +431,12 @@ def _dp_ledger(
         fidelity=cfg.fidelity,
         fdp_variant=cfg.fdp_variant,
     )
+
+
+def _dp_ledger(
+    d: DRWData, cfg: DPTrainConfig, s: _Sampling, delta: float, sigma: float, C: float, sel: _Selection, acct
+) -> dict[str, Any]:
+    """The privacy ledger of a finished DP run (the ε of the steps taken, accounted by :func:`_accounting`)."""
     guarantee = guarantee_fields(scaling=d.scaling, clip_norm=cfg.clip_norm, select=cfg.select, method=cfg.method)
     # epsilon_sound: the tight bound of the accounted steps where they are all the run reads, else nothing holds
     sound = acct["epsilon_sound"] if guarantee["guarantee"] == "sound" else math.inf

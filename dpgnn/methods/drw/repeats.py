@@ -28,9 +28,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from dpgnn.data.random_walks import Subgraphs
 from dpgnn.methods.drw.data import DELTA, DRWData
 from dpgnn.methods.drw.dp import DPTrainConfig, _Run, _sampling, _start, run_dp
 from dpgnn.methods.drw.evaluation import split_features
+from dpgnn.methods.drw.gradients import dense_subgraph_inputs
 from dpgnn.utils import resolve_device
 
 __all__ = ["batchable", "run_dp_repeats"]
@@ -39,9 +41,13 @@ __all__ = ["batchable", "run_dp_repeats"]
 def batchable(d: DRWData, cfg: DPTrainConfig) -> str | None:
     """Why the seeds of ``cfg`` on ``d`` cannot train in one batch, or None: only the ghost-clipped GCN on split
     (bag-of-words) features is stacked."""
+    return _why_not(cfg, split_features(d.x))
+
+
+def _why_not(cfg: DPTrainConfig, split) -> str | None:
     if cfg.per_sample != "ghost":
         return "per_sample='vmap' forms per-subgraph gradients one seed at a time"
-    if split_features(d.x) is None:
+    if split is None:
         return "dense features (no sparse split of x)"
     return None
 
@@ -53,18 +59,21 @@ def run_dp_repeats(d: DRWData, cfg: DPTrainConfig, seeds: list[int], *, device: 
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must name at least one seed")
-    if batchable(d, cfg) is not None or len(seeds) == 1:
+    if len(seeds) == 1 or cfg.per_sample != "ghost":
         return [run_dp(d, cfg, seed=s, device=device) for s in seeds]
     dev = resolve_device(device)
     delta = DELTA.get(d.name, 1e-5) if cfg.delta is None else float(cfg.delta)
     t0 = time.perf_counter()
-    s = _sampling(d, cfg, delta)
     x = d.x.to(dev)
     split = split_features(x)
+    if _why_not(cfg, split) is not None:
+        return [run_dp(d, cfg, seed=s, device=device) for s in seeds]
+    s = _sampling(d, cfg, delta)
     runs = [_start(d, cfg, s, seed, dev, x, split) for seed in seeds]
     _train(runs, split)
     seconds = (time.perf_counter() - t0) / len(runs)
-    return [r.result(delta, seconds) for r in runs]
+    accounted: dict[int, dict[str, Any]] = {}  # the seeds' accounting, one per number of steps taken
+    return [r.result(delta, seconds, accounted) for r in runs]
 
 
 def _train(runs: list[_Run], split) -> None:
@@ -76,7 +85,7 @@ def _train(runs: list[_Run], split) -> None:
         if not live:
             break
         key = tuple(id(r) for r in live)
-        batches = [r.draw(t) for r in live]
+        batches = _draw(live, t)
         xw = first.pop(key, None)
         if xw is None:
             xw = _first_product(live, split)
@@ -90,6 +99,19 @@ def _train(runs: list[_Run], split) -> None:
             first = {tuple(id(r) for r in due): xw}
         for r in live:
             r.sel.stop(t)
+
+
+def _draw(runs: list[_Run], t: int) -> list[tuple]:
+    """Each run's batch of step ``t`` (its own draws, :meth:`_Run.pick`), the dense inputs of all runs built at
+    once (row by row as one run's: :func:`~dpgnn.methods.drw.gradients.dense_subgraph_inputs`)."""
+    picks = [r.pick(t) for r in runs]
+    b = runs[0].batches
+    nodes = torch.cat([s.nodes[idx] for s, idx in picks]).to(b.dev)
+    adj = torch.cat([s.adj[idx] for s, idx in picks]).to(b.dev)
+    xb, ab = dense_subgraph_inputs(b.x, Subgraphs(nodes, adj))
+    yb = b.y[nodes[:, 0]]
+    n = len(picks[0][1])
+    return [tuple(v[i * n : (i + 1) * n] for v in (xb, ab, yb, nodes)) for i in range(len(runs))]
 
 
 def _first_product(runs: list[_Run], split) -> Tensor:
