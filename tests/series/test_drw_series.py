@@ -184,13 +184,17 @@ def test_select_ignores_mlp_runs_stored_before_the_raw_logits_fix(tmp_path):
 
 
 _SEQUENTIAL = """
+import functools, sys
 import torch
 torch.set_num_threads(1)
 from dpgnn.profiles import settings
 from dpgnn.results import ResultStore
 from dpgnn.series import drw
+from dpgnn.sweep import run_grid
 cfg = settings("drw", "test", seeds=[1234, 2345, 3456], methods=["mlp", "drw", "fdp"])
-drw.run_table1(cfg, ResultStore("drw", "test"), device="cpu")
+one = functools.partial(drw.run_cell, cfg, device="cpu")
+run_grid(ResultStore("drw", "test"), "grid", drw.table1_cells(cfg), one)  # one cell after the other
+drw.run_table1(cfg, ResultStore("drw", "test", root=sys.argv[1]), device="cpu")  # the notebooks' loop
 """
 
 
@@ -215,9 +219,11 @@ def test_engine_trains_a_configurations_seeds_as_one_task_with_the_sequential_ro
     for c in cells:
         groups.setdefault(spec.batch_key(c), []).append(c["seed"])
     assert sorted(groups.values()) == [[1234, 2345, 3456]] * 3  # one group per configuration, its three seeds
-    # the notebooks' loop, one cell after the other, in a fresh process with the workers' environment
+    # one cell after the other, and the notebooks' loop (seeds together), in a fresh process with the workers'
+    # environment
     env = {**os.environ, **engine.worker_env(1), "DPGNN_OUTPUT_ROOT": str(tmp_path / "seq")}
-    subprocess.run([sys.executable, "-c", _SEQUENTIAL], env=env, check=True, capture_output=True)
+    nb = tmp_path / "notebook"
+    subprocess.run([sys.executable, "-c", _SEQUENTIAL, str(nb)], env=env, check=True, capture_output=True)
     monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path / "dask"))
     out = engine.run_specs([(spec, cfg)], "test", workers=1, device="cpu", progress=False)
     assert out["computed"].sum() == len(cells) and out["missing"].sum() == 0
@@ -225,6 +231,9 @@ def test_engine_trains_a_configurations_seeds_as_one_task_with_the_sequential_ro
     b = ResultStore("drw", "test").load("grid")
     assert len(a) == len(b) > len(cells)
     pd.testing.assert_frame_equal(engine.comparable(a), engine.comparable(b))
+    pd.testing.assert_frame_equal(
+        engine.comparable(a), engine.comparable(ResultStore("drw", "test", root=nb).load("grid"))
+    )
     # a batch shares its wall time equally among its cells: the DP seeds ran as one task
     per_cell = b.groupby("config_hash")["cell_seconds"].first()
     dp = b[b["method"].isin(["drw", "fdp"])].groupby("method")["config_hash"].unique()

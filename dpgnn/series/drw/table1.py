@@ -160,6 +160,35 @@ def batch_run(cfg: DRWProfile, cells: list[dict[str, Any]], device: str = "auto"
     return [_rows(c, res) for c, res in zip(cells, results)]
 
 
+class SeedsRunner:
+    """The cell function :func:`run_table1` gives :func:`dpgnn.sweep.run_grid`: :func:`run_cell`, except that a DP
+    cell trains, in one :func:`batch_run`, with every other seed of its configuration among ``todo`` (the cells the
+    grid still has to compute) that has not run yet. The other seeds' rows are kept until run_grid asks for them (in
+    grid order, where a configuration's seeds follow each other), so a cell's rows are its own run's, equal to its
+    :func:`run_cell`'s whichever call computed them; the first cell of a batch carries the batch's wall time."""
+
+    def __init__(self, cfg: DRWProfile, todo: list[dict[str, Any]], device: str = "auto") -> None:
+        self.cfg, self.device = cfg, device
+        self.pending: dict[str, dict[str, dict[str, Any]]] = {}  # seed key -> {config hash: cell}
+        for c in todo:
+            self.pending.setdefault(seed_key(c), {})[config_hash(c)] = c
+        self.ready: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, cell: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows of ``cell`` (computed now, with its configuration's other pending seeds, or before)."""
+        h = config_hash(cell)
+        if h in self.ready:
+            return self.ready.pop(h)
+        group = self.pending.get(seed_key(cell), {})
+        group.pop(h, None)
+        siblings = [cell, *group.values()]
+        group.clear()
+        rows = batch_run(self.cfg, siblings, self.device)
+        for c, r in zip(siblings[1:], rows[1:]):
+            self.ready[config_hash(c)] = r
+        return rows[0]
+
+
 def run_table1(
     cfg: DRWProfile, store: ResultStore, *, device: str = "auto", force: bool = False, train: bool = True
 ) -> pd.DataFrame:
@@ -172,11 +201,12 @@ def run_table1(
     names = [n for n in cfg.datasets if load_or_skip(store, n, _data, artifact="table1") is not None]
     cells = table1_cells(cfg, names)
     if cells:
+        stored = set() if force else store.done("grid")
         run_grid(
             store,
             "grid",
             cells,
-            functools.partial(run_cell, cfg, device=device),
+            SeedsRunner(cfg, [c for c in cells if config_hash(c) not in stored], device),
             desc="DRW Table 1 grid",
             force=force,
             device=str(resolve_device(device)),
