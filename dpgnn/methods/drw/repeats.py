@@ -79,7 +79,7 @@ def run_dp_repeats(d: DRWData, cfg: DPTrainConfig, seeds: list[int], *, device: 
 def _train(runs: list[_Run], split) -> None:
     """The steps of every run, the runs that have not stopped together: draws, clipped sums, noise and Adam,
     evaluations, early stops -- each run's in the order its sequential loop makes them."""
-    first: dict[tuple[int, ...], Tensor] = {}  # the first layer's x Wᵀ of the live runs, while their weights hold
+    first: dict[tuple[int, ...], list[Tensor]] = {}  # the first layer's x Wᵀ of the live runs, while their weights hold
     for t in range(1, runs[0].T + 1):
         live = [r for r in runs if r.sel.stopped is None]
         if not live:
@@ -114,19 +114,26 @@ def _draw(runs: list[_Run], t: int) -> list[tuple]:
     return [tuple(v[i * n : (i + 1) * n] for v in (xb, ab, yb, nodes)) for i in range(len(runs))]
 
 
-def _first_product(runs: list[_Run], split) -> Tensor:
-    """``x Wᵀ`` of every run's first layer, side by side: ``[N, Σ k]`` (as ``SplitFeatures.matmul``)."""
-    w = torch.cat([r.model.lins[0].weight.detach() for r in runs]).T
-    return split.rest @ w + split.base @ w
+#: the widest side-by-side product (columns): on the CPU a wider one with the sparse features runs slower than one
+#: product per group of seeds (its operands leave the cache), a narrower one pays the per-product overhead
+COLUMNS = 256
 
 
-def _blocks(runs: list[_Run], layer: int) -> list[slice]:
-    """The column block of each run's units of ``layer`` in a side-by-side product."""
-    out, at = [], 0
-    for r in runs:
-        k = r.model.lins[layer].out_features
-        out.append(slice(at, at + k))
-        at += k
+def _groups(n: int, k: int) -> list[slice]:
+    """``n`` runs of ``k`` units each in consecutive groups of at most :data:`COLUMNS` columns (one run at least)."""
+    size = max(1, COLUMNS // k)
+    return [slice(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def _first_product(runs: list[_Run], split) -> list[Tensor]:
+    """``x Wᵀ`` of every run's first layer (as ``SplitFeatures.matmul``), each run's ``[N, k]`` a column block of
+    one product per group of runs (:func:`_groups`)."""
+    k = runs[0].model.lins[0].out_features
+    out = []
+    for g in _groups(len(runs), k):
+        w = torch.cat([r.model.lins[0].weight.detach() for r in runs[g]]).T
+        p = split.rest @ w + split.base @ w
+        out += [p[:, i * k : (i + 1) * k] for i in range(g.stop - g.start)]
     return out
 
 
@@ -137,7 +144,7 @@ def _clip_factors(norms: Tensor, thresholds: list[float], per: int) -> Tensor:
     return ((norms + 1e-12).reciprocal() * thr).clamp(max=1.0)
 
 
-def stacked_clipped_sums(runs: list[_Run], batches: list[tuple], split, xw: Tensor) -> list[dict[str, Tensor]]:
+def stacked_clipped_sums(runs: list[_Run], batches: list[tuple], split, xw: list[Tensor]) -> list[dict[str, Tensor]]:
     """:func:`~dpgnn.methods.drw.gradients.clipped_grad_sum` of each run on its batch (``(xb, ab, yb, nodes)``),
     all runs in one forward and one backward over their ``R·B`` subgraphs; ``xw`` the first layer's ``x Wᵀ`` of the
     runs side by side (:func:`_first_product`). One dict of clipped sums per run."""
@@ -149,8 +156,7 @@ def stacked_clipped_sums(runs: list[_Run], batches: list[tuple], split, xw: Tens
     nodes = torch.cat([b[3] for b in batches])
     mask = (nodes >= 0).unsqueeze(-1).to(xb.dtype)
     idx = nodes.clamp(min=0)
-    cols = _blocks(runs, 0)
-    xw0 = torch.cat([xw[:, c][idx[i * B : (i + 1) * B]] for i, c in enumerate(cols)]) * mask
+    xw0 = torch.cat([p[idx[i * B : (i + 1) * B]] for i, p in enumerate(xw)]) * mask
     prop = torch.bmm(ab, xw0) if model0.propagate else xw0
     bias0 = torch.stack([r.model.lins[0].bias.detach() for r in runs])
     z = (prop.view(R, B, *prop.shape[1:]) + bias0[:, None, None, :]).view(prop.shape).requires_grad_()
@@ -208,22 +214,27 @@ def _first_weight_sums(runs, sums, kw: str, u: Tensor, ab: Tensor, nodes: Tensor
     v = torch.zeros(R * N, k, dtype=u.dtype, device=u.device)
     v.index_add_(0, (nodes + shift).flatten()[valid], u.flatten(0, 1)[valid])
     v = v.view(R, N, k)
-    wide = split.rest_t @ v.transpose(0, 1).reshape(N, R * k)
-    for j in range(R):
-        sums[j][kw] = (wide[:, j * k : (j + 1) * k] + torch.outer(split.base, v[j].sum(0))).T
+    for g in _groups(R, k):
+        wide = split.rest_t @ v[g].transpose(0, 1).reshape(N, (g.stop - g.start) * k)
+        for i, j in enumerate(range(g.start, g.stop)):
+            sums[j][kw] = (wide[:, i * k : (i + 1) * k] + torch.outer(split.base, v[j].sum(0))).T
 
 
 @torch.no_grad()
-def _stacked_eval(runs: list[_Run], split, xw: Tensor) -> list[Tensor]:
+def _stacked_eval(runs: list[_Run], split, xw: list[Tensor]) -> list[Tensor]:
     """Each run's full-graph output in eval mode (as the model's forward on split features), the first layer and
-    its propagation for all runs in one product each."""
+    its propagation one product per group of runs (:func:`_groups`)."""
     model0 = runs[0].model
     adj = runs[0].sel.adj
-    bias = torch.cat([r.model.lins[0].bias for r in runs])
-    h = (adj @ xw if model0.propagate else xw) + bias
+    k = model0.lins[0].out_features
+    first = []
+    for g in _groups(len(runs), k):
+        p = torch.cat(xw[g], dim=1) if g.stop - g.start > 1 else xw[g.start]
+        h = (adj @ p if model0.propagate else p) + torch.cat([r.model.lins[0].bias for r in runs[g]])
+        first += [h[:, i * k : (i + 1) * k] for i in range(g.stop - g.start)]
     outs = []
-    for r, c in zip(runs, _blocks(runs, 0)):
-        hr = h[:, c].contiguous()
+    for r, hr in zip(runs, first):
+        hr = hr.contiguous()
         for lin in list(r.model.lins)[1:]:
             hr = F.relu(hr)
             if model0.propagate:
