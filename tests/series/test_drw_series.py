@@ -181,3 +181,73 @@ def test_select_ignores_mlp_runs_stored_before_the_raw_logits_fix(tmp_path):
     )
     t1 = series.select(store, ["cora"])
     assert list(t1["value"]) == [40.0]  # not the mean with the stale run (25.0)
+
+
+_SEQUENTIAL = """
+import functools, sys
+import torch
+torch.set_num_threads(1)
+from dpgnn.profiles import settings
+from dpgnn.results import ResultStore
+from dpgnn.series import drw
+from dpgnn.sweep import run_grid
+cfg = settings("drw", "test", seeds=[1234, 2345, 3456], methods=["mlp", "drw", "fdp"])
+one = functools.partial(drw.run_cell, cfg, device="cpu")
+run_grid(ResultStore("drw", "test"), "grid", drw.table1_cells(cfg), one)  # one cell after the other
+drw.run_table1(cfg, ResultStore("drw", "test", root=sys.argv[1]), device="cpu")  # the notebooks' loop
+"""
+
+
+@pytest.mark.mirror
+def test_engine_trains_a_configurations_seeds_as_one_task_with_the_sequential_rows(tmp_path, monkeypatch):
+    """The engine computes the seeds of a DP configuration as one task (batch_run: trained together) and stores
+    the rows the sequential loop stores: every row, configuration and ledger equal, wall times aside."""
+    pytest.importorskip("torch")
+    import os
+    import subprocess
+    import sys
+
+    from dpgnn import methods
+    from dpgnn.data import dataset_available
+
+    if not dataset_available("cora"):
+        pytest.skip("cora is not in the mirror")
+    cfg = settings("drw", "test", seeds=[1234, 2345, 3456], methods=["mlp", "drw", "fdp"])
+    cells = series.table1_cells(cfg)
+    spec = series.CELLS["table1"]
+    groups = {}
+    for c in cells:
+        groups.setdefault(spec.batch_key(c), []).append(c["seed"])
+    assert sorted(groups.values()) == [[1234, 2345, 3456]] * 3  # one group per configuration, its three seeds
+    # one cell after the other, and the notebooks' loop (seeds together), in a fresh process with the workers'
+    # environment
+    env = {**os.environ, **engine.worker_env(1), "DPGNN_OUTPUT_ROOT": str(tmp_path / "seq")}
+    nb = tmp_path / "notebook"
+    subprocess.run([sys.executable, "-c", _SEQUENTIAL, str(nb)], env=env, check=True, capture_output=True)
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path / "dask"))
+    out = engine.run_specs([(spec, cfg)], "test", workers=1, device="cpu", progress=False)
+    assert out["computed"].sum() == len(cells) and out["missing"].sum() == 0
+    a = ResultStore("drw", "test", root=tmp_path / "seq" / "results").load("grid")
+    b = ResultStore("drw", "test").load("grid")
+    assert len(a) == len(b) > len(cells)
+    pd.testing.assert_frame_equal(engine.comparable(a), engine.comparable(b))
+    pd.testing.assert_frame_equal(
+        engine.comparable(a), engine.comparable(ResultStore("drw", "test", root=nb).load("grid"))
+    )
+    # a batch shares its wall time equally among its cells: the DP seeds ran as one task
+    per_cell = b.groupby("config_hash")["cell_seconds"].first()
+    dp = b[b["method"].isin(["drw", "fdp"])].groupby("method")["config_hash"].unique()
+    assert len(dp) == 2 and all(per_cell[list(h)].nunique() == 1 for h in dp)
+    # in this process too, the configuration's seeds go through the method's repeats in one call
+    calls = []
+    run = methods.get("drw", "drw", "feature").run
+    batched = run.repeats
+    monkeypatch.setattr(
+        run, "repeats", lambda *a, seeds, **k: calls.append(list(seeds)) or batched(*a, seeds=seeds, **k)
+    )
+    drw_cells = [c for c in cells if c["method"] == "drw"]
+    rows = [r for rs in series.batch_run(cfg, drw_cells, device="cpu") for r in rs]
+    assert calls == [[1234, 2345, 3456]]
+    want = b[b["method"] == "drw"]
+    assert [r["metric"] for r in rows] == list(want["metric"]) and [r["steps"] for r in rows] == list(want["steps"])
+    assert [r["value"] for r in rows] == pytest.approx(list(want["value"]), abs=0.2, nan_ok=True)

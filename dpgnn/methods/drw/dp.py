@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable
@@ -206,9 +207,11 @@ class _Selection:
     def due(self, step: int) -> bool:
         return step % self.cfg.eval_every == 0 or step == self.steps or step in self.cps
 
-    def record(self, step: int) -> None:
+    def record(self, step: int, out: Tensor | None = None) -> None:
+        """Evaluate the model after ``step`` (``out``: its full-graph output, computed elsewhere) and update the
+        selection and the checkpoint rows."""
         pred: list[Tensor] = []
-        scores = _scores(self.model, self.d, self.x_eval, self.adj, self.splits, pred)
+        scores = _scores(self.model, self.d, self.x_eval, self.adj, self.splits, pred, out=out)
         v, te, best, T = scores["val"], scores["test"], self.best, self.steps
         self.history.append({"step": step, **scores})
         if step > 0 and (v > best["val"] or self.cfg.select == "last"):  # the untrained model is never selected
@@ -270,11 +273,95 @@ def run_dp(
     ``canary`` (audits, :mod:`dpgnn.methods.hooks`): called around every step's noise with the clipped sums (``B``
     of the run's subgraphs uniformly without replacement, per-tensor norms ``C_j``).
     """
-    L = cfg.num_layers
     dev = resolve_device(device)
     delta = DELTA.get(d.name, 1e-5) if cfg.delta is None else float(cfg.delta)
     t0 = time.perf_counter()
     s = _sampling(d, cfg, delta)
+    x = d.x.to(dev)
+    run = _start(d, cfg, s, seed, dev, x, split_features(x), canary)
+    if run.T >= 1:
+        fit(run.model, run.step, epochs=run.T, monitor=None, restore_best=False, stop=run.sel.stop)
+    if on_model is not None:
+        on_model(run.model)
+    return run.result(delta, time.perf_counter() - t0)
+
+
+@dataclass
+class _Run:
+    """One seed's DP run once set up (:func:`_start`): its generators, subgraphs, model, optimizer, clipping
+    thresholds, noise and evaluations; ``step(t)`` makes noisy step ``t`` (clipped sums, noise, Adam, evaluation)."""
+
+    d: DRWData
+    cfg: DPTrainConfig
+    s: _Sampling
+    rng: np.random.Generator
+    subs: list[Subgraphs]
+    model: nn.Module
+    batches: _SubgraphBatches
+    thr: dict[str, float]
+    C: float
+    sigma: float
+    sel: _Selection
+    private: NoisyStep
+    split: Any
+    T: int
+    seed: int
+    canary: DPStepHook | None = None
+
+    def pick(self, t: int) -> tuple[Subgraphs, Tensor]:
+        """Step ``t``'s subgraphs (DRW-D first re-draws its walks when due) and the batch's indices into them."""
+        cfg = self.cfg
+        if cfg.method == "drw-d" and t > 1 and (t - 1) % cfg.resample_every == 0:
+            self.subs[0] = _sample_subgraphs(
+                self.d, cfg.method, cfg.num_layers, self.rng, cfg.fdp_degree, cfg.fdp_variant, self.seed
+            )
+        return self.subs[0], self.batches.pick(self.subs[0])
+
+    def draw(self, t: int):
+        """Step ``t``'s batch (:meth:`pick`): dense inputs, root labels, node ids."""
+        return self.batches.inputs(*self.pick(t))
+
+    def update(self, sums: dict[str, Tensor]) -> None:
+        """Noise and Adam from the step's clipped sums (the audit hook, if any, around the noise)."""
+        info = None
+        if self.canary is not None:
+            info = DPStepInfo(
+                population=self.subs[0].num_subgraphs, batch=self.s.batch, poisson=False, std=self.sigma, clip=self.thr
+            )
+        self.private(sums, info)
+
+    def step(self, t: int) -> None:
+        """Noisy step ``t`` with its evaluation when due."""
+        xb, ab, yb, nodes = self.draw(t)
+        if self.cfg.per_sample == "ghost":
+            sums = clipped_grad_sum(self.model, xb, ab, yb, self.thr, self.d.multilabel, split=self.split, nodes=nodes)
+        else:
+            sums = clip_and_noise(per_subgraph_grads(self.model, xb, ab, yb, self.d.multilabel), self.thr, 0.0)
+        self.update(sums)
+        if self.sel.due(t):
+            self.sel.record(t)
+
+    def result(
+        self, delta: float, seconds: float, accounted: dict[int, dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """:func:`run_dp`'s result dict of the finished run; ``accounted`` (runs of one configuration): the
+        accounting of each number of steps, filled and reused (it depends on nothing else)."""
+        accounted = {} if accounted is None else accounted
+        steps = self.sel.steps
+        if steps not in accounted:
+            accounted[steps] = _accounting(self.cfg, self.s, delta, steps)
+        ledger = _dp_ledger(
+            self.d, self.cfg, self.s, delta, self.sigma, self.C, self.sel, copy.deepcopy(accounted[steps])
+        )
+        n = self.subs[0].num_subgraphs
+        return _dp_result(self.d, self.cfg, self.s, ledger, self.sel, self.model, self.sigma, self.C, n, seconds)
+
+
+def _start(d: DRWData, cfg: DPTrainConfig, s: _Sampling, seed: int, dev, x: Tensor, split, canary=None) -> _Run:
+    """Set up one seed's run as :func:`run_dp` does: seeds, first subgraphs, model, Adam, clipping thresholds, noise
+    generator, the step-0 evaluation when a checkpoint needs it. ``x`` (on ``dev``) and ``split``
+    (:func:`split_features` of it) are read only, so runs of one dataset may share them."""
+    L = cfg.num_layers
     seed_everything(seed)
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(stable_seed("drw-noise", seed))
@@ -284,8 +371,7 @@ def run_dp(
         raise RuntimeError(f"only {subs[0].num_subgraphs} subgraphs for a batch of {s.batch}")  # excluded by q
     model = _make(d, "gcn", L, cfg.hidden, dev)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    x, adj = d.x.to(dev), d.adj_full.to(dev)
-    split = split_features(x)  # used by the evaluation and, with ghost clipping, by the first layer
+    adj = d.adj_full.to(dev)
     batches = _SubgraphBatches(d, x, s.batch, rng, dev)
     thr = _thresholds(model, d, cfg, batches, subs[0])
     C = math.sqrt(sum(c * c for c in thr.values()))
@@ -296,28 +382,7 @@ def run_dp(
     private = NoisyStep(
         opt, dict(model.named_parameters()), lambda sums: add_noise(sums, sigma, gen), s.batch, canary=canary
     )
-
-    def step(t: int) -> None:
-        if cfg.method == "drw-d" and t > 1 and (t - 1) % cfg.resample_every == 0:
-            subs[0] = _sample_subgraphs(d, cfg.method, L, rng, cfg.fdp_degree, cfg.fdp_variant, seed)
-        xb, ab, yb, nodes = batches(subs[0])
-        if cfg.per_sample == "ghost":
-            sums = clipped_grad_sum(model, xb, ab, yb, thr, d.multilabel, split=split, nodes=nodes)
-        else:
-            sums = clip_and_noise(per_subgraph_grads(model, xb, ab, yb, d.multilabel), thr, 0.0)
-        info = None
-        if canary is not None:
-            info = DPStepInfo(population=subs[0].num_subgraphs, batch=s.batch, poisson=False, std=sigma, clip=thr)
-        private(sums, info)
-        if sel.due(t):
-            sel.record(t)
-
-    if T >= 1:
-        fit(model, step, epochs=T, monitor=None, restore_best=False, stop=sel.stop)
-    if on_model is not None:
-        on_model(model)
-    ledger = _dp_ledger(d, cfg, s, delta, sigma, C, sel)
-    return _dp_result(d, cfg, s, ledger, sel, model, sigma, C, subs[0].num_subgraphs, time.perf_counter() - t0)
+    return _Run(d, cfg, s, rng, subs, model, batches, thr, C, sigma, sel, private, split, T, seed, canary)
 
 
 class _SubgraphBatches:
@@ -328,8 +393,15 @@ class _SubgraphBatches:
         self.x, self.y, self.batch, self.rng, self.dev = x, d.y.to(dev), batch, rng, dev
 
     def __call__(self, s: Subgraphs):
+        return self.inputs(s, self.pick(s))
+
+    def pick(self, s: Subgraphs) -> Tensor:
+        """``B`` indices into ``s``, uniformly without replacement."""
+        return torch.as_tensor(self.rng.choice(s.num_subgraphs, size=self.batch, replace=False))
+
+    def inputs(self, s: Subgraphs, idx: Tensor):
+        """The subgraphs ``idx`` of ``s`` as dense inputs, root labels and node ids."""
         dev = self.dev
-        idx = torch.as_tensor(self.rng.choice(s.num_subgraphs, size=self.batch, replace=False))
         xb, ab = dense_subgraph_inputs(self.x, Subgraphs(s.nodes.to(dev), s.adj.to(dev)), idx.to(dev))
         return xb, ab, self.y[s.nodes[idx, 0].to(dev)], s.nodes[idx].to(dev)
 
@@ -344,14 +416,12 @@ def _thresholds(model: nn.Module, d: DRWData, cfg: DPTrainConfig, batches: _Subg
     return clip_thresholds(g, clip_fraction=cfg.clip_fraction)
 
 
-def _dp_ledger(
-    d: DRWData, cfg: DPTrainConfig, s: _Sampling, delta: float, sigma: float, C: float, sel: _Selection
-) -> dict[str, Any]:
-    """The privacy ledger of a finished DP run (the ε of the steps taken)."""
-    acct = run_accounting(
+def _accounting(cfg: DPTrainConfig, s: _Sampling, delta: float, steps: int) -> dict[str, Any]:
+    """:func:`dpgnn.privacy.drw.run_accounting` of ``steps`` noisy steps of ``cfg``."""
+    return run_accounting(
         cfg.method,
         noise_multiplier=cfg.noise_multiplier,
-        steps=sel.steps,
+        steps=steps,
         delta=delta,
         sample_rate=s.q,
         num_train=s.num_train,
@@ -361,6 +431,12 @@ def _dp_ledger(
         fidelity=cfg.fidelity,
         fdp_variant=cfg.fdp_variant,
     )
+
+
+def _dp_ledger(
+    d: DRWData, cfg: DPTrainConfig, s: _Sampling, delta: float, sigma: float, C: float, sel: _Selection, acct
+) -> dict[str, Any]:
+    """The privacy ledger of a finished DP run (the ε of the steps taken, accounted by :func:`_accounting`)."""
     guarantee = guarantee_fields(scaling=d.scaling, clip_norm=cfg.clip_norm, select=cfg.select, method=cfg.method)
     # epsilon_sound: the tight bound of the accounted steps where they are all the run reads, else nothing holds
     sound = acct["epsilon_sound"] if guarantee["guarantee"] == "sound" else math.inf

@@ -41,12 +41,14 @@ def _scores(
     adj: Tensor | None,
     splits: dict[str, Tensor],
     predictions: list | None = None,
+    out: Tensor | None = None,
 ) -> dict[str, float]:
-    """One full-graph forward in eval mode, then :func:`dpgnn.metrics.f1_micro` on each split's rows;
-    ``predictions`` (a list) receives the test rows' predicted classes (single-label data)."""
-    model.eval()
-    out = model(x, adj)
-    model.train()
+    """One full-graph forward in eval mode (or its given output ``out``), then :func:`dpgnn.metrics.f1_micro` on
+    each split's rows; ``predictions`` (a list) receives the test rows' predicted classes (single-label data)."""
+    if out is None:
+        model.eval()
+        out = model(x, adj)
+        model.train()
     if predictions is not None and not d.multilabel:
         predictions.append(out[splits["test"]].argmax(-1).cpu())
     return {name: f1_micro(out[i], d.y[i], d.multilabel) for name, i in splits.items()}

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dpgnn.methods import RunResult, get, register
@@ -16,8 +16,9 @@ from dpgnn.methods.drw.data import (
     _method_key,
     prepare,
 )
-from dpgnn.methods.drw.dp import DP_OPTIONS, train_dp
+from dpgnn.methods.drw.dp import DP_OPTIONS, DPTrainConfig, train_dp
 from dpgnn.methods.drw.nondp import train_nondp
+from dpgnn.methods.drw.repeats import run_dp_repeats
 
 #: privacy level of each method (:data:`dpgnn.methods.LEVELS`): the DP methods protect one node's features
 LEVELS = {m: ("feature" if m in DP_METHODS else "none") for m in METHODS}
@@ -34,16 +35,34 @@ def _trainer_options(trainer: Callable[..., dict[str, Any]]) -> tuple[str, ...]:
     )
 
 
-def _run(method: str, data: DRWData, config: Any, seed: int, device: str) -> RunResult:
-    """Train ``method`` on ``data`` with the hyper-parameters in ``config`` (:func:`train_dp` /
-    :func:`train_nondp` keywords; a series cell's bookkeeping keys are ignored) and wrap the result."""
-    trainer = train_nondp if method in ("gcn", "mlp") else train_dp
+def _options(method: str, trainer: Callable[..., dict[str, Any]], config: Any) -> dict[str, Any]:
+    """The trainer's keywords in ``config`` (a series cell's bookkeeping keys dropped); unknown ones are an error."""
     options = _trainer_options(trainer)
     kw = {k: v for k, v in dict(config).items() if k not in _BOOKKEEPING}
     unknown = sorted(set(kw) - set(options))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for DRW method {method!r}; valid: {sorted(options)}")
-    res = trainer(data, method, seed=seed, device=device, **kw)
+    return kw
+
+
+def _run(method: str, data: DRWData, config: Any, seed: int, device: str) -> RunResult:
+    """Train ``method`` on ``data`` with the hyper-parameters in ``config`` (:func:`train_dp` /
+    :func:`train_nondp` keywords; a series cell's bookkeeping keys are ignored) and wrap the result."""
+    trainer = train_nondp if method in ("gcn", "mlp") else train_dp
+    res = trainer(data, method, seed=seed, device=device, **_options(method, trainer, config))
+    return _result(data, res)
+
+
+def _repeats(method: str, data: DRWData, config: Any, seeds: Sequence[int], device: str) -> list[RunResult]:
+    """:func:`_run` of a DP ``method`` for each of ``seeds``, trained together
+    (:func:`dpgnn.methods.drw.repeats.run_dp_repeats`; one seed at a time where it cannot batch)."""
+    kw = _options(method, train_dp, config)
+    cfg = DPTrainConfig(method=method, **kw)
+    return [_result(data, res) for res in run_dp_repeats(data, cfg, list(seeds), device=device)]
+
+
+def _result(data: DRWData, res: dict[str, Any]) -> RunResult:
+    """A trainer's result dict as a :class:`RunResult`."""
     extra = {k: v for k, v in res.items() if k not in ("train_f1", "val_f1", "test_f1", "ledger", "history", "seconds")}
     ledger = res["ledger"]
     if data.edge_input != "edge_index as given":
@@ -115,3 +134,16 @@ def run(d: DRWData, method: str, *, seed: int = 1234, device: str = "auto", **co
     """One run of ``method`` resolved through the registry (``dpgnn.methods.get("drw", method, LEVELS[method])``)."""
     method = _method_key(method)
     return get(PAPER, method, LEVELS[method]).run(d, config, seed=seed, device=device)
+
+
+def _with_repeats(method: str, fn: Callable[..., RunResult]) -> None:
+    def repeats(data: DRWData, config: Any, *, seeds: Sequence[int], device: str = "auto") -> list[RunResult]:
+        """``run`` for each of ``seeds``, trained together (:func:`dpgnn.methods.drw.repeats.run_dp_repeats`):
+        one result per seed, each equal to its ``run``."""
+        return _repeats(method, data, config, seeds, device)
+
+    fn.repeats = repeats  # type: ignore[attr-defined]  (the series trains a configuration's seeds through it)
+
+
+for _method, _fn in (("drw", run_drw), ("drw-d", run_drw_d), ("drw-r", run_drw_r), ("fdp", run_fdp)):
+    _with_repeats(_method, _fn)

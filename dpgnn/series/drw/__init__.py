@@ -34,11 +34,13 @@ from dpgnn.series.drw.profiles import PAPER, PROFILES, DPGrid, DRWProfile, Sound
 from dpgnn.series.drw.sound import run_sound_cell, run_table1_sound, table1_both_ways, table1_sound_cells
 from dpgnn.series.drw.table1 import (
     artifacts,
+    batch_run,
     fig2_side_by_side,
     plot_fig2,
     plot_table1,
     run_cell,
     run_table1,
+    seed_key,
     select,
     select_best,
     table1_cells,
@@ -54,6 +56,8 @@ __all__ = [
     "PROFILES",
     "table1_cells",
     "run_cell",
+    "seed_key",
+    "batch_run",
     "run_table1",
     "artifacts",
     "select_best",

@@ -12,19 +12,22 @@ from dpgnn.series.drw.profiles import PAPER, DRWProfile
 from dpgnn.series.drw.sound import run_sound_cell, run_table1_sound, table1_both_ways, table1_sound_cells
 from dpgnn.series.drw.table1 import (
     artifacts,
+    batch_run,
     fig2_side_by_side,
     plot_fig2,
     plot_table1,
     run_cell,
     run_table1,
+    seed_key,
     table1_cells,
     table1_side_by_side,
 )
 from dpgnn.sweep import CellSpec, check_train
 
-#: the grid of this series, cell by cell (:mod:`dpgnn.engine`); the sampling bound is pure computation
+#: the grid of this series, cell by cell (:mod:`dpgnn.engine`; a DP configuration's seeds run as one task,
+#: trained together by :func:`batch_run`); the sampling bound is pure computation
 CELLS = {
-    "table1": CellSpec(PAPER, "table1", "grid", table1_cells, run_cell),
+    "table1": CellSpec(PAPER, "table1", "grid", table1_cells, run_cell, batch=batch_run, batch_key=seed_key),
     "table1_sound": CellSpec(PAPER, "table1_sound", "table1_sound", table1_sound_cells, run_sound_cell),
 }
 

@@ -18,7 +18,7 @@ from dpgnn.results import ResultStore
 from dpgnn.series import common, load_or_skip
 from dpgnn.series.drw.profiles import PAPER, DRWProfile
 from dpgnn.sweep import check_train, run_grid
-from dpgnn.utils import resolve_device
+from dpgnn.utils import config_hash, resolve_device
 
 
 def table1_cells(cfg: DRWProfile, datasets: list[str] | None = None) -> list[dict[str, Any]]:
@@ -109,8 +109,8 @@ def _data(name: str):
     return _method("drw").prepare(name)
 
 
-def run_cell(cfg: DRWProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
-    """One grid cell: test/val F1 and the ε-checkpoint rows of one training run."""
+def _config(cell: dict[str, Any]) -> dict[str, Any]:
+    """The method's configuration of a cell (its hyper-parameters, without dataset, method and seed)."""
     config = {k: cell[k] for k in ("num_layers", "hidden", "lr")}
     if cell["method"] in drw.DP_METHODS:
         config.update(
@@ -131,8 +131,62 @@ def run_cell(cfg: DRWProfile, cell: dict[str, Any], device: str = "auto") -> lis
             config.update(fidelity=cell["fidelity"], patience=cell["patience"])
     else:
         config.update(max_steps=cell["max_steps"], patience=cell["patience"])
-    res = _method(cell["method"]).run(_data(cell["dataset"]), config, seed=cell["seed"], device=device)
+    return config
+
+
+def run_cell(cfg: DRWProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
+    """One grid cell: test/val F1 and the ε-checkpoint rows of one training run."""
+    res = _method(cell["method"]).run(_data(cell["dataset"]), _config(cell), seed=cell["seed"], device=device)
     return _rows(cell, res)
+
+
+def seed_key(cell: dict[str, Any]) -> str:
+    """The cells of one configuration that differ only in their seed share this key (the engine's ``batch_key``)."""
+    return config_hash({k: v for k, v in cell.items() if k != "seed"})
+
+
+def batch_run(cfg: DRWProfile, cells: list[dict[str, Any]], device: str = "auto") -> list[list[dict[str, Any]]]:
+    """The rows of each of ``cells``, the seeds of one configuration (one :func:`seed_key`): a DP method's seeds
+    trained together (its registered ``run.repeats``, :func:`dpgnn.methods.drw.repeats.run_dp_repeats`), each
+    cell's rows equal to its :func:`run_cell`'s; the non-private baselines one :func:`run_cell` each. What the
+    engine computes as one task."""
+    first = cells[0]
+    repeats = getattr(_method(first["method"]).run, "repeats", None)
+    if repeats is None or len(cells) == 1:
+        return [run_cell(cfg, c, device) for c in cells]
+    if len({seed_key(c) for c in cells}) != 1:
+        raise ValueError("batch_run trains the seeds of one configuration; the cells differ in more than the seed")
+    results = repeats(_data(first["dataset"]), _config(first), seeds=[c["seed"] for c in cells], device=device)
+    return [_rows(c, res) for c, res in zip(cells, results)]
+
+
+class SeedsRunner:
+    """The cell function :func:`run_table1` gives :func:`dpgnn.sweep.run_grid`: :func:`run_cell`, except that a DP
+    cell trains, in one :func:`batch_run`, with every other seed of its configuration among ``todo`` (the cells the
+    grid still has to compute) that has not run yet. The other seeds' rows are kept until run_grid asks for them (in
+    grid order, where a configuration's seeds follow each other), so a cell's rows are its own run's, equal to its
+    :func:`run_cell`'s whichever call computed them; the first cell of a batch carries the batch's wall time."""
+
+    def __init__(self, cfg: DRWProfile, todo: list[dict[str, Any]], device: str = "auto") -> None:
+        self.cfg, self.device = cfg, device
+        self.pending: dict[str, dict[str, dict[str, Any]]] = {}  # seed key -> {config hash: cell}
+        for c in todo:
+            self.pending.setdefault(seed_key(c), {})[config_hash(c)] = c
+        self.ready: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, cell: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows of ``cell`` (computed now, with its configuration's other pending seeds, or before)."""
+        h = config_hash(cell)
+        if h in self.ready:
+            return self.ready.pop(h)
+        group = self.pending.get(seed_key(cell), {})
+        group.pop(h, None)
+        siblings = [cell, *group.values()]
+        group.clear()
+        rows = batch_run(self.cfg, siblings, self.device)
+        for c, r in zip(siblings[1:], rows[1:]):
+            self.ready[config_hash(c)] = r
+        return rows[0]
 
 
 def run_table1(
@@ -147,11 +201,12 @@ def run_table1(
     names = [n for n in cfg.datasets if load_or_skip(store, n, _data, artifact="table1") is not None]
     cells = table1_cells(cfg, names)
     if cells:
+        stored = set() if force else store.done("grid")
         run_grid(
             store,
             "grid",
             cells,
-            functools.partial(run_cell, cfg, device=device),
+            SeedsRunner(cfg, [c for c in cells if config_hash(c) not in stored], device),
             desc="DRW Table 1 grid",
             force=force,
             device=str(resolve_device(device)),

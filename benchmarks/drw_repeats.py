@@ -1,0 +1,221 @@
+"""Cells per second of a DRW Table 1 configuration's seeds trained together (``dpgnn.series.drw.batch_run``: the
+method's ``run.repeats``, what the engine runs for one configuration) against the sequential loop
+(``dpgnn.series.drw.run_cell`` on each seed in turn), both measured in one run, on one CPU thread.
+
+    DPGNN_DATA_MIRROR=/work/shared/datasets python benchmarks/drw_repeats.py [--dataset cora]
+        [--methods drw fdp] [--settings 1-layer 2x256] [--lr 0.1] [--clip-fraction 0.1] [--noise-multiplier 4]
+        [--repeats 3 10] [--threads 1]
+    python benchmarks/drw_repeats.py --table      # the table from the CSV (results/*.md, README block)
+
+A cell is one seed's Table 1 grid cell of the paper profile (the paper's target ε = 8, evaluation at every step).
+The dataset is loaded and prepared once before the clocks (the series caches it per process). The ``R`` seeds are
+the paper's three, then ``0, 1, ...``. Wall and CPU (process) seconds are both recorded: on a shared machine compare
+CPU ratios. ``same_rows`` counts the seeds whose stored rows (values, steps, ε, ledgers) are identical batched and
+sequential (a batched seed is its sequential run bit for bit on the CPU).
+
+Rows go to ``benchmarks/results/drw_repeats.csv``, replacing an earlier row of the same dataset, method, setting,
+repeats and threads; ``--table`` writes ``benchmarks/results/drw_repeats.md`` from it and puts the same table
+between the ``drw_repeats`` markers of ``benchmarks/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import os
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from dpgnn.atomic import atomic_open
+from dpgnn.methods import drw
+from dpgnn.methods.drw.repeats import run_dp_repeats
+from dpgnn.profiles import settings
+from dpgnn.series import drw as series
+
+RESULTS = Path(__file__).resolve().parent / "results"
+README = RESULTS.parent / "README.md"
+BEGIN, END = "<!-- begin drw_repeats -->", "<!-- end drw_repeats -->"
+OUT = RESULTS / "drw_repeats.csv"
+TABLE = RESULTS / "drw_repeats.md"
+KEY = ("dataset", "method", "setting", "repeats", "threads")
+COLUMNS = [
+    "date",
+    "dataset",
+    "method",
+    "setting",
+    "lr",
+    "clip_fraction",
+    "noise_multiplier",
+    "steps",
+    "repeats",
+    "threads",
+    "sequential_s",
+    "batched_s",
+    "sequential_cpu_s",
+    "batched_cpu_s",
+    "sequential_cells_per_s",
+    "batched_cells_per_s",
+    "ratio",
+    "cpu_ratio",
+    "same_rows",
+    "mean_test_f1",
+    "load_before",
+    "load_after",
+    "cpus",
+    "torch",
+]
+_VOLATILE = ("seconds", "cell_seconds")
+
+
+def cells(dataset: str, method: str, setting: str, lr: float, clip: float, z: float, repeats: int) -> list[dict]:
+    """The paper profile's grid cells of one configuration, one per seed (the paper's seeds first)."""
+    cfg = settings("drw", "paper", seeds=(list(drw.SEEDS) + list(range(repeats)))[:repeats])
+    out = [
+        c
+        for c in series.table1_cells(cfg, [dataset])
+        if c["method"] == method
+        and c["setting"] == setting
+        and (c["lr"], c["clip_fraction"], c["noise_multiplier"]) == (lr, clip, z)
+    ]
+    if len(out) != repeats:
+        raise SystemExit(f"no paper-profile configuration {method} {setting} lr={lr} clip={clip} z={z}")
+    return out
+
+
+def measure(cfg, grid_cells: list[dict]) -> dict:
+    """Both clocks of the sequential loop and of the batched run, and how many seeds' rows agree."""
+    cell = grid_cells[0]
+    data = series.table1._data(cell["dataset"])  # loaded and prepared outside the clocks
+    # both code paths once, two steps, outside the clocks (lazy imports, first-call set-up)
+    warm = drw.DPTrainConfig(method=cell["method"], num_layers=cell["num_layers"], hidden=cell["hidden"], max_steps=2)
+    run_dp_repeats(data, warm, [0, 1], device="cpu")
+    drw.run_dp(data, warm, seed=0, device="cpu")
+    repeats = len(grid_cells)
+    load_before = os.getloadavg()[0]
+    t, c = time.perf_counter(), time.process_time()
+    seq = [series.run_cell(cfg, cell, device="cpu") for cell in grid_cells]
+    seq_s, seq_cpu = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    bat = series.batch_run(cfg, grid_cells, device="cpu")
+    bat_s, bat_cpu = time.perf_counter() - t, time.process_time() - c
+
+    def strip(rows):
+        return [{k: v for k, v in r.items() if k not in _VOLATILE} for r in rows]
+
+    same = sum(repr(strip(a)) == repr(strip(b)) for a, b in zip(seq, bat))
+    test = [r["value"] for rows in bat for r in rows if r["metric"] == "test_f1"]
+    return {
+        "steps": seq[0][0]["steps"],
+        "sequential_s": round(seq_s, 2),
+        "batched_s": round(bat_s, 2),
+        "sequential_cpu_s": round(seq_cpu, 2),
+        "batched_cpu_s": round(bat_cpu, 2),
+        "sequential_cells_per_s": round(repeats / seq_s, 4),
+        "batched_cells_per_s": round(repeats / bat_s, 4),
+        "ratio": round(seq_s / bat_s, 2),
+        "cpu_ratio": round(seq_cpu / bat_cpu, 2),
+        "same_rows": same,
+        "mean_test_f1": round(sum(test) / len(test), 2),
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
+
+
+def store(rows: list[dict]) -> None:
+    """Append ``rows`` to :data:`OUT`, dropping earlier rows with the same :data:`KEY`."""
+    old = []
+    if OUT.exists():
+        with OUT.open() as fh:
+            old = list(csv.DictReader(fh))
+    new_keys = {tuple(str(r[k]) for k in KEY) for r in rows}
+    kept = [r for r in old if tuple(r[k] for k in KEY) not in new_keys]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with atomic_open(OUT, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(kept + rows)
+
+
+def table() -> str:
+    """The CSV as a markdown table (what the README cites)."""
+    with OUT.open() as fh:
+        rows = list(csv.DictReader(fh))
+    head = (
+        "| dataset | method | setting | lr, clip, z | steps | R | sequential cells/s | batched cells/s | wall ratio | "
+        "CPU ratio | seeds with identical rows | load | date |"
+    )
+    lines = [head, "|" + "---|" * 13]
+    for r in rows:
+        lines.append(
+            f"| {r['dataset']} | {r['method']} | {r['setting']} | {r['lr']}, {r['clip_fraction']}, "
+            f"{r['noise_multiplier']} | {r['steps']} | {r['repeats']} | {float(r['sequential_cells_per_s']):.3f} | "
+            f"{float(r['batched_cells_per_s']):.3f} | **{float(r['ratio']):.2f}×** | {float(r['cpu_ratio']):.2f}× | "
+            f"{r['same_rows']} of {r['repeats']} | {r['load_before']}–{r['load_after']} | {r['date']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _write_table() -> None:
+    if not OUT.exists():
+        raise SystemExit(f"no {OUT}: run the benchmark first")
+    text = table()
+    TABLE.write_text(text)
+    readme = README.read_text()
+    if BEGIN in readme and END in readme:
+        head, rest = readme.split(BEGIN, 1)
+        README.write_text(f"{head}{BEGIN}\n{text}{END}{rest.split(END, 1)[1]}")
+    print(text, end="")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", default="cora")
+    ap.add_argument("--methods", nargs="+", default=["drw"], choices=list(drw.DP_METHODS))
+    ap.add_argument("--settings", nargs="+", default=["1-layer", "2x256"], choices=list(drw.ARCHS))
+    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--clip-fraction", type=float, default=0.1)
+    ap.add_argument("--noise-multiplier", type=float, default=4.0)
+    ap.add_argument("--repeats", type=int, nargs="+", default=[3, 10])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--table", action="store_true", help=f"only write {TABLE.name} from {OUT.name}")
+    args = ap.parse_args()
+    if args.table:
+        _write_table()
+        return
+    if min(args.repeats) < 2:
+        raise SystemExit(f"--repeats must be at least 2, got {min(args.repeats)}")
+    torch.set_num_threads(args.threads)
+    cfg = settings("drw", "paper")
+    rows = []
+    for method in args.methods:
+        for setting in args.settings:
+            for repeats in args.repeats:
+                grid_cells = cells(
+                    args.dataset, method, setting, args.lr, args.clip_fraction, args.noise_multiplier, repeats
+                )
+                row = {
+                    "date": dt.date.today().isoformat(),
+                    "dataset": args.dataset,
+                    "method": method,
+                    "setting": setting,
+                    "lr": args.lr,
+                    "clip_fraction": args.clip_fraction,
+                    "noise_multiplier": args.noise_multiplier,
+                    "repeats": repeats,
+                    "threads": args.threads,
+                    "cpus": os.cpu_count(),
+                    "torch": torch.__version__,
+                    **measure(cfg, grid_cells),
+                }
+                print({k: row[k] for k in ("method", "setting", "repeats", "steps", "ratio", "cpu_ratio")}, flush=True)
+                rows.append(row)
+    store(rows)
+    print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
+
+
+if __name__ == "__main__":
+    main()
