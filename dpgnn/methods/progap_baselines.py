@@ -50,6 +50,8 @@ from dpgnn.train import GradientStep, fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = [
+    "mlp_ledger",
+    "mlp_model",
     "train_mlp",
     "train_sage",
     "edgerand_perturb",
@@ -60,6 +62,59 @@ __all__ = [
 
 #: EdgeRand's budget split (GAP's code): links (randomized response) and the edge density (Laplace)
 EDGERAND_LINK_SHARE, EDGERAND_DENSITY_SHARE = 0.9, 0.1
+
+
+def mlp_ledger(
+    data: Data,
+    level: str,
+    epsilon: float | None,
+    delta: float | None,
+    noise: float | None,
+    batch_size: int,
+    epochs: int,
+    clip: float,
+    accountant: str | None,
+) -> dict[str, Any]:
+    """The ledger of an MLP run (``level`` none/edge: ε = 0) or a DP-MLP run (``level='node'``: one DP-SGD run,
+    ``noise`` or a σ calibrated to ``epsilon``)."""
+    n_train = int(data.train_mask.sum())
+    if level == "node":
+        if (epsilon is None) == (noise is None):
+            raise ValueError("the node-level DP-MLP needs exactly one of epsilon and noise")
+        d = delta if delta is not None else default_delta(n_train)
+        return privacy_ledger(
+            "node",
+            depth=0,
+            aggregations=0,
+            dpsgd_runs=1,
+            delta=d,
+            target_epsilon=epsilon,
+            noise=noise,
+            train_nodes=n_train,
+            batch_size=batch_size,
+            epochs=epochs,
+            clip=clip,
+            accountant=accountant,
+            method="dp-mlp",
+        )
+    if level == "edge":
+        return privacy_ledger(
+            "edge", depth=0, delta=delta or default_delta(data.edge_index.size(1)), noise=1.0, method="mlp"
+        )
+    if level == "none":
+        return privacy_ledger("none", depth=0, method="mlp")
+    raise ValueError(f"level must be 'none', 'edge' or 'node', got {level!r}")
+
+
+def mlp_model(in_dim: int, hidden: int, layers: int, num_classes: int, private: bool, dev) -> StageModel:
+    """The (DP-)MLP of ``layers`` layers (a ``layers - 1``-layer base and a 1-layer head), built from the global
+    stream; GroupNorm when ``private`` (per-sample clipping), BatchNorm otherwise."""
+    norm = "group" if private else "batch"
+    return StageModel(
+        [MLP(in_dim, hidden, layers - 1, norm=norm)],
+        MLP(hidden, hidden, 1, out_dim=num_classes, plain_last=True, norm=norm),
+        normalize_jk=False,
+    ).to(dev)
 
 
 def train_mlp(
@@ -89,45 +144,12 @@ def train_mlp(
     t0 = time.perf_counter()
     masks = _masks(data, dev)
     check_features(data.x, "data.x (node features)")
-    n_train = int(masks["train"].sum())
-    if level == "node":
-        if (epsilon is None) == (noise is None):
-            raise ValueError("the node-level DP-MLP needs exactly one of epsilon and noise")
-        d = delta if delta is not None else default_delta(n_train)
-        ledger = privacy_ledger(
-            "node",
-            depth=0,
-            aggregations=0,
-            dpsgd_runs=1,
-            delta=d,
-            target_epsilon=epsilon,
-            noise=noise,
-            train_nodes=n_train,
-            batch_size=batch_size,
-            epochs=epochs,
-            clip=clip,
-            accountant=accountant,
-            method="dp-mlp",
-        )
-    elif level == "edge":
-        ledger = privacy_ledger(
-            "edge", depth=0, delta=delta or default_delta(data.edge_index.size(1)), noise=1.0, method="mlp"
-        )
-    elif level == "none":
-        ledger = privacy_ledger("none", depth=0, method="mlp")
-    else:
-        raise ValueError(f"level must be 'none', 'edge' or 'node', got {level!r}")
+    ledger = mlp_ledger(data, level, epsilon, delta, noise, batch_size, epochs, clip, accountant)
     torch.manual_seed(stable_seed("mlp-init", seed))
     gen = make_generator(stable_seed("mlp-noise", seed))
     dp = DPSettings(ledger["noise_multiplier"], batch_size, clip) if level == "node" else None
-    norm = "group" if dp is not None else "batch"
     x, y = data.x.to(dev).float(), data.y.to(dev)
-    c = int(data.y.max()) + 1
-    model = StageModel(
-        [MLP(x.size(1), hidden, layers - 1, norm=norm)],
-        MLP(hidden, hidden, 1, out_dim=c, plain_last=True, norm=norm),
-        normalize_jk=False,
-    ).to(dev)
+    model = mlp_model(x.size(1), hidden, layers, int(data.y.max()) + 1, dp is not None, dev)
     model, hist = train_stage(model, [x], y, masks, epochs=epochs, lr=lr, dp=dp, generator=gen, canary=canary)
     acc = split_accuracy(predict(model, x), y, masks)
     return ProGAPResult(
