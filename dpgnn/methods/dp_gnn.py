@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -65,6 +65,12 @@ __all__ = [
     "calibrate_fdp_noise",
     "dp_gnn_ledger",
     "train_dp_gnn",
+    "DPGNNSetup",
+    "dp_gnn_setup",
+    "seed_graph",
+    "init_model",
+    "noise_generator",
+    "draw_roots",
 ]
 
 
@@ -475,5 +481,21 @@ _DPGNN_KEYS = (
 @register("progap", "dp-gnn", "node", description="DP-GNN (Daigavane et al.): per-root clipped 1-hop subgraphs")
 def run_dp_gnn(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
     """DP-GNN under the method contract: one message-passing layer by construction (``depth`` fixed at 1)."""
-    cfg = method_config(config, "node", _DPGNN_KEYS, fixed={"depth": 1})
-    return train_dp_gnn(data, DPGNNConfig(**cfg), seed=seed, device=device).to_run_result()
+    return train_dp_gnn(data, _config_of(config), seed=seed, device=device).to_run_result()
+
+
+def _config_of(config: Mapping[str, Any]) -> DPGNNConfig:
+    return DPGNNConfig(**method_config(config, "node", _DPGNN_KEYS, fixed={"depth": 1}))
+
+
+def _dp_gnn_repeats(
+    data: Data, config: Mapping[str, Any], *, seeds: Sequence[int], device: str = "auto"
+) -> list[RunResult]:
+    """``run_dp_gnn`` for each of ``seeds``, trained together (:func:`dpgnn.methods.dp_gnn_repeats.
+    train_dp_gnn_repeats`): one result per seed, each ``run``'s up to float rounding."""
+    from dpgnn.methods.dp_gnn_repeats import train_dp_gnn_repeats
+
+    return [r.to_run_result() for r in train_dp_gnn_repeats(data, _config_of(config), seeds, device=device)]
+
+
+run_dp_gnn.repeats = _dp_gnn_repeats  # type: ignore[attr-defined]  (the series trains a cell's runs together)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -59,6 +59,9 @@ class _Features:
     def __init__(self, x: Tensor) -> None:
         self.dense = torch.cat([x, x.new_zeros(1, x.size(1))])
         self.sparse = self.dense.to_sparse_csr() if bool((x != 0).float().mean() <= SPARSE_FEATURES) else None
+        if self.sparse is not None:
+            self.sparse_t = self.dense.t().to_sparse_csr()  # [F, N + 1]
+            self.binary = bool((self.sparse.values() == 1).all())
 
     def product(self, weight: Tensor, bias: Tensor) -> Tensor:
         """``x W_r^T + b_r`` for every seed: node-major ``[N + 1, R, out]`` (``weight`` ``[R, out, F]``)."""
@@ -68,24 +71,41 @@ class _Features:
             return torch.addmm(bias.reshape(r * o), self.dense, w).view(-1, r, o)
         return (torch.sparse.mm(self.sparse, w) + bias.reshape(r * o)).view(-1, r, o)
 
-    def root_gradients(self, delta: Tensor, idx: Tensor) -> Tensor:
-        """Each root's first-layer weight gradient ``Σ_j δ_j x_{idx_j}^T``: ``[B, out, F]`` from the rows' output
-        gradients ``delta`` ``[B, J, out]`` and node ids ``idx`` ``[B, J]`` (one seed)."""
-        b, j, o = delta.shape
-        if self.sparse is None:
-            return torch.bmm(delta.transpose(1, 2), self.dense[idx])
-        crow, col, val = self.sparse.crow_indices(), self.sparse.col_indices(), self.sparse.values()
-        v = idx.reshape(-1)
-        start, count = crow[v], crow[v + 1] - crow[v]
-        row = torch.repeat_interleave(torch.arange(v.numel(), device=v.device), count)
-        first = torch.cumsum(count, 0) - count
-        pos = start[row] + torch.arange(row.numel(), device=v.device) - first[row]
+    def root_gradients(self, delta: Tensor, idx: Tensor) -> tuple[Tensor, Callable[[Tensor], Tensor]]:
+        """The first layer's per-root weight gradients ``G_i = Σ_j δ_ij x_{idx_ij}^T`` from the rows' output
+        gradients ``delta`` ``[R, B, J, out]`` and node ids ``idx`` ``[R, B, J]``: their squared norms ``[R, B]``
+        and a function of the clipping factors ``c`` ``[R, B]`` giving ``Σ_i c_i G_i`` ``[R, out, F]``."""
+        r, b, j, o = delta.shape
         f = self.dense.size(1)
-        out = delta.new_zeros(b * f, o)
-        out.index_add_(
-            0, torch.div(row, j, rounding_mode="floor") * f + col[pos], delta.reshape(-1, o)[row] * val[pos, None]
-        )
-        return out.view(b, f, o).transpose(1, 2)
+        if self.sparse is None:
+            out = delta.new_empty(r, b, o, f)
+            for s in range(r):  # one seed's feature rows at a time
+                torch.bmm(delta[s].transpose(1, 2), self.dense[idx[s]], out=out[s])
+            flat = out.view(r, b, o * f)
+            return torch.einsum("rbk,rbk->rb", flat, flat), lambda c: torch.einsum("rb,rbk->rk", c, flat).view(r, o, f)
+        crow, col, val = self.sparse.crow_indices(), self.sparse.col_indices(), self.sparse.values()
+        buf = delta.new_zeros(b * f, o)
+        sq = delta.new_empty(r, b)
+        for s in range(r):  # per seed: (root, feature) rows of G, each the sum of its rows' δ times the feature
+            v = idx[s].reshape(-1)
+            start, count = crow[v], crow[v + 1] - crow[v]
+            row = torch.repeat_interleave(torch.arange(v.numel(), device=v.device), count)
+            first = torch.cumsum(count, 0) - count
+            pos = start[row] + torch.arange(row.numel(), device=v.device) - first[row]
+            src = delta[s].reshape(-1, o)[row]
+            buf.index_add_(
+                0, torch.div(row, j, rounding_mode="floor") * f + col[pos], src if self.binary else src * val[pos, None]
+            )
+            sq[s] = torch.einsum("bk,bk->b", buf.view(b, -1), buf.view(b, -1))
+            buf.zero_()
+
+        def weighted_sum(c: Tensor) -> Tensor:  # Σ_i c_i G_i = X^T S, S[v] = Σ of c_i δ_ij over the rows of node v
+            n = self.dense.size(0)
+            rows = (idx * r + torch.arange(r, device=idx.device).view(r, 1, 1)).reshape(-1)
+            node_sums = delta.new_zeros(n * r, o).index_add_(0, rows, (delta * c.view(r, b, 1, 1)).reshape(-1, o))
+            return torch.sparse.mm(self.sparse_t, node_sums.view(n, r * o)).view(f, r, o).permute(1, 2, 0).contiguous()
+
+        return sq, weighted_sum
 
 
 def _outer(delta: Tensor, a: Tensor) -> Tensor:
@@ -177,30 +197,38 @@ class StackedDPGNN(nn.Module):
         grads = torch.autograd.grad(loss, outputs)
         with torch.no_grad():
             per_root = self._per_root(feats, idx, records, grads, h, agg, head_records)
-            sq = sum(g.flatten(2).pow(2).sum(2) for g in per_root)
+            sq = sum(g if total else torch.einsum("rbk,rbk->rb", g, g) for g, _, total in per_root)
             scale = (clip / (sq.sqrt() + 1e-6)).clamp(max=1.0)
-            return [torch.einsum("rb,rb...->r...", scale, g) for g in per_root]
+            return [
+                shape(scale) if total else shape(torch.einsum("rb,rbk->rk", scale, g)) for g, shape, total in per_root
+            ]
 
-    def _per_root(self, feats, idx, records, grads, h, agg, head_records) -> list[Tensor]:
-        """Each root's gradient of every parameter, ``[R, B, *shape]`` in :meth:`trainable` order."""
+    def _per_root(self, feats, idx, records, grads, h, agg, head_records) -> list:
+        """Each root's gradient of every parameter, in :meth:`trainable` order: ``(flat [R, B, numel], shape,
+        False)``, ``shape`` mapping a flat ``[R, numel]`` sum to the parameter's ``[R, *shape]``, or (the first
+        layer's weight) ``(squared norms [R, B], clipped sum of the factors [R, B], True)``."""
         r, b, j = idx.shape
-        out: list[Tensor] = []
+        out: list = []
+
+        def entry(g: Tensor, p: Tensor):
+            return g, lambda flat: flat.view(p.shape), False
+
         for (layer, a, _), g in zip(records, grads):
             delta = g.view(r * b, j, -1)
             if a is None:
-                w = torch.stack([feats.root_gradients(delta.view(r, b, j, -1)[s], idx[s]) for s in range(r)])
+                out.append((*feats.root_gradients(g.view(r, b, j, -1), idx), True))
             else:
-                w = _outer(delta, a.reshape(r * b, j, -1)).view(r, b, *layer.weight.shape[1:])
-            out += [w, delta.sum(1).view(r, b, -1)]
+                out.append(entry(_outer(delta, a.reshape(r * b, j, -1)).view(r, b, -1), layer.weight))
+            out.append(entry(delta.sum(1).view(r, b, -1), layer.bias))
         d_mix = grads[len(records)].reshape(r * b, 1, -1)
         out += [
-            _outer(d_mix, h.reshape(r * b, 1, -1)).view(r, b, *self.root_weight.shape[1:]),
-            d_mix.view(r, b, -1),
-            _outer(d_mix, agg.reshape(r * b, 1, -1)).view(r, b, *self.nbr_weight.shape[1:]),
+            entry(_outer(d_mix, h.reshape(r * b, 1, -1)).view(r, b, -1), self.root_weight),
+            entry(d_mix.view(r, b, -1), self.root_bias),
+            entry(_outer(d_mix, agg.reshape(r * b, 1, -1)).view(r, b, -1), self.nbr_weight),
         ]
         for (layer, a, _), g in zip(head_records, grads[len(records) + 1 :]):
             delta = g.reshape(r * b, 1, -1)
-            out += [_outer(delta, a.reshape(r * b, 1, -1)).view(r, b, *layer.weight.shape[1:]), g]
+            out += [entry(_outer(delta, a.reshape(r * b, 1, -1)).view(r, b, -1), layer.weight), entry(g, layer.bias)]
         return out
 
 

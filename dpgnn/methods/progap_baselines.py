@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -327,8 +327,7 @@ def train_edgerand(
 # the method contract (keys: :func:`dpgnn.methods.progap.method_config`)
 # ---------------------------------------------------------------------------------------------------------------
 def _mlp_runner(level: str):
-    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
-        """MLP / DP-MLP: ``base_layers`` (default 2) + a 1-layer head; no graph (``depth`` is fixed at 0)."""
+    def arguments(config: Mapping[str, Any]) -> dict[str, Any]:
         cfg = method_config(
             config,
             level,
@@ -338,11 +337,24 @@ def _mlp_runner(level: str):
         )
         layers = int(cfg.pop("base_layers", 2)) + 1
         eps = cfg.pop("epsilon", None)
-        return train_mlp(
-            data, level=level, epsilon=eps if level == "node" else None, layers=layers, seed=seed, device=device, **cfg
-        ).to_run_result()
+        return {"level": level, "epsilon": eps if level == "node" else None, "layers": layers, **cfg}
+
+    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+        """MLP / DP-MLP: ``base_layers`` (default 2) + a 1-layer head; no graph (``depth`` is fixed at 0)."""
+        return train_mlp(data, seed=seed, device=device, **arguments(config)).to_run_result()
+
+    def repeats(
+        data: Data, config: Mapping[str, Any], *, seeds: Sequence[int], device: str = "auto"
+    ) -> list[RunResult]:
+        """``run`` for each of ``seeds``, trained together (:func:`dpgnn.methods.repeats.train_mlp_repeats`):
+        one result per seed, each ``run``'s up to float rounding."""
+        from dpgnn.methods.repeats import train_mlp_repeats
+
+        return [r.to_run_result() for r in train_mlp_repeats(data, seeds, device=device, **arguments(config))]
 
     run.__name__ = run.__qualname__ = f"run_mlp_{level}"
+    if level == "node":  # DP-MLP; the non-private MLP's runs train one at a time
+        run.repeats = repeats  # type: ignore[attr-defined]  (the series trains a cell's runs together through it)
     return run
 
 
