@@ -21,9 +21,7 @@ _spec.loader.exec_module(house)
 #: modules of dpgnn/ over 600 lines (their length when listed, for the reader)
 LONG_MODULES: dict[str, int] = {}
 #: functions and methods of dpgnn/ over 80 lines (``path::qualified name``: their length when listed)
-LONG_FUNCTIONS = {
-    "dpgnn/methods/dp_gnn.py::train_dp_gnn": 107,
-}
+LONG_FUNCTIONS: dict[str, int] = {}
 #: optimizer steps (``x.step()``) per module: one training loop with pluggable steps is the goal (dpgnn/train.py
 #: holds its steps; PrivGNN trains outside it)
 OPTIMIZER_STEPS = {
@@ -41,7 +39,7 @@ ISSUE_REFS: dict[str, int] = {}
 #: entries of tests/test_imports.py's exception tables
 IMPORT_EXCEPTIONS = 0
 #: public functions, methods and classes of dpgnn/ without a docstring
-PUBLIC_WITHOUT_DOCSTRING = 2
+PUBLIC_WITHOUT_DOCSTRING = 0
 
 
 @pytest.fixture(scope="module")

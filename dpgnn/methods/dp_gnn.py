@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -65,6 +65,12 @@ __all__ = [
     "calibrate_fdp_noise",
     "dp_gnn_ledger",
     "train_dp_gnn",
+    "DPGNNSetup",
+    "dp_gnn_setup",
+    "seed_graph",
+    "init_model",
+    "noise_generator",
+    "draw_roots",
 ]
 
 
@@ -139,11 +145,31 @@ class DPGNNModel(nn.Module):
         return self.head(torch.cat([h, self.act(self.lin_root(h) + self.lin_nbr(agg))], dim=-1))
 
     def forward(self, x_root: Tensor, x_nbrs: Tensor, mask: Tensor) -> Tensor:
+        """Logits ``[B, C]`` of a batch of roots, each from its own 1-hop subgraph.
+
+        Args:
+            x_root: the roots' features ``[B, F]``.
+            x_nbrs: their padded in-neighbours' features ``[B, D, F]``.
+            mask: ``[B, D]``, true where a neighbour slot holds a real neighbour (padding adds nothing).
+
+        Returns:
+            ``head(cat(h, act(W_root h + W_nbr Σ_j base(x_j))))`` with ``h = base(x_root)``.
+        """
         h = self.base(x_root)
         agg = (self.base(x_nbrs) * mask.unsqueeze(-1).to(x_nbrs.dtype)).sum(-2)
         return self._combine(h, agg)
 
     def full(self, x: Tensor, adj: Tensor) -> Tensor:
+        """Logits ``[N, C]`` of every node of a graph at once (the same function as :meth:`forward` on each node's
+        subgraph).
+
+        Args:
+            x: node features ``[N, F]``.
+            adj: sparse adjacency ``[N, N]`` whose row ``v`` holds ``v``'s in-neighbours (sum aggregation).
+
+        Returns:
+            the logits of every node.
+        """
         h = self.base(x)
         return self._combine(h, adj @ h)
 
@@ -258,21 +284,24 @@ def dp_gnn_ledger(
     }
 
 
-def train_dp_gnn(
-    data: Data,
-    cfg: DPGNNConfig,
-    *,
-    seed: int = 0,
-    device: str = "auto",
-    on_model=None,
-    canary: DPStepHook | None = None,
-) -> ProGAPResult:
-    """One DP-GNN run (node-level DP): ledger, per-root clipped and noised Adam steps, best-validation restore.
-    ``on_model(model)`` is called with the released (restored) model (audits, :mod:`dpgnn.audit.central`).
-    ``canary`` (audits, :mod:`dpgnn.methods.hooks`): called around every step's noise with the per-root clipped
-    sums (``B`` of the ``N_train`` roots uniformly without replacement, per-root norm ``C``)."""
-    t0 = time.perf_counter()
-    dev = resolve_device(device)
+@dataclass(frozen=True)
+class DPGNNSetup:
+    """What every seed of a DP-GNN configuration shares: the split masks, the training roots, the ledger and the
+    cleaned edge list (each seed bounds its degrees on it with its own draw, :func:`seed_graph`)."""
+
+    masks: dict[str, Tensor]
+    """``train`` / ``val`` / ``test`` boolean masks on the device"""
+    train_idx: Tensor
+    """the training roots (node ids), on the device"""
+    ledger: dict[str, Any]
+    """the privacy ledger of one run (:func:`dp_gnn_ledger`, the config and the edge cleaning noted)"""
+    edges: Tensor
+    """the edge list with repeated pairs merged (:func:`dpgnn.methods.progap.graph_edges`)"""
+
+
+def dp_gnn_setup(data: Data, cfg: DPGNNConfig, dev: torch.device) -> DPGNNSetup:
+    """Check the inputs and compute what every seed shares (:class:`DPGNNSetup`): masks, ledger (z calibrated
+    unless ``cfg.noise`` is given), cleaned edges."""
     masks = _masks(data, dev)
     check_features(data.x, "data.x (node features)")
     train_idx = masks["train"].nonzero().view(-1)
@@ -291,56 +320,110 @@ def train_dp_gnn(
         clip=cfg.clip,
     )
     ledger["config"] = asdict(cfg)
-    n = data.num_nodes
     ei, cleaning = graph_edges(data, "node", "DP-GNN")
     note_edges(ledger, cleaning)
-    ei = bound_degree(ei, n, cfg.max_degree, stable_seed("dp-gnn-degree", seed))
-    table, tmask = neighbour_table(ei, n, cfg.max_degree)
-    table, tmask = table.to(dev), tmask.to(dev)
-    adj = to_torch_csr_tensor(ei.flip(0), size=(n, n)).to(dev)  # rows = receiving nodes, sum aggregation
-    x = data.x.to(dev).float()
-    x_pad = torch.cat([x, x.new_zeros(1, x.size(1))])
-    y = data.y.to(dev)
+    return DPGNNSetup(masks=masks, train_idx=train_idx, ledger=ledger, edges=ei)
+
+
+def seed_graph(edges: Tensor, num_nodes: int, max_degree: int, seed: int, dev: torch.device):
+    """One seed's degree-bounded graph (``stable_seed("dp-gnn-degree", seed)``): its padded in-neighbour table and
+    mask (:func:`neighbour_table`) and its sparse adjacency for the full-graph forward (rows = receiving nodes)."""
+    ei = bound_degree(edges, num_nodes, max_degree, stable_seed("dp-gnn-degree", seed))
+    table, tmask = neighbour_table(ei, num_nodes, max_degree)
+    adj = to_torch_csr_tensor(ei.flip(0), size=(num_nodes, num_nodes)).to(dev)  # sum aggregation
+    return table.to(dev), tmask.to(dev), adj
+
+
+def init_model(cfg: DPGNNConfig, in_dim: int, num_classes: int, seed: int, dev: torch.device) -> DPGNNModel:
+    """One seed's initial model, from the global stream seeded with ``stable_seed("dp-gnn-init", seed)``."""
     torch.manual_seed(stable_seed("dp-gnn-init", seed))
-    model = DPGNNModel(
-        x.size(1),
+    return DPGNNModel(
+        in_dim,
         cfg.hidden,
-        int(data.y.max()) + 1,
+        num_classes,
         base_layers=cfg.base_layers,
         head_layers=cfg.head_layers,
         activation=cfg.activation,
     ).to(dev)
-    gen = make_generator(stable_seed("dp-gnn-noise", seed), dev if dev.type == "cuda" else "cpu")
+
+
+def noise_generator(seed: int, dev: torch.device) -> torch.Generator:
+    """One seed's stream of batches and noise (``stable_seed("dp-gnn-noise", seed)``; on the GPU when ``dev`` is
+    one)."""
+    return make_generator(stable_seed("dp-gnn-noise", seed), dev if dev.type == "cuda" else "cpu")
+
+
+def draw_roots(train_idx: Tensor, batch: int, generator: torch.Generator) -> Tensor:
+    """One step's training roots: ``batch`` of ``train_idx`` uniformly without replacement (one ``randperm``)."""
+    n_train = train_idx.numel()
+    pick = torch.randperm(n_train, generator=generator, device=generator.device)[:batch]
+    return train_idx[pick.to(train_idx.device)]
+
+
+def _epoch_step(model, setup: DPGNNSetup, tensors, cfg: DPGNNConfig, gen: torch.Generator, canary):
+    """``step(epoch)`` for :func:`dpgnn.train.fit`: ``steps_trained / epochs`` noisy Adam steps, each on fresh
+    uniform roots, their per-root gradients clipped to ``C`` and summed, Gaussian noise ``z·2(D+1)C`` added."""
+    x, x_pad, y, table, tmask = tensors
+    ledger, train_idx = setup.ledger, setup.train_idx
     names = [k for k, _ in model.named_parameters()]
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    b = min(cfg.batch_size, n_train)
+    b = min(cfg.batch_size, train_idx.numel())
     std = ledger["noise_multiplier"] * ledger["sensitivity"]
     steps_per_epoch = ledger["steps_trained"] // cfg.epochs
-    info = DPStepInfo(population=n_train, batch=b, poisson=False, std=std, clip=cfg.clip)
+    info = DPStepInfo(population=train_idx.numel(), batch=b, poisson=False, std=std, clip=cfg.clip)
+    dev = x.device
 
     def add_noise(sums: dict[str, Tensor]) -> dict[str, Tensor]:
         for k, p in model.named_parameters():
             sums[k] += std * torch.randn(p.shape, generator=gen, device=gen.device).to(dev)
         return sums
 
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     private = NoisyStep(opt, dict(model.named_parameters()), add_noise, b, canary=canary, info=info)
 
     def step(epoch: int) -> None:
         """One epoch: ``steps_per_epoch`` noisy steps on fresh uniform batches of training roots."""
         for _ in range(steps_per_epoch):
-            roots = train_idx[torch.randperm(n_train, generator=gen, device=gen.device)[:b].to(dev)]
+            roots = draw_roots(train_idx, b, gen)
             nb = table[roots]
             g = per_root_gradients(model, x[roots], x_pad[nb], tmask[roots], y[roots])
             norms = torch.sqrt(sum(g[k].flatten(1).pow(2).sum(1) for k in names))
             scale = (cfg.clip / (norms + 1e-6)).clamp(max=1.0)
             private({k: torch.einsum("b,b...->...", scale, g[k]) for k in names})
 
+    return step
+
+
+def train_dp_gnn(
+    data: Data,
+    cfg: DPGNNConfig,
+    *,
+    seed: int = 0,
+    device: str = "auto",
+    on_model=None,
+    canary: DPStepHook | None = None,
+) -> ProGAPResult:
+    """One DP-GNN run (node-level DP): ledger, per-root clipped and noised Adam steps, best-validation restore.
+    ``on_model(model)`` is called with the released (restored) model (audits, :mod:`dpgnn.audit.central`).
+    ``canary`` (audits, :mod:`dpgnn.methods.hooks`): called around every step's noise with the per-root clipped
+    sums (``B`` of the ``N_train`` roots uniformly without replacement, per-root norm ``C``)."""
+    t0 = time.perf_counter()
+    dev = resolve_device(device)
+    setup = dp_gnn_setup(data, cfg, dev)
+    n = data.num_nodes
+    table, tmask, adj = seed_graph(setup.edges, n, cfg.max_degree, seed, dev)
+    x = data.x.to(dev).float()
+    x_pad = torch.cat([x, x.new_zeros(1, x.size(1))])
+    y = data.y.to(dev)
+    model = init_model(cfg, x.size(1), int(data.y.max()) + 1, seed, dev)
+    gen = noise_generator(seed, dev)
+    step = _epoch_step(model, setup, (x, x_pad, y, table, tmask), cfg, gen, canary)
+
     def logits() -> Tensor:  # the full (degree-bounded) graph, non-private forward, eval mode, no gradients
         model.eval()
         with torch.no_grad():
             return model.full(x, adj)
 
-    watched = {"train": masks["train"], "val": masks["val"]}
+    watched = {"train": setup.masks["train"], "val": setup.masks["val"]}
     fitted = fit(
         model,
         step,
@@ -353,12 +436,12 @@ def train_dp_gnn(
     history = [{"stage": 0, "epoch": h["epoch"], "train_acc": h["train"], "val_acc": h["val"]} for h in fitted.history]
     if on_model is not None:
         on_model(model)
-    acc = split_accuracy(logits(), y, masks)
+    acc = split_accuracy(logits(), y, setup.masks)
     return ProGAPResult(
         train_acc=acc["train"],
         val_acc=acc["val"],
         test_acc=acc["test"],
-        ledger=ledger,
+        ledger=setup.ledger,
         history=history,
         seconds=time.perf_counter() - t0,
         model=model,
@@ -398,5 +481,21 @@ _DPGNN_KEYS = (
 @register("progap", "dp-gnn", "node", description="DP-GNN (Daigavane et al.): per-root clipped 1-hop subgraphs")
 def run_dp_gnn(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
     """DP-GNN under the method contract: one message-passing layer by construction (``depth`` fixed at 1)."""
-    cfg = method_config(config, "node", _DPGNN_KEYS, fixed={"depth": 1})
-    return train_dp_gnn(data, DPGNNConfig(**cfg), seed=seed, device=device).to_run_result()
+    return train_dp_gnn(data, _config_of(config), seed=seed, device=device).to_run_result()
+
+
+def _config_of(config: Mapping[str, Any]) -> DPGNNConfig:
+    return DPGNNConfig(**method_config(config, "node", _DPGNN_KEYS, fixed={"depth": 1}))
+
+
+def _dp_gnn_repeats(
+    data: Data, config: Mapping[str, Any], *, seeds: Sequence[int], device: str = "auto"
+) -> list[RunResult]:
+    """``run_dp_gnn`` for each of ``seeds``, trained together (:func:`dpgnn.methods.dp_gnn_repeats.
+    train_dp_gnn_repeats`): one result per seed, each ``run``'s up to float rounding."""
+    from dpgnn.methods.dp_gnn_repeats import train_dp_gnn_repeats
+
+    return [r.to_run_result() for r in train_dp_gnn_repeats(data, _config_of(config), seeds, device=device)]
+
+
+run_dp_gnn.repeats = _dp_gnn_repeats  # type: ignore[attr-defined]  (the series trains a cell's runs together)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -50,6 +50,8 @@ from dpgnn.train import GradientStep, fit
 from dpgnn.utils import check_features, make_generator, resolve_device, stable_seed
 
 __all__ = [
+    "mlp_ledger",
+    "mlp_model",
     "train_mlp",
     "train_sage",
     "edgerand_perturb",
@@ -60,6 +62,59 @@ __all__ = [
 
 #: EdgeRand's budget split (GAP's code): links (randomized response) and the edge density (Laplace)
 EDGERAND_LINK_SHARE, EDGERAND_DENSITY_SHARE = 0.9, 0.1
+
+
+def mlp_ledger(
+    data: Data,
+    level: str,
+    epsilon: float | None,
+    delta: float | None,
+    noise: float | None,
+    batch_size: int,
+    epochs: int,
+    clip: float,
+    accountant: str | None,
+) -> dict[str, Any]:
+    """The ledger of an MLP run (``level`` none/edge: ε = 0) or a DP-MLP run (``level='node'``: one DP-SGD run,
+    ``noise`` or a σ calibrated to ``epsilon``)."""
+    n_train = int(data.train_mask.sum())
+    if level == "node":
+        if (epsilon is None) == (noise is None):
+            raise ValueError("the node-level DP-MLP needs exactly one of epsilon and noise")
+        d = delta if delta is not None else default_delta(n_train)
+        return privacy_ledger(
+            "node",
+            depth=0,
+            aggregations=0,
+            dpsgd_runs=1,
+            delta=d,
+            target_epsilon=epsilon,
+            noise=noise,
+            train_nodes=n_train,
+            batch_size=batch_size,
+            epochs=epochs,
+            clip=clip,
+            accountant=accountant,
+            method="dp-mlp",
+        )
+    if level == "edge":
+        return privacy_ledger(
+            "edge", depth=0, delta=delta or default_delta(data.edge_index.size(1)), noise=1.0, method="mlp"
+        )
+    if level == "none":
+        return privacy_ledger("none", depth=0, method="mlp")
+    raise ValueError(f"level must be 'none', 'edge' or 'node', got {level!r}")
+
+
+def mlp_model(in_dim: int, hidden: int, layers: int, num_classes: int, private: bool, dev) -> StageModel:
+    """The (DP-)MLP of ``layers`` layers (a ``layers - 1``-layer base and a 1-layer head), built from the global
+    stream; GroupNorm when ``private`` (per-sample clipping), BatchNorm otherwise."""
+    norm = "group" if private else "batch"
+    return StageModel(
+        [MLP(in_dim, hidden, layers - 1, norm=norm)],
+        MLP(hidden, hidden, 1, out_dim=num_classes, plain_last=True, norm=norm),
+        normalize_jk=False,
+    ).to(dev)
 
 
 def train_mlp(
@@ -89,45 +144,12 @@ def train_mlp(
     t0 = time.perf_counter()
     masks = _masks(data, dev)
     check_features(data.x, "data.x (node features)")
-    n_train = int(masks["train"].sum())
-    if level == "node":
-        if (epsilon is None) == (noise is None):
-            raise ValueError("the node-level DP-MLP needs exactly one of epsilon and noise")
-        d = delta if delta is not None else default_delta(n_train)
-        ledger = privacy_ledger(
-            "node",
-            depth=0,
-            aggregations=0,
-            dpsgd_runs=1,
-            delta=d,
-            target_epsilon=epsilon,
-            noise=noise,
-            train_nodes=n_train,
-            batch_size=batch_size,
-            epochs=epochs,
-            clip=clip,
-            accountant=accountant,
-            method="dp-mlp",
-        )
-    elif level == "edge":
-        ledger = privacy_ledger(
-            "edge", depth=0, delta=delta or default_delta(data.edge_index.size(1)), noise=1.0, method="mlp"
-        )
-    elif level == "none":
-        ledger = privacy_ledger("none", depth=0, method="mlp")
-    else:
-        raise ValueError(f"level must be 'none', 'edge' or 'node', got {level!r}")
+    ledger = mlp_ledger(data, level, epsilon, delta, noise, batch_size, epochs, clip, accountant)
     torch.manual_seed(stable_seed("mlp-init", seed))
     gen = make_generator(stable_seed("mlp-noise", seed))
     dp = DPSettings(ledger["noise_multiplier"], batch_size, clip) if level == "node" else None
-    norm = "group" if dp is not None else "batch"
     x, y = data.x.to(dev).float(), data.y.to(dev)
-    c = int(data.y.max()) + 1
-    model = StageModel(
-        [MLP(x.size(1), hidden, layers - 1, norm=norm)],
-        MLP(hidden, hidden, 1, out_dim=c, plain_last=True, norm=norm),
-        normalize_jk=False,
-    ).to(dev)
+    model = mlp_model(x.size(1), hidden, layers, int(data.y.max()) + 1, dp is not None, dev)
     model, hist = train_stage(model, [x], y, masks, epochs=epochs, lr=lr, dp=dp, generator=gen, canary=canary)
     acc = split_accuracy(predict(model, x), y, masks)
     return ProGAPResult(
@@ -305,8 +327,7 @@ def train_edgerand(
 # the method contract (keys: :func:`dpgnn.methods.progap.method_config`)
 # ---------------------------------------------------------------------------------------------------------------
 def _mlp_runner(level: str):
-    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
-        """MLP / DP-MLP: ``base_layers`` (default 2) + a 1-layer head; no graph (``depth`` is fixed at 0)."""
+    def arguments(config: Mapping[str, Any]) -> dict[str, Any]:
         cfg = method_config(
             config,
             level,
@@ -316,11 +337,24 @@ def _mlp_runner(level: str):
         )
         layers = int(cfg.pop("base_layers", 2)) + 1
         eps = cfg.pop("epsilon", None)
-        return train_mlp(
-            data, level=level, epsilon=eps if level == "node" else None, layers=layers, seed=seed, device=device, **cfg
-        ).to_run_result()
+        return {"level": level, "epsilon": eps if level == "node" else None, "layers": layers, **cfg}
+
+    def run(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
+        """MLP / DP-MLP: ``base_layers`` (default 2) + a 1-layer head; no graph (``depth`` is fixed at 0)."""
+        return train_mlp(data, seed=seed, device=device, **arguments(config)).to_run_result()
+
+    def repeats(
+        data: Data, config: Mapping[str, Any], *, seeds: Sequence[int], device: str = "auto"
+    ) -> list[RunResult]:
+        """``run`` for each of ``seeds``, trained together (:func:`dpgnn.methods.repeats.train_mlp_repeats`):
+        one result per seed, each ``run``'s up to float rounding."""
+        from dpgnn.methods.repeats import train_mlp_repeats
+
+        return [r.to_run_result() for r in train_mlp_repeats(data, seeds, device=device, **arguments(config))]
 
     run.__name__ = run.__qualname__ = f"run_mlp_{level}"
+    if level == "node":  # DP-MLP; the non-private MLP's runs train one at a time
+        run.repeats = repeats  # type: ignore[attr-defined]  (the series trains a cell's runs together through it)
     return run
 
 

@@ -1,8 +1,8 @@
-"""ProGAP and GAP repeats in one batched run: :func:`train_progap_repeats` and :func:`train_gap_repeats` train
-``R`` seeds together (:mod:`dpgnn.methods.batched`) and return, per seed, the :class:`ProGAPResult` that
-:func:`~dpgnn.methods.progap.train_progap` / :func:`~dpgnn.methods.gap.train_gap` return for that seed, equal up to
-float rounding (accuracies, stage accuracies, histories with their Poisson batch sizes, the ledger, the trained
-models; tested).
+"""ProGAP, GAP and DP-MLP repeats in one batched run: :func:`train_progap_repeats`, :func:`train_gap_repeats` and
+:func:`train_mlp_repeats` train ``R`` seeds together (:mod:`dpgnn.methods.batched`) and return, per seed, the
+:class:`ProGAPResult` that :func:`~dpgnn.methods.progap.train_progap` / :func:`~dpgnn.methods.gap.train_gap` /
+:func:`~dpgnn.methods.progap_baselines.train_mlp` return for that seed, equal up to float rounding
+(accuracies, stage accuracies, histories with their Poisson batch sizes, the ledger, the trained models; tested).
 
 Each seed's randomness is drawn exactly as in its sequential run: the global stream seeded with the run's init seed
 initialises its modules (all of them, in the sequential order: no other draw from that stream happens in a run
@@ -28,7 +28,7 @@ from dpgnn.methods import progap as pg
 from dpgnn.methods.batched import StackedMLP, StackedNAP, StackedStage, split_accuracies, train_stage_repeats
 from dpgnn.utils import make_generator, resolve_device, stable_seed
 
-__all__ = ["train_progap_repeats", "train_gap_repeats", "repeats_supported", "stacked_nap"]
+__all__ = ["train_progap_repeats", "train_gap_repeats", "train_mlp_repeats", "repeats_supported", "stacked_nap"]
 
 
 def repeats_supported(cfg: Any) -> bool:
@@ -220,6 +220,63 @@ def train_gap_repeats(data: Data, cfg: Any, seeds: Sequence[int], *, device: str
             seconds,
             history=hist[r] + hist2[r],
             model={"encoder": enc_models[r].eval(), "classifier": clf_models[r].eval()},
+        )
+        for r in range(len(seeds))
+    ]
+
+
+def train_mlp_repeats(
+    data: Data,
+    seeds: Sequence[int],
+    *,
+    level: str = "node",
+    epsilon: float | None = None,
+    delta: float | None = None,
+    layers: int = 3,
+    hidden: int = 16,
+    lr: float = 0.01,
+    epochs: int = 100,
+    batch_size: int = 256,
+    clip: float = 1.0,
+    accountant: str | None = None,
+    noise: float | None = None,
+    device: str = "auto",
+) -> list[pg.ProGAPResult]:
+    """:func:`~dpgnn.methods.progap_baselines.train_mlp` (its arguments but ``seed`` and ``canary``) for each of
+    ``seeds``, trained together; one result per seed, in order."""
+    from dpgnn.methods import progap_baselines as pb
+
+    t0 = time.perf_counter()
+    seeds = _check_seeds(seeds, None)
+    pb._int(layers, "layers", 2)
+    dev = resolve_device(device)
+    masks = pg._masks(data, dev)
+    pb.check_features(data.x, "data.x (node features)")
+    ledger = pb.mlp_ledger(data, level, epsilon, delta, noise, batch_size, epochs, clip, accountant)
+    dp = pg.DPSettings(ledger["noise_multiplier"], batch_size, clip) if level == "node" else None
+    x, y = data.x.to(dev).float(), data.y.to(dev)
+    gens, models = [], []
+    for seed in seeds:  # each seed's model from its own init stream, its own generator
+        torch.manual_seed(stable_seed("mlp-init", seed))
+        gens.append(make_generator(stable_seed("mlp-noise", seed)))
+        models.append(pb.mlp_model(x.size(1), hidden, layers, int(data.y.max()) + 1, dp is not None, dev))
+    model = StackedStage(
+        [StackedMLP([m.bases[0] for m in models])], StackedMLP([m.head for m in models]), normalize_jk=False
+    )
+    hist = train_stage_repeats(model, [x], y, masks, epochs=epochs, lr=lr, generators=gens, dp=dp)
+    with torch.no_grad():
+        acc = split_accuracies(model([x], training=False), y, masks)
+    trained = [m.eval() for m in model.write_back()]
+    seconds = (time.perf_counter() - t0) / len(seeds)
+    return [
+        pg.ProGAPResult(
+            train_acc=float(acc["train"][r]),
+            val_acc=float(acc["val"][r]),
+            test_acc=float(acc["test"][r]),
+            ledger=copy.deepcopy(ledger),
+            history=hist[r],
+            seconds=seconds,
+            model=trained[r],
         )
         for r in range(len(seeds))
     ]

@@ -1,0 +1,234 @@
+"""Cells per second of DP-GNN's and DP-MLP's repeats trained together (``dpgnn.methods.dp_gnn_repeats.
+train_dp_gnn_repeats``, ``dpgnn.methods.repeats.train_mlp_repeats``) against the sequential loop (``train_dp_gnn`` /
+``train_mlp`` on each seed in turn), both measured in one run, on one CPU thread.
+
+    DPGNN_DATA_MIRROR=/work/shared/datasets python benchmarks/batched_repeats.py [--dataset fb100-amherst41]
+        [--min-class-size 100] [--methods dp-gnn dp-mlp] [--repeats 10] [--epochs 5] [--batch-size 128]
+        [--max-degree 50] [--threads 1]
+    python benchmarks/batched_repeats.py --table      # the table from the CSV (results/*.md, README block)
+
+A cell is one seed's full run at node level, ε = 8 (the ProGAP series' Table 2 cell of these baselines): DP-GNN's
+degree bounding, per-root clipped steps and best-validation restore; DP-MLP's DP-Adam with ghost clipping. Per
+method, the calibration is done once before the clocks (it is cached per configuration), then the ``R`` seeds
+``0..R-1`` run one after another, then together. Wall and CPU (process) seconds are both recorded (on a shared
+machine compare CPU ratios), with the machine's load average (``os.getloadavg``, what ``uptime`` prints) before and
+after, and how far the batched results are from the sequential ones: seeds whose test accuracy is identical, the
+largest test-accuracy difference and the largest difference of a trained weight.
+
+Rows go to ``benchmarks/results/batched_repeats.csv``, replacing an earlier row of the same dataset, method,
+repeats, epochs and threads; ``--table`` writes ``benchmarks/results/batched_repeats.md`` from it and puts the same
+table between the ``batched_repeats`` markers of ``benchmarks/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import os
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from dpgnn.atomic import atomic_open
+from dpgnn.data import load_dataset
+from dpgnn.methods import dp_gnn
+from dpgnn.methods.dp_gnn_repeats import train_dp_gnn_repeats
+from dpgnn.methods.progap_baselines import mlp_ledger, train_mlp
+from dpgnn.methods.repeats import train_mlp_repeats
+
+RESULTS = Path(__file__).resolve().parent / "results"
+README = RESULTS.parent / "README.md"
+BEGIN, END = "<!-- begin batched_repeats -->", "<!-- end batched_repeats -->"
+OUT = RESULTS / "batched_repeats.csv"
+TABLE = RESULTS / "batched_repeats.md"
+KEY = ("dataset", "method", "repeats", "epochs", "threads")
+COLUMNS = [
+    "date",
+    "dataset",
+    "method",
+    "nodes",
+    "edges",
+    "train_nodes",
+    "features",
+    "feature_density",
+    "epochs",
+    "batch_size",
+    "max_degree",
+    "repeats",
+    "threads",
+    "sequential_s",
+    "batched_s",
+    "sequential_cpu_s",
+    "batched_cpu_s",
+    "sequential_cells_per_s",
+    "batched_cells_per_s",
+    "ratio",
+    "cpu_ratio",
+    "same_test_acc",
+    "max_test_acc_diff_points",
+    "max_weight_diff",
+    "sequential_mean_test_acc",
+    "batched_mean_test_acc",
+    "load_before",
+    "load_after",
+    "cpus",
+    "torch",
+]
+EPSILON = 8.0
+
+
+def _runners(data, method: str, args):
+    """The method's (warm-up, one seed, all seeds together) calls."""
+    if method == "dp-gnn":
+        cfg = dp_gnn.DPGNNConfig(
+            epsilon=EPSILON, epochs=args.epochs, batch_size=args.batch_size, max_degree=args.max_degree
+        )
+        return (
+            lambda: dp_gnn.dp_gnn_setup(data, cfg, torch.device("cpu")),
+            lambda s: dp_gnn.train_dp_gnn(data, cfg, seed=s, device="cpu"),
+            lambda seeds: train_dp_gnn_repeats(data, cfg, seeds, device="cpu"),
+        )
+    kw = {"level": "node", "epsilon": EPSILON, "epochs": args.epochs, "batch_size": args.batch_size}
+    return (
+        lambda: mlp_ledger(data, "node", EPSILON, None, None, args.batch_size, args.epochs, 1.0, None),
+        lambda s: train_mlp(data, seed=s, device="cpu", **kw),
+        lambda seeds: train_mlp_repeats(data, seeds, device="cpu", **kw),
+    )
+
+
+def measure(data, method: str, args) -> dict:
+    """Both clocks of the sequential loop and of the batched run, and how their results compare."""
+    warm, one, together = _runners(data, method, args)
+    warm()  # calibration (cached) outside the clocks
+    seeds = list(range(args.repeats))
+    load_before = os.getloadavg()[0]
+    t, c = time.perf_counter(), time.process_time()
+    seq = [one(s) for s in seeds]
+    seq_s, seq_cpu = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    bat = together(seeds)
+    bat_s, bat_cpu = time.perf_counter() - t, time.process_time() - c
+    diffs = [abs(a.test_acc - b.test_acc) for a, b in zip(seq, bat)]
+    weights = max(
+        float((p - q).abs().max()) for a, b in zip(seq, bat) for p, q in zip(a.model.parameters(), b.model.parameters())
+    )
+    n = args.repeats
+    return {
+        "sequential_s": round(seq_s, 2),
+        "batched_s": round(bat_s, 2),
+        "sequential_cpu_s": round(seq_cpu, 2),
+        "batched_cpu_s": round(bat_cpu, 2),
+        "sequential_cells_per_s": round(n / seq_s, 4),
+        "batched_cells_per_s": round(n / bat_s, 4),
+        "ratio": round(seq_s / bat_s, 2),
+        "cpu_ratio": round(seq_cpu / bat_cpu, 2),
+        "same_test_acc": sum(d == 0 for d in diffs),
+        "max_test_acc_diff_points": round(100 * max(diffs), 3),
+        "max_weight_diff": f"{weights:.1e}",
+        "sequential_mean_test_acc": round(100 * sum(a.test_acc for a in seq) / n, 2),
+        "batched_mean_test_acc": round(100 * sum(b.test_acc for b in bat) / n, 2),
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
+
+
+def store(rows: list[dict]) -> None:
+    """Append ``rows`` to :data:`OUT`, dropping earlier rows with the same :data:`KEY`."""
+    old = []
+    if OUT.exists():
+        with OUT.open() as fh:
+            old = list(csv.DictReader(fh))
+    new_keys = {tuple(str(r[k]) for k in KEY) for r in rows}
+    kept = [r for r in old if tuple(r[k] for k in KEY) not in new_keys]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with atomic_open(OUT, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(kept + rows)
+
+
+def table() -> str:
+    """The CSV as a markdown table (what the README cites)."""
+    with OUT.open() as fh:
+        rows = list(csv.DictReader(fh))
+    head = (
+        "| dataset (nodes, train, features) | method | B, D | R | epochs | sequential cells/s | batched cells/s | "
+        "wall ratio | CPU ratio | batched vs sequential: same test acc, max diff (points), max weight diff | "
+        "load | date |"
+    )
+    lines = [head, "|" + "---|" * 12]
+    for r in rows:
+        bd = f"{r['batch_size']}, {r['max_degree']}" if r["max_degree"] else f"{r['batch_size']}, –"
+        lines.append(
+            f"| {r['dataset']} ({int(r['nodes']):,}, {int(r['train_nodes']):,}, {r['features']}) | {r['method']} | "
+            f"{bd} | {r['repeats']} | {r['epochs']} | {float(r['sequential_cells_per_s']):.3f} | "
+            f"{float(r['batched_cells_per_s']):.3f} | **{float(r['ratio']):.2f}×** | {float(r['cpu_ratio']):.2f}× | "
+            f"{r['same_test_acc']} of {r['repeats']}, {r['max_test_acc_diff_points']}, {r['max_weight_diff']} | "
+            f"{r['load_before']}–{r['load_after']} | {r['date']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_table() -> None:
+    """:func:`table` to :data:`TABLE` and between the README's markers."""
+    if not OUT.exists():
+        raise SystemExit(f"no {OUT}: run the benchmark first")
+    text = table()
+    TABLE.write_text(text)
+    readme = README.read_text()
+    if BEGIN in readme and END in readme:
+        head, rest = readme.split(BEGIN, 1)
+        README.write_text(f"{head}{BEGIN}\n{text}{END}{rest.split(END, 1)[1]}")
+    print(text, end="")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", default="fb100-amherst41")
+    ap.add_argument("--min-class-size", type=int, default=100)
+    ap.add_argument("--methods", nargs="+", default=["dp-gnn", "dp-mlp"], choices=["dp-gnn", "dp-mlp"])
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--batch-size", type=int, default=128)
+    ap.add_argument("--max-degree", type=int, default=50, help="DP-GNN's degree bound D")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--table", action="store_true", help=f"only write {TABLE.name} from {OUT.name}")
+    args = ap.parse_args()
+    if args.table:
+        write_table()
+        return
+    if args.repeats < 2:
+        raise SystemExit(f"--repeats must be at least 2, got {args.repeats}")
+    torch.set_num_threads(args.threads)
+    data = load_dataset(args.dataset, variant="progap", min_class_size=args.min_class_size)
+    rows = []
+    for method in args.methods:
+        row = {
+            "date": dt.date.today().isoformat(),
+            "dataset": args.dataset,
+            "method": method,
+            "nodes": data.num_nodes,
+            "edges": int(data.edge_index.size(1)),
+            "train_nodes": int(data.train_mask.sum()),
+            "features": data.x.size(1),
+            "feature_density": round(float((data.x != 0).float().mean()), 4),
+            "epochs": args.epochs,
+            "batch_size": args.batch_size,
+            "max_degree": args.max_degree if method == "dp-gnn" else "",
+            "repeats": args.repeats,
+            "threads": args.threads,
+            "cpus": os.cpu_count(),
+            "torch": torch.__version__,
+            **measure(data, method, args),
+        }
+        print({k: row[k] for k in ("dataset", "method", "sequential_s", "batched_s", "ratio", "cpu_ratio")}, flush=True)
+        rows.append(row)
+    store(rows)
+    print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
+
+
+if __name__ == "__main__":
+    main()
