@@ -12,9 +12,9 @@
 # non-zero status instead of closing the terminal. Matplotlib's backend is left alone, so figures show inline in
 # JupyterLab and in executed notebooks.
 # Re-running is cheap: a stamp keyed on pyproject.toml + this script skips pip when nothing changed (and one stamp
-# per set of extras, so asking for `dev` later installs only those). Everything installed is byte-compiled, on all
-# cores at the end (`compileall -j 0`; pip alone compiles one file at a time): imports in the notebooks' kernels
-# then read the compiled files (with PYTHONDONTWRITEBYTECODE set, each process would otherwise recompile torch).
+# per set of extras, so asking for `dev` later installs only those). pip byte-compiles what it installs: imports
+# in the notebooks' kernels then read the compiled files (no `--no-compile`: with PYTHONDONTWRITEBYTECODE set,
+# every process would recompile torch on import).
 # Environment knobs: DPGNN_PYTHON (interpreter, default python3), DPGNN_VENV (default ./.venv),
 # DPGNN_TORCH_VERSION (default 2.13.0), DPGNN_TORCH_INDEX_URL (default: https://download.pytorch.org/whl/cpu when
 # reachable; e.g. https://download.pytorch.org/whl/cu121 for a CUDA build), DPGNN_EXTRAS (optional dependencies of
@@ -59,17 +59,14 @@ _dpgnn_install() (
     fi
     if [ -n "$index" ]; then
       echo "[setup] torch==$torch_version from $index"
-      "$venv/bin/python" -m pip install -q --no-compile "torch==$torch_version" --index-url "$index"
+      "$venv/bin/python" -m pip install -q "torch==$torch_version" --index-url "$index"
     else
-      "$venv/bin/python" -m pip install -q --no-compile "torch==$torch_version"
+      "$venv/bin/python" -m pip install -q "torch==$torch_version"
     fi
   else
     echo "[setup] installing the optional dependencies [$extras] into $venv (once)"
   fi
-  "$venv/bin/python" -m pip install -q --no-compile -e "$root${extras:+[$extras]}"
-  # the status is not checked: like pip's own compilation, it reports files meant for other Python versions
-  site="$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_path('purelib'))")"
-  "$venv/bin/python" -m compileall -q -j 0 "$site" >/dev/null 2>&1 || true
+  "$venv/bin/python" -m pip install -q -e "$root${extras:+[$extras]}"
   if [ "$base_done" = 0 ]; then
     "$venv/bin/python" -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dpgnn)" >/dev/null
     echo "$want" > "$stamp"
