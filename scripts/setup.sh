@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # Idempotent set-up of the project environment in ./.venv. Run it (`bash scripts/setup.sh`) or source it
 # (`source scripts/setup.sh`, which also activates the environment in your shell); smoke.sh and test.sh source it.
+#   - upgrades the venv's pip only when it is older than 23 (the pip of Python >= 3.11's venv is recent enough),
 #   - installs the pinned CPU build of torch first, from PyTorch's CPU wheel index when that is reachable
 #     (a plain `pip install torch` on Linux resolves the multi-GB CUDA build), else from the default index,
-#   - installs dpgnn in editable mode with its pinned dependencies,
+#   - installs dpgnn in editable mode with its pinned dependencies, and the optional dependencies named by
+#     DPGNN_EXTRAS (test.sh asks for `dev`: pytest, ruff, playwright; the smoke run needs none of them),
 #   - registers the Jupyter kernel `python3` inside the venv so papermill/JupyterLab find it,
 #   - points DPGNN_DATA_MIRROR at ../shared/datasets when that offline mirror exists and nothing else is set.
 # Sourcing never changes the caller's shell options (no `set -e` left behind) and a failed install returns a
 # non-zero status instead of closing the terminal. Matplotlib's backend is left alone, so figures show inline in
 # JupyterLab and in executed notebooks.
-# Re-running is cheap: a stamp keyed on pyproject.toml + this script skips pip when nothing changed.
+# Re-running is cheap: a stamp keyed on pyproject.toml + this script skips pip when nothing changed (and one stamp
+# per set of extras, so asking for `dev` later installs only those). pip byte-compiles what it installs: imports
+# in the notebooks' kernels then read the compiled files (no `--no-compile`: with PYTHONDONTWRITEBYTECODE set,
+# every process would recompile torch on import).
 # Environment knobs: DPGNN_PYTHON (interpreter, default python3), DPGNN_VENV (default ./.venv),
 # DPGNN_TORCH_VERSION (default 2.13.0), DPGNN_TORCH_INDEX_URL (default: https://download.pytorch.org/whl/cpu when
-# reachable; e.g. https://download.pytorch.org/whl/cu121 for a CUDA build).
+# reachable; e.g. https://download.pytorch.org/whl/cu121 for a CUDA build), DPGNN_EXTRAS (optional dependencies of
+# pyproject.toml to add, comma-separated, e.g. `dev`; default none).
 
 _dpgnn_install() (
   # a subshell: strict options apply to the installation only, never to the caller's shell
@@ -27,30 +33,47 @@ _dpgnn_install() (
   fi
   stamp="$venv/.dpgnn-setup"
   want="$(cat "$root/pyproject.toml" "$root/scripts/setup.sh" | sha256sum | cut -d' ' -f1)-$torch_version"
+  extras="${DPGNN_EXTRAS:-}"
+  extras_stamp="$stamp-extras-${extras//[^A-Za-z0-9]/_}"
+  base_done=0
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    exit 0
-  fi
-  echo "[setup] installing dependencies into $venv (once; later runs skip this)"
-  "$venv/bin/python" -m pip install -q --upgrade pip
-  index="${DPGNN_TORCH_INDEX_URL:-}"
-  if [ -z "$index" ]; then
-    cpu_index="https://download.pytorch.org/whl/cpu"
-    if "$venv/bin/python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/torch/', timeout=10)" \
-        "$cpu_index" >/dev/null 2>&1; then
-      index="$cpu_index"
-    else
-      echo "[setup] $cpu_index is not reachable: torch==$torch_version from the default index"
+    base_done=1
+    if [ -z "$extras" ] || { [ -f "$extras_stamp" ] && [ "$(cat "$extras_stamp")" = "$want" ]; }; then
+      exit 0
     fi
   fi
-  if [ -n "$index" ]; then
-    echo "[setup] torch==$torch_version from $index"
-    "$venv/bin/python" -m pip install -q "torch==$torch_version" --index-url "$index"
+  if [ "$base_done" = 0 ]; then
+    echo "[setup] installing dependencies into $venv (once; later runs skip this)"
+    if ! "$venv/bin/python" -c "import sys, pip; sys.exit(int(pip.__version__.split('.')[0]) < 23)" 2>/dev/null; then
+      "$venv/bin/python" -m pip install -q --upgrade pip
+    fi
+    index="${DPGNN_TORCH_INDEX_URL:-}"
+    if [ -z "$index" ]; then
+      cpu_index="https://download.pytorch.org/whl/cpu"
+      if "$venv/bin/python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/torch/', timeout=10)" \
+          "$cpu_index" >/dev/null 2>&1; then
+        index="$cpu_index"
+      else
+        echo "[setup] $cpu_index is not reachable: torch==$torch_version from the default index"
+      fi
+    fi
+    if [ -n "$index" ]; then
+      echo "[setup] torch==$torch_version from $index"
+      "$venv/bin/python" -m pip install -q "torch==$torch_version" --index-url "$index"
+    else
+      "$venv/bin/python" -m pip install -q "torch==$torch_version"
+    fi
   else
-    "$venv/bin/python" -m pip install -q "torch==$torch_version"
+    echo "[setup] installing the optional dependencies [$extras] into $venv (once)"
   fi
-  "$venv/bin/python" -m pip install -q -e "$root[dev]"
-  "$venv/bin/python" -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dpgnn)" >/dev/null
-  echo "$want" > "$stamp"
+  "$venv/bin/python" -m pip install -q -e "$root${extras:+[$extras]}"
+  if [ "$base_done" = 0 ]; then
+    "$venv/bin/python" -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dpgnn)" >/dev/null
+    echo "$want" > "$stamp"
+  fi
+  if [ -n "$extras" ]; then
+    echo "$want" > "$extras_stamp"
+  fi
 )
 
 _dpgnn_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Test job: set up (idempotent), lint and format check (`ruff check .`, `ruff format --check .`, configured in
+# Test job: set up (idempotent; with pyproject's `dev` extras: pytest, ruff, playwright), lint and format check (`ruff check .`, `ruff format --check .`, configured in
 # pyproject.toml), then run the test suite.
 # Extra arguments go to pytest.
 # The report site's browser test drives a system Chromium: installed here from Debian's packages when it is
 # missing and this shell may install packages (root with apt-get); otherwise that one test is skipped with its reason.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DPGNN_EXTRAS=dev  # read by setup.sh; the smoke run's environment has no test-only packages
 source "$ROOT/scripts/setup.sh"
 cd "$ROOT"
 if ! command -v chromium >/dev/null 2>&1 && [ -z "${DPGNN_CHROMIUM:-}" ]; then

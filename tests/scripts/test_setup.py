@@ -20,13 +20,15 @@ def _fake_venv(tmp_path, python_exit: int):
     return venv
 
 
-def _source(tmp_path, venv, before: str = "") -> subprocess.CompletedProcess:
+def _source(tmp_path, venv, before: str = "", extras: str = "") -> subprocess.CompletedProcess:
     script = (
         f'{before}\nset -o > {tmp_path / "before"}\nsource {SETUP}\necho "status=$?"\n'
         f'set -o > {tmp_path / "after"}\necho "mpl=${{MPLBACKEND-unset}}"\necho "path=$PATH"\necho alive\n'
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "DPGNN_TORCH_INDEX_URL")}
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "DPGNN_TORCH_INDEX_URL", "DPGNN_EXTRAS")}
     env["DPGNN_VENV"] = str(venv)
+    if extras:
+        env["DPGNN_EXTRAS"] = extras
     return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
 
 
@@ -45,6 +47,21 @@ def test_sourced_setup_leaves_shell_options_unchanged(tmp_path, before):
     # a second run finds the stamp and installs nothing
     (tmp_path / "calls.txt").unlink()
     assert "status=0" in _source(tmp_path, venv).stdout
+    assert not (tmp_path / "calls.txt").exists()
+
+
+def test_extras_come_on_top_of_the_stamped_environment(tmp_path):
+    venv = _fake_venv(tmp_path, 0)
+    assert "status=0" in _source(tmp_path, venv).stdout
+    calls = (tmp_path / "calls.txt").read_text()
+    assert f"install -q -e {ROOT}\n" in calls and "[dev]" not in calls  # the smoke run's set-up: no test packages
+    (tmp_path / "calls.txt").unlink()
+    assert "status=0" in _source(tmp_path, venv, extras="dev").stdout
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert calls == [f"-m pip install -q -e {ROOT}[dev]"]  # only the extras: no torch, no kernel, no pip upgrade
+    (tmp_path / "calls.txt").unlink()
+    for extras in ("dev", ""):
+        assert "status=0" in _source(tmp_path, venv, extras=extras).stdout
     assert not (tmp_path / "calls.txt").exists()
 
 
