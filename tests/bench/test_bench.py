@@ -112,6 +112,11 @@ def test_the_selected_trials_ledger_includes_the_search(rows, unit, method):
     assert row["epsilon_accounted"] == pytest.approx(eps, rel=1e-12)
     assert eps <= row["epsilon"] and eps > 0.9 * row["epsilon"]  # the split uses the budget, within it
     assert eps > search["epsilon_trial"] * 1.2  # the search costs more than one trial
+    # sound: no selection on private data outside ε (node: every trial kept its last epoch), the ε is the search's
+    assert row["guarantee"] == "sound" and row["epsilon_sound"] == row["epsilon_accounted"]
+    assert json.loads(row["not_covered"]) == []
+    if unit == "node":
+        assert "last epoch" in search["epoch"] and "last epoch" in json.loads(row["ledger"])["run"]["epoch_selection"]
     run_ledger = json.loads(row["ledger"])["run"]  # the selected run is one of the accounted trials
     noise = {z for e in search["trial_events"] for z in _noise(e)}
     assert any(math.isclose(run_ledger["noise_multiplier"], z, rel_tol=1e-9) for z in noise)
@@ -157,3 +162,26 @@ def test_ldp_trials_share_one_release_and_central_trials_are_independent(monkeyp
             assert set(seeds) == {1}
         else:  # fresh randomness per trial (Papernot & Steinke's independent runs)
             assert len(seeds) == 3 and len(set(seeds)) == 3
+
+
+def test_private_ldp_rows_are_sound_when_nothing_was_scaled(rows):
+    first, _ = rows
+    ldp = first[first["unit"] == "ldp-labels"].set_index("tuning")
+    assert ldp.loc["private", "guarantee"] == "sound"  # the features are public here: their range costs nothing
+    assert ldp.loc["private", "epsilon_sound"] == ldp.loc["private", "epsilon"]
+    assert ldp.loc["as_published", "guarantee"] == "as_published"
+
+
+def test_last_epoch_turns_off_every_selection():
+    from dpgnn.train import fit, last_epoch
+
+    values = iter([0.9, 0.1, 0.5])
+
+    def run(**kw):
+        return fit(None, lambda e: None, lambda e: {"val": next(values)}, epochs=3, **kw)
+
+    assert run().best_epoch == 1
+    values = iter([0.9, 0.1, 0.5])
+    with last_epoch() as overridden:
+        res = run(patience=1)
+    assert res.best_epoch == 3 and res.epochs == 3 and overridden == ["val"]
