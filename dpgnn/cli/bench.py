@@ -17,7 +17,8 @@ def bench(
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells per unit, stored and missing; run none."),
 ) -> None:
-    """Run the missing cells of a bench profile into results/<profile>/bench/<unit>.csv (resumable).
+    """Run the missing cells of a bench profile into results/<profile>/bench/<unit>.csv (resumable; the bench
+    profile's rows go to results/paper/bench/, as dpgnn run bench --profile paper's).
 
     A bad option is one line on stderr (exit status 2) before anything runs or is written.
     """
@@ -36,7 +37,7 @@ def bench(
         typer.echo(f"{int(table['missing'].sum())} of {int(table['cells'].sum())} cells to run")
         return
     rows = run(prof, **filters)
-    typer.echo(f"{len(rows)} rows stored in results/{prof.name}/bench/")
+    typer.echo(f"{len(rows)} rows stored in results/{prof.folder}/bench/")
 
 
 def register(app: typer.Typer) -> None:

@@ -185,3 +185,55 @@ def test_last_epoch_turns_off_every_selection():
     with last_epoch() as overridden:
         res = run(patience=1)
     assert res.best_epoch == 3 and res.epochs == 3 and overridden == ["val"]
+
+
+def _synthetic() -> pd.DataFrame:
+    """Rows of two seeds: edge-unit progap at two ε under both tunings, and the 0-edge-DP MLP."""
+    out = []
+    for seed, (a, b, m) in enumerate([(60.0, 70.0, 65.0), (62.0, 74.0, 67.0)]):
+        for tuning, shift in (("as_published", 5.0), ("private", 0.0)):
+            out += [
+                {"epsilon": 1.0, "method": "progap", "accuracy": a + shift, "seed": seed, "tuning": tuning},
+                {"epsilon": 8.0, "method": "progap", "accuracy": b + shift, "seed": seed, "tuning": tuning},
+                {"epsilon": 0.0, "method": "mlp", "accuracy": m, "seed": seed, "tuning": tuning},
+            ]
+    df = pd.DataFrame(out).assign(unit="edge", dataset="toy", guarantee="sound", epsilon_accounted=1.0)
+    return df
+
+
+def test_the_report_summary_which_method_and_cost():
+    from scipy.stats import t
+
+    from dpgnn.bench import report
+
+    df = _synthetic()
+    s = report.summary(df).set_index(["method", "tuning", "epsilon"])
+    row = s.loc[("progap", "private", 1.0)]
+    assert row["accuracy"] == pytest.approx(61.0) and row["seeds"] == 2
+    assert row["ci95"] == pytest.approx(t.ppf(0.975, 1) * np.std([60.0, 62.0], ddof=1) / np.sqrt(2))
+    best = report.which_method(df).set_index("budget")
+    assert best.loc[1.0, "method"] == "mlp" and best.loc[1.0, "runner_up"] == pytest.approx(61.0)  # ε = 0 fits ε = 1
+    assert best.loc[8.0, "method"] == "progap" and best.loc[8.0, "score"] == pytest.approx(72.0)
+    cost = report.private_cost(df)
+    assert set(cost["method"]) == {"progap"}  # the trivial MLP tunes the same way in both
+    assert cost["cost"].tolist() == pytest.approx([-5.0, -5.0]) and cost["pairs"].tolist() == [2, 2]
+    fig = report.plot_accuracy(df)
+    assert len(fig.axes) == 1 and fig.axes[0].get_title() == "edge · toy"
+    with pytest.raises(ValueError, match="no stored bench rows"):
+        report.plot_accuracy(df.iloc[:0])
+
+
+def test_the_report_lists_what_is_missing_and_why(rows, tmp_path, monkeypatch):
+    from dpgnn.bench import report
+
+    prof = get_profile("test")
+    done = report.missing(prof)
+    assert not done["why"].eq("not computed yet").any()  # the fixture ran every cell
+    assert set(done.loc[done["method"] == "(all)", "unit"]) == set(UNITS) - set(prof.units)
+    assert done["why"].str.startswith("excluded").sum() == 2  # PrivGNN, PATE at node level
+    assert len(report.rows(prof)) == len(rows[0])
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))  # an empty store: every cell is missing
+    todo = report.missing(prof)
+    n_cells = sum(len(c) for c in cells(prof).values())
+    assert todo.loc[todo["why"] == "not computed yet", "cells"].sum() == n_cells
+    assert report.rows(prof).empty
