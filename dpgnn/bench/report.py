@@ -17,6 +17,7 @@ seed). ``private`` rows are the honest ones (ε includes the search); ``as_publi
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -24,18 +25,29 @@ import pandas as pd
 from dpgnn.bench.profiles import BenchProfile
 from dpgnn.bench.units import UNITS
 
-__all__ = ["rows", "summary", "plot_accuracy", "which_method", "plot_which_method", "private_cost", "missing"]
+__all__ = [
+    "rows",
+    "summary",
+    "plot_accuracy",
+    "which_method",
+    "plot_which_method",
+    "private_cost",
+    "missing",
+    "conclusion",
+    "readme_block",
+]
 
 KEYS = ["unit", "dataset", "method", "tuning", "epsilon"]
 #: line style per tuning in the figures
 STYLES = {"private": ("-", "o", None), "as_published": (":", "s", "none")}
 
 
-def rows(profile: BenchProfile, units: list[str] | None = None) -> pd.DataFrame:
-    """The stored rows of ``profile`` (every unit, or ``units``), with ``accuracy`` = test accuracy in %."""
+def rows(profile: BenchProfile, units: list[str] | None = None, root: Path | None = None) -> pd.DataFrame:
+    """The stored rows of ``profile`` (every unit, or ``units``), with ``accuracy`` = test accuracy in %; ``root``:
+    the folder holding ``<profile>/bench/`` (default: the output root's ``results/``)."""
     from dpgnn.results import ResultStore
 
-    store = ResultStore("bench", profile.folder)
+    store = ResultStore("bench", profile.folder, root)
     frames = [store.load(u) for u in (units or profile.units)]
     frames = [f for f in frames if len(f)]
     if not frames:
@@ -224,3 +236,59 @@ def missing(profile: BenchProfile) -> pd.DataFrame:
             out.append(dict(unit=unit, method=m, cells=0, why=f"excluded: {reason}"))
     df = pd.DataFrame(out, columns=["unit", "method", "cells", "why"])
     return df.groupby(["unit", "method", "why"], sort=False, as_index=False)["cells"].sum()
+
+
+def _wins(best: pd.DataFrame) -> str:
+    """Per unit, the method that is best in most (dataset, ε) cells of :func:`which_method`, with its count."""
+    parts = []
+    for unit in [u for u in UNITS if u in set(best["unit"])]:
+        counts = best[best["unit"] == unit]["method"].value_counts()
+        top = sorted(counts.index, key=lambda m: (-counts[m], m))[0]
+        parts.append(f"{unit} `{top}` ({counts[top]} of {int(counts.sum())})")
+    return ", ".join(parts)
+
+
+def conclusion(df: pd.DataFrame, profile: BenchProfile, stored: int, total: int) -> str:
+    """Two sentences on what the stored rows of ``profile`` conclude (``stored`` of ``total`` cells): per unit,
+    the method best under private tuning in most (dataset, ε) cells, and what the private search costs; said
+    plainly when no row is stored."""
+    where = f"`results/{profile.folder}/bench/`"
+    if df.empty or stored == 0:
+        return (
+            f"The benchmark's {profile.name} profile has no stored rows yet ({where}: 0 of {total} cells; "
+            f"`dpgnn run bench --profile {profile.folder}` computes them), so it concludes nothing yet.\n"
+        )
+    best = which_method(df)
+    cost = private_cost(df)
+    private = df[df["tuning"] == "private"]
+    sound = int((private["guarantee"] == "sound").sum())
+    part = "" if stored == total else f"; {stored} of {total} cells stored, the rest not yet run"
+    first = (
+        f"Under one protocol per privacy unit ({profile.name} profile: {len(profile.datasets)} dataset(s), "
+        f"{len(profile.seeds)} seed(s), private tuning with the search inside ε{part}), the method most often "
+        f"best over (dataset, ε) cells is: {_wins(best)}."
+    )
+    if cost.empty:
+        second = "No method has both tunings stored yet, so the cost of tuning privately is not measured."
+    else:
+        second = (
+            f"Tuning privately instead of as the papers do changes test accuracy by {cost['cost'].mean():+.1f} "
+            f"points on average (from {cost['cost'].min():+.1f} to {cost['cost'].max():+.1f} over "
+            f"{len(cost)} method and ε cells), and {sound} of {len(private)} private rows are `sound`."
+        )
+    return f"{first} {second}\n"
+
+
+def readme_block(root: Path) -> str:
+    """The README's ``bench`` block: :func:`conclusion` for the ``bench`` profile's rows stored under ``root``."""
+    from dpgnn.bench.profiles import get_profile
+    from dpgnn.bench.runner import cells
+    from dpgnn.results import ResultStore
+    from dpgnn.utils import config_hash
+
+    profile = get_profile("bench")
+    store = ResultStore("bench", profile.folder, root / "results")
+    todo = cells(profile)
+    stored = sum(len({config_hash(c) for c in todo[u]} & store.done(u)) for u in profile.units)
+    total = sum(len(c) for c in todo.values())
+    return conclusion(rows(profile, root=root / "results"), profile, stored, total)

@@ -237,3 +237,20 @@ def test_the_report_lists_what_is_missing_and_why(rows, tmp_path, monkeypatch):
     n_cells = sum(len(c) for c in cells(prof).values())
     assert todo.loc[todo["why"] == "not computed yet", "cells"].sum() == n_cells
     assert report.rows(prof).empty
+
+
+def test_the_readme_sentences_come_from_stored_rows(rows, tmp_path):
+    from dpgnn.bench import report
+    from dpgnn.readme import bench_block
+
+    prof = get_profile("test")
+    df = report.rows(prof)
+    text = report.conclusion(df, prof, len(df), len(df))
+    assert text.count(". ") == 1 and text.endswith(".\n")  # two sentences
+    best = report.which_method(df)
+    assert f"node `dp-mlp` ({(best['unit'] == 'node').sum()} of" in text
+    sound = int((df[df["tuning"] == "private"]["guarantee"] == "sound").sum())
+    assert f"{sound} of {int((df['tuning'] == 'private').sum())} private rows are `sound`" in text
+    assert f"{report.private_cost(df)['cost'].mean():+.1f} points on average" in text
+    empty = bench_block(tmp_path)  # a repository without bench rows: said plainly
+    assert "no stored rows yet" in empty and "concludes nothing" in empty
