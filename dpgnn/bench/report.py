@@ -34,6 +34,7 @@ __all__ = [
     "private_cost",
     "missing",
     "conclusion",
+    "stored_conclusion",
     "readme_block",
 ]
 
@@ -208,15 +209,16 @@ def private_cost(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=cols)
 
 
-def missing(profile: BenchProfile) -> pd.DataFrame:
+def missing(profile: BenchProfile, results: Path | None = None) -> pd.DataFrame:
     """What the profile's stored rows do not cover yet, and why: per unit and method, the cells not computed
     (``not computed yet``, or the dataset's files missing), the unit's methods the profile does not run, the
-    registered methods the unit excludes, and the units outside the profile."""
+    registered methods the unit excludes, and the units outside the profile (``results``: the folder holding
+    ``<profile>/bench/``; default: the output root's ``results/``)."""
     from dpgnn.bench.runner import cells
     from dpgnn.results import ResultStore
     from dpgnn.utils import config_hash
 
-    store = ResultStore("bench", profile.folder)
+    store = ResultStore("bench", profile.folder, results)
     skipped = dict(zip(store.skipped()["dataset"], store.skipped()["reason"]))
     out = []
     for unit, u in UNITS.items():
@@ -279,16 +281,22 @@ def conclusion(df: pd.DataFrame, profile: BenchProfile, stored: int, total: int)
     return f"{first} {second}\n"
 
 
-def readme_block(root: Path) -> str:
-    """The README's ``bench`` block: :func:`conclusion` for the ``bench`` profile's rows stored under ``root``."""
-    from dpgnn.bench.profiles import get_profile
+def stored_conclusion(profile: BenchProfile, results: Path | None = None) -> str:
+    """:func:`conclusion` for the rows of ``profile`` stored under ``results`` (the folder holding
+    ``<profile>/bench/``; default: the output root's ``results/``)."""
     from dpgnn.bench.runner import cells
     from dpgnn.results import ResultStore
     from dpgnn.utils import config_hash
 
-    profile = get_profile("bench")
-    store = ResultStore("bench", profile.folder, root / "results")
+    store = ResultStore("bench", profile.folder, results)
     todo = cells(profile)
     stored = sum(len({config_hash(c) for c in todo[u]} & store.done(u)) for u in profile.units)
     total = sum(len(c) for c in todo.values())
-    return conclusion(rows(profile, root=root / "results"), profile, stored, total)
+    return conclusion(rows(profile, root=results), profile, stored, total)
+
+
+def readme_block(root: Path) -> str:
+    """The README's ``bench`` block: :func:`conclusion` for the ``bench`` profile's rows stored under ``root``."""
+    from dpgnn.bench.profiles import get_profile
+
+    return stored_conclusion(get_profile("bench"), root / "results")
