@@ -17,8 +17,9 @@ def bench(
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells per unit, stored and missing; run none."),
 ) -> None:
-    """Run the missing cells of a bench profile into results/<profile>/bench/<unit>.csv (resumable; the bench
-    profile's rows go to results/paper/bench/, as dpgnn run bench --profile paper's).
+    """Run the missing cells of a bench profile into results/<profile>/bench/<unit>.csv (resumable).
+
+    The bench profile's rows go to results/paper/bench/, as those of dpgnn run bench --profile paper.
 
     A bad option is one line on stderr (exit status 2) before anything runs or is written.
     """
