@@ -9,6 +9,8 @@ The README's blocks:
 
 - ``series``: one line per paper series with its report counts (``results/paper/report.csv``, written by
   ``dpgnn report --profile paper``) and its page under ``docs/`` (whose first heading names the paper);
+- ``bench``: what the benchmark concludes, two sentences from the stored rows of its ``bench`` profile
+  (``results/paper/bench/``), saying plainly when rows are missing;
 - ``timings``: the quick start's measured durations (``benchmarks/results/quickstart.csv``, written by
   ``benchmarks/quickstart_timing.py`` on a fresh clone), with their date and machine.
 
@@ -29,7 +31,16 @@ import pandas as pd
 
 from dpgnn.utils import ROOT
 
-__all__ = ["BLOCKS", "EXTRA_PAGES", "pages", "refresh", "series_block", "series_pages", "timings_block"]
+__all__ = [
+    "BLOCKS",
+    "EXTRA_PAGES",
+    "bench_block",
+    "pages",
+    "refresh",
+    "series_block",
+    "series_pages",
+    "timings_block",
+]
 
 
 def series_pages() -> dict[str, str]:
@@ -112,7 +123,15 @@ def timings_block(root: Path = ROOT) -> str:
     return f"Measured on a fresh clone ({machine}, {date}): " + "; ".join(parts) + ".\n"
 
 
-BLOCKS: dict[str, Callable[[Path], str]] = {"series": series_block, "timings": timings_block}
+def bench_block(root: Path = ROOT) -> str:
+    """The benchmark's two sentences from the ``bench`` profile's stored rows (:func:`dpgnn.bench.report.readme_block`;
+    says so plainly when rows are missing)."""
+    from dpgnn.bench.report import readme_block
+
+    return readme_block(root)
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {"series": series_block, "timings": timings_block, "bench": bench_block}
 
 
 def all_blocks() -> dict[str, Callable[[Path], str]]:

@@ -7,6 +7,9 @@ from disk or from the repository as it is laid out:
 - ``index.html``: per paper, what is reproduced in words and numbers (cells within the paper's tolerance, explained,
   outside, not run and why) and as a chart; the course and the cross-paper comparison; the environment (package
   versions, device, date);
+- ``bench/index.html``: the benchmark (:mod:`dpgnn.bench.report`, from its stored rows of the profile): what they
+  conclude (the README's sentences), its figures, the which-method grid, the cost of private tuning, and what is
+  still missing and why; the front page quotes the sentences and links it;
 - ``<paper>/index.html``: the paper's artifacts with their counts;
 - ``<paper>/<artifact>.html``: our figures (from ``figures/<profile>/<paper>/``), links to the notebooks that draw
   them (the repository's ``notebooks/<paper>/``) and to the result CSV (``results/<profile>/<paper>/``), then the
@@ -409,6 +412,45 @@ def _paper_title(paper: str, site: Path) -> str:
     return f' — <a href="{_e(_rel(ROOT / known.docs, site))}">{_e(known.title)}</a>'
 
 
+def _bench_section(profile: str, site: Path, figures_root: Path, results_root: Path) -> str:
+    """The benchmark's section of the front page (what its stored rows of this profile conclude: the README's
+    sentences, :func:`dpgnn.bench.report.stored_conclusion`), linking its page ``bench/index.html``: the same
+    sentences, its figures, the which-method grid, the cost of private tuning and what is still missing."""
+    from dpgnn import series
+    from dpgnn.bench import report
+
+    bench = series.get("bench")
+    if profile not in bench.profiles:
+        return ""
+    cfg = bench.profiles[profile]
+    text = _e(report.stored_conclusion(cfg, results_root).strip())
+    page = site / "bench" / "index.html"
+    items = [f'<li><a href="{_e(_rel(nb, page.parent))}">{_e(nb.stem)}</a></li>' for nb in _notebooks(bench)]
+    body = [f"<p>{text} Protocol: <a href='{_e(_rel(ROOT / bench.docs, page.parent))}'>docs/bench.md</a>.</p>"]
+    body.append(f"<h2>Notebooks</h2><ul>{''.join(items)}</ul>")
+    for name in ("accuracy_vs_epsilon", "which_method"):
+        fig = figures_root / profile / bench.name / f"{name}.png"
+        if fig.exists():
+            body.append(f'<p><img class="figure" src="{_e(_rel(fig, page.parent))}" alt="{_e(name)}"></p>')
+    df = report.rows(cfg, root=results_root)
+    tables = {
+        "Which method at which ε (private tuning)": report.which_method(df),
+        "What the private search costs (points)": report.private_cost(df),
+        "What is still missing, and why": report.missing(cfg, results_root),
+    }
+    for title, table in tables.items():
+        shown = table.to_html(index=False, float_format="%.1f", border=0) if len(table) else "<p>none</p>"
+        body.append(f"<h2>{_e(title)}</h2>{shown}")
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(_page(f"dpgnn bench — profile {profile}", "".join(body), 1), "utf-8")
+    return f"<h2>{_e(bench.title)}</h2><p>{text} <a href='bench/index.html'>The benchmark's page</a>.</p>"
+
+
+def _notebooks(s) -> list[Path]:
+    """The notebooks of series record ``s``, in name order."""
+    return sorted((ROOT / s.notebooks).glob("*.ipynb"))
+
+
 def _index_body(
     rep: pd.DataFrame, papers: list[str], profile: str, site: Path, figures_root: Path, results_root: Path
 ) -> str:
@@ -447,6 +489,7 @@ def _index_body(
             if fig.exists():
                 items.append(f'<li><img class="figure" src="{_e(_rel(fig, site))}" alt="{_e(name)}"></li>')
         index.append(f"<h3>{_e(title)}</h3><ul>{''.join(items)}</ul>")
+    index.append(_bench_section(profile, site, figures_root, results_root))
     index.append(
         "<p class='muted'>Notebook links open the notebooks of the repository. The executed notebooks of "
         "this profile, where they ran here, are rendered to <code>notebooks/&lt;series&gt;/</code> beside "
@@ -488,8 +531,8 @@ def build_site(
             profile=profile,
             figures_root=figures_root,
         )
-    for course in _course_series():
-        _notebook_pages(course.name, profile, runs, site)
+    for name in [c.name for c in _course_series()] + ["bench"]:
+        _notebook_pages(name, profile, runs, site)
     body = _index_body(rep, papers, profile, site, figures_root, results_root)
     (site / "index.html").write_text(_page(f"dpgnn report — profile {profile}", body, 0), "utf-8")
     return site

@@ -28,9 +28,27 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-__all__ = ["FitResult", "GradientStep", "NoisyStep", "fit", "progress_bars"]
+__all__ = ["FitResult", "GradientStep", "NoisyStep", "fit", "last_epoch", "progress_bars"]
 
 _SHOW_PROGRESS = contextvars.ContextVar("dpgnn_show_progress", default=False)
+_LAST_EPOCH: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("dpgnn_last_epoch", default=None)
+
+
+@contextlib.contextmanager
+def last_epoch() -> Iterator[list[str]]:
+    """Every :func:`fit` run inside the block keeps its last epoch: no selection on the monitored metric, no
+    restore, no early stopping, whatever its caller passed (the metric is still evaluated and recorded).
+
+    Where the validation labels are private, a method's best-validation epoch is a selection on private data
+    outside its ε; this block removes it without a config field per method (``dpgnn bench``'s private tuning).
+    Yields the list of the monitored metrics it overrode, one per :func:`fit` that would have selected.
+    """
+    overridden: list[str] = []
+    token = _LAST_EPOCH.set(overridden)
+    try:
+        yield overridden
+    finally:
+        _LAST_EPOCH.reset(token)
 
 
 @contextlib.contextmanager
@@ -192,6 +210,17 @@ def _check_fit(epochs: int, evaluate, monitor: str | None, mode: str, patience: 
         raise ValueError(f"min_delta must be >= 0, got {min_delta}")
 
 
+def _selection(epochs, evaluate, monitor, mode, patience, min_delta, restore_best) -> tuple[Any, bool, Any]:
+    """``fit``'s arguments checked, and its ``(monitor, restore_best, patience)``: as given, or, inside
+    :func:`last_epoch`, no selection, no restore and no early stopping (the monitor turned off is recorded)."""
+    _check_fit(epochs, evaluate, monitor, mode, patience, min_delta)
+    overridden = _LAST_EPOCH.get()
+    if overridden is None or monitor is None:
+        return monitor, restore_best, patience
+    overridden.append(monitor)
+    return None, False, None
+
+
 def fit(
     model: nn.Module | None,
     step,
@@ -222,7 +251,7 @@ def fit(
     epoch). ``restore_best`` reloads that epoch's weights at the end (a copy of the state dict is taken at each
     improvement); otherwise the final weights stay and only ``best`` reports the selected epoch's metrics.
     ``keep_initial``: the initial weights count as epoch 0 with no metrics, kept when no epoch improves (e.g. all
-    validation values NaN). ``monitor=None``: no selection, ``best`` is the last epoch.
+    validation values NaN). ``monitor=None``: no selection, ``best`` is the last epoch (always in :func:`last_epoch`).
 
     Early stopping: with ``patience``, training ends after the first epoch ``e >= min_epochs`` at which the monitored
     value has not improved for ``patience`` consecutive evaluations (PyTorch-Lightning ``EarlyStopping`` semantics).
@@ -232,7 +261,7 @@ def fit(
     same numbers as before.
     """
     epochs = int(epochs)
-    _check_fit(epochs, evaluate, monitor, mode, patience, min_delta)
+    monitor, restore_best, patience = _selection(epochs, evaluate, monitor, mode, patience, min_delta, restore_best)
     best_value = -math.inf if mode == "max" else math.inf
     best: dict[str, float] = {}
     best_epoch, wait, stopped = 0, 0, False

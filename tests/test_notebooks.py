@@ -11,9 +11,10 @@ from dpgnn.utils import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
 #: The course (``notebooks/learn/``) shows short ``dpgnn`` code on purpose and has no paper numbers to compare;
-#: the cross-paper comparison (``notebooks/compare/``) has none either. Both keep the common parameters and run.
+#: the cross-paper comparison (``notebooks/compare/``) and the benchmark (``notebooks/bench/``, one protocol for
+#: every method) have none either. They keep the common parameters and run.
 COURSE = {"learn"}
-NO_REFERENCE = {"learn", "compare"}
+NO_REFERENCE = {"learn", "compare", "bench"}
 
 
 def test_there_are_notebooks():

@@ -24,7 +24,7 @@ def test_short_with_the_quick_start_first():
 def test_generated_blocks_are_current():
     """Stale after a report or a measurement changed: run `python -m dpgnn.readme`."""
     assert refresh(README) == README, "README.md's generated blocks are stale: run python -m dpgnn.readme"
-    for name in ("series", "timings"):
+    for name in ("series", "timings", "bench"):
         assert f"<!-- begin {name} -->" in README
 
 

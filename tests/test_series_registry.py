@@ -10,7 +10,8 @@ from dpgnn.utils import ROOT
 def test_the_canonical_order_and_the_kinds():
     assert series.names(kind="paper") == ["lpgcn", "lpgnn", "privgnn", "drw", "progap"]
     assert series.names() == series.names("paper") + series.names("study") + series.names("course")
-    assert engine.grid_papers() == series.names(kind="paper")
+    assert engine.grid_papers() == series.names(kind="paper") + ["bench"]  # the benchmark study has cells too
+    assert {s.paper for s in engine.select()} == set(series.names(kind="paper"))  # the default: the papers
     assert [s.order for s in series.all_series()] == sorted(s.order for s in series.all_series())
 
 

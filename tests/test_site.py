@@ -6,6 +6,7 @@ The browser test needs Playwright's Python package and a Chromium binary (``apt-
 Debian; ``DPGNN_CHROMIUM`` overrides the path); without them it is skipped with the reason.
 """
 
+import html
 import os
 import re
 import shutil
@@ -122,6 +123,17 @@ def test_site_pages_and_links(site):
     table3 = (out / "lpgcn" / "table3.html").read_text()
     assert 'notebooks/lpgcn/01_variance.ipynb"' in table3  # the notebook behind Table 3
     assert "device of the stored rows" in index and "rows" in index
+
+
+def test_the_bench_page_says_what_its_stored_rows_conclude(site):
+    from dpgnn.bench import get_profile
+    from dpgnn.bench.report import stored_conclusion
+
+    out, _ = site
+    sentence = stored_conclusion(get_profile("bench"), out.parent.parent).strip()
+    index, page = (out / "index.html").read_text(), (out / "bench" / "index.html").read_text()
+    assert html.escape(sentence) in index and html.escape(sentence) in page and "bench/index.html" in index
+    assert "What is still missing, and why" in page and "notebooks/bench/01_which_method.ipynb" in page
 
 
 def test_index_says_per_paper_what_is_reproduced(site):

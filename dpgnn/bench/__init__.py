@@ -12,7 +12,10 @@ with a random number of trials, Papernot & Steinke 2022; ε includes the search,
     plan(get_profile("smoke"))            # cells per unit, stored and missing
     rows = run(get_profile("smoke"))      # results/smoke/bench/<unit>.csv, resumable
 
-``dpgnn bench --profile smoke`` does the same from the shell.
+``dpgnn bench --profile smoke`` does the same from the shell; the bench is also the registered series ``bench``
+(:mod:`dpgnn.series.bench`: ``dpgnn run bench --profile smoke`` computes the same cells on the engine). What the
+stored rows show -- accuracy vs ε with intervals, which method at which ε, the cost of private tuning, what is
+missing -- is :mod:`dpgnn.bench.report`'s, drawn by ``notebooks/bench/01_which_method.ipynb``.
 """
 
 from __future__ import annotations

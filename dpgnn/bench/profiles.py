@@ -43,6 +43,8 @@ class BenchProfile:
         grid_limit: use only the first points of each search space (``None``: all).
         threads: torch CPU threads while the profile runs (``None``: torch's default). One thread is much faster
             for the toy graphs on a busy machine (no contention between threads for tiny kernels).
+        results: the profile folder of its rows, ``results/<results>/bench/`` (default: ``name``); the ``bench``
+            profile is the series' ``paper`` profile (:mod:`dpgnn.series.bench`), so both commands share its rows.
     """
 
     name: str
@@ -54,6 +56,12 @@ class BenchProfile:
     fixed: dict[str, dict[str, Any]] = field(default_factory=dict)
     grid_limit: int | None = None
     threads: int | None = None
+    results: str = ""
+
+    @property
+    def folder(self) -> str:
+        """The profile folder of its rows: ``results/<folder>/bench/<unit>.csv``."""
+        return self.results or self.name
 
     def methods_of(self, unit: str) -> tuple[str, ...]:
         """The methods this profile runs in ``unit``: its own choice, else every method of the unit, its trivial
@@ -101,6 +109,7 @@ PROFILES: dict[str, BenchProfile] = {
             "bench",
             datasets=("cora", "citeseer", "facebook-pagepage", "amazon-computers", "credit", "fb100-amherst41"),
             seeds=(0, 1, 2, 3, 4),
+            results="paper",
         ),
     )
 }

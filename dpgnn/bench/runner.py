@@ -1,4 +1,5 @@
-"""The cells of a profile and their resumable run: rows in ``results/<profile>/bench/<unit>.csv``.
+"""The cells of a profile and their resumable run: rows in ``results/<folder>/bench/<unit>.csv`` (the profile's
+:attr:`~dpgnn.bench.profiles.BenchProfile.folder`: its name, ``paper`` for the ``bench`` profile).
 
 The store is :class:`dpgnn.results.ResultStore` (paper ``bench``, one artifact per unit) and the loop
 :func:`dpgnn.sweep.run_grid`: a cell already stored (same config hash) is not run again, each finished cell is
@@ -80,7 +81,7 @@ def plan(profile: BenchProfile, **filters: Any) -> pd.DataFrame:
     from dpgnn.results import ResultStore
     from dpgnn.utils import config_hash
 
-    store = ResultStore("bench", profile.name)
+    store = ResultStore("bench", profile.folder)
     rows = []
     for unit, cs in cells(profile, **filters).items():
         done = store.done(unit)
@@ -89,14 +90,15 @@ def plan(profile: BenchProfile, **filters: Any) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(profile: BenchProfile, **filters: Any) -> pd.DataFrame:
-    """Run every missing cell of ``profile`` (filters as :func:`cells`); returns the stored rows of its units."""
+def run(profile: BenchProfile, *, force: bool = False, **filters: Any) -> pd.DataFrame:
+    """Run every missing cell of ``profile`` (filters as :func:`cells`; ``force``: every cell again); returns the
+    stored rows of its units."""
     import torch
 
     from dpgnn.results import ResultStore
     from dpgnn.sweep import run_grid
 
-    store = ResultStore("bench", profile.name)
+    store = ResultStore("bench", profile.folder)
     todo = cells(profile, **filters)
     frames = []
 
@@ -108,7 +110,7 @@ def run(profile: BenchProfile, **filters: Any) -> pd.DataFrame:
         if profile.threads:
             torch.set_num_threads(profile.threads)
         for unit, cs in todo.items():
-            frames.append(run_grid(store, unit, cs, one, desc=f"bench {unit}", device="cpu"))
+            frames.append(run_grid(store, unit, cs, one, desc=f"bench {unit}", device="cpu", force=force))
     finally:
         torch.set_num_threads(threads)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

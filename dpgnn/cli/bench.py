@@ -19,6 +19,8 @@ def bench(
 ) -> None:
     """Run the missing cells of a bench profile into results/<profile>/bench/<unit>.csv (resumable).
 
+    The bench profile's rows go to results/paper/bench/, as those of dpgnn run bench --profile paper.
+
     A bad option is one line on stderr (exit status 2) before anything runs or is written.
     """
     try:
@@ -36,7 +38,7 @@ def bench(
         typer.echo(f"{int(table['missing'].sum())} of {int(table['cells'].sum())} cells to run")
         return
     rows = run(prof, **filters)
-    typer.echo(f"{len(rows)} rows stored in results/{prof.name}/bench/")
+    typer.echo(f"{len(rows)} rows stored in results/{prof.folder}/bench/")
 
 
 def register(app: typer.Typer) -> None:

@@ -19,7 +19,8 @@ from dpgnn.sweep import CellSpec, SharedRuns, grid_hashes, plan
 
 
 def grid_papers() -> list[str]:
-    """The series with grid cells (the five papers), in the registry's canonical order (:mod:`dpgnn.series`)."""
+    """The series with grid cells (the five papers and the bench), in the registry's canonical order
+    (:mod:`dpgnn.series`)."""
     return [s.name for s in series.all_series() if s.cells]
 
 
@@ -32,10 +33,11 @@ def specs(paper: str) -> dict[str, CellSpec]:
 
 
 def select(papers: Iterable[str] | None = None, artifacts: Iterable[str] | None = None) -> list[CellSpec]:
-    """The specs of ``papers`` (default: all five) restricted to ``artifacts`` (names such as ``fig_a``, ``table1``;
-    each must belong to at least one of the papers). Unknown names raise ``ValueError`` listing the valid ones."""
+    """The specs of ``papers`` (default: the five papers; a study such as ``bench`` when named) restricted to
+    ``artifacts`` (names such as ``fig_a``, ``table1``; each must belong to at least one of the papers). Unknown
+    names raise ``ValueError`` listing the valid ones."""
     valid = grid_papers()
-    papers = list(papers or valid)
+    papers = list(papers or series.names(kind="paper"))
     unknown = [p for p in papers if p not in valid]
     if unknown:
         raise ValueError(f"unknown paper(s) {unknown}; valid: {valid}")

@@ -6,4 +6,4 @@ from __future__ import annotations
 from dpgnn.series import Series, register
 
 #: this series in the registry (:mod:`dpgnn.series`)
-SERIES = register(Series("compare", title="Cross-paper comparison", kind="course", order=9))
+SERIES = register(Series("compare", title="Cross-paper comparison", kind="course", order=10))

@@ -8,4 +8,4 @@ from __future__ import annotations
 from dpgnn.series import Series, register
 
 #: this series in the registry (:mod:`dpgnn.series`)
-SERIES = register(Series("learn", title="Course: DP-GNNs one concept at a time", kind="course", order=8))
+SERIES = register(Series("learn", title="Course: DP-GNNs one concept at a time", kind="course", order=9))

@@ -112,6 +112,11 @@ def test_the_selected_trials_ledger_includes_the_search(rows, unit, method):
     assert row["epsilon_accounted"] == pytest.approx(eps, rel=1e-12)
     assert eps <= row["epsilon"] and eps > 0.9 * row["epsilon"]  # the split uses the budget, within it
     assert eps > search["epsilon_trial"] * 1.2  # the search costs more than one trial
+    # sound: no selection on private data outside ε (node: every trial kept its last epoch), the ε is the search's
+    assert row["guarantee"] == "sound" and row["epsilon_sound"] == row["epsilon_accounted"]
+    assert json.loads(row["not_covered"]) == []
+    if unit == "node":
+        assert "last epoch" in search["epoch"] and "last epoch" in json.loads(row["ledger"])["run"]["epoch_selection"]
     run_ledger = json.loads(row["ledger"])["run"]  # the selected run is one of the accounted trials
     noise = {z for e in search["trial_events"] for z in _noise(e)}
     assert any(math.isclose(run_ledger["noise_multiplier"], z, rel_tol=1e-9) for z in noise)
@@ -157,3 +162,95 @@ def test_ldp_trials_share_one_release_and_central_trials_are_independent(monkeyp
             assert set(seeds) == {1}
         else:  # fresh randomness per trial (Papernot & Steinke's independent runs)
             assert len(seeds) == 3 and len(set(seeds)) == 3
+
+
+def test_private_ldp_rows_are_sound_when_nothing_was_scaled(rows):
+    first, _ = rows
+    ldp = first[first["unit"] == "ldp-labels"].set_index("tuning")
+    assert ldp.loc["private", "guarantee"] == "sound"  # the features are public here: their range costs nothing
+    assert ldp.loc["private", "epsilon_sound"] == ldp.loc["private", "epsilon"]
+    assert ldp.loc["as_published", "guarantee"] == "as_published"
+
+
+def test_last_epoch_turns_off_every_selection():
+    from dpgnn.train import fit, last_epoch
+
+    values = iter([0.9, 0.1, 0.5])
+
+    def run(**kw):
+        return fit(None, lambda e: None, lambda e: {"val": next(values)}, epochs=3, **kw)
+
+    assert run().best_epoch == 1
+    values = iter([0.9, 0.1, 0.5])
+    with last_epoch() as overridden:
+        res = run(patience=1)
+    assert res.best_epoch == 3 and res.epochs == 3 and overridden == ["val"]
+
+
+def _synthetic() -> pd.DataFrame:
+    """Rows of two seeds: edge-unit progap at two ε under both tunings, and the 0-edge-DP MLP."""
+    out = []
+    for seed, (a, b, m) in enumerate([(60.0, 70.0, 65.0), (62.0, 74.0, 67.0)]):
+        for tuning, shift in (("as_published", 5.0), ("private", 0.0)):
+            out += [
+                {"epsilon": 1.0, "method": "progap", "accuracy": a + shift, "seed": seed, "tuning": tuning},
+                {"epsilon": 8.0, "method": "progap", "accuracy": b + shift, "seed": seed, "tuning": tuning},
+                {"epsilon": 0.0, "method": "mlp", "accuracy": m, "seed": seed, "tuning": tuning},
+            ]
+    df = pd.DataFrame(out).assign(unit="edge", dataset="toy", guarantee="sound", epsilon_accounted=1.0)
+    return df
+
+
+def test_the_report_summary_which_method_and_cost():
+    from scipy.stats import t
+
+    from dpgnn.bench import report
+
+    df = _synthetic()
+    s = report.summary(df).set_index(["method", "tuning", "epsilon"])
+    row = s.loc[("progap", "private", 1.0)]
+    assert row["accuracy"] == pytest.approx(61.0) and row["seeds"] == 2
+    assert row["ci95"] == pytest.approx(t.ppf(0.975, 1) * np.std([60.0, 62.0], ddof=1) / np.sqrt(2))
+    best = report.which_method(df).set_index("budget")
+    assert best.loc[1.0, "method"] == "mlp" and best.loc[1.0, "runner_up"] == pytest.approx(61.0)  # ε = 0 fits ε = 1
+    assert best.loc[8.0, "method"] == "progap" and best.loc[8.0, "score"] == pytest.approx(72.0)
+    cost = report.private_cost(df)
+    assert set(cost["method"]) == {"progap"}  # the trivial MLP tunes the same way in both
+    assert cost["cost"].tolist() == pytest.approx([-5.0, -5.0]) and cost["pairs"].tolist() == [2, 2]
+    fig = report.plot_accuracy(df)
+    assert len(fig.axes) == 1 and fig.axes[0].get_title() == "edge · toy"
+    with pytest.raises(ValueError, match="no stored bench rows"):
+        report.plot_accuracy(df.iloc[:0])
+
+
+def test_the_report_lists_what_is_missing_and_why(rows, tmp_path, monkeypatch):
+    from dpgnn.bench import report
+
+    prof = get_profile("test")
+    done = report.missing(prof)
+    assert not done["why"].eq("not computed yet").any()  # the fixture ran every cell
+    assert set(done.loc[done["method"] == "(all)", "unit"]) == set(UNITS) - set(prof.units)
+    assert done["why"].str.startswith("excluded").sum() == 2  # PrivGNN, PATE at node level
+    assert len(report.rows(prof)) == len(rows[0])
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))  # an empty store: every cell is missing
+    todo = report.missing(prof)
+    n_cells = sum(len(c) for c in cells(prof).values())
+    assert todo.loc[todo["why"] == "not computed yet", "cells"].sum() == n_cells
+    assert report.rows(prof).empty
+
+
+def test_the_readme_sentences_come_from_stored_rows(rows, tmp_path):
+    from dpgnn.bench import report
+    from dpgnn.readme import bench_block
+
+    prof = get_profile("test")
+    df = report.rows(prof)
+    text = report.conclusion(df, prof, len(df), len(df))
+    assert text.count(". ") == 1 and text.endswith(".\n")  # two sentences
+    best = report.which_method(df)
+    assert f"node `dp-mlp` ({(best['unit'] == 'node').sum()} of" in text
+    sound = int((df[df["tuning"] == "private"]["guarantee"] == "sound").sum())
+    assert f"{sound} of {int((df['tuning'] == 'private').sum())} private rows are `sound`" in text
+    assert f"{report.private_cost(df)['cost'].mean():+.1f} points on average" in text
+    empty = bench_block(tmp_path)  # a repository without bench rows: said plainly
+    assert "no stored rows yet" in empty and "concludes nothing" in empty
