@@ -59,6 +59,8 @@ class Series:
         run: ``run(cfg, store, artifact, *, device, force)`` (:mod:`dpgnn.series.common`), where the series has one.
         side_by_side: ``side_by_side(store, artifact)``, ours beside the paper, where the series has one.
         plot: ``plot(store, artifact)``, the figure from stored rows, where the series has one.
+        guarantees: ``guarantees(row, ledger)``, the guarantee fields of a stored row derived from its configuration
+            (:mod:`dpgnn.series.ledgers`), where the series' rows can be backfilled.
     """
 
     name: str
@@ -75,6 +77,7 @@ class Series:
     run: Callable[..., Any] | None = None
     side_by_side: Callable[..., Any] | None = None
     plot: Callable[..., Any] | None = None
+    guarantees: Callable[..., Any] | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:

@@ -37,7 +37,6 @@ __all__ = [
     "backfill_file",
     "rewrite_ledgers",
     "guarantee_fields_for",
-    "DERIVERS",
     "refresh_sound_file",
 ]
 
@@ -76,7 +75,8 @@ def _pick(led: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # -- one deriver per paper: (row, stored ledger) -> the builder's guarantee fields --------------------------------
-def _lpgcn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+def lpgcn_guarantees(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+    """An LPGCN row's fields from :func:`dpgnn.methods.lpgcn.privacy_ledger` at its stored ε, mechanism and sizes."""
     from dpgnn.methods.lpgcn import privacy_ledger
 
     eps = _num(led.get("epsilon"), "ledger epsilon")
@@ -100,7 +100,8 @@ def _lpgcn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
 _M = re.compile(r"^features=([a-z0-9]+)(?:\(m=(\d+)\))?; labels=rr$")
 
 
-def _lpgnn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+def lpgnn_guarantees(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+    """An LPGNN row's fields from :func:`dpgnn.methods.lpgnn.privacy_ledger` at its stored mechanism and ε."""
     from dpgnn.methods.lpgnn import privacy_ledger
 
     match = _M.match(str(led.get("mechanism", "")))
@@ -126,7 +127,8 @@ def _lpgnn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
     return _pick(new)
 
 
-def _drw(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+def drw_guarantees(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+    """A DRW/FDP row's fields from :func:`dpgnn.methods.drw.guarantee_fields`; GCN/MLP rows are non-private."""
     from dpgnn.methods.drw import guarantee_fields
 
     if led.get("level") == "none" and row.get("method") in ("gcn", "mlp"):
@@ -168,7 +170,8 @@ def _privgnn_ledger(
     )
 
 
-def _privgnn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+def privgnn_guarantees(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+    """A PrivGNN-family row's fields from its method's ledger builder at the stored noise, steps and rate."""
     from dpgnn.methods import privgnn as P
 
     method = row.get("method")
@@ -204,7 +207,8 @@ def _privgnn(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
     raise BackfillError(f"PrivGNN method {method!r} unknown")
 
 
-def _progap(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+def progap_guarantees(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+    """A ProGAP/GAP-family row's fields from :func:`dpgnn.privacy.progap.guarantee_statement` at its level."""
     from dpgnn.privacy.progap import edge_sensitivity, guarantee_statement
 
     level = led.get("level")
@@ -240,7 +244,7 @@ def _progap(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
 _QUERY = re.compile(r"^Laplace\(1/lam\) on ([a-z_]+), argmax$")
 
 
-def _audit(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+def audit_guarantees(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
     """An audit row states the guarantee of the mechanism (or trained model) under audit at its claimed ε, built by
     the audit modules from the methods' builders (:mod:`dpgnn.audit`); Fig. 4's rows are PrivGNN's own."""
     from dpgnn.audit import argmax, canary, ldp
@@ -278,26 +282,20 @@ def _audit(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
             _same(row["lam"], lam, "lam")
         return argmax.query_statement(lam, int(_num(row.get("classes"), "classes")), match.group(1))
     if art in ("fig4", "fig4_shadows"):
-        return _privgnn(row, led)
+        return privgnn_guarantees(row, led)
     raise BackfillError(f"audit artifact {art!r} unknown")
 
 
-#: paper -> deriver of one row's guarantee fields from the row and its stored ledger
-DERIVERS: dict[str, Callable[[Row, Mapping[str, Any]], dict[str, Any]]] = {
-    "lpgcn": _lpgcn,
-    "lpgnn": _lpgnn,
-    "drw": _drw,
-    "privgnn": _privgnn,
-    "progap": _progap,
-    "audit": _audit,
-}
-
-
 def guarantee_fields_for(paper: str, row: Row, ledger: Mapping[str, Any]) -> dict[str, Any]:
-    """The guarantee fields of one stored row of ``paper`` (row: the CSV's text fields; ledger: its parsed JSON)."""
-    if paper not in DERIVERS:
-        raise BackfillError(f"no statement builder for paper {paper!r}; known: {sorted(DERIVERS)}")
-    fields = _pick(DERIVERS[paper](row, ledger))
+    """The guarantee fields of one stored row of ``paper`` (row: the CSV's text fields; ledger: its parsed JSON),
+    from the deriver its series registers (:attr:`dpgnn.series.Series.guarantees`)."""
+    from dpgnn import series
+
+    derive = series.get(paper).guarantees if paper in series.names() else None
+    if derive is None:
+        known = [s.name for s in series.all_series() if s.guarantees]
+        raise BackfillError(f"no statement builder for paper {paper!r}; known: {known}")
+    fields = _pick(derive(row, ledger))
     missing = [f for f in LEDGER_FIELDS if f not in fields]
     if missing:
         raise BackfillError(f"the builder for {paper!r} gave no {missing}")

@@ -19,6 +19,7 @@ from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore
 from dpgnn.series import Series, register
 from dpgnn.series.common import fmt
+from dpgnn.series.ledgers import lpgcn_guarantees
 from dpgnn.series.lpgcn_artifacts import (
     CELLS,
     PAPER,
@@ -264,5 +265,6 @@ SERIES = register(
         run=run,
         side_by_side=side_by_side,
         plot=plot,
+        guarantees=lpgcn_guarantees,
     )
 )

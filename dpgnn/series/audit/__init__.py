@@ -65,6 +65,7 @@ from dpgnn.series.audit.profiles import (
     QueryAudit,
     ShadowDesigns,
 )
+from dpgnn.series.ledgers import audit_guarantees
 
 #: this series in the registry (:mod:`dpgnn.series`)
 SERIES = register(
@@ -77,6 +78,7 @@ SERIES = register(
         reference="audit.csv",
         profiles=PROFILES,
         artifacts=ALL_ARTIFACTS,
+        guarantees=audit_guarantees,
     )
 )
 

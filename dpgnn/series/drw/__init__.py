@@ -46,6 +46,7 @@ from dpgnn.series.drw.table1 import (
     table1_cells,
     table1_side_by_side,
 )
+from dpgnn.series.ledgers import drw_guarantees
 
 __all__ = [
     "PAPER",
@@ -106,5 +107,6 @@ SERIES = register(
         run=run,
         side_by_side=side_by_side,
         plot=plot,
+        guarantees=drw_guarantees,
     )
 )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 
 from dpgnn.series import Series, register
+from dpgnn.series.ledgers import lpgnn_guarantees
 from dpgnn.series.lpgnn.cells import _data as _data
 from dpgnn.series.lpgnn.cells import artifact_cells, run, run_cell, setting
 from dpgnn.series.lpgnn.figures import ledger_summary, plot, plot_fig_a, plot_k, plot_table, side_by_side
@@ -87,5 +88,6 @@ SERIES = register(
         run=run,
         side_by_side=side_by_side,
         plot=plot,
+        guarantees=lpgnn_guarantees,
     )
 )

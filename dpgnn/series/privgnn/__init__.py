@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dpgnn.methods.privgnn import LAMBDAS
 from dpgnn.series import Series, register
+from dpgnn.series.ledgers import privgnn_guarantees
 from dpgnn.series.privgnn.accuracy import (
     BASELINE_ARTIFACTS,
     REPEATS_TABLE5,
@@ -176,5 +177,6 @@ SERIES = register(
         run=run,
         side_by_side=side_by_side,
         plot=plot,
+        guarantees=privgnn_guarantees,
     )
 )

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dpgnn import methods  # noqa: F401  (the registry the cells resolve methods in)
 from dpgnn.report import paper_vs_ours
 from dpgnn.series import Series, register
+from dpgnn.series.ledgers import progap_guarantees
 from dpgnn.series.progap.api import ARTIFACTS, CELLS, plot, run, side_by_side
 from dpgnn.series.progap.calibration import (
     SPEC_NODE,
@@ -149,5 +150,6 @@ SERIES = register(
         run=run,
         side_by_side=side_by_side,
         plot=plot,
+        guarantees=progap_guarantees,
     )
 )
