@@ -23,27 +23,21 @@ table between the ``batched_repeats`` markers of ``benchmarks/README.md``.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import os
 import platform
-import time
-from pathlib import Path
 
 import torch
+from repeats_race import RESULTS, race, read_rows, store, write_table
 
-from dpgnn.atomic import atomic_open
 from dpgnn.data import load_dataset
 from dpgnn.methods import dp_gnn
 from dpgnn.methods.dp_gnn_repeats import train_dp_gnn_repeats
 from dpgnn.methods.progap_baselines import mlp_ledger, train_mlp
 from dpgnn.methods.repeats import train_mlp_repeats
 
-RESULTS = Path(__file__).resolve().parent / "results"
-README = RESULTS.parent / "README.md"
-BEGIN, END = "<!-- begin batched_repeats -->", "<!-- end batched_repeats -->"
-OUT = RESULTS / "batched_repeats.csv"
-TABLE = RESULTS / "batched_repeats.md"
+MARKER = "batched_repeats"
+OUT = RESULTS / f"{MARKER}.csv"
 KEY = ("dataset", "method", "repeats", "epochs", "threads")
 COLUMNS = [
     "date",
@@ -104,56 +98,25 @@ def measure(data, method: str, args) -> dict:
     warm, one, together = _runners(data, method, args)
     warm()  # calibration (cached) outside the clocks
     seeds = list(range(args.repeats))
-    load_before = os.getloadavg()[0]
-    t, c = time.perf_counter(), time.process_time()
-    seq = [one(s) for s in seeds]
-    seq_s, seq_cpu = time.perf_counter() - t, time.process_time() - c
-    t, c = time.perf_counter(), time.process_time()
-    bat = together(seeds)
-    bat_s, bat_cpu = time.perf_counter() - t, time.process_time() - c
+    seq, bat, timing = race(lambda: [one(s) for s in seeds], lambda: together(seeds), len(seeds))
     diffs = [abs(a.test_acc - b.test_acc) for a, b in zip(seq, bat)]
     weights = max(
         float((p - q).abs().max()) for a, b in zip(seq, bat) for p, q in zip(a.model.parameters(), b.model.parameters())
     )
     n = args.repeats
     return {
-        "sequential_s": round(seq_s, 2),
-        "batched_s": round(bat_s, 2),
-        "sequential_cpu_s": round(seq_cpu, 2),
-        "batched_cpu_s": round(bat_cpu, 2),
-        "sequential_cells_per_s": round(n / seq_s, 4),
-        "batched_cells_per_s": round(n / bat_s, 4),
-        "ratio": round(seq_s / bat_s, 2),
-        "cpu_ratio": round(seq_cpu / bat_cpu, 2),
+        **timing,
         "same_test_acc": sum(d == 0 for d in diffs),
         "max_test_acc_diff_points": round(100 * max(diffs), 3),
         "max_weight_diff": f"{weights:.1e}",
         "sequential_mean_test_acc": round(100 * sum(a.test_acc for a in seq) / n, 2),
         "batched_mean_test_acc": round(100 * sum(b.test_acc for b in bat) / n, 2),
-        "load_before": round(load_before, 2),
-        "load_after": round(os.getloadavg()[0], 2),
     }
-
-
-def store(rows: list[dict]) -> None:
-    """Append ``rows`` to :data:`OUT`, dropping earlier rows with the same :data:`KEY`."""
-    old = []
-    if OUT.exists():
-        with OUT.open() as fh:
-            old = list(csv.DictReader(fh))
-    new_keys = {tuple(str(r[k]) for k in KEY) for r in rows}
-    kept = [r for r in old if tuple(r[k] for k in KEY) not in new_keys]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    with atomic_open(OUT, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(kept + rows)
 
 
 def table() -> str:
     """The CSV as a markdown table (what the README cites)."""
-    with OUT.open() as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_rows(OUT)
     head = (
         "| dataset (nodes, train, features) | method | B, D | R | epochs | sequential cells/s | batched cells/s | "
         "wall ratio | CPU ratio | batched vs sequential: same test acc, max diff (points), max weight diff | "
@@ -172,19 +135,6 @@ def table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_table() -> None:
-    """:func:`table` to :data:`TABLE` and between the README's markers."""
-    if not OUT.exists():
-        raise SystemExit(f"no {OUT}: run the benchmark first")
-    text = table()
-    TABLE.write_text(text)
-    readme = README.read_text()
-    if BEGIN in readme and END in readme:
-        head, rest = readme.split(BEGIN, 1)
-        README.write_text(f"{head}{BEGIN}\n{text}{END}{rest.split(END, 1)[1]}")
-    print(text, end="")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="fb100-amherst41")
@@ -195,10 +145,10 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=128)
     ap.add_argument("--max-degree", type=int, default=50, help="DP-GNN's degree bound D")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--table", action="store_true", help=f"only write {TABLE.name} from {OUT.name}")
+    ap.add_argument("--table", action="store_true", help=f"only write {MARKER}.md from {OUT.name}")
     args = ap.parse_args()
     if args.table:
-        write_table()
+        write_table(OUT, table, MARKER)
         return
     if args.repeats < 2:
         raise SystemExit(f"--repeats must be at least 2, got {args.repeats}")
@@ -226,7 +176,7 @@ def main() -> None:
         }
         print({k: row[k] for k in ("dataset", "method", "sequential_s", "batched_s", "ratio", "cpu_ratio")}, flush=True)
         rows.append(row)
-    store(rows)
+    store(OUT, COLUMNS, KEY, rows)
     print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
 
 

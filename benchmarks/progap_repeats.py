@@ -24,25 +24,19 @@ table between the ``progap_repeats`` markers of ``benchmarks/README.md``.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import os
 import platform
-import time
-from pathlib import Path
 
 import torch
+from repeats_race import RESULTS, race, read_rows, store, write_table
 
-from dpgnn.atomic import atomic_open
 from dpgnn.data import load_dataset
 from dpgnn.methods import progap as pg
 from dpgnn.methods.repeats import train_progap_repeats
 
-RESULTS = Path(__file__).resolve().parent / "results"
-README = RESULTS.parent / "README.md"
-BEGIN, END = "<!-- begin progap_repeats -->", "<!-- end progap_repeats -->"
-OUT = RESULTS / "progap_repeats.csv"
-TABLE = RESULTS / "progap_repeats.md"
+MARKER = "progap_repeats"
+OUT = RESULTS / f"{MARKER}.csv"
 KEY = ("dataset", "level", "repeats", "epochs", "threads")
 COLUMNS = [
     "date",
@@ -84,13 +78,11 @@ def measure(data, cfg: pg.ProGAPConfig, repeats: int, rounding_reference: bool =
     ``rounding_reference``: also how the sequential runs compare with runs on features scaled by ``1 + 1e-7``)."""
     pg.run_setup(data, cfg, torch.device("cpu"))  # calibration (cached) outside the clocks
     seeds = list(range(repeats))
-    load_before = os.getloadavg()[0]
-    t, c = time.perf_counter(), time.process_time()
-    seq = [pg.train_progap(data, cfg, seed=s, device="cpu") for s in seeds]
-    seq_s, seq_cpu = time.perf_counter() - t, time.process_time() - c
-    t, c = time.perf_counter(), time.process_time()
-    bat = train_progap_repeats(data, cfg, seeds, device="cpu")
-    bat_s, bat_cpu = time.perf_counter() - t, time.process_time() - c
+    seq, bat, timing = race(
+        lambda: [pg.train_progap(data, cfg, seed=s, device="cpu") for s in seeds],
+        lambda: train_progap_repeats(data, cfg, seeds, device="cpu"),
+        repeats,
+    )
     diffs = [abs(a.test_acc - b.test_acc) for a, b in zip(seq, bat)]
     reference = {}
     if rounding_reference:
@@ -105,42 +97,17 @@ def measure(data, cfg: pg.ProGAPConfig, repeats: int, rounding_reference: bool =
         }
     return {
         **reference,
-        "sequential_s": round(seq_s, 2),
-        "batched_s": round(bat_s, 2),
-        "sequential_cpu_s": round(seq_cpu, 2),
-        "batched_cpu_s": round(bat_cpu, 2),
-        "sequential_cells_per_s": round(repeats / seq_s, 4),
-        "batched_cells_per_s": round(repeats / bat_s, 4),
-        "ratio": round(seq_s / bat_s, 2),
-        "cpu_ratio": round(seq_cpu / bat_cpu, 2),
+        **timing,
         "same_test_acc": sum(d == 0 for d in diffs),
         "max_test_acc_diff_points": round(100 * max(diffs), 3),
         "sequential_mean_test_acc": round(100 * sum(a.test_acc for a in seq) / repeats, 2),
         "batched_mean_test_acc": round(100 * sum(b.test_acc for b in bat) / repeats, 2),
-        "load_before": round(load_before, 2),
-        "load_after": round(os.getloadavg()[0], 2),
     }
-
-
-def store(rows: list[dict]) -> None:
-    """Append ``rows`` to :data:`OUT`, dropping earlier rows with the same :data:`KEY`."""
-    old = []
-    if OUT.exists():
-        with OUT.open() as fh:
-            old = [r for r in csv.DictReader(fh)]
-    new_keys = {tuple(str(r[k]) for k in KEY) for r in rows}
-    kept = [r for r in old if tuple(r[k] for k in KEY) not in new_keys]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    with atomic_open(OUT, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(kept + rows)
 
 
 def table() -> str:
     """The CSV as a markdown table (what the README cites)."""
-    with OUT.open() as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_rows(OUT)
     head = (
         "| dataset (nodes, train) | level | R | epochs per stage | sequential cells/s | batched cells/s | "
         "wall ratio | CPU ratio | batched vs sequential: same test acc, max diff (points) | "
@@ -180,18 +147,10 @@ def main() -> None:
         action="store_true",
         help="also run the sequential loop on features scaled by 1 + 1e-7 (not timed)",
     )
-    ap.add_argument("--table", action="store_true", help=f"only write {TABLE.name} from {OUT.name}")
+    ap.add_argument("--table", action="store_true", help=f"only write {MARKER}.md from {OUT.name}")
     args = ap.parse_args()
     if args.table:
-        if not OUT.exists():
-            raise SystemExit(f"no {OUT}: run the benchmark first")
-        text = table()
-        TABLE.write_text(text)
-        readme = README.read_text()
-        if BEGIN in readme and END in readme:
-            head, rest = readme.split(BEGIN, 1)
-            README.write_text(f"{head}{BEGIN}\n{text}{END}{rest.split(END, 1)[1]}")
-        print(text, end="")
+        write_table(OUT, table, MARKER)
         return
     if args.repeats < 2:
         raise SystemExit(f"--repeats must be at least 2, got {args.repeats}")
@@ -243,7 +202,7 @@ def main() -> None:
             flush=True,
         )
         rows.append(row)
-    store(rows)
+    store(OUT, COLUMNS, KEY, rows)
     print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
 
 
