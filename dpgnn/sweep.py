@@ -30,6 +30,8 @@ from dpgnn.utils import code_version, config_hash
 log = logging.getLogger(__name__)
 
 RunFn = Callable[[dict[str, Any]], "Mapping[str, Any] | list[Mapping[str, Any]]"]
+#: ``batch(cells) -> [rows of each cell]``: sibling cells (one configuration's runs or seeds) computed in one call
+BatchFn = Callable[[list[dict[str, Any]]], list[list[dict[str, Any]]]]
 #: bookkeeping columns the runner adds to every row of a cell
 TIMING_COLUMNS = ("cell_seconds", "cell_device")
 STALE_CHOICES = ("keep", "rerun")
@@ -312,3 +314,38 @@ def donor_rows(hit: pd.DataFrame) -> list[dict[str, Any]]:
     cells left out so that the receiving artifact writes them empty as the donor did)."""
     hit = hit.drop(columns=[c for c in ("artifact", "timestamp") if c in hit.columns])
     return [{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)} for r in hit.to_dict("records")]
+
+
+class SiblingRunner:
+    """A cell function for :func:`run_grid` that computes a cell together with its siblings still to compute.
+
+    ``key(cell)`` names the siblings one ``batch(cells)`` call computes together (the runs or seeds of one
+    configuration, which a method with batched repeats trains at once); ``todo`` holds the cells the grid still has
+    to compute. Called with a cell, the runner returns the rows an earlier batch computed for it, else computes the
+    cell and each sibling of it in ``todo`` not computed yet in one batch and keeps the siblings' rows until
+    run_grid asks for them (it asks in grid order, where siblings follow each other). So a cell's rows are its own
+    run's whichever call computed them; the first cell of a batch carries the batch's wall time (``cell_seconds``),
+    the others almost none.
+    """
+
+    def __init__(self, batch: BatchFn, key: Callable[[dict[str, Any]], str], todo: Iterable[dict[str, Any]]) -> None:
+        self.batch, self.key = batch, key
+        self.pending: dict[str, dict[str, dict[str, Any]]] = {}  # sibling key -> {config hash: cell}
+        for c in todo:
+            self.pending.setdefault(key(c), {})[config_hash(c)] = c
+        self.ready: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, cell: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows of ``cell``: from the batch already computed with it, else from a new batch of it and its
+        pending siblings."""
+        h = config_hash(cell)
+        if h in self.ready:
+            return self.ready.pop(h)
+        group = self.pending.get(self.key(cell), {})
+        group.pop(h, None)
+        siblings = [cell, *group.values()]
+        group.clear()
+        rows = self.batch(siblings)
+        for c, r in zip(siblings[1:], rows[1:]):
+            self.ready[config_hash(c)] = r
+        return rows[0]

@@ -107,8 +107,8 @@ def test_series_trains_a_configurations_runs_in_one_call(graph, method, monkeypa
     from dpgnn.series import progap as series
 
     cfg = settings("progap", "test", datasets=[], standins={"toy": 1}, node_settings={"toy": [64, 6]}, runs=3)
-    monkeypatch.setattr(series, "_load", lambda cfg, name: graph)
-    cells = series._method_cells(cfg, "toy", method, "node", 16.0)
+    monkeypatch.setattr(series.cells, "_load", lambda cfg, name: graph)
+    cells = series.cells._method_cells(cfg, "toy", method, "node", 16.0)
     assert [c["run"] for c in cells] == [0, 1, 2]
     spec = methods.get("progap", method, "node")
     calls = []
@@ -119,9 +119,9 @@ def test_series_trains_a_configurations_runs_in_one_call(graph, method, monkeypa
         return batched(*args, seeds=seeds, **kw)
 
     monkeypatch.setattr(spec.run, "repeats", counting)
-    runner = series.RepeatsRunner(cfg, cells, device="cpu")
+    runner = series.repeats_runner(cfg, cells, device="cpu")
     got = [runner(c) for c in cells]
-    assert calls == [[series._seed(c) for c in cells]]
+    assert calls == [[series.cells._seed(c) for c in cells]]
     for c, rows in zip(cells, got):
         one = series.run_cell(graph, c, device="cpu")
         assert [r["metric"] for r in rows] == [r["metric"] for r in one]

@@ -228,7 +228,7 @@ def test_series_trains_a_configurations_runs_in_one_call(graph, monkeypatch):
         return batched(*args, seeds=seeds, **kw)
 
     monkeypatch.setattr(spec.run, "repeats", counting)
-    runner = series.RepeatsRunner(cfg, cells[1:], device="cpu")  # run 0 already stored
+    runner = series.repeats_runner(cfg, cells[1:], device="cpu")  # run 0 already stored
     got = [runner(c) for c in cells[1:]]
     assert calls == [[series.cells._seed(c) for c in cells[1:]]]
     for c, rows in zip(cells[1:], got):

@@ -17,7 +17,7 @@ from dpgnn.report import compare
 from dpgnn.results import ResultStore
 from dpgnn.series import common, load_or_skip
 from dpgnn.series.drw.profiles import PAPER, DRWProfile
-from dpgnn.sweep import check_train, run_grid
+from dpgnn.sweep import SiblingRunner, check_train, run_grid
 from dpgnn.utils import config_hash, resolve_device
 
 
@@ -160,33 +160,11 @@ def batch_run(cfg: DRWProfile, cells: list[dict[str, Any]], device: str = "auto"
     return [_rows(c, res) for c, res in zip(cells, results)]
 
 
-class SeedsRunner:
+def seeds_runner(cfg: DRWProfile, todo: list[dict[str, Any]], device: str = "auto") -> SiblingRunner:
     """The cell function :func:`run_table1` gives :func:`dpgnn.sweep.run_grid`: :func:`run_cell`, except that a DP
-    cell trains, in one :func:`batch_run`, with every other seed of its configuration among ``todo`` (the cells the
-    grid still has to compute) that has not run yet. The other seeds' rows are kept until run_grid asks for them (in
-    grid order, where a configuration's seeds follow each other), so a cell's rows are its own run's, equal to its
-    :func:`run_cell`'s whichever call computed them; the first cell of a batch carries the batch's wall time."""
-
-    def __init__(self, cfg: DRWProfile, todo: list[dict[str, Any]], device: str = "auto") -> None:
-        self.cfg, self.device = cfg, device
-        self.pending: dict[str, dict[str, dict[str, Any]]] = {}  # seed key -> {config hash: cell}
-        for c in todo:
-            self.pending.setdefault(seed_key(c), {})[config_hash(c)] = c
-        self.ready: dict[str, list[dict[str, Any]]] = {}
-
-    def __call__(self, cell: dict[str, Any]) -> list[dict[str, Any]]:
-        """The rows of ``cell`` (computed now, with its configuration's other pending seeds, or before)."""
-        h = config_hash(cell)
-        if h in self.ready:
-            return self.ready.pop(h)
-        group = self.pending.get(seed_key(cell), {})
-        group.pop(h, None)
-        siblings = [cell, *group.values()]
-        group.clear()
-        rows = batch_run(self.cfg, siblings, self.device)
-        for c, r in zip(siblings[1:], rows[1:]):
-            self.ready[config_hash(c)] = r
-        return rows[0]
+    cell trains, in one :func:`batch_run`, with every other seed of its configuration among ``todo`` that has not
+    run yet (:class:`dpgnn.sweep.SiblingRunner`; each cell's rows equal to its :func:`run_cell`'s)."""
+    return SiblingRunner(lambda cells: batch_run(cfg, cells, device), seed_key, todo)
 
 
 def run_table1(
@@ -206,7 +184,7 @@ def run_table1(
             store,
             "grid",
             cells,
-            SeedsRunner(cfg, [c for c in cells if config_hash(c) not in stored], device),
+            seeds_runner(cfg, [c for c in cells if config_hash(c) not in stored], device),
             desc="DRW Table 1 grid",
             force=force,
             device=str(resolve_device(device)),

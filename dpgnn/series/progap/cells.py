@@ -1,5 +1,5 @@
 """The ProGAP series' cells: datasets loaded once per process, one cell's run and rows, the grids of Table 2 and
-Figs. 2-4, batched repeats (:func:`batch_run`, :class:`RepeatsRunner`), coverage and the selection of the best
+Figs. 2-4, batched repeats (:func:`batch_run`, :func:`repeats_runner`), coverage and the selection of the best
 configuration (docs/papers/progap.md#hyper-parameter-search-and-reporting)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dpgnn.series.progap.profiles import (
     ProGAPProfile,
     setting,
 )
-from dpgnn.sweep import run_grid
+from dpgnn.sweep import SiblingRunner, run_grid
 from dpgnn.utils import config_hash, resolve_device
 
 __all__ = [
@@ -36,7 +36,7 @@ __all__ = [
     "run_rows",
     "SHARED_RUNS",
     "cell_run",
-    "RepeatsRunner",
+    "repeats_runner",
     "batch_run",
     "coverage",
     "config_label",
@@ -219,42 +219,18 @@ def _sibling_key(cell: dict[str, Any]) -> str:
     return config_hash({k: v for k, v in cell.items() if k != "run"})
 
 
-class RepeatsRunner:
+def repeats_runner(cfg: ProGAPProfile, todo: list[dict[str, Any]], device: str = "auto") -> SiblingRunner:
     """The cell function :func:`_run` gives :func:`dpgnn.sweep.run_grid`: :func:`cell_run`, except that a cell
     whose method trains runs together (its registered ``run`` has a ``repeats``: ProGAP, its layer-wise ablation,
-    GAP) trains, in one batched call, its own run and every other run of its configuration among ``todo`` (the
-    cells the grid still has to compute) that has not run yet. The siblings' rows are kept until run_grid asks for
-    them (it asks in grid order, where a configuration's runs follow each other), so a cell's rows are its own
-    run's whichever call computed them (each equal to its one-at-a-time run up to float rounding); the first
-    cell of a batch carries the batch's wall time (``cell_seconds``), the others almost none."""
-
-    def __init__(self, cfg: ProGAPProfile, todo: list[dict[str, Any]], device: str = "auto") -> None:
-        self.cfg, self.device = cfg, device
-        self.pending: dict[str, dict[str, dict[str, Any]]] = {}  # sibling key -> {config hash: cell}
-        for c in todo:
-            self.pending.setdefault(_sibling_key(c), {})[config_hash(c)] = c
-        self.ready: dict[str, list[dict[str, Any]]] = {}
-
-    def __call__(self, cell: dict[str, Any]) -> list[dict[str, Any]]:
-        """The rows of ``cell``: from the batch already trained with it, else from a new batch of it and its
-        pending siblings."""
-        h = config_hash(cell)
-        if h in self.ready:
-            return self.ready.pop(h)
-        group = self.pending.get(_sibling_key(cell), {})
-        group.pop(h, None)
-        siblings = [cell, *group.values()]
-        group.clear()
-        rows = batch_run(self.cfg, siblings, self.device)
-        for c, r in zip(siblings[1:], rows[1:]):
-            self.ready[config_hash(c)] = r
-        return rows[0]
+    GAP) trains, in one :func:`batch_run`, its own run and every other run of its configuration among ``todo``
+    (:class:`dpgnn.sweep.SiblingRunner`; each run's rows equal to its one-at-a-time run up to float rounding)."""
+    return SiblingRunner(lambda cells: batch_run(cfg, cells, device), _sibling_key, todo)
 
 
 def batch_run(cfg: ProGAPProfile, cells: list[dict[str, Any]], device: str = "auto") -> list[list[dict[str, Any]]]:
     """The rows of each of ``cells``, runs of one configuration (one :func:`_sibling_key`): trained in one batched
     call when the method has a ``repeats`` (ProGAP, its layer-wise ablation, GAP), else one :func:`cell_run` each.
-    What the engine computes as one task and :class:`RepeatsRunner` as one batch."""
+    What the engine computes as one task and :func:`repeats_runner` as one batch."""
     first = cells[0]
     repeats = getattr(methods.get(PAPER, first["method"], first["level"]).run, "repeats", None)
     if repeats is None or len(cells) == 1:
@@ -278,7 +254,7 @@ def _run(
         return store.load(artifact)
     share = SHARED_RUNS if artifact in SHARED_RUNS else ()
     stored = set() if force else set().union(*(store.done(a) for a in (artifact, *share)))
-    runner = RepeatsRunner(cfg, [c for c in cells if config_hash(c) not in stored], device)
+    runner = repeats_runner(cfg, [c for c in cells if config_hash(c) not in stored], device)
     return run_grid(
         store, artifact, cells, runner, desc=desc, force=force, share=share, device=str(resolve_device(device))
     )
