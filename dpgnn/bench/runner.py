@@ -90,16 +90,21 @@ def plan(profile: BenchProfile, **filters: Any) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(profile: BenchProfile, *, force: bool = False, **filters: Any) -> pd.DataFrame:
-    """Run every missing cell of ``profile`` (filters as :func:`cells`; ``force``: every cell again); returns the
-    stored rows of its units."""
+def run(profile: BenchProfile, *, force: bool = False, train: bool = True, **filters: Any) -> pd.DataFrame:
+    """Run every missing cell of ``profile`` (filters as :func:`cells`; ``force``: every cell again; ``train=False``:
+    none, e.g. to draw a long profile's stored rows while ``dpgnn run bench`` computes the rest); returns the stored
+    rows of its units."""
     import torch
 
     from dpgnn.results import ResultStore
-    from dpgnn.sweep import run_grid
+    from dpgnn.sweep import check_train, run_grid
 
+    check_train(force, train)
     store = ResultStore("bench", profile.folder)
     todo = cells(profile, **filters)
+    if not train:
+        frames = [store.load(unit) for unit in todo]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     frames = []
 
     def one(cell: dict[str, Any]) -> dict[str, Any]:

@@ -97,6 +97,17 @@ def test_the_test_profile_end_to_end(rows):
     assert published["not_covered"].str.contains("hyper-parameter search").all()
 
 
+def test_train_false_reads_the_stored_rows_and_computes_nothing(rows, tmp_path, monkeypatch):
+    first, _ = rows
+    shown = run(get_profile("test"), train=False)
+    assert sorted(shown["config_hash"]) == sorted(first["config_hash"])
+    with pytest.raises(ValueError, match="train=False"):
+        run(get_profile("test"), force=True, train=False)
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
+    assert run(get_profile("test"), train=False).empty
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+
+
 @pytest.mark.parametrize("unit,method", [("edge", "gap"), ("node", "dp-mlp")])
 def test_the_selected_trials_ledger_includes_the_search(rows, unit, method):
     first, _ = rows
