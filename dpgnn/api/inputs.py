@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from dpgnn.data.transforms import clean_edges, random_node_split
+from dpgnn.data.transforms import clean_edges, increasing, random_node_split
 from dpgnn.utils import stable_seed
 
 MASKS = ("train_mask", "val_mask", "test_mask")
@@ -82,10 +82,11 @@ def check_labels(y: Any, num_nodes: int) -> tuple[Tensor, list[str]]:
 
 def _symmetric(ei: Tensor, num_nodes: int) -> bool:
     """Whether every pair of the coalesced ``ei`` has its reverse: the reversal maps the set of pairs one-to-one, so
-    it is closed iff the sorted reversed keys equal the sorted keys (two sorts, no search)."""
+    it is closed iff the sorted reversed keys equal the sorted keys (one sort when ``ei`` is sorted, two otherwise; no
+    search)."""
     key = ei[0] * num_nodes + ei[1]
     rev = ei[1] * num_nodes + ei[0]
-    return torch.equal(torch.sort(key).values, torch.sort(rev).values)
+    return torch.equal(key if increasing(key) else torch.sort(key).values, torch.sort(rev).values)
 
 
 def check_edges(edge_index: Any, num_nodes: int) -> tuple[Tensor, list[str], bool]:

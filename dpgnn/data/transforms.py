@@ -26,6 +26,7 @@ __all__ = [
     "undirected_edges",
     "EdgeCleaning",
     "clean_edges",
+    "increasing",
     "with_clean_edges",
     "SELF_LOOP_RULES",
     "subgraph_nodes",
@@ -94,6 +95,12 @@ class EdgeCleaning:
         return f"edge_index: {', '.join(done)} (of {self.entries} entries)" if done else "edge_index as given"
 
 
+def increasing(key: Tensor) -> bool:
+    """Whether the 1-D ``key`` is strictly increasing (one pass, no sort): the edge keys ``source · N + target`` of a
+    coalesced edge list, sorted with no pair twice, which sorting or merging would give back unchanged."""
+    return key.numel() < 2 or bool((key[1:] > key[:-1]).all())
+
+
 def clean_edges(
     edge_index: Tensor, num_nodes: int, *, self_loops: str = "keep", undirected: bool = False, owner: str = "edge_index"
 ) -> tuple[Tensor, EdgeCleaning]:
@@ -149,7 +156,8 @@ def clean_edges(
         if loops:
             ei = ei[:, keep]
     key = ei[0] * num_nodes + ei[1]
-    pairs = torch.unique(key)  # sorted: (source, target) order, as torch_geometric's coalesce
+    # sorted: (source, target) order, as torch_geometric's coalesce; a coalesced list (every loader's) is its own
+    pairs = key if increasing(key) else torch.unique(key)
     report = EdgeCleaning(e, duplicates=key.numel() - pairs.numel(), self_loops=loops)
     if undirected:
         rev = (pairs % num_nodes) * num_nodes + pairs // num_nodes

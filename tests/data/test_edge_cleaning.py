@@ -7,7 +7,7 @@ import torch
 from torch_geometric.data import Data
 
 from dpgnn.data import csbm, split_edges
-from dpgnn.data.transforms import EdgeCleaning, clean_edges, undirected_edges, with_clean_edges
+from dpgnn.data.transforms import EdgeCleaning, clean_edges, increasing, undirected_edges, with_clean_edges
 
 
 def _pairs(ei: torch.Tensor) -> list[tuple[int, int]]:
@@ -89,3 +89,21 @@ def test_split_edges_reads_each_undirected_pair_once_whatever_the_input_lists():
             "test_neg_edge_index",
         ):
             assert torch.equal(out[key], ref[key]), key
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_sorted_edge_list_skips_the_merge_with_the_same_result(seed):
+    g = torch.Generator().manual_seed(seed)
+    n = 30
+    raw = torch.randint(0, n, (2, 200), generator=g)  # repeated pairs, unsorted
+    coalesced = torch.unique(raw[0] * n + raw[1])
+    simple = torch.stack([coalesced // n, coalesced % n])  # what a loader gives: sorted, each pair once
+    for given in (raw, simple, simple.flip(1)):
+        cleaned, report = clean_edges(given, n)
+        k = given[0] * n + given[1]
+        expected = torch.unique(k)
+        assert increasing(k) == torch.equal(k, expected)
+        assert torch.equal(cleaned[0] * n + cleaned[1], expected if report.changed else k)
+        assert report.duplicates == k.numel() - expected.numel()
+    assert increasing(torch.tensor([1, 2, 5])) and not increasing(torch.tensor([1, 1, 5]))
+    assert not increasing(torch.tensor([2, 1])) and increasing(torch.tensor([], dtype=torch.long))
