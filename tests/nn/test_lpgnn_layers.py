@@ -133,3 +133,26 @@ def test_batched_backbone_equals_pyg_models(graph, kind, mode):
         g_ref = (ref_model.conv1.lin_l.weight if kind == "sage" else ref_model.conv1.lin.weight).grad.T
         g = batched.w1.grad[i][:, : g_ref.shape[1]]
         assert torch.allclose(g, g_ref, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", BACKBONES)
+def test_a_given_neighbour_mean_gives_the_same_logits_and_gradients(graph, kind):
+    torch.manual_seed(0)
+    model = Backbone(kind, graph.num_features, 3, dropout=0.0)
+    x = graph.x.float()
+    mean = model.neighbour_mean(x, graph.edge_index)
+    assert (mean is None) == (kind != "sage")
+    if mean is None:
+        return
+    assert not torch.equal(mean, torch.zeros_like(mean)) and torch.equal(mean[59], torch.zeros_like(mean[59]))
+    for training in (True, False):
+        model.train(training)
+        grads = []
+        for given in (None, mean):
+            model.zero_grad()
+            out = model(x, graph.edge_index, neighbour_mean=given)
+            out.square().sum().backward()
+            grads.append((out.detach(), [p.grad.clone() for p in model.parameters()]))
+        (a, ga), (b, gb) = grads
+        assert torch.equal(a, b)
+        assert all(torch.equal(p, q) for p, q in zip(ga, gb))

@@ -286,12 +286,13 @@ def train_reference(
     model = Backbone(backbone, data.num_features, c, dropout=dropout).to(dev)
     prop = KProp(k_x, cached=True)
     xt = prop(x.to(dev, torch.float32), ei)
+    mean = model.neighbour_mean(xt, ei)  # the fixed input's first aggregation, once
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     y_test = data.y.to(dev)[test_idx]
     best: dict[str, float] | None = None
 
     def loss(epoch: int) -> Tensor:
-        _, q = label_probabilities(model(xt, ei), fc, adj, ky)
+        _, q = label_probabilities(model(xt, ei, neighbour_mean=mean), fc, adj, ky)
         return -torch.log(q[train_idx].gather(1, targets.unsqueeze(1)) + 1e-20).mean()
 
     step = GradientStep(opt, loss)
@@ -299,7 +300,7 @@ def train_reference(
     def evaluate(epoch: int) -> dict[str, float]:
         nonlocal best
         model.eval()
-        p, pc = label_probabilities(model(xt, ei), fc, None, 0)
+        p, pc = label_probabilities(model(xt, ei, neighbour_mean=mean), fc, None, 0)
         cur = {
             "val_loss": (-torch.log(pc[val_idx].gather(1, noisy[val_idx].unsqueeze(1)) + 1e-20)).mean().item(),
             "val_acc": accuracy_tensor(p[val_idx], noisy[val_idx]).item(),
