@@ -88,6 +88,7 @@ class _Run:
         self.best_state: dict[str, Tensor] | None = None
         self.stopped, self.done = False, False
         self.history: dict[str, list] = {"train_loss": [], "val_loss": []}
+        self.batch_size = 1  # the number of runs trained together
 
     def select(self, epoch: int, val: float, restore_best: bool, patience: int, min_epochs: int) -> None:
         """Record epoch ``epoch``'s validation loss; :func:`dpgnn.train.fit`'s selection and early stopping."""
@@ -257,6 +258,7 @@ def run_node_classification_repeats(
     started = [_start(data, key, m, eps, r, seed, hidden, hp) for r in runs]
     batch_runs = [b for b, _ in started]
     for r in batch_runs:
+        r.batch_size = len(batch_runs)
         r.x = r.x.to(dev, torch.float32)
         r.model.to(dev)
     batch = _Batch(batch_runs, dev)
@@ -267,26 +269,32 @@ def run_node_classification_repeats(
     torch.set_rng_state(batch_runs[-1].generator.get_state())  # where the last sequential run leaves the stream
     train_time = (time.perf_counter() - t1) / len(runs)
     config = _node_config(hidden, hp, max_epochs, min_epochs, patience, restore_best)
-    rows = []
-    for r, (b, run_seed) in zip(runs, started):
-        x, edge_index, y, masks = _node_inputs(b.data, dev)
-        res = _node_scores(b.model, x, edge_index, y, masks, b.fit_result(), restore_best, b.history, train_time, dev)
-        extra = _node_extra(res, b.t_perturb, t0, cleaning)
-        extra["duration_s"] = (time.perf_counter() - t0) / len(runs)
-        rows.append(
-            _result(
-                "node_classification",
-                key,
-                m,
-                eps,
-                r,
-                seed,
-                run_seed,
-                data.num_features,
-                config,
-                "micro_f1",
-                res["test_f1"],
-                extra,
-            )
-        )
-    return rows
+    ident = {"key": key, "method": m, "eps": eps, "seed": seed}
+    return [
+        _row(b, r, run_seed, ident, config, train_time, t0, cleaning, dev) for r, (b, run_seed) in zip(runs, started)
+    ]
+
+
+def _row(
+    b: _Run,
+    run: int,
+    run_seed: int,
+    ident: Mapping[str, Any],
+    config: dict[str, Any],
+    train_time: float,
+    t0: float,
+    cleaning: Any,
+    dev: torch.device,
+) -> dict[str, Any]:
+    """Run ``run``'s row, as :func:`~dpgnn.methods.lpgcn.run_node_classification` builds it: the trained GCN's
+    micro-F1 on each mask, the fit's record; ``duration_s`` the batch's time since ``t0`` shared equally."""
+    x, edge_index, y, masks = _node_inputs(b.data, dev)
+    restore_best = bool(config["restore_best"])
+    res = _node_scores(b.model, x, edge_index, y, masks, b.fit_result(), restore_best, b.history, train_time, dev)
+    extra = _node_extra(res, b.t_perturb, t0, cleaning)
+    extra["duration_s"] = (time.perf_counter() - t0) / b.batch_size
+    key, m, eps, seed = ident["key"], ident["method"], ident["eps"], ident["seed"]
+    nf = b.data.num_features
+    return _result(
+        "node_classification", key, m, eps, run, seed, run_seed, nf, config, "micro_f1", res["test_f1"], extra
+    )
