@@ -372,9 +372,11 @@ def table2_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -
 
 
 def seed_key(cell: dict[str, Any]) -> str:
-    """The cells of one Table 2 configuration that differ only in their run index share this key (the engine's
-    ``batch_key``)."""
-    return config_hash({k: v for k, v in cell.items() if k != "run"})
+    """The node-classification cells of one Table 2 configuration that differ only in their run index share this
+    key (the engine's ``batch_key``); a link-prediction cell, trained one run at a time, has a key of its own (it
+    stays a task of its own)."""
+    drop = ("run",) if cell["task"] == "node_classification" else ()
+    return config_hash({k: v for k, v in cell.items() if k not in drop})
 
 
 def batch_run(cfg: LPGCNProfile, cells: list[dict[str, Any]], device: str = "auto") -> list[list[dict[str, Any]]]:
