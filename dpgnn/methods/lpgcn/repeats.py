@@ -14,7 +14,10 @@ normalised adjacency computed once), the activations and the log-softmax, and th
 per epoch instead of twice: the evaluation of the weights after epoch ``e`` computes it with gradients and epoch
 ``e + 1``'s step back-propagates through it (dropout comes after the first layer, so the training forward equals the
 evaluation's up to there). Products with a run's own features and weights (each layer's ``x Wᵀ`` and its gradients)
-stay per run, on operands laid out as in its sequential run, so they give the same bits.
+stay per run, on operands laid out as in its sequential run, so they give the same bits. What a loss does not read
+is not computed: the second layer's propagation and log-softmax run at the loss's nodes only (training or
+validation), the first layer's propagation at their neighbours only, over the edges into those nodes in the graph's
+order (a sum there is the full graph's term for term; the terms left out are the exact zeros the sequential run adds).
 
 Early stopping is per run (:func:`dpgnn.train.fit`'s rule): a run that stops leaves the batch, the others go on.
 Runs that cannot share the loop run one after the other (:func:`batchable`): dropout on a GPU (its fused kernel
@@ -110,49 +113,61 @@ class _Run:
 
 
 class _Batch:
-    """The shared inputs of the runs' forwards: the graph normalised once, the labels and the masks."""
+    """The shared inputs of the runs' forwards: the graph normalised once, the labels and the masks, and the edges
+    each propagation needs (a loss reads the second layer at its mask's nodes only, which read the first layer at
+    their neighbours only)."""
 
     def __init__(self, runs: list[_Run], dev: torch.device) -> None:
         _, edge_index, self.y, self.masks = _node_inputs(runs[0].data, dev)
         n = runs[0].x.size(0)
-        self.edge_index, self.edge_weight = gcn_norm(
-            edge_index, None, n, False, True, "source_to_target", torch.float32
-        )
+        ei, w = gcn_norm(edge_index, None, n, False, True, "source_to_target", torch.float32)
+        into = []  # per split (train, validation): its nodes' incoming edges, in the graph's order
+        for idx in self.masks[:2]:
+            mine = torch.zeros(n, dtype=torch.bool, device=dev)
+            mine[idx] = True
+            into.append(mine[ei[1]])
+        self.second_edges = [(ei[:, e], w[e]) for e in into]
+        needed = torch.zeros(n, dtype=torch.bool, device=dev)
+        needed[ei[0][into[0] | into[1]]] = True  # the hidden rows the second layer reads
+        self.first_edges = (ei[:, needed[ei[1]]], w[needed[ei[1]]])
         self.conv = runs[0].model.conv1  # its propagate (the message passing of every GCNConv) serves both layers
         self.dropout = runs[0].model.dropout
 
-    def propagate(self, blocks: list[Tensor], biases: list[Tensor]) -> Tensor:
-        """``[Â z_1 + b_1 … Â z_R + b_R]``: the runs' pre-propagation outputs side by side in one propagation, each
-        run's bias added to its own block (whose gradient, contiguous, sums to the bias's as in its run)."""
+    def propagate(self, blocks: list[Tensor], biases: list[Tensor], edges: tuple[Tensor, Tensor]) -> Tensor:
+        """``[Â z_1 + b_1 … Â z_R + b_R]`` over ``edges`` (rows without an edge there: the bias alone): the runs'
+        pre-propagation outputs side by side in one propagation, each run's bias added to its own block (whose
+        gradient, contiguous, sums to the bias's as in its run)."""
         z = torch.cat([_OwnGrad.apply(b) for b in blocks], dim=1)
-        out = self.conv.propagate(self.edge_index, x=z, edge_weight=self.edge_weight)
+        out = self.conv.propagate(edges[0], x=z, edge_weight=edges[1])
         k = blocks[0].size(1)
         return torch.cat([_OwnGrad.apply(out[:, i * k : (i + 1) * k] + b) for i, b in enumerate(biases)], dim=1)
 
     def first(self, runs: list[_Run]) -> Tensor:
-        """ReLU of every run's first graph convolution, ``[N, R·hidden]``, with gradients."""
+        """ReLU of every run's first graph convolution, ``[N, R·hidden]`` (exact at the rows the second layer
+        reads), with gradients."""
         blocks = [F.linear(r.x, r.model.conv1.lin.weight) for r in runs]
-        return F.relu(self.propagate(blocks, [r.model.conv1.bias for r in runs]))
+        return F.relu(self.propagate(blocks, [r.model.conv1.bias for r in runs], self.first_edges))
 
-    def second(self, runs: list[_Run], h: Tensor, training: bool) -> Tensor:
-        """Log-probabilities ``[N, R, classes]`` of the runs from their hidden layers ``h``; dropout (each run's
-        mask from its own generator) when ``training``."""
+    def second(self, runs: list[_Run], h: Tensor, split: int) -> Tensor:
+        """Log-probabilities ``[n, R, classes]`` of the runs at the nodes of mask ``split`` (0 train, with dropout:
+        each run's mask from its own generator, drawn for every node; 1 validation) from their hidden layers
+        ``h``."""
         k = h.size(1) // len(runs)
-        if training and self.dropout > 0:
+        if split == 0 and self.dropout > 0:
             p = self.dropout
             noise = [h.new_empty(h.size(0), k).bernoulli_(1 - p, generator=r.generator).div_(1 - p) for r in runs]
             h = h * torch.cat(noise, dim=1)
         blocks = [
             F.linear(h[:, i * k : (i + 1) * k].contiguous(), r.model.conv2.lin.weight) for i, r in enumerate(runs)
         ]
-        out = self.propagate(blocks, [r.model.conv2.bias for r in runs])
+        out = self.propagate(blocks, [r.model.conv2.bias for r in runs], self.second_edges[split])
+        out = out[self.masks[split]]
         return F.log_softmax(out.view(out.size(0), len(runs), -1), dim=-1)
 
     def losses(self, out: Tensor, split: int) -> list[Tensor]:
-        """Each run's mean NLL on the nodes of mask ``split`` (0 train, 1 validation)."""
-        idx = self.masks[split]
-        target = self.y[idx]
-        return [F.nll_loss(out[:, i][idx], target) for i in range(out.size(1))]
+        """Each run's mean NLL on the nodes of mask ``split`` (``out``: :meth:`second` of that split)."""
+        target = self.y[self.masks[split]]
+        return [F.nll_loss(out[:, i].contiguous(), target) for i in range(out.size(1))]
 
 
 def _train(runs: list[_Run], batch: _Batch, opt: torch.optim.Optimizer, cfg: Mapping[str, Any]) -> None:
@@ -166,7 +181,7 @@ def _train(runs: list[_Run], batch: _Batch, opt: torch.optim.Optimizer, cfg: Map
         nonlocal carried
         h = carried if carried is not None else batch.first(live)
         carried = None
-        losses = batch.losses(batch.second(live, h, training=True), 0)
+        losses = batch.losses(batch.second(live, h, 0), 0)
         for r, value in zip(live, losses):
             r.history["train_loss"].append(value.detach())
         return torch.stack(losses).sum()
@@ -180,7 +195,7 @@ def _train(runs: list[_Run], batch: _Batch, opt: torch.optim.Optimizer, cfg: Map
             r.model.eval()
         h = batch.first(live)
         with torch.no_grad():
-            vals = torch.stack(batch.losses(batch.second(live, h.detach(), training=False), 1)).tolist()
+            vals = torch.stack(batch.losses(batch.second(live, h.detach(), 1), 1)).tolist()
         for r, val in zip(live, vals):
             r.select(epoch, val, cfg["restore_best"], cfg["patience"], cfg["min_epochs"])
         still = [r for r in live if not r.done]
