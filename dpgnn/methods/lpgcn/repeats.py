@@ -89,7 +89,7 @@ class _Run:
         self.best_value, self.best_epoch, self.wait, self.epochs = math.inf, 0, 0, 0
         self.best: dict[str, float] = {}
         self.best_state: dict[str, Tensor] | None = None
-        self.stopped, self.done = False, False
+        self.stopped = False  # early stopping ended the run
         self.history: dict[str, list] = {"train_loss": [], "val_loss": []}
         self.batch_size = 1  # the number of runs trained together
 
@@ -104,7 +104,7 @@ class _Run:
         else:
             self.wait += 1
         if not (epoch < min_epochs or self.wait < int(patience)):
-            self.stopped = self.done = True
+            self.stopped = True
 
     def fit_result(self) -> FitResult:
         """What :func:`dpgnn.train.fit` returns for this run (its per-epoch history aside)."""
@@ -198,7 +198,7 @@ def _train(runs: list[_Run], batch: _Batch, opt: torch.optim.Optimizer, cfg: Map
             vals = torch.stack(batch.losses(batch.second(live, h.detach(), 1), 1)).tolist()
         for r, val in zip(live, vals):
             r.select(epoch, val, cfg["restore_best"], cfg["patience"], cfg["min_epochs"])
-        still = [r for r in live if not r.done]
+        still = [r for r in live if not r.stopped]
         carried = h if len(still) == len(live) and epoch < int(cfg["max_epochs"]) else None
         live = still
         if not live:
