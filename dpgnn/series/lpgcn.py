@@ -37,6 +37,9 @@ from dpgnn.series.lpgcn_artifacts import (
     LEDGER_KEYS as LEDGER_KEYS,
 )
 from dpgnn.series.lpgcn_artifacts import (
+    RepeatsRunner as RepeatsRunner,
+)
+from dpgnn.series.lpgcn_artifacts import (
     _data as _data,
 )
 from dpgnn.series.lpgcn_artifacts import (
@@ -49,6 +52,9 @@ from dpgnn.series.lpgcn_artifacts import (
     _tidy as _tidy,
 )
 from dpgnn.series.lpgcn_artifacts import (
+    batch_run as batch_run,
+)
+from dpgnn.series.lpgcn_artifacts import (
     fig2_cell as fig2_cell,
 )
 from dpgnn.series.lpgcn_artifacts import (
@@ -59,6 +65,9 @@ from dpgnn.series.lpgcn_artifacts import (
 )
 from dpgnn.series.lpgcn_artifacts import (
     fig3_cells as fig3_cells,
+)
+from dpgnn.series.lpgcn_artifacts import (
+    seed_key as seed_key,
 )
 from dpgnn.series.lpgcn_artifacts import (
     table2_cell as table2_cell,

@@ -1,6 +1,7 @@
 """LPGCN series: how each artifact is computed and drawn -- notebook 01's analytic variances (Fig. 1, 4, 5) and
 mean features (Table 3), notebook 02's estimation error (Fig. 2, 3), notebook 03's node classification and link
-prediction (Table 2) -- with their grid cells (:data:`CELLS`). :mod:`dpgnn.series.lpgcn` holds the profiles and
+prediction (Table 2, a configuration's node-classification runs trained together: :func:`batch_run`,
+:class:`RepeatsRunner`) -- with their grid cells (:data:`CELLS`). :mod:`dpgnn.series.lpgcn` holds the profiles and
 the series API that dispatches here.
 """
 
@@ -19,7 +20,7 @@ from dpgnn.reference import load_reference
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
 from dpgnn.sweep import CellSpec, check_train, grid, run_grid
-from dpgnn.utils import resolve_device
+from dpgnn.utils import config_hash, resolve_device
 
 if TYPE_CHECKING:
     from dpgnn.series.lpgcn import LPGCNProfile
@@ -346,17 +347,82 @@ def _view(name: str, task: str):
     return _data(name) if task == "node_classification" else _lp_split(name)
 
 
-def table2_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> dict[str, Any]:
-    """One Table 2 run through the method registry: micro-F1 (node classification) or AUC (link prediction), in %."""
-    name, task = cell["dataset"], cell["task"]
-    spec = methods.get(*lpgcn.method_key(cell["method"], task))
-    keys = ("max_epochs", "min_epochs", "patience") + (("check_every",) if task == "link_prediction" else ())
-    config = {"dataset": name, "epsilon": cell["epsilon"], "run": cell["run"], **{k: cell[k] for k in keys}}
-    result = spec.run(_view(name, task), config, seed=cell["seed"], device=device)
+def _config(cell: dict[str, Any]) -> dict[str, Any]:
+    """The registered method's configuration of a Table 2 cell (its run index included)."""
+    keys = ("max_epochs", "min_epochs", "patience") + (("check_every",) if cell["task"] == "link_prediction" else ())
+    return {"dataset": cell["dataset"], "epsilon": cell["epsilon"], "run": cell["run"], **{k: cell[k] for k in keys}}
+
+
+def _row(cell: dict[str, Any], result: methods.RunResult) -> dict[str, Any]:
+    """The stored row of one Table 2 run (the paper reports %)."""
     row = _tidy(result.extra["row"])
-    row["value"] = 100.0 * row["value"]  # the paper reports %
+    row["value"] = 100.0 * row["value"]
     row["setting"] = _setting(cell["epsilon"])
     return row
+
+
+def _spec(cell: dict[str, Any]):
+    return methods.get(*lpgcn.method_key(cell["method"], cell["task"]))
+
+
+def table2_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> dict[str, Any]:
+    """One Table 2 run through the method registry: micro-F1 (node classification) or AUC (link prediction), in %."""
+    result = _spec(cell).run(_view(cell["dataset"], cell["task"]), _config(cell), seed=cell["seed"], device=device)
+    return _row(cell, result)
+
+
+def seed_key(cell: dict[str, Any]) -> str:
+    """The node-classification cells of one Table 2 configuration that differ only in their run index share this
+    key (the engine's ``batch_key``); a link-prediction cell, trained one run at a time, has a key of its own (it
+    stays a task of its own)."""
+    drop = ("run",) if cell["task"] == "node_classification" else ()
+    return config_hash({k: v for k, v in cell.items() if k not in drop})
+
+
+def batch_run(cfg: LPGCNProfile, cells: list[dict[str, Any]], device: str = "auto") -> list[list[dict[str, Any]]]:
+    """The rows of each of ``cells``, the runs of one configuration (one :func:`seed_key`): node classification's
+    runs trained together (the method's ``run.repeats``, :func:`dpgnn.methods.lpgcn.repeats.
+    run_node_classification_repeats`), each cell's row equal to its :func:`table2_cell`'s; link prediction one
+    :func:`table2_cell` each. What the engine computes as one task."""
+    first = cells[0]
+    repeats = getattr(_spec(first).run, "repeats", None)
+    if repeats is None or len(cells) == 1:
+        return [[table2_cell(cfg, c, device)] for c in cells]
+    if len({seed_key(c) for c in cells}) != 1:
+        raise ValueError("batch_run trains the runs of one configuration; the cells differ in more than the run")
+    view = _view(first["dataset"], first["task"])
+    results = repeats(view, _config(first), seed=first["seed"], runs=[c["run"] for c in cells], device=device)
+    return [[_row(c, res)] for c, res in zip(cells, results)]
+
+
+class RepeatsRunner:
+    """The cell function :func:`run_table2` gives :func:`dpgnn.sweep.run_grid`: :func:`table2_cell`, except that a
+    node-classification cell trains, in one :func:`batch_run`, with every other run of its configuration among
+    ``todo`` (the cells the grid still has to compute) that has not run yet. The other runs' rows are kept until
+    run_grid asks for them (in grid order, where a configuration's runs follow each other), so a cell's row is its
+    own run's, equal to its :func:`table2_cell`'s whichever call computed it; the first cell of a batch carries the
+    batch's wall time."""
+
+    def __init__(self, cfg: LPGCNProfile, todo: list[dict[str, Any]], device: str = "auto") -> None:
+        self.cfg, self.device = cfg, device
+        self.pending: dict[str, dict[str, dict[str, Any]]] = {}  # seed key -> {config hash: cell}
+        for c in todo:
+            self.pending.setdefault(seed_key(c), {})[config_hash(c)] = c
+        self.ready: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, cell: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows of ``cell`` (computed now, with its configuration's other pending runs, or before)."""
+        h = config_hash(cell)
+        if h in self.ready:
+            return self.ready.pop(h)
+        group = self.pending.get(seed_key(cell), {})
+        group.pop(h, None)
+        siblings = [cell, *group.values()]
+        group.clear()
+        rows = batch_run(self.cfg, siblings, self.device)
+        for c, r in zip(siblings[1:], rows[1:]):
+            self.ready[config_hash(c)] = r
+        return rows[0]
 
 
 def run_table2(
@@ -372,11 +438,12 @@ def run_table2(
     cells = table2_cells(cfg, names)
     if not cells:
         return store.load("table2")
+    stored = set() if force else store.done("table2")
     return run_grid(
         store,
         "table2",
         cells,
-        functools.partial(table2_cell, cfg, device=device),
+        RepeatsRunner(cfg, [c for c in cells if config_hash(c) not in stored], device),
         desc="Table 2 runs",
         force=force,
         device=str(resolve_device(device)),
@@ -388,7 +455,7 @@ def run_table2(
 CELLS = {
     "fig2": CellSpec(PAPER, "fig2", "fig2", fig2_cells, fig2_cell),
     "fig3": CellSpec(PAPER, "fig3", "fig3", fig3_cells, fig3_cell),
-    "table2": CellSpec(PAPER, "table2", "table2", table2_cells, table2_cell),
+    "table2": CellSpec(PAPER, "table2", "table2", table2_cells, table2_cell, batch=batch_run, batch_key=seed_key),
 }
 
 

@@ -137,6 +137,44 @@ def test_run_table2_goes_through_the_registry_resumes_and_matches_a_direct_run(s
     assert type(series.plot(store, "table2")).__name__ == "Figure"
 
 
+def test_table2_runs_of_a_configuration_train_together_with_the_sequential_rows(synthetic, tmp_path):
+    """The notebooks' loop (RepeatsRunner) and the engine's task (batch_run) train a node-classification
+    configuration's runs together and store the rows the one-at-a-time loop stores: every row, configuration hash
+    and ledger equal, wall times aside."""
+    import functools
+
+    import pandas as pd
+
+    from dpgnn import engine
+    from dpgnn.sweep import run_grid
+
+    data, calls = synthetic
+    cfg = settings("lpgcn", "test", runs=3)
+    cells = series.table2_cells(cfg)
+    spec = series.CELLS["table2"]
+    groups = {}
+    for c in cells:
+        groups.setdefault(spec.batch_key(c), []).append(c["run"])
+    # node classification: one group per setting (PGC at ε = 1, RAW), its three runs; link prediction: one per cell
+    assert sorted(groups.values()) == [[0], [0], [0, 1, 2], [0, 1, 2], [1], [1], [2], [2]]
+    one = ResultStore("lpgcn", "test", root=tmp_path / "one")
+    run_grid(one, "table2", cells, functools.partial(series.table2_cell, cfg, device="cpu"))
+    assert sorted(calls) == ["run_link_prediction"] * 6 + ["run_node_classification"] * 6
+    calls.clear()
+    store = ResultStore("lpgcn", "test")
+    series.run(cfg, store, "table2", device="cpu")
+    assert sorted(calls) == ["run_link_prediction"] * 6  # node classification: its runs trained together
+    a, b = one.load("table2"), store.load("table2")
+    assert len(a) == len(b) == len(cells)
+    pd.testing.assert_frame_equal(engine.comparable(a), engine.comparable(b))
+    pgc = [c for c in cells if c["task"] == "node_classification" and c["method"] == "pgc"]
+    out = engine.execute_job(spec, cfg, pgc, device="cpu")
+    want = a[(a["task"] == "node_classification") & (a["method"] == "pgc")].sort_values("run")
+    assert [o["rows"][0]["value"] for o in out] == list(want["value"])
+    assert [o["rows"][0]["run_seed"] for o in out] == list(want["run_seed"])
+    assert len({o["seconds"] for o in out}) == 1  # one task: its wall time shared among its cells
+
+
 def test_run_lists_of_artifacts_plot_and_bad_names(synthetic):
     cfg = settings("lpgcn", "test")
     store = ResultStore("lpgcn", "test")

@@ -15,7 +15,9 @@ Experiments reproduced here (notebooks call only this module):
   :func:`mae_vs_degree`.
 * Table 2 -- node classification (GCN, micro-F1) and link prediction (VGAE, AUC), 10 runs per cell:
   :func:`run_node_classification`, :func:`run_link_prediction`, :func:`summarize_runs`; their full-batch loops
-  :func:`train_node_classifier`, :func:`train_link_predictor` run on :func:`dpgnn.train.fit`.
+  :func:`train_node_classifier`, :func:`train_link_predictor` run on :func:`dpgnn.train.fit`;
+  :func:`run_node_classification_repeats` trains a cell's node-classification runs together (each row equal to
+  its :func:`run_node_classification`'s).
 
 Methods registered (:mod:`dpgnn.methods`): ``("lpgcn", "<lm|pm|pgc>-<gcn|vgae>", "feature")`` and
 ``("lpgcn", "raw-<gcn|vgae>", "none")`` -- each mechanism for node classification (GCN) and link prediction (VGAE);
@@ -24,7 +26,8 @@ Methods registered (:mod:`dpgnn.methods`): ``("lpgcn", "<lm|pm|pgc>-<gcn|vgae>",
 One module per responsibility: :mod:`~dpgnn.methods.lpgcn.common` (constants, input checks),
 :mod:`~dpgnn.methods.lpgcn.features` (data, perturbation, estimation error, variances),
 :mod:`~dpgnn.methods.lpgcn.node_classification` and :mod:`~dpgnn.methods.lpgcn.link_prediction` (Table 2's trainers
-and runs), :mod:`~dpgnn.methods.lpgcn.runs` (what the runs share), :mod:`~dpgnn.methods.lpgcn.registration` (the
+and runs), :mod:`~dpgnn.methods.lpgcn.repeats` (a configuration's node-classification runs trained together),
+:mod:`~dpgnn.methods.lpgcn.runs` (what the runs share), :mod:`~dpgnn.methods.lpgcn.registration` (the
 method contract, registered on import).
 """
 
@@ -67,6 +70,7 @@ from dpgnn.methods.lpgcn.link_prediction import (
 )
 from dpgnn.methods.lpgcn.node_classification import run_node_classification, train_node_classifier
 from dpgnn.methods.lpgcn.registration import TASK_MODELS, method_key
+from dpgnn.methods.lpgcn.repeats import run_node_classification_repeats
 from dpgnn.methods.lpgcn.runs import summarize_runs
 
 __all__ = [
@@ -99,6 +103,7 @@ __all__ = [
     "run_link_prediction",
     "summarize_runs",
     "train_node_classifier",
+    "run_node_classification_repeats",
     "train_link_predictor",
     "NegativeSampler",
     "TASK_MODELS",

@@ -235,17 +235,7 @@ def run_node_classification(
         restore_best=restore_best,
         progress=progress,
     )
-    config = {
-        "model": "gcn",
-        "hidden": hidden,
-        "lr": hp["lr"],
-        "weight_decay": hp["weight_decay"],
-        "dropout": hp["dropout"],
-        "max_epochs": max_epochs,
-        "min_epochs": min_epochs,
-        "patience": patience,
-        "restore_best": restore_best,
-    }
+    config = _node_config(hidden, hp, max_epochs, min_epochs, patience, restore_best)
     extra = _node_extra(res, t_perturb, t0, cleaning)
     return _result(
         "node_classification",
@@ -261,6 +251,23 @@ def run_node_classification(
         res["test_f1"],
         extra,
     )
+
+
+def _node_config(
+    hidden: int, hp: Mapping[str, float], max_epochs: int, min_epochs: int, patience: int, restore_best: bool
+) -> dict[str, Any]:
+    """The configuration columns of a node-classification row (they enter its config hash)."""
+    return {
+        "model": "gcn",
+        "hidden": hidden,
+        "lr": hp["lr"],
+        "weight_decay": hp["weight_decay"],
+        "dropout": hp["dropout"],
+        "max_epochs": max_epochs,
+        "min_epochs": min_epochs,
+        "patience": patience,
+        "restore_best": restore_best,
+    }
 
 
 def _node_extra(res: dict[str, Any], t_perturb: float, t0: float, cleaning: Any) -> dict[str, Any]:

@@ -1,0 +1,210 @@
+"""Cells per second of an LPGCN Table 2 node-classification configuration's runs trained together
+(``dpgnn.series.lpgcn.batch_run``: the method's ``run.repeats``, what the engine runs for one configuration) against
+the sequential loop (``dpgnn.series.lpgcn.table2_cell`` on each run in turn), both measured in one run, on one CPU
+thread.
+
+    DPGNN_DATA_MIRROR=/work/shared/datasets python benchmarks/lpgcn_repeats.py [--dataset cora]
+        [--methods pgc raw] [--epsilon 1] [--repeats 3 10] [--threads 1]
+    python benchmarks/lpgcn_repeats.py --table      # the table from the CSV (results/*.md, README block)
+
+A cell is one run's Table 2 cell of the paper profile (GCN, Table 4's hyper-parameters, early stopping with patience
+20 of at most 500 epochs; a private method at ``--epsilon``, RAW at ε = ∞); the ``R`` runs are the run indices
+``0 .. R-1``. The dataset is loaded and prepared once before the clocks (the series caches it per process); each
+run's perturbation of the features is inside them (it is part of the cell, drawn per run with its own generator in
+both loops: ``perturb_s`` is its share). Wall and CPU (process) seconds are both recorded: on a shared machine
+compare CPU ratios. ``same_rows`` counts the runs whose stored rows (values, epochs, ledgers, config hashes) are
+identical batched and sequential (a batched run is its sequential run bit for bit on the CPU).
+
+Rows go to ``benchmarks/results/lpgcn_repeats.csv``, replacing an earlier row of the same dataset, method, ε,
+repeats and threads; ``--table`` writes ``benchmarks/results/lpgcn_repeats.md`` from it and puts the same table
+between the ``lpgcn_repeats`` markers of ``benchmarks/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import math
+import os
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from dpgnn.atomic import atomic_open
+from dpgnn.profiles import settings
+from dpgnn.series import lpgcn as series
+
+RESULTS = Path(__file__).resolve().parent / "results"
+README = RESULTS.parent / "README.md"
+BEGIN, END = "<!-- begin lpgcn_repeats -->", "<!-- end lpgcn_repeats -->"
+OUT = RESULTS / "lpgcn_repeats.csv"
+TABLE = RESULTS / "lpgcn_repeats.md"
+KEY = ("dataset", "method", "epsilon", "repeats", "threads")
+COLUMNS = [
+    "date",
+    "dataset",
+    "method",
+    "epsilon",
+    "epochs",
+    "repeats",
+    "threads",
+    "perturb_s",
+    "sequential_s",
+    "batched_s",
+    "sequential_cpu_s",
+    "batched_cpu_s",
+    "sequential_cells_per_s",
+    "batched_cells_per_s",
+    "ratio",
+    "cpu_ratio",
+    "same_rows",
+    "mean_micro_f1",
+    "load_before",
+    "load_after",
+    "cpus",
+    "torch",
+]
+_VOLATILE = ("versions",)
+
+
+def cells(dataset: str, method: str, epsilon: float, repeats: int) -> list[dict]:
+    """The paper profile's node-classification cells of one configuration, one per run index."""
+    cfg = settings("lpgcn", "paper", runs=repeats)
+    eps = math.inf if method == "raw" else float(epsilon)
+    out = [
+        c
+        for c in series.table2_cells(cfg, [dataset])
+        if c["task"] == "node_classification" and c["method"] == method and c["epsilon"] == eps
+    ]
+    if len(out) != repeats:
+        raise SystemExit(f"no paper-profile node-classification configuration {method} at epsilon={epsilon}")
+    return out
+
+
+def measure(cfg, grid_cells: list[dict]) -> dict:
+    """Both clocks of the sequential loop and of the batched run, and how many runs' rows agree."""
+    first = grid_cells[0]
+    series._data(first["dataset"])  # loaded and prepared outside the clocks
+    # both code paths once, two epochs, outside the clocks (lazy imports, first-call set-up)
+    warm = [{**c, "max_epochs": 2, "min_epochs": 1} for c in grid_cells[:2]]
+    series.batch_run(cfg, warm, device="cpu")
+    series.table2_cell(cfg, warm[0], device="cpu")
+    repeats = len(grid_cells)
+    load_before = os.getloadavg()[0]
+    t, c = time.perf_counter(), time.process_time()
+    seq = [series.table2_cell(cfg, cell, device="cpu") for cell in grid_cells]
+    seq_s, seq_cpu = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    bat = [rows[0] for rows in series.batch_run(cfg, grid_cells, device="cpu")]
+    bat_s, bat_cpu = time.perf_counter() - t, time.process_time() - c
+
+    def strip(row):
+        return {k: v for k, v in row.items() if not k.endswith("_s") and k not in _VOLATILE}
+
+    same = sum(repr(strip(a)) == repr(strip(b)) for a, b in zip(seq, bat))
+    return {
+        "epochs": round(sum(r["epochs"] for r in seq) / repeats, 1),
+        "perturb_s": round(sum(r["perturb_time_s"] for r in bat), 2),
+        "sequential_s": round(seq_s, 2),
+        "batched_s": round(bat_s, 2),
+        "sequential_cpu_s": round(seq_cpu, 2),
+        "batched_cpu_s": round(bat_cpu, 2),
+        "sequential_cells_per_s": round(repeats / seq_s, 4),
+        "batched_cells_per_s": round(repeats / bat_s, 4),
+        "ratio": round(seq_s / bat_s, 2),
+        "cpu_ratio": round(seq_cpu / bat_cpu, 2),
+        "same_rows": same,
+        "mean_micro_f1": round(sum(r["value"] for r in bat) / repeats, 2),
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
+
+
+def store(rows: list[dict]) -> None:
+    """Append ``rows`` to :data:`OUT`, dropping earlier rows with the same :data:`KEY`."""
+    old = []
+    if OUT.exists():
+        with OUT.open() as fh:
+            old = list(csv.DictReader(fh))
+    new_keys = {tuple(str(r[k]) for k in KEY) for r in rows}
+    kept = [r for r in old if tuple(r[k] for k in KEY) not in new_keys]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with atomic_open(OUT, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(kept + rows)
+
+
+def table() -> str:
+    """The CSV as a markdown table (what the README cites)."""
+    with OUT.open() as fh:
+        rows = list(csv.DictReader(fh))
+    head = (
+        "| dataset | method | ε | mean epochs | R | perturbation s (of the batch) | sequential cells/s | "
+        "batched cells/s | wall ratio | CPU ratio | runs with identical rows | mean micro-F1 % | load | date |"
+    )
+    lines = [head, "|" + "---|" * 14]
+    for r in rows:
+        lines.append(
+            f"| {r['dataset']} | {r['method']} | {r['epsilon']} | {r['epochs']} | {r['repeats']} | {r['perturb_s']} | "
+            f"{float(r['sequential_cells_per_s']):.3f} | {float(r['batched_cells_per_s']):.3f} | "
+            f"**{float(r['ratio']):.2f}×** | {float(r['cpu_ratio']):.2f}× | {r['same_rows']} of {r['repeats']} | "
+            f"{r['mean_micro_f1']} | {r['load_before']}–{r['load_after']} | {r['date']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _write_table() -> None:
+    if not OUT.exists():
+        raise SystemExit(f"no {OUT}: run the benchmark first")
+    text = table()
+    TABLE.write_text(text)
+    readme = README.read_text()
+    if BEGIN in readme and END in readme:
+        head, rest = readme.split(BEGIN, 1)
+        README.write_text(f"{head}{BEGIN}\n{text}{END}{rest.split(END, 1)[1]}")
+    print(text, end="")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", default="cora")
+    ap.add_argument("--methods", nargs="+", default=["pgc", "raw"], choices=["lm", "pm", "pgc", "raw"])
+    ap.add_argument("--epsilon", type=float, default=1.0, help="ε of the private methods (RAW: ∞)")
+    ap.add_argument("--repeats", type=int, nargs="+", default=[3, 10])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--table", action="store_true", help=f"only write {TABLE.name} from {OUT.name}")
+    args = ap.parse_args()
+    if args.table:
+        _write_table()
+        return
+    if min(args.repeats) < 2:
+        raise SystemExit(f"--repeats must be at least 2, got {min(args.repeats)}")
+    torch.set_num_threads(args.threads)
+    rows = []
+    for method in args.methods:
+        for repeats in args.repeats:
+            cfg = settings("lpgcn", "paper", runs=repeats)
+            grid_cells = cells(args.dataset, method, args.epsilon, repeats)
+            row = {
+                "date": dt.date.today().isoformat(),
+                "dataset": args.dataset,
+                "method": method,
+                "epsilon": "inf" if method == "raw" else args.epsilon,
+                "repeats": repeats,
+                "threads": args.threads,
+                "cpus": os.cpu_count(),
+                "torch": torch.__version__,
+                **measure(cfg, grid_cells),
+            }
+            print({k: row[k] for k in ("method", "repeats", "epochs", "ratio", "cpu_ratio", "same_rows")}, flush=True)
+            rows.append(row)
+    store(rows)
+    print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
+
+
+if __name__ == "__main__":
+    main()
