@@ -23,25 +23,19 @@ between the ``lpgcn_repeats`` markers of ``benchmarks/README.md``.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import math
 import os
 import platform
-import time
-from pathlib import Path
 
 import torch
+from repeats_race import RESULTS, race, read_rows, store, write_table
 
-from dpgnn.atomic import atomic_open
 from dpgnn.profiles import settings
 from dpgnn.series import lpgcn as series
 
-RESULTS = Path(__file__).resolve().parent / "results"
-README = RESULTS.parent / "README.md"
-BEGIN, END = "<!-- begin lpgcn_repeats -->", "<!-- end lpgcn_repeats -->"
-OUT = RESULTS / "lpgcn_repeats.csv"
-TABLE = RESULTS / "lpgcn_repeats.md"
+MARKER = "lpgcn_repeats"
+OUT = RESULTS / f"{MARKER}.csv"
 KEY = ("dataset", "method", "epsilon", "repeats", "threads")
 COLUMNS = [
     "date",
@@ -93,13 +87,11 @@ def measure(cfg, grid_cells: list[dict]) -> dict:
     series.batch_run(cfg, warm, device="cpu")
     series.table2_cell(cfg, warm[0], device="cpu")
     repeats = len(grid_cells)
-    load_before = os.getloadavg()[0]
-    t, c = time.perf_counter(), time.process_time()
-    seq = [series.table2_cell(cfg, cell, device="cpu") for cell in grid_cells]
-    seq_s, seq_cpu = time.perf_counter() - t, time.process_time() - c
-    t, c = time.perf_counter(), time.process_time()
-    bat = [rows[0] for rows in series.batch_run(cfg, grid_cells, device="cpu")]
-    bat_s, bat_cpu = time.perf_counter() - t, time.process_time() - c
+    seq, bat, timing = race(
+        lambda: [series.table2_cell(cfg, cell, device="cpu") for cell in grid_cells],
+        lambda: [rows[0] for rows in series.batch_run(cfg, grid_cells, device="cpu")],
+        repeats,
+    )
 
     def strip(row):
         return {k: v for k, v in row.items() if not k.endswith("_s") and k not in _VOLATILE}
@@ -108,40 +100,15 @@ def measure(cfg, grid_cells: list[dict]) -> dict:
     return {
         "epochs": round(sum(r["epochs"] for r in seq) / repeats, 1),
         "perturb_s": round(sum(r["perturb_time_s"] for r in bat), 2),
-        "sequential_s": round(seq_s, 2),
-        "batched_s": round(bat_s, 2),
-        "sequential_cpu_s": round(seq_cpu, 2),
-        "batched_cpu_s": round(bat_cpu, 2),
-        "sequential_cells_per_s": round(repeats / seq_s, 4),
-        "batched_cells_per_s": round(repeats / bat_s, 4),
-        "ratio": round(seq_s / bat_s, 2),
-        "cpu_ratio": round(seq_cpu / bat_cpu, 2),
+        **timing,
         "same_rows": same,
         "mean_micro_f1": round(sum(r["value"] for r in bat) / repeats, 2),
-        "load_before": round(load_before, 2),
-        "load_after": round(os.getloadavg()[0], 2),
     }
-
-
-def store(rows: list[dict]) -> None:
-    """Append ``rows`` to :data:`OUT`, dropping earlier rows with the same :data:`KEY`."""
-    old = []
-    if OUT.exists():
-        with OUT.open() as fh:
-            old = list(csv.DictReader(fh))
-    new_keys = {tuple(str(r[k]) for k in KEY) for r in rows}
-    kept = [r for r in old if tuple(r[k] for k in KEY) not in new_keys]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    with atomic_open(OUT, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(kept + rows)
 
 
 def table() -> str:
     """The CSV as a markdown table (what the README cites)."""
-    with OUT.open() as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_rows(OUT)
     head = (
         "| dataset | method | ε | mean epochs | R | perturbation s (of the batch) | sequential cells/s | "
         "batched cells/s | wall ratio | CPU ratio | runs with identical rows | mean micro-F1 % | load | date |"
@@ -157,18 +124,6 @@ def table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_table() -> None:
-    if not OUT.exists():
-        raise SystemExit(f"no {OUT}: run the benchmark first")
-    text = table()
-    TABLE.write_text(text)
-    readme = README.read_text()
-    if BEGIN in readme and END in readme:
-        head, rest = readme.split(BEGIN, 1)
-        README.write_text(f"{head}{BEGIN}\n{text}{END}{rest.split(END, 1)[1]}")
-    print(text, end="")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="cora")
@@ -176,10 +131,10 @@ def main() -> None:
     ap.add_argument("--epsilon", type=float, default=1.0, help="ε of the private methods (RAW: ∞)")
     ap.add_argument("--repeats", type=int, nargs="+", default=[3, 10])
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--table", action="store_true", help=f"only write {TABLE.name} from {OUT.name}")
+    ap.add_argument("--table", action="store_true", help=f"only write {MARKER}.md from {OUT.name}")
     args = ap.parse_args()
     if args.table:
-        _write_table()
+        write_table(OUT, table, MARKER)
         return
     if min(args.repeats) < 2:
         raise SystemExit(f"--repeats must be at least 2, got {min(args.repeats)}")
@@ -202,7 +157,7 @@ def main() -> None:
             }
             print({k: row[k] for k in ("method", "repeats", "epochs", "ratio", "cpu_ratio", "same_rows")}, flush=True)
             rows.append(row)
-    store(rows)
+    store(OUT, COLUMNS, KEY, rows)
     print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
 
 

@@ -37,9 +37,6 @@ from dpgnn.series.lpgcn_artifacts import (
     LEDGER_KEYS as LEDGER_KEYS,
 )
 from dpgnn.series.lpgcn_artifacts import (
-    RepeatsRunner as RepeatsRunner,
-)
-from dpgnn.series.lpgcn_artifacts import (
     _data as _data,
 )
 from dpgnn.series.lpgcn_artifacts import (
@@ -65,6 +62,9 @@ from dpgnn.series.lpgcn_artifacts import (
 )
 from dpgnn.series.lpgcn_artifacts import (
     fig3_cells as fig3_cells,
+)
+from dpgnn.series.lpgcn_artifacts import (
+    repeats_runner as repeats_runner,
 )
 from dpgnn.series.lpgcn_artifacts import (
     seed_key as seed_key,

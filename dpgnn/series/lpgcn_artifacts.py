@@ -1,7 +1,7 @@
 """LPGCN series: how each artifact is computed and drawn -- notebook 01's analytic variances (Fig. 1, 4, 5) and
 mean features (Table 3), notebook 02's estimation error (Fig. 2, 3), notebook 03's node classification and link
 prediction (Table 2, a configuration's node-classification runs trained together: :func:`batch_run`,
-:class:`RepeatsRunner`) -- with their grid cells (:data:`CELLS`). :mod:`dpgnn.series.lpgcn` holds the profiles and
+:func:`repeats_runner`) -- with their grid cells (:data:`CELLS`). :mod:`dpgnn.series.lpgcn` holds the profiles and
 the series API that dispatches here.
 """
 
@@ -19,7 +19,7 @@ from dpgnn.privacy.guarantee import SOUND, non_private, statement
 from dpgnn.reference import load_reference
 from dpgnn.results import ResultStore
 from dpgnn.series import load_or_skip
-from dpgnn.sweep import CellSpec, check_train, grid, run_grid
+from dpgnn.sweep import CellSpec, SiblingRunner, check_train, grid, run_grid
 from dpgnn.utils import config_hash, resolve_device
 
 if TYPE_CHECKING:
@@ -395,34 +395,12 @@ def batch_run(cfg: LPGCNProfile, cells: list[dict[str, Any]], device: str = "aut
     return [[_row(c, res)] for c, res in zip(cells, results)]
 
 
-class RepeatsRunner:
+def repeats_runner(cfg: LPGCNProfile, todo: list[dict[str, Any]], device: str = "auto") -> SiblingRunner:
     """The cell function :func:`run_table2` gives :func:`dpgnn.sweep.run_grid`: :func:`table2_cell`, except that a
     node-classification cell trains, in one :func:`batch_run`, with every other run of its configuration among
-    ``todo`` (the cells the grid still has to compute) that has not run yet. The other runs' rows are kept until
-    run_grid asks for them (in grid order, where a configuration's runs follow each other), so a cell's row is its
-    own run's, equal to its :func:`table2_cell`'s whichever call computed it; the first cell of a batch carries the
-    batch's wall time."""
-
-    def __init__(self, cfg: LPGCNProfile, todo: list[dict[str, Any]], device: str = "auto") -> None:
-        self.cfg, self.device = cfg, device
-        self.pending: dict[str, dict[str, dict[str, Any]]] = {}  # seed key -> {config hash: cell}
-        for c in todo:
-            self.pending.setdefault(seed_key(c), {})[config_hash(c)] = c
-        self.ready: dict[str, list[dict[str, Any]]] = {}
-
-    def __call__(self, cell: dict[str, Any]) -> list[dict[str, Any]]:
-        """The rows of ``cell`` (computed now, with its configuration's other pending runs, or before)."""
-        h = config_hash(cell)
-        if h in self.ready:
-            return self.ready.pop(h)
-        group = self.pending.get(seed_key(cell), {})
-        group.pop(h, None)
-        siblings = [cell, *group.values()]
-        group.clear()
-        rows = batch_run(self.cfg, siblings, self.device)
-        for c, r in zip(siblings[1:], rows[1:]):
-            self.ready[config_hash(c)] = r
-        return rows[0]
+    ``todo`` that has not run yet (:class:`dpgnn.sweep.SiblingRunner`; each cell's row equal to its
+    :func:`table2_cell`'s)."""
+    return SiblingRunner(lambda cells: batch_run(cfg, cells, device), seed_key, todo)
 
 
 def run_table2(
@@ -443,7 +421,7 @@ def run_table2(
         store,
         "table2",
         cells,
-        RepeatsRunner(cfg, [c for c in cells if config_hash(c) not in stored], device),
+        repeats_runner(cfg, [c for c in cells if config_hash(c) not in stored], device),
         desc="Table 2 runs",
         force=force,
         device=str(resolve_device(device)),

@@ -138,7 +138,7 @@ def test_run_table2_goes_through_the_registry_resumes_and_matches_a_direct_run(s
 
 
 def test_table2_runs_of_a_configuration_train_together_with_the_sequential_rows(synthetic, tmp_path):
-    """The notebooks' loop (RepeatsRunner) and the engine's task (batch_run) train a node-classification
+    """The notebooks' loop (repeats_runner) and the engine's task (batch_run) train a node-classification
     configuration's runs together and store the rows the one-at-a-time loop stores: every row, configuration hash
     and ledger equal, wall times aside."""
     import functools
