@@ -27,8 +27,8 @@ PAPER = "bench"
 
 #: the series' profiles (:data:`dpgnn.profiles.PROFILE_NAMES`) -> the bench profiles
 PROFILES: dict[str, BenchProfile] = {
-    "test": BENCH_PROFILES["test"],
     "smoke": BENCH_PROFILES["smoke"],
+    "test": BENCH_PROFILES["test"],
     "paper": BENCH_PROFILES["bench"],
 }
 
