@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpgnn.bench.units import UNITS
+from dpgnn.profiles import Profile
 
 __all__ = ["BenchProfile", "PROFILES", "get_profile"]
 
@@ -29,7 +30,7 @@ _SHORT: dict[str, dict[str, Any]] = {
 
 
 @dataclass(frozen=True)
-class BenchProfile:
+class BenchProfile(Profile):
     """One profile of ``dpgnn bench``.
 
     Attributes:
@@ -45,6 +46,8 @@ class BenchProfile:
             for the toy graphs on a busy machine (no contention between threads for tiny kernels).
         results: the profile folder of its rows, ``results/<results>/bench/`` (default: ``name``); the ``bench``
             profile is the series' ``paper`` profile (:mod:`dpgnn.series.bench`), so both commands share its rows.
+        paper, profile: the series (``bench``) and its profile name (``smoke``, ``test`` or ``paper``), filled in by
+            :func:`dpgnn.profiles.settings` as for every series (:class:`dpgnn.profiles.Profile`).
     """
 
     name: str
