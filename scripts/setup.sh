@@ -27,12 +27,61 @@ _dpgnn_install() (
   venv="$2"
   py="${DPGNN_PYTHON:-python3}"
   torch_version="${DPGNN_TORCH_VERSION:-2.13.0}"
+  # uv: the venv's own, else one on PATH, else installed into the venv by pip; prints its path
+  _find_uv() {
+    if [ ! -x "$venv/bin/uv" ] && command -v uv >/dev/null 2>&1 && uv --version >/dev/null 2>&1; then
+      command -v uv
+      return 0
+    fi
+    if [ ! -x "$venv/bin/uv" ]; then
+      _pip_current && "$venv/bin/python" -m pip install -q uv >/dev/null 2>&1 || return 1
+    fi
+    [ -x "$venv/bin/uv" ] && "$venv/bin/uv" --version >/dev/null 2>&1 && echo "$venv/bin/uv"
+  }
+  _pip_current() {
+    if ! "$venv/bin/python" -c "import sys, pip; sys.exit(int(pip.__version__.split('.')[0]) < 23)" 2>/dev/null; then
+      "$venv/bin/python" -m pip install -q --upgrade pip
+    fi
+  }
+  # uv reads no pip configuration: uv_options.py maps pip's (index, find-links, constraints, certificate) to uv's
+  # options; pip's choice of the best version over all indexes (a plain default index must not win torch)
+  _uv_install() {
+    local cfg_index="" line
+    local -a opts=(--python "$venv/bin/python" -q --compile-bytecode --index-strategy unsafe-best-match)
+    while IFS= read -r line; do
+      case "$line" in
+        "") ;;
+        env:*) export "${line#env:}" ;;
+        --index-url=*) cfg_index="$line" ;;
+        *) opts+=("$line") ;;
+      esac
+    done <<< "$uv_opts"
+    if [ "$base_done" = 0 ]; then
+      if [ -n "$index" ]; then
+        "$uv" pip install "${opts[@]}" --index-url="$index" "torch==$torch_version" || return 1
+      else
+        "$uv" pip install "${opts[@]}" ${cfg_index:+"$cfg_index"} "torch==$torch_version" || return 1
+      fi
+    fi
+    "$uv" pip install "${opts[@]}" ${cfg_index:+"$cfg_index"} -e "$target"
+  }
+  _pip_install() {
+    if [ "$base_done" = 0 ]; then
+      _pip_current
+      if [ -n "$index" ]; then
+        "$venv/bin/python" -m pip install -q "torch==$torch_version" --index-url "$index"
+      else
+        "$venv/bin/python" -m pip install -q "torch==$torch_version"
+      fi
+    fi
+    "$venv/bin/python" -m pip install -q -e "$target"
+  }
   if [ ! -x "$venv/bin/python" ]; then
     echo "[setup] creating $venv"
     "$py" -m venv "$venv"
   fi
   stamp="$venv/.dpgnn-setup"
-  want="$(cat "$root/pyproject.toml" "$root/scripts/setup.sh" | sha256sum | cut -d' ' -f1)-$torch_version"
+  want="$(cat "$root/pyproject.toml" "$root/scripts/setup.sh" "$root/scripts/uv_options.py" | sha256sum | cut -d' ' -f1)-$torch_version"
   extras="${DPGNN_EXTRAS:-}"
   extras_stamp="$stamp-extras-${extras//[^A-Za-z0-9]/_}"
   base_done=0
@@ -42,11 +91,16 @@ _dpgnn_install() (
       exit 0
     fi
   fi
-  if [ "$base_done" = 0 ]; then
-    echo "[setup] installing dependencies into $venv (once; later runs skip this)"
-    if ! "$venv/bin/python" -c "import sys, pip; sys.exit(int(pip.__version__.split('.')[0]) < 23)" 2>/dev/null; then
-      "$venv/bin/python" -m pip install -q --upgrade pip
+  installer=pip
+  if [ "${DPGNN_INSTALLER:-uv}" = uv ]; then
+    if uv="$(_find_uv)" && uv_opts="$("$venv/bin/python" "$root/scripts/uv_options.py")"; then
+      installer=uv
+    else
+      echo "[setup] uv is not available: installing with pip"
     fi
+  fi
+  if [ "$base_done" = 0 ]; then
+    echo "[setup] installing dependencies into $venv with $installer (once; later runs skip this)"
     index="${DPGNN_TORCH_INDEX_URL:-}"
     if [ -z "$index" ]; then
       cpu_index="https://download.pytorch.org/whl/cpu"
@@ -57,16 +111,18 @@ _dpgnn_install() (
         echo "[setup] $cpu_index is not reachable: torch==$torch_version from the default index"
       fi
     fi
-    if [ -n "$index" ]; then
-      echo "[setup] torch==$torch_version from $index"
-      "$venv/bin/python" -m pip install -q "torch==$torch_version" --index-url "$index"
-    else
-      "$venv/bin/python" -m pip install -q "torch==$torch_version"
-    fi
+    [ -z "$index" ] || echo "[setup] torch==$torch_version from $index"
   else
-    echo "[setup] installing the optional dependencies [$extras] into $venv (once)"
+    echo "[setup] installing the optional dependencies [$extras] into $venv with $installer (once)"
   fi
-  "$venv/bin/python" -m pip install -q -e "$root${extras:+[$extras]}"
+  target="$root${extras:+[$extras]}"
+  if [ "$installer" = uv ] && ! _uv_install; then
+    echo "[setup] uv failed: installing with pip instead"
+    installer=pip
+  fi
+  if [ "$installer" = pip ]; then
+    _pip_install
+  fi
   if [ "$base_done" = 0 ]; then
     "$venv/bin/python" -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dpgnn)" >/dev/null
     echo "$want" > "$stamp"
