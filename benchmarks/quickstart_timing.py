@@ -6,7 +6,7 @@ CI has it), then runs ``bash scripts/smoke.sh`` (set-up included: the clone has 
 command, seconds, exit status, commit, machine. The README's quick start quotes the newest rows
 (``python -m dpgnn.readme``); nothing is typed by hand.
 
-    python benchmarks/quickstart_timing.py [--workdir /tmp/quickstart] [--only smoke|tests]
+    python benchmarks/quickstart_timing.py [--workdir /tmp/quickstart] [--only smoke|tests] [--note TEXT]
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/dpgnn-quickstart"))
     ap.add_argument("--only", choices=sorted(COMMANDS), action="append")
+    ap.add_argument("--note", default="", help="what else ran on the machine meanwhile, added to each row's note")
     args = ap.parse_args()
     clone = fresh_clone(args.workdir)
     commit = subprocess.run(
@@ -73,8 +74,10 @@ def main() -> int:
         secs = time.perf_counter() - t0
         print(f"[quickstart] {cmd}: exit {rc}, {secs:.0f} s", flush=True)
         first = name == (args.only or list(COMMANDS))[0]
-        note = ("set-up included" if first else "environment already set up by the first command") + (
-            f"; load average {load:.1f} at the start" if load > 1.5 else ""
+        note = (
+            ("set-up included" if first else "environment already set up by the first command")
+            + (f"; load average {load:.1f} at the start" if load > 1.5 else "")
+            + (f"; {args.note}" if args.note else "")
         )
         row = {
             "date": dt.datetime.now().isoformat(timespec="seconds"),
