@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Idempotent set-up of the project environment in ./.venv. Run it (`bash scripts/setup.sh`) or source it
 # (`source scripts/setup.sh`, which also activates the environment in your shell); smoke.sh and test.sh source it.
+#   - installs with uv (parallel downloads and byte-compilation; several times faster than pip): the venv's uv, else
+#     one on PATH, else `pip install uv` into the venv. uv reads none of pip's configuration, so scripts/uv_options.py
+#     asks pip for it (`pip config list`: pip.conf files and PIP_* variables) and passes the index, extra indexes,
+#     find-links, constraints and certificate on to uv, with pip's pick of the best version over all indexes.
+#     When uv cannot be installed or fails, one line says so and pip installs instead (DPGNN_INSTALLER=pip: always),
 #   - upgrades the venv's pip only when it is older than 23 (the pip of Python >= 3.11's venv is recent enough),
 #   - installs the pinned CPU build of torch first, from PyTorch's CPU wheel index when that is reachable
 #     (a plain `pip install torch` on Linux resolves the multi-GB CUDA build), else from the default index,
@@ -11,14 +16,15 @@
 # Sourcing never changes the caller's shell options (no `set -e` left behind) and a failed install returns a
 # non-zero status instead of closing the terminal. Matplotlib's backend is left alone, so figures show inline in
 # JupyterLab and in executed notebooks.
-# Re-running is cheap: a stamp keyed on pyproject.toml + this script skips pip when nothing changed (and one stamp
-# per set of extras, so asking for `dev` later installs only those). pip byte-compiles what it installs: imports
-# in the notebooks' kernels then read the compiled files (no `--no-compile`: with PYTHONDONTWRITEBYTECODE set,
-# every process would recompile torch on import).
+# Re-running is cheap: a stamp keyed on pyproject.toml + this script + uv_options.py skips the installer when nothing
+# changed (and one stamp per set of extras, so asking for `dev` later installs only those). Installs are
+# byte-compiled (`uv pip install --compile-bytecode`; pip compiles by default): imports in the notebooks' kernels
+# then read the compiled files (no `--no-compile`: with PYTHONDONTWRITEBYTECODE set, every process would recompile
+# torch on import).
 # Environment knobs: DPGNN_PYTHON (interpreter, default python3), DPGNN_VENV (default ./.venv),
 # DPGNN_TORCH_VERSION (default 2.13.0), DPGNN_TORCH_INDEX_URL (default: https://download.pytorch.org/whl/cpu when
 # reachable; e.g. https://download.pytorch.org/whl/cu121 for a CUDA build), DPGNN_EXTRAS (optional dependencies of
-# pyproject.toml to add, comma-separated, e.g. `dev`; default none).
+# pyproject.toml to add, comma-separated, e.g. `dev`; default none), DPGNN_INSTALLER (`uv`, the default, or `pip`).
 
 _dpgnn_install() (
   # a subshell: strict options apply to the installation only, never to the caller's shell
@@ -81,7 +87,8 @@ _dpgnn_install() (
     "$py" -m venv "$venv"
   fi
   stamp="$venv/.dpgnn-setup"
-  want="$(cat "$root/pyproject.toml" "$root/scripts/setup.sh" "$root/scripts/uv_options.py" | sha256sum | cut -d' ' -f1)-$torch_version"
+  want="$(cat "$root/pyproject.toml" "$root/scripts/setup.sh" "$root/scripts/uv_options.py" | sha256sum | cut -d' ' -f1)"
+  want="$want-$torch_version"
   extras="${DPGNN_EXTRAS:-}"
   extras_stamp="$stamp-extras-${extras//[^A-Za-z0-9]/_}"
   base_done=0
