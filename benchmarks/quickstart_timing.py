@@ -6,7 +6,7 @@ CI has it), then runs ``bash scripts/smoke.sh`` (set-up included: the clone has 
 command, seconds, exit status, commit, machine. The README's quick start quotes the newest rows
 (``python -m dpgnn.readme``); nothing is typed by hand.
 
-    python benchmarks/quickstart_timing.py [--workdir /tmp/quickstart] [--only smoke|tests]
+    python benchmarks/quickstart_timing.py [--workdir /tmp/quickstart] [--only smoke|tests] [--shared DIR] [--note TEXT]
 """
 
 from __future__ import annotations
@@ -39,13 +39,12 @@ def machine() -> str:
     return f"{os.cpu_count()} cores, {mem}, {platform.machine()}, {gpu}"
 
 
-def fresh_clone(workdir: Path) -> Path:
+def fresh_clone(workdir: Path, shared: Path) -> Path:
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
     clone = workdir / "main"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-    shared = ROOT.parent / "shared"
     if shared.exists():
         (workdir / "shared").symlink_to(shared.resolve(), target_is_directory=True)
     return clone
@@ -55,8 +54,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/dpgnn-quickstart"))
     ap.add_argument("--only", choices=sorted(COMMANDS), action="append")
+    ap.add_argument(
+        "--shared", type=Path, default=ROOT.parent / "shared", help="the offline mirror to link beside the clone"
+    )
+    ap.add_argument("--note", default="", help="what else ran on the machine meanwhile, added to each row's note")
     args = ap.parse_args()
-    clone = fresh_clone(args.workdir)
+    if not args.shared.is_dir():
+        print(f"[quickstart] no offline mirror at {args.shared}: datasets come from their public URLs", flush=True)
+    clone = fresh_clone(args.workdir, args.shared)
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -73,8 +78,10 @@ def main() -> int:
         secs = time.perf_counter() - t0
         print(f"[quickstart] {cmd}: exit {rc}, {secs:.0f} s", flush=True)
         first = name == (args.only or list(COMMANDS))[0]
-        note = ("set-up included" if first else "environment already set up by the first command") + (
-            f"; load average {load:.1f} at the start" if load > 1.5 else ""
+        note = (
+            ("set-up included" if first else "environment already set up by the first command")
+            + (f"; load average {load:.1f} at the start" if load > 1.5 else "")
+            + (f"; {args.note}" if args.note else "")
         )
         row = {
             "date": dt.datetime.now().isoformat(timespec="seconds"),

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Idempotent set-up of the project environment in ./.venv. Run it (`bash scripts/setup.sh`) or source it
 # (`source scripts/setup.sh`, which also activates the environment in your shell); smoke.sh and test.sh source it.
+#   - installs with uv (parallel downloads and byte-compilation; several times faster than pip): the venv's uv, else
+#     one on PATH, else `pip install uv` into the venv. uv reads none of pip's configuration, so scripts/uv_options.py
+#     asks pip for it (`pip config list`: pip.conf files and PIP_* variables) and passes the index, extra indexes,
+#     find-links, constraints and certificate on to uv, with pip's pick of the best version over all indexes.
+#     When uv cannot be installed or fails, one line says so and pip installs instead (DPGNN_INSTALLER=pip: always),
 #   - upgrades the venv's pip only when it is older than 23 (the pip of Python >= 3.11's venv is recent enough),
 #   - installs the pinned CPU build of torch first, from PyTorch's CPU wheel index when that is reachable
 #     (a plain `pip install torch` on Linux resolves the multi-GB CUDA build), else from the default index,
@@ -11,14 +16,15 @@
 # Sourcing never changes the caller's shell options (no `set -e` left behind) and a failed install returns a
 # non-zero status instead of closing the terminal. Matplotlib's backend is left alone, so figures show inline in
 # JupyterLab and in executed notebooks.
-# Re-running is cheap: a stamp keyed on pyproject.toml + this script skips pip when nothing changed (and one stamp
-# per set of extras, so asking for `dev` later installs only those). pip byte-compiles what it installs: imports
-# in the notebooks' kernels then read the compiled files (no `--no-compile`: with PYTHONDONTWRITEBYTECODE set,
-# every process would recompile torch on import).
+# Re-running is cheap: a stamp keyed on pyproject.toml + this script + uv_options.py skips the installer when nothing
+# changed (and one stamp per set of extras, so asking for `dev` later installs only those). Installs are
+# byte-compiled (`uv pip install --compile-bytecode`; pip compiles by default): imports in the notebooks' kernels
+# then read the compiled files (no `--no-compile`: with PYTHONDONTWRITEBYTECODE set, every process would recompile
+# torch on import).
 # Environment knobs: DPGNN_PYTHON (interpreter, default python3), DPGNN_VENV (default ./.venv),
 # DPGNN_TORCH_VERSION (default 2.13.0), DPGNN_TORCH_INDEX_URL (default: https://download.pytorch.org/whl/cpu when
 # reachable; e.g. https://download.pytorch.org/whl/cu121 for a CUDA build), DPGNN_EXTRAS (optional dependencies of
-# pyproject.toml to add, comma-separated, e.g. `dev`; default none).
+# pyproject.toml to add, comma-separated, e.g. `dev`; default none), DPGNN_INSTALLER (`uv`, the default, or `pip`).
 
 _dpgnn_install() (
   # a subshell: strict options apply to the installation only, never to the caller's shell
@@ -27,12 +33,62 @@ _dpgnn_install() (
   venv="$2"
   py="${DPGNN_PYTHON:-python3}"
   torch_version="${DPGNN_TORCH_VERSION:-2.13.0}"
+  # uv: the venv's own, else one on PATH, else installed into the venv by pip; prints its path
+  _find_uv() {
+    if [ ! -x "$venv/bin/uv" ] && command -v uv >/dev/null 2>&1 && uv --version >/dev/null 2>&1; then
+      command -v uv
+      return 0
+    fi
+    if [ ! -x "$venv/bin/uv" ]; then
+      _pip_current && "$venv/bin/python" -m pip install -q uv >/dev/null 2>&1 || return 1
+    fi
+    [ -x "$venv/bin/uv" ] && "$venv/bin/uv" --version >/dev/null 2>&1 && echo "$venv/bin/uv"
+  }
+  _pip_current() {
+    if ! "$venv/bin/python" -c "import sys, pip; sys.exit(int(pip.__version__.split('.')[0]) < 23)" 2>/dev/null; then
+      "$venv/bin/python" -m pip install -q --upgrade pip
+    fi
+  }
+  # uv reads no pip configuration: uv_options.py maps pip's (index, find-links, constraints, certificate) to uv's
+  # options; pip's choice of the best version over all indexes (a plain default index must not win torch)
+  _uv_install() {
+    local cfg_index="" line
+    local -a opts=(--python "$venv/bin/python" -q --compile-bytecode --index-strategy unsafe-best-match)
+    while IFS= read -r line; do
+      case "$line" in
+        "") ;;
+        env:*) export "${line#env:}" ;;
+        --index-url=*) cfg_index="$line" ;;
+        *) opts+=("$line") ;;
+      esac
+    done <<< "$uv_opts"
+    if [ "$base_done" = 0 ]; then
+      if [ -n "$index" ]; then
+        "$uv" pip install "${opts[@]}" --index-url="$index" "torch==$torch_version" || return 1
+      else
+        "$uv" pip install "${opts[@]}" ${cfg_index:+"$cfg_index"} "torch==$torch_version" || return 1
+      fi
+    fi
+    "$uv" pip install "${opts[@]}" ${cfg_index:+"$cfg_index"} -e "$target"
+  }
+  _pip_install() {
+    if [ "$base_done" = 0 ]; then
+      _pip_current
+      if [ -n "$index" ]; then
+        "$venv/bin/python" -m pip install -q "torch==$torch_version" --index-url "$index"
+      else
+        "$venv/bin/python" -m pip install -q "torch==$torch_version"
+      fi
+    fi
+    "$venv/bin/python" -m pip install -q -e "$target"
+  }
   if [ ! -x "$venv/bin/python" ]; then
     echo "[setup] creating $venv"
     "$py" -m venv "$venv"
   fi
   stamp="$venv/.dpgnn-setup"
-  want="$(cat "$root/pyproject.toml" "$root/scripts/setup.sh" | sha256sum | cut -d' ' -f1)-$torch_version"
+  want="$(cat "$root/pyproject.toml" "$root/scripts/setup.sh" "$root/scripts/uv_options.py" | sha256sum | cut -d' ' -f1)"
+  want="$want-$torch_version"
   extras="${DPGNN_EXTRAS:-}"
   extras_stamp="$stamp-extras-${extras//[^A-Za-z0-9]/_}"
   base_done=0
@@ -42,11 +98,16 @@ _dpgnn_install() (
       exit 0
     fi
   fi
-  if [ "$base_done" = 0 ]; then
-    echo "[setup] installing dependencies into $venv (once; later runs skip this)"
-    if ! "$venv/bin/python" -c "import sys, pip; sys.exit(int(pip.__version__.split('.')[0]) < 23)" 2>/dev/null; then
-      "$venv/bin/python" -m pip install -q --upgrade pip
+  installer=pip
+  if [ "${DPGNN_INSTALLER:-uv}" = uv ]; then
+    if uv="$(_find_uv)" && uv_opts="$("$venv/bin/python" "$root/scripts/uv_options.py")"; then
+      installer=uv
+    else
+      echo "[setup] uv is not available: installing with pip"
     fi
+  fi
+  if [ "$base_done" = 0 ]; then
+    echo "[setup] installing dependencies into $venv with $installer (once; later runs skip this)"
     index="${DPGNN_TORCH_INDEX_URL:-}"
     if [ -z "$index" ]; then
       cpu_index="https://download.pytorch.org/whl/cpu"
@@ -57,16 +118,18 @@ _dpgnn_install() (
         echo "[setup] $cpu_index is not reachable: torch==$torch_version from the default index"
       fi
     fi
-    if [ -n "$index" ]; then
-      echo "[setup] torch==$torch_version from $index"
-      "$venv/bin/python" -m pip install -q "torch==$torch_version" --index-url "$index"
-    else
-      "$venv/bin/python" -m pip install -q "torch==$torch_version"
-    fi
+    [ -z "$index" ] || echo "[setup] torch==$torch_version from $index"
   else
-    echo "[setup] installing the optional dependencies [$extras] into $venv (once)"
+    echo "[setup] installing the optional dependencies [$extras] into $venv with $installer (once)"
   fi
-  "$venv/bin/python" -m pip install -q -e "$root${extras:+[$extras]}"
+  target="$root${extras:+[$extras]}"
+  if [ "$installer" = uv ] && ! _uv_install; then
+    echo "[setup] uv failed: installing with pip instead"
+    installer=pip
+  fi
+  if [ "$installer" = pip ]; then
+    _pip_install
+  fi
   if [ "$base_done" = 0 ]; then
     "$venv/bin/python" -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (dpgnn)" >/dev/null
     echo "$want" > "$stamp"
