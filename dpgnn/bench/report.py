@@ -240,13 +240,19 @@ def missing(profile: BenchProfile, results: Path | None = None) -> pd.DataFrame:
     return df.groupby(["unit", "method", "why"], sort=False, as_index=False)["cells"].sum()
 
 
-def _wins(best: pd.DataFrame) -> str:
-    """Per unit, the method that is best in most (dataset, ε) cells of :func:`which_method`, with its count."""
+def _wins(best: pd.DataFrame, df: pd.DataFrame, profile: BenchProfile) -> str:
+    """Per unit, the method that is best in most (dataset, ε) cells of :func:`which_method`, with its count and
+    how many of the unit's competing methods (private and trivially private ones) have stored rows."""
     parts = []
     for unit in [u for u in UNITS if u in set(best["unit"])]:
         counts = best[best["unit"] == unit]["method"].value_counts()
         top = sorted(counts.index, key=lambda m: (-counts[m], m))[0]
-        parts.append(f"{unit} `{top}` ({counts[top]} of {int(counts.sum())})")
+        competing = [m for m in profile.methods_of(unit) if m in UNITS[unit].methods + UNITS[unit].trivial]
+        stored = df[(df["unit"] == unit) & (df["tuning"] == "private")]["method"]
+        n = len(set(stored) & set(competing))
+        parts.append(
+            f"{unit} `{top}` ({counts[top]} of {int(counts.sum())}; {n} of {len(competing)} methods with rows)"
+        )
     return ", ".join(parts)
 
 
@@ -268,7 +274,7 @@ def conclusion(df: pd.DataFrame, profile: BenchProfile, stored: int, total: int)
     first = (
         f"Under one protocol per privacy unit ({profile.name} profile: {len(profile.datasets)} dataset(s), "
         f"{len(profile.seeds)} seed(s), private tuning with the search inside ε{part}), the method most often "
-        f"best over (dataset, ε) cells is: {_wins(best)}."
+        f"best over (dataset, ε) cells is: {_wins(best, df, profile)}."
     )
     if cost.empty:
         second = "No method has both tunings stored yet, so the cost of tuning privately is not measured."
