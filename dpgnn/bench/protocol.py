@@ -28,6 +28,7 @@ from torch_geometric.data import Data
 from dpgnn.bench.accounting import PURE_METHODS, check_trial, split_budget, trial_event
 from dpgnn.bench.spaces import SearchSpace, space_of
 from dpgnn.bench.units import Unit, get_unit
+from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, NOT_COVERED, non_private, statement
 from dpgnn.privacy.selection import TruncatedNegativeBinomial, private_search
 from dpgnn.utils import stable_seed
 
@@ -331,6 +332,25 @@ def _private(c: _Cell) -> dict[str, Any]:
     return _row(c, model, cfg, search, c.preprocessing, split, res.runs, res.best_score)
 
 
+def cell_statement(guarantee: str, not_covered: list[str], run: dict[str, Any], search: dict[str, Any]) -> dict:
+    """The guarantee fields of a tuned cell's ledger (:func:`dpgnn.privacy.guarantee.statement`), from its row's
+    ``guarantee`` and ``not_covered`` columns, the selected trial's ledger ``run`` and the ``search``'s: a search
+    outside ε is model selection on private validation data; a row tuned as the papers do with nothing else
+    uncovered (an LDP search, post-processing of one release) says the selection is not claimed private."""
+    if guarantee == "non-private":
+        return non_private()
+    covered = [s for s in not_covered if s in NOT_COVERED]
+    if any(s not in NOT_COVERED for s in not_covered):  # the search over validation scores, not in ε
+        covered.append(MODEL_SELECTION)
+    issues = []
+    if guarantee == AS_PUBLISHED and not covered:
+        issues.append("tuned as the papers do: the search is not claimed private")
+    tuning = search.get("tuning", "")
+    accounted = f"the selected trial's run ({run.get('accounted', 'its ε')}); the search: {tuning}"
+    neighbouring = run.get("neighbouring") or "none (non-private)"
+    return statement(guarantee, neighbouring, accounted=accounted, not_covered=covered, issues=issues)
+
+
 def _row(c: _Cell, model, cfg, search, not_covered, split, runs, score) -> dict[str, Any]:
     """The stored row of a tuned cell."""
     unit, method, led = c.unit, c.method, model.ledger
@@ -369,6 +389,6 @@ def _row(c: _Cell, model, cfg, search, not_covered, split, runs, score) -> dict[
         "delta": delta,
         "guarantee": guarantee,
         "not_covered": json.dumps(not_covered),
-        "ledger": {"run": led, "search": search},
+        "ledger": {**cell_statement(guarantee, not_covered, led, search), "run": led, "search": search},
         **c.base(),
     }

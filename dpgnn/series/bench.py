@@ -21,6 +21,7 @@ from dpgnn.bench.profiles import PROFILES as BENCH_PROFILES
 from dpgnn.bench.profiles import BenchProfile
 from dpgnn.bench.units import UNITS
 from dpgnn.series import Series, register
+from dpgnn.series.ledgers import bench_guarantees
 from dpgnn.sweep import CellSpec
 
 PAPER = "bench"
@@ -65,5 +66,6 @@ SERIES = register(
         profiles=PROFILES,
         cells=CELLS,
         artifacts=tuple(UNITS),
+        guarantees=bench_guarantees,
     )
 )

@@ -286,6 +286,13 @@ def audit_guarantees(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
     raise BackfillError(f"audit artifact {art!r} unknown")
 
 
+def bench_guarantees(row: Row, led: Mapping[str, Any]) -> dict[str, Any]:
+    """A bench row's fields from :func:`dpgnn.bench.protocol.cell_statement` on its stored columns and ledger."""
+    from dpgnn.bench.protocol import cell_statement
+
+    return cell_statement(row["guarantee"], json.loads(row["not_covered"] or "[]"), led["run"], led["search"])
+
+
 def guarantee_fields_for(paper: str, row: Row, ledger: Mapping[str, Any]) -> dict[str, Any]:
     """The guarantee fields of one stored row of ``paper`` (row: the CSV's text fields; ledger: its parsed JSON),
     from the deriver its series registers (:attr:`dpgnn.series.Series.guarantees`)."""

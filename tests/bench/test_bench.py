@@ -97,6 +97,22 @@ def test_the_test_profile_end_to_end(rows):
     assert published["not_covered"].str.contains("hyper-parameter search").all()
 
 
+def test_each_row_ledger_states_its_guarantee_and_a_backfill_derives_the_same(rows):
+    import json
+
+    from dpgnn.privacy.guarantee import LEDGER_FIELDS, check_ledger
+    from dpgnn.series.ledgers import guarantee_fields_for
+
+    first, _ = rows
+    for r in first.to_dict("records"):
+        led = check_ledger(r["ledger"] if isinstance(r["ledger"], (str, dict)) else json.dumps(r["ledger"]))
+        assert led["guarantee"] == ("sound" if r["guarantee"] == "non-private" else r["guarantee"])
+        bare = {k: v for k, v in led.items() if k not in (*LEDGER_FIELDS, "issues")}
+        text = {k: json.dumps(v) if k == "not_covered" and not isinstance(v, str) else v for k, v in r.items()}
+        derived = guarantee_fields_for("bench", text, bare)
+        assert {k: led[k] for k in derived} == derived
+
+
 def test_train_false_reads_the_stored_rows_and_computes_nothing(rows, tmp_path, monkeypatch):
     first, _ = rows
     shown = run(get_profile("test"), train=False)
