@@ -37,7 +37,7 @@ import pandas as pd
 from dpgnn.report import format_value, paper_decimals
 from dpgnn.utils import ROOT
 
-__all__ = ["LONG_TABLE", "build_site", "paper_summary", "status_chart"]
+__all__ = ["LONG_TABLE", "build_site", "grid_section", "paper_summary", "status_chart"]
 
 STATUSES = ("within", "explained", "outside", "not_run", "stand_in")
 COLOURS = {
@@ -361,9 +361,18 @@ def _artifact_body(
 
 
 def _write_paper(
-    paper: str, prep: pd.DataFrame, decimals: pd.Series, *, site: Path, results: Path, profile: str, figures_root: Path
+    paper: str,
+    prep: pd.DataFrame,
+    decimals: pd.Series,
+    *,
+    site: Path,
+    results: Path,
+    profile: str,
+    figures_root: Path,
+    grids: pd.DataFrame,
 ) -> None:
-    """``<paper>/index.html`` and one page per artifact."""
+    """``<paper>/index.html`` (with how much of the paper's grids is computed, ``grids``) and one page per
+    artifact."""
     arts = list(dict.fromkeys(prep["artifact"]))
     ac = _counts(prep, ["artifact"])
     nb_of = _artifact_notebooks(paper, arts)
@@ -377,6 +386,7 @@ def _write_paper(
         f"<p>{_e(paper_summary(prep))}</p>",
         status_chart([(a, *map(int, ac.loc[ac["artifact"] == a, list(STATUSES)].iloc[0])) for a in arts]),
         f"<ul class='papers'>{items}</ul>",
+        grid_section(grids, profile),
     ]
     (here / "index.html").write_text(_page(f"{paper}: paper vs ours", "".join(lines), 1), "utf-8")
     for art in arts:
@@ -393,6 +403,40 @@ def _write_paper(
         figures = _figures(paper, art, arts, profile, figures_root, here)
         body = _artifact_body(paper, art, prep[prep["artifact"] == art], decimals, links, figures)
         (here / f"{art}.html").write_text(_page(f"{paper} · {art}", body, 1), "utf-8")
+
+
+def _grids(papers: list[str], profile: str, results_root: Path) -> pd.DataFrame:
+    """:func:`dpgnn.engine.coverage` of the papers among ``papers`` with grids in this profile (an empty frame if
+    none)."""
+    from dpgnn import engine, series
+
+    with_grids = [p for p in papers if p in engine.grid_papers() and profile in series.get(p).profiles]
+    if not with_grids:
+        return pd.DataFrame(columns=["paper", "artifact", "cells", "stored", "missing", "unavailable", "est_seconds"])
+    return engine.coverage(with_grids, profile=profile, root=results_root)
+
+
+def grid_section(grids: pd.DataFrame, profile: str) -> str:
+    """How much of a paper's grids of this profile is stored (``grids``: rows of :func:`dpgnn.engine.coverage`),
+    a table row per artifact; the cells of datasets not on this machine are counted apart."""
+    if not len(grids):
+        return ""
+    table = pd.DataFrame(
+        {
+            "artifact": grids["artifact"],
+            "cells in the grid": grids["cells"],
+            "stored": grids["stored"],
+            "to compute": grids["missing"],
+            "dataset not here": grids["unavailable"],
+            "est. CPU hours to compute": (grids["est_seconds"].fillna(0) / 3600).round(1),
+        }
+    )
+    return (
+        f"<h2>The {_e(profile)} profile's grids</h2><p>Cells stored and still to compute per artifact, as "
+        f"<code>dpgnn run --profile {_e(profile)} --dry-run</code> prints them (<code>dpgnn run</code> resumes "
+        "them; the estimate is the stored cells' mean time). A run that two artifacts share is computed once and "
+        "counted in each row.</p>" + table.to_html(index=False, border=0)
+    )
 
 
 def _course_series() -> list:
@@ -520,6 +564,7 @@ def build_site(
     site.mkdir(parents=True, exist_ok=True)
     papers = list(dict.fromkeys(rep["paper"])) if len(rep) else []
     decimals = paper_decimals(rep)
+    grids = _grids(papers, profile, results_root)
     for paper in papers:
         _notebook_pages(paper, profile, runs, site)
         _write_paper(
@@ -530,6 +575,7 @@ def build_site(
             results=results_root / profile,
             profile=profile,
             figures_root=figures_root,
+            grids=grids[grids["paper"] == paper],
         )
     for name in [c.name for c in _course_series()] + ["bench"]:
         _notebook_pages(name, profile, runs, site)

@@ -356,3 +356,23 @@ def test_site_in_headless_chromium(site, tmp_path_factory):
     tall = {k: v for k, v in heights.items() if v > MAX_PAGE_HEIGHT}
     assert not tall, tall
     assert colours == _STATUS_BACKGROUND
+
+
+def test_paper_index_says_how_much_of_its_grids_is_stored(site):
+    """ProGAP's page lists its paper grids; each row adds up, and Table 2's stored cells are among the distinct
+    configurations of its stored runs."""
+    out, _ = site
+    page = (out / "progap" / "index.html").read_text()
+    assert "The paper profile's grids" in page and "dpgnn run --profile paper --dry-run" in page
+    table = page[page.index("The paper profile's grids") :]
+    rows = {
+        cells[0]: [float(c) for c in cells[1:]]
+        for cells in (re.findall(r"<td>([^<]*)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", table, re.S))
+        if cells
+    }
+    assert {"table2", "fig2", "fig4"} <= set(rows)
+    for art, (cells, stored, missing, unavailable, hours) in rows.items():
+        assert cells == stored + missing + unavailable, art
+        assert (hours > 0) == (missing > 0 and stored > 0), art
+    runs = pd.read_csv(ROOT / "results" / "paper" / "progap" / "table2_runs.csv", usecols=["config_hash"])
+    assert 0 < rows["table2"][1] <= runs["config_hash"].nunique()

@@ -20,6 +20,7 @@ stored rows)::
 
 ``summary`` has one row per (paper, artifact): cells, stored, from_other_code, missing, copied, computed, failed,
 skipped (datasets), est_seconds (missing × mean stored cell time) and the devices of the stored cells.
+:func:`coverage` gives the same frame for a profile's grids without computing anything (the report shows it).
 
 The package, by responsibility: :mod:`~dpgnn.engine.planning` (papers, grids, the cells each store artifact needs,
 jobs and their estimated cost), :mod:`~dpgnn.engine.summary` (the printed lines and the summary frame),
@@ -30,7 +31,7 @@ jobs and their estimated cost), :mod:`~dpgnn.engine.summary` (the printed lines 
 from __future__ import annotations
 
 from dpgnn.engine.cluster import cluster_size, local_cluster, slurm_cluster, worker_env
-from dpgnn.engine.driver import compute, run_specs
+from dpgnn.engine.driver import compute, coverage, run_specs
 from dpgnn.engine.jobs import execute, execute_job
 from dpgnn.engine.planning import grid_papers, select, specs
 from dpgnn.engine.summary import comparable
@@ -38,6 +39,7 @@ from dpgnn.engine.summary import comparable
 __all__ = [
     "grid_papers",
     "compute",
+    "coverage",
     "comparable",
     "run_specs",
     "select",

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -106,6 +107,23 @@ def compute(
         retries=retries,
         progress=progress,
     )
+
+
+def coverage(
+    papers: Iterable[str] | None = None,
+    *,
+    profile: str = "paper",
+    artifacts: Iterable[str] | None = None,
+    root: Path | str | None = None,
+) -> pd.DataFrame:
+    """How much of the profile's grids is stored, computing and printing nothing: the summary frame of
+    ``dpgnn run --dry-run`` (one row per paper and artifact: cells, stored, missing, unavailable, est_seconds)
+    for the stores under ``root`` (default: the output root's ``results/``)."""
+    from dpgnn.profiles import settings
+
+    pairs = [(s, settings(s.paper, profile)) for s in select(papers, artifacts)]
+    targets, per_spec = plan_targets(pairs, profile, force=False, stale="keep", root=Path(root) if root else None)
+    return summary_frame(targets, per_spec, "keep")
 
 
 def run_specs(

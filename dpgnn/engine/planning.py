@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -88,9 +89,10 @@ def group(spec: CellSpec) -> str:
     return "+".join(sorted(set(spec.share) | {spec.store})) if spec.share else spec.store
 
 
-def plan_targets(pairs: list[tuple[CellSpec, Any]], profile: str, *, force: bool, stale: str):
+def plan_targets(pairs: list[tuple[CellSpec, Any]], profile: str, *, force: bool, stale: str, root: Path | None = None):
     """One :class:`Target` per (paper, store artifact), planned by :func:`dpgnn.sweep.plan` over the union of the
-    grids of the specs that feed it, and per spec ``(spec, cfg, hashes, cells by hash)``."""
+    grids of the specs that feed it, and per spec ``(spec, cfg, hashes, cells by hash)``. ``root``: the results
+    root the stores read (default: the output root's ``results/``)."""
     grids: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     shares: dict[tuple[str, str], tuple[str, ...]] = {}
     per_spec: list[tuple[CellSpec, Any, list[str], dict[str, dict]]] = []
@@ -102,7 +104,7 @@ def plan_targets(pairs: list[tuple[CellSpec, Any]], profile: str, *, force: bool
         per_spec.append((spec, cfg, hashes, dict(zip(hashes, cells))))
     targets: dict[tuple[str, str], Target] = {}
     for (paper, artifact), cells in grids.items():
-        p = plan(ResultStore(paper, profile), artifact, cells, force=force, stale=stale)
+        p = plan(ResultStore(paper, profile, root), artifact, cells, force=force, stale=stale)
         targets[(paper, artifact)] = Target(
             store=p.store,
             artifact=artifact,
