@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from dpgnn.privacy.accountant.base import (
@@ -19,6 +20,24 @@ from dpgnn.privacy.events import (
     SampledWithoutReplacementEvent,
 )
 from dpgnn.privacy.validation import check_delta
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _rdp_laplace_cached(scale: float, alpha: float) -> float:
+    from autodp import rdp_bank
+
+    return rdp_bank.RDP_laplace({"b": scale}, alpha)
+
+
+def _rdp_laplace(scale: float, alpha: Any) -> Any:
+    """``rdp_bank.RDP_laplace`` of scale ``scale`` at order ``alpha``, remembered per (scale, order): autodp's
+    subsampled bound asks for the same orders hundreds of times per ε, and again at every δ of a search."""
+    try:
+        return _rdp_laplace_cached(scale, alpha)
+    except TypeError:  # an unhashable order (an array): computed as it comes
+        from autodp import rdp_bank
+
+        return rdp_bank.RDP_laplace({"b": scale}, alpha)
 
 
 class AutodpAccountant(Accountant):
@@ -163,8 +182,7 @@ class AutodpRdpAcctAccountant(Accountant):
                     params = {"sigma": e.noise_multiplier}
                     funcs[e] = lambda x: rdp_bank.RDP_gaussian(params, x)
                 else:
-                    params = {"b": e.scale}
-                    funcs[e] = lambda x: rdp_bank.RDP_laplace(params, x)
+                    funcs[e] = functools.partial(_rdp_laplace, float(e.scale))
             return funcs[e]
 
         for e, n in merged.items():
