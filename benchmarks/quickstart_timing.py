@@ -4,7 +4,9 @@ Clones this repository's ``HEAD`` into a new folder with ``../shared`` beside it
 CI has it), then runs ``bash scripts/smoke.sh`` (set-up included: the clone has no ``.venv``) and
 ``bash scripts/test.sh`` there, and appends one row per command to ``benchmarks/results/quickstart.csv``: date,
 command, seconds, exit status, commit, machine. The README's quick start quotes the newest rows
-(``python -m dpgnn.readme``); nothing is typed by hand.
+(``python -m dpgnn.readme``); nothing is typed by hand. The smoke run's notebook durations replace the smoke rows
+of ``papermill_runs/durations.csv`` (:func:`dpgnn.runner.record_durations`), from which a first ``dpgnn reproduce``
+orders its series, longest first.
 
     python benchmarks/quickstart_timing.py [--workdir /tmp/quickstart] [--only smoke|tests] [--shared DIR] [--note TEXT]
 """
@@ -18,6 +20,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -100,6 +103,12 @@ def main() -> int:
                 w.writeheader()
             w.writerow(row)
         status = status or rc
+        if name == "smoke" and rc == 0:
+            sys.path.insert(0, str(ROOT))
+            from dpgnn.runner import record_durations
+
+            n = record_durations(clone / "papermill_runs" / "smoke" / "manifest.csv", "smoke")
+            print(f"[quickstart] {n} smoke notebook durations recorded in papermill_runs/durations.csv", flush=True)
     return status
 
 

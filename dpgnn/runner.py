@@ -353,16 +353,49 @@ def _run_series(
             bar.update(1)
 
 
-def _series_cost(manifest: Manifest, items: list[tuple[str, Path]]) -> tuple[float, int]:
-    """A series' last recorded duration (its notebooks' last ``ok`` runs) and its number of notebooks: the longest
-    series start first, so that the workers finish close together."""
+#: Notebook durations measured on a fresh clone (``benchmarks/quickstart_timing.py`` records them from that run's
+#: manifest, :func:`record_durations`): the order of a first ``reproduce``, which has no manifest of its own.
+DURATIONS = ROOT / "papermill_runs" / "durations.csv"
+DURATION_COLUMNS = ["profile", "paper", "notebook", "duration_s"]
+
+
+def load_durations(profile: str, path: Path = DURATIONS) -> dict[tuple[str, str], float]:
+    """(paper, notebook file name) -> seconds of the profile's recorded durations; empty when none are recorded."""
+    if not path.exists():
+        return {}
+    d = pd.read_csv(path, dtype={"profile": str, "paper": str, "notebook": str})
+    d = d[d["profile"] == profile]
+    return {(p, n): float(s) for p, n, s in zip(d["paper"], d["notebook"], d["duration_s"])}
+
+
+def record_durations(manifest: Path, profile: str, path: Path = DURATIONS) -> int:
+    """Replace the profile's rows of ``path`` by the durations of the notebooks that ran ``ok`` in ``manifest``
+    (another profile's rows are kept); returns the number of rows written for the profile."""
+    m = pd.read_csv(manifest, dtype=str, keep_default_na=False)
+    ok = m[m["status"] == "ok"]
+    rows = pd.DataFrame(
+        {"profile": profile, "paper": ok["paper"], "notebook": ok["notebook"], "duration_s": ok["duration_s"]}
+    )
+    old = pd.read_csv(path, dtype=str) if path.exists() else pd.DataFrame(columns=DURATION_COLUMNS)
+    out = pd.concat([old[old["profile"] != profile], rows], ignore_index=True)
+    write_csv(out.sort_values(["profile", "paper", "notebook"]).reindex(columns=DURATION_COLUMNS), path)
+    return len(rows)
+
+
+def _series_cost(
+    manifest: Manifest, recorded: dict[tuple[str, str], float], items: list[tuple[str, Path]]
+) -> tuple[float, int]:
+    """A series' expected duration, per notebook its last ``ok`` run in the manifest or else its ``recorded``
+    duration, and its number of notebooks: the longest series start first, so that the workers finish close
+    together."""
     seconds = 0.0
     for paper, nb in items:
         prev = manifest.previous(paper, nb.name) or {}
         try:
-            seconds += float(prev.get("duration_s") or 0) if prev.get("status") == "ok" else 0.0
+            last = float(prev.get("duration_s") or 0) if prev.get("status") == "ok" else 0.0
         except ValueError:
-            pass
+            last = 0.0
+        seconds += last or recorded.get((paper, nb.name), 0.0)
     return seconds, len(items)
 
 
@@ -404,7 +437,8 @@ def run_batch(batch: Batch, manifest: Manifest) -> list[int]:
     with _Signals(stopping) as signals:
         bar = tqdm(total=len(batch.todo), desc=f"reproduce ({batch.profile})", unit="notebook", mininterval=1.0)
         try:
-            chains = sorted(batch.series(), key=functools.partial(_series_cost, manifest), reverse=True)
+            recorded = load_durations(batch.profile)
+            chains = sorted(batch.series(), key=functools.partial(_series_cost, manifest, recorded), reverse=True)
             with ThreadPoolExecutor(max_workers=batch.jobs) as pool:
                 pending = {pool.submit(_run_series, batch, manifest, items, stopping, bar) for items in chains}
                 while pending:

@@ -309,3 +309,31 @@ def test_sigterm_while_computing_cells_exits_cleanly(monkeypatch):
     assert exc.value.code == 128 + signal.SIGTERM
     assert [c[0] for c in calls] == [["drw"]]
     assert signal.getsignal(signal.SIGTERM) is before  # the caller's handler is back
+
+
+def test_a_first_run_orders_series_by_the_recorded_durations(tmp_path):
+    """Without a manifest the recorded durations decide which series start first; a manifest's ok run wins."""
+    from pathlib import Path
+
+    from dpgnn.runner import Manifest, _series_cost, load_durations, record_durations
+
+    ran = tmp_path / "manifest.csv"
+    ran.write_text(
+        "paper,notebook,status,duration_s\n"
+        "a,01_x.ipynb,ok,5.0\na,02_y.ipynb,ok,6.0\nb,01_z.ipynb,ok,30.0\nc,01_w.ipynb,failed,99.0\n"
+    )
+    durations = tmp_path / "durations.csv"
+    durations.write_text("profile,paper,notebook,duration_s\npaper,a,01_x.ipynb,1.0\nsmoke,old,01_q.ipynb,2.0\n")
+    assert record_durations(ran, "smoke", durations) == 3  # the failed run is not a duration
+    recorded = load_durations("smoke", durations)
+    assert recorded == {("a", "01_x.ipynb"): 5.0, ("a", "02_y.ipynb"): 6.0, ("b", "01_z.ipynb"): 30.0}
+    assert load_durations("paper", durations) == {("a", "01_x.ipynb"): 1.0}  # another profile's rows are kept
+
+    empty = Manifest("smoke", tmp_path / "no_runs_here")
+    empty.path.parent.mkdir(parents=True)
+    chains = [[("a", Path("01_x.ipynb")), ("a", Path("02_y.ipynb"))], [("b", Path("01_z.ipynb"))]]
+    order = sorted(chains, key=lambda items: _series_cost(empty, recorded, items), reverse=True)
+    assert [items[0][0] for items in order] == ["b", "a"]  # 30 s before 11 s, though "a" has more notebooks
+    empty.record({"paper": "a", "notebook": "01_x.ipynb", "status": "ok", "duration_s": "40.0"})
+    order = sorted(chains, key=lambda items: _series_cost(empty, recorded, items), reverse=True)
+    assert [items[0][0] for items in order] == ["a", "b"]  # this machine's own last run: 46 s
