@@ -203,13 +203,21 @@ class BatchedSAGETeachers(nn.Module):
     ) -> Tensor:
         """Log-probabilities [B, K, c] of every teacher on its own padded subgraph.
 
-        ``xx`` [B, K, 2d] = [x, mean of x over the node's neighbours in its subgraph]; ``mask`` [B, K] (1 = real
-        node); ``src``/``dst`` flat indices into B·K of the subgraph edges; ``inv_deg`` [B·K, 1] = 1/max(deg, 1).
+        ``xx`` [B, K, 2d] = [x, mean of x over the node's neighbours in its subgraph], or [K, 2d] when every
+        teacher has the same input (students on one public graph: the first layer is then one wide product,
+        ``[K, 2d] x [2d, B·h]``, each teacher's columns equal to its own ``[K, 2d] x [2d, h]``); ``mask`` [B, K]
+        (1 = real node); ``src``/``dst`` flat indices into B·K of the subgraph edges; ``inv_deg`` [B·K, 1] =
+        1/max(deg, 1).
         ``dropout_generators`` (one per teacher, CPU): teacher ``b``'s dropout mask is drawn from its own generator
         (:func:`row_dropout`); ``None``: one ``F.dropout`` over the whole batch from torch's global generator.
         """
-        bsz, k, _ = xx.shape
-        z = torch.baddbmm(self.b1.unsqueeze(1), xx, self.w1)  # [B, K, h]
+        if xx.dim() == 2:  # one input shared by every teacher: one wide product [K, 2d] x [2d, B·h]
+            bsz, k = self.num_teachers, xx.size(0)
+            wide = torch.addmm(self.b1.reshape(1, -1), xx, self.w1.permute(1, 0, 2).reshape(xx.size(1), -1))
+            z = wide.view(k, bsz, -1).transpose(0, 1).contiguous()  # [B, K, h]
+        else:
+            bsz, k, _ = xx.shape
+            z = torch.baddbmm(self.b1.unsqueeze(1), xx, self.w1)  # [B, K, h]
         m = mask.unsqueeze(-1)
         if self.training:
             n = m.sum(1).clamp(min=1.0)  # [B, 1]

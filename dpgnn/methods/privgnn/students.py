@@ -10,8 +10,14 @@ rows of one :class:`~dpgnn.nn.privgnn.BatchedSAGETeachers` on the public graph a
 * row ``s`` draws its masks from its own generator started in that state
   (:func:`~dpgnn.nn.privgnn.row_dropout`, the same numbers as ``F.dropout`` on the CPU), and at the end the global
   generator is left where the last student left it, so whatever the cell does next draws what it always drew;
-* everything else is per row already (initialisation, BatchNorm statistics, per-row loss, element-wise Adam), and
-  the batched matrix products give each row the numbers of its own B = 1 product (tested bit for bit).
+* everything else is per row already (initialisation, BatchNorm statistics, per-row loss, element-wise Adam,
+  updating each row's slices as tensors of their own: :func:`~dpgnn.nn.privgnn.teacher_step` with ``per_row``).
+  The students share their input, so the first layer, most of the work, is one wide product
+  ``[N, 2d] x [2d, S·h]`` (its weight gradient one ``[2d, N] x [N, S·h]``); each student's columns of it, like the
+  second layer's batched products, are the numbers of its own B = 1 product (tested bit for bit against the
+  sequential students). That product still does each student's multiply-adds (the CPU's matrix kernel on wider
+  panels, not fewer operations), so the batch saves the per-student overheads, not the arithmetic
+  (benchmarks/README.md#privgnn-students).
 
 Students with hard labels [q] and students with soft labels [q, c] train in two batches (each kind keeps its own
 loss). Pre-training (``pretrain_epochs > 0``), the official student (:func:`authors_code_student`) and CUDA
@@ -96,7 +102,7 @@ def _fit_rows(
     offsets = torch.arange(s).repeat_interleave(src.numel()) * n
     step = teacher_step(
         model,
-        xx.unsqueeze(0).expand(s, -1, -1),
+        xx,
         torch.ones(s, n),
         y,
         src.repeat(s) + offsets,
