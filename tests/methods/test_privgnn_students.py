@@ -121,3 +121,30 @@ def test_the_series_students_equal_the_sequential_loop(graphs, monkeypatch):
     seq, state_s = _run(lambda: common._privgnn_students(graphs, "credit", post, points, **kw))
     assert batched == seq and torch.equal(state_b, state_s)
     assert len({r["value"] for r in batched}) > 1
+
+
+def test_the_method_runs_take_their_batched_students(graphs):
+    """The accuracy grid's path: ``privgnn_students`` then each run with ``student=``, against the runs alone."""
+    post = P.teacher_posteriors(graphs, 30, k=10, gamma=0.5, seed=0, epochs=3, device="cpu")
+    base = {"k": 10, "gamma": 0.5, "student_epochs": EPOCHS, "delta": 1e-4}
+    runs = [
+        (m, {**base, "queries": q, "lam": lam})
+        for m in ("privgnn", "privgnn_code")
+        for lam in (0.4, 2.0)
+        for q in (10, 30)
+    ]
+    run = {"privgnn": P.run_privgnn, "privgnn_code": P.run_privgnn_code}
+
+    def one_by_one():
+        return [run[m](graphs, c, seed=3, device="cpu", teachers=post) for m, c in runs]
+
+    def batched():
+        students = P.privgnn_students(graphs, runs, seed=3, teachers=post, device="cpu")
+        return [run[m](graphs, c, seed=3, device="cpu", teachers=post, student=s) for (m, c), s in zip(runs, students)]
+
+    (seq, state_s), (bat, state_b) = _run(one_by_one), _run(batched)
+    assert torch.equal(state_s, state_b)
+    for a, b in zip(seq, bat):
+        assert a.metrics == b.metrics and a.history == b.history and a.ledger == b.ledger
+    with pytest.raises(ValueError, match="same epochs"):
+        P.privgnn_students(graphs, [runs[0], ("privgnn", {**runs[1][1], "student_epochs": 3})], seed=3, teachers=post)
