@@ -1,6 +1,6 @@
 """Students per second of PrivGNN's students of one cell trained in one batch
-(``dpgnn.methods.privgnn.train_students``, what the figure cells run) against the sequential loop (``train_student``
-on each student in turn, what they ran before), both measured in one run, on one CPU thread.
+(``dpgnn.methods.privgnn.train_students``, what the accuracy and figure cells run) against the sequential loop
+(``train_student`` on each student in turn, what they ran before), both measured in one run, on one CPU thread.
 
     DPGNN_DATA_MIRROR=/work/shared/datasets python benchmarks/privgnn_students.py [--dataset cora]
         [--queries 300] [--student-epochs 200] [--threads 1]
