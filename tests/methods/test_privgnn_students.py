@@ -148,3 +148,15 @@ def test_the_method_runs_take_their_batched_students(graphs):
         assert a.metrics == b.metrics and a.history == b.history and a.ledger == b.ledger
     with pytest.raises(ValueError, match="same epochs"):
         P.privgnn_students(graphs, [runs[0], ("privgnn", {**runs[1][1], "student_epochs": 3})], seed=3, teachers=post)
+
+
+def test_several_threads_fall_back_to_the_sequential_loop(graphs):
+    jobs = _jobs(graphs)[:2]
+    torch.set_num_threads(2)
+    try:
+        out, state = _run(lambda: P.train_students(graphs, jobs, epochs=3, device="cpu"))
+    finally:
+        torch.set_num_threads(1)
+    seq, state_seq = _run(lambda: [P.train_student(graphs, n, y, seed=s, epochs=3, device="cpu") for n, y, s in jobs])
+    assert len({id(r["model"]) for r in out}) == 2 and {r["row"] for r in out} == {0}
+    assert [r["history"] for r in out] == [r["history"] for r in seq] and torch.equal(state, state_seq)

@@ -20,8 +20,11 @@ rows of one :class:`~dpgnn.nn.privgnn.BatchedSAGETeachers` on the public graph a
   (benchmarks/README.md#privgnn-students).
 
 Students with hard labels [q] and students with soft labels [q, c] train in two batches (each kind keeps its own
-loss). Pre-training (``pretrain_epochs > 0``), the official student (:func:`authors_code_student`) and CUDA
-devices (whose fused dropout draws differently) stay with the sequential :func:`train_student`.
+loss). Pre-training (``pretrain_epochs > 0``), the official student (:func:`authors_code_student`), CUDA devices
+(whose fused dropout draws differently) and more than one CPU thread stay with the sequential
+:func:`train_student`: with several threads some kernels split their work by the tensors' sizes (on Cora the first
+layer's gradients of a batch differ from the B = 1 model's in the last bits), while with one thread, each engine
+worker's default, the batch is the sequential loop bit for bit.
 """
 
 from __future__ import annotations
@@ -133,14 +136,15 @@ def train_students(
     """``[train_student(graphs, nodes, labels, seed=seed, ...) for nodes, labels, seed in jobs]`` run one after
     another, in one batched training on the CPU: each student's ``accuracy`` and per-epoch ``history`` are the
     sequential ones bit for bit, and torch's global generator ends in the same state. Each result also has the
-    batch's ``model`` and the student's ``row`` in it, and ``train_time_s``, the whole batch's time.
-    ``pretrain_epochs > 0`` or a CUDA device: the sequential loop itself (module docstring)."""
+    batch's ``model`` and the student's ``row`` in it, and ``train_time_s``, the whole batch's time (in the
+    sequential fallback: the student's own model, row 0 and time).
+    ``pretrain_epochs > 0``, a CUDA device or more than one thread: the sequential loop itself (module docstring)."""
     dev = resolve_device(device)
     if not jobs:
         return []
-    if pretrain_epochs or dev.type != "cpu":
+    if pretrain_epochs or dev.type != "cpu" or torch.get_num_threads() > 1:
         kw = dict(epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, pretrain_epochs=pretrain_epochs, device=device)
-        return [train_student(graphs, nodes, labels, seed=seed, **kw) for nodes, labels, seed in jobs]
+        return [{**train_student(graphs, nodes, labels, seed=seed, **kw), "row": 0} for nodes, labels, seed in jobs]
     t0 = time.perf_counter()
     states = dropout_starts(len(jobs), epochs, (1, graphs.x_pub.size(0), hidden), dropout)
     out: list[dict[str, Any]] = [{} for _ in jobs]
