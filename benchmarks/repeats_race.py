@@ -1,7 +1,7 @@
 """What the batched-repeats benchmarks share (``batched_repeats.py``, ``progap_repeats.py``, ``drw_repeats.py``,
-``lpgcn_repeats.py``): the race of a method's sequential loop against its batched run, on both clocks, and the CSV,
-markdown table and README block their rows go to. Imported by those scripts as a sibling module
-(``python benchmarks/<script>.py`` puts this folder on the import path).
+``lpgcn_repeats.py``, ``privgnn_students.py``): the race of a method's sequential loop against its batched run, on
+both clocks, and the CSV, markdown table and README block their rows go to. Imported by those scripts as a sibling
+module (``python benchmarks/<script>.py`` puts this folder on the import path).
 """
 
 from __future__ import annotations

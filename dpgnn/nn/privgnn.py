@@ -32,7 +32,15 @@ from torch_geometric.nn import SAGEConv
 
 from dpgnn.nn.models import register_model
 
-__all__ = ["SAGE", "MLP", "BatchedSAGETeachers", "mean_neighbours", "teacher_step", "train_batched_teachers"]
+__all__ = [
+    "SAGE",
+    "MLP",
+    "BatchedSAGETeachers",
+    "mean_neighbours",
+    "row_dropout",
+    "teacher_step",
+    "train_batched_teachers",
+]
 
 
 class SAGE(nn.Module):
@@ -121,6 +129,24 @@ def _sorted_unique(src: Tensor, dst: Tensor, n: int) -> bool:
     return bool((key[1:] > key[:-1]).all())
 
 
+def row_dropout(h: Tensor, p: float, training: bool, generators: Sequence[torch.Generator]) -> Tensor:
+    """Dropout of ``h`` [B, ...] with row ``b``'s mask drawn from ``generators[b]``.
+
+    On the CPU ``F.dropout(h, p, True)`` is ``h * empty_like(h).bernoulli_(1 - p).div_(1 - p)`` from the global
+    generator (ATen's ``_dropout_impl``; the fused kernel is CUDA-only), so row ``b`` here equals ``F.dropout`` of
+    that row alone with the global generator in ``generators[b]``'s state, bit for bit, and advances the generator
+    as that call advances the global one. ``p = 0`` or not ``training``: ``h`` itself, no draw (as ``F.dropout``).
+    """
+    if len(generators) != h.size(0):
+        raise ValueError(f"need one dropout generator per row ({h.size(0)}), got {len(generators)}")
+    if not training or p == 0.0:
+        return h
+    noise = torch.empty_like(h)
+    for row, g in zip(noise, generators):
+        row.bernoulli_(1 - p, generator=g)
+    return h * noise.div_(1 - p)
+
+
 def _pyg_linear_init(
     shape_in: int, shape_out: int, count: int, generators: Sequence[torch.Generator], bias: bool
 ) -> tuple[Tensor, Tensor | None]:
@@ -186,14 +212,32 @@ class BatchedSAGETeachers(nn.Module):
         self.num_teachers, self.in_channels, self.hidden, self.out_channels = num_teachers, d, h, c
 
     # -- training forward on the stacked subgraphs -------------------------------------------------------------
-    def forward(self, xx: Tensor, mask: Tensor, src: Tensor, dst: Tensor, inv_deg: Tensor) -> Tensor:
+    def forward(
+        self,
+        xx: Tensor,
+        mask: Tensor,
+        src: Tensor,
+        dst: Tensor,
+        inv_deg: Tensor,
+        dropout_generators: Sequence[torch.Generator] | None = None,
+    ) -> Tensor:
         """Log-probabilities [B, K, c] of every teacher on its own padded subgraph.
 
-        ``xx`` [B, K, 2d] = [x, mean of x over the node's neighbours in its subgraph]; ``mask`` [B, K] (1 = real
-        node); ``src``/``dst`` flat indices into B·K of the subgraph edges; ``inv_deg`` [B·K, 1] = 1/max(deg, 1).
+        ``xx`` [B, K, 2d] = [x, mean of x over the node's neighbours in its subgraph], or [K, 2d] when every
+        teacher has the same input (students on one public graph: the first layer is then one wide product,
+        ``[K, 2d] x [2d, B·h]``, each teacher's columns equal to its own ``[K, 2d] x [2d, h]``); ``mask`` [B, K]
+        (1 = real node); ``src``/``dst`` flat indices into B·K of the subgraph edges; ``inv_deg`` [B·K, 1] =
+        1/max(deg, 1).
+        ``dropout_generators`` (one per teacher, CPU): teacher ``b``'s dropout mask is drawn from its own generator
+        (:func:`row_dropout`); ``None``: one ``F.dropout`` over the whole batch from torch's global generator.
         """
-        bsz, k, _ = xx.shape
-        z = torch.baddbmm(self.b1.unsqueeze(1), xx, self.w1)  # [B, K, h]
+        if xx.dim() == 2:  # one input shared by every teacher: one wide product [K, 2d] x [2d, B·h]
+            bsz, k = self.num_teachers, xx.size(0)
+            wide = torch.addmm(self.b1.reshape(1, -1), xx, self.w1.permute(1, 0, 2).reshape(xx.size(1), -1))
+            z = wide.view(k, bsz, -1).transpose(0, 1).contiguous()  # [B, K, h]
+        else:
+            bsz, k, _ = xx.shape
+            z = torch.baddbmm(self.b1.unsqueeze(1), xx, self.w1)  # [B, K, h]
         m = mask.unsqueeze(-1)
         if self.training:
             n = m.sum(1).clamp(min=1.0)  # [B, 1]
@@ -208,7 +252,10 @@ class BatchedSAGETeachers(nn.Module):
         z = (z - mean.unsqueeze(1)) * torch.rsqrt(var.unsqueeze(1) + self.eps) * self.gamma.unsqueeze(
             1
         ) + self.beta.unsqueeze(1)
-        h = F.dropout(F.relu(z), p=self.dropout, training=self.training)
+        if dropout_generators is None:
+            h = F.dropout(F.relu(z), p=self.dropout, training=self.training)
+        else:
+            h = row_dropout(F.relu(z), self.dropout, self.training, dropout_generators)
         flat = h.reshape(bsz * k, -1)
         agg = torch.zeros_like(flat).index_add_(0, dst, flat[src]) * inv_deg
         hh = torch.cat([h, agg.view(bsz, k, -1)], dim=-1)
@@ -263,13 +310,25 @@ def teacher_step(
     lr: float = 0.01,
     weight_decay: float = 0.0,
     loss_mask: Tensor | None = None,
+    dropout_generators: Sequence[torch.Generator] | None = None,
+    per_row: bool = False,
 ) -> Callable[[int], Tensor]:
     """The epoch of :func:`train_batched_teachers` as a ``step(epoch) -> loss`` closure (one full-batch Adam step of
     every teacher; the summed loss, detached, without a host sync), for :func:`dpgnn.train.fit` when one model is
-    trained (PrivGNN's student and baselines) and for the fast loop below when many teachers are."""
+    trained (PrivGNN's student and baselines) and for the fast loop below when many teachers are.
+
+    ``dropout_generators``: each teacher's dropout masks from its own generator (``forward``). ``per_row``: the step
+    returns each teacher's loss [B] instead of their sum, and Adam updates each teacher's slice of every parameter
+    as a tensor of its own (sharing the stacked storage), so that every teacher's update is bit for bit the one a
+    B = 1 model gets: the fused kernel's vectorised body and scalar tail round differently, and over the stacked
+    tensors a teacher's elements would fall in other parts of the split than they do alone."""
     # the fused kernel (CPU and CUDA) does Adam's element-wise update in one pass over the stacked [B, 2d, h]
     # weights: the same update as the default loop, ~2x faster end to end at small K where the update is half the work
-    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
+    params = list(model.parameters())
+    rows_of = [(p, b, nn.Parameter(p.detach()[b])) for p in params for b in range(p.size(0))] if per_row else []
+    opt = torch.optim.Adam(
+        [leaf for _, _, leaf in rows_of] if per_row else params, lr=lr, weight_decay=weight_decay, fused=True
+    )
     lm = mask if loss_mask is None else loss_mask
     n = lm.sum(1).clamp(min=1.0)
     soft = y.dim() == 3
@@ -277,12 +336,17 @@ def teacher_step(
 
     def step(epoch: int) -> Tensor:
         opt.zero_grad(set_to_none=True)
-        logp = model(xx, mask, src, dst, inv_deg)
+        if per_row:
+            model.zero_grad(set_to_none=True)
+        logp = model(xx, mask, src, dst, inv_deg, dropout_generators)
         nll = -(yy * logp).sum(-1) if soft else -logp.gather(-1, yy).squeeze(-1)
-        loss = ((nll * lm).sum(1) / n).sum()
+        rows = (nll * lm).sum(1) / n
+        loss = rows.sum()
         loss.backward()
+        for p, b, leaf in rows_of:
+            leaf.grad = p.grad[b]
         opt.step()
-        return loss.detach()
+        return rows.detach() if per_row else loss.detach()
 
     return step
 

@@ -20,6 +20,8 @@ What is here, by module (the series layer :mod:`dpgnn.series.privgnn` calls only
   :func:`single_gnn_posteriors`;
 * :mod:`~dpgnn.methods.privgnn.student`: :func:`train_student` (hard or soft labels, optional pre-training,
   App. D.7), :func:`baseline_b1`, :func:`baseline_b2`, :func:`baseline_b3`, :func:`mlp_baseline` (Table 7);
+* :mod:`~dpgnn.methods.privgnn.students`: :func:`train_students`, many students of one cell in one batched
+  training, each bit for bit its sequential :func:`train_student`;
 * :mod:`~dpgnn.methods.privgnn.pate`: :func:`pate_votes` (PATE-M with MLP teachers, PATE-G with SAGE teachers);
 * :mod:`~dpgnn.methods.privgnn.ledgers`: :func:`privacy_ledger` (:func:`log_softmax_ledger` for the
   authors'-code noise);
@@ -102,6 +104,7 @@ from dpgnn.methods.privgnn.registration import (
     MODEL_DEFAULTS,
     VARIANTS,
     Variant,
+    privgnn_students,
     run_b1,
     run_b2,
     run_b3,
@@ -125,6 +128,7 @@ from dpgnn.methods.privgnn.student import (
     mlp_baseline,
     train_student,
 )
+from dpgnn.methods.privgnn.students import train_students
 from dpgnn.methods.privgnn.teachers import (
     TeacherOutput,
     single_gnn_posteriors,
@@ -189,6 +193,7 @@ __all__ = [
     "run_privgnn",
     "run_privgnn_code",
     "run_singlegnn",
+    "privgnn_students",
     "teachers_for",
     "votes_for",
     "baseline_b1",
@@ -198,6 +203,7 @@ __all__ = [
     "log_posteriors",
     "mlp_baseline",
     "train_student",
+    "train_students",
     "TeacherOutput",
     "single_gnn_posteriors",
     "teacher_posteriors",

@@ -18,6 +18,7 @@ from dpgnn.methods.privgnn.ledgers import log_softmax_ledger, privacy_ledger
 from dpgnn.methods.privgnn.mechanism import b4_noisy_onehot, b4_soft_labels, noisy_argmax, pate_labels
 from dpgnn.methods.privgnn.pate import pate_votes
 from dpgnn.methods.privgnn.student import baseline_b1, baseline_b2, baseline_b3, mlp_baseline, train_student
+from dpgnn.methods.privgnn.students import train_students
 from dpgnn.methods.privgnn.teachers import TeacherOutput, single_gnn_posteriors, teacher_posteriors
 from dpgnn.privacy.pate import check_lam
 from dpgnn.utils import make_generator, stable_seed
@@ -104,31 +105,68 @@ def teachers_for(
     return teacher_posteriors(data, nq, k=k, gamma=gamma, seed=teachers_seed, knn=variant.knn, **kw)
 
 
+def _student_job(
+    method: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, post: TeacherOutput
+) -> tuple[Tensor, Tensor, int]:
+    """The student a PrivGNN run trains: its query nodes, their noisy labels and its seed."""
+    q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
+    variant = VARIANTS[method]
+    tag = variant.stream(_opt(config, "k") if variant.knn else None)
+    if post.posteriors.size(0) < q:
+        raise ValueError(f"the teachers answer {post.posteriors.size(0)} queries, fewer than queries={q}")
+    noise = variant.noise_on
+    labels = noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, tag)), noise_on=noise)
+    return query_nodes(data, q), labels[:q], stable_seed(seed, ("student", noise, lam, q, tag))
+
+
+def _student_kw(config: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "epochs": int(_opt(config, "student_epochs", 200)),
+        "pretrain_epochs": int(_opt(config, "pretrain_epochs", 0)),
+        **_model_kw(config),
+    }
+
+
+def privgnn_students(
+    data: PrivGNNData,
+    runs: list[tuple[str, Mapping[str, Any]]],
+    *,
+    seed: int,
+    teachers: TeacherOutput,
+    device: str = "auto",
+) -> list[dict[str, Any]]:
+    """The students of the PrivGNN runs ``(method, config)`` on one set of ``teachers``, in one batch
+    (:func:`dpgnn.methods.privgnn.train_students`): each is the student that run, called in turn, trains, bit for
+    bit, and torch's global generator ends as after those runs. Pass each to its run as ``student=``. The runs
+    must share the student's epochs, pre-training and model settings."""
+    kws = [_student_kw(config) for _, config in runs]
+    if any(kw != kws[0] for kw in kws[1:]):
+        raise ValueError("the runs' students need the same epochs, pretrain_epochs, hidden, dropout and lr")
+    for _, config in runs:
+        check_gamma(_opt(config, "gamma"))
+    jobs = [_student_job(method, data, config, seed, teachers) for method, config in runs]
+    return train_students(data, jobs, device=device, **kws[0]) if jobs else []
+
+
 def _run_privgnn(
-    method: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str, post: TeacherOutput | None
+    method: str,
+    data: PrivGNNData,
+    config: Mapping[str, Any],
+    seed: int,
+    device: str,
+    post: TeacherOutput | None,
+    student: dict[str, Any] | None = None,
 ) -> RunResult:
     t0 = time.perf_counter()
     q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
     gamma = check_gamma(_opt(config, "gamma"))
     variant = VARIANTS[method]
-    tag = variant.stream(_opt(config, "k") if variant.knn else None)
     if post is None:
         post = teachers_for(data, config, seed=seed, method=method, device=device)
-    if post.posteriors.size(0) < q:
-        raise ValueError(f"the teachers answer {post.posteriors.size(0)} queries, fewer than queries={q}")
+    nodes, labels, student_seed = _student_job(method, data, config, seed, post)
+    if student is None:
+        student = train_student(data, nodes, labels, seed=student_seed, device=device, **_student_kw(config))
     noise = variant.noise_on
-    labels = noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, tag)), noise_on=noise)
-    nodes = query_nodes(data, q)
-    student = train_student(
-        data,
-        nodes,
-        labels[:q],
-        seed=stable_seed(seed, ("student", noise, lam, q, tag)),
-        epochs=int(_opt(config, "student_epochs", 200)),
-        pretrain_epochs=int(_opt(config, "pretrain_epochs", 0)),
-        device=device,
-        **_model_kw(config),
-    )
     delta, delta_sound = _deltas(data, config)
     led = privacy_ledger(
         variant.ledger_method,
@@ -173,9 +211,11 @@ def run_privgnn(
     seed: int,
     device: str = "auto",
     teachers: TeacherOutput | None = None,
+    student: dict[str, Any] | None = None,
 ) -> RunResult:
-    """PrivGNN as the paper states it (noise on the posterior)."""
-    return _run_privgnn("privgnn", data, config, seed, device, teachers)
+    """PrivGNN as the paper states it (noise on the posterior). ``student``: the run's student, already trained
+    (:func:`privgnn_students`)."""
+    return _run_privgnn("privgnn", data, config, seed, device, teachers, student)
 
 
 @register(
@@ -192,9 +232,11 @@ def run_privgnn_code(
     seed: int,
     device: str = "auto",
     teachers: TeacherOutput | None = None,
+    student: dict[str, Any] | None = None,
 ) -> RunResult:
-    """PrivGNN as the authors' code runs it (noise on the log-softmax: ε = ∞, :func:`log_softmax_ledger`)."""
-    return _run_privgnn("privgnn_code", data, config, seed, device, teachers)
+    """PrivGNN as the authors' code runs it (noise on the log-softmax: ε = ∞, :func:`log_softmax_ledger`).
+    ``student``: the run's student, already trained (:func:`privgnn_students`)."""
+    return _run_privgnn("privgnn_code", data, config, seed, device, teachers, student)
 
 
 @register(PAPER, "knnrem", "node", prepare=prepare, description="KNNRem ablation (Table 4): no KNN selection")

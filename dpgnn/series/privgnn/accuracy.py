@@ -106,39 +106,40 @@ def _student_rows(
     cfg: Settings, graphs: P.PrivGNNData, cell: _Cell, post: P.TeacherOutput, k: int, artifact_for, device: str
 ) -> list[dict[str, Any]]:
     """Students of every (noise variant, λ, |Q|) on the teachers ``post``, in the order the rows were always
-    computed; ``artifact_for(q, lam)`` names each row's (artifact, setting), ``(None, None)`` skips it."""
-    rows = []
+    computed; ``artifact_for(q, lam)`` names each row's (artifact, setting), ``(None, None)`` skips it. The
+    students train in one batch (:func:`dpgnn.methods.privgnn.privgnn_students`, the numbers of the runs one by
+    one), then each run builds its row from its own."""
+    runs = []
     for noise in cfg.noise_variants:
-        spec = get_method(PAPER, "privgnn" if noise == "posterior" else "privgnn_code", "node")
+        method = "privgnn" if noise == "posterior" else "privgnn_code"
         for lam in cfg.lambdas:
             for q in cfg.queries if cell.full else [cell.main_queries]:
-                art, setting = artifact_for(q, lam)
-                if art is None:
-                    continue
-                res = spec.run(
-                    graphs,
-                    {**cell.method_cfg, "k": k, "queries": q, "lam": lam},
-                    seed=cell.seed,
-                    device=device,
-                    teachers=post,
-                )
-                rows.append(
-                    _acc_row(
-                        art,
-                        cell.dataset,
-                        spec.method,
-                        setting,
-                        res.test,
-                        cell.run,
-                        cell.seed,
-                        res.ledger,
-                        queries=q,
-                        lam=lam,
-                        **{**cell.common, "k": k},
-                        teacher_accuracy=res.extra["teacher_accuracy"],
-                        teacher_epochs_per_s=res.extra["teacher_epochs_per_s"],
-                    )
-                )
+                if artifact_for(q, lam)[0] is not None:
+                    runs.append((method, {**cell.method_cfg, "k": k, "queries": q, "lam": lam}))
+    students = P.privgnn_students(graphs, runs, seed=cell.seed, teachers=post, device=device)
+    rows = []
+    for (method, config), student in zip(runs, students):
+        spec = get_method(PAPER, method, "node")
+        q, lam = config["queries"], config["lam"]
+        art, setting = artifact_for(q, lam)
+        res = spec.run(graphs, config, seed=cell.seed, device=device, teachers=post, student=student)
+        rows.append(
+            _acc_row(
+                art,
+                cell.dataset,
+                spec.method,
+                setting,
+                res.test,
+                cell.run,
+                cell.seed,
+                res.ledger,
+                queries=q,
+                lam=lam,
+                **{**cell.common, "k": k},
+                teacher_accuracy=res.extra["teacher_accuracy"],
+                teacher_epochs_per_s=res.extra["teacher_epochs_per_s"],
+            )
+        )
     return rows
 
 

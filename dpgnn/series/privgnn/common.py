@@ -128,6 +128,46 @@ def _privgnn_ledger(
     return led
 
 
+def _student_accuracies(
+    graphs: P.PrivGNNData, post: P.TeacherOutput, points, *, seed: int, k: int, student_epochs: int, device: str
+) -> dict[tuple[str, float, int], float]:
+    """The paper student's accuracy per distinct ``(noise, lam, q)`` of ``points``, trained in the order the points
+    first name them, all in one batch (:func:`dpgnn.methods.privgnn.train_students`: the sequential numbers)."""
+    keys = list(dict.fromkeys((noise, lam, q) for _, noise, lam, q, _, _ in points))
+    jobs = []
+    for noise, lam, q in keys:
+        labels = P.noisy_argmax(
+            post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)), noise_on=noise
+        )
+        jobs.append((P.query_nodes(graphs, q), labels[:q], stable_seed(seed, ("student", noise, lam, q, k))))
+    res = P.train_students(graphs, jobs, epochs=student_epochs, device=device)
+    return {key: r["accuracy"] for key, r in zip(keys, res)}
+
+
+def _official_student_accuracies(
+    graphs: P.PrivGNNData, post: P.TeacherOutput, points, *, seed: int, k: int, student_epochs: int, device: str
+) -> dict[tuple[str, float, int], float]:
+    """The official student's accuracy per distinct ``(noise, lam, q)`` of ``points``, one after another (each
+    continues the teachers' Adam: :func:`dpgnn.methods.privgnn.authors_code_student`)."""
+    done = {}
+    for _, noise, lam, q, _, _ in points:
+        if (noise, lam, q) in done:
+            continue
+        labels = P.noisy_argmax(
+            post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)), noise_on=noise
+        )
+        done[(noise, lam, q)] = P.authors_code_student(
+            graphs,
+            P.query_nodes(graphs, q),
+            labels[:q],
+            seed=stable_seed(seed, ("student", noise, lam, q, k)),
+            epochs=student_epochs,
+            optimizer_state=post.optimizer_state,
+            device=device,
+        )["accuracy"]
+    return done
+
+
 def _privgnn_students(
     graphs: P.PrivGNNData,
     dataset: str,
@@ -145,7 +185,8 @@ def _privgnn_students(
 ) -> list[dict[str, Any]]:
     """One student per ``(artifact, noise, lam, q, setting)`` point, on the first ``q`` noisy labels; the labels
     and the student seed are drawn exactly as in :func:`_accuracy_cell` (only the dropout masks differ). Students
-    shared by two points (e.g. Fig. 3 and App. D.6 at λ = 0.4) are trained once. ``student="authors_code"``
+    shared by two points (e.g. Fig. 3 and App. D.6 at λ = 0.4) are trained once, the paper's students all in one
+    batch (:func:`_student_accuracies`), with the numbers of the sequential loop. ``student="authors_code"``
     (authors'-code teachers only): the official student (:func:`dpgnn.methods.privgnn.authors_code_student`, which
     continues the teachers' Adam), rows :data:`OFFICIAL_NAMES`."""
     teacher, student = parse(teacher, "teacher"), parse(student, "student")
@@ -154,28 +195,11 @@ def _privgnn_students(
             "the official student continues the authors'-code teachers' optimizer: use "
             "teacher='authors_code' with student='authors_code'"
         )
-    rows, done = [], {}
+    fn = _official_student_accuracies if student is Fidelity.AUTHORS_CODE else _student_accuracies
+    done = fn(graphs, post, points, seed=seed, k=k, student_epochs=student_epochs, device=device)
+    rows = []
     for art, noise, lam, q, setting, run in points:
         key = (noise, lam, q)
-        if key not in done:
-            labels = P.noisy_argmax(
-                post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)), noise_on=noise
-            )
-            sd = stable_seed(seed, ("student", noise, lam, q, k))
-            if student is Fidelity.AUTHORS_CODE:
-                done[key] = P.authors_code_student(
-                    graphs,
-                    P.query_nodes(graphs, q),
-                    labels[:q],
-                    seed=sd,
-                    epochs=student_epochs,
-                    optimizer_state=post.optimizer_state,
-                    device=device,
-                )["accuracy"]
-            else:
-                done[key] = P.train_student(
-                    graphs, P.query_nodes(graphs, q), labels[:q], seed=sd, epochs=student_epochs, device=device
-                )["accuracy"]
         led = _privgnn_ledger(
             graphs, dataset, lam=lam, queries=q, gamma=gamma, noise=noise, teacher=teacher, student=student
         )

@@ -142,16 +142,17 @@ def _private_and_baselines(
             epochs=cell["teacher_epochs"],
             device=device,
         )
-        for lam in cell["lambdas"]:
-            labels = P.pate_labels(counts, lam, make_generator(stable_seed(seed, "pate-noise", kind, lam)))
-            acc = P.train_student(
-                graphs,
+        jobs = [
+            (
                 P.query_nodes(graphs, q),
-                labels[:q],
-                seed=stable_seed(seed, ("pate", kind, lam)),
-                epochs=se,
-                device=device,
-            )["accuracy"]
+                P.pate_labels(counts, lam, make_generator(stable_seed(seed, "pate-noise", kind, lam)))[:q],
+                stable_seed(seed, ("pate", kind, lam)),
+            )
+            for lam in cell["lambdas"]
+        ]
+        students = P.train_students(graphs, jobs, epochs=se, device=device)  # the sequential numbers, in one batch
+        for lam, student in zip(cell["lambdas"], students):
+            acc = student["accuracy"]
             led = P.privacy_ledger(
                 f"pate_{kind[0]}",
                 lam=lam,
