@@ -1,9 +1,15 @@
-"""One notebook executed by papermill in a subprocess of its own session: the command and environment, its output
+"""Notebooks executed by papermill in a worker process of its own session (:class:`NotebookWorker`): its output
 streamed to a log and echoed (:class:`Echo`), a timeout, and stopping it with everything it started (the kernel
-included) when the batch is interrupted (:func:`stop_all`). :mod:`dpgnn.runner` decides which notebooks run."""
+included) when the batch is interrupted (:func:`stop_all`). :mod:`dpgnn.runner` decides which notebooks run.
+
+A worker executes notebooks one after another, each in a fresh kernel, so papermill and what it imports load once
+per worker rather than once per notebook (``import papermill`` alone takes seconds: nbformat's schema validation
+builds jsonschema's IRI parsers). ``python -m dpgnn.notebook_process`` is the worker: it reads one request per line
+on stdin and, after each notebook, writes an exit line that ends that notebook's output."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -13,11 +19,11 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-__all__ = ["Echo", "execute_notebook", "stop_all"]
+__all__ = ["Echo", "NotebookWorker", "StopOnSignals", "execute_notebook", "stop_all"]
 
-# -- running processes: every notebook's papermill process, so that an interrupt can stop them all ----------------
+# -- running workers: the papermill process of every notebook running now, so that an interrupt can stop them all
 _RUNNING: dict[int, subprocess.Popen] = {}
 _RUNNING_LOCK = threading.Lock()
 
@@ -107,31 +113,61 @@ class Echo:
             self.write(f"[{self.name}] {line}")
 
 
-def _papermill(nb: Path, out: Path, parameters: dict, cwd: Path, threads: int | None) -> tuple[list[str], dict]:
-    """The papermill command that executes ``nb`` into ``out`` with ``parameters``, and its environment."""
-    import yaml
+#: The line a worker writes after each notebook, followed by its exit code (0: executed, 1: failed).
+EXIT = "@@dpgnn-notebook-exit"
 
-    cmd = [
-        sys.executable,
-        "-m",
-        "papermill",
-        str(nb),
-        str(out),
-        "-k",
-        "python3",
-        "--cwd",
-        str(cwd),
-        "-y",
-        yaml.safe_dump(parameters),
-        "--log-output",
-        "--no-progress-bar",
-    ]
+
+def _environment(cwd: Path, threads: int | None) -> dict[str, str]:
+    """The environment of a worker and of the kernels it starts."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "DPGNN_HOME": str(cwd), "DPGNN_BATCH": "1"}
     env.pop("MPLBACKEND", None)  # the kernel's inline backend: executed notebooks hold their figures
     if threads:  # parallel notebooks share the cores instead of oversubscribing them
         env.setdefault("OMP_NUM_THREADS", str(threads))
         env.setdefault("MKL_NUM_THREADS", str(threads))
-    return cmd, env
+    return env
+
+
+class NotebookWorker:
+    """A papermill process that executes notebooks one after another (:func:`execute_notebook`), started on first
+    use and again after it was stopped; ``close`` ends it. One worker serves one thread at a time."""
+
+    def __init__(self, cwd: Path, threads: int | None = None):
+        self.cwd, self.threads = Path(cwd), threads
+        self.proc: subprocess.Popen | None = None
+
+    def process(self) -> subprocess.Popen:
+        """The running worker process (started now if there is none)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "dpgnn.notebook_process"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=_environment(self.cwd, self.threads),
+                cwd=self.cwd,
+                start_new_session=True,
+                text=True,
+                errors="replace",
+            )
+        return self.proc
+
+    def close(self, grace: float = 10.0) -> None:
+        """End the worker: it exits when its input ends; stopped after ``grace`` seconds if it does not."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=grace)
+        except (OSError, subprocess.TimeoutExpired):
+            _terminate(proc)
+        proc.stdout.close()
+
+    def __enter__(self) -> NotebookWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _expire(proc: subprocess.Popen, timed_out: threading.Event) -> None:
@@ -140,15 +176,17 @@ def _expire(proc: subprocess.Popen, timed_out: threading.Event) -> None:
     _terminate(proc)
 
 
-def _stream(proc: subprocess.Popen, fh: IO[str], echo: Callable[[str], None] | None) -> None:
-    """Copy ``proc``'s output to ``fh`` line by line (text mode: ``\\r`` progress updates also end a line) and each
-    line to ``echo``; wait for it to end."""
+def _stream(proc: subprocess.Popen, fh: IO[str], echo: Callable[[str], None] | None) -> int:
+    """Copy a worker's output to ``fh`` line by line (text mode: ``\\r`` progress updates also end a line) and each
+    line to ``echo`` until its exit line; returns the notebook's exit code (the worker's, when it ended first)."""
     for line in proc.stdout:
+        if line.startswith(EXIT):
+            return int(line.split()[1])
         fh.write(line)
         fh.flush()
         if echo is not None:
             echo(line)
-    proc.wait()
+    return proc.wait()
 
 
 def _error_line(log: Path, returncode: int) -> str:
@@ -169,30 +207,27 @@ def execute_notebook(
     threads: int | None = None,
     echo: Callable[[str], None] | None = None,
     stopping: threading.Event | None = None,
+    worker: NotebookWorker | None = None,
 ) -> tuple[str, str]:
-    """Run one notebook with papermill in a subprocess of its own session; returns (status, error message).
+    """Run one notebook with papermill in ``worker`` (else in a worker of its own, ended afterwards); returns (status,
+    error message).
 
     Output goes to ``log`` line by line (``\\r`` progress updates become lines) and each line to ``echo``.
     ``status`` is ``ok``, ``failed`` or ``interrupted`` (``stopping`` was set while it ran); on ``timeout`` the
-    notebook and its kernel are stopped and it is ``failed``.
+    worker and the notebook's kernel are stopped and it is ``failed``.
     """
+    if worker is None:
+        with NotebookWorker(cwd, threads) as own:
+            return execute_notebook(
+                nb, out, log, parameters, cwd=cwd, timeout=timeout, echo=echo, stopping=stopping, worker=own
+            )
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd, env = _papermill(nb, out, parameters, cwd, threads)
     if stopping is not None and stopping.is_set():
         return "interrupted", "not started: the batch was interrupted"
     timed_out = threading.Event()
+    request = {"input": str(nb), "output": str(out), "parameters": parameters, "cwd": str(cwd)}
     with open(log, "w") as fh:
-        proc = subprocess.Popen(
-            cmd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-            text=True,
-            errors="replace",
-        )
+        proc = worker.process()
         with _RUNNING_LOCK:
             _RUNNING[proc.pid] = proc
         if stopping is not None and stopping.is_set():  # interrupted between the check above and the start
@@ -202,7 +237,12 @@ def execute_notebook(
             timer.daemon = True
             timer.start()
         try:
-            _stream(proc, fh, echo)
+            try:
+                proc.stdin.write(json.dumps(request) + "\n")
+                proc.stdin.flush()
+            except OSError:  # the worker is gone (stopped): what it said is read below
+                pass
+            code = _stream(proc, fh, echo)
         finally:
             if timer is not None:
                 timer.cancel()
@@ -210,11 +250,11 @@ def execute_notebook(
                 _RUNNING.pop(proc.pid, None)
     if timed_out.is_set():
         return "failed", f"timed out after {timeout} s"
-    if stopping is not None and stopping.is_set() and proc.returncode != 0:
+    if stopping is not None and stopping.is_set() and code != 0:
         return "interrupted", "stopped by an interrupt of the batch"
-    if proc.returncode == 0:
+    if code == 0:
         return "ok", ""
-    return "failed", _error_line(log, proc.returncode)
+    return "failed", _error_line(log, code)
 
 
 def stop_all() -> None:
@@ -223,3 +263,74 @@ def stop_all() -> None:
         procs = list(_RUNNING.values())
     for proc in procs:
         threading.Thread(target=_terminate, args=(proc,), daemon=True).start()
+
+
+class StopOnSignals:
+    """While active (in the main thread; elsewhere it does nothing), SIGTERM and SIGINT are caught and listed in
+    ``received``. With ``stopping``: the event is set and every running notebook (papermill, its kernel and their
+    children) is stopped, said once through ``write``; without: ``KeyboardInterrupt`` is raised. The previous
+    handlers come back on exit."""
+
+    def __init__(self, stopping: threading.Event | None = None, write: Callable[[str], None] = print):
+        self.stopping, self.write = stopping, write
+        self.received: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopOnSignals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        first = not self.received
+        self.received.append(signum)
+        if self.stopping is None:
+            raise KeyboardInterrupt
+        if first:
+            self.write(f"[reproduce] {signal.Signals(signum).name}: stopping the running notebooks ...")
+        self.stopping.set()
+        stop_all()
+
+
+def main() -> None:
+    """The worker: execute each requested notebook (a JSON line on stdin) as ``papermill --log-output`` would, then
+    write the exit line; a failure prints its traceback (the notebook's error) and the next request runs.
+
+    When its last cell has run, a notebook's kernel is stopped at once (``shutdown_kernel="immediate"``: its process
+    group is killed) rather than asked to exit: its outputs are collected and every file it wrote is written by then
+    (nothing in ``dpgnn`` acts at exit), and an interpreter that imported torch takes about two seconds to tear
+    down."""
+    import logging
+    import traceback
+
+    import papermill
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    for line in sys.stdin:
+        request = json.loads(line)
+        code = 0
+        try:
+            papermill.execute_notebook(
+                request["input"],
+                request["output"],
+                parameters=request["parameters"],
+                kernel_name="python3",
+                progress_bar=False,
+                log_output=True,
+                cwd=request["cwd"],
+                shutdown_kernel="immediate",
+            )
+        except Exception:
+            traceback.print_exc()
+            code = 1
+        sys.stderr.flush()
+        print(f"{EXIT} {code}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,10 +1,11 @@
-"""Batch runner: execute the notebook series with papermill, one process per notebook.
+"""Batch runner: execute the notebook series with papermill, each notebook in a fresh kernel.
 
 ``dpgnn reproduce [PAPER ...] --profile smoke|test|paper --device auto --jobs N [--notebook lpgcn/03] [-p key=value]``
 
-- Notebooks are ``notebooks/<paper>/NN_<what>.ipynb``; each is executed by ``python -m papermill`` in its own
-  process and session (papermill is not thread-safe with working directories); ``--jobs N`` runs N series side by
-  side, each series' notebooks in order (later notebooks reuse the grids earlier ones stored). The parameters
+- Notebooks are ``notebooks/<paper>/NN_<what>.ipynb``; each is executed by papermill in a fresh kernel, in one
+  worker process per job (:class:`dpgnn.notebook_process.NotebookWorker`, a session of its own: papermill is not
+  thread-safe with working directories, and loads once per worker); ``--jobs N`` runs N series side by side, each
+  series' notebooks in order (later notebooks reuse the grids earlier ones stored). The parameters
   ``profile``, ``device`` and ``force`` are injected (plus ``-p key=value`` parameters, to the notebooks that
   declare them); the kernel is ``python3`` and the working directory the repository root. Matplotlib's backend is left
   to the kernel, so executed notebooks hold their figures inline (they are also saved as PNG + PDF under ``figures/``).
@@ -36,6 +37,7 @@ import functools
 import hashlib
 import json
 import os
+import queue
 import signal
 import threading
 import time
@@ -48,7 +50,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from dpgnn.atomic import write_csv
-from dpgnn.notebook_process import Echo, execute_notebook, stop_all
+from dpgnn.notebook_process import Echo, NotebookWorker, StopOnSignals, execute_notebook
 from dpgnn.notebook_series import (
     RESERVED,
     declared_parameters,
@@ -228,6 +230,11 @@ class Batch:
         """Where the executed copy of ``nb`` goes (its log beside it, ``.log``)."""
         return self.runs / paper / nb.name
 
+    @property
+    def threads(self) -> int:
+        """Threads of each notebook's kernel: the cores shared by the ``jobs`` side by side."""
+        return max(1, (os.cpu_count() or 1) // self.jobs)
+
     def series(self) -> list[list[tuple[str, Path]]]:
         """The notebooks grouped by paper: a series' notebooks run in order (later ones reuse the grids earlier
         ones stored, and two processes never compute the same missing cells); ``jobs`` series run side by side."""
@@ -285,11 +292,16 @@ def _kept_row(batch: Batch, base: dict[str, Any], prev: dict | None, out: Path) 
 
 
 def run_notebook(
-    batch: Batch, manifest: Manifest, paper: str, nb: Path, stopping: threading.Event | None = None
+    batch: Batch,
+    manifest: Manifest,
+    paper: str,
+    nb: Path,
+    stopping: threading.Event | None = None,
+    worker: NotebookWorker | None = None,
 ) -> dict:
-    """Execute ``paper``'s notebook ``nb`` of ``batch`` (or keep its last run: :func:`_kept_row`), recording its
-    manifest row when it starts and when it ends. Returns the row; ``{}`` when ``stopping`` was set before it
-    started."""
+    """Execute ``paper``'s notebook ``nb`` of ``batch`` in ``worker`` (else a worker of its own), or keep its last
+    run (:func:`_kept_row`), recording its manifest row when it starts and when it ends. Returns the row; ``{}``
+    when ``stopping`` was set before it started."""
     out = batch.output(paper, nb)
     declared = declared_parameters(nb)
     params = {k: v for k, v in batch.parameters.items() if k in declared}
@@ -310,9 +322,10 @@ def run_notebook(
         {"profile": batch.profile, "device": batch.device, "force": batch.force, **params},
         cwd=batch.root,
         timeout=batch.timeout,
-        threads=max(1, (os.cpu_count() or 1) // batch.jobs),
+        threads=batch.threads,
         echo=Echo(f"{paper}/{nb.stem}", _cell_count(nb), tqdm.write),
         stopping=stopping,
+        worker=worker,
     )
     row = {
         **base,
@@ -327,30 +340,53 @@ def run_notebook(
 
 
 def _run_series(
-    batch: Batch, manifest: Manifest, items: list[tuple[str, Path]], stopping: threading.Event, bar
+    batch: Batch,
+    manifest: Manifest,
+    items: list[tuple[str, Path]],
+    stopping: threading.Event,
+    bar,
+    workers: queue.SimpleQueue,
 ) -> None:
-    """Run one series' notebooks in order; a notebook that raises is recorded ``failed`` and the next one runs."""
-    for paper, nb in items:
-        try:
-            row = run_notebook(batch, manifest, paper, nb, stopping)
-        except Exception as exc:  # never lose the other notebooks
-            row = {
-                "paper": paper,
-                "notebook": nb.name,
-                "profile": batch.profile,
-                "status": "failed",
-                "ended": _now(),
-                "error": f"{type(exc).__name__}: {exc}",
-                "code_version": batch.code_version,
-                "code_sha256": batch.code_sha256,
-            }
-            manifest.record(row)
-        if not row:  # not started: the batch was interrupted first
-            continue
-        dur = f" {row.get('duration_s')}s" if row.get("duration_s") not in ("", "0", None) else ""
-        with manifest.lock:
-            tqdm.write(f"[{row['status']:>11}] {paper}/{nb.name}{dur} {row.get('error', '')}".rstrip())
-            bar.update(1)
+    """Run one series' notebooks in order in a worker taken from ``workers`` (and given back); a notebook that
+    raises is recorded ``failed`` and the next one runs."""
+    worker = workers.get()
+    try:
+        for paper, nb in items:
+            _run_one(batch, manifest, paper, nb, stopping, bar, worker)
+    finally:
+        workers.put(worker)
+
+
+def _run_one(
+    batch: Batch,
+    manifest: Manifest,
+    paper: str,
+    nb: Path,
+    stopping: threading.Event,
+    bar,
+    worker: NotebookWorker,
+) -> None:
+    """Run one notebook of a series and say how it went (a notebook that raises is recorded ``failed``)."""
+    try:
+        row = run_notebook(batch, manifest, paper, nb, stopping, worker)
+    except Exception as exc:  # never lose the other notebooks
+        row = {
+            "paper": paper,
+            "notebook": nb.name,
+            "profile": batch.profile,
+            "status": "failed",
+            "ended": _now(),
+            "error": f"{type(exc).__name__}: {exc}",
+            "code_version": batch.code_version,
+            "code_sha256": batch.code_sha256,
+        }
+        manifest.record(row)
+    if not row:  # not started: the batch was interrupted first
+        return
+    dur = f" {row.get('duration_s')}s" if row.get("duration_s") not in ("", "0", None) else ""
+    with manifest.lock:
+        tqdm.write(f"[{row['status']:>11}] {paper}/{nb.name}{dur} {row.get('error', '')}".rstrip())
+        bar.update(1)
 
 
 #: Notebook durations measured on a fresh clone (``benchmarks/quickstart_timing.py`` records them from that run's
@@ -399,54 +435,28 @@ def _series_cost(
     return seconds, len(items)
 
 
-class _Signals:
-    """While active (in the main thread; elsewhere it does nothing), SIGTERM and SIGINT are caught and listed in
-    ``received``. With ``stopping``: the event is set and every running notebook (papermill, its kernel and their
-    children) is stopped; without: ``KeyboardInterrupt`` is raised. The previous handlers come back on exit."""
-
-    def __init__(self, stopping: threading.Event | None = None):
-        self.stopping = stopping
-        self.received: list[int] = []
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> _Signals:
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-    def _handle(self, signum: int, frame: object) -> None:
-        first = not self.received
-        self.received.append(signum)
-        if self.stopping is None:
-            raise KeyboardInterrupt
-        if first:
-            tqdm.write(f"[reproduce] {signal.Signals(signum).name}: stopping the running notebooks ...")
-        self.stopping.set()
-        stop_all()
-
-
 def run_batch(batch: Batch, manifest: Manifest) -> list[int]:
     """Execute ``batch``, ``jobs`` series side by side, longest first; returns the signals that interrupted it."""
     batch.runs.mkdir(parents=True, exist_ok=True)
     stopping = threading.Event()
-    with _Signals(stopping) as signals:
+    workers: queue.SimpleQueue = queue.SimpleQueue()  # one papermill worker per job, reused by its series
+    with StopOnSignals(stopping, tqdm.write) as signals:
         bar = tqdm(total=len(batch.todo), desc=f"reproduce ({batch.profile})", unit="notebook", mininterval=1.0)
         try:
             recorded = load_durations(batch.profile)
             chains = sorted(batch.series(), key=functools.partial(_series_cost, manifest, recorded), reverse=True)
+            for _ in range(batch.jobs):
+                workers.put(NotebookWorker(batch.root, batch.threads))
             with ThreadPoolExecutor(max_workers=batch.jobs) as pool:
-                pending = {pool.submit(_run_series, batch, manifest, items, stopping, bar) for items in chains}
+                pending = {pool.submit(_run_series, batch, manifest, items, stopping, bar, workers) for items in chains}
                 while pending:
                     done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                     for fut in done:
                         fut.result()
         finally:
             bar.close()
+            while not workers.empty():
+                workers.get().close()
     return signals.received
 
 
@@ -540,7 +550,7 @@ def compute_cells(
     chosen = [p for p in dict.fromkeys(papers) if p in engine.grid_papers()]
     if not chosen:
         return False
-    with _Signals() as signals:
+    with StopOnSignals() as signals:
         tqdm.write(f"[reproduce] grid cells of {', '.join(chosen)} ({profile}) on Dask")
         try:
             summary = engine.compute(

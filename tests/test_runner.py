@@ -197,6 +197,32 @@ def test_interrupting_reproduce_stops_every_child_and_records_it(tmp_path, sig=s
     assert manifest["status"].tolist() == ["ok"]
 
 
+@pytest.mark.slow
+def test_a_series_runs_in_one_worker_each_notebook_in_a_fresh_kernel(tmp_path):
+    """A series' notebooks share one papermill worker (papermill loads once) but each gets a kernel of its own; a
+    notebook that runs out of time stops the worker and its kernel, and the next one runs in a new worker."""
+    body = (
+        "import os, time\nfrom pathlib import Path\n"
+        "Path(f'pids_{os.getpid()}.txt').write_text(f'{os.getppid()}')\ntime.sleep(naps)"
+    )
+    nbdir = tmp_path / "notebooks" / "alpha"
+    nbdir.mkdir(parents=True)
+    for name in ("01_a.ipynb", "02_b.ipynb", "03_slow.ipynb", "04_c.ipynb"):
+        nb = _notebook(body, "\nnaps: int = 0  # seconds")
+        if name == "03_slow.ipynb":
+            nb.cells[1].source = nb.cells[1].source.replace("time.sleep(naps)", "time.sleep(600)")
+        nbformat.write(nb, nbdir / name)
+    manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=tmp_path, report=False, timeout=20)
+    status = dict(zip(manifest["notebook"], manifest["status"]))
+    assert status == {"01_a.ipynb": "ok", "02_b.ipynb": "ok", "03_slow.ipynb": "failed", "04_c.ipynb": "ok"}
+    assert "timed out after 20 s" in manifest.set_index("notebook").loc["03_slow.ipynb", "error"]
+    kernels = {int(f.stem.split("_")[1]): int(f.read_text()) for f in tmp_path.glob("pids_*.txt")}
+    assert len(kernels) == 4  # four kernels
+    workers = sorted(set(kernels.values()))
+    assert len(workers) == 2  # the first three notebooks in one worker, the last in a new one
+    assert not any(_alive(pid) for pid in [*kernels, *workers]), "a kernel or a worker survived"
+
+
 def test_echo_streams_cells_logs_and_throttled_progress():
     from dpgnn.notebook_process import Echo
 
