@@ -21,7 +21,8 @@ What is here, by module (the series layer :mod:`dpgnn.series.privgnn` calls only
 * :mod:`~dpgnn.methods.privgnn.student`: :func:`train_student` (hard or soft labels, optional pre-training,
   App. D.7), :func:`baseline_b1`, :func:`baseline_b2`, :func:`baseline_b3`, :func:`mlp_baseline` (Table 7);
 * :mod:`~dpgnn.methods.privgnn.students`: :func:`train_students`, many students of one cell in one batched
-  training, each bit for bit its sequential :func:`train_student`;
+  training, each bit for bit its sequential :func:`train_student`; :func:`student_job`, a student's query nodes,
+  noisy labels and seed;
 * :mod:`~dpgnn.methods.privgnn.pate`: :func:`pate_votes` (PATE-M with MLP teachers, PATE-G with SAGE teachers);
 * :mod:`~dpgnn.methods.privgnn.ledgers`: :func:`privacy_ledger` (:func:`log_softmax_ledger` for the
   authors'-code noise);
@@ -128,7 +129,7 @@ from dpgnn.methods.privgnn.student import (
     mlp_baseline,
     train_student,
 )
-from dpgnn.methods.privgnn.students import train_students
+from dpgnn.methods.privgnn.students import student_job, train_students
 from dpgnn.methods.privgnn.teachers import (
     TeacherOutput,
     single_gnn_posteriors,
@@ -203,6 +204,7 @@ __all__ = [
     "log_posteriors",
     "mlp_baseline",
     "train_student",
+    "student_job",
     "train_students",
     "TeacherOutput",
     "single_gnn_posteriors",

@@ -15,10 +15,10 @@ from dpgnn.fidelity import Fidelity, parse
 from dpgnn.methods import RunResult, register
 from dpgnn.methods.privgnn.data import DATASETS, PAPER, PrivGNNData, check_gamma, prepare, query_nodes
 from dpgnn.methods.privgnn.ledgers import log_softmax_ledger, privacy_ledger
-from dpgnn.methods.privgnn.mechanism import b4_noisy_onehot, b4_soft_labels, noisy_argmax, pate_labels
+from dpgnn.methods.privgnn.mechanism import b4_noisy_onehot, b4_soft_labels, pate_labels
 from dpgnn.methods.privgnn.pate import pate_votes
 from dpgnn.methods.privgnn.student import baseline_b1, baseline_b2, baseline_b3, mlp_baseline, train_student
-from dpgnn.methods.privgnn.students import train_students
+from dpgnn.methods.privgnn.students import student_job, train_students
 from dpgnn.methods.privgnn.teachers import TeacherOutput, single_gnn_posteriors, teacher_posteriors
 from dpgnn.privacy.pate import check_lam
 from dpgnn.utils import make_generator, stable_seed
@@ -114,9 +114,7 @@ def _student_job(
     tag = variant.stream(_opt(config, "k") if variant.knn else None)
     if post.posteriors.size(0) < q:
         raise ValueError(f"the teachers answer {post.posteriors.size(0)} queries, fewer than queries={q}")
-    noise = variant.noise_on
-    labels = noisy_argmax(post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, tag)), noise_on=noise)
-    return query_nodes(data, q), labels[:q], stable_seed(seed, ("student", noise, lam, q, tag))
+    return student_job(data, post.posteriors, seed=seed, noise_on=variant.noise_on, lam=lam, q=q, tag=tag)
 
 
 def _student_kw(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -36,7 +36,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from dpgnn.methods.privgnn.data import PrivGNNData
+from dpgnn.methods.privgnn.data import PrivGNNData, query_nodes
+from dpgnn.methods.privgnn.mechanism import noisy_argmax
 from dpgnn.methods.privgnn.student import _graph_inputs, train_student
 from dpgnn.metrics import accuracy
 from dpgnn.nn.privgnn import BatchedSAGETeachers, teacher_step
@@ -46,6 +47,16 @@ __all__ = ["StudentJob", "dropout_starts", "train_students"]
 
 #: one student: its ``train_nodes`` (public-graph indices), their ``labels`` (hard [q] or soft [q, c]) and its seed
 StudentJob = tuple[Tensor, Tensor, int]
+
+
+def student_job(
+    data: PrivGNNData, posteriors: Tensor, *, seed: int, noise_on: str, lam: float, q: int, tag: Any
+) -> tuple[Tensor, Tensor, int]:
+    """The student of one (noise, λ, |Q|) point: its ``q`` query nodes, their noisy labels (the first ``q`` of
+    every query's, drawn from the stream of ``(seed, λ, tag)``) and its seed. ``tag`` names the teachers (the
+    series' ``k``, a run's variant stream), so a cell, a series and :func:`dpgnn.fit` draw the same students."""
+    labels = noisy_argmax(posteriors, lam, make_generator(stable_seed(seed, "noise", lam, tag)), noise_on=noise_on)
+    return query_nodes(data, q), labels[:q], stable_seed(seed, ("student", noise_on, lam, q, tag))
 
 
 def dropout_starts(count: int, epochs: int, shape: Sequence[int], p: float) -> list[torch.Tensor]:

@@ -10,7 +10,7 @@ from dpgnn.fidelity import Fidelity, parse
 from dpgnn.methods import privgnn as P
 from dpgnn.methods.privgnn import PAPER
 from dpgnn.profiles import Settings
-from dpgnn.utils import make_generator, stable_seed, torch_global_seed
+from dpgnn.utils import stable_seed, torch_global_seed
 
 
 def _unknown(what: str, name: str, valid) -> ValueError:
@@ -134,12 +134,9 @@ def _student_accuracies(
     """The paper student's accuracy per distinct ``(noise, lam, q)`` of ``points``, trained in the order the points
     first name them, all in one batch (:func:`dpgnn.methods.privgnn.train_students`: the sequential numbers)."""
     keys = list(dict.fromkeys((noise, lam, q) for _, noise, lam, q, _, _ in points))
-    jobs = []
-    for noise, lam, q in keys:
-        labels = P.noisy_argmax(
-            post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)), noise_on=noise
-        )
-        jobs.append((P.query_nodes(graphs, q), labels[:q], stable_seed(seed, ("student", noise, lam, q, k))))
+    jobs = [
+        P.student_job(graphs, post.posteriors, seed=seed, noise_on=noise, lam=lam, q=q, tag=k) for noise, lam, q in keys
+    ]
     res = P.train_students(graphs, jobs, epochs=student_epochs, device=device)
     return {key: r["accuracy"] for key, r in zip(keys, res)}
 
@@ -153,14 +150,14 @@ def _official_student_accuracies(
     for _, noise, lam, q, _, _ in points:
         if (noise, lam, q) in done:
             continue
-        labels = P.noisy_argmax(
-            post.posteriors, lam, make_generator(stable_seed(seed, "noise", lam, k)), noise_on=noise
+        nodes, labels, student_seed = P.student_job(
+            graphs, post.posteriors, seed=seed, noise_on=noise, lam=lam, q=q, tag=k
         )
         done[(noise, lam, q)] = P.authors_code_student(
             graphs,
-            P.query_nodes(graphs, q),
-            labels[:q],
-            seed=stable_seed(seed, ("student", noise, lam, q, k)),
+            nodes,
+            labels,
+            seed=student_seed,
             epochs=student_epochs,
             optimizer_state=post.optimizer_state,
             device=device,
