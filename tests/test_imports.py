@@ -276,7 +276,7 @@ READ_AND_DRAW = ("dpgnn.plotting", "dpgnn.profiles", "dpgnn.report", "dpgnn.resu
 COMPUTE_ONLY = ("torch", "torch_geometric")
 
 
-@pytest.mark.parametrize("series", ["lpgcn", "lpgnn", "progap"])
+@pytest.mark.parametrize("series", ["lpgcn", "lpgnn", "drw", "progap"])
 def test_reading_stored_results_imports_no_torch(series):
     """A fresh interpreter importing what a read-and-draw notebook imports loads neither torch nor torch_geometric
     (each takes seconds to import, about half of such a notebook's run)."""
