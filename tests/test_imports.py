@@ -276,11 +276,18 @@ READ_AND_DRAW = ("dpgnn.plotting", "dpgnn.profiles", "dpgnn.report", "dpgnn.resu
 COMPUTE_ONLY = ("torch", "torch_geometric")
 
 
-@pytest.mark.parametrize("series", ["lpgcn", "lpgnn", "drw", "progap"])
-def test_reading_stored_results_imports_no_torch(series):
+@pytest.mark.parametrize(
+    "notebook_modules",
+    [
+        *([f"dpgnn.series.{name}"] for name in ("lpgcn", "lpgnn", "drw", "progap", "privacy")),
+        ["dpgnn.bench", "dpgnn.bench.report", "dpgnn.compare"],
+    ],
+    ids=lambda modules: modules[0],
+)
+def test_reading_stored_results_imports_no_torch(notebook_modules):
     """A fresh interpreter importing what a read-and-draw notebook imports loads neither torch nor torch_geometric
     (each takes seconds to import, about half of such a notebook's run)."""
-    modules = [*READ_AND_DRAW, f"dpgnn.series.{series}"]
+    modules = [*READ_AND_DRAW, *notebook_modules]
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}:\n"
