@@ -279,7 +279,7 @@ COMPUTE_ONLY = ("torch", "torch_geometric")
 @pytest.mark.parametrize(
     "notebook_modules",
     [
-        *([f"dpgnn.series.{name}"] for name in ("lpgcn", "lpgnn", "drw", "progap", "privacy")),
+        *([f"dpgnn.series.{name}"] for name in ("lpgcn", "lpgnn", "privgnn", "drw", "progap", "privacy")),
         ["dpgnn.bench", "dpgnn.bench.report", "dpgnn.compare"],
     ],
     ids=lambda modules: modules[0],

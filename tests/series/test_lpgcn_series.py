@@ -107,7 +107,7 @@ def test_run_table2_goes_through_the_registry_resumes_and_matches_a_direct_run(s
     assert set(rows["metric"]) == {"micro_f1", "auc"} and rows["value"].between(0, 100).all()
     series.run(cfg, store, "table2", device="cpu")
     assert len(calls) == 4  # resumed: nothing retrained
-    direct = series.lpgcn.run_node_classification(
+    direct = lpgcn.run_node_classification(
         data,
         "cora",
         "pgc",
