@@ -1,4 +1,8 @@
-"""Small shared helpers: devices, seeds, generators, hashing, versions, repository paths."""
+"""Small shared helpers: devices, seeds, generators, hashing, versions, repository paths.
+
+torch is imported inside the helpers that use it, not here: notebooks that only read stored rows and draw
+(:mod:`dpgnn.plotting`, :mod:`dpgnn.results`) import this module and start without loading torch.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +16,12 @@ import random
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger("dpgnn")
 
@@ -32,6 +38,8 @@ def output_root() -> Path:
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
     """Return the torch device for ``device``: ``"auto"`` picks CUDA when present, else CPU (and logs it)."""
+    import torch
+
     if isinstance(device, torch.device):
         return device
     if not isinstance(device, str):
@@ -48,6 +56,8 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 def seed_everything(seed: int) -> None:
     """Seed Python, NumPy and torch (CPU and CUDA). A seed of 0 is a seed."""
+    import torch
+
     if seed is None or isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int (0 is a valid seed), got {seed!r}")
     random.seed(int(seed))
@@ -60,6 +70,8 @@ def torch_global_seed(seed: int, device: str | torch.device = "auto") -> Iterato
     """Run the block with torch's global RNG (dropout masks, default initialisation) forked and seeded with
     ``seed``, on the CPU and on ``device`` when it is CUDA; the caller's RNG state is restored afterwards. A block
     then draws the same numbers whatever ran before it in the process."""
+    import torch
+
     dev = resolve_device(device)
     with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
         torch.manual_seed(int(seed))
@@ -68,6 +80,8 @@ def torch_global_seed(seed: int, device: str | torch.device = "auto") -> Iterato
 
 def make_generator(seed: int | torch.Generator | None, device: str | torch.device = "cpu") -> torch.Generator:
     """A ``torch.Generator`` from a seed (``None`` = fresh nondeterministic seed); generators pass through."""
+    import torch
+
     if isinstance(seed, torch.Generator):
         return seed
     gen = torch.Generator(device=torch.device(device))
@@ -157,6 +171,8 @@ def check_features(x: Any, name: str = "features") -> torch.Tensor:
 
     Raises ``ValueError`` naming how many rows hold a non-finite value and the first of them.
     """
+    import torch
+
     t = torch.as_tensor(x)
     if t.is_floating_point() or t.is_complex():
         bad = ~torch.isfinite(t)

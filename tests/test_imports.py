@@ -22,6 +22,9 @@ with the registry of their own layer, :mod:`dpgnn.methods` or :mod:`dpgnn.series
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -265,3 +268,32 @@ def test_checker_finds_circles_upward_imports_and_stray_clis(tmp_path):
 def test_modules_are_found(module):
     edges, _ = import_graph()
     assert module in edges
+
+
+#: what a notebook that reads stored rows and draws imports (the series' grid cells are computed beforehand)
+READ_AND_DRAW = ("dpgnn.plotting", "dpgnn.profiles", "dpgnn.report", "dpgnn.results", "dpgnn.series")
+#: libraries only computing needs: a read-and-draw notebook's kernel starts without them
+COMPUTE_ONLY = ("torch", "torch_geometric")
+
+
+@pytest.mark.parametrize(
+    "notebook_modules",
+    [
+        *([f"dpgnn.series.{name}"] for name in ("lpgcn", "lpgnn", "privgnn", "drw", "progap", "privacy")),
+        ["dpgnn.bench", "dpgnn.bench.report", "dpgnn.compare"],
+    ],
+    ids=lambda modules: modules[0],
+)
+def test_reading_stored_results_imports_no_torch(notebook_modules):
+    """A fresh interpreter importing what a read-and-draw notebook imports loads neither torch nor torch_geometric
+    (each takes seconds to import, about half of such a notebook's run)."""
+    modules = [*READ_AND_DRAW, *notebook_modules]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}:\n"
+        "    importlib.import_module(m)\n"
+        f"print(sorted(k for k in {COMPUTE_ONLY!r} if k in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE.parent), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "[]", f"importing {modules} loaded {out.stdout.strip()}"

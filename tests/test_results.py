@@ -467,13 +467,14 @@ def test_rerunning_a_pure_computation_leaves_the_files_byte_identical(tmp_path, 
     """The LPGCN variance notebook recomputes its artifacts whole; rerunning it must not rewrite them."""
     import dpgnn.results as results
     from dpgnn.data import DatasetUnavailable
+    from dpgnn.methods import lpgcn as method
     from dpgnn.profiles import settings
     from dpgnn.series import lpgcn
 
     def unavailable(name):
         raise DatasetUnavailable(f"{name}: no files here")
 
-    monkeypatch.setattr(lpgcn.lpgcn, "prepare", unavailable)  # analytic figures and skip records, no data needed
+    monkeypatch.setattr(method, "prepare", unavailable)  # analytic figures and skip records, no data needed
     cfg = settings("lpgcn", "test", datasets=["flickr", "cora"])
     lpgcn.run_variance(cfg, ResultStore("lpgcn", "test", root=tmp_path))
     files = sorted(p for p in (tmp_path / "test" / "lpgcn").glob("*.csv"))

@@ -10,6 +10,9 @@ seed only), the same ε and the same tuning budget (the grid of its :mod:`dpgnn.
   ``η = 1``); each trial's score is what its unit allows (:mod:`dpgnn.bench.units`); the row's ε is the whole
   search's (:func:`dpgnn.bench.accounting.split_budget`, split stated in the ledger), ``sound`` when the method's
   own run is.
+
+torch and PyG are imported where a graph is built (:func:`base_graph`): reading the benchmark's stored rows and
+planning its cells stay light.
 """
 
 from __future__ import annotations
@@ -19,11 +22,9 @@ import functools
 import json
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from torch_geometric.data import Data
 
 from dpgnn.bench.accounting import PURE_METHODS, check_trial, split_budget, trial_event
 from dpgnn.bench.spaces import SearchSpace, space_of
@@ -31,6 +32,9 @@ from dpgnn.bench.units import Unit, get_unit
 from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, NOT_COVERED, non_private, statement
 from dpgnn.privacy.selection import TruncatedNegativeBinomial, private_search
 from dpgnn.utils import stable_seed
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
 
 __all__ = ["TUNINGS", "DATASETS", "base_graph", "shared_split", "run_cell", "score_sensitivity"]
 
@@ -52,6 +56,8 @@ SPLIT = (0.75, 0.10, 0.15)  # the front door's fractions (ProGAP §5.3)
 def base_graph(name: str) -> tuple[Data, tuple[str, ...]]:
     """The dataset's graph as every method sees it: undirected, no self-loops, nodes with a label, features
     min-max scaled to [0, 1] (the LDP mechanisms need that range; ``notes`` says when the scaling read the data)."""
+    import torch
+    from torch_geometric.data import Data
     from torch_geometric.utils import remove_self_loops, subgraph, to_undirected
 
     if name not in DATASETS:

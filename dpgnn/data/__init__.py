@@ -10,30 +10,57 @@ Raw files come from ``$DPGNN_DATA_MIRROR`` (sha256-verified), the cache (``$DPGN
 or the canonical URL; what cannot be obtained raises :class:`DatasetUnavailable` with one clear message.
 """
 
-from dpgnn.data import datasets as _datasets  # noqa: F401  (registers every dataset)
-from dpgnn.data.download import ChecksumError, DatasetUnavailable, RawFile
-from dpgnn.data.registry import (
-    DatasetSpec,
-    Variant,
-    dataset_available,
-    describe,
-    get_spec,
-    list_datasets,
-    load_dataset,
-    normalize_name,
-    register,
-)
-from dpgnn.data.synthetic import csbm
-from dpgnn.data.transforms import (
-    filter_classes,
-    minmax_normalize,
-    private_public_split,
-    random_node_split,
-    remove_isolated_nodes,
-    seed_from_name,
-    split_edges,
-    subgraph_nodes,
-)
+import importlib as _importlib
+
+#: public name -> the module that defines it. Names are imported on first use (PEP 562), so that
+#: ``from dpgnn.data import DatasetUnavailable`` stays light (no torch, no torch_geometric): notebooks that read
+#: stored rows start fast. The registry fills itself with every dataset on its first lookup (:mod:`.registry`).
+_EXPORTS = {
+    **dict.fromkeys(("ChecksumError", "DatasetUnavailable", "RawFile"), "dpgnn.data.download"),
+    **dict.fromkeys(
+        (
+            "DatasetSpec",
+            "Variant",
+            "dataset_available",
+            "describe",
+            "get_spec",
+            "list_datasets",
+            "load_dataset",
+            "normalize_name",
+            "register",
+        ),
+        "dpgnn.data.registry",
+    ),
+    "csbm": "dpgnn.data.synthetic",
+    **dict.fromkeys(
+        (
+            "filter_classes",
+            "minmax_normalize",
+            "private_public_split",
+            "random_node_split",
+            "remove_isolated_nodes",
+            "seed_from_name",
+            "split_edges",
+            "subgraph_nodes",
+        ),
+        "dpgnn.data.transforms",
+    ),
+}
+
+
+def __getattr__(name: str):
+    """The public name ``name`` (:data:`_EXPORTS`), imported from its module on first use."""
+    if name in _EXPORTS:
+        value = getattr(_importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dpgnn.data' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazily imported public ones included."""
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "load_dataset",

@@ -13,19 +13,23 @@ Non-private samplers for the baselines: :func:`random_walk_batch` (GCN "RW": ind
 
 Subgraphs are returned padded (:class:`Subgraphs`): ``nodes[i, 0]`` is the root, ``-1`` pads, and ``adj[i]`` is the
 symmetric local adjacency of the walk edges, so that per-subgraph computations vectorise over ``i``.
+
+torch is imported by the samplers that build tensors, not here: the bounds (:func:`sampler_bound`) stay light.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch import Tensor
 
 from dpgnn.privacy.subgraphs import min_num_subgraphs
 from dpgnn.privacy.validation import check_int as _check_int
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 __all__ = [
     "Subgraphs",
@@ -81,6 +85,8 @@ class Subgraphs:
 
 def csr(edge_index: Tensor, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
     """CSR (``ptr``, ``col``) of a directed edge list (pass both directions for an undirected graph)."""
+    from torch import Tensor
+
     ei = np.asarray(edge_index.cpu().numpy() if isinstance(edge_index, Tensor) else edge_index, dtype=np.int64)
     if ei.ndim != 2 or ei.shape[0] != 2:
         raise ValueError(f"edge_index must have shape [2, E], got {tuple(ei.shape)}")
@@ -103,6 +109,8 @@ def subgraphs_from_node_lists(
     restarts: int,
 ) -> Subgraphs:
     """Pad lists of global node ids (root first) and global edges into a :class:`Subgraphs`."""
+    import torch
+
     m = len(node_lists)
     size = max(1, max_size)
     nodes = torch.full((m, size), -1, dtype=torch.long)
@@ -137,6 +145,8 @@ def disjoint_random_walks(
     early when there is none. Every visited node is marked sampled and leaves the pool if it is a root candidate.
     The subgraph is the root plus its walks; its edges are the walk edges (made symmetric).
     """
+    from torch import Tensor
+
     L = _check_int(walk_length, "walk_length", 0)
     R = _check_int(restarts, "restarts", 1)
     _check_int(num_nodes, "num_nodes", 1)

@@ -13,15 +13,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import torch
-from torch_geometric.data import Data
 
 from dpgnn.atomic import atomic_open
 from dpgnn.data.download import DatasetUnavailable, RawFile, data_root, fetch, locate, mirror_root
 from dpgnn.utils import config_hash
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
 
 log = logging.getLogger("dpgnn.data")
 
@@ -108,8 +109,15 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[-_\s.]", "", name.lower())
 
 
+def _with_builtins() -> None:
+    """Register the package's own datasets (:mod:`dpgnn.data.datasets`, in their order) before the first lookup or
+    registration. ``dpgnn.data`` imports nothing until asked, so that reading stored results loads no torch."""
+    import dpgnn.data.datasets  # noqa: F401  (importing it registers every dataset; at once when done before)
+
+
 def register(spec: DatasetSpec) -> DatasetSpec:
     """Add ``spec`` to the registry (its name and aliases must be new)."""
+    _with_builtins()
     for key in (spec.name, *spec.aliases):
         k = normalize_name(key)
         if k in _KEYS and _KEYS[k] != spec.name:
@@ -121,6 +129,7 @@ def register(spec: DatasetSpec) -> DatasetSpec:
 
 def get_spec(name: str) -> DatasetSpec:
     """The :class:`DatasetSpec` of ``name``; unknown names raise ``ValueError`` listing the valid ones."""
+    _with_builtins()
     key = normalize_name(name)
     if key in _KEYS:
         return _REGISTRY[_KEYS[key]]
@@ -135,6 +144,7 @@ def get_spec(name: str) -> DatasetSpec:
 
 def all_specs() -> list[DatasetSpec]:
     """Every registered :class:`DatasetSpec`, in registration order (aliases not repeated)."""
+    _with_builtins()
     return list(_REGISTRY.values())
 
 
@@ -171,10 +181,14 @@ def _not_public(spec: DatasetSpec) -> DatasetUnavailable:
 
 
 def _torch_load(path: Path) -> Data:
+    import torch
+
     return torch.load(path, weights_only=False)
 
 
 def _torch_save(obj: Data, path: Path) -> None:
+    import torch
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(path, "wb") as f:
         torch.save(obj, f)
@@ -287,7 +301,7 @@ def list_datasets(*, root: str | Path | None = None) -> pd.DataFrame:
     """One row per registered dataset: name, variants, papers, nodes, edges, features, classes, source URL,
     available here, note. ``edges`` counts undirected edges of the base graph (self-loops excluded)."""
     rows = []
-    for spec in _REGISTRY.values():
+    for spec in all_specs():
         rows.append(
             {
                 "name": spec.name,

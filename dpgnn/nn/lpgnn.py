@@ -23,6 +23,7 @@ from torch_geometric.nn import GATConv, GCNConv, SAGEConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import softmax as edge_softmax
 
+from dpgnn.nn.backbones import BACKBONES
 from dpgnn.utils import to_csr
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "GAT_HEADS",
 ]
 
-BACKBONES = ("gcn", "sage", "gat")
 HIDDEN = 16  # docs/papers/lpgnn.md#drop-training-and-model-selection
 GAT_HEADS = 4
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dpgnn.methods import lpgcn as lpgcn
 from dpgnn.profiles import Profile
 from dpgnn.report import paper_vs_ours
 from dpgnn.results import ResultStore

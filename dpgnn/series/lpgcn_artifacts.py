@@ -3,6 +3,9 @@ mean features (Table 3), notebook 02's estimation error (Fig. 2, 3), notebook 03
 prediction (Table 2, a configuration's node-classification runs trained together: :func:`batch_run`,
 :func:`repeats_runner`) -- with their grid cells (:data:`CELLS`). :mod:`dpgnn.series.lpgcn` holds the profiles and
 the series API that dispatches here.
+
+The method (:mod:`dpgnn.methods.lpgcn`, torch) is imported inside the functions that compute: notebooks that only
+read stored rows and draw start without torch.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from dpgnn import methods, plotting
-from dpgnn.methods import lpgcn
 from dpgnn.privacy.guarantee import SOUND, non_private, statement
 from dpgnn.reference import load_reference
 from dpgnn.results import ResultStore
@@ -75,11 +77,15 @@ def _tidy(row: dict[str, Any]) -> dict[str, Any]:
 def _data(name: str):
     """The prepared dataset, loaded once per process (the notebooks' kernel or a Dask worker) and reused by every
     cell that runs there."""
+    from dpgnn.methods import lpgcn
+
     return lpgcn.prepare(name)
 
 
 @functools.lru_cache(maxsize=8)
 def _lp_split(name: str):
+    from dpgnn.methods import lpgcn
+
     return lpgcn.split_for_link_prediction(_data(name), name)
 
 
@@ -88,6 +94,8 @@ def _lp_split(name: str):
 # ---------------------------------------------------------------------------------------------------------------
 def run_variance(cfg: LPGCNProfile, store: ResultStore) -> dict[str, pd.DataFrame]:
     """Compute Table 3 (x̄ from the data) and the variance curves of Fig. 1, 4, 5; store and return them."""
+    from dpgnn.methods import lpgcn
+
     xbar_rows = []
     for name in cfg.datasets:
         data = load_or_skip(store, name, _data, artifact="table3")
@@ -200,6 +208,8 @@ def fig3_cells(cfg: LPGCNProfile, datasets: list[str] | None = None) -> list[dic
 
 def fig2_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One Fig. 2 cell: the MAE of the first graph convolution at one ε (CPU computation; ``device`` unused)."""
+    from dpgnn.methods import lpgcn
+
     df = lpgcn.mae_vs_epsilon(
         _data(cell["dataset"]), cell["dataset"], [cell["epsilon"]], [cell["method"]], seed=cell["seed"]
     )
@@ -208,6 +218,8 @@ def fig2_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> 
 
 def fig3_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
     """One Fig. 3 cell: MAE per degree at one ε (CPU computation; ``device`` unused)."""
+    from dpgnn.methods import lpgcn
+
     df = lpgcn.mae_vs_degree(
         _data(cell["dataset"]), cell["dataset"], cell["epsilon"], [cell["method"]], seed=cell["seed"]
     )
@@ -362,6 +374,8 @@ def _row(cell: dict[str, Any], result: methods.RunResult) -> dict[str, Any]:
 
 
 def _spec(cell: dict[str, Any]):
+    from dpgnn.methods import lpgcn
+
     return methods.get(*lpgcn.method_key(cell["method"], cell["task"]))
 
 

@@ -25,8 +25,6 @@ import pandas as pd
 
 from dpgnn import plotting
 from dpgnn.data import load_dataset
-from dpgnn.methods import progap as pg
-from dpgnn.methods import progap_baselines as bl
 from dpgnn.privacy import calibrate_noise_multiplier, dpsgd_event, epsilon
 from dpgnn.privacy.guarantee import SOUND, statement
 from dpgnn.privacy.progap import calibrate_noise, default_delta, guarantee_statement
@@ -320,6 +318,10 @@ def _cells(cfg: PrivacyProfile) -> list[dict[str, Any]]:
 
 def run_cell(data, cell: dict[str, Any], *, device: str = "auto") -> list[dict[str, Any]]:
     """One node-level run with the noise calibrated by ``cell['accountant']`` -> val/test accuracy rows (%)."""
+    # the methods (torch) only when a cell computes: notebooks that read stored rows start fast
+    from dpgnn.methods import progap as pg
+    from dpgnn.methods import progap_baselines as bl
+
     seed = int(cell["seed"]) * 1000 + int(cell["run"])
     if cell["method"] == "progap":
         res = pg.train_progap(

@@ -33,12 +33,14 @@ def _toy(n_priv=60, n_pub=50, d=6, c=3, seed=0) -> P.PrivGNNData:
     return toy_privgnn(n_priv, n_pub, d, c, seed, name="toy")
 
 
-def test_every_method_is_registered_at_its_ledger_level():
+def test_every_method_is_registered_at_its_ledger_level(monkeypatch):
     keys = methods.available("privgnn")
     assert keys == sorted([("privgnn", m, "node") for m in NODE] + [("privgnn", m, "none") for m in NONE])
-    for _, m, level in keys:
-        spec = methods.get("privgnn", m, level)
-        assert spec.prepare is P.prepare and spec.description
+    specs = [methods.get("privgnn", m, level) for _, m, level in keys]
+    assert all(spec.description for spec in specs) and len({spec.prepare for spec in specs}) == 1
+    # the registered prepare is the data pipeline, P.prepare (imported when first called)
+    monkeypatch.setattr(P.data, "prepare", lambda name, **kw: (name, kw))
+    assert specs[0].prepare("amazon", order_seed=3) == ("amazon", {"order_seed": 3, "root": None})
     with pytest.raises(ValueError, match="valid:.*privgnn/node"):
         methods.get("privgnn", "privgnn", "edge")
 

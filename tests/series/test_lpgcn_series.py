@@ -3,6 +3,7 @@ import math
 import pytest
 
 from dpgnn.data import DatasetUnavailable
+from dpgnn.methods import lpgcn
 from dpgnn.methods.lpgcn import registration
 from dpgnn.profiles import settings
 from dpgnn.report import paper_vs_ours
@@ -79,7 +80,7 @@ def synthetic(tmp_path, monkeypatch):
 
     monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
     data = minmax_normalize(csbm(num_nodes=120, num_classes=3, num_features=12, avg_degree=6, homophily=0.9, seed=2))
-    monkeypatch.setattr(series.lpgcn, "prepare", lambda name, **kw: data)
+    monkeypatch.setattr(lpgcn, "prepare", lambda name, **kw: data)
     series._data.cache_clear()
     series._lp_split.cache_clear()
     calls = []
@@ -106,7 +107,7 @@ def test_run_table2_goes_through_the_registry_resumes_and_matches_a_direct_run(s
     assert set(rows["metric"]) == {"micro_f1", "auc"} and rows["value"].between(0, 100).all()
     series.run(cfg, store, "table2", device="cpu")
     assert len(calls) == 4  # resumed: nothing retrained
-    direct = series.lpgcn.run_node_classification(
+    direct = lpgcn.run_node_classification(
         data,
         "cora",
         "pgc",

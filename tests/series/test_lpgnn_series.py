@@ -8,7 +8,7 @@ import pytest
 
 from dpgnn.data import csbm
 from dpgnn.methods import lpgnn
-from dpgnn.methods.lpgnn import registration
+from dpgnn.methods.lpgnn import cell
 from dpgnn.profiles import settings
 from dpgnn.results import ResultStore
 from dpgnn.series import lpgnn as series
@@ -23,13 +23,13 @@ def counted(tmp_path, monkeypatch):
     data.num_classes = 3
     monkeypatch.setattr(lpgnn, "prepare", lambda name, **kw: data)
     calls = []
-    real = registration.run_cell  # what the registered methods call
+    real = cell.run_cell  # what the registered methods call
 
     def run_cell(*args, **kwargs):
         calls.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(registration, "run_cell", run_cell)
+    monkeypatch.setattr(cell, "run_cell", run_cell)
     series._data.cache_clear()  # the prepared datasets are cached per process
     yield calls
     series._data.cache_clear()

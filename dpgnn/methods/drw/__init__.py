@@ -35,7 +35,8 @@ methods); ``run_xxx(data, config, *, seed, device)`` wraps :func:`train_nondp` o
 (:func:`run_dp` with a :class:`DPTrainConfig`), both on :func:`dpgnn.train.fit`, and returns a
 :class:`dpgnn.methods.RunResult`.
 
-What is here, by module: :mod:`~dpgnn.methods.drw.data` (the paper's constants, :class:`DRWData`, :func:`prepare`),
+What is here, by module: :mod:`~dpgnn.methods.drw.paper` (the paper's constants), :mod:`~dpgnn.methods.drw.data`
+(:class:`DRWData`, :func:`prepare`),
 :mod:`~dpgnn.methods.drw.gradients` (per-subgraph gradients, clipping, noise), :mod:`~dpgnn.methods.drw.accounting`
 (the ε :class:`Schedule` of DRW and FDP), :mod:`~dpgnn.methods.drw.evaluation` (scores, prediction spread),
 :mod:`~dpgnn.methods.drw.dp` (DP-SGD: :class:`DPTrainConfig`, :func:`run_dp`), :mod:`~dpgnn.methods.drw.nondp`
@@ -46,10 +47,12 @@ config is built (:class:`DPTrainConfig`, :func:`epsilon_schedule`).
 
 from __future__ import annotations
 
+import importlib as _importlib
+
 from dpgnn.data.random_walks import sampler_bound
 from dpgnn.fidelity import FIDELITIES, Fidelity
 from dpgnn.methods.drw.accounting import Schedule, epsilon_schedule, fdp_schedule
-from dpgnn.methods.drw.data import (
+from dpgnn.methods.drw.paper import (
     ARCHS,
     DATASETS,
     DELTA,
@@ -58,37 +61,10 @@ from dpgnn.methods.drw.data import (
     METHODS,
     NUM_TRAIN,
     PAPER,
-    SCALINGS,
     SEEDS,
     TARGET_EPSILON,
-    DRWData,
     batch_size,
-    normalized_adjacency,
-    prepare,
-    scale_features,
 )
-from dpgnn.methods.drw.dp import (
-    DP_OPTIONS,
-    PER_SAMPLE,
-    SELECTS,
-    DPMethod,
-    DPTrainConfig,
-    FdpVariant,
-    PerSample,
-    Select,
-    run_dp,
-    train_dp,
-)
-from dpgnn.methods.drw.evaluation import eval_features, prediction_spread, split_features
-from dpgnn.methods.drw.gradients import (
-    add_noise,
-    clip_and_noise,
-    clip_thresholds,
-    clipped_grad_sum,
-    dense_subgraph_inputs,
-    per_subgraph_grads,
-)
-from dpgnn.methods.drw.nondp import train_nondp
 from dpgnn.methods.drw.registration import (
     LEVELS,
     run,
@@ -100,6 +76,55 @@ from dpgnn.methods.drw.registration import (
     run_mlp,
 )
 from dpgnn.privacy.drw import drw_epsilon, drw_event, fdp_run_epsilon, guarantee_fields, run_accounting
+
+#: the data and training code (torch, PyG), imported on first use (PEP 562): the constants, the accounting and the
+#: registration stay light, so series that read stored rows and build grids start without torch
+_LAZY = {
+    **dict.fromkeys(("DRWData", "SCALINGS", "normalized_adjacency", "prepare", "scale_features"), "data"),
+    **dict.fromkeys(
+        (
+            "DP_OPTIONS",
+            "PER_SAMPLE",
+            "SELECTS",
+            "DPMethod",
+            "DPTrainConfig",
+            "FdpVariant",
+            "PerSample",
+            "Select",
+            "run_dp",
+            "train_dp",
+        ),
+        "dp",
+    ),
+    **dict.fromkeys(("eval_features", "prediction_spread", "split_features"), "evaluation"),
+    **dict.fromkeys(
+        (
+            "add_noise",
+            "clip_and_noise",
+            "clip_thresholds",
+            "clipped_grad_sum",
+            "dense_subgraph_inputs",
+            "per_subgraph_grads",
+        ),
+        "gradients",
+    ),
+    "train_nondp": "nondp",
+}
+
+
+def __getattr__(name: str):
+    """The data or training name ``name`` (:data:`_LAZY`), imported from its module on first use."""
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazily imported ones included."""
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "PAPER",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from dpgnn.fidelity import Fidelity, parse
-from dpgnn.methods.drw.data import (
+from dpgnn.methods.drw.paper import (
     TARGET_EPSILON,
 )
 from dpgnn.privacy.drw import drw_epsilon, fdp_run_epsilon

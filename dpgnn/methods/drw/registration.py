@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpgnn.methods import RunResult, get, register
-from dpgnn.methods.drw.data import (
-    DP_METHODS,
-    METHODS,
-    PAPER,
-    DRWData,
-    _method_key,
-    prepare,
-)
-from dpgnn.methods.drw.dp import DP_OPTIONS, DPTrainConfig, train_dp
-from dpgnn.methods.drw.nondp import train_nondp
-from dpgnn.methods.drw.repeats import run_dp_repeats
+from dpgnn.methods.drw.paper import DP_METHODS, METHODS, PAPER, _method_key
+
+if TYPE_CHECKING:
+    from dpgnn.methods.drw.data import DRWData
 
 #: privacy level of each method (:data:`dpgnn.methods.LEVELS`): the DP methods protect one node's features
 LEVELS = {m: ("feature" if m in DP_METHODS else "none") for m in METHODS}
@@ -26,6 +19,8 @@ _BOOKKEEPING = ("dataset", "method", "setting", "seed")
 
 
 def _trainer_options(trainer: Callable[..., dict[str, Any]]) -> tuple[str, ...]:
+    from dpgnn.methods.drw.dp import DP_OPTIONS, train_dp
+
     if trainer is train_dp:
         return DP_OPTIONS
     return tuple(
@@ -48,6 +43,9 @@ def _options(method: str, trainer: Callable[..., dict[str, Any]], config: Any) -
 def _run(method: str, data: DRWData, config: Any, seed: int, device: str) -> RunResult:
     """Train ``method`` on ``data`` with the hyper-parameters in ``config`` (:func:`train_dp` /
     :func:`train_nondp` keywords; a series cell's bookkeeping keys are ignored) and wrap the result."""
+    from dpgnn.methods.drw.dp import train_dp
+    from dpgnn.methods.drw.nondp import train_nondp
+
     trainer = train_nondp if method in ("gcn", "mlp") else train_dp
     res = trainer(data, method, seed=seed, device=device, **_options(method, trainer, config))
     return _result(data, res)
@@ -56,9 +54,19 @@ def _run(method: str, data: DRWData, config: Any, seed: int, device: str) -> Run
 def _repeats(method: str, data: DRWData, config: Any, seeds: Sequence[int], device: str) -> list[RunResult]:
     """:func:`_run` of a DP ``method`` for each of ``seeds``, trained together
     (:func:`dpgnn.methods.drw.repeats.run_dp_repeats`; one seed at a time where it cannot batch)."""
+    from dpgnn.methods.drw.dp import DPTrainConfig, train_dp
+    from dpgnn.methods.drw.repeats import run_dp_repeats
+
     kw = _options(method, train_dp, config)
     cfg = DPTrainConfig(method=method, **kw)
     return [_result(data, res) for res in run_dp_repeats(data, cfg, list(seeds), device=device)]
+
+
+def _prepare(name: str, data=None, *, scaling: str = "train_zscore") -> DRWData:
+    """:func:`dpgnn.methods.drw.data.prepare` (the registered ``prepare``), imported when first called."""
+    from dpgnn.methods.drw.data import prepare
+
+    return prepare(name, data, scaling=scaling)
 
 
 def _result(data: DRWData, res: dict[str, Any]) -> RunResult:
@@ -76,13 +84,13 @@ def _result(data: DRWData, res: dict[str, Any]) -> RunResult:
     )
 
 
-@register(PAPER, "gcn", "none", prepare=prepare, description="non-private GCN on random-walk batches (Table 1)")
+@register(PAPER, "gcn", "none", prepare=_prepare, description="non-private GCN on random-walk batches (Table 1)")
 def run_gcn(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
     """One run of the non-private GCN on random-walk batches (:func:`train_nondp`) as a :class:`RunResult`."""
     return _run("gcn", data, config, seed, device)
 
 
-@register(PAPER, "mlp", "none", prepare=prepare, description="non-private MLP on uniform node batches (Table 1)")
+@register(PAPER, "mlp", "none", prepare=_prepare, description="non-private MLP on uniform node batches (Table 1)")
 def run_mlp(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
     """One run of the non-private MLP on uniform node batches (:func:`train_nondp`) as a :class:`RunResult`."""
     return _run("mlp", data, config, seed, device)
@@ -92,7 +100,7 @@ def run_mlp(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> R
     PAPER,
     "drw",
     "feature",
-    prepare=prepare,
+    prepare=_prepare,
     description="DP-SGD on disjoint random-walk subgraphs, one walk per root (paper Alg. 1)",
 )
 def run_drw(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
@@ -104,7 +112,7 @@ def run_drw(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> R
     PAPER,
     "drw-d",
     "feature",
-    prepare=prepare,
+    prepare=_prepare,
     description="DRW with the subgraphs re-generated every resample_every steps",
 )
 def run_drw_d(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
@@ -112,7 +120,7 @@ def run_drw_d(data: DRWData, config: Any, *, seed: int, device: str = "auto") ->
     return _run("drw-d", data, config, seed, device)
 
 
-@register(PAPER, "drw-r", "feature", prepare=prepare, description="DRW with two walks per root")
+@register(PAPER, "drw-r", "feature", prepare=_prepare, description="DRW with two walks per root")
 def run_drw_r(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:
     """One DP run of DRW-R, two walks per root (:func:`train_dp`), as a :class:`RunResult`."""
     return _run("drw-r", data, config, seed, device)
@@ -122,7 +130,7 @@ def run_drw_r(data: DRWData, config: Any, *, seed: int, device: str = "auto") ->
     PAPER,
     "fdp",
     "feature",
-    prepare=prepare,
+    prepare=_prepare,
     description="FDP baseline (Daigavane et al.): degree-bounded K-hop neighbourhoods, sensitivity 2KC",
 )
 def run_fdp(data: DRWData, config: Any, *, seed: int, device: str = "auto") -> RunResult:

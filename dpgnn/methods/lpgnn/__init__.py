@@ -31,7 +31,8 @@ grid cell, tuning) and :mod:`~dpgnn.methods.lpgnn.registration` (the method cont
 
 from __future__ import annotations
 
-from dpgnn.methods.lpgnn.cell import run_cell, tune
+import importlib as _importlib
+
 from dpgnn.methods.lpgnn.common import (
     BEST_STEPS,
     DATASETS,
@@ -47,17 +48,34 @@ from dpgnn.methods.lpgnn.common import (
     hparams_for,
     steps_for,
 )
-from dpgnn.methods.lpgnn.features import dense_features, draw_features, perturb_labels, prepare, transition_matrix
 from dpgnn.methods.lpgnn.registration import MECHANISMS, level_of
-from dpgnn.methods.lpgnn.training import (
-    drop_targets,
-    label_probabilities,
-    selection_step,
-    train_batched,
-    train_reference,
-)
 from dpgnn.privacy.lpgnn import AGM_DELTA as AGM_DELTA
 from dpgnn.privacy.lpgnn import REPLACEMENTS, privacy_ledger  # the privacy statement
+
+#: the training code (torch, PyG), imported on first use (PEP 562): the constants, the registration and
+#: :func:`level_of` stay light, so series that read stored rows and build grids start without torch
+_LAZY = {
+    **dict.fromkeys(("run_cell", "tune"), "cell"),
+    **dict.fromkeys(("dense_features", "draw_features", "perturb_labels", "prepare", "transition_matrix"), "features"),
+    **dict.fromkeys(
+        ("drop_targets", "label_probabilities", "selection_step", "train_batched", "train_reference"), "training"
+    ),
+}
+
+
+def __getattr__(name: str):
+    """The training function ``name`` (:data:`_LAZY`), imported from its module on first use."""
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazily imported ones included."""
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "PAPER",

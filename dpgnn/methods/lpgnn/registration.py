@@ -1,5 +1,8 @@
 """LPGNN's method contract (:mod:`dpgnn.methods`): every feature method at the levels its ε's allow,
 registered on import.
+
+The training code (torch, PyG) is imported when a method runs or prepares data, not here: registering the methods
+and building grids (:func:`level_of`) stay light.
 """
 
 from __future__ import annotations
@@ -7,16 +10,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from torch_geometric.data import Data
 
 from dpgnn.methods import RunResult, register
-from dpgnn.methods.lpgnn.cell import run_cell
 from dpgnn.methods.lpgnn.common import FEATURE_METHODS, INF, PAPER, _check_features, _eps
-from dpgnn.methods.lpgnn.features import prepare
 from dpgnn.privacy.lpgnn import REPLACEMENTS, privacy_ledger  # the privacy statement
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
 
 #: feature mechanisms that perturb the private features (a finite ε_x)
 MECHANISMS = ("mbm", "1bm", "lpm", "agm")
@@ -33,6 +36,13 @@ def level_of(method: str, eps_x: float, eps_y: float) -> str:
     return {(True, True): "feature+label", (True, False): "feature", (False, True): "label", (False, False): "none"}[
         (feature, label)
     ]
+
+
+def _prepare(dataset_name: str, *, root=None) -> Data:
+    """:func:`dpgnn.methods.lpgnn.features.prepare` (the paper's data pipeline), imported when first called."""
+    from dpgnn.methods.lpgnn.features import prepare
+
+    return prepare(dataset_name, root=root)
 
 
 def _contract_run(method: str, level: str):
@@ -65,6 +75,8 @@ def _contract_run(method: str, level: str):
                 f"eps_x={cfg['eps_x']}, eps_y={cfg['eps_y']} make an LPGNN {method!r} run {got!r}, not "
                 f"{level!r}: use the method registered as ({meth!r}, {got!r})"
             )
+        from dpgnn.methods.lpgnn.cell import run_cell
+
         t0 = time.perf_counter()
         rows = run_cell(data, cfg.pop("dataset"), method=method, seed=seed, device=device, **cfg)
         metrics = {
@@ -87,7 +99,7 @@ for _method in FEATURE_METHODS + REPLACEMENTS:
             PAPER,
             _method,
             _level,
-            prepare=prepare,
+            prepare=_prepare,
             description=f"features: {_method}{' (replacement)' if _method in REPLACEMENTS else ''}; "
             f"labels: {'RR + Drop/FC/CE' if 'label' in _level else 'clean'}; KProp on the features "
             "(Sec. 4)",

@@ -47,33 +47,9 @@ teachers serves a whole λ sweep and both |Q| settings (:func:`teacher_posterior
 
 from __future__ import annotations
 
+import importlib as _importlib
+
 from dpgnn.fidelity import FIDELITIES
-from dpgnn.methods.privgnn.authors_code import (
-    AUTHORS_CODE_EPOCHS,
-    AUTHORS_CODE_ISSUES,
-    AuthorsTeacherOutput,
-    authors_code_baseline,
-    authors_code_ledger,
-    authors_code_student,
-    authors_code_teacher_posteriors,
-)
-from dpgnn.methods.privgnn.data import (
-    DATASETS,
-    GLOBAL_SEED,
-    LAMBDAS,
-    PAPER,
-    SEEDS,
-    STANDARDIZED,
-    DatasetInfo,
-    PrivGNNData,
-    check_gamma,
-    check_k,
-    dataset_info,
-    flip,
-    prepare,
-    prepare_from_data,
-    query_nodes,
-)
 from dpgnn.methods.privgnn.ledgers import (
     SUBSAMPLING_OF,
     authors_split_ledger,
@@ -81,25 +57,17 @@ from dpgnn.methods.privgnn.ledgers import (
     pate_statement,
     privacy_ledger,
 )
-from dpgnn.methods.privgnn.mechanism import (
-    b4_noisy_onehot,
-    b4_soft_labels,
-    induced_subgraph,
-    knn_select,
-    noisy_argmax,
-    pate_labels,
-    poisson_subsample,
-    teacher_subgraphs,
-)
-from dpgnn.methods.privgnn.official_split import (
-    AUTHORS_SPLITS,
-    authors_code_graph,
-    authors_code_split,
-    authors_code_split_nodes,
-    split_overlap,
-)
-from dpgnn.methods.privgnn.pate import (
-    pate_votes,
+from dpgnn.methods.privgnn.paper import (
+    DATASETS,
+    GLOBAL_SEED,
+    LAMBDAS,
+    PAPER,
+    SEEDS,
+    STANDARDIZED,
+    DatasetInfo,
+    check_gamma,
+    check_k,
+    dataset_info,
 )
 from dpgnn.methods.privgnn.registration import (
     MODEL_DEFAULTS,
@@ -120,22 +88,65 @@ from dpgnn.methods.privgnn.registration import (
     teachers_for,
     votes_for,
 )
-from dpgnn.methods.privgnn.student import (
-    baseline_b1,
-    baseline_b2,
-    baseline_b3,
-    fit_sage,
-    log_posteriors,
-    mlp_baseline,
-    train_student,
-)
-from dpgnn.methods.privgnn.students import student_job, train_students
-from dpgnn.methods.privgnn.teachers import (
-    TeacherOutput,
-    single_gnn_posteriors,
-    teacher_posteriors,
-    train_teacher_batch,
-)
+
+#: the data, mechanisms and training code (torch, PyG), imported on first use (PEP 562): the settings, the ledgers
+#: and the registration stay light, so series that read stored rows and build grids start without torch
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "AUTHORS_CODE_EPOCHS",
+            "AUTHORS_CODE_ISSUES",
+            "AuthorsTeacherOutput",
+            "authors_code_baseline",
+            "authors_code_ledger",
+            "authors_code_student",
+            "authors_code_teacher_posteriors",
+        ),
+        "authors_code",
+    ),
+    **dict.fromkeys(("PrivGNNData", "flip", "prepare", "prepare_from_data", "query_nodes"), "data"),
+    **dict.fromkeys(
+        (
+            "b4_noisy_onehot",
+            "b4_soft_labels",
+            "induced_subgraph",
+            "knn_select",
+            "noisy_argmax",
+            "pate_labels",
+            "poisson_subsample",
+            "teacher_subgraphs",
+        ),
+        "mechanism",
+    ),
+    **dict.fromkeys(
+        ("AUTHORS_SPLITS", "authors_code_graph", "authors_code_split", "authors_code_split_nodes", "split_overlap"),
+        "official_split",
+    ),
+    "pate_votes": "pate",
+    **dict.fromkeys(
+        ("baseline_b1", "baseline_b2", "baseline_b3", "fit_sage", "log_posteriors", "mlp_baseline", "train_student"),
+        "student",
+    ),
+    **dict.fromkeys(("student_job", "train_students"), "students"),
+    **dict.fromkeys(
+        ("TeacherOutput", "single_gnn_posteriors", "teacher_posteriors", "train_teacher_batch"), "teachers"
+    ),
+}
+
+
+def __getattr__(name: str):
+    """The data or training name ``name`` (:data:`_LAZY`), imported from its module on first use."""
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazily imported ones included."""
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "AUTHORS_CODE_EPOCHS",

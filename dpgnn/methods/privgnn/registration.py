@@ -1,27 +1,30 @@
 """The method contract (:mod:`dpgnn.methods`): every method registered as ``("privgnn", method, level)`` with
 ``prepare`` = :func:`dpgnn.methods.privgnn.data.prepare` and ``run_<method>(data, config, *, seed, device) ->
-RunResult`` (``metrics["test"]``: accuracy on the public test nodes)."""
+RunResult`` (``metrics["test"]``: accuracy on the public test nodes).
+
+The teachers, students and mechanisms (torch) are imported by the functions that train, not here: registering the
+methods stays light.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from torch import Tensor
+from typing import TYPE_CHECKING, Any
 
 from dpgnn.fidelity import Fidelity, parse
 from dpgnn.methods import RunResult, register
-from dpgnn.methods.privgnn.data import DATASETS, PAPER, PrivGNNData, check_gamma, prepare, query_nodes
 from dpgnn.methods.privgnn.ledgers import log_softmax_ledger, privacy_ledger
-from dpgnn.methods.privgnn.mechanism import b4_noisy_onehot, b4_soft_labels, pate_labels
-from dpgnn.methods.privgnn.pate import pate_votes
-from dpgnn.methods.privgnn.student import baseline_b1, baseline_b2, baseline_b3, mlp_baseline, train_student
-from dpgnn.methods.privgnn.students import student_job, train_students
-from dpgnn.methods.privgnn.teachers import TeacherOutput, single_gnn_posteriors, teacher_posteriors
+from dpgnn.methods.privgnn.paper import DATASETS, GLOBAL_SEED, PAPER, check_gamma
 from dpgnn.privacy.pate import check_lam
 from dpgnn.utils import make_generator, stable_seed
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from dpgnn.methods.privgnn.data import PrivGNNData
+    from dpgnn.methods.privgnn.teachers import TeacherOutput
 
 #: the released model's settings (paper Sec. 4.1 / App. G.1), used where a config leaves them out
 MODEL_DEFAULTS = {"hidden": 64, "dropout": 0.5, "lr": 0.01}
@@ -78,6 +81,13 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+def _prepare(name: str, *, order_seed: int = GLOBAL_SEED, root=None) -> PrivGNNData:
+    """:func:`dpgnn.methods.privgnn.data.prepare` (the registered ``prepare``), imported when first called."""
+    from dpgnn.methods.privgnn.data import prepare
+
+    return prepare(name, order_seed=order_seed, root=root)
+
+
 def teachers_for(
     data: PrivGNNData, config: Mapping[str, Any], *, seed: int, method: str = "privgnn", device: str = "auto"
 ) -> TeacherOutput:
@@ -87,6 +97,8 @@ def teachers_for(
     the ablations). Teachers depend neither on λ nor on the noise variant, and the |Q| queries are a prefix of any
     larger |Q|'s, so one output serves every λ and |Q| ≤ ``teacher_queries`` (pass it to ``run`` as
     ``teachers=``, with the same ``seed``, γ, K and epochs: the run's ledger is built from its own config)."""
+    from dpgnn.methods.privgnn.teachers import single_gnn_posteriors, teacher_posteriors
+
     if method not in VARIANTS:
         raise ValueError(f"unknown PrivGNN variant {method!r}; valid: {list(VARIANTS)}")
     variant = VARIANTS[method]
@@ -109,6 +121,8 @@ def _student_job(
     method: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, post: TeacherOutput
 ) -> tuple[Tensor, Tensor, int]:
     """The student a PrivGNN run trains: its query nodes, their noisy labels and its seed."""
+    from dpgnn.methods.privgnn.students import student_job
+
     q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
     variant = VARIANTS[method]
     tag = variant.stream(_opt(config, "k") if variant.knn else None)
@@ -137,6 +151,8 @@ def privgnn_students(
     (:func:`dpgnn.methods.privgnn.train_students`): each is the student that run, called in turn, trains, bit for
     bit, and torch's global generator ends as after those runs. Pass each to its run as ``student=``. The runs
     must share the student's epochs, pre-training and model settings."""
+    from dpgnn.methods.privgnn.students import train_students
+
     kws = [_student_kw(config) for _, config in runs]
     if any(kw != kws[0] for kw in kws[1:]):
         raise ValueError("the runs' students need the same epochs, pretrain_epochs, hidden, dropout and lr")
@@ -155,6 +171,8 @@ def _run_privgnn(
     post: TeacherOutput | None,
     student: dict[str, Any] | None = None,
 ) -> RunResult:
+    from dpgnn.methods.privgnn.student import train_student
+
     t0 = time.perf_counter()
     q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
     gamma = check_gamma(_opt(config, "gamma"))
@@ -201,7 +219,7 @@ _PRIVGNN_DOC = """{what}: the |Q| pseudo-labels argmax(posterior + Lap(1/λ)^c) 
     ``(seed, ("student", noise_on, λ, |Q|, K))``; dropout masks from torch's global generator."""
 
 
-@register(PAPER, "privgnn", "node", prepare=prepare, description="PrivGNN (Algorithm 1): noise on posteriors")
+@register(PAPER, "privgnn", "node", prepare=_prepare, description="PrivGNN (Algorithm 1): noise on posteriors")
 def run_privgnn(
     data: PrivGNNData,
     config: Mapping[str, Any],
@@ -220,7 +238,7 @@ def run_privgnn(
     PAPER,
     "privgnn_code",
     "node",
-    prepare=prepare,
+    prepare=_prepare,
     description="PrivGNN with noise on log-softmax (the authors' code): epsilon = inf",
 )
 def run_privgnn_code(
@@ -237,7 +255,7 @@ def run_privgnn_code(
     return _run_privgnn("privgnn_code", data, config, seed, device, teachers, student)
 
 
-@register(PAPER, "knnrem", "node", prepare=prepare, description="KNNRem ablation (Table 4): no KNN selection")
+@register(PAPER, "knnrem", "node", prepare=_prepare, description="KNNRem ablation (Table 4): no KNN selection")
 def run_knnrem(
     data: PrivGNNData,
     config: Mapping[str, Any],
@@ -254,7 +272,7 @@ def run_knnrem(
     PAPER,
     "singlegnn",
     "node",
-    prepare=prepare,
+    prepare=_prepare,
     description="SingleGNN ablation (Table 4): one teacher answers every query",
 )
 def run_singlegnn(
@@ -277,6 +295,8 @@ def votes_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, kind: 
     """PATE-G (``kind="gnn"``) or PATE-M (``"mlp"``) vote counts of one run for the first ``config["queries"]``
     queries (:func:`pate_votes`, stream ``(seed, "pate", kind)``): they do not depend on λ (pass them to ``run`` as
     ``votes=``)."""
+    from dpgnn.methods.privgnn.pate import pate_votes
+
     return pate_votes(
         data,
         int(_opt(config, "queries")),
@@ -293,6 +313,10 @@ def votes_for(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, kind: 
 def _run_pate(
     kind: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str, votes: Tensor | None
 ) -> RunResult:
+    from dpgnn.methods.privgnn.data import query_nodes
+    from dpgnn.methods.privgnn.mechanism import pate_labels
+    from dpgnn.methods.privgnn.student import train_student
+
     t0 = time.perf_counter()
     q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
     if votes is None:
@@ -332,7 +356,7 @@ def _run_pate(
     )
 
 
-@register(PAPER, "pate_g", "node", prepare=prepare, description="PATE-G: SAGE teachers on disjoint partitions")
+@register(PAPER, "pate_g", "node", prepare=_prepare, description="PATE-G: SAGE teachers on disjoint partitions")
 def run_pate_g(
     data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto", votes: Tensor | None = None
 ) -> RunResult:
@@ -344,7 +368,7 @@ def run_pate_g(
     return _run_pate("gnn", data, config, seed, device, votes)
 
 
-@register(PAPER, "pate_m", "node", prepare=prepare, description="PATE-M: MLP teachers on disjoint partitions")
+@register(PAPER, "pate_m", "node", prepare=_prepare, description="PATE-M: MLP teachers on disjoint partitions")
 def run_pate_m(
     data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto", votes: Tensor | None = None
 ) -> RunResult:
@@ -359,8 +383,12 @@ def _non_private(acc: float, t0: float, history: list[dict[str, Any]], **extra: 
 
 
 def _baseline(
-    fn, name: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str, graph: bool = True
+    trainer: str, name: str, data: PrivGNNData, config: Mapping[str, Any], seed: int, device: str, graph: bool = True
 ) -> RunResult:
+    """The non-private baseline ``trainer`` (a function of :mod:`dpgnn.methods.privgnn.student`) as a run."""
+    from dpgnn.methods.privgnn import student
+
+    fn = getattr(student, trainer)
     t0 = time.perf_counter()
     kw = _model_kw(config) if graph else {"lr": _opt(config, "lr", MODEL_DEFAULTS["lr"])}
     out = fn(data, seed=stable_seed(seed, name), epochs=int(_opt(config, "epochs", 200)), device=device, **kw)
@@ -371,34 +399,34 @@ _BASELINE_DOC = """{what}; accuracy on the public test nodes at the final epoch 
     (200), ``lr`` and (SAGE) ``hidden``/``dropout``; stream ``(seed, "{name}")``."""
 
 
-@register(PAPER, "b1", "none", prepare=prepare, description="B1 (non-private, inductive): SAGE on the private graph")
+@register(PAPER, "b1", "none", prepare=_prepare, description="B1 (non-private, inductive): SAGE on the private graph")
 def run_b1(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
     """B1 (:func:`baseline_b1`)."""
-    return _baseline(baseline_b1, "b1", data, config, seed, device)
+    return _baseline("baseline_b1", "b1", data, config, seed, device)
 
 
 @register(
     PAPER,
     "b2",
     "none",
-    prepare=prepare,
+    prepare=_prepare,
     description="B2 (non-private, transductive): SAGE on the public graph with its true labels",
 )
 def run_b2(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
     """B2 (:func:`baseline_b2`)."""
-    return _baseline(baseline_b2, "b2", data, config, seed, device)
+    return _baseline("baseline_b2", "b2", data, config, seed, device)
 
 
-@register(PAPER, "b3", "none", prepare=prepare, description="B3 (App. D.4): SAGE on the union of both graphs")
+@register(PAPER, "b3", "none", prepare=_prepare, description="B3 (App. D.4): SAGE on the union of both graphs")
 def run_b3(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
     """B3 (:func:`baseline_b3`)."""
-    return _baseline(baseline_b3, "b3", data, config, seed, device)
+    return _baseline("baseline_b3", "b3", data, config, seed, device)
 
 
-@register(PAPER, "mlp", "none", prepare=prepare, description="Table 7 MLP: features only, true public labels")
+@register(PAPER, "mlp", "none", prepare=_prepare, description="Table 7 MLP: features only, true public labels")
 def run_mlp(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
     """Table 7's MLP (:func:`mlp_baseline`)."""
-    return _baseline(mlp_baseline, "mlp", data, config, seed, device, graph=False)
+    return _baseline("mlp_baseline", "mlp", data, config, seed, device, graph=False)
 
 
 for _fn in (run_b1, run_b2, run_b3, run_mlp):  # the one-line summary, then the shared text
@@ -406,13 +434,17 @@ for _fn in (run_b1, run_b2, run_b3, run_mlp):  # the one-line summary, then the 
 del _fn
 
 
-@register(PAPER, "b4", "none", prepare=prepare, description="B4 noisy oracle (App. D.5): soft true labels")
+@register(PAPER, "b4", "none", prepare=_prepare, description="B4 noisy oracle (App. D.5): soft true labels")
 def run_b4(data: PrivGNNData, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
     """B4 (App. D.5): the student on the TRUE labels of the |Q| queries turned into noisy soft labels
     (:func:`b4_soft_labels`); it reads the public ground truth, so it is not a private mechanism of G† (ε = ∞).
     Config: ``queries``, ``lam``, ``student_epochs``, ``labels`` (``"soft"``, the paper's words, default; or
     ``"hard"``: the argmax of the same noisy vector, a reading docs/papers/privgnn.md#baselines measures);
     streams ``(seed, "b4", λ)`` (noise), ``(seed, "b4s", λ)`` (student)."""
+    from dpgnn.methods.privgnn.data import query_nodes
+    from dpgnn.methods.privgnn.mechanism import b4_noisy_onehot, b4_soft_labels
+    from dpgnn.methods.privgnn.student import train_student
+
     t0 = time.perf_counter()
     q, lam = int(_opt(config, "queries")), check_lam(_opt(config, "lam"))
     kind = _opt(config, "labels", "soft")

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from dpgnn import plotting
-from dpgnn.nn.lpgnn import BACKBONES
+from dpgnn.nn.backbones import BACKBONES
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours, spread
 from dpgnn.results import ResultStore

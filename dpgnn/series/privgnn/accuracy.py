@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-import torch
 
 from dpgnn import plotting
 from dpgnn.methods import get as get_method
@@ -267,6 +266,8 @@ def run_accuracy(
     check_train(force, train)
     if not train:
         return store.load("accuracy")
+    import torch  # only when training: reading the stored rows stays light
+
     torch.set_num_threads(max(1, torch.get_num_threads()))
     names = [n for n in cfg.datasets if load_or_skip(store, n, common._data) is not None]
     cells = accuracy_cells(cfg, names)

@@ -6,7 +6,7 @@ import pandas as pd
 
 from dpgnn import plotting
 from dpgnn.fidelity import Fidelity
-from dpgnn.methods import progap as pg
+from dpgnn.privacy.progap import privacy_ledger
 from dpgnn.reference import load_reference
 from dpgnn.results import ResultStore
 from dpgnn.series.progap.profiles import _EDGE_EPS, PAPER, ProGAPProfile
@@ -31,7 +31,7 @@ def run_calibration(cfg: ProGAPProfile, store: ResultStore) -> pd.DataFrame:
     rows = []
     for k in cfg.calibration.depths:
         for eps in _EDGE_EPS:
-            led = pg.privacy_ledger(
+            led = privacy_ledger(
                 "edge", depth=k, delta=1e-7, target_epsilon=eps, accountant="exact_gaussian", rtol=1e-6
             )
             base = {
@@ -50,7 +50,7 @@ def run_calibration(cfg: ProGAPProfile, store: ResultStore) -> pd.DataFrame:
             rows.append({**base, "metric": "sigma", "value": led["noise_multiplier"]})
             rows.append({**base, "metric": "epsilon_paper_bound", "value": led["epsilon_paper_bound"]})
             # the sound option for undirected graphs: one friendship moves two aggregate rows (sensitivity √2)
-            und = pg.privacy_ledger(
+            und = privacy_ledger(
                 "edge",
                 depth=k,
                 delta=1e-7,
@@ -62,7 +62,7 @@ def run_calibration(cfg: ProGAPProfile, store: ResultStore) -> pd.DataFrame:
             rows.append({**base, "metric": "sigma_nap_undirected", "value": und["sigma_nap"], "ledger": und})
     for e, k in cfg.calibration.node:
         for eps in SPEC_NODE["epsilons"]:
-            led = pg.privacy_ledger(
+            led = privacy_ledger(
                 "node",
                 depth=k,
                 delta=SPEC_NODE["delta"],
@@ -125,10 +125,8 @@ def calibration_fidelities(depths=(1, 2, 3), epsilon: float = 1.0, delta: float 
     side: 4.977 / 7.038 / 8.620 for K = 1 / 2 / 3 at ε = 1, δ = 1e-7), with the noise ratio."""
     rows = []
     for k in depths:
-        ours = pg.privacy_ledger("edge", depth=int(k), delta=delta, target_epsilon=epsilon)
-        auth = pg.privacy_ledger(
-            "edge", depth=int(k), delta=delta, target_epsilon=epsilon, fidelity=Fidelity.AUTHORS_CODE
-        )
+        ours = privacy_ledger("edge", depth=int(k), delta=delta, target_epsilon=epsilon)
+        auth = privacy_ledger("edge", depth=int(k), delta=delta, target_epsilon=epsilon, fidelity=Fidelity.AUTHORS_CODE)
         rows.append(
             {
                 "K": int(k),

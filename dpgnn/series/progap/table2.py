@@ -8,7 +8,7 @@ import pandas as pd
 
 from dpgnn import plotting
 from dpgnn.fidelity import Fidelity
-from dpgnn.methods import progap as pg
+from dpgnn.privacy.progap import privacy_ledger
 from dpgnn.reference import load_reference
 from dpgnn.results import ResultStore
 from dpgnn.series.common import fmt
@@ -110,7 +110,7 @@ def fidelity_comparison(store: ResultStore, depths=(2, 3)) -> pd.DataFrame:
     for k in depths:
         row: dict[str, Any] = {"K": int(k)}
         for fid in Fidelity:
-            led = pg.privacy_ledger("edge", depth=int(k), delta=1e-7, target_epsilon=eps, fidelity=fid)
+            led = privacy_ledger("edge", depth=int(k), delta=1e-7, target_epsilon=eps, fidelity=fid)
             row[f"σ {fid}"] = round(led["sigma_nap"], 3)
         row["official code (measured)"] = fmt(*m["official"].get(k, (None, None)))
         row["ours, paper σ (measured)"] = fmt(*m["ours_paper"].get(k, (None, None)))
