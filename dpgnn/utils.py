@@ -9,12 +9,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import json
 import logging
 import os
 import random
+import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,24 @@ log = logging.getLogger("dpgnn")
 #: Repository root (the folder holding ``pyproject.toml``); paths in notebooks are resolved from here,
 #: never from the working directory. ``DPGNN_HOME`` overrides it (e.g. for an installed, non-editable copy).
 ROOT = Path(os.environ.get("DPGNN_HOME", Path(__file__).resolve().parent.parent))
+
+
+def lazy_exports(package: str, names: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` (PEP 562) that give ``package`` its ``names`` (public name -> the
+    submodule of ``package`` that defines it), each imported on first use and kept: a package's light names load
+    without its heavy modules (torch, PyG), so notebooks that read stored rows start fast."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in names:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{names[name]}"), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *names})
+
+    return __getattr__, __dir__
 
 
 def output_root() -> Path:

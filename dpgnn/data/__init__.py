@@ -10,13 +10,13 @@ Raw files come from ``$DPGNN_DATA_MIRROR`` (sha256-verified), the cache (``$DPGN
 or the canonical URL; what cannot be obtained raises :class:`DatasetUnavailable` with one clear message.
 """
 
-import importlib as _importlib
+from dpgnn.utils import lazy_exports
 
 #: public name -> the module that defines it. Names are imported on first use (PEP 562), so that
 #: ``from dpgnn.data import DatasetUnavailable`` stays light (no torch, no torch_geometric): notebooks that read
 #: stored rows start fast. The registry fills itself with every dataset on its first lookup (:mod:`.registry`).
 _EXPORTS = {
-    **dict.fromkeys(("ChecksumError", "DatasetUnavailable", "RawFile"), "dpgnn.data.download"),
+    **dict.fromkeys(("ChecksumError", "DatasetUnavailable", "RawFile"), "download"),
     **dict.fromkeys(
         (
             "DatasetSpec",
@@ -29,9 +29,9 @@ _EXPORTS = {
             "normalize_name",
             "register",
         ),
-        "dpgnn.data.registry",
+        "registry",
     ),
-    "csbm": "dpgnn.data.synthetic",
+    "csbm": "synthetic",
     **dict.fromkeys(
         (
             "filter_classes",
@@ -43,24 +43,11 @@ _EXPORTS = {
             "split_edges",
             "subgraph_nodes",
         ),
-        "dpgnn.data.transforms",
+        "transforms",
     ),
 }
 
-
-def __getattr__(name: str):
-    """The public name ``name`` (:data:`_EXPORTS`), imported from its module on first use."""
-    if name in _EXPORTS:
-        value = getattr(_importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'dpgnn.data' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The module's names, the lazily imported public ones included."""
-    return sorted({*globals(), *_EXPORTS})
-
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "load_dataset",

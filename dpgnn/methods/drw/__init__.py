@@ -47,8 +47,6 @@ config is built (:class:`DPTrainConfig`, :func:`epsilon_schedule`).
 
 from __future__ import annotations
 
-import importlib as _importlib
-
 from dpgnn.data.random_walks import sampler_bound
 from dpgnn.fidelity import FIDELITIES, Fidelity
 from dpgnn.methods.drw.accounting import Schedule, epsilon_schedule, fdp_schedule
@@ -76,6 +74,7 @@ from dpgnn.methods.drw.registration import (
     run_mlp,
 )
 from dpgnn.privacy.drw import drw_epsilon, drw_event, fdp_run_epsilon, guarantee_fields, run_accounting
+from dpgnn.utils import lazy_exports
 
 #: the data and training code (torch, PyG), imported on first use (PEP 562): the constants, the accounting and the
 #: registration stay light, so series that read stored rows and build grids start without torch
@@ -112,18 +111,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    """The data or training name ``name`` (:data:`_LAZY`), imported from its module on first use."""
-    if name in _LAZY:
-        value = getattr(_importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The module's names, the lazily imported ones included."""
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

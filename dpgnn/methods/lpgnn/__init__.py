@@ -31,8 +31,6 @@ grid cell, tuning) and :mod:`~dpgnn.methods.lpgnn.registration` (the method cont
 
 from __future__ import annotations
 
-import importlib as _importlib
-
 from dpgnn.methods.lpgnn.common import (
     BEST_STEPS,
     DATASETS,
@@ -51,6 +49,7 @@ from dpgnn.methods.lpgnn.common import (
 from dpgnn.methods.lpgnn.registration import MECHANISMS, level_of
 from dpgnn.privacy.lpgnn import AGM_DELTA as AGM_DELTA
 from dpgnn.privacy.lpgnn import REPLACEMENTS, privacy_ledger  # the privacy statement
+from dpgnn.utils import lazy_exports
 
 #: the training code (torch, PyG), imported on first use (PEP 562): the constants, the registration and
 #: :func:`level_of` stay light, so series that read stored rows and build grids start without torch
@@ -63,18 +62,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    """The training function ``name`` (:data:`_LAZY`), imported from its module on first use."""
-    if name in _LAZY:
-        value = getattr(_importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The module's names, the lazily imported ones included."""
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

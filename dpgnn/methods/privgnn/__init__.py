@@ -47,8 +47,6 @@ teachers serves a whole λ sweep and both |Q| settings (:func:`teacher_posterior
 
 from __future__ import annotations
 
-import importlib as _importlib
-
 from dpgnn.fidelity import FIDELITIES
 from dpgnn.methods.privgnn.ledgers import (
     SUBSAMPLING_OF,
@@ -88,6 +86,7 @@ from dpgnn.methods.privgnn.registration import (
     teachers_for,
     votes_for,
 )
+from dpgnn.utils import lazy_exports
 
 #: the data, mechanisms and training code (torch, PyG), imported on first use (PEP 562): the settings, the ledgers
 #: and the registration stay light, so series that read stored rows and build grids start without torch
@@ -134,18 +133,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    """The data or training name ``name`` (:data:`_LAZY`), imported from its module on first use."""
-    if name in _LAZY:
-        value = getattr(_importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The module's names, the lazily imported ones included."""
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [
