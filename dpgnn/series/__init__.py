@@ -31,6 +31,7 @@ from typing import Any
 
 from dpgnn.data import DatasetUnavailable
 from dpgnn.results import ResultStore
+from dpgnn.utils import config_hash
 
 log = logging.getLogger(__name__)
 
@@ -153,4 +154,27 @@ def load_or_skip(store: ResultStore, dataset: str, loader, *, artifact: str = "*
     return data
 
 
-__all__ = ["KINDS", "Series", "all_series", "get", "load_or_skip", "names", "register"]
+def datasets_to_run(
+    store: ResultStore,
+    names: list[str],
+    loader,
+    *,
+    artifact: str,
+    cells: Callable[[list[str]], list[dict[str, Any]]],
+    stored: set[str],
+) -> list[str]:
+    """The datasets of ``names`` whose grid a series runs: one whose every cell (``cells([name])``) is ``stored``
+    (config hashes) is kept without loading it (its rows are there, and reading them needs neither its files nor
+    torch: a notebook over stored results starts fast); any other is loaded by :func:`load_or_skip` (unavailable:
+    recorded not_run for ``artifact``). Pass ``stored`` empty to load every one (``force``)."""
+    out = []
+    for name in names:
+        mine = cells([name])
+        if mine and all(config_hash(c) in stored for c in mine):
+            out.append(name)
+        elif load_or_skip(store, name, loader, artifact=artifact) is not None:
+            out.append(name)
+    return out
+
+
+__all__ = ["KINDS", "Series", "all_series", "datasets_to_run", "get", "load_or_skip", "names", "register"]

@@ -20,7 +20,7 @@ from dpgnn import methods, plotting
 from dpgnn.privacy.guarantee import SOUND, non_private, statement
 from dpgnn.reference import load_reference
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import datasets_to_run, load_or_skip
 from dpgnn.sweep import CellSpec, SiblingRunner, check_train, grid, run_grid
 from dpgnn.utils import config_hash, resolve_device
 
@@ -426,11 +426,12 @@ def run_table2(
     check_train(force, train)
     if not train:
         return store.load("table2")
-    names = [n for n in cfg.table2_datasets if load_or_skip(store, n, _data, artifact="table2") is not None]
+    stored = set() if force else store.done("table2")
+    cells_of = functools.partial(table2_cells, cfg)
+    names = datasets_to_run(store, list(cfg.table2_datasets), _data, artifact="table2", cells=cells_of, stored=stored)
     cells = table2_cells(cfg, names)
     if not cells:
         return store.load("table2")
-    stored = set() if force else store.done("table2")
     return run_grid(
         store,
         "table2",

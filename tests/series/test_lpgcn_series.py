@@ -42,6 +42,38 @@ def test_unavailable_dataset_is_skipped_visibly_and_reported(tmp_path, capsys, m
     assert store.skipped().empty
 
 
+def test_a_dataset_whose_cells_are_all_stored_is_not_loaded(tmp_path, capsys, monkeypatch):
+    """datasets_to_run keeps a dataset whose grid is stored without loading it (reading rows needs no files),
+    loads one with missing cells, and records an unavailable one as not_run; an empty ``stored`` loads them all."""
+    from dpgnn.series import datasets_to_run
+    from dpgnn.utils import config_hash
+
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
+    store = ResultStore("lpgcn", "test")
+
+    def cells(names):
+        return [{"dataset": n, "run": r} for n in names for r in range(2)]
+
+    loaded = []
+
+    def loader(name):
+        loaded.append(name)
+        if name == "elliptic":
+            raise DatasetUnavailable(f"{name}: raw file not found")
+        return "data"
+
+    stored = {config_hash(c) for c in cells(["cora"])} | {config_hash(cells(["citeseer"])[0])}
+    names = datasets_to_run(
+        store, ["cora", "citeseer", "elliptic"], loader, artifact="table2", cells=cells, stored=stored
+    )
+    assert names == ["cora", "citeseer"] and loaded == ["citeseer", "elliptic"]
+    assert "not_run: elliptic" in capsys.readouterr().out
+    assert store.skipped()["dataset"].tolist() == ["elliptic"]
+    loaded.clear()
+    assert datasets_to_run(store, ["cora"], loader, artifact="table2", cells=cells, stored=set()) == ["cora"]
+    assert loaded == ["cora"]
+
+
 def test_tidy_packs_the_ledger():
     row = {
         "paper": "lpgcn",

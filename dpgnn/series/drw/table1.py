@@ -15,7 +15,7 @@ from dpgnn.methods import RunResult, drw
 from dpgnn.reference import load_reference
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
-from dpgnn.series import common, load_or_skip
+from dpgnn.series import common, datasets_to_run
 from dpgnn.series.drw.profiles import PAPER, DRWProfile
 from dpgnn.sweep import SiblingRunner, check_train, run_grid
 from dpgnn.utils import config_hash, resolve_device
@@ -176,10 +176,11 @@ def run_table1(
     check_train(force, train)
     if not train:
         return select(store, list(cfg.datasets))
-    names = [n for n in cfg.datasets if load_or_skip(store, n, _data, artifact="table1") is not None]
+    stored = set() if force else store.done("grid")
+    cells_of = functools.partial(table1_cells, cfg)
+    names = datasets_to_run(store, list(cfg.datasets), _data, artifact="table1", cells=cells_of, stored=stored)
     cells = table1_cells(cfg, names)
     if cells:
-        stored = set() if force else store.done("grid")
         run_grid(
             store,
             "grid",

@@ -16,7 +16,7 @@ from dpgnn.profiles import Settings
 from dpgnn.reference import load_reference, stand_in_for
 from dpgnn.report import compare
 from dpgnn.results import ResultStore
-from dpgnn.series import load_or_skip
+from dpgnn.series import datasets_to_run
 from dpgnn.series.privgnn import common
 from dpgnn.series.privgnn.common import (
     BASELINE_ARTIFACTS,
@@ -266,13 +266,15 @@ def run_accuracy(
     check_train(force, train)
     if not train:
         return store.load("accuracy")
-    import torch  # only when training: reading the stored rows stays light
-
-    torch.set_num_threads(max(1, torch.get_num_threads()))
-    names = [n for n in cfg.datasets if load_or_skip(store, n, common._data) is not None]
+    stored = set() if force else store.done("accuracy")
+    cells_of = functools.partial(accuracy_cells, cfg)
+    names = datasets_to_run(store, list(cfg.datasets), common._data, artifact="*", cells=cells_of, stored=stored)
     cells = accuracy_cells(cfg, names)
     if not cells:
         return store.load("accuracy")
+    import torch  # only when training: reading the stored rows stays light
+
+    torch.set_num_threads(max(1, torch.get_num_threads()))
     return run_grid(
         store,
         "accuracy",
