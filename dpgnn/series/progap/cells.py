@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -16,7 +15,7 @@ from dpgnn.data import DatasetUnavailable, dataset_available, load_dataset
 from dpgnn.fidelity import Fidelity, parse
 from dpgnn.report import bootstrap_ci_halfwidth
 from dpgnn.results import ResultStore
-from dpgnn.series import common, datasets_to_run, load_or_skip
+from dpgnn.series import common, load_or_skip
 from dpgnn.series.progap.profiles import (
     FIDELITY_METHODS,
     PAPER,
@@ -261,26 +260,9 @@ def _run(
     )
 
 
-def _names_for(
-    cfg: ProGAPProfile,
-    store: ResultStore,
-    artifact: str,
-    train: bool,
-    runs: str | None = None,
-    cells: Callable[[ProGAPProfile, list[str]], list[dict]] | None = None,
-    force: bool = False,
-) -> list[str]:
-    """The datasets to run (``train``: those whose ``cells`` are all stored in ``runs`` or its shared artifacts,
-    unloaded, and those that load here; the rest recorded not_run for ``artifact``) or to show (all)."""
-    if not train:
-        return _names(cfg)
-    if cells is None or runs is None or force:
-        return available(cfg, store, artifact)
-    share = SHARED_RUNS if runs in SHARED_RUNS else ()
-    stored = set().union(*(store.done(a) for a in (runs, *share)))
-    return datasets_to_run(
-        store, _names(cfg), _loader(cfg), artifact=artifact, cells=functools.partial(cells, cfg), stored=stored
-    )
+def _names_for(cfg: ProGAPProfile, store: ResultStore, artifact: str, train: bool) -> list[str]:
+    """The datasets to run (``train``: those that load here, the rest recorded not_run) or to show (all)."""
+    return available(cfg, store, artifact) if train else _names(cfg)
 
 
 def _table2_cells(cfg: ProGAPProfile, names: list[str] | None = None) -> list[dict]:

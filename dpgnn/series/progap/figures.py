@@ -32,7 +32,7 @@ def run_fig2(
 ) -> pd.DataFrame:
     """Fig. 2: run the missing ProGAP and GAP cells over the profile's budgets and store the selected rows."""
     check_train(force, train)
-    names = _names_for(cfg, store, "fig2", train, "fig2_runs", _fig2_cells, force)
+    names = _names_for(cfg, store, "fig2", train)
     runs = _run(cfg, store, "fig2_runs", _fig2_cells(cfg, names), None, device, force, "Fig. 2 runs", train)
     return _store_selected(store, "fig2", runs) if len(runs) else runs
 
@@ -77,7 +77,7 @@ def run_fig3(
 ) -> pd.DataFrame:
     """Fig. 3: run the missing K = 5 convergence cells (edge ε = 1, node ε = 8) with their per-epoch curves."""
     check_train(force, train)
-    names = _names_for(cfg, store, "fig3", train, "fig3", _fig3_cells, force)
+    names = _names_for(cfg, store, "fig3", train)
     return _run(cfg, store, "fig3", _fig3_cells(cfg, names), None, device, force, "Fig. 3 runs", train)
 
 
@@ -115,7 +115,7 @@ def run_fig4(
 ) -> pd.DataFrame:
     """Fig. 4: run the missing depth-sweep cells and store the selected rows, one setting per (budget, K)."""
     check_train(force, train)
-    names = _names_for(cfg, store, "fig4", train, "fig4_runs", _fig4_cells, force)
+    names = _names_for(cfg, store, "fig4", train)
     runs = _run(cfg, store, "fig4_runs", _fig4_cells(cfg, names), None, device, force, "Fig. 4 runs", train)
     if runs.empty:
         return runs

@@ -25,7 +25,7 @@ def run_table2(
     """Table 2 and progressive vs layer-wise: run the missing cells (``train=False``: none, select from the stored
     ones) and store the selected rows."""
     check_train(force, train)
-    names = _names_for(cfg, store, "table2", train, "table2_runs", _table2_cells, force)
+    names = _names_for(cfg, store, "table2", train)
     if train:
         for n in set(cfg.datasets) - set(names):
             store.record_skip(n, "dataset unavailable offline (see table2)", artifact="layerwise")
