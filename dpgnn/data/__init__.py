@@ -49,26 +49,4 @@ _EXPORTS = {
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
-__all__ = [
-    "load_dataset",
-    "list_datasets",
-    "dataset_available",
-    "get_spec",
-    "describe",
-    "register",
-    "normalize_name",
-    "DatasetSpec",
-    "Variant",
-    "RawFile",
-    "DatasetUnavailable",
-    "ChecksumError",
-    "minmax_normalize",
-    "random_node_split",
-    "split_edges",
-    "seed_from_name",
-    "csbm",
-    "filter_classes",
-    "private_public_split",
-    "remove_isolated_nodes",
-    "subgraph_nodes",
-]
+__all__ = list(_EXPORTS)
