@@ -30,7 +30,7 @@ from dpgnn.bench.accounting import PURE_METHODS, check_trial, split_budget, tria
 from dpgnn.bench.spaces import SearchSpace, space_of
 from dpgnn.bench.units import Unit, get_unit
 from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, NOT_COVERED, non_private, statement
-from dpgnn.privacy.selection import TruncatedNegativeBinomial, private_search
+from dpgnn.privacy.selection import TruncatedNegativeBinomial, private_search, score_rank
 from dpgnn.utils import stable_seed
 
 if TYPE_CHECKING:
@@ -273,7 +273,7 @@ def _as_published(c: _Cell) -> dict[str, Any]:
     best = None
     for point in c.grid:
         cfg, model = c.train(point, c.seed, c.args["epsilon"])
-        if best is None or model.metrics["val"] > best[1].metrics["val"]:
+        if best is None or score_rank(model.metrics["val"]) > score_rank(best[1].metrics["val"]):
             best = (cfg, model)
     cfg, model = best
     search = {"tuning": "grid search on validation accuracy", "runs": len(c.grid)}
@@ -307,6 +307,8 @@ def _private(c: _Cell) -> dict[str, Any]:
                 costs[key] = c.cost(cfg, split.epsilon_train)
             check_trial(costs[key], model.ledger)
         score = model.metrics["val"]
+        if math.isnan(score):  # no trained model to score (no DP step fits this trial's ε): a fact of the
+            return score, (cfg, model)  # configuration and ε alone, so nothing about the data is scored or noised
         if unit.score == "noisy-count":
             sens = score_sensitivity(unit, c.method, cfg, c.graph)
             rng = np.random.default_rng(stable_seed("bench-score", run_seed))

@@ -49,6 +49,7 @@ __all__ = [
     "selection_epsilon",
     "pure_selection_epsilon",
     "private_search",
+    "score_rank",
     "SearchResult",
 ]
 
@@ -245,6 +246,12 @@ class SearchResult:
     scores: list[tuple[dict[str, Any], float]]
 
 
+def score_rank(score: float) -> float:
+    """A run's score as the search ranks it: NaN (a run with nothing to score, e.g. no training step fits its ε)
+    below every number."""
+    return -math.inf if math.isnan(score) else float(score)
+
+
 def private_search(
     run: Callable[[dict[str, Any], int], tuple[float, Any]],
     space: Callable[[np.random.Generator], dict[str, Any]],
@@ -259,7 +266,8 @@ def private_search(
 
     Args:
         run: ``run(config, run_seed) -> (score, output)``: one private training. Its score must be computed only
-            from what the run already released or noised and accounted.
+            from what the run already released or noised and accounted; NaN ranks below every number
+            (:func:`score_rank`), so a NaN run is released only when no run has a number.
         space: ``space(rng) -> config``: one configuration drawn at random from the search space.
         trials: the distribution of ``K``.
         base_rdp: the RDP curve of one run at ``orders``, the worst over the space (every configuration's run must
@@ -278,11 +286,11 @@ def private_search(
     eps, order = selection_epsilon(base_rdp, trials, delta, a)
     eps_run, _ = rdp_to_epsilon(a, np.asarray(base_rdp, dtype=float), delta)
     best, best_cfg, best_score, scores = None, None, -math.inf, []
-    for _ in range(k):
+    for i in range(k):
         cfg = space(rng)
         score, out = run(cfg, int(rng.integers(2**31)))
         scores.append((cfg, float(score)))
-        if score > best_score:
+        if i == 0 or score_rank(score) > score_rank(best_score):
             best, best_cfg, best_score = out, cfg, float(score)
     ledger = {
         "selection": trials.describe(),

@@ -191,6 +191,38 @@ def test_ldp_trials_share_one_release_and_central_trials_are_independent(monkeyp
             assert len(seeds) == 3 and len(set(seeds)) == 3
 
 
+@pytest.mark.parametrize("tuning", ["private", "as_published"])
+@pytest.mark.parametrize("untrained", [{1}, {1, 2}])
+def test_trials_that_train_no_step_are_never_selected_over_trained_ones(monkeypatch, tuning, untrained):
+    """A DRW/FDP trial whose ε fits no step reports NaN scores (no trained model): the search ranks it last and
+    draws no noise for it; when no trial trained, the row says so with NaN accuracy."""
+    import dpgnn
+    from dpgnn.bench import run_cell
+    from dpgnn.bench.profiles import _SHORT
+
+    real = dpgnn.fit
+
+    def fit(*args, **kwargs):
+        model = real(*args, **kwargs)
+        if kwargs["num_layers"] in untrained:
+            model.metrics = {k: math.nan for k in model.metrics}
+        return model
+
+    monkeypatch.setattr(dpgnn, "fit", fit)
+    cell = {"unit": "node-data", "method": "fdp", "dataset": "toy", "epsilon": 2.0, "tuning": tuning}
+    selected = set()
+    for seed in (1, 2, 3):
+        row = run_cell({**cell, "seed": seed}, fixed=_SHORT["fdp"])
+        layers = json.loads(row["selected"])["num_layers"]
+        selected.add(layers)
+        if untrained == {1, 2}:
+            assert math.isnan(row["value"]) and math.isnan(row["val_score"])
+        else:  # a 1-layer trial is released only by a search that drew no 2-layer one
+            assert (layers == 2) == math.isfinite(row["val_score"]) == math.isfinite(row["value"])
+    if untrained == {1}:
+        assert selected == {2} if tuning == "as_published" else 2 in selected
+
+
 def test_private_ldp_rows_are_sound_when_nothing_was_scaled(rows):
     first, _ = rows
     ldp = first[first["unit"] == "ldp-labels"].set_index("tuning")

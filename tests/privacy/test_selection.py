@@ -156,6 +156,28 @@ def test_toy_search_releases_the_best_run_with_the_search_in_its_ledger():
     assert again.best_config == res.best_config and again.runs == res.runs
 
 
+@pytest.mark.parametrize(
+    "scores,best",
+    [([math.nan, 0.2, math.nan, 0.5, 0.1], 3), ([0.3, math.nan, 0.3], 0), ([math.nan, math.nan], 0)],
+)
+def test_a_run_with_nothing_to_score_is_released_only_when_every_run_is_so(scores, best):
+    class Fixed(TruncatedNegativeBinomial):
+        def sample(self, rng):
+            return len(scores)
+
+    it = iter(range(len(scores)))
+
+    def run(cfg, run_seed):
+        i = next(it)
+        return scores[i], i
+
+    res = private_search(
+        run, lambda rng: {}, Fixed(eta=1.0, gamma=0.5), base_rdp=[0.1], delta=1e-5, orders=[2.0], seed=0
+    )
+    assert res.best == best and res.runs == len(scores)
+    assert res.best_score == scores[best] or (math.isnan(res.best_score) and math.isnan(scores[best]))
+
+
 @pytest.mark.parametrize("bad", [dict(eta=-1.0, gamma=0.5), dict(eta=1.0, gamma=1.0), dict(eta=1.0, gamma=0.0)])
 def test_bad_parameters_are_refused(bad):
     with pytest.raises(ValueError):
