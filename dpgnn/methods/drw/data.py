@@ -1,5 +1,5 @@
 """DRW's data: :class:`DRWData`, :func:`prepare`, :func:`scale_features` and the full graph's
-:func:`normalized_adjacency` (docs/papers/drw.md#data); the paper's constants (:mod:`.paper`) are re-exported."""
+:func:`normalized_adjacency` (docs/papers/drw.md#data); the paper's constants are in :mod:`.paper`."""
 
 from __future__ import annotations
 
@@ -12,22 +12,7 @@ from torch_geometric.utils import subgraph
 
 from dpgnn.data import load_dataset
 from dpgnn.data.transforms import clean_edges
-from dpgnn.methods.drw.paper import (  # noqa: F401  (re-exported: the constants every DRW module imports from here)
-    _LOAD,
-    ARCHS,
-    DATASETS,
-    DELTA,
-    DP_METHODS,
-    INDUCTIVE,
-    METHODS,
-    NUM_TRAIN,
-    PAPER,
-    SEEDS,
-    TARGET_EPSILON,
-    _dataset_key,
-    _method_key,
-    batch_size,
-)
+from dpgnn.methods.drw.paper import _LOAD, INDUCTIVE, _dataset_key
 from dpgnn.nn.lpgnn import normalized_adjacency as gcn_adjacency
 from dpgnn.utils import check_features
 

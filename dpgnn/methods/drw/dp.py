@@ -22,14 +22,7 @@ from dpgnn.data.random_walks import (
 )
 from dpgnn.fidelity import Fidelity, parse
 from dpgnn.methods.drw.accounting import Schedule, epsilon_schedule, fdp_schedule
-from dpgnn.methods.drw.data import (
-    DELTA,
-    DP_METHODS,
-    TARGET_EPSILON,
-    DRWData,
-    _method_key,
-    batch_size,
-)
+from dpgnn.methods.drw.data import DRWData
 from dpgnn.methods.drw.evaluation import _make, _scores, prediction_spread, split_features
 from dpgnn.methods.drw.gradients import (
     add_noise,
@@ -39,6 +32,7 @@ from dpgnn.methods.drw.gradients import (
     dense_subgraph_inputs,
     per_subgraph_grads,
 )
+from dpgnn.methods.drw.paper import DELTA, DP_METHODS, TARGET_EPSILON, _method_key, batch_size
 from dpgnn.methods.fdp import FDP_VARIANTS, bound_degree, neighbourhoods
 from dpgnn.methods.hooks import DPStepHook, DPStepInfo
 from dpgnn.privacy.drw import guarantee_fields, run_accounting

@@ -18,16 +18,12 @@ from dpgnn.data.random_walks import (
     random_walk_batch,
     uniform_batch,
 )
-from dpgnn.methods.drw.data import (
-    DRWData,
-    _method_key,
-    batch_size,
-    normalized_adjacency,
-)
+from dpgnn.methods.drw.data import DRWData, normalized_adjacency
 from dpgnn.methods.drw.evaluation import _make, _scores, eval_features
 from dpgnn.methods.drw.gradients import (
     _loss,
 )
+from dpgnn.methods.drw.paper import _method_key, batch_size
 from dpgnn.privacy.guarantee import non_private
 from dpgnn.privacy.validation import check_int as _int
 from dpgnn.privacy.validation import check_positive as _positive

@@ -2,7 +2,7 @@
 sizes (Table 4), docs/papers/drw.md#data.
 
 A module without torch: the series build their grids and read stored rows from these without loading the training
-code (:mod:`.data` re-exports them).
+code.
 """
 
 from __future__ import annotations

@@ -29,10 +29,11 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from dpgnn.data.random_walks import Subgraphs
-from dpgnn.methods.drw.data import DELTA, DRWData
+from dpgnn.methods.drw.data import DRWData
 from dpgnn.methods.drw.dp import DPTrainConfig, _Run, _sampling, _start, run_dp
 from dpgnn.methods.drw.evaluation import split_features
 from dpgnn.methods.drw.gradients import dense_subgraph_inputs
+from dpgnn.methods.drw.paper import DELTA
 from dpgnn.utils import resolve_device
 
 __all__ = ["batchable", "run_dp_repeats"]

@@ -1,5 +1,5 @@
 """PrivGNN's data: the private graph G† and the public graph G of one dataset (docs/papers/privgnn.md#data-and-splits),
-the query order, and the flipped split of App. D.2; the datasets' settings (:mod:`.paper`) are re-exported."""
+the query order, and the flipped split of App. D.2; the datasets' settings are in :mod:`.paper`."""
 
 from __future__ import annotations
 
@@ -13,18 +13,7 @@ from torch_geometric.data import Data
 
 from dpgnn.data import load_dataset
 from dpgnn.data.transforms import with_clean_edges
-from dpgnn.methods.privgnn.paper import (  # noqa: F401  (re-exported: the settings the PrivGNN modules import from here)
-    DATASETS,
-    GLOBAL_SEED,
-    LAMBDAS,
-    PAPER,
-    SEEDS,
-    STANDARDIZED,
-    DatasetInfo,
-    check_gamma,
-    check_k,
-    dataset_info,
-)
+from dpgnn.methods.privgnn.paper import GLOBAL_SEED, STANDARDIZED, dataset_info
 from dpgnn.nn.privgnn import mean_neighbours
 from dpgnn.utils import check_features, make_generator, stable_seed
 

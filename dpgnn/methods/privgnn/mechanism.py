@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from dpgnn.methods.privgnn.data import PrivGNNData, _induced, check_gamma, check_k
+from dpgnn.methods.privgnn.data import PrivGNNData, _induced
+from dpgnn.methods.privgnn.paper import check_gamma, check_k
 from dpgnn.privacy.pate import check_lam
 from dpgnn.utils import make_generator, stable_seed
 

@@ -9,7 +9,8 @@ from torch_geometric.data import Data
 
 from dpgnn.data import load_dataset
 from dpgnn.data.transforms import with_clean_edges
-from dpgnn.methods.privgnn.data import PrivGNNData, dataset_info
+from dpgnn.methods.privgnn.data import PrivGNNData
+from dpgnn.methods.privgnn.paper import dataset_info
 from dpgnn.utils import check_features, make_generator, stable_seed
 
 #: the official code's split sizes (``preprocess_datasets.get_inductive_spilt``): private nodes per class, public

@@ -2,7 +2,7 @@
 and the checks of K and γ.
 
 A module without torch: the series build their grids and read stored rows from these without loading the training
-code (:mod:`.data` re-exports them).
+code.
 """
 
 from __future__ import annotations
