@@ -480,8 +480,13 @@ _DPGNN_KEYS = (
 
 @register("progap", "dp-gnn", "node", description="DP-GNN (Daigavane et al.): per-root clipped 1-hop subgraphs")
 def run_dp_gnn(data: Data, config: Mapping[str, Any], *, seed: int, device: str = "auto") -> RunResult:
-    """DP-GNN under the method contract: one message-passing layer by construction (``depth`` fixed at 1)."""
-    return train_dp_gnn(data, _config_of(config), seed=seed, device=device).to_run_result()
+    """DP-GNN under the method contract: one message-passing layer by construction (``depth`` fixed at 1).
+
+    A batch of one seed (:func:`~dpgnn.methods.dp_gnn_repeats.train_dp_gnn_repeats`): its first layer takes the
+    per-root gradients from the feature rows instead of materialising them per root: faster than
+    :func:`train_dp_gnn` (``benchmarks/batched_repeats.py``, its R = 1 rows) and equal to it up to float rounding
+    (tested). The audits' hooks need :func:`train_dp_gnn` itself."""
+    return _dp_gnn_repeats(data, config, seeds=[seed], device=device)[0]
 
 
 def _config_of(config: Mapping[str, Any]) -> DPGNNConfig:

@@ -127,3 +127,18 @@ def test_series_trains_a_configurations_runs_in_one_call(graph, method, monkeypa
         assert [r["metric"] for r in rows] == [r["metric"] for r in one]
         assert [r["value"] for r in rows] == pytest.approx([r["value"] for r in one], abs=100 * ACC_TOL)
         assert [r["ledger"] for r in rows] == [r["ledger"] for r in one]
+
+
+@pytest.mark.parametrize("data_name", ["graph", "binary_graph"])
+def test_the_registered_run_is_a_batch_of_one_equal_to_the_sequential_run(data_name, request):
+    """``dpgnn.fit`` and the bench train DP-GNN through the registered run, a batch of one seed."""
+    data = request.getfixturevalue(data_name)
+    cfg = D.DPGNNConfig(epsilon=16.0, epochs=3, batch_size=64, max_degree=6, hidden=8)
+    config = {k: getattr(cfg, k) for k in ("epsilon", "epochs", "batch_size", "max_degree", "hidden")}
+    for s in SEEDS:
+        seq = D.train_dp_gnn(data, cfg, seed=s, device="cpu")
+        run = D.run_dp_gnn(data, {**config, "depth": 1}, seed=s, device="cpu")
+        assert run.metrics == pytest.approx({"train": seq.train_acc, "val": seq.val_acc, "test": seq.test_acc})
+        assert run.ledger == seq.ledger
+        a, b = dict(seq.model.named_parameters()), dict(run.extra["model"].named_parameters())
+        assert all(torch.allclose(a[k], b[k], atol=WEIGHT_TOL, rtol=0) for k in a)
