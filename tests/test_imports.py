@@ -281,6 +281,7 @@ COMPUTE_ONLY = ("torch", "torch_geometric")
     [
         *([f"dpgnn.series.{name}"] for name in ("lpgcn", "lpgnn", "privgnn", "drw", "progap", "privacy")),
         ["dpgnn.bench", "dpgnn.bench.report", "dpgnn.compare"],
+        ["dpgnn.series.audit", "dpgnn.series.audit_white_box"],
     ],
     ids=lambda modules: modules[0],
 )

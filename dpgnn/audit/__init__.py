@@ -5,6 +5,7 @@
 - :mod:`dpgnn.audit.canary`  — canary audits of central DP training (DP-SGD one-run) and of edge-level aggregation
 - :mod:`dpgnn.audit.whitebox` — white-box Dirac gradient canaries in every DP-SGD step of the methods (tight audits)
 - :mod:`dpgnn.audit.mia`     — PrivGNN's membership-inference Attack-1 / Attack-2 (shadow model → attack → AUROC)
+- :mod:`dpgnn.audit.catalog` — what the audits cover, by name (mechanisms, methods, shadow designs), without torch
 
 An accountant's ε is an upper bound; an audit's ε is a lower bound with a confidence level. A correct mechanism has
 ``audited ≤ accounted``; an audit above the claim (beyond its confidence) flags a broken mechanism or accountant.

@@ -56,13 +56,10 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from dpgnn.audit.bounds import one_run_guess_audit
+from dpgnn.audit.catalog import CENTRAL_METHODS, UNIT_OF
 from dpgnn.utils import make_generator, stable_seed
 
 __all__ = ["CanaryGraph", "canary_graph", "CENTRAL_METHODS", "UNIT_OF", "audit_central"]
-
-#: audited method -> privacy unit it claims (the neighbouring relation of its accountant)
-UNIT_OF = {"progap-node": "node", "dp-gnn": "node", "drw": "feature", "fdp": "feature"}
-CENTRAL_METHODS = tuple(UNIT_OF)
 
 
 @dataclass(frozen=True)

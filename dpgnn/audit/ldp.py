@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from dpgnn.audit.bounds import threshold_audit
+from dpgnn.audit.catalog import BROKEN, MECHANISMS
 from dpgnn.privacy import get_mechanism
 from dpgnn.privacy.guarantee import AS_PUBLISHED, SOUND, statement
 from dpgnn.privacy.lpgnn import AGM_DELTA  # δ of LPGNN's analytic Gaussian feature baseline ("agm")
@@ -73,22 +74,6 @@ def _scalar(name: str):
         return get_mechanism(name, epsilon=eps)
 
     return build
-
-
-# name -> (label, privacy unit, builder(ε), kind); kind says how inputs/statistics are formed
-MECHANISMS: dict[str, tuple[str, str, str]] = {
-    "laplace": ("LM (LPGCN)", "feature entry", "scalar_clip"),
-    "piecewise": ("PM (LPGCN)", "feature entry", "scalar"),
-    "pgc": ("PGC / Duchi (LPGCN)", "feature entry", "scalar"),
-    "mbm": ("multi-bit (LPGNN)", "node feature vector", "vector_sum"),
-    "1bm": ("1-bit, m = d (LPGNN baseline)", "node feature vector", "vector_sum"),
-    "lpm": ("Laplace, scale d/ε (LPGNN baseline)", "node feature vector", "vector_clip"),
-    "agm": ("analytic Gaussian (LPGNN baseline)", "node feature vector", "vector_sum"),
-    "rr": ("randomized response (LPGNN labels)", "node label", "label"),
-}
-BROKEN: dict[str, tuple[str, str, str]] = {
-    "broken_laplace": ("LM with noise scale halved (broken on purpose)", "feature entry", "scalar_clip"),
-}
 
 
 def _build(name: str, eps: float):

@@ -20,8 +20,6 @@ import numpy as np
 import pandas as pd
 
 from dpgnn import plotting
-from dpgnn.audit import canary, whitebox
-from dpgnn.data.synthetic import csbm
 from dpgnn.results import ResultStore
 from dpgnn.sweep import grid, run_grid
 from dpgnn.utils import stable_seed
@@ -153,6 +151,9 @@ def setting(epsilon: float, noise_factor: float) -> str:
 
 def _audit_cell(c: dict[str, Any], graphs: dict) -> dict[str, Any]:
     """One method at one claim and noise factor (module docstring); returns the stored row."""
+    from dpgnn.audit import canary, whitebox
+    from dpgnn.data.synthetic import csbm
+
     method, eps, factor = c["method"], float(c["epsilon"]), float(c["noise_factor"])
     if method == EDGE:
         r = canary.audit_edge_aggregation(

@@ -33,9 +33,9 @@ The package: :mod:`~dpgnn.audit.mia.models` (the attack models and their metrics
 (the attacks end to end); every public name is importable from here.
 """
 
+from dpgnn.audit.catalog import PROTOCOLS, SHADOW_SIZES
 from dpgnn.audit.mia.attacks import run_attacks, shadow_sensitivity
 from dpgnn.audit.mia.models import (
-    PROTOCOLS,
     attack_auroc,
     attack_features,
     auroc,
@@ -44,7 +44,6 @@ from dpgnn.audit.mia.models import (
     train_attack_model,
     train_rebmigraph_attack,
 )
-from dpgnn.audit.mia.shadows import SHADOW_SIZES
 from dpgnn.audit.mia.shadows import _shadow_split as _shadow_split
 from dpgnn.audit.mia.targets import build_targets
 

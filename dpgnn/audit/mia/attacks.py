@@ -8,8 +8,9 @@ from typing import Any
 
 import torch
 
-from dpgnn.audit.mia.models import PROTOCOLS, _features, _fit_attack, _fit_on, _score, auroc
-from dpgnn.audit.mia.shadows import SHADOW_SIZES, _shadow_posteriors
+from dpgnn.audit.catalog import PROTOCOLS, SHADOW_SIZES
+from dpgnn.audit.mia.models import _features, _fit_attack, _fit_on, _score, auroc
+from dpgnn.audit.mia.shadows import _shadow_posteriors
 from dpgnn.audit.mia.targets import _check_targets, build_targets
 from dpgnn.methods import privgnn as P
 from dpgnn.utils import make_generator, resolve_device, stable_seed

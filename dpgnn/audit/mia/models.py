@@ -12,9 +12,6 @@ from scipy import stats
 from dpgnn.train import GradientStep, fit
 from dpgnn.utils import make_generator, stable_seed
 
-#: how the attack is built and scored: the usual score AUROC, or the published implementation's (module docstring)
-PROTOCOLS = ("score", "rebmigraph")
-
 
 def auroc(pos: np.ndarray, neg: np.ndarray) -> float:
     """Area under the ROC curve of scores ``pos`` (members) against ``neg`` (non-members), ties counted half

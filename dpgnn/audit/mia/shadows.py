@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import torch
 
+from dpgnn.audit.catalog import SHADOW_SIZES
 from dpgnn.methods import privgnn as P
 from dpgnn.utils import make_generator, stable_seed, torch_global_seed
-
-#: shadow sizes of :func:`~dpgnn.audit.mia.shadow_sensitivity`; ``"quarter"`` is the default design of
-#: :func:`~dpgnn.audit.mia.run_attacks`
-SHADOW_SIZES = ("quarter", "half", "target")
 
 
 def _shadow_split(

@@ -9,8 +9,6 @@ from typing import Any
 
 import pandas as pd
 
-from dpgnn.audit import argmax, canary
-from dpgnn.data.synthetic import csbm
 from dpgnn.results import ResultStore
 from dpgnn.series.audit.common import _setting
 from dpgnn.series.audit.profiles import AuditProfile
@@ -22,6 +20,8 @@ def run_edge(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -> p
     """Canary-edge audits of K NAP aggregations (GAP/ProGAP edge level) at the calibrated σ."""
 
     def cell(c):
+        from dpgnn.audit import canary
+
         r = canary.audit_edge_aggregation(
             c["epsilon"], hops=c["hops"], trials=c["trials"], seed=c["seed"], alpha=c["alpha"]
         )
@@ -58,11 +58,15 @@ def run_node(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -> p
     cache: dict[int, Any] = {}
 
     def graph(n):
+        from dpgnn.data.synthetic import csbm
+
         if n not in cache:
             cache[n] = csbm(num_nodes=n, num_features=16, seed=stable_seed("audit-graph", cfg.seed))
         return cache[n]
 
     def cell(c):
+        from dpgnn.audit import canary
+
         r = canary.audit_dpsgd_one_run(
             graph(c["graph_nodes"]),
             epsilon=c["epsilon"],
@@ -105,6 +109,8 @@ def run_query(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -> 
     the noise on posteriors (the paper) and on log-softmax (the authors' code)."""
 
     def cell(c):
+        from dpgnn.audit import argmax
+
         r = argmax.audit_noisy_argmax(
             c["lam"],
             num_classes=c["classes"],

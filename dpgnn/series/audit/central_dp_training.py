@@ -9,8 +9,6 @@ from typing import Any
 
 import pandas as pd
 
-from dpgnn.audit import central
-from dpgnn.data.synthetic import csbm
 from dpgnn.results import ResultStore
 from dpgnn.series.audit.common import _setting
 from dpgnn.series.audit.profiles import AuditProfile
@@ -60,11 +58,15 @@ def run_central(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -
     cache: dict[int, Any] = {}
 
     def graph(n):
+        from dpgnn.data.synthetic import csbm
+
         if n not in cache:
             cache[n] = csbm(num_nodes=n, num_features=16, seed=stable_seed("audit-central-graph", cfg.seed))
         return cache[n]
 
     def cell(c):
+        from dpgnn.audit import central
+
         kw = dict(CENTRAL_KW[c["method"]])
         if c["method"] in ("drw", "fdp"):
             kw["steps_nondp"] = 10 * c["epochs"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dpgnn.audit import ldp
 from dpgnn.results import ResultStore
 from dpgnn.series.audit.common import _setting
 from dpgnn.series.audit.profiles import AuditProfile
@@ -17,6 +16,8 @@ def run_ldp(cfg: AuditProfile, store: ResultStore, *, force: bool = False) -> pd
     ``1 − alpha/cells`` so that the whole grid holds with confidence ``1 − alpha``."""
 
     def cell(c):
+        from dpgnn.audit import ldp
+
         r = ldp.audit_mechanism(c["method"], c["epsilon"], trials=c["trials"], seed=c["seed"], alpha=c["alpha"])
         return {
             "dataset": "worst-case inputs",

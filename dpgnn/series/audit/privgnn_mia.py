@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 from dpgnn import plotting
-from dpgnn.audit import mia
 from dpgnn.methods import privgnn as P
 from dpgnn.reference import load_reference
 from dpgnn.report import paper_vs_ours
@@ -79,6 +78,8 @@ def run_mia(cfg: AuditProfile, store: ResultStore, *, device: str = "auto", forc
     names = [n for n in cfg.mia.datasets if load_or_skip(store, n, load, artifact="fig4") is not None]
 
     def cell(c):
+        from dpgnn.audit import mia
+
         info = P.DATASETS[c["dataset"]]
         k = c["k"] or info.k
         published = c.get("protocol") == "rebmigraph"
@@ -284,6 +285,8 @@ def run_mia_shadows(
     names = [n for n in cfg.mia.shadows.datasets if load_or_skip(store, n, load, artifact="fig4_shadows") is not None]
 
     def cell(c):
+        from dpgnn.audit import mia
+
         info = P.DATASETS[c["dataset"]]
         k = c["k"] or info.k
         rows = mia.shadow_sensitivity(

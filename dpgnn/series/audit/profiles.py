@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpgnn.audit import central, ldp, mia
+from dpgnn.audit import catalog
 from dpgnn.profiles import Profile
 from dpgnn.series import audit_white_box as white_box
 
 _EPS = [0.5, 1.0, 2.0, 4.0, 8.0]
-_LDP = list(ldp.MECHANISMS) + list(ldp.BROKEN)
+_LDP = list(catalog.MECHANISMS) + list(catalog.BROKEN)
 
 #: Fig. 4 targets: the paper's noise placement (B1 and the student) and the authors' code's (``privgnn_code``)
 MIA_NOISE = ["posterior", "log_softmax"]
@@ -84,11 +84,11 @@ class ShadowDesigns:
     runs: int
     """runs per shadow-design cell"""
     sizes: list[str]
-    """shadow model sizes tried (:data:`dpgnn.audit.mia.SHADOW_SIZES`)"""
+    """shadow model sizes tried (:data:`dpgnn.audit.catalog.SHADOW_SIZES`)"""
     epochs: list[int]
     """shadow model training epochs tried"""
     protocols: list[str]
-    """attack protocols tried (:data:`dpgnn.audit.mia.PROTOCOLS`)"""
+    """attack protocols tried (:data:`dpgnn.audit.catalog.PROTOCOLS`)"""
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class CentralAudit:
     """Notebook 04's canary audits of central DP training through the methods' entry points."""
 
     methods: list[str]
-    """central-DP training methods audited (:data:`dpgnn.audit.central.CENTRAL_METHODS`)"""
+    """central-DP training methods audited (:data:`dpgnn.audit.catalog.CENTRAL_METHODS`)"""
     epsilons: list[float]
     """claimed ε of the central-DP training audits"""
     canaries: int
@@ -187,7 +187,7 @@ PROFILES: dict[str, AuditProfile] = {
             ),
         ),
         central=CentralAudit(
-            methods=list(central.CENTRAL_METHODS),
+            methods=list(catalog.CENTRAL_METHODS),
             epsilons=[8.0],
             canaries=200,
             graph_nodes=300,
@@ -261,13 +261,13 @@ PROFILES: dict[str, AuditProfile] = {
             shadows=ShadowDesigns(
                 datasets=["amazon"],
                 runs=3,
-                sizes=list(mia.SHADOW_SIZES),
+                sizes=list(catalog.SHADOW_SIZES),
                 epochs=[50, 200, 500],
-                protocols=list(mia.PROTOCOLS),
+                protocols=list(catalog.PROTOCOLS),
             ),
         ),
         central=CentralAudit(
-            methods=list(central.CENTRAL_METHODS),
+            methods=list(catalog.CENTRAL_METHODS),
             epsilons=_EPS,
             canaries=1000,
             graph_nodes=1000,
