@@ -395,6 +395,36 @@ class BatchedBackbone(nn.Module):
                     out.a2_src[i], out.a2_dst[i] = m.conv2.att_src[0], m.conv2.att_dst[0]
         return out
 
+    def backbone(self, r: int) -> Backbone:
+        """Repeat ``r`` as a :class:`Backbone` with its weights (the inverse of :meth:`from_backbones`; the new
+        module's throw-away initialisation does not advance the global random stream)."""
+        d, h, c = self.w1.size(1), self.hidden_size, self.c
+        with torch.random.fork_rng(devices=[]):
+            m = Backbone(self.kind, d, c, hidden=h, dropout=self.dropout).to(self.w1.device)
+        with torch.no_grad():
+            if self.kind == "sage":
+                m.conv1.lin_l.weight.copy_(self.w1[r, :, :h].T)
+                m.conv1.lin_r.weight.copy_(self.w1[r, :, h:].T)
+                m.conv1.lin_l.bias.copy_(self.b1[r])
+                m.conv2.lin_l.weight.copy_(self.w2[r, :, :c].T)
+                m.conv2.lin_r.weight.copy_(self.w2[r, :, c:].T)
+                m.conv2.lin_l.bias.copy_(self.b2[r])
+            elif self.kind == "gcn":
+                m.conv1.lin.weight.copy_(self.w1[r].T)
+                m.conv1.bias.copy_(self.b1[r])
+                m.conv2.lin.weight.copy_(self.w2[r].T)
+                m.conv2.bias.copy_(self.b2[r])
+            else:
+                m.conv1.lin.weight.copy_(self.w1[r].T)
+                m.conv1.bias.copy_(self.b1[r])
+                m.conv1.att_src[0].copy_(self.a1_src[r])
+                m.conv1.att_dst[0].copy_(self.a1_dst[r])
+                m.conv2.lin.weight.copy_(self.w2[r].T)
+                m.conv2.bias.copy_(self.b2[r])
+                m.conv2.att_src[0].copy_(self.a2_src[r])
+                m.conv2.att_dst[0].copy_(self.a2_dst[r])
+        return m
+
     @classmethod
     def initialised(
         cls,

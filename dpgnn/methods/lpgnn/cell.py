@@ -101,7 +101,7 @@ def run_cell(
         part = draws[start : start + chunk]
         res = train_batched(
             data,
-            _batched_features(part, config["method"], n, d, adj, config["k_x"], dev),
+            batched_features(part, config["method"], n, d, adj, config["k_x"], dev),
             torch.stack(noisy[start : start + chunk], dim=1),
             backbone=config["backbone"],
             seeds=seeds[start : start + chunk],
@@ -185,7 +185,7 @@ def _draw_repeats(
     return draws, noisy, seeds
 
 
-def _batched_features(
+def batched_features(
     part: list[dict[str, Any]], meth: str, n: int, d: int, adj: Tensor, kx: int, dev: torch.device
 ) -> BatchedFeatures:
     """The :class:`BatchedFeatures` of a chunk of repeats' draws on ``dev`` (one shared draw, dense, or sparse)."""

@@ -113,6 +113,7 @@ def train_batched(
     device: str = "auto",
     kprop_adj: Tensor | None = None,
     threads: int | None = 1,
+    models: bool = False,
 ) -> dict[str, Any]:
     """Train ``R = len(seeds)`` runs at once (batched weights, one Adam) with Drop and noisy model selection.
 
@@ -126,11 +127,14 @@ def train_batched(
     ``threads``: torch intra-op threads on the CPU during training (restored afterwards; ``None`` = leave as is).
     The sparse products here are small and latency-bound: with several threads on a shared 2-core machine they
     ran 10-20× slower than with one (measured), so the default is 1.
+
+    ``models``: also return ``"models"``, each repeat's :class:`~dpgnn.nn.lpgnn.Backbone` with the weights of
+    its selected epoch (in eval mode; its input is ``KProp(k_x)`` of the repeat's features).
     """
     dev = resolve_device(device)
     with _cpu_threads(dev, threads):
         problem = _BatchedProblem.build(data, noisy, backbone, seeds, dropout, k_y, label_method, eps_y, dev, kprop_adj)
-        return _fit_batched(problem, features, lr, weight_decay, epochs)
+        return _fit_batched(problem, features, lr, weight_decay, epochs, models)
 
 
 @contextlib.contextmanager
@@ -198,13 +202,15 @@ class _BatchedProblem:
 
 
 def _fit_batched(
-    p: _BatchedProblem, features: BatchedFeatures, lr: float, weight_decay: float, epochs: int
+    p: _BatchedProblem, features: BatchedFeatures, lr: float, weight_decay: float, epochs: int, models: bool = False
 ) -> dict[str, Any]:
-    """:func:`train_batched`'s epochs on the engine and its result: the selected epoch's metrics per repeat."""
+    """:func:`train_batched`'s epochs on the engine and its result: the selected epoch's metrics per repeat (and,
+    with ``models``, the selected epoch's weights, kept per repeat on the device)."""
     model, ops, fc = p.model, p.ops, p.fc
     (train_idx, val_idx, test_idx), (y_train, y_val, y_test) = p.masks, p.labels
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     best = None
+    kept = {k: v.detach().clone() for k, v in model.named_parameters()} if models else None
 
     def evaluate(x1: Tensor, epoch: int) -> None:
         nonlocal best
@@ -219,6 +225,10 @@ def _fit_batched(
             p.max_acc,
             epoch,
         )
+        if kept is not None:  # the repeats whose selected epoch is this one keep these weights
+            chosen = best["epoch"] == float(epoch)
+            for k, v in model.named_parameters():
+                kept[k] = torch.where(chosen.view(-1, *[1] * (v.dim() - 1)), v.detach(), kept[k])
 
     def loss(epoch: int) -> Tensor:
         x1 = model.hidden(features, ops)  # the weights after epoch - 1: shared by their evaluation and this step
@@ -238,9 +248,14 @@ def _fit_batched(
     model.eval()
     with torch.no_grad():
         evaluate(model.hidden(features, ops), epochs)
-    out = {k: v.cpu().tolist() for k, v in best.items()}
+    out: dict[str, Any] = {k: v.cpu().tolist() for k, v in best.items()}
     out["train_time_s"] = time.perf_counter() - t0
     out["max_acc"] = p.max_acc
+    if kept is not None:
+        with torch.no_grad():
+            for k, v in model.named_parameters():
+                v.copy_(kept[k])
+        out["models"] = [model.backbone(r).eval() for r in range(model.r)]
     return out
 
 
@@ -265,9 +280,9 @@ def train_reference(
     plain engine :func:`dpgnn.train.fit` (each epoch: one Adam step, then the noisy evaluation and the selection rule).
 
     Same model, loss and selection rule as :func:`train_batched` for a single repeat (``x`` dense ``N × d``,
-    ``noisy`` ``(N,)``); used as the speed baseline, as an independent check of the batched trainer and by
-    :func:`dpgnn.fit`. Returns the selected epoch's metrics, ``max_acc`` and ``model``: the backbone with the
-    selected epoch's weights (in eval mode; its input is ``KProp(k_x)`` of the features).
+    ``noisy`` ``(N,)``); used as the speed baseline and as an independent check of the batched trainer (which
+    :func:`dpgnn.fit` runs with one repeat). Returns the selected epoch's metrics, ``max_acc`` and ``model``: the
+    backbone with the selected epoch's weights (in eval mode; its input is ``KProp(k_x)`` of the features).
     """
     dev = resolve_device(device)
     lm = _choice(label_method, LABEL_METHODS, "label_method")
