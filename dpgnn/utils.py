@@ -114,6 +114,11 @@ def make_generator(seed: int | torch.Generator | None, device: str | torch.devic
     return gen
 
 
+def seed_from_name(s: str) -> int:
+    """The seed convention of the LPGCN code: ``sum(ord(c) for c in s)`` (e.g. ``"musae"`` -> 539)."""
+    return sum(ord(c) for c in s)
+
+
 def stable_seed(*parts: Any) -> int:
     """A deterministic 31-bit seed derived from arbitrary JSON-able parts (e.g. ``("cora", "pgc", 1.0, run)``)."""
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()

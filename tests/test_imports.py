@@ -276,6 +276,14 @@ READ_AND_DRAW = ("dpgnn.plotting", "dpgnn.profiles", "dpgnn.report", "dpgnn.resu
 COMPUTE_ONLY = ("torch", "torch_geometric")
 
 
+def _compute_only_loaded_by(code: str) -> str:
+    """Which of :data:`COMPUTE_ONLY` a fresh interpreter has loaded after running ``code`` (a sorted list, printed)."""
+    code += f"import sys\nprint(sorted(k for k in {COMPUTE_ONLY!r} if k in sys.modules))\n"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE.parent), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return out.stdout.strip()
+
+
 @pytest.mark.parametrize(
     "notebook_modules",
     [
@@ -289,12 +297,18 @@ def test_reading_stored_results_imports_no_torch(notebook_modules):
     """A fresh interpreter importing what a read-and-draw notebook imports loads neither torch nor torch_geometric
     (each takes seconds to import, about half of such a notebook's run)."""
     modules = [*READ_AND_DRAW, *notebook_modules]
+    code = f"import importlib\nfor m in {modules!r}:\n    importlib.import_module(m)\n"
+    loaded = _compute_only_loaded_by(code)
+    assert loaded == "[]", f"importing {modules} loaded {loaded}"
+
+
+def test_looking_a_dataset_up_imports_no_torch():
+    """A registry lookup (spec, availability for a paper) loads neither torch nor torch_geometric: the registrations
+    name their loaders and paper variants without importing them (``dpgnn report`` asks for every paper's graphs)."""
     code = (
-        "import importlib, sys\n"
-        f"for m in {modules!r}:\n"
-        "    importlib.import_module(m)\n"
-        f"print(sorted(k for k in {COMPUTE_ONLY!r} if k in sys.modules))\n"
+        "from dpgnn.data.registry import dataset_available, get_spec, paper_dataset_available\n"
+        "get_spec('cora'); dataset_available('cora')\n"
+        "paper_dataset_available('facebook', 'lpgnn'); paper_dataset_available('fb100-wisconsin87', 'progap')\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE.parent), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert out.stdout.strip() == "[]", f"importing {modules} loaded {out.stdout.strip()}"
+    loaded = _compute_only_loaded_by(code)
+    assert loaded == "[]", f"a registry lookup loaded {loaded}"

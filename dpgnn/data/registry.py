@@ -8,6 +8,7 @@ preprocessing (cached as ``<variant>[-<hash of the effective options>]-v<N>.pt``
 from __future__ import annotations
 
 import difflib
+import importlib
 import logging
 import re
 from collections.abc import Callable
@@ -28,6 +29,19 @@ log = logging.getLogger("dpgnn.data")
 
 #: Bump when a loader/variant changes its output, so stale processed caches are not reused.
 PROCESS_VERSION = 2
+
+
+@dataclass(frozen=True)
+class LazyFunction:
+    """The function at ``target`` (``"package.module.function"``), imported when first called: a registration names
+    its loader without importing it, so that looking a dataset up loads no torch (the loaders import it)."""
+
+    target: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the target function (its module is imported on the first call, then found in ``sys.modules``)."""
+        module, name = self.target.rsplit(".", 1)
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -111,7 +125,8 @@ def normalize_name(name: str) -> str:
 
 def _with_builtins() -> None:
     """Register the package's own datasets (:mod:`dpgnn.data.datasets`, in their order) before the first lookup or
-    registration. ``dpgnn.data`` imports nothing until asked, so that reading stored results loads no torch."""
+    registration. ``dpgnn.data`` imports nothing until asked, and the registrations name their loaders and variant
+    builders without importing them, so that reading stored results and looking datasets up load no torch."""
     import dpgnn.data.datasets  # noqa: F401  (importing it registers every dataset; at once when done before)
 
 

@@ -16,7 +16,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, negative_sampling, remove_self_loops, to_undirected
 
-from dpgnn.utils import make_generator
+from dpgnn.utils import make_generator, seed_from_name
 
 __all__ = [
     "seed_from_name",
@@ -38,11 +38,6 @@ __all__ = [
     "private_public_split",
     "index_to_mask",
 ]
-
-
-def seed_from_name(s: str) -> int:
-    """The seed convention of the LPGCN code: ``sum(ord(c) for c in s)`` (e.g. ``"musae"`` -> 541)."""
-    return sum(ord(c) for c in s)
 
 
 def _copy(data: Data) -> Data:

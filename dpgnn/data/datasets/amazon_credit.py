@@ -6,9 +6,11 @@ from dpgnn.data.datasets.variants import (
     _privgnn_variant,
 )
 from dpgnn.data.download import RawFile
-from dpgnn.data.loaders.credit import read_credit
-from dpgnn.data.loaders.npz import read_gnn_benchmark_npz
-from dpgnn.data.registry import DatasetSpec, register
+from dpgnn.data.registry import DatasetSpec, LazyFunction, register
+
+# the loaders import torch: named here, imported when called
+read_credit = LazyFunction("dpgnn.data.loaders.credit.read_credit")
+read_gnn_benchmark_npz = LazyFunction("dpgnn.data.loaders.npz.read_gnn_benchmark_npz")
 
 register(
     DatasetSpec(

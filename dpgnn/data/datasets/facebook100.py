@@ -4,26 +4,22 @@ union of the universities present."""
 from __future__ import annotations
 
 from functools import partial
-
-from torch_geometric.data import Data
+from typing import TYPE_CHECKING
 
 from dpgnn.data.datasets.variants import (
     GLOBAL_SEED,
     _progap_variant,
 )
 from dpgnn.data.download import RawFile
-from dpgnn.data.loaders.facebook100 import (
-    UNIVERSITIES,
-    read_facebook100,
-    read_facebook100_union,
-    year_labels,
-)
-from dpgnn.data.registry import DatasetSpec, Variant, register
-from dpgnn.data.transforms import (
-    drop_self_loops,
-    filter_classes,
-    private_public_split,
-)
+from dpgnn.data.loaders.raw_names import UNIVERSITIES
+from dpgnn.data.registry import DatasetSpec, LazyFunction, Variant, register
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
+
+# the loaders import torch: named here, imported when called
+read_facebook100 = LazyFunction("dpgnn.data.loaders.facebook100.read_facebook100")
+read_facebook100_union = LazyFunction("dpgnn.data.loaders.facebook100.read_facebook100_union")
 
 
 def _fb100_privgnn(
@@ -32,6 +28,11 @@ def _fb100_privgnn(
     """PrivGNN's Facebook: target = every recorded class year (no 2004-2009 window, no class filter; 34 classes
     for UIUC), nodes with missing year dropped, self-loops removed; ``private_fraction`` of the nodes private,
     the rest public with ``public_test_share`` of them as public test."""
+    from torch_geometric.data import Data
+
+    from dpgnn.data.loaders.facebook100 import year_labels
+    from dpgnn.data.transforms import drop_self_loops, filter_classes, private_public_split
+
     out = Data(**{k: v for k, v in data.items()})
     out.y = year_labels(data.year.numpy(), None)
     out = filter_classes(out)

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-from torch_geometric.data import Data
+from typing import TYPE_CHECKING
 
 from dpgnn.data.datasets.variants import (
     _lpgcn_random_split,
     _lpgnn_variant,
 )
 from dpgnn.data.download import RawFile
-from dpgnn.data.loaders.karateclub import read_facebook_pagepage, read_karateclub
-from dpgnn.data.registry import DatasetSpec, Variant, register
-from dpgnn.data.transforms import (
-    seed_from_name,
-)
+from dpgnn.data.registry import DatasetSpec, LazyFunction, Variant, register
+from dpgnn.utils import seed_from_name
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
+
+# the loaders import torch: named here, imported when called
+read_facebook_pagepage = LazyFunction("dpgnn.data.loaders.karateclub.read_facebook_pagepage")
+read_karateclub = LazyFunction("dpgnn.data.loaders.karateclub.read_karateclub")
 
 KC_URL = "https://raw.githubusercontent.com/benedekrozemberczki/karateclub/master/dataset/node_level/{name}/{file}"
 

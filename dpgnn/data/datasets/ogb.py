@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_geometric.data import Data
+from typing import TYPE_CHECKING
 
 from dpgnn.data.datasets.variants import (
     _identity,
@@ -10,8 +10,13 @@ from dpgnn.data.datasets.variants import (
     _progap_variant,
 )
 from dpgnn.data.download import RawFile
-from dpgnn.data.loaders.ogb import read_ogbn
-from dpgnn.data.registry import DatasetSpec, Variant, register
+from dpgnn.data.registry import DatasetSpec, LazyFunction, Variant, register
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
+
+# the loader imports torch: named here, imported when called
+read_ogbn = LazyFunction("dpgnn.data.loaders.ogb.read_ogbn")
 
 OGB_URL = "http://snap.stanford.edu/ogb/data/nodeproppred/{name}.zip"
 
@@ -46,6 +51,8 @@ classes >= 100,000 nodes (1,790,731 nodes, 10 classes); PrivGNN's "Amazon2M" use
 def _arxiv_privgnn(data: Data) -> Data:
     """PrivGNN's ArXiv (docs/papers/privgnn.md#data-and-splits): OGB time split, private = train (<= 2017), public train
     = valid (2018), public test = test (>= 2019)."""
+    from torch_geometric.data import Data
+
     out = Data(**{k: v for k, v in data.items()})
     out.private_mask, out.public_train_mask, out.public_test_mask = data.train_mask, data.val_mask, data.test_mask
     return out

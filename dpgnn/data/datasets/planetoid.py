@@ -9,8 +9,8 @@ from dpgnn.data.datasets.variants import (
     _lpgnn_variant,
 )
 from dpgnn.data.download import RawFile
-from dpgnn.data.loaders.planetoid import PARTS, read_planetoid
-from dpgnn.data.registry import DatasetSpec, Variant, register
+from dpgnn.data.loaders.raw_names import PLANETOID_PARTS
+from dpgnn.data.registry import DatasetSpec, LazyFunction, Variant, register
 
 PLANETOID_URL = "https://github.com/kimiyoung/planetoid/raw/master/data/ind.{prefix}.{part}"
 
@@ -58,9 +58,12 @@ def _planetoid_files(prefix: str) -> tuple[RawFile, ...]:
             sha256=(hashes[part],) if part in hashes else (),
             mirror=f"planetoid/ind.{prefix}.{part}",
         )
-        for part in PARTS
+        for part in PLANETOID_PARTS
     )
 
+
+# the loader imports torch: named here, imported when called
+read_planetoid = LazyFunction("dpgnn.data.loaders.planetoid.read_planetoid")
 
 _PUBLIC_SPLIT_DOC = (
     "Planetoid public split masks as in the raw files (train = first labelled nodes, val 500, test 1000)"

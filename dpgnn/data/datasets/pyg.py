@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torch_geometric.data import Data
+from typing import TYPE_CHECKING
 
 from dpgnn.data.datasets.variants import (
     _identity,
@@ -10,13 +10,17 @@ from dpgnn.data.datasets.variants import (
     _progap_variant,
 )
 from dpgnn.data.download import RawFile
-from dpgnn.data.loaders.elliptic import read_elliptic
-from dpgnn.data.loaders.saint import read_flickr, read_ppi, read_reddit
-from dpgnn.data.registry import DatasetSpec, Variant, register
-from dpgnn.data.transforms import (
-    random_node_split,
-    seed_from_name,
-)
+from dpgnn.data.registry import DatasetSpec, LazyFunction, Variant, register
+from dpgnn.utils import seed_from_name
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
+
+# the loaders import torch: named here, imported when called
+read_elliptic = LazyFunction("dpgnn.data.loaders.elliptic.read_elliptic")
+read_flickr = LazyFunction("dpgnn.data.loaders.saint.read_flickr")
+read_ppi = LazyFunction("dpgnn.data.loaders.saint.read_ppi")
+read_reddit = LazyFunction("dpgnn.data.loaders.saint.read_reddit")
 
 GDRIVE = "https://drive.usercontent.google.com/download?id={id}&confirm=t"
 register(
@@ -109,6 +113,8 @@ Statistics (PyG): 56,944 nodes in 24 graphs, 50 features, 121 labels. DRW's tabl
 def _elliptic_lpgcn(data: Data, seed: int) -> Data:
     """LPGCN (docs/papers/lpgcn.md#data-and-splits): only labelled nodes split 50/25/25 (unlabelled nodes stay in the
     graph, in no mask)."""
+    from dpgnn.data.transforms import random_node_split
+
     return random_node_split(data, 0.5, 0.25, 0.25, seed=seed, among=data.y >= 0)
 
 

@@ -17,9 +17,8 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
+from dpgnn.data.loaders.raw_names import PLANETOID_PARTS
 from dpgnn.data.transforms import index_to_mask, undirected_edges
-
-PARTS = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
 
 
 def _unpickle(path: Path):
@@ -36,7 +35,7 @@ def _dense(obj) -> np.ndarray:
 def read_planetoid(paths: dict[str, Path], prefix: str) -> Data:
     """The Planetoid graph ``prefix`` (``"cora"``, ``"citeseer"`` or ``"pubmed"``) from its eight ``ind.<prefix>.*``
     files (``paths`` by raw name), with the public split as ``train/val/test_mask`` (see the module docstring)."""
-    get = {p: paths[f"ind.{prefix}.{p}"] for p in PARTS}
+    get = {p: paths[f"ind.{prefix}.{p}"] for p in PLANETOID_PARTS}
     x, tx, allx = (_dense(_unpickle(get[k])) for k in ("x", "tx", "allx"))
     y, ty, ally = (_dense(_unpickle(get[k])) for k in ("y", "ty", "ally"))
     graph = _unpickle(get["graph"])
