@@ -68,7 +68,8 @@ def main() -> int:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True, check=True
     ).stdout.strip()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DPGNN_", "VIRTUAL_ENV"))}
+    # a fresh machine's environment: no project settings, no active venv, no other checkout on the import path
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DPGNN_", "VIRTUAL_ENV", "PYTHONPATH"))}
     status = 0
     for name in args.only or list(COMMANDS):
         cmd = COMMANDS[name]
