@@ -149,10 +149,36 @@ def setting(epsilon: float, noise_factor: float) -> str:
     return f"eps={epsilon:g}" + ("" if noise_factor == 1.0 else f", noise x{noise_factor:g}")
 
 
+def _white_box_input(c: dict[str, Any], graphs: dict) -> tuple[Any, dict[str, Any]]:
+    """The graph (built once per shape, kept in ``graphs``) and the training settings of a white-box cell."""
+    from dpgnn.audit import whitebox
+    from dpgnn.data.synthetic import csbm
+
+    method = c["method"]
+    if method in FEATURE_METHODS:
+        key = ("matching", c["graph_nodes"], c["classes"])
+        if key not in graphs:
+            graphs[key] = whitebox.matching_graph(
+                c["graph_nodes"],
+                num_features=16,
+                num_classes=c["classes"],
+                seed=stable_seed("white-box-graph", c["seed"]),
+            )
+        batch = c["graph_nodes"] // 2 if method == "drw" else c["graph_nodes"]
+        return graphs[key], {**_FEATURE_KW, "steps": c["steps"], "batch": batch}
+    key = ("csbm", c["graph_nodes"], c["features"])
+    if key not in graphs:
+        graphs[key] = csbm(
+            num_nodes=c["graph_nodes"],
+            num_features=c["features"],
+            seed=stable_seed("white-box-graph", c["seed"]),
+        )
+    return graphs[key], {**_NODE_KW, "epochs": c["epochs"], "batch_size": c["graph_nodes"]}
+
+
 def _audit_cell(c: dict[str, Any], graphs: dict) -> dict[str, Any]:
     """One method at one claim and noise factor (module docstring); returns the stored row."""
     from dpgnn.audit import canary, whitebox
-    from dpgnn.data.synthetic import csbm
 
     method, eps, factor = c["method"], float(c["epsilon"]), float(c["noise_factor"])
     if method == EDGE:
@@ -168,32 +194,10 @@ def _audit_cell(c: dict[str, Any], graphs: dict) -> dict[str, Any]:
         }
         claimed, run_eps = r["epsilon_claimed"], r["epsilon_accounted"]
     else:
-        if method in FEATURE_METHODS:
-            key = ("matching", c["graph_nodes"], c["classes"])
-            if key not in graphs:
-                graphs[key] = whitebox.matching_graph(
-                    c["graph_nodes"],
-                    num_features=16,
-                    num_classes=c["classes"],
-                    seed=stable_seed("white-box-graph", c["seed"]),
-                )
-            kw = {
-                **_FEATURE_KW,
-                "steps": c["steps"],
-                "batch": c["graph_nodes"] // 2 if method == "drw" else c["graph_nodes"],
-            }
-        else:
-            key = ("csbm", c["graph_nodes"], c["features"])
-            if key not in graphs:
-                graphs[key] = csbm(
-                    num_nodes=c["graph_nodes"],
-                    num_features=c["features"],
-                    seed=stable_seed("white-box-graph", c["seed"]),
-                )
-            kw = {**_NODE_KW, "epochs": c["epochs"], "batch_size": c["graph_nodes"]}
+        graph, kw = _white_box_input(c, graphs)
         r = whitebox.audit_white_box(
             method,
-            graphs[key],
+            graph,
             epsilon=eps,
             runs=c["runs"],
             canaries=c["canaries"],
