@@ -97,7 +97,6 @@ def lpgnn_runner(name: str):
     """``run(graph, cfg, level, epsilon, seed, device) -> RunResult`` (``extra['model']``: the selected backbone)."""
 
     def run(graph: Data, cfg: LPGNNConfig, level: str, epsilon: float, seed: int, device: str) -> RunResult:
-        from dpgnn.data.transforms import with_clean_edges
         from dpgnn.methods.lpgnn import perturb_labels, train_batched
         from dpgnn.methods.lpgnn.cell import batched_features
         from dpgnn.nn.lpgnn import normalized_adjacency
@@ -124,7 +123,7 @@ def lpgnn_runner(name: str):
         # epoch's evaluation reuses the next step's first layer; train_reference's run up to float rounding, which
         # hundreds of epochs can grow into another selected epoch, as any change of summation order can
         n, d = graph.x.shape
-        adj = normalized_adjacency(with_clean_edges(view, owner="LPGNN")[0].edge_index, n)
+        adj = normalized_adjacency(view.edge_index, n)  # KProp's; fit's graph has no duplicates (check_graph)
         res = train_batched(
             view,
             batched_features([draw], meth, n, d, adj, cfg.k_x, resolve_device(device)),
