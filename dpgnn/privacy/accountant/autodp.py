@@ -40,7 +40,32 @@ def _rdp_laplace(scale: float, alpha: Any) -> Any:
         return rdp_bank.RDP_laplace({"b": scale}, alpha)
 
 
-class AutodpAccountant(Accountant):
+class _AutodpLedger(Accountant):
+    """What both autodp accountants share: the ``improved_bound`` flag, the events they support, and composition
+    that only records ``(event, count)`` (autodp's objects are built when ε is asked for)."""
+
+    def __init__(self, improved_bound: bool) -> None:
+        super().__init__()
+        if not isinstance(improved_bound, bool):
+            raise TypeError(f"improved_bound must be a bool, got {improved_bound!r}")
+        self.improved_bound = improved_bound
+
+    def supports(self, event: Event) -> bool:
+        """Gaussian and Laplace events, sampled (Poisson or without replacement) or not, composed (no FDP step)."""
+        return _supported_autodp(_check_event(event))
+
+    def _supported_text(self) -> str:
+        return _AUTODP_SUPPORTED
+
+    def compose(self, event: Event, count: int = 1) -> _AutodpLedger:
+        """Records the event only."""
+        n = self._check_compose(event, count)
+        new = type(self)(self.improved_bound)
+        new._ledger = self._ledger + ((event, n),)
+        return new
+
+
+class AutodpAccountant(_AutodpLedger):
     """autodp's Mechanism API, as used by the ProGAP and DRW authors (autodp 0.2.3.1 pinned).
 
     Gaussian → ``ExactGaussianMechanism(z)``; Laplace → ``LaplaceMechanism(b)``; Poisson sampling →
@@ -55,24 +80,7 @@ class AutodpAccountant(Accountant):
     compose_gaussian = True
 
     def __init__(self, improved_bound: bool = True) -> None:
-        super().__init__()
-        if not isinstance(improved_bound, bool):
-            raise TypeError(f"improved_bound must be a bool, got {improved_bound!r}")
-        self.improved_bound = improved_bound
-
-    def supports(self, event: Event) -> bool:
-        """Gaussian and Laplace events, sampled (Poisson or without replacement) or not, composed (no FDP step)."""
-        return _supported_autodp(_check_event(event))
-
-    def _supported_text(self) -> str:
-        return _AUTODP_SUPPORTED
-
-    def compose(self, event: Event, count: int = 1) -> AutodpAccountant:
-        """Records the event only: autodp's mechanisms are built when ε is asked for."""
-        n = self._check_compose(event, count)
-        new = type(self)(self.improved_bound)
-        new._ledger = self._ledger + ((event, n),)
-        return new
+        super().__init__(improved_bound)
 
     def _mechanism(self, event: Event) -> Any:
         from autodp import mechanism_zoo, transformer_zoo
@@ -126,7 +134,7 @@ class AutodpCompositionAccountant(AutodpAccountant):
     compose_gaussian = False
 
 
-class AutodpRdpAcctAccountant(Accountant):
+class AutodpRdpAcctAccountant(_AutodpLedger):
     """autodp's legacy ``rdp_acct.anaRDPacct`` (as in the PrivGNN authors' code; ``get_eps`` uses the classic
     conversion ``ε = ε_RDP(α) + log(1/δ)/(α−1)`` optimised over α).
 
@@ -139,24 +147,7 @@ class AutodpRdpAcctAccountant(Accountant):
     name = "autodp_rdp_acct"
 
     def __init__(self, improved_bound: bool = False) -> None:
-        super().__init__()
-        if not isinstance(improved_bound, bool):
-            raise TypeError(f"improved_bound must be a bool, got {improved_bound!r}")
-        self.improved_bound = improved_bound
-
-    def supports(self, event: Event) -> bool:
-        """Gaussian and Laplace events, sampled (Poisson or without replacement) or not, composed (no FDP step)."""
-        return _supported_autodp(_check_event(event))
-
-    def _supported_text(self) -> str:
-        return _AUTODP_SUPPORTED
-
-    def compose(self, event: Event, count: int = 1) -> AutodpRdpAcctAccountant:
-        """Records the event only: ``anaRDPacct`` is filled when ε is asked for."""
-        n = self._check_compose(event, count)
-        new = AutodpRdpAcctAccountant(self.improved_bound)
-        new._ledger = self._ledger + ((event, n),)
-        return new
+        super().__init__(improved_bound)
 
     def get_epsilon_and_order(self, delta: float) -> tuple[float, float | None]:
         """``anaRDPacct.get_eps(delta)`` of the ledger (identical events composed by coefficient); order None.
