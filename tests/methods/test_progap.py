@@ -14,6 +14,7 @@ from dpgnn.methods import progap as pg
 from dpgnn.methods import progap_baselines as bl
 from dpgnn.nn.progap import MLP, StageModel, batchnorm_to_groupnorm
 from dpgnn.privacy import epsilon as event_epsilon
+from dpgnn.utils import make_generator
 
 torch.set_num_threads(1)
 
@@ -140,6 +141,19 @@ def test_bound_degree_caps_in_and_out_degrees():
     # a graph already within the bound is untouched
     small = pg.bound_degree(ei, n, 10_000, seed=0)
     assert torch.equal(small, ei)
+
+
+def test_bound_degree_keeps_each_nodes_smallest_keys():
+    # independent computation: the same generator's key per edge; each node keeps its D in-edges of smallest key
+    n, d = 60, 5
+    ei = _random_undirected(n, 900, 3)
+    kept = pg.bound_degree(ei, n, d, seed=11, cap_out_degree=False)
+    key = torch.rand(ei.size(1), generator=make_generator(11), dtype=torch.float64).tolist()
+    expected = []
+    for node in range(n):
+        ids = (ei[1] == node).nonzero().view(-1).tolist()
+        expected += sorted(ids, key=lambda i: key[i])[:d]
+    assert torch.equal(kept, ei[:, sorted(expected)])
 
 
 def test_bound_degree_is_uniform_over_neighbours():
