@@ -483,7 +483,11 @@ def _bench_section(profile: str, site: Path, figures_root: Path, results_root: P
         "What is still missing, and why": report.missing(cfg, results_root),
     }
     for title, table in tables.items():
-        shown = table.to_html(index=False, float_format="%.1f", border=0) if len(table) else "<p>none</p>"
+        # budgets as given (an LDP grid starts at ε = 0.01), scores and costs to one decimal
+        exact = {c: "{:g}".format for c in ("budget", "epsilon") if c in table.columns}
+        shown = (
+            table.to_html(index=False, float_format="%.1f", formatters=exact, border=0) if len(table) else "<p>none</p>"
+        )
         body.append(f"<h2>{_e(title)}</h2>{shown}")
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(_page(f"dpgnn bench — profile {profile}", "".join(body), 1), "utf-8")

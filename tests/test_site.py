@@ -127,13 +127,16 @@ def test_site_pages_and_links(site):
 
 def test_the_bench_page_says_what_its_stored_rows_conclude(site):
     from dpgnn.bench import get_profile
-    from dpgnn.bench.report import stored_conclusion
+    from dpgnn.bench.report import rows, stored_conclusion, which_method
 
     out, _ = site
     sentence = stored_conclusion(get_profile("bench"), out.parent.parent).strip()
     index, page = (out / "index.html").read_text(), (out / "bench" / "index.html").read_text()
     assert html.escape(sentence) in index and html.escape(sentence) in page and "bench/index.html" in index
     assert "What is still missing, and why" in page and "notebooks/bench/01_which_method.ipynb" in page
+    grid = which_method(rows(get_profile("bench"), root=out.parent.parent))
+    for budget in grid["budget"].unique():  # as stored: an LDP grid's ε = 0.01 is not rounded to 0.0
+        assert f"<td>{budget:g}</td>" in page
 
 
 def test_index_says_per_paper_what_is_reproduced(site):
