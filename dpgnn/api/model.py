@@ -28,7 +28,8 @@ class TrainedModel:
         method: the front-door name (``progap``, ``gap``, ``dp-gnn``, ...); ``level``: ``none``/``edge``/``node``.
         config: the resolved typed config (every field, defaults included).
         metrics: ``train``/``val``/``test`` accuracy in [0, 1] on the training graph's split.
-        history: per-epoch train/val accuracy (per stage where the method has stages).
+        history: per-epoch train/val accuracy (per stage where the method has stages; DRW/FDP: per step, every
+            10th step and the last).
         ledger: the privacy ledger: ε, δ and ``delta_rule`` (how δ was chosen), ``neighbouring`` (the relation in
             words), ``guarantee`` (``sound`` or ``as_published``), mechanism, noise, accountant.
         notes: what the input checks did (self-loops, duplicates, direction, split).

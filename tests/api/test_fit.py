@@ -236,6 +236,20 @@ def test_drw_runs_in_the_sound_mode_with_the_public_batch_rule(graph):
     assert model.ledger["delta"] == 1e-2 and model.ledger["epsilon"] <= 8.0
 
 
+@pytest.mark.parametrize("method", ["drw", "fdp"])
+def test_drw_evaluates_every_tenth_step_and_releases_the_same_model(graph, method, monkeypatch):
+    kw = dict(level="feature", epsilon=8.0, device="cpu", max_steps=25, hidden=8, seed=3)
+    sparse = dpgnn.fit(graph, method, **kw)
+    monkeypatch.setattr("dpgnn.api.drw.EVAL_EVERY", 1)
+    every = dpgnn.fit(graph, method, **kw)
+    assert sparse.metrics == every.metrics
+    assert torch.equal(sparse.predict(graph), every.predict(graph))
+    steps = [h["step"] for h in sparse.history]
+    assert [h["step"] for h in every.history][-25:] == list(range(1, 26))
+    assert {10, 20, 25} <= set(steps) and len(steps) < 25
+    assert all(h in every.history for h in sparse.history)
+
+
 def test_gap_exposes_the_authors_dropout(graph):
     model = dpgnn.fit(graph, "gap", level="edge", epsilon=2.0, device="cpu", epochs=1, hops=1, dropout=0.5)
     drops = [m.p for part in model.parts.values() for m in part.modules() if isinstance(m, torch.nn.Dropout)]
