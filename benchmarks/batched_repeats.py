@@ -27,12 +27,9 @@ table between the ``batched_repeats`` markers of ``benchmarks/README.md``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import os
-import platform
 
+import repeats_race
 import torch
-from repeats_race import RESULTS, race, read_rows, store, write_table
 
 from dpgnn.data import load_dataset
 from dpgnn.methods import dp_gnn
@@ -41,40 +38,14 @@ from dpgnn.methods.progap_baselines import mlp_ledger, train_mlp
 from dpgnn.methods.repeats import train_mlp_repeats
 
 MARKER = "batched_repeats"
-OUT = RESULTS / f"{MARKER}.csv"
+OUT = repeats_race.RESULTS / f"{MARKER}.csv"
 KEY = ("dataset", "method", "repeats", "epochs", "threads")
-COLUMNS = [
-    "date",
-    "dataset",
-    "method",
-    "nodes",
-    "edges",
-    "train_nodes",
-    "features",
-    "feature_density",
-    "epochs",
-    "batch_size",
-    "max_degree",
-    "repeats",
-    "threads",
-    "sequential_s",
-    "batched_s",
-    "sequential_cpu_s",
-    "batched_cpu_s",
-    "sequential_cells_per_s",
-    "batched_cells_per_s",
-    "ratio",
-    "cpu_ratio",
-    "same_test_acc",
-    "max_test_acc_diff_points",
-    "max_weight_diff",
-    "sequential_mean_test_acc",
-    "batched_mean_test_acc",
-    "load_before",
-    "load_after",
-    "cpus",
-    "torch",
-]
+COLUMNS = repeats_race.race_columns(
+    ["dataset", "method", *repeats_race.GRAPH_COLUMNS, "feature_density"]
+    + ["epochs", "batch_size", "max_degree", "repeats", "threads"],
+    ["same_test_acc", "max_test_acc_diff_points", "max_weight_diff"]
+    + ["sequential_mean_test_acc", "batched_mean_test_acc"],
+)
 EPSILON = 8.0
 
 
@@ -102,41 +73,26 @@ def measure(data, method: str, args) -> dict:
     warm, one, together = _runners(data, method, args)
     warm()  # calibration (cached) outside the clocks
     seeds = list(range(args.repeats))
-    seq, bat, timing = race(lambda: [one(s) for s in seeds], lambda: together(seeds), len(seeds))
-    diffs = [abs(a.test_acc - b.test_acc) for a, b in zip(seq, bat)]
+    seq, bat, timing = repeats_race.race(lambda: [one(s) for s in seeds], lambda: together(seeds), len(seeds))
     weights = max(
         float((p - q).abs().max()) for a, b in zip(seq, bat) for p, q in zip(a.model.parameters(), b.model.parameters())
     )
-    n = args.repeats
-    return {
-        **timing,
-        "same_test_acc": sum(d == 0 for d in diffs),
-        "max_test_acc_diff_points": round(100 * max(diffs), 3),
-        "max_weight_diff": f"{weights:.1e}",
-        "sequential_mean_test_acc": round(100 * sum(a.test_acc for a in seq) / n, 2),
-        "batched_mean_test_acc": round(100 * sum(b.test_acc for b in bat) / n, 2),
-    }
+    return {**timing, **repeats_race.compare_test_acc(seq, bat), "max_weight_diff": f"{weights:.1e}"}
 
 
 def table() -> str:
     """The CSV as a markdown table (what the README cites)."""
-    rows = read_rows(OUT)
-    head = (
-        "| dataset (nodes, train, features) | method | B, D | R | epochs | sequential cells/s | batched cells/s | "
-        "wall ratio | CPU ratio | batched vs sequential: same test acc, max diff (points), max weight diff | "
-        "load | date |"
+    head = repeats_race.race_head(
+        ["dataset (nodes, train, features)", "method", "B, D", "R", "epochs"],
+        ["batched vs sequential: same test acc, max diff (points), max weight diff"],
     )
-    lines = [head, "|" + "---|" * 12]
-    for r in rows:
-        bd = f"{r['batch_size']}, {r['max_degree']}" if r["max_degree"] else f"{r['batch_size']}, –"
-        lines.append(
-            f"| {r['dataset']} ({int(r['nodes']):,}, {int(r['train_nodes']):,}, {r['features']}) | {r['method']} | "
-            f"{bd} | {r['repeats']} | {r['epochs']} | {float(r['sequential_cells_per_s']):.3f} | "
-            f"{float(r['batched_cells_per_s']):.3f} | **{float(r['ratio']):.2f}×** | {float(r['cpu_ratio']):.2f}× | "
-            f"{r['same_test_acc']} of {r['repeats']}, {r['max_test_acc_diff_points']}, {r['max_weight_diff']} | "
-            f"{r['load_before']}–{r['load_after']} | {r['date']} |"
-        )
-    return "\n".join(lines) + "\n"
+    body = []
+    for r in repeats_race.read_rows(OUT):
+        dataset = f"{r['dataset']} ({int(r['nodes']):,}, {int(r['train_nodes']):,}, {r['features']})"
+        bd = f"{r['batch_size']}, {r['max_degree'] or '–'}"
+        same = f"{r['same_test_acc']} of {r['repeats']}, {r['max_test_acc_diff_points']}, {r['max_weight_diff']}"
+        body.append(repeats_race.race_cells(r, [dataset, r["method"], bd, r["repeats"], r["epochs"]], [same]))
+    return repeats_race.markdown(head, body)
 
 
 def main() -> None:
@@ -150,14 +106,9 @@ def main() -> None:
     ap.add_argument("--max-degree", type=int, default=50, help="DP-GNN's degree bound D")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--bench-split", action="store_true", help="the bench's graph and split (seed 0)")
-    ap.add_argument("--table", action="store_true", help=f"only write {MARKER}.md from {OUT.name}")
-    args = ap.parse_args()
-    if args.table:
-        write_table(OUT, table, MARKER)
-        return
+    args = repeats_race.parse(ap, MARKER, table)
     if args.repeats < 1:
         raise SystemExit(f"--repeats must be at least 1, got {args.repeats}")
-    torch.set_num_threads(args.threads)
     if args.bench_split:
         from dpgnn.bench import shared_split
 
@@ -167,27 +118,20 @@ def main() -> None:
     rows = []
     for method in args.methods:
         row = {
-            "date": dt.date.today().isoformat(),
+            **repeats_race.stamp(args.threads),
             "dataset": args.dataset + (" (bench split)" if args.bench_split else ""),
             "method": method,
-            "nodes": data.num_nodes,
-            "edges": int(data.edge_index.size(1)),
-            "train_nodes": int(data.train_mask.sum()),
-            "features": data.x.size(1),
+            **repeats_race.graph_size(data),
             "feature_density": round(float((data.x != 0).float().mean()), 4),
             "epochs": args.epochs,
             "batch_size": args.batch_size,
             "max_degree": args.max_degree if method == "dp-gnn" else "",
             "repeats": args.repeats,
-            "threads": args.threads,
-            "cpus": os.cpu_count(),
-            "torch": torch.__version__,
             **measure(data, method, args),
         }
         print({k: row[k] for k in ("dataset", "method", "sequential_s", "batched_s", "ratio", "cpu_ratio")}, flush=True)
         rows.append(row)
-    store(OUT, COLUMNS, KEY, rows)
-    print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
+    repeats_race.save(MARKER, COLUMNS, KEY, rows)
 
 
 if __name__ == "__main__":

@@ -21,12 +21,8 @@ between the ``drw_repeats`` markers of ``benchmarks/README.md``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import os
-import platform
 
-import torch
-from repeats_race import RESULTS, race, read_rows, store, write_table
+import repeats_race
 
 from dpgnn.methods import drw
 from dpgnn.methods.drw.repeats import run_dp_repeats
@@ -34,34 +30,12 @@ from dpgnn.profiles import settings
 from dpgnn.series import drw as series
 
 MARKER = "drw_repeats"
-OUT = RESULTS / f"{MARKER}.csv"
+OUT = repeats_race.RESULTS / f"{MARKER}.csv"
 KEY = ("dataset", "method", "setting", "repeats", "threads")
-COLUMNS = [
-    "date",
-    "dataset",
-    "method",
-    "setting",
-    "lr",
-    "clip_fraction",
-    "noise_multiplier",
-    "steps",
-    "repeats",
-    "threads",
-    "sequential_s",
-    "batched_s",
-    "sequential_cpu_s",
-    "batched_cpu_s",
-    "sequential_cells_per_s",
-    "batched_cells_per_s",
-    "ratio",
-    "cpu_ratio",
-    "same_rows",
-    "mean_test_f1",
-    "load_before",
-    "load_after",
-    "cpus",
-    "torch",
-]
+COLUMNS = repeats_race.race_columns(
+    ["dataset", "method", "setting", "lr", "clip_fraction", "noise_multiplier", "steps", "repeats", "threads"],
+    ["same_rows", "mean_test_f1"],
+)
 _VOLATILE = ("seconds", "cell_seconds")
 
 
@@ -89,7 +63,7 @@ def measure(cfg, grid_cells: list[dict]) -> dict:
     run_dp_repeats(data, warm, [0, 1], device="cpu")
     drw.run_dp(data, warm, seed=0, device="cpu")
     repeats = len(grid_cells)
-    seq, bat, timing = race(
+    seq, bat, timing = repeats_race.race(
         lambda: [series.run_cell(cfg, cell, device="cpu") for cell in grid_cells],
         lambda: series.batch_run(cfg, grid_cells, device="cpu"),
         repeats,
@@ -110,20 +84,19 @@ def measure(cfg, grid_cells: list[dict]) -> dict:
 
 def table() -> str:
     """The CSV as a markdown table (what the README cites)."""
-    rows = read_rows(OUT)
-    head = (
-        "| dataset | method | setting | lr, clip, z | steps | R | sequential cells/s | batched cells/s | wall ratio | "
-        "CPU ratio | seeds with identical rows | load | date |"
+    head = repeats_race.race_head(
+        ["dataset", "method", "setting", "lr, clip, z", "steps", "R"], ["seeds with identical rows"]
     )
-    lines = [head, "|" + "---|" * 13]
-    for r in rows:
-        lines.append(
-            f"| {r['dataset']} | {r['method']} | {r['setting']} | {r['lr']}, {r['clip_fraction']}, "
-            f"{r['noise_multiplier']} | {r['steps']} | {r['repeats']} | {float(r['sequential_cells_per_s']):.3f} | "
-            f"{float(r['batched_cells_per_s']):.3f} | **{float(r['ratio']):.2f}×** | {float(r['cpu_ratio']):.2f}× | "
-            f"{r['same_rows']} of {r['repeats']} | {r['load_before']}–{r['load_after']} | {r['date']} |"
+    body = [
+        repeats_race.race_cells(
+            r,
+            [r["dataset"], r["method"], r["setting"], f"{r['lr']}, {r['clip_fraction']}, {r['noise_multiplier']}"]
+            + [r["steps"], r["repeats"]],
+            [f"{r['same_rows']} of {r['repeats']}"],
         )
-    return "\n".join(lines) + "\n"
+        for r in repeats_race.read_rows(OUT)
+    ]
+    return repeats_race.markdown(head, body)
 
 
 def main() -> None:
@@ -136,14 +109,9 @@ def main() -> None:
     ap.add_argument("--noise-multiplier", type=float, default=4.0)
     ap.add_argument("--repeats", type=int, nargs="+", default=[3, 10])
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--table", action="store_true", help=f"only write {MARKER}.md from {OUT.name}")
-    args = ap.parse_args()
-    if args.table:
-        write_table(OUT, table, MARKER)
-        return
+    args = repeats_race.parse(ap, MARKER, table)
     if min(args.repeats) < 2:
         raise SystemExit(f"--repeats must be at least 2, got {min(args.repeats)}")
-    torch.set_num_threads(args.threads)
     cfg = settings("drw", "paper")
     rows = []
     for method in args.methods:
@@ -153,7 +121,7 @@ def main() -> None:
                     args.dataset, method, setting, args.lr, args.clip_fraction, args.noise_multiplier, repeats
                 )
                 row = {
-                    "date": dt.date.today().isoformat(),
+                    **repeats_race.stamp(args.threads),
                     "dataset": args.dataset,
                     "method": method,
                     "setting": setting,
@@ -161,15 +129,11 @@ def main() -> None:
                     "clip_fraction": args.clip_fraction,
                     "noise_multiplier": args.noise_multiplier,
                     "repeats": repeats,
-                    "threads": args.threads,
-                    "cpus": os.cpu_count(),
-                    "torch": torch.__version__,
                     **measure(cfg, grid_cells),
                 }
                 print({k: row[k] for k in ("method", "setting", "repeats", "steps", "ratio", "cpu_ratio")}, flush=True)
                 rows.append(row)
-    store(OUT, COLUMNS, KEY, rows)
-    print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
+    repeats_race.save(MARKER, COLUMNS, KEY, rows)
 
 
 if __name__ == "__main__":

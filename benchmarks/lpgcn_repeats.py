@@ -23,44 +23,19 @@ between the ``lpgcn_repeats`` markers of ``benchmarks/README.md``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import math
-import os
-import platform
 
-import torch
-from repeats_race import RESULTS, race, read_rows, store, write_table
+import repeats_race
 
 from dpgnn.profiles import settings
 from dpgnn.series import lpgcn as series
 
 MARKER = "lpgcn_repeats"
-OUT = RESULTS / f"{MARKER}.csv"
+OUT = repeats_race.RESULTS / f"{MARKER}.csv"
 KEY = ("dataset", "method", "epsilon", "repeats", "threads")
-COLUMNS = [
-    "date",
-    "dataset",
-    "method",
-    "epsilon",
-    "epochs",
-    "repeats",
-    "threads",
-    "perturb_s",
-    "sequential_s",
-    "batched_s",
-    "sequential_cpu_s",
-    "batched_cpu_s",
-    "sequential_cells_per_s",
-    "batched_cells_per_s",
-    "ratio",
-    "cpu_ratio",
-    "same_rows",
-    "mean_micro_f1",
-    "load_before",
-    "load_after",
-    "cpus",
-    "torch",
-]
+COLUMNS = repeats_race.race_columns(
+    ["dataset", "method", "epsilon", "epochs", "repeats", "threads", "perturb_s"], ["same_rows", "mean_micro_f1"]
+)
 _VOLATILE = ("versions",)
 
 
@@ -87,7 +62,7 @@ def measure(cfg, grid_cells: list[dict]) -> dict:
     series.batch_run(cfg, warm, device="cpu")
     series.table2_cell(cfg, warm[0], device="cpu")
     repeats = len(grid_cells)
-    seq, bat, timing = race(
+    seq, bat, timing = repeats_race.race(
         lambda: [series.table2_cell(cfg, cell, device="cpu") for cell in grid_cells],
         lambda: [rows[0] for rows in series.batch_run(cfg, grid_cells, device="cpu")],
         repeats,
@@ -108,20 +83,19 @@ def measure(cfg, grid_cells: list[dict]) -> dict:
 
 def table() -> str:
     """The CSV as a markdown table (what the README cites)."""
-    rows = read_rows(OUT)
-    head = (
-        "| dataset | method | ε | mean epochs | R | perturbation s (of the batch) | sequential cells/s | "
-        "batched cells/s | wall ratio | CPU ratio | runs with identical rows | mean micro-F1 % | load | date |"
+    head = repeats_race.race_head(
+        ["dataset", "method", "ε", "mean epochs", "R", "perturbation s (of the batch)"],
+        ["runs with identical rows", "mean micro-F1 %"],
     )
-    lines = [head, "|" + "---|" * 14]
-    for r in rows:
-        lines.append(
-            f"| {r['dataset']} | {r['method']} | {r['epsilon']} | {r['epochs']} | {r['repeats']} | {r['perturb_s']} | "
-            f"{float(r['sequential_cells_per_s']):.3f} | {float(r['batched_cells_per_s']):.3f} | "
-            f"**{float(r['ratio']):.2f}×** | {float(r['cpu_ratio']):.2f}× | {r['same_rows']} of {r['repeats']} | "
-            f"{r['mean_micro_f1']} | {r['load_before']}–{r['load_after']} | {r['date']} |"
+    body = [
+        repeats_race.race_cells(
+            r,
+            [r["dataset"], r["method"], r["epsilon"], r["epochs"], r["repeats"], r["perturb_s"]],
+            [f"{r['same_rows']} of {r['repeats']}", r["mean_micro_f1"]],
         )
-    return "\n".join(lines) + "\n"
+        for r in repeats_race.read_rows(OUT)
+    ]
+    return repeats_race.markdown(head, body)
 
 
 def main() -> None:
@@ -131,34 +105,25 @@ def main() -> None:
     ap.add_argument("--epsilon", type=float, default=1.0, help="ε of the private methods (RAW: ∞)")
     ap.add_argument("--repeats", type=int, nargs="+", default=[3, 10])
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--table", action="store_true", help=f"only write {MARKER}.md from {OUT.name}")
-    args = ap.parse_args()
-    if args.table:
-        write_table(OUT, table, MARKER)
-        return
+    args = repeats_race.parse(ap, MARKER, table)
     if min(args.repeats) < 2:
         raise SystemExit(f"--repeats must be at least 2, got {min(args.repeats)}")
-    torch.set_num_threads(args.threads)
     rows = []
     for method in args.methods:
         for repeats in args.repeats:
             cfg = settings("lpgcn", "paper", runs=repeats)
             grid_cells = cells(args.dataset, method, args.epsilon, repeats)
             row = {
-                "date": dt.date.today().isoformat(),
+                **repeats_race.stamp(args.threads),
                 "dataset": args.dataset,
                 "method": method,
                 "epsilon": "inf" if method == "raw" else args.epsilon,
                 "repeats": repeats,
-                "threads": args.threads,
-                "cpus": os.cpu_count(),
-                "torch": torch.__version__,
                 **measure(cfg, grid_cells),
             }
             print({k: row[k] for k in ("method", "repeats", "epochs", "ratio", "cpu_ratio", "same_rows")}, flush=True)
             rows.append(row)
-    store(OUT, COLUMNS, KEY, rows)
-    print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
+    repeats_race.save(MARKER, COLUMNS, KEY, rows)
 
 
 if __name__ == "__main__":

@@ -24,12 +24,9 @@ between the ``privgnn_students`` markers of ``benchmarks/README.md``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import os
-import platform
 
+import repeats_race
 import torch
-from repeats_race import RESULTS, race, read_rows, store, write_table
 
 from dpgnn.data import load_dataset
 from dpgnn.data.transforms import private_public_split
@@ -37,36 +34,12 @@ from dpgnn.methods import privgnn as P
 from dpgnn.utils import make_generator, stable_seed
 
 MARKER = "privgnn_students"
-OUT = RESULTS / f"{MARKER}.csv"
+OUT = repeats_race.RESULTS / f"{MARKER}.csv"
 KEY = ("dataset", "queries", "student_epochs", "threads")
-COLUMNS = [
-    "date",
-    "dataset",
-    "public_nodes",
-    "public_edges",
-    "features",
-    "queries",
-    "k",
-    "student_epochs",
-    "students",
-    "threads",
-    "sequential_s",
-    "batched_s",
-    "sequential_cpu_s",
-    "batched_cpu_s",
-    "sequential_cells_per_s",
-    "batched_cells_per_s",
-    "ratio",
-    "cpu_ratio",
-    "same_accuracy",
-    "same_history",
-    "same_generator",
-    "mean_accuracy",
-    "load_before",
-    "load_after",
-    "cpus",
-    "torch",
-]
+COLUMNS = repeats_race.race_columns(
+    ["dataset", "public_nodes", "public_edges", "features", "queries", "k", "student_epochs", "students", "threads"],
+    ["same_accuracy", "same_history", "same_generator", "mean_accuracy"],
+)
 SEED = 0
 
 
@@ -108,7 +81,7 @@ def measure(graphs: P.PrivGNNData, jobs: list, epochs: int) -> dict:
 
         return run
 
-    (seq, seq_state), (bat, bat_state), timing = race(
+    (seq, seq_state), (bat, bat_state), timing = repeats_race.race(
         seeded(lambda: [P.train_student(graphs, n, y, seed=s, epochs=epochs, device="cpu") for n, y, s in jobs]),
         seeded(lambda: P.train_students(graphs, jobs, epochs=epochs, device="cpu")),
         len(jobs),
@@ -124,22 +97,18 @@ def measure(graphs: P.PrivGNNData, jobs: list, epochs: int) -> dict:
 
 def table() -> str:
     """The CSV as a markdown table (what the README cites)."""
-    rows = read_rows(OUT)
-    head = (
-        "| dataset (public nodes, features) | \\|Q\\| | student epochs | S | sequential students/s | "
-        "batched students/s | wall ratio | CPU ratio | identical accuracy, history | same generator after | "
-        "mean accuracy % | load | date |"
+    head = repeats_race.race_head(
+        ["dataset (public nodes, features)", "|Q|", "student epochs", "S"],
+        ["identical accuracy, history", "same generator after", "mean accuracy %"],
+        unit="students",
     )
-    lines = [head, "|" + "---|" * 13]
-    for r in rows:
-        lines.append(
-            f"| {r['dataset']} ({int(r['public_nodes']):,}, {int(r['features']):,}) | {r['queries']} | "
-            f"{r['student_epochs']} | {r['students']} | {float(r['sequential_cells_per_s']):.3f} | "
-            f"{float(r['batched_cells_per_s']):.3f} | **{float(r['ratio']):.2f}×** | {float(r['cpu_ratio']):.2f}× | "
-            f"{r['same_accuracy']} and {r['same_history']} of {r['students']} | {r['same_generator']} | "
-            f"{r['mean_accuracy']} | {r['load_before']}–{r['load_after']} | {r['date']} |"
-        )
-    return "\n".join(lines) + "\n"
+    body = []
+    for r in repeats_race.read_rows(OUT):
+        dataset = f"{r['dataset']} ({int(r['public_nodes']):,}, {int(r['features']):,})"
+        same = f"{r['same_accuracy']} and {r['same_history']} of {r['students']}"
+        setup = [dataset, r["queries"], r["student_epochs"], r["students"]]
+        body.append(repeats_race.race_cells(r, setup, [same, r["same_generator"], r["mean_accuracy"]]))
+    return repeats_race.markdown(head, body)
 
 
 def main() -> None:
@@ -150,16 +119,11 @@ def main() -> None:
     ap.add_argument("--teacher-epochs", type=int, default=50, help="teachers' epochs (before the clocks)")
     ap.add_argument("--student-epochs", type=int, default=200)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--table", action="store_true", help=f"only write {MARKER}.md from {OUT.name}")
-    args = ap.parse_args()
-    if args.table:
-        write_table(OUT, table, MARKER)
-        return
-    torch.set_num_threads(args.threads)
+    args = repeats_race.parse(ap, MARKER, table)
     graphs = graphs_for(args.dataset)
     jobs = student_jobs(graphs, args.queries, args.k, args.teacher_epochs)
     row = {
-        "date": dt.date.today().isoformat(),
+        **repeats_race.stamp(args.threads),
         "dataset": args.dataset,
         "public_nodes": int(graphs.x_pub.size(0)),
         "public_edges": int(graphs.edge_pub.size(1)),
@@ -168,14 +132,10 @@ def main() -> None:
         "k": args.k,
         "student_epochs": args.student_epochs,
         "students": len(jobs),
-        "threads": args.threads,
-        "cpus": os.cpu_count(),
-        "torch": torch.__version__,
         **measure(graphs, jobs, args.student_epochs),
     }
     print({k: row[k] for k in ("dataset", "sequential_s", "batched_s", "ratio", "cpu_ratio", "same_history")})
-    store(OUT, COLUMNS, KEY, [row])
-    print(f"wrote {OUT} ({platform.machine()}, load {row['load_after']})")
+    repeats_race.save(MARKER, COLUMNS, KEY, [row])
 
 
 if __name__ == "__main__":

@@ -24,53 +24,23 @@ table between the ``progap_repeats`` markers of ``benchmarks/README.md``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import os
-import platform
 
+import repeats_race
 import torch
-from repeats_race import RESULTS, race, read_rows, store, write_table
 
 from dpgnn.data import load_dataset
 from dpgnn.methods import progap as pg
 from dpgnn.methods.repeats import train_progap_repeats
 
 MARKER = "progap_repeats"
-OUT = RESULTS / f"{MARKER}.csv"
+OUT = repeats_race.RESULTS / f"{MARKER}.csv"
 KEY = ("dataset", "level", "repeats", "epochs", "threads")
-COLUMNS = [
-    "date",
-    "dataset",
-    "level",
-    "nodes",
-    "edges",
-    "train_nodes",
-    "features",
-    "depth",
-    "epochs",
-    "batch_size",
-    "max_degree",
-    "repeats",
-    "threads",
-    "sequential_s",
-    "batched_s",
-    "sequential_cpu_s",
-    "batched_cpu_s",
-    "sequential_cells_per_s",
-    "batched_cells_per_s",
-    "ratio",
-    "cpu_ratio",
-    "same_test_acc",
-    "max_test_acc_diff_points",
-    "sequential_mean_test_acc",
-    "batched_mean_test_acc",
-    "rounding_same_test_acc",
-    "rounding_max_test_acc_diff_points",
-    "load_before",
-    "load_after",
-    "cpus",
-    "torch",
-]
+COLUMNS = repeats_race.race_columns(
+    ["dataset", "level", *repeats_race.GRAPH_COLUMNS, "depth"]
+    + ["epochs", "batch_size", "max_degree", "repeats", "threads"],
+    ["same_test_acc", "max_test_acc_diff_points", "sequential_mean_test_acc", "batched_mean_test_acc"]
+    + ["rounding_same_test_acc", "rounding_max_test_acc_diff_points"],
+)
 
 
 def measure(data, cfg: pg.ProGAPConfig, repeats: int, rounding_reference: bool = False) -> dict:
@@ -78,12 +48,11 @@ def measure(data, cfg: pg.ProGAPConfig, repeats: int, rounding_reference: bool =
     ``rounding_reference``: also how the sequential runs compare with runs on features scaled by ``1 + 1e-7``)."""
     pg.run_setup(data, cfg, torch.device("cpu"))  # calibration (cached) outside the clocks
     seeds = list(range(repeats))
-    seq, bat, timing = race(
+    seq, bat, timing = repeats_race.race(
         lambda: [pg.train_progap(data, cfg, seed=s, device="cpu") for s in seeds],
         lambda: train_progap_repeats(data, cfg, seeds, device="cpu"),
         repeats,
     )
-    diffs = [abs(a.test_acc - b.test_acc) for a, b in zip(seq, bat)]
     reference = {}
     if rounding_reference:
         scaled = data.clone()
@@ -95,39 +64,26 @@ def measure(data, cfg: pg.ProGAPConfig, repeats: int, rounding_reference: bool =
             "rounding_same_test_acc": sum(d == 0 for d in moved),
             "rounding_max_test_acc_diff_points": round(100 * max(moved), 3),
         }
-    return {
-        **reference,
-        **timing,
-        "same_test_acc": sum(d == 0 for d in diffs),
-        "max_test_acc_diff_points": round(100 * max(diffs), 3),
-        "sequential_mean_test_acc": round(100 * sum(a.test_acc for a in seq) / repeats, 2),
-        "batched_mean_test_acc": round(100 * sum(b.test_acc for b in bat) / repeats, 2),
-    }
+    return {**reference, **timing, **repeats_race.compare_test_acc(seq, bat)}
 
 
 def table() -> str:
     """The CSV as a markdown table (what the README cites)."""
-    rows = read_rows(OUT)
-    head = (
-        "| dataset (nodes, train) | level | R | epochs per stage | sequential cells/s | batched cells/s | "
-        "wall ratio | CPU ratio | batched vs sequential: same test acc, max diff (points) | "
-        "sequential vs features × (1 + 1e-7) | load | date |"
+    head = repeats_race.race_head(
+        ["dataset (nodes, train)", "level", "R", "epochs per stage"],
+        ["batched vs sequential: same test acc, max diff (points)", "sequential vs features × (1 + 1e-7)"],
     )
-    lines = [head, "|" + "---|" * 12]
-    for r in rows:
+    body = []
+    for r in repeats_race.read_rows(OUT):
         ref = (
             f"{r['rounding_same_test_acc']} of {r['repeats']}, {r['rounding_max_test_acc_diff_points']}"
             if r.get("rounding_same_test_acc")
             else "not run"
         )
-        lines.append(
-            f"| {r['dataset']} ({int(r['nodes']):,}, {int(r['train_nodes']):,}) | {r['level']} | "
-            f"{r['repeats']} | {r['epochs']} | {float(r['sequential_cells_per_s']):.3f} | "
-            f"{float(r['batched_cells_per_s']):.3f} | **{float(r['ratio']):.2f}×** | "
-            f"{float(r['cpu_ratio']):.2f}× | {r['same_test_acc']} of {r['repeats']}, "
-            f"{r['max_test_acc_diff_points']} | {ref} | {r['load_before']}–{r['load_after']} | {r['date']} |"
-        )
-    return "\n".join(lines) + "\n"
+        dataset = f"{r['dataset']} ({int(r['nodes']):,}, {int(r['train_nodes']):,})"
+        same = f"{r['same_test_acc']} of {r['repeats']}, {r['max_test_acc_diff_points']}"
+        body.append(repeats_race.race_cells(r, [dataset, r["level"], r["repeats"], r["epochs"]], [same, ref]))
+    return repeats_race.markdown(head, body)
 
 
 def main() -> None:
@@ -147,14 +103,9 @@ def main() -> None:
         action="store_true",
         help="also run the sequential loop on features scaled by 1 + 1e-7 (not timed)",
     )
-    ap.add_argument("--table", action="store_true", help=f"only write {MARKER}.md from {OUT.name}")
-    args = ap.parse_args()
-    if args.table:
-        write_table(OUT, table, MARKER)
-        return
+    args = repeats_race.parse(ap, MARKER, table)
     if args.repeats < 2:
         raise SystemExit(f"--repeats must be at least 2, got {args.repeats}")
-    torch.set_num_threads(args.threads)
     data = load_dataset(args.dataset, variant="progap", min_class_size=args.min_class_size)
     rows = []
     for level in args.levels:
@@ -168,21 +119,15 @@ def main() -> None:
             max_degree=args.max_degree,
         )
         row = {
-            "date": dt.date.today().isoformat(),
+            **repeats_race.stamp(args.threads),
             "dataset": args.dataset,
             "level": level,
-            "nodes": data.num_nodes,
-            "edges": int(data.edge_index.size(1)),
-            "train_nodes": int(data.train_mask.sum()),
-            "features": data.x.size(1),
+            **repeats_race.graph_size(data),
             "depth": args.depth,
             "epochs": epochs,
             "batch_size": args.batch_size if level == "node" else "",
             "max_degree": args.max_degree if level == "node" else "",
             "repeats": args.repeats,
-            "threads": args.threads,
-            "cpus": os.cpu_count(),
-            "torch": torch.__version__,
             **measure(data, cfg, args.repeats, args.rounding_reference),
         }
         print(
@@ -202,8 +147,7 @@ def main() -> None:
             flush=True,
         )
         rows.append(row)
-    store(OUT, COLUMNS, KEY, rows)
-    print(f"wrote {OUT} ({platform.machine()}, load {rows[-1]['load_after']})")
+    repeats_race.save(MARKER, COLUMNS, KEY, rows)
 
 
 if __name__ == "__main__":
