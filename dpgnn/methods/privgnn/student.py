@@ -209,6 +209,53 @@ def train_student(
     return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model, "history": history}
 
 
+def _train_baseline(
+    graphs: PrivGNNData,
+    x: Tensor,
+    edge_index: Tensor,
+    train_idx: Tensor,
+    target: Tensor,
+    *,
+    stream: str,
+    seed: int,
+    epochs: int,
+    hidden: int,
+    dropout: float,
+    lr: float,
+    device: str,
+    test: tuple[Tensor, Tensor, Tensor, Tensor] | None = None,
+) -> dict[str, Any]:
+    """A non-private baseline's SAGE (B1-B3): trained transductively on the graph (x, edges) with ``target`` labels
+    of ``train_idx`` on the seed stream ``(seed, stream)``, then tested on the public test nodes of the public graph,
+    or on ``test`` = (x, edges, test nodes, labels) of the graph that holds them.
+
+    Returns:
+        ``accuracy``, the ``model`` and its per-epoch ``history`` (training loss).
+    """
+    dev = resolve_device(device)
+    history: list[dict[str, Any]] = []
+    model = _fit_sage(
+        x,
+        edge_index,
+        train_idx,
+        target,
+        seed=stable_seed(seed, stream),
+        epochs=epochs,
+        hidden=hidden,
+        dropout=dropout,
+        lr=lr,
+        num_classes=graphs.num_classes,
+        device=dev,
+        history=history,
+    )
+    test_x, test_edges, test_idx, test_y = test or (graphs.x_pub, graphs.edge_pub, graphs.pub_test, graphs.y_pub)
+    return {
+        "accuracy": _sage_accuracy(model, test_x, test_edges, test_idx, test_y, dev),
+        "model": model,
+        "history": history,
+    }
+
+
 def baseline_b1(
     graphs: PrivGNNData,
     *,
@@ -220,27 +267,9 @@ def baseline_b1(
     device: str = "auto",
 ) -> dict[str, Any]:
     """B1 (non-private, inductive): SAGE on the whole private graph with all its labels, tested on public test."""
-    dev = resolve_device(device)
-    history: list[dict[str, Any]] = []
-    model = _fit_sage(
-        graphs.x_priv,
-        graphs.edge_priv,
-        torch.arange(graphs.num_private),
-        graphs.y_priv,
-        seed=stable_seed(seed, "b1"),
-        epochs=epochs,
-        hidden=hidden,
-        dropout=dropout,
-        lr=lr,
-        num_classes=graphs.num_classes,
-        device=dev,
-        history=history,
-    )
-    return {
-        "accuracy": _sage_accuracy(model, graphs.x_pub, graphs.edge_pub, graphs.pub_test, graphs.y_pub, dev),
-        "model": model,
-        "history": history,
-    }
+    recipe = {"seed": seed, "epochs": epochs, "hidden": hidden, "dropout": dropout, "lr": lr, "device": device}
+    train = torch.arange(graphs.num_private)
+    return _train_baseline(graphs, graphs.x_priv, graphs.edge_priv, train, graphs.y_priv, stream="b1", **recipe)
 
 
 def baseline_b2(
@@ -254,27 +283,9 @@ def baseline_b2(
     device: str = "auto",
 ) -> dict[str, Any]:
     """B2 (non-private, transductive): SAGE on the public graph with the TRUE labels of all public-train nodes."""
-    dev = resolve_device(device)
-    history: list[dict[str, Any]] = []
-    model = _fit_sage(
-        graphs.x_pub,
-        graphs.edge_pub,
-        graphs.pub_train,
-        graphs.y_pub[graphs.pub_train],
-        seed=stable_seed(seed, "b2"),
-        epochs=epochs,
-        hidden=hidden,
-        dropout=dropout,
-        lr=lr,
-        num_classes=graphs.num_classes,
-        device=dev,
-        history=history,
-    )
-    return {
-        "accuracy": _sage_accuracy(model, graphs.x_pub, graphs.edge_pub, graphs.pub_test, graphs.y_pub, dev),
-        "model": model,
-        "history": history,
-    }
+    recipe = {"seed": seed, "epochs": epochs, "hidden": hidden, "dropout": dropout, "lr": lr, "device": device}
+    train = graphs.pub_train
+    return _train_baseline(graphs, graphs.x_pub, graphs.edge_pub, train, graphs.y_pub[train], stream="b2", **recipe)
 
 
 def baseline_b3(
@@ -288,29 +299,18 @@ def baseline_b3(
     device: str = "auto",
 ) -> dict[str, Any]:
     """B3 (App. D.4): one SAGE on the union of the private graph and the public graph (both edge sets), trained on
-    all private nodes and the public-train nodes, tested on public test."""
-    dev = resolve_device(device)
+    all private nodes and the public-train nodes, tested on public test. Returns ``accuracy`` and ``history`` (no
+    model)."""
+    recipe = {"seed": seed, "epochs": epochs, "hidden": hidden, "dropout": dropout, "lr": lr, "device": device}
     n_priv = graphs.num_private
     x = torch.cat([graphs.x_priv, graphs.x_pub])
     ei = torch.cat([graphs.edge_priv, graphs.edge_pub + n_priv], dim=1)
     train = torch.cat([torch.arange(n_priv), graphs.pub_train + n_priv])
     y = torch.cat([graphs.y_priv, graphs.y_pub])
-    history: list[dict[str, Any]] = []
-    model = _fit_sage(
-        x,
-        ei,
-        train,
-        y[train],
-        seed=stable_seed(seed, "b3"),
-        epochs=epochs,
-        hidden=hidden,
-        dropout=dropout,
-        lr=lr,
-        num_classes=graphs.num_classes,
-        device=dev,
-        history=history,
+    out = _train_baseline(
+        graphs, x, ei, train, y[train], stream="b3", test=(x, ei, graphs.pub_test + n_priv, y), **recipe
     )
-    return {"accuracy": _sage_accuracy(model, x, ei, graphs.pub_test + n_priv, y, dev), "history": history}
+    return {"accuracy": out["accuracy"], "history": out["history"]}
 
 
 def mlp_baseline(
