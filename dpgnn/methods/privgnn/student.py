@@ -205,6 +205,51 @@ def train_student(
     return {"accuracy": acc, "train_time_s": time.perf_counter() - t0, "model": model, "history": history}
 
 
+def baseline_b1(
+    graphs: PrivGNNData,
+    *,
+    seed: int,
+    epochs: int = 200,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    device: str = "auto",
+) -> dict[str, Any]:
+    """B1 (non-private, inductive): SAGE on the whole private graph with all its labels, tested on public test."""
+    return _train_baseline(graphs, "b1", seed=seed, epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, device=device)
+
+
+def baseline_b2(
+    graphs: PrivGNNData,
+    *,
+    seed: int,
+    epochs: int = 200,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    device: str = "auto",
+) -> dict[str, Any]:
+    """B2 (non-private, transductive): SAGE on the public graph with the TRUE labels of all public-train nodes."""
+    return _train_baseline(graphs, "b2", seed=seed, epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, device=device)
+
+
+def baseline_b3(
+    graphs: PrivGNNData,
+    *,
+    seed: int,
+    epochs: int = 200,
+    hidden: int = 64,
+    dropout: float = 0.5,
+    lr: float = 0.01,
+    device: str = "auto",
+) -> dict[str, Any]:
+    """B3 (App. D.4): one SAGE on the union of the private graph and the public graph (both edge sets), trained on
+    all private nodes and the public-train nodes, tested on public test. Returns ``accuracy`` and ``history`` (no
+    model)."""
+    out = _train_baseline(graphs, "b3", seed=seed, epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, device=device)
+    return {"accuracy": out["accuracy"], "history": out["history"]}
+
+
 def _baseline_graphs(graphs: PrivGNNData, which: str) -> tuple[Tensor, Tensor, Tensor, Tensor, tuple[Tensor, ...]]:
     """What baseline ``which`` (``"b1"``, ``"b2"``, ``"b3"``) trains and tests on.
 
@@ -264,51 +309,6 @@ def _train_baseline(
         history=history,
     )
     return {"accuracy": _sage_accuracy(model, *test, dev), "model": model, "history": history}
-
-
-def baseline_b1(
-    graphs: PrivGNNData,
-    *,
-    seed: int,
-    epochs: int = 200,
-    hidden: int = 64,
-    dropout: float = 0.5,
-    lr: float = 0.01,
-    device: str = "auto",
-) -> dict[str, Any]:
-    """B1 (non-private, inductive): SAGE on the whole private graph with all its labels, tested on public test."""
-    return _train_baseline(graphs, "b1", seed=seed, epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, device=device)
-
-
-def baseline_b2(
-    graphs: PrivGNNData,
-    *,
-    seed: int,
-    epochs: int = 200,
-    hidden: int = 64,
-    dropout: float = 0.5,
-    lr: float = 0.01,
-    device: str = "auto",
-) -> dict[str, Any]:
-    """B2 (non-private, transductive): SAGE on the public graph with the TRUE labels of all public-train nodes."""
-    return _train_baseline(graphs, "b2", seed=seed, epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, device=device)
-
-
-def baseline_b3(
-    graphs: PrivGNNData,
-    *,
-    seed: int,
-    epochs: int = 200,
-    hidden: int = 64,
-    dropout: float = 0.5,
-    lr: float = 0.01,
-    device: str = "auto",
-) -> dict[str, Any]:
-    """B3 (App. D.4): one SAGE on the union of the private graph and the public graph (both edge sets), trained on
-    all private nodes and the public-train nodes, tested on public test. Returns ``accuracy`` and ``history`` (no
-    model)."""
-    out = _train_baseline(graphs, "b3", seed=seed, epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, device=device)
-    return {"accuracy": out["accuracy"], "history": out["history"]}
 
 
 def mlp_baseline(
