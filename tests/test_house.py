@@ -25,8 +25,6 @@ LONG_FUNCTIONS: dict[str, int] = {}
 #: optimizer steps (``x.step()``) per module: one training loop with pluggable steps is the goal (dpgnn/train.py
 #: holds its steps; PrivGNN trains outside it)
 OPTIMIZER_STEPS = {
-    "dpgnn/methods/privgnn/authors_code.py": 1,
-    "dpgnn/methods/privgnn/student.py": 2,
     "dpgnn/nn/privgnn.py": 1,
     "dpgnn/train.py": 2,
 }

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from dpgnn.privacy.validation import check_count, check_positive_finite, check_sample_rate
 
@@ -79,9 +79,11 @@ class LaplaceEvent(Event):
 
 
 @dataclass(frozen=True)
-class PoissonSampledEvent(Event):
-    """``event`` run on a Poisson subsample (each record kept w.p. ``sample_rate``); add/remove neighbouring."""
+class _SampledEvent(Event):
+    """``event`` run on a random subsample of the records at rate ``sample_rate``; a subclass says how the subsample
+    is drawn, under which neighbouring relation, and its ``kind`` (the ``"event"`` of :meth:`to_dict`)."""
 
+    kind: ClassVar[str]
     sample_rate: float
     event: Event
 
@@ -90,24 +92,22 @@ class PoissonSampledEvent(Event):
         _check_event(self.event)
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"event": "poisson_sampled", "sample_rate": q, "inner": <the sampled event's dict>}``."""
-        return {"event": "poisson_sampled", "sample_rate": self.sample_rate, "inner": self.event.to_dict()}
+        """``{"event": <kind>, "sample_rate": q, "inner": <the sampled event's dict>}``."""
+        return {"event": self.kind, "sample_rate": self.sample_rate, "inner": self.event.to_dict()}
 
 
 @dataclass(frozen=True)
-class SampledWithoutReplacementEvent(Event):
+class PoissonSampledEvent(_SampledEvent):
+    """``event`` run on a Poisson subsample (each record kept w.p. ``sample_rate``); add/remove neighbouring."""
+
+    kind: ClassVar[str] = "poisson_sampled"
+
+
+@dataclass(frozen=True)
+class SampledWithoutReplacementEvent(_SampledEvent):
     """``event`` run on a uniformly random subset of size ``sample_rate · n``; replace-one neighbouring."""
 
-    sample_rate: float
-    event: Event
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sample_rate", check_sample_rate(self.sample_rate, "sample_rate"))
-        _check_event(self.event)
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"event": "sampled_without_replacement", "sample_rate": q, "inner": <its dict>}``."""
-        return {"event": "sampled_without_replacement", "sample_rate": self.sample_rate, "inner": self.event.to_dict()}
+    kind: ClassVar[str] = "sampled_without_replacement"
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,13 @@ from torch_geometric.nn import VGAE
 
 from dpgnn.data import seed_from_name, split_edges
 from dpgnn.methods.lpgcn.common import GLOBAL_SEED, VGAE_HIDDEN, VGAE_OUT, _epsilon, _hparams, _label, _method_key
-from dpgnn.methods.lpgcn.features import perturb_features, prepare
-from dpgnn.methods.lpgcn.runs import _check_common, _result, _run_seed, _with_features
+from dpgnn.methods.lpgcn.features import prepare
+from dpgnn.methods.lpgcn.runs import _check_common, _fit_columns, _perturb_for_run, _result, _run_seed, _with_features
 from dpgnn.nn import VGAEEncoder
 from dpgnn.train import GradientStep, fit
 from dpgnn.utils import (
     make_generator,
     resolve_device,
-    seed_everything,
     stable_seed,
 )
 
@@ -279,9 +278,7 @@ def run_link_prediction(
         split = split_for_link_prediction(data, key)
     elif split.num_nodes != data.num_nodes or getattr(split, "train_pos_edge_index", None) is None:
         raise ValueError("split must be split_for_link_prediction(data, dataset_name) of the same graph")
-    x_hat = perturb_features(data.x, m, None if m == "raw" else eps, make_generator(stable_seed(run_seed, "perturb")))
-    t_perturb = time.perf_counter() - t0
-    seed_everything(stable_seed(run_seed, "model"))
+    x_hat, t_perturb = _perturb_for_run(data.x, m, eps, run_seed, t0)
     model = VGAE(VGAEEncoder(data.num_features, hidden, out, dropout=hp["dropout"], cached=True))
     res = train_link_predictor(
         model,
@@ -309,18 +306,7 @@ def run_link_prediction(
         "patience": patience,
         "split_seed": seed_from_name(key),
     }
-    extra = {
-        "test_ap": res["test_ap"],
-        "val_auc": res["val_auc"],
-        "epochs": res["epochs"],
-        "stop_epoch": res["stop_epoch"],
-        "best_epoch": res["best_epoch"],
-        "perturb_time_s": t_perturb,
-        "train_time_s": res["train_time_s"],
-        "duration_s": time.perf_counter() - t0,
-        "device": res["device"],
-        "history": res["history"],
-    }
+    extra = {"test_ap": res["test_ap"], "val_auc": res["val_auc"], **_fit_columns(res, t_perturb, t0)}
     return _result(
         "link_prediction", key, m, eps, run, seed, run_seed, data.num_features, config, "auc", res["test_auc"], extra
     )

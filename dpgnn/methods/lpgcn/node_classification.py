@@ -14,16 +14,12 @@ from torch_geometric.data import Data
 
 from dpgnn.data.transforms import with_clean_edges
 from dpgnn.methods.lpgcn.common import GLOBAL_SEED, HIDDEN_CODE, _epsilon, _hparams, _label, _method_key
-from dpgnn.methods.lpgcn.features import perturb_features
-from dpgnn.methods.lpgcn.runs import _check_common, _result, _run_seed, _with_features
+from dpgnn.methods.lpgcn.runs import _check_common, _fit_columns, _perturb_for_run, _result, _run_seed, _with_features
 from dpgnn.metrics import accuracy_tensor
 from dpgnn.nn import GCN
 from dpgnn.train import GradientStep, fit
 from dpgnn.utils import (
-    make_generator,
     resolve_device,
-    seed_everything,
-    stable_seed,
 )
 
 
@@ -218,9 +214,7 @@ def run_node_classification(
     hp = _hparams(key, "gcn", hparams)
     run_seed = _run_seed(seed, key, m, eps, run, "node")
     t0 = time.perf_counter()
-    x_hat = perturb_features(data.x, m, None if m == "raw" else eps, make_generator(stable_seed(run_seed, "perturb")))
-    t_perturb = time.perf_counter() - t0
-    seed_everything(stable_seed(run_seed, "model"))
+    x_hat, t_perturb = _perturb_for_run(data.x, m, eps, run_seed, t0)
     num_classes = int(data.y[data.y >= 0].max()) + 1
     model = GCN(data.num_features, hidden, num_classes, dropout=hp["dropout"], cached=True)
     res = train_node_classifier(
@@ -275,13 +269,6 @@ def _node_extra(res: dict[str, Any], t_perturb: float, t0: float, cleaning: Any)
     return {
         "val_micro_f1": res["val_f1"],
         "train_micro_f1": res["train_f1"],
-        "epochs": res["epochs"],
-        "stop_epoch": res["stop_epoch"],
-        "best_epoch": res["best_epoch"],
-        "perturb_time_s": t_perturb,
-        "train_time_s": res["train_time_s"],
-        "duration_s": time.perf_counter() - t0,
-        "device": res["device"],
-        "history": res["history"],
+        **_fit_columns(res, t_perturb, t0),
         **({"edge_input": cleaning.describe()} if cleaning.changed else {}),
     }

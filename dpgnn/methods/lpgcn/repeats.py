@@ -41,7 +41,6 @@ from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
 from dpgnn.data.transforms import with_clean_edges
 from dpgnn.methods.lpgcn.common import GLOBAL_SEED, HIDDEN_CODE, _epsilon, _hparams, _label, _method_key
-from dpgnn.methods.lpgcn.features import perturb_features
 from dpgnn.methods.lpgcn.node_classification import (
     _node_config,
     _node_extra,
@@ -49,10 +48,10 @@ from dpgnn.methods.lpgcn.node_classification import (
     _node_scores,
     run_node_classification,
 )
-from dpgnn.methods.lpgcn.runs import _check_common, _result, _run_seed, _with_features
+from dpgnn.methods.lpgcn.runs import _check_common, _perturb_for_run, _result, _run_seed, _with_features
 from dpgnn.nn import GCN
 from dpgnn.train import _LAST_EPOCH, FitResult, GradientStep, _improves
-from dpgnn.utils import make_generator, resolve_device, seed_everything, stable_seed
+from dpgnn.utils import resolve_device
 
 __all__ = ["batchable", "run_node_classification_repeats"]
 
@@ -214,9 +213,7 @@ def _start(
     """Run ``run``'s perturbed features and GCN, drawn as its sequential run draws them, and its run seed."""
     run_seed = _run_seed(seed, key, m, eps, run, "node")
     t0 = time.perf_counter()
-    x_hat = perturb_features(data.x, m, None if m == "raw" else eps, make_generator(stable_seed(run_seed, "perturb")))
-    t_perturb = time.perf_counter() - t0
-    seed_everything(stable_seed(run_seed, "model"))
+    x_hat, t_perturb = _perturb_for_run(data.x, m, eps, run_seed, t0)
     num_classes = int(data.y[data.y >= 0].max()) + 1
     model = GCN(data.num_features, hidden, num_classes, dropout=hp["dropout"], cached=True)
     generator = torch.Generator()

@@ -5,6 +5,7 @@ summary over runs.
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -14,9 +15,11 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from dpgnn.methods.lpgcn.common import PAPER
-from dpgnn.methods.lpgcn.features import privacy_ledger
+from dpgnn.methods.lpgcn.features import perturb_features, privacy_ledger
 from dpgnn.utils import (
     config_hash,
+    make_generator,
+    seed_everything,
     stable_seed,
     versions,
 )
@@ -37,6 +40,35 @@ def _run_seed(seed: int, dataset: str, method: str, eps: float, run: int, task: 
     if isinstance(run, bool) or not isinstance(run, (int, np.integer)) or run < 0:
         raise ValueError(f"run must be a non-negative int, got {run!r}")
     return stable_seed(PAPER, task, int(seed), dataset, method, eps, int(run))
+
+
+def _perturb_for_run(x: Tensor, method: str, eps: float, run_seed: int, t0: float) -> tuple[Tensor, float]:
+    """A run's fresh perturbation of all nodes' features ``x`` (stream ``(run_seed, "perturb")``; ``raw`` ignores
+    ``eps``), then torch's global RNG seeded for its model (stream ``(run_seed, "model")``).
+
+    Returns:
+        The perturbed features and the seconds from ``t0`` to the end of the perturbation.
+    """
+    generator = make_generator(stable_seed(run_seed, "perturb"))
+    x_hat = perturb_features(x, method, None if method == "raw" else eps, generator)
+    t_perturb = time.perf_counter() - t0
+    seed_everything(stable_seed(run_seed, "model"))
+    return x_hat, t_perturb
+
+
+def _fit_columns(res: Mapping[str, Any], t_perturb: float, t0: float) -> dict[str, Any]:
+    """The columns every Table-2 row takes from its trainer's result ``res``: epochs and stopping, timings
+    (``duration_s`` since ``t0``, taken now), the device and the per-epoch ``history``."""
+    return {
+        "epochs": res["epochs"],
+        "stop_epoch": res["stop_epoch"],
+        "best_epoch": res["best_epoch"],
+        "perturb_time_s": t_perturb,
+        "train_time_s": res["train_time_s"],
+        "duration_s": time.perf_counter() - t0,
+        "device": res["device"],
+        "history": res["history"],
+    }
 
 
 def _with_features(data: Data, x: Tensor) -> Data:

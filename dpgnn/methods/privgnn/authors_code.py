@@ -18,11 +18,11 @@ from torch import Tensor
 from dpgnn.fidelity import Fidelity, parse
 from dpgnn.methods.privgnn.data import PrivGNNData, query_nodes
 from dpgnn.methods.privgnn.mechanism import induced_subgraph, teacher_subgraphs
-from dpgnn.methods.privgnn.student import _fit
+from dpgnn.methods.privgnn.student import _baseline_graphs, _fit, _fit_final_epoch
 from dpgnn.methods.privgnn.teachers import TeacherOutput
 from dpgnn.metrics import accuracy
 from dpgnn.privacy.guarantee import AS_PUBLISHED
-from dpgnn.train import fit
+from dpgnn.train import GradientStep
 from dpgnn.utils import resolve_device, stable_seed
 
 #: why the authors'-code teachers are not covered by the paper's (or any subsampling-amplified) accounting
@@ -67,16 +67,11 @@ def _official_fit(
     Adam steps on the NLL of ``y`` at ``nodes`` (all nodes when ``None``), final epoch (no selection), then eval
     mode."""
 
-    def step(epoch: int) -> Tensor:
-        opt.zero_grad()
+    def loss(epoch: int) -> Tensor:
         out = model(x, edge_index)
-        loss = F.nll_loss(out if nodes is None else out[nodes], y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
+        return F.nll_loss(out if nodes is None else out[nodes], y)
 
-    fit(model, step, epochs=epochs, monitor=None, restore_best=False)
-    model.eval()
+    _fit_final_epoch(model, GradientStep(opt, loss), epochs)
 
 
 def authors_code_teacher_posteriors(
@@ -273,21 +268,7 @@ def authors_code_baseline(
     from dpgnn.nn.privgnn_authors import AuthorsCodeSAGE
 
     dev = resolve_device(device)
-    n_priv = graphs.num_private
-    if which == "b1":
-        x, ei, train, y = graphs.x_priv, graphs.edge_priv, torch.arange(n_priv), graphs.y_priv
-        x_te, ei_te, te, y_te = graphs.x_pub, graphs.edge_pub, graphs.pub_test, graphs.y_pub
-    elif which == "b2":
-        x, ei, train, y = graphs.x_pub, graphs.edge_pub, graphs.pub_train, graphs.y_pub
-        x_te, ei_te, te, y_te = x, ei, graphs.pub_test, y
-    elif which == "b3":
-        x = torch.cat([graphs.x_priv, graphs.x_pub])
-        ei = torch.cat([graphs.edge_priv, graphs.edge_pub + n_priv], dim=1)
-        train = torch.cat([torch.arange(n_priv), graphs.pub_train + n_priv])
-        y = torch.cat([graphs.y_priv, graphs.y_pub])
-        x_te, ei_te, te, y_te = x, ei, graphs.pub_test + n_priv, y
-    else:
-        raise ValueError(f"which must be 'b1', 'b2' or 'b3', got {which!r}")
+    x, ei, train, y, (x_te, ei_te, te, y_te) = _baseline_graphs(graphs, which)
     with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
         torch.manual_seed(stable_seed(seed, "authors-code-baseline", which))
         model = AuthorsCodeSAGE(graphs.num_features, hidden, graphs.num_classes, dropout=dropout)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -14,7 +15,7 @@ from torch import Tensor
 from dpgnn.methods.privgnn.data import PrivGNNData
 from dpgnn.metrics import accuracy
 from dpgnn.nn.privgnn import MLP, SAGE, BatchedSAGETeachers, mean_neighbours, teacher_step
-from dpgnn.train import fit
+from dpgnn.train import GradientStep, fit
 from dpgnn.utils import make_generator, resolve_device, stable_seed
 
 
@@ -34,22 +35,25 @@ def _fit(
     :func:`dpgnn.train.fit` (final epoch, no selection); ``history`` (a list) receives the per-epoch loss."""
     model = model.to(device)
     x, edge_index, train_idx, target = x.to(device), edge_index.to(device), train_idx.to(device), target.to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
     soft = target.dim() == 2
 
-    def step(epoch: int) -> Tensor:
-        opt.zero_grad(set_to_none=True)
+    def loss(epoch: int) -> Tensor:
         logp = model(x, edge_index)[train_idx]
-        loss = -(target * logp).sum(1).mean() if soft else F.nll_loss(logp, target)
-        loss.backward()
-        opt.step()
-        return loss.detach()
+        return -(target * logp).sum(1).mean() if soft else F.nll_loss(logp, target)
 
-    res = fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
+    _fit_final_epoch(model, GradientStep(torch.optim.Adam(model.parameters(), lr=lr), loss), epochs, history)
+    return model
+
+
+def _fit_final_epoch(
+    model: torch.nn.Module, step: Callable[[int], Tensor], epochs: int, history: list[dict[str, Any]] | None = None
+) -> None:
+    """``epochs`` epochs of ``step`` (one epoch's updates) on :func:`dpgnn.train.fit` with no selection: the model
+    keeps the final epoch's weights and is left in eval mode; ``history`` (a list) receives the per-epoch loss."""
+    res = fit(model, step, epochs=epochs, monitor=None, restore_best=False)
     if history is not None:
         history.extend(res.history)
     model.eval()
-    return model
 
 
 def _graph_inputs(x: Tensor, edge_index: Tensor, device: torch.device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -97,10 +101,7 @@ def _fit_sage(
     step = teacher_step(
         model, xx.unsqueeze(0), torch.ones(1, n, device=device), y, src, dst, inv, lr=lr, loss_mask=loss_mask
     )
-    res = fit(model, step, epochs=epochs, monitor=None, restore_best=False)  # no selection: the final epoch's weights
-    if history is not None:
-        history.extend(res.history)
-    model.eval()
+    _fit_final_epoch(model, step, epochs, history)
     return model
 
 
@@ -143,17 +144,12 @@ def _pretrain(
     n = x.size(0)
     src, dst = edge_index
 
-    def step(epoch: int) -> Tensor:
-        opt.zero_grad(set_to_none=True)
+    def loss(epoch: int) -> Tensor:
         h = model.embed(x, edge_index)
         neg = torch.randint(0, n, (src.numel(),), generator=generator).to(device)
-        loss = F.softplus(-(h[src] * h[dst]).sum(1)).mean() + F.softplus((h[src] * h[neg]).sum(1)).mean()
-        loss.backward()
-        opt.step()
-        return loss.detach()
+        return F.softplus(-(h[src] * h[dst]).sum(1)).mean() + F.softplus((h[src] * h[neg]).sum(1)).mean()
 
-    fit(model, step, epochs=epochs, monitor=None, restore_best=False)
-    model.eval()
+    _fit_final_epoch(model, GradientStep(opt, loss), epochs)
 
 
 def train_student(
@@ -220,27 +216,7 @@ def baseline_b1(
     device: str = "auto",
 ) -> dict[str, Any]:
     """B1 (non-private, inductive): SAGE on the whole private graph with all its labels, tested on public test."""
-    dev = resolve_device(device)
-    history: list[dict[str, Any]] = []
-    model = _fit_sage(
-        graphs.x_priv,
-        graphs.edge_priv,
-        torch.arange(graphs.num_private),
-        graphs.y_priv,
-        seed=stable_seed(seed, "b1"),
-        epochs=epochs,
-        hidden=hidden,
-        dropout=dropout,
-        lr=lr,
-        num_classes=graphs.num_classes,
-        device=dev,
-        history=history,
-    )
-    return {
-        "accuracy": _sage_accuracy(model, graphs.x_pub, graphs.edge_pub, graphs.pub_test, graphs.y_pub, dev),
-        "model": model,
-        "history": history,
-    }
+    return _train_baseline(graphs, "b1", seed=seed, epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, device=device)
 
 
 def baseline_b2(
@@ -254,27 +230,7 @@ def baseline_b2(
     device: str = "auto",
 ) -> dict[str, Any]:
     """B2 (non-private, transductive): SAGE on the public graph with the TRUE labels of all public-train nodes."""
-    dev = resolve_device(device)
-    history: list[dict[str, Any]] = []
-    model = _fit_sage(
-        graphs.x_pub,
-        graphs.edge_pub,
-        graphs.pub_train,
-        graphs.y_pub[graphs.pub_train],
-        seed=stable_seed(seed, "b2"),
-        epochs=epochs,
-        hidden=hidden,
-        dropout=dropout,
-        lr=lr,
-        num_classes=graphs.num_classes,
-        device=dev,
-        history=history,
-    )
-    return {
-        "accuracy": _sage_accuracy(model, graphs.x_pub, graphs.edge_pub, graphs.pub_test, graphs.y_pub, dev),
-        "model": model,
-        "history": history,
-    }
+    return _train_baseline(graphs, "b2", seed=seed, epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, device=device)
 
 
 def baseline_b3(
@@ -288,20 +244,62 @@ def baseline_b3(
     device: str = "auto",
 ) -> dict[str, Any]:
     """B3 (App. D.4): one SAGE on the union of the private graph and the public graph (both edge sets), trained on
-    all private nodes and the public-train nodes, tested on public test."""
-    dev = resolve_device(device)
+    all private nodes and the public-train nodes, tested on public test. Returns ``accuracy`` and ``history`` (no
+    model)."""
+    out = _train_baseline(graphs, "b3", seed=seed, epochs=epochs, hidden=hidden, dropout=dropout, lr=lr, device=device)
+    return {"accuracy": out["accuracy"], "history": out["history"]}
+
+
+def _baseline_graphs(graphs: PrivGNNData, which: str) -> tuple[Tensor, Tensor, Tensor, Tensor, tuple[Tensor, ...]]:
+    """What baseline ``which`` (``"b1"``, ``"b2"``, ``"b3"``) trains and tests on.
+
+    Returns:
+        ``(x, edges, train nodes, labels, test)``: the training graph, its training nodes and the labels of all its
+        nodes; ``test`` = ``(x, edges, public test nodes, labels)`` of the graph the model is tested on (B1: the
+        public graph; B2, B3: the training graph, which holds the public nodes).
+    """
     n_priv = graphs.num_private
-    x = torch.cat([graphs.x_priv, graphs.x_pub])
-    ei = torch.cat([graphs.edge_priv, graphs.edge_pub + n_priv], dim=1)
-    train = torch.cat([torch.arange(n_priv), graphs.pub_train + n_priv])
-    y = torch.cat([graphs.y_priv, graphs.y_pub])
+    if which == "b1":
+        x, ei, train, y = graphs.x_priv, graphs.edge_priv, torch.arange(n_priv), graphs.y_priv
+        return x, ei, train, y, (graphs.x_pub, graphs.edge_pub, graphs.pub_test, graphs.y_pub)
+    if which == "b2":
+        x, ei, train, y = graphs.x_pub, graphs.edge_pub, graphs.pub_train, graphs.y_pub
+        return x, ei, train, y, (x, ei, graphs.pub_test, y)
+    if which == "b3":
+        x = torch.cat([graphs.x_priv, graphs.x_pub])
+        ei = torch.cat([graphs.edge_priv, graphs.edge_pub + n_priv], dim=1)
+        train = torch.cat([torch.arange(n_priv), graphs.pub_train + n_priv])
+        y = torch.cat([graphs.y_priv, graphs.y_pub])
+        return x, ei, train, y, (x, ei, graphs.pub_test + n_priv, y)
+    raise ValueError(f"which must be 'b1', 'b2' or 'b3', got {which!r}")
+
+
+def _train_baseline(
+    graphs: PrivGNNData,
+    which: str,
+    *,
+    seed: int,
+    epochs: int,
+    hidden: int,
+    dropout: float,
+    lr: float,
+    device: str,
+) -> dict[str, Any]:
+    """Baseline ``which`` (B1-B3, :func:`_baseline_graphs`): the SAGE trained transductively on its training graph
+    on the seed stream ``(seed, which)``, tested on the public test nodes.
+
+    Returns:
+        ``accuracy``, the ``model`` and its per-epoch ``history`` (training loss).
+    """
+    dev = resolve_device(device)
+    x, edge_index, train, y, test = _baseline_graphs(graphs, which)
     history: list[dict[str, Any]] = []
     model = _fit_sage(
         x,
-        ei,
+        edge_index,
         train,
         y[train],
-        seed=stable_seed(seed, "b3"),
+        seed=stable_seed(seed, which),
         epochs=epochs,
         hidden=hidden,
         dropout=dropout,
@@ -310,7 +308,7 @@ def baseline_b3(
         device=dev,
         history=history,
     )
-    return {"accuracy": _sage_accuracy(model, x, ei, graphs.pub_test + n_priv, y, dev), "history": history}
+    return {"accuracy": _sage_accuracy(model, *test, dev), "model": model, "history": history}
 
 
 def mlp_baseline(

@@ -120,17 +120,23 @@ class Accountant:
 # ------------------------------------------------------------------------------------------------------------
 # RDP
 # ------------------------------------------------------------------------------------------------------------
-def _supported_autodp(event: Event) -> bool:
-    """Events autodp's mechanisms express: Gaussian/Laplace, sampled or not, composed in any way."""
-    if isinstance(event, (GaussianEvent, LaplaceEvent)):
+def _supported_by(event: Event, leaves: tuple[type[Event], ...]) -> bool:
+    """Whether ``event`` is built of what an accountant expresses: its ``leaves``, a sampled Gaussian or Laplace
+    event, and any composition of these."""
+    if isinstance(event, leaves):
         return True
     if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
         return isinstance(event.event, (GaussianEvent, LaplaceEvent))
     if isinstance(event, SelfComposedEvent):
-        return _supported_autodp(event.event)
+        return _supported_by(event.event, leaves)
     if isinstance(event, ComposedEvent):
-        return all(_supported_autodp(e) for e in event.events)
+        return all(_supported_by(e, leaves) for e in event.events)
     return False
+
+
+def _supported_autodp(event: Event) -> bool:
+    """Events autodp's mechanisms express: Gaussian/Laplace, sampled or not, composed in any way."""
+    return _supported_by(event, (GaussianEvent, LaplaceEvent))
 
 
 def _pure_epsilon(event: Event) -> float:

@@ -14,30 +14,23 @@ from dpgnn.privacy.accountant.base import (
     _flatten,
     _pure_epsilon,
     _quiet_autodp,
+    _supported_by,
 )
 from dpgnn.privacy.events import (
-    ComposedEvent,
     Event,
     GaussianEvent,
     LaplaceEvent,
     PoissonSampledEvent,
     SampledWithoutReplacementEvent,
-    SelfComposedEvent,
 )
 from dpgnn.privacy.fdp import FdpSampledGaussianEvent
 from dpgnn.privacy.validation import check_delta, check_positive_finite
 
 
 def _supported_pld(event: Event) -> bool:
-    if isinstance(event, (GaussianEvent, LaplaceEvent, FdpSampledGaussianEvent)):
-        return True
-    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
-        return isinstance(event.event, (GaussianEvent, LaplaceEvent))
-    if isinstance(event, SelfComposedEvent):
-        return _supported_pld(event.event)
-    if isinstance(event, ComposedEvent):
-        return all(_supported_pld(e) for e in event.events)
-    return False
+    """Events the PLD accountant expresses: Gaussian/Laplace, sampled or not, the f-DP sampled Gaussian, composed in
+    any way."""
+    return _supported_by(event, (GaussianEvent, LaplaceEvent, FdpSampledGaussianEvent))
 
 
 def _dpa_event(event: Event) -> Any:
