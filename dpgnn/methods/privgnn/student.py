@@ -285,7 +285,7 @@ def _train_baseline(
     lr: float,
     device: str,
 ) -> dict[str, Any]:
-    """Baseline ``which`` (B1-B3, :func:`_baseline_graphs`): the SAGE trained transductively on its training graph
+    """Baseline ``which`` (B1-B3, :func:`_baseline_graphs`): the SAGE trained on its training graph
     on the seed stream ``(seed, which)``, tested on the public test nodes.
 
     Returns:
