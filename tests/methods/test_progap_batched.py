@@ -155,17 +155,25 @@ def test_gap_repeats_equal_each_seeds_sequential_run_at_node_level(graph):
 
 
 def test_gap_repeats_at_edge_level(graph):
-    """Without DP noise GAP's classifier is sensitive to float rounding (a pre-BatchNorm bias whose gradient is
-    rounding noise takes Adam steps of ±lr; a one-at-a-time run with features scaled by 1 + 1e-7 moves as much):
-    the encoder, the ledger and the per-seed NAP streams (:func:`test_stacked_nap_draws_each_seeds_noise`) are
-    compared exactly, the accuracies within a few rows."""
+    """Without DP noise GAP is sensitive to float rounding (a pre-BatchNorm bias whose gradient is rounding noise
+    takes Adam steps of ±lr): the ledger and the per-seed NAP streams (:func:`test_stacked_nap_draws_each_seeds_noise`)
+    are compared exactly; the encoder within ten times what rounding alone moves a sequential run (the same seed on
+    features scaled by 1 + 1e-7; at least ``LOGIT_TOL``), how far apart that leaves them depending on the CPU's
+    kernels; the accuracies within a few rows. Another seed's run lies far outside that bound."""
     cfg = gap.GAPConfig(level="edge", hops=2, epsilon=4.0, epochs=3)
     seq = [gap.train_gap(graph, cfg, seed=s, device="cpu") for s in SEEDS]
     bat = rp.train_gap_repeats(graph, cfg, SEEDS, device="cpu")
-    for a, b in zip(seq, bat):
-        assert torch.allclose(
-            pg.predict(a.model["encoder"], graph.x), pg.predict(b.model["encoder"], graph.x), atol=LOGIT_TOL, rtol=0
-        )
+    scaled = graph.clone()
+    scaled.x = graph.x * (1 + 1e-7)
+    rounded = [gap.train_gap(scaled, cfg, seed=s, device="cpu") for s in SEEDS]
+
+    def encoder_gap(a, b) -> float:
+        return float((pg.predict(a.model["encoder"], graph.x) - pg.predict(b.model["encoder"], graph.x)).abs().max())
+
+    for i, (a, b, c) in enumerate(zip(seq, bat, rounded)):
+        bound = max(LOGIT_TOL, 10 * encoder_gap(a, c))
+        assert encoder_gap(a, b) <= bound
+        assert encoder_gap(a, bat[(i + 1) % len(SEEDS)]) > bound
         assert b.ledger == a.ledger and b.queries == a.queries == 2
         assert b.test_acc == pytest.approx(a.test_acc, abs=0.1)
 
