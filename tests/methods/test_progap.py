@@ -156,6 +156,27 @@ def test_bound_degree_keeps_each_nodes_smallest_keys():
     assert torch.equal(kept, ei[:, sorted(expected)])
 
 
+def test_bound_degree_ties_across_the_cap_follow_the_sort_of_the_keys(monkeypatch):
+    # keys drawn equal across node 0's cap: which entry stays is the float sort's choice, as the sort of the doubles
+    from dpgnn.methods.progap import graph
+
+    ei = torch.stack([torch.arange(1, 9), torch.tensor([0, 0, 0, 0, 0, 1, 1, 1])])
+    drawn = {"tie": [0.5, 0.1, 0.3, 0.3, 0.9, 0.2, 0.7, 0.4], "none": [0.5, 0.1, 0.3, 0.35, 0.9, 0.2, 0.7, 0.4]}
+    sorted_dtypes = []
+    argsort = torch.argsort
+    monkeypatch.setattr(graph.torch, "argsort", lambda t: sorted_dtypes.append(t.dtype) or argsort(t))
+    for case, values in drawn.items():
+        key = torch.tensor(values, dtype=torch.float64)
+        monkeypatch.setattr(graph.torch, "rand", lambda *a, drawn=key, **k: drawn.clone())
+        sorted_dtypes.clear()
+        kept = pg.bound_degree(ei, 9, 2, seed=0, cap_out_degree=False)
+        per_node: dict[int, list[int]] = {}
+        for i in argsort(ei[1].double() * 2.0 + key).tolist():
+            per_node.setdefault(int(ei[1, i]), []).append(i)
+        assert torch.equal(kept, ei[:, sorted(i for ids in per_node.values() for i in ids[:2])])
+        assert (torch.float64 in sorted_dtypes) == (case == "tie")
+
+
 def test_bound_degree_is_uniform_over_neighbours():
     ei = torch.stack([torch.arange(1, 11), torch.zeros(10, dtype=torch.long)])  # node 0 has 10 in-neighbours
     counts = np.zeros(11)
