@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Test job: set up (idempotent; with pyproject's `dev` extras: pytest, ruff, playwright), lint and format check (`ruff check .`, `ruff format --check .`, configured in
 # pyproject.toml), then run the test suite.
-# Extra arguments go to pytest.
+# The tests run on one pytest-xdist worker per core, each with one torch/BLAS thread (torch's default of a thread
+# per core in every worker and notebook kernel would put more threads than cores on the machine: small kernels then
+# wait for threads that are not running). Extra arguments go to pytest (`-n 0`: one process).
 # The report site's browser test drives a system Chromium: installed here from Debian's packages when it is
 # missing and this shell may install packages (root with apt-get); otherwise that one test is skipped with its reason.
 set -euo pipefail
@@ -21,4 +23,5 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${DPGNN_CHROMIUM:-}" ]; then
 fi
 ruff check .
 ruff format --check .
-python -m pytest "$@"
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
+python -m pytest -n "$(nproc)" "$@"
