@@ -191,3 +191,25 @@ def test_the_stored_cpu_rows_cover_the_grids_the_check_runs(check_mod):
     assert not missing, f"{len(missing)} cells of the check not in {check_mod.REFERENCE.name}: {min(missing)}"
     files = check_mod.mirror_files()
     assert "planetoid/ind.cora.x" in files and "facebook100/Amherst41.mat" in files
+
+
+def test_the_warm_up_computes_a_cell_with_the_profiles_settings(check_mod, capsys):
+    """The warm-up calls the engine as the grid does (typed settings, one cell) and reports a pass; here on the
+    CPU with LPGCN's first cell, the check's cheapest paper."""
+    import argparse
+
+    pairs = [(s, cfg) for s, cfg in check_mod.selection(1) if s.paper == "lpgcn"]
+    report = check_mod.Report("unused", argparse.Namespace())
+    assert check_mod.phase_warm_up(report, pairs, "cpu", 1) == set()
+    assert [(c.phase, c.name, c.verdict) for c in report.checks] == [("warm-up", "lpgcn", "pass")]
+    assert "row(s)" in capsys.readouterr().out
+
+
+def test_the_readme_quotes_the_stored_gpu_run(check_mod):
+    """``benchmarks/README.md``'s ``gpu_check`` block is :func:`readme_block` of the stored run (regenerate it with
+    ``python benchmarks/gpu_check.py --readme`` after committing a new run)."""
+    block = check_mod.readme_block()
+    checks = pd.read_csv(check_mod.RESULTS / "gpu_check.csv")
+    assert f"{(checks['verdict'] == 'pass').sum()} pass" in block
+    body = (ROOT / "benchmarks" / "README.md").read_text()
+    assert f"<!-- begin gpu_check -->\n{block}<!-- end gpu_check -->" in body

@@ -51,7 +51,8 @@ def _scores(
         model.train()
     if predictions is not None and not d.multilabel:
         predictions.append(out[splits["test"]].argmax(-1).cpu())
-    return {name: f1_micro(out[i], d.y[i], d.multilabel) for name, i in splits.items()}
+    y = d.y.to(out.device)
+    return {name: f1_micro(out[i], y[i], d.multilabel) for name, i in splits.items()}
 
 
 def prediction_spread(pred: Tensor | None, num_classes: int) -> dict[str, float]:
