@@ -203,6 +203,23 @@ class ResultStore:
             f.flush()
             os.fsync(f.fileno())
 
+    def merge_from(self, other: ResultStore, artifact: str) -> int:
+        """Append the rows of ``other``'s ``artifact`` whose cells (``config_hash``) this store lacks, as stored
+        there (their text, versions and timestamps unchanged); returns the number of rows appended. Lands rows
+        computed elsewhere (a background worktree, a GPU machine) that may have started from an older copy."""
+        done = self.done(artifact)
+        rows = []
+        for p in (other.archive_path(artifact), other.path(artifact)):
+            if p.exists() and p.stat().st_size > 0:
+                with gzip.open(p, "rt", newline="") if p.suffix == ".gz" else open(p, newline="") as f:
+                    rows += [r for r in csv.DictReader(f) if r["config_hash"] not in done]
+        if rows:
+            path = self.path(artifact)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with _locked(path):
+                self._append_locked(path, rows)
+        return len(rows)
+
     def replace(self, artifact: str, rows: Iterable[dict[str, Any]]) -> None:
         """Make ``rows`` the whole content of ``artifact`` (for pure computations that are recomputed whole).
 

@@ -483,3 +483,33 @@ def test_rerunning_a_pure_computation_leaves_the_files_byte_identical(tmp_path, 
     monkeypatch.setattr(results.time, "strftime", lambda fmt: "2099-01-01T00:00:00")
     lpgcn.run_variance(cfg, ResultStore("lpgcn", "test", root=tmp_path))
     assert {p.name: p.read_bytes() for p in files} == before
+
+
+def test_merge_from_appends_only_the_cells_this_store_lacks_as_stored(tmp_path):
+    """Two copies of a store that both went on from the same rows (here a main checkout and a GPU run): the merge
+    appends the other's new cells with their stored text, skips the cells both have, and widens the header for a
+    column only the other has; merging again appends nothing."""
+
+    def row(h, value, **extra):
+        return dict(dataset="cora", method="pgc", setting="s", metric="f1", value=value, config_hash=h, **extra)
+
+    main, gpu = (
+        ResultStore("bench", "paper", root=tmp_path / "main"),
+        ResultStore("bench", "paper", root=tmp_path / "gpu"),
+    )
+    for s in (main, gpu):
+        s.append("edge", [row("a", 1.0)])
+    main.append("edge", [row("b", 2.0)])
+    gpu.append("edge", [row("c", 0.1 + 0.2, cell_device="cuda:0"), row("b", 9.0)])
+    gpu.compact("edge")  # the other's rows may sit in its archive
+    gpu.append("edge", [row("d", 4.0)])
+    assert main.merge_from(gpu, "edge") == 2
+    got = main.load("edge").set_index("config_hash")
+    assert list(got.index) == ["a", "b", "c", "d"]
+    assert got.loc["b", "value"] == 2.0  # a cell both have keeps this store's row
+    assert got.loc["c", "value"] == 0.1 + 0.2 and got.loc["c", "cell_device"] == "cuda:0"
+    other = gpu.load("edge").set_index("config_hash")
+    assert got.loc["d", "timestamp"] == other.loc["d", "timestamp"]
+    before = main.path("edge").read_bytes()
+    assert main.merge_from(gpu, "edge") == 0 and main.path("edge").read_bytes() == before
+    assert main.merge_from(ResultStore("bench", "paper", root=tmp_path / "none"), "edge") == 0
