@@ -24,7 +24,11 @@
 # - datasets/: the raw files of the check's datasets (`python benchmarks/gpu_check.py --mirror-files`), laid out
 #   as in the offline mirror, so the GPU run points DPGNN_DATA_MIRROR at it.
 #
-# Options: --python-version X.Y (default 3.12), --dest DIR (default .whl), --no-data (wheels only).
+# - with --datasets NAME...: the raw files of those datasets too (`dpgnn data` lists the names), for the paper
+#   grids the rest of the GPU time goes to (scripts/gpu_grid.sh).
+#
+# Options: --python-version X.Y (default 3.12), --dest DIR (default .whl), --no-data (wheels only), --datasets
+# NAME... (one or more dataset names).
 # Environment: DPGNN_DATA_MIRROR, the mirror the dataset files are copied from (default ../shared/datasets).
 # Prints every file's size and the total, and what would travel to the GPU machine with the repository; fails when
 # that exceeds 60 MiB (the device tool's limit is 64 MiB).
@@ -35,12 +39,14 @@ cd "$ROOT"
 pyver=3.12
 dest=.whl
 data=1
+datasets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --python-version) pyver="$2"; shift 2 ;;
     --dest) dest="$2"; shift 2 ;;
     --no-data) data=0; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --datasets) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do datasets+=("$1"); shift; done ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "build_wheelhouse: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +58,18 @@ esac
 PY="$ROOT/.venv/bin/python"
 [ -x "$PY" ] || PY=python3
 PY_TAG="cp${pyver/./}"
+
+# the raw files of --datasets, resolved before anything is written (an unknown name: one line, nothing written)
+more=
+if [ "${#datasets[@]}" -gt 0 ]; then
+  named='import sys
+from dpgnn.data.registry import get_spec
+try:
+    print(" ".join(r.mirror for n in sys.argv[1:] for r in get_spec(n).raw_files if r.mirror))
+except (KeyError, ValueError) as e:
+    sys.exit(f"build_wheelhouse: {e}")'
+  more="$(PYTHONPATH="$ROOT" "$PY" -c "$named" "${datasets[@]}")" || exit 1
+fi
 
 # dpgnn's pins (pyproject.toml) of the packages the image lacks
 mapfile -t pinned < <("$PY" - <<'EOF'
@@ -133,6 +151,7 @@ if [ "$data" = 1 ]; then
   [ -d "$mirror" ] || { echo "build_wheelhouse: no dataset mirror at $mirror (set DPGNN_DATA_MIRROR)" >&2; exit 1; }
   rm -rf "$dest/datasets"
   files="$(PYTHONPATH="$ROOT" "$PY" benchmarks/gpu_check.py --mirror-files)"
+  files="$(printf '%s\n' $files $more | sort -u)"
   for f in $files; do
     [ -f "$mirror/$f" ] || { echo "build_wheelhouse: $mirror/$f is missing" >&2; exit 1; }
     mkdir -p "$dest/datasets/$(dirname "$f")"

@@ -388,6 +388,23 @@ def test_cli_run_usage_errors_and_dry_run(root):
     assert "lpgnn/fig_a (runs): 0 of 1 cells stored" in res.output and "fig3" not in res.output
 
 
+def test_cli_run_interrupted_says_what_is_kept(root, monkeypatch):
+    """Ctrl-C (or a time limit's SIGINT) during ``dpgnn run``: one line saying the finished cells are stored, exit
+    status 130, no traceback."""
+    from typer.testing import CliRunner
+
+    from dpgnn import engine
+    from dpgnn.cli import app
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "compute", interrupted)
+    res = CliRunner().invoke(app, ["run", "lpgcn", "--profile", "test", "--artifact", "table2", "--workers", "1"])
+    assert res.exit_code == 130
+    assert "interrupted; finished cells are stored" in res.output and "Traceback" not in res.output
+
+
 def test_cli_run_set_replaces_profile_settings(root):
     """``--set KEY=VALUE`` reaches the cells (here: 3 authors'-code runs instead of the test profile's 1); an
     unknown key is a usage error before any work."""

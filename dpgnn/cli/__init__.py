@@ -243,20 +243,24 @@ def run_cells(
             raise ValueError(f"--device must be auto, cpu, cuda or cuda:N, got {device!r}")
         if not scheduler and not dry_run:
             cluster_size(workers, threads_per_worker, workers_per_gpu, device)
-    summary = compute(
-        papers or None,
-        profile=profile,
-        artifacts=artifact or None,
-        workers=workers,
-        threads_per_worker=threads_per_worker,
-        workers_per_gpu=workers_per_gpu,
-        scheduler=scheduler,
-        force=force,
-        dry_run=dry_run,
-        device=device,
-        stale=stale,
-        overrides=overrides,
-    )
+    try:
+        summary = compute(
+            papers or None,
+            profile=profile,
+            artifacts=artifact or None,
+            workers=workers,
+            threads_per_worker=threads_per_worker,
+            workers_per_gpu=workers_per_gpu,
+            scheduler=scheduler,
+            force=force,
+            dry_run=dry_run,
+            device=device,
+            stale=stale,
+            overrides=overrides,
+        )
+    except KeyboardInterrupt:  # Ctrl-C, or a time limit's SIGINT: every finished cell is already stored
+        typer.echo("dpgnn run: interrupted; finished cells are stored, the same command computes the rest", err=True)
+        raise typer.Exit(code=130) from None
     if not dry_run and "failed" in summary and summary["failed"].sum():
         typer.echo(f"{int(summary['failed'].sum())} cell(s) failed (see above); the others are stored", err=True)
         raise typer.Exit(code=1)
