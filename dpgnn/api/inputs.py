@@ -169,7 +169,8 @@ def check_graph(data: Any, seed: int) -> tuple[Data, dict[str, Any]]:
     ei, edge_notes, undirected = check_edges(getattr(data, "edge_index", None), n)
     masks, split_notes = check_masks(data, n, seed)
     public = {m: data[m] for m in PUBLIC_MASKS if getattr(data, m, None) is not None}  # PrivGNN's split, checked there
-    clean = Data(x=x, y=y, edge_index=ei, num_nodes=n, **masks, **public)
+    public = {m: t.cpu() if isinstance(t, Tensor) else t for m, t in public.items()}  # on the CPU, as ei and masks
+    clean = Data(x=x.cpu(), y=y.cpu(), edge_index=ei, num_nodes=n, **masks, **public)
     return clean, {
         "changes": changes + edge_notes + split_notes,
         "undirected": undirected,

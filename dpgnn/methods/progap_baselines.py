@@ -146,7 +146,7 @@ def train_mlp(
     check_features(data.x, "data.x (node features)")
     ledger = mlp_ledger(data, level, epsilon, delta, noise, batch_size, epochs, clip, accountant)
     torch.manual_seed(stable_seed("mlp-init", seed))
-    gen = make_generator(stable_seed("mlp-noise", seed))
+    gen = make_generator(stable_seed("mlp-noise", seed), dev if dev.type == "cuda" else "cpu")
     dp = DPSettings(ledger["noise_multiplier"], batch_size, clip) if level == "node" else None
     x, y = data.x.to(dev).float(), data.y.to(dev)
     model = mlp_model(x.size(1), hidden, layers, int(data.y.max()) + 1, dp is not None, dev)

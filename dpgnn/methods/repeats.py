@@ -258,7 +258,7 @@ def train_mlp_repeats(
     gens, models = [], []
     for seed in seeds:  # each seed's model from its own init stream, its own generator
         torch.manual_seed(stable_seed("mlp-init", seed))
-        gens.append(make_generator(stable_seed("mlp-noise", seed)))
+        gens.append(make_generator(stable_seed("mlp-noise", seed), dev if dev.type == "cuda" else "cpu"))
         models.append(pb.mlp_model(x.size(1), hidden, layers, int(data.y.max()) + 1, dp is not None, dev))
     model = StackedStage(
         [StackedMLP([m.bases[0] for m in models])], StackedMLP([m.head for m in models]), normalize_jk=False
