@@ -12,17 +12,19 @@ Phases, each printing its progress and one verdict per check (pass / fail / info
 2. *warm-up*: the first cell of each paper computed in this process on the device: a device bug fails here, with
    its traceback, before any cluster starts (the grids then go on without that paper); it also fills the
    processed-dataset cache both grid runs then share.
-3. *grid*: the cells of :data:`SELECTION` (the first ``--cells`` of each artifact, on :data:`DATASETS`) through
+3. *front door*: ``dpgnn.fit`` of every method at every level on a tiny random graph, then ``predict``, on the
+   device (the paths of the own-graph API that no grid takes).
+4. *grid*: the cells of :data:`SELECTION` (the first ``--cells`` of each artifact, on :data:`DATASETS`) through
    :func:`dpgnn.engine.run_specs` -- what ``dpgnn run --profile smoke --workers-per-gpu G`` calls -- on a
    LocalCluster of 1 worker, then of G workers sharing the GPU, each into its own temporary results root (never
    the repository's ``results/``): every cell computed; cells/s of each (cluster start-up excluded), their ratio.
-4. *rows*: the G-worker rows against the 1-worker rows, then the 1-worker rows against the CPU rows stored in
+5. *rows*: the G-worker rows against the 1-worker rows, then the 1-worker rows against the CPU rows stored in
    :data:`REFERENCE`: the same cells and rows, equal ledger columns, and per paper the accuracies within tolerance
    (``benchmarks/gpu_check_rows.py``).
-5. *batched*: LPGNN's grid cell with R repeats trained together against R sequential single runs; ProGAP's
+6. *batched*: LPGNN's grid cell with R repeats trained together against R sequential single runs; ProGAP's
    batched repeats against sequential ``train_progap`` runs where this checkout has them. On the GPU batched must
    not be slower; in a rehearsal the ratios are reported only.
-6. *memory*: peak GPU memory (``torch.cuda.max_memory_allocated``) of this process and of the workers.
+7. *memory*: peak GPU memory (``torch.cuda.max_memory_allocated``) of this process and of the workers.
 
 Writes ``gpu_check.csv`` (one row per check), ``gpu_check.json`` (environment, arguments, grid timings, checks),
 ``gpu_check_rows.csv`` (every compared row: CPU value, GPU value, difference) and ``gpu_check_gpu_rows.csv.gz``
@@ -491,6 +493,38 @@ def speed_verdict(ratio: float, device: str) -> str:
     return "pass" if ratio >= 1 else "fail"
 
 
+def phase_front_door(report: Report, device: str, methods: list[str] | None = None) -> None:
+    """``dpgnn.fit`` of every method at every level it supports (or of ``methods``) on ``device``, with the tiny
+    settings and budgets of ``tests/api/test_fit.py`` on its random graph, then ``predict`` on a new graph: the
+    front door's device paths, which the grids do not all take. One check per method, failing on the first level
+    that raises (its traceback printed) or predicts a non-finite logit."""
+    import torch
+
+    import dpgnn
+    from dpgnn.api import METHODS
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from helpers.own_graph import EPS, FAST, random_graph
+
+    graph, new = random_graph(), random_graph(n=23, seed=5)
+    for name in methods or list(METHODS):
+        t0, detail, verdict = time.perf_counter(), [], "pass"
+        for level in METHODS[name].levels:
+            try:
+                model = dpgnn.fit(graph, name, level=level, epsilon=EPS[level], device=device, **FAST[name])
+                logits = model.predict(new)
+                if not bool(torch.isfinite(logits).all()):
+                    raise ValueError(f"predict gave non-finite logits on {logits.device}")
+            except Exception as exc:  # reported with its traceback; the other methods go on
+                traceback.print_exc()
+                verdict = "fail"
+                detail.append(f"{level}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                break
+            detail.append(f"{level}: test {model.metrics['test']:.2f}")
+        secs = time.perf_counter() - t0
+        report.add(Check("front door", name, verdict, secs, "s", f"dpgnn.fit on {device}; " + "; ".join(detail)))
+
+
 def phase_batched_lpgnn(report: Report, device: str, repeats: int, epochs: int) -> None:
     """LPGNN's grid cell (Cora, SAGE, multi-bit ε_x = ε_y = 1) with ``repeats`` repeats in one batched run against
     ``repeats`` single-repeat cells run one after another."""
@@ -778,6 +812,8 @@ def run_check(args: argparse.Namespace, tmp: Path) -> int:
         if broken:  # their cells would only fail again, slowly: the grids go on with the other papers
             print(f"[grid] without {', '.join(sorted(broken))} (failed in the warm-up)", flush=True)
         pairs = [(s, c) for s, c in pairs if s.paper not in broken]
+        phase_front_door(report, device)
+        report.write()
         runs = phase_grid(report, pairs, device, args, tmp, deadline) if pairs else {}
         phase_rows(report, runs, args)
         report.write()

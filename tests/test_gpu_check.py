@@ -213,3 +213,31 @@ def test_the_readme_quotes_the_stored_gpu_run(check_mod):
     assert f"{(checks['verdict'] == 'pass').sum()} pass" in block
     body = (ROOT / "benchmarks" / "README.md").read_text()
     assert f"<!-- begin gpu_check -->\n{block}<!-- end gpu_check -->" in body
+
+
+def test_the_front_door_phase_fits_each_method_and_reports_a_failing_one(check_mod, monkeypatch):
+    """Every level of each method is fitted and predicts; a level that raises fails its method only, with the
+    exception's first line, and the next method still runs."""
+    import argparse
+
+    import dpgnn
+
+    report = check_mod.Report("unused", argparse.Namespace())
+    check_mod.phase_front_door(report, "cpu", ["mlp", "mbm"])
+    assert [(c.name, c.verdict) for c in report.checks] == [("mlp", "pass"), ("mbm", "pass")]
+    assert "feature: test" in report.checks[1].detail and "feature+label: test" in report.checks[1].detail
+
+    fit = dpgnn.fit
+
+    def broken(graph, name, **kw):
+        if kw["level"] == "feature+label":
+            raise RuntimeError("indices should be either on cpu or on the same device\nmore")
+        return fit(graph, name, **kw)
+
+    monkeypatch.setattr(dpgnn, "fit", broken)
+    report = check_mod.Report("unused", argparse.Namespace())
+    check_mod.phase_front_door(report, "cpu", ["mbm", "mlp"])
+    assert [(c.name, c.verdict) for c in report.checks] == [("mbm", "fail"), ("mlp", "pass")]
+    assert report.checks[0].detail.endswith(
+        "feature+label: RuntimeError: indices should be either on cpu or on the same device"
+    )
