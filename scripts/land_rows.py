@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def land(source: Path, profile: str, papers: list[str] | None = None) -> dict[tuple[str, str], int]:
-    """``{(paper, artifact): rows appended}`` for every artifact of ``profile`` stored under ``source``."""
+def land(source: Path, profile: str, papers: list[str] | None = None, dest: Path = ROOT) -> dict[tuple[str, str], int]:
+    """``{(paper, artifact): rows appended}`` for every artifact of ``profile`` stored under ``source``, appended to
+    the stores under ``dest`` (this checkout)."""
     from dpgnn.results import ResultStore
 
     base = source / "results" / profile
@@ -32,7 +33,7 @@ def land(source: Path, profile: str, papers: list[str] | None = None) -> dict[tu
     for paper in names:
         theirs, ours = (
             ResultStore(paper, profile, root=source / "results"),
-            ResultStore(paper, profile, root=ROOT / "results"),
+            ResultStore(paper, profile, root=dest / "results"),
         )
         for artifact in theirs.artifacts():
             out[(paper, artifact)] = ours.merge_from(theirs, artifact)

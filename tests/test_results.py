@@ -513,3 +513,30 @@ def test_merge_from_appends_only_the_cells_this_store_lacks_as_stored(tmp_path):
     before = main.path("edge").read_bytes()
     assert main.merge_from(gpu, "edge") == 0 and main.path("edge").read_bytes() == before
     assert main.merge_from(ResultStore("bench", "paper", root=tmp_path / "none"), "edge") == 0
+
+
+def test_land_rows_merges_every_artifact_of_a_profile(tmp_path):
+    """``scripts/land_rows.py``: every artifact of every paper under the source's ``results/<profile>/`` lands in
+    the destination's stores; a folder without results is one line, nothing written."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("land_rows", Path(__file__).parents[1] / "scripts" / "land_rows.py")
+    land_rows = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(land_rows)
+
+    def rows(*hashes):
+        return [dict(dataset="d", method="m", setting="s", metric="f1", value=1.0, config_hash=h) for h in hashes]
+
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    ResultStore("bench", "paper", root=src / "results").append("edge", rows("a", "b"))
+    ResultStore("drw", "paper", root=src / "results").append("table1", rows("c"))
+    ResultStore("bench", "paper", root=dst / "results").append("edge", rows("a"))
+    ResultStore("bench", "smoke", root=src / "results").append("edge", rows("z"))
+    got = land_rows.land(src, "paper", dest=dst)
+    assert got == {("bench", "edge"): 1, ("drw", "table1"): 1}
+    assert ResultStore("drw", "paper", root=dst / "results").done("table1") == {"c"}
+    assert land_rows.land(src, "paper", ["bench"], dest=dst) == {("bench", "edge"): 0}
+    with pytest.raises(SystemExit, match="no .*results/paper"):
+        land_rows.land(tmp_path / "empty", "paper", dest=dst)
+    assert not (tmp_path / "empty").exists()
