@@ -67,6 +67,9 @@ class CellSpec:
     #: submits such cells as one task. None: one task per cell.
     batch: Callable[[Any, list[dict[str, Any]], str], list[list[dict[str, Any]]]] | None = None
     batch_key: Callable[[dict[str, Any]], str] | None = None
+    #: the cells compute on the CPU whatever device the engine offers (the bench's protocol): the engine runs them
+    #: with ``device="cpu"``, so their rows say ``cell_device = cpu`` on a GPU machine too
+    cpu_only: bool = False
 
 
 def check_train(force: bool, train: bool) -> None:

@@ -438,3 +438,27 @@ def test_cli_run_set_replaces_profile_settings(root):
     assert bad.exit_code == 2 and "no_such_setting" in bad.output
     bad = r.invoke(app, ["run", "privgnn", "--profile", "test", "--set", "fidelity_k", "--dry-run"])
     assert bad.exit_code == 2 and "--set 'fidelity_k': expected key=value" in bad.output
+
+
+def _device_row(cfg, cell, device):
+    return [{"value": 1.0, "device_seen": device}]
+
+
+def test_a_cpu_only_spec_runs_and_is_recorded_on_the_cpu_whatever_device_is_offered():
+    """The bench trains on the CPU: on a GPU machine its cells must say ``cpu``, not the GPU the engine offered."""
+    import torch
+
+    from dpgnn.series.bench import CELLS as BENCH
+    from dpgnn.sweep import CellSpec
+
+    spec = CellSpec("toy", "grid", "grid", lambda cfg: [{"x": 1}], _device_row, cpu_only=True)
+    for run in (
+        lambda: engine.execute(spec, {}, {"x": 1}, "cuda"),
+        lambda: engine.execute_job(spec, {}, [{"x": 1}], "cuda")[0],
+    ):
+        res = run()
+        assert res["device"] == "cpu" and res["rows"][0]["device_seen"] == "cpu"
+    if not torch.cuda.is_available():  # the same spec offered CUDA without the flag: refused here
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            engine.execute(dataclasses.replace(spec, cpu_only=False), {}, {"x": 1}, "cuda")
+    assert all(s.cpu_only for s in BENCH.values())

@@ -67,6 +67,7 @@ def execute(
 ) -> dict[str, Any]:
     """Compute one cell in this process: ``{"rows", "seconds", "device"}``, or ``{"skip": reason}`` when its
     dataset's files are unavailable. Runs in a Dask worker (or anywhere: it needs nothing but its arguments)."""
+    device = "cpu" if spec.cpu_only else device
     return _run_here(spec.run, cfg, dict(cell), device, threads, workers_per_gpu)
 
 
@@ -83,6 +84,7 @@ def execute_job(
     spec without ``batch``: exactly :func:`execute`."""
     if len(cells) == 1 or spec.batch is None:
         return [execute(spec, cfg, c, device, threads, workers_per_gpu) for c in cells]
+    device = "cpu" if spec.cpu_only else device
     res = _run_here(spec.batch, cfg, [dict(c) for c in cells], device, threads, workers_per_gpu)
     if "skip" in res:
         return [res for _ in cells]

@@ -42,7 +42,8 @@ def unit_cells(unit: str, cfg: BenchProfile) -> list[dict[str, Any]]:
 
 
 def run_unit_cell(cfg: BenchProfile, cell: dict[str, Any], device: str) -> list[dict[str, Any]]:
-    """One cell's row (:func:`dpgnn.bench.protocol.run_cell`; the bench trains on the CPU whatever ``device``)."""
+    """One cell's row (:func:`dpgnn.bench.protocol.run_cell`; the bench trains on the CPU, so its specs are
+    ``cpu_only`` and ``device`` is always ``cpu``)."""
     from dpgnn.bench.protocol import run_cell
 
     return [run_cell(cell, fixed=json.loads(cell["fixed"]), grid_limit=cell["grid_limit"] or None)]
@@ -50,7 +51,8 @@ def run_unit_cell(cfg: BenchProfile, cell: dict[str, Any], device: str) -> list[
 
 #: one grid per unit, stored under the unit's name
 CELLS: dict[str, CellSpec] = {
-    unit: CellSpec(PAPER, unit, unit, functools.partial(unit_cells, unit), run_unit_cell) for unit in UNITS
+    unit: CellSpec(PAPER, unit, unit, functools.partial(unit_cells, unit), run_unit_cell, cpu_only=True)
+    for unit in UNITS
 }
 
 __all__ = ["PAPER", "PROFILES", "CELLS", "unit_cells", "run_unit_cell", "SERIES"]
