@@ -40,3 +40,21 @@ def test_unknown_names_and_duplicates_are_refused(monkeypatch):
         series.register(series.Series("lpgcn", title="another", kind="paper", order=1))
     with pytest.raises(ValueError, match="order 1 is taken by 'lpgcn'"):
         series.register(series.Series("newpaper", title="new", kind="paper", order=1))
+
+
+def test_a_spec_whose_cells_ignore_the_device_is_cpu_only():
+    """A cell function that never reads its ``device`` computes on the CPU: its spec must say ``cpu_only``, else a
+    GPU machine's rows would record the GPU the engine offered (``cell_device``) for a CPU computation."""
+    import ast
+    import inspect
+    import textwrap
+
+    from dpgnn.engine import select
+
+    for spec in select(None, None) + select(["bench"], None):
+        for fn in (f for f in (spec.run, spec.batch) if f is not None):
+            fn = getattr(fn, "func", fn)
+            tree = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+            device = tree.args.args[-1].arg
+            reads = any(isinstance(n, ast.Name) and n.id == device for n in ast.walk(tree))
+            assert reads or spec.cpu_only, f"{spec.paper}/{spec.name}: {fn.__name__} ignores {device!r}"

@@ -207,7 +207,7 @@ def fig3_cells(cfg: LPGCNProfile, datasets: list[str] | None = None) -> list[dic
 
 
 def fig2_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
-    """One Fig. 2 cell: the MAE of the first graph convolution at one ε (CPU computation; ``device`` unused)."""
+    """One Fig. 2 cell: the MAE of the first graph convolution at one ε (on the CPU: the spec is ``cpu_only``)."""
     from dpgnn.methods import lpgcn
 
     df = lpgcn.mae_vs_epsilon(
@@ -217,7 +217,7 @@ def fig2_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> 
 
 
 def fig3_cell(cfg: LPGCNProfile, cell: dict[str, Any], device: str = "auto") -> list[dict[str, Any]]:
-    """One Fig. 3 cell: MAE per degree at one ε (CPU computation; ``device`` unused)."""
+    """One Fig. 3 cell: MAE per degree at one ε (on the CPU: the spec is ``cpu_only``)."""
     from dpgnn.methods import lpgcn
 
     df = lpgcn.mae_vs_degree(
@@ -446,8 +446,8 @@ def run_table2(
 #: the grids of this series, cell by cell (:mod:`dpgnn.engine`); Fig. 1/4/5 and Table 3 are pure computation
 #: that notebook 01 recomputes in seconds
 CELLS = {
-    "fig2": CellSpec(PAPER, "fig2", "fig2", fig2_cells, fig2_cell),
-    "fig3": CellSpec(PAPER, "fig3", "fig3", fig3_cells, fig3_cell),
+    "fig2": CellSpec(PAPER, "fig2", "fig2", fig2_cells, fig2_cell, cpu_only=True),
+    "fig3": CellSpec(PAPER, "fig3", "fig3", fig3_cells, fig3_cell, cpu_only=True),
     "table2": CellSpec(PAPER, "table2", "table2", table2_cells, table2_cell, batch=batch_run, batch_key=seed_key),
 }
 
