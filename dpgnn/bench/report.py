@@ -213,7 +213,9 @@ def missing(profile: BenchProfile, results: Path | None = None) -> pd.DataFrame:
     """What the profile's stored rows do not cover yet, and why: per unit and method, the cells not computed
     (``not computed yet``, or the dataset's files missing), the unit's methods the profile does not run, the
     registered methods the unit excludes, and the units outside the profile (``results``: the folder holding
-    ``<profile>/bench/``; default: the output root's ``results/``)."""
+    ``<profile>/bench/``; default: the output root's ``results/``). ``cpu_hours``: for cells not computed yet, their
+    number times the mean wall time of the stored cells of the same unit and method (of the unit when the method
+    has none; NaN with none stored), the compute they still need on one core like the one that stored them."""
     from dpgnn.bench.runner import cells
     from dpgnn.results import ResultStore
     from dpgnn.utils import config_hash
@@ -225,19 +227,37 @@ def missing(profile: BenchProfile, results: Path | None = None) -> pd.DataFrame:
         if unit not in profile.units:
             out.append(dict(unit=unit, method="(all)", cells=0, why=f"unit not in the {profile.name} profile"))
             continue
-        done = store.done(unit)
+        stored = store.load(unit).drop_duplicates("config_hash")
+        done = set(stored["config_hash"].astype(str))
+        seconds = _cell_seconds(stored)
         ran = profile.methods_of(unit)
         for c in cells(profile, units=[unit])[unit]:
             if config_hash(c) not in done:
                 why = f"dataset not here: {skipped[c['dataset']]}" if c["dataset"] in skipped else "not computed yet"
-                out.append(dict(unit=unit, method=c["method"], cells=1, why=why))
+                hours = (
+                    seconds.get(c["method"], seconds.get(None, math.nan)) / 3600
+                    if why == "not computed yet"
+                    else math.nan
+                )
+                out.append(dict(unit=unit, method=c["method"], cells=1, why=why, cpu_hours=hours))
         for m in u.methods + u.trivial + u.references:
             if m not in ran:
                 out.append(dict(unit=unit, method=m, cells=0, why=f"method not in the {profile.name} profile"))
         for m, reason in u.excluded:
             out.append(dict(unit=unit, method=m, cells=0, why=f"excluded: {reason}"))
-    df = pd.DataFrame(out, columns=["unit", "method", "cells", "why"])
-    return df.groupby(["unit", "method", "why"], sort=False, as_index=False)["cells"].sum()
+    df = pd.DataFrame(out, columns=["unit", "method", "cells", "why", "cpu_hours"])
+    df = df.groupby(["unit", "method", "why"], sort=False, as_index=False).agg(
+        cells=("cells", "sum"), cpu_hours=("cpu_hours", lambda h: h.sum(min_count=1))
+    )
+    return df
+
+
+def _cell_seconds(stored: pd.DataFrame) -> dict[str | None, float]:
+    """Mean stored wall time of a cell per method, and of any cell under ``None``; empty without stored times."""
+    if stored.empty or "cell_seconds" not in stored.columns:
+        return {}
+    t = stored[["method", "cell_seconds"]].dropna()
+    return {**t.groupby("method")["cell_seconds"].mean().to_dict(), None: t["cell_seconds"].mean()} if len(t) else {}
 
 
 def _wins(best: pd.DataFrame, df: pd.DataFrame, profile: BenchProfile) -> str:

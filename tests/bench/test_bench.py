@@ -295,7 +295,24 @@ def test_the_report_lists_what_is_missing_and_why(rows, tmp_path, monkeypatch):
     todo = report.missing(prof)
     n_cells = sum(len(c) for c in cells(prof).values())
     assert todo.loc[todo["why"] == "not computed yet", "cells"].sum() == n_cells
+    assert todo["cpu_hours"].isna().all()  # no stored cell times to estimate from
     assert report.rows(prof).empty
+
+
+def test_the_missing_cells_compute_is_estimated_from_the_stored_cells_times(rows):
+    """A second seed's cells are missing: each method's estimate is their number times the mean stored wall time
+    of that unit and method's cells."""
+    import dataclasses
+
+    from dpgnn.bench import report
+
+    prof = dataclasses.replace(get_profile("test"), seeds=(0, 1))
+    stored = report.rows(get_profile("test")).drop_duplicates("config_hash")
+    todo = report.missing(prof).set_index(["unit", "method"])
+    for (unit, method), g in stored.groupby(["unit", "method"]):
+        row = todo.loc[(unit, method)]
+        assert row["why"] == "not computed yet" and row["cells"] == len(g)  # one seed more: as many cells again
+        assert row["cpu_hours"] == pytest.approx(len(g) * g["cell_seconds"].mean() / 3600) and row["cpu_hours"] > 0
 
 
 def test_the_readme_sentences_come_from_stored_rows(rows, tmp_path):
