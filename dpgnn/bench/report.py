@@ -276,10 +276,10 @@ def _wins(best: pd.DataFrame, df: pd.DataFrame, profile: BenchProfile) -> str:
     return ", ".join(parts)
 
 
-def conclusion(df: pd.DataFrame, profile: BenchProfile, stored: int, total: int) -> str:
-    """Two sentences on what the stored rows of ``profile`` conclude (``stored`` of ``total`` cells): per unit,
-    the method best under private tuning in most (dataset, ε) cells, and what the private search costs; said
-    plainly when no row is stored."""
+def conclusion(df: pd.DataFrame, profile: BenchProfile, stored: int, total: int, hours: float | None = None) -> str:
+    """Two sentences on what the stored rows of ``profile`` conclude (``stored`` of ``total`` cells; ``hours``: the
+    CPU hours the rest still needs, :func:`missing`): per unit, the method best under private tuning in most
+    (dataset, ε) cells, and what the private search costs; said plainly when no row is stored."""
     where = f"`results/{profile.folder}/bench/`"
     if df.empty or stored == 0:
         return (
@@ -291,6 +291,8 @@ def conclusion(df: pd.DataFrame, profile: BenchProfile, stored: int, total: int)
     private = df[df["tuning"] == "private"]
     sound = int((private["guarantee"] == "sound").sum())
     part = "" if stored == total else f"; {stored} of {total} cells stored, the rest not yet run"
+    if stored != total and hours is not None and not math.isnan(hours):
+        part += f", about {hours:.0f} CPU hours by the stored cells' times"
     first = (
         f"Under one protocol per privacy unit ({profile.name} profile: {len(profile.datasets)} dataset(s), "
         f"{len(profile.seeds)} seed(s), private tuning with the search inside ε{part}), the method most often "
@@ -318,7 +320,8 @@ def stored_conclusion(profile: BenchProfile, results: Path | None = None) -> str
     todo = cells(profile)
     stored = sum(len({config_hash(c) for c in todo[u]} & store.done(u)) for u in profile.units)
     total = sum(len(c) for c in todo.values())
-    return conclusion(rows(profile, root=results), profile, stored, total)
+    hours = missing(profile, results)["cpu_hours"].sum(min_count=1)
+    return conclusion(rows(profile, root=results), profile, stored, total, hours)
 
 
 def readme_block(root: Path) -> str:

@@ -328,5 +328,9 @@ def test_the_readme_sentences_come_from_stored_rows(rows, tmp_path):
     sound = int((df[df["tuning"] == "private"]["guarantee"] == "sound").sum())
     assert f"{sound} of {int((df['tuning'] == 'private').sum())} private rows are `sound`" in text
     assert f"{report.private_cost(df)['cost'].mean():+.1f} points on average" in text
+    assert "CPU hours" not in text  # every cell stored: nothing left to estimate
+    partial = report.conclusion(df, prof, len(df) - 1, len(df), hours=12.34)
+    assert f"{len(df) - 1} of {len(df)} cells stored, the rest not yet run, about 12 CPU hours" in partial
+    assert partial.count(". ") == 1
     empty = bench_block(tmp_path)  # a repository without bench rows: said plainly
     assert "no stored rows yet" in empty and "concludes nothing" in empty
