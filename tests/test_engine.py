@@ -462,3 +462,13 @@ def test_a_cpu_only_spec_runs_and_is_recorded_on_the_cpu_whatever_device_is_offe
         with pytest.raises(ValueError, match="CUDA is not available"):
             engine.execute(dataclasses.replace(spec, cpu_only=False), {}, {"x": 1}, "cuda")
     assert all(s.cpu_only for s in BENCH.values())
+
+
+def test_a_run_offered_a_gpu_says_which_grids_compute_on_the_cpu(root, capsys):
+    out = engine.run_specs([(dataclasses.replace(engine_toy.SPEC, cpu_only=True), {"n": 2})], "test", dry_run=True)
+    assert "on the CPU whatever the device" not in capsys.readouterr().out  # auto on a machine without a GPU
+    engine.run_specs(
+        [(dataclasses.replace(engine_toy.SPEC, cpu_only=True), {"n": 2})], "test", device="cuda", dry_run=True
+    )
+    text = capsys.readouterr().out
+    assert "on the CPU whatever the device (their cells never use a GPU): toy/grid" in text and len(out) == 1

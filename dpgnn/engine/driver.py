@@ -151,6 +151,9 @@ def run_specs(
     summary = summary_frame(targets, per_spec, stale)
     for line in summary_lines(summary, stale, force):
         print(line)
+    cpu = sorted({f"{s.paper}/{s.name}" for s, _ in pairs if s.cpu_only})
+    if cpu and device != "cpu" and (device != "auto" or _cuda()):
+        print(f"on the CPU whatever the device (their cells never use a GPU): {', '.join(cpu)}")
     if dry_run:
         return summary
 
@@ -167,6 +170,12 @@ def run_specs(
     for msg in outcome.failures:
         print(msg)
     return _final_summary(targets, per_spec, stale, copied, outcome.skipped)
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _resume_staged(targets: Mapping[tuple[str, str], Target]) -> None:
