@@ -5,7 +5,8 @@
 # lost, finished ones are stored) and copies every results CSV it wrote to $OUT/results/, from where
 # `python scripts/land_rows.py <files_at>` lands them in this checkout.
 #
-#   bash scripts/gpu_grid.sh bench --profile paper --set 'seeds=[0]' --workers-per-gpu 12
+#   bash scripts/gpu_grid.sh progap --profile paper --artifact table2 --workers-per-gpu 12
+#   DPGNN_GPU_GRID_DEVICE=cpu bash scripts/gpu_grid.sh bench --profile paper --workers 16   # CPU-only grids
 #
 # Environment: DPGNN_PYTHON (default python3), DPGNN_WHEELHOUSE (default .whl; its datasets/ folder is the data
 # mirror), DPGNN_GPU_CHECK_SITE (the --target folder, default /tmp/site: shared with gpu_check.sh),
