@@ -206,13 +206,15 @@ class ResultStore:
     def merge_from(self, other: ResultStore, artifact: str) -> int:
         """Append the rows of ``other``'s ``artifact`` whose cells (``config_hash``) this store lacks, as stored
         there (their text, versions and timestamps unchanged); returns the number of rows appended. Lands rows
-        computed elsewhere (a background worktree, a GPU machine) that may have started from an older copy."""
+        computed elsewhere (a background worktree, a GPU machine) that may have started from an older copy. Rows
+        without a config hash (an artifact computed whole and stored with :meth:`replace`, e.g. a table of ε) are
+        not cells: never merged, their artifact is recomputed from the merged rows instead."""
         done = self.done(artifact)
         rows = []
         for p in (other.archive_path(artifact), other.path(artifact)):
             if p.exists() and p.stat().st_size > 0:
                 with gzip.open(p, "rt", newline="") if p.suffix == ".gz" else open(p, newline="") as f:
-                    rows += [r for r in csv.DictReader(f) if r["config_hash"] not in done]
+                    rows += [r for r in csv.DictReader(f) if r.get("config_hash") and r["config_hash"] not in done]
         if rows:
             path = self.path(artifact)
             path.parent.mkdir(parents=True, exist_ok=True)

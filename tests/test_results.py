@@ -513,6 +513,10 @@ def test_merge_from_appends_only_the_cells_this_store_lacks_as_stored(tmp_path):
     before = main.path("edge").read_bytes()
     assert main.merge_from(gpu, "edge") == 0 and main.path("edge").read_bytes() == before
     assert main.merge_from(ResultStore("bench", "paper", root=tmp_path / "none"), "edge") == 0
+    # an artifact computed whole (no config hashes, stored with replace) is not merged row by row
+    for s in (main, gpu):
+        s.replace("eps", [dict(dataset="cora", method="m", setting="s", metric="epsilon", value=1.0)])
+    assert main.merge_from(gpu, "eps") == 0 and len(main.load("eps")) == 1
 
 
 def test_land_rows_merges_every_artifact_of_a_profile(tmp_path):
