@@ -55,6 +55,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_check_rows, beside this file
 from gpu_check_rows import Check, compare_rows, summary_line
+from repeats_race import write_table
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -710,17 +711,6 @@ def readme_block() -> str:
     return "\n".join(out) + "\n"
 
 
-def write_readme(readme: Path = ROOT / "benchmarks" / "README.md") -> None:
-    """:func:`readme_block` between the ``gpu_check`` markers of ``readme``."""
-    begin, end = "<!-- begin gpu_check -->", "<!-- end gpu_check -->"
-    body, text = readme.read_text(), readme_block()
-    if begin not in body or end not in body:
-        raise SystemExit(f"{readme} has no {begin} ... {end} block")
-    head, rest = body.split(begin, 1)
-    readme.write_text(f"{head}{begin}\n{text}{end}{rest.split(end, 1)[1]}")
-    print(text, end="")
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", type=int, default=6, help="first N cells of each artifact (0: all; default 6)")
@@ -784,8 +774,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.mirror_files or args.source_digest:
         print("\n".join(mirror_files()) if args.mirror_files else source_digest())
         return 0
-    if args.readme:
-        write_readme()
+    if args.readme:  # the block between the gpu_check markers of benchmarks/README.md, and results/gpu_check.md
+        write_table(RESULTS / "gpu_check.csv", readme_block, "gpu_check")
         return 0
     tmp = Path(tempfile.mkdtemp(prefix="gpu_check_"))  # the grids' stores and scratch, removed at the end
     os.environ["DPGNN_OUTPUT_ROOT"] = str(tmp / "scratch")  # never the repository's results/
