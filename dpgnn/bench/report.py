@@ -17,9 +17,11 @@ seed). ``private`` rows are the honest ones (ε includes the search); ``as_publi
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from dpgnn.bench.profiles import BenchProfile
@@ -33,6 +35,7 @@ __all__ = [
     "plot_which_method",
     "private_cost",
     "missing",
+    "cell_seconds",
     "conclusion",
     "stored_conclusion",
     "readme_block",
@@ -213,32 +216,28 @@ def missing(profile: BenchProfile, results: Path | None = None) -> pd.DataFrame:
     """What the profile's stored rows do not cover yet, and why: per unit and method, the cells not computed
     (``not computed yet``, or the dataset's files missing), the unit's methods the profile does not run, the
     registered methods the unit excludes, and the units outside the profile (``results``: the folder holding
-    ``<profile>/bench/``; default: the output root's ``results/``). ``cpu_hours``: for cells not computed yet, their
-    number times the mean wall time of the stored cells of the same unit and method (of the unit when the method
-    has none; NaN with none stored), the compute they still need on one core like the one that stored them."""
+    ``<profile>/bench/``; default: the output root's ``results/``). ``cpu_hours``: for cells not computed yet, the
+    sum of their estimated wall times (:func:`cell_seconds`), the compute they still need on one core like the one
+    that stored them."""
     from dpgnn.bench.runner import cells
     from dpgnn.results import ResultStore
     from dpgnn.utils import config_hash
 
     store = ResultStore("bench", profile.folder, results)
     skipped = dict(zip(store.skipped()["dataset"], store.skipped()["reason"]))
+    stored = {unit: store.load(unit).drop_duplicates("config_hash") for unit in profile.units}
+    seconds = cell_seconds(pd.concat([df.assign(unit=u) for u, df in stored.items()], ignore_index=True))
     out = []
     for unit, u in UNITS.items():
         if unit not in profile.units:
             out.append(dict(unit=unit, method="(all)", cells=0, why=f"unit not in the {profile.name} profile"))
             continue
-        stored = store.load(unit).drop_duplicates("config_hash")
-        done = set(stored["config_hash"].astype(str))
-        seconds = _cell_seconds(stored)
+        done = set(stored[unit]["config_hash"].astype(str))
         ran = profile.methods_of(unit)
         for c in cells(profile, units=[unit])[unit]:
             if config_hash(c) not in done:
                 why = f"dataset not here: {skipped[c['dataset']]}" if c["dataset"] in skipped else "not computed yet"
-                hours = (
-                    seconds.get(c["method"], seconds.get(None, math.nan)) / 3600
-                    if why == "not computed yet"
-                    else math.nan
-                )
+                hours = seconds(unit, c["method"], c["dataset"]) / 3600 if why == "not computed yet" else math.nan
                 out.append(dict(unit=unit, method=c["method"], cells=1, why=why, cpu_hours=hours))
         for m in u.methods + u.trivial + u.references:
             if m not in ran:
@@ -252,12 +251,43 @@ def missing(profile: BenchProfile, results: Path | None = None) -> pd.DataFrame:
     return df
 
 
-def _cell_seconds(stored: pd.DataFrame) -> dict[str | None, float]:
-    """Mean stored wall time of a cell per method, and of any cell under ``None``; empty without stored times."""
-    if stored.empty or "cell_seconds" not in stored.columns:
-        return {}
-    t = stored[["method", "cell_seconds"]].dropna()
-    return {**t.groupby("method")["cell_seconds"].mean().to_dict(), None: t["cell_seconds"].mean()} if len(t) else {}
+def cell_seconds(stored: pd.DataFrame) -> Callable[[str, str, str], float]:
+    """``seconds(unit, method, dataset)``: the estimated wall time of one more cell, from the ``cell_seconds`` of the
+    ``stored`` rows (columns ``unit``, ``method``, ``dataset``).
+
+    The mean of the stored cells of the same unit, method and dataset where there are some; else the method's
+    time scaled to the dataset by a log-additive fit over every stored (unit, method, dataset) mean,
+    ``log t = a(unit, method) + b(dataset)`` (so a method timed on Cora alone is scaled by how much longer the other
+    methods took on the dataset than on Cora); else, for a dataset with no stored cell, the method's mean; else the
+    unit's mean; NaN with no stored time at all."""
+    cols = ["unit", "method", "dataset", "cell_seconds"]
+    t = stored[cols].dropna() if set(cols) <= set(stored.columns) else pd.DataFrame(columns=cols)
+    t = t[t["cell_seconds"] > 0]
+    if t.empty:
+        return lambda unit, method, dataset: math.nan
+    pair = t.groupby(["unit", "method", "dataset"])["cell_seconds"].mean()
+    of_method = t.groupby(["unit", "method"])["cell_seconds"].mean()
+    of_unit = t.groupby("unit")["cell_seconds"].mean()
+    keys = sorted(set(zip(pair.index.get_level_values(0), pair.index.get_level_values(1))))
+    names = sorted(set(pair.index.get_level_values(2)))
+    design = np.zeros((len(pair), len(keys) + len(names)))
+    for i, (unit, method, dataset) in enumerate(pair.index):
+        design[i, keys.index((unit, method))] = 1.0
+        design[i, len(keys) + names.index(dataset)] = 1.0
+    coef = np.linalg.lstsq(design, np.log(pair.to_numpy()), rcond=None)[0]
+    a = dict(zip(keys, coef[: len(keys)]))
+    b = dict(zip(names, coef[len(keys) :]))
+
+    def seconds(unit: str, method: str, dataset: str) -> float:
+        if (unit, method, dataset) in pair.index:
+            return float(pair[(unit, method, dataset)])
+        if (unit, method) in a and dataset in b:
+            return float(np.exp(a[(unit, method)] + b[dataset]))
+        if (unit, method) in of_method.index:
+            return float(of_method[(unit, method)])
+        return float(of_unit.get(unit, math.nan))
+
+    return seconds
 
 
 def _wins(best: pd.DataFrame, df: pd.DataFrame, profile: BenchProfile) -> str:

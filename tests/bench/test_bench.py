@@ -315,6 +315,33 @@ def test_the_missing_cells_compute_is_estimated_from_the_stored_cells_times(rows
         assert row["cpu_hours"] == pytest.approx(len(g) * g["cell_seconds"].mean() / 3600) and row["cpu_hours"] > 0
 
 
+def test_a_cells_time_is_scaled_to_a_dataset_its_method_has_not_run_on():
+    """Stored pair means are kept; a method timed on one dataset alone takes the other methods' time ratio to a
+    second dataset (exact here: every time is a product of a method factor and a dataset factor); a dataset never
+    timed falls back to the method's mean, a method never timed to its unit's, nothing stored to NaN."""
+    from dpgnn.bench.report import cell_seconds
+
+    method = {("edge", "a"): 10.0, ("edge", "b"): 3.0, ("node", "c"): 50.0}
+    dataset = {"small": 1.0, "big": 8.0}
+    stored = pd.DataFrame(
+        [
+            dict(unit=u, method=m, dataset=d, cell_seconds=t * dataset[d] * k)
+            for (u, m), t in method.items()
+            for d in dataset
+            if (m, d) != ("c", "big")
+            for k in (0.5, 1.5)  # two cells each: the pair's mean is t · f
+        ]
+    )
+    seconds = cell_seconds(stored)
+    assert seconds("edge", "a", "big") == pytest.approx(80.0)  # stored pair
+    assert seconds("node", "c", "big") == pytest.approx(400.0)  # scaled from "small" by the others' ratio 8
+    assert seconds("node", "c", "unseen") == pytest.approx(50.0)  # method mean over its stored cells
+    assert seconds("node", "new", "small") == pytest.approx(50.0)  # the unit's mean
+    assert math.isnan(seconds("ldp-labels", "rr", "small"))  # no stored time in the unit
+    assert math.isnan(cell_seconds(stored.drop(columns="cell_seconds"))("edge", "a", "big"))
+    assert math.isnan(cell_seconds(stored.iloc[:0])("edge", "a", "big"))
+
+
 def test_the_readme_sentences_come_from_stored_rows(rows, tmp_path):
     from dpgnn.bench import report
     from dpgnn.readme import bench_block
