@@ -13,7 +13,10 @@ clipped gradient sums at once, without ``vmap``:
 - one backward pass of the summed per-root losses gives each row's output gradient at every layer (a row belongs
   to one root, so they are the per-root ones); each root's gradient is then a sum of outer products over its rows
   (the first layer's from the sparse feature rows when the features are sparse), clipped to ``C`` per root and
-  summed per seed.
+  summed per seed. The first layer's per-root gradients are never formed where a subgraph has few rows: a root's
+  squared norm is ``Σ (δ δ^T) ⊙ (X_v X_v^T)`` with its rows' Gram matrix computed once per seed (a root's rows are
+  fixed by its seed's degree-bounded graph), and the clipped sum is one product of ``X^T`` with the factor-weighted
+  ``δ`` summed per node.
 
 Randomness stays per seed, drawn as the sequential run draws it: the global stream seeded with the seed's init
 seed builds its model, and its own generator gives every step's roots (one ``randperm``) and then its noise (one
@@ -46,22 +49,47 @@ from dpgnn.methods.progap import ProGAPResult
 from dpgnn.train import NoisyStep
 from dpgnn.utils import resolve_device
 
-__all__ = ["StackedDPGNN", "train_dp_gnn_repeats", "SPARSE_FEATURES"]
+__all__ = ["StackedDPGNN", "train_dp_gnn_repeats", "SPARSE_FEATURES", "GRAM_ROWS", "GRAM_ELEMENTS"]
 
 #: features with at most this fraction of nonzeros take the sparse path of the first layer (one-hot attributes)
 SPARSE_FEATURES = 0.05
+#: the first layer's per-root gradient norms come from precomputed Gram matrices of each subgraph's feature rows
+#: when a subgraph has at most this many rows (root and ``D`` neighbours) ...
+GRAM_ROWS = 32
+#: ... and the seeds' Gram matrices hold at most this many numbers (``R · N · (D + 1)²``; 256 MiB of float32)
+GRAM_ELEMENTS = 2**26
 
 
 class _Features:
     """The padded features ``[N + 1, F]`` (the last row all zero: the padding neighbour), dense and, when sparse
-    enough (:data:`SPARSE_FEATURES`), as CSR too."""
+    enough (:data:`SPARSE_FEATURES`), as CSR too; with :meth:`use_gram`, each root's Gram matrix of its rows."""
 
     def __init__(self, x: Tensor) -> None:
         self.dense = torch.cat([x, x.new_zeros(1, x.size(1))])
         self.sparse = self.dense.to_sparse_csr() if bool((x != 0).float().mean() <= SPARSE_FEATURES) else None
+        self.dense_t = self.dense.t() if self.sparse is None else self.dense.t().to_sparse_csr()  # [F, N + 1]
         if self.sparse is not None:
-            self.sparse_t = self.dense.t().to_sparse_csr()  # [F, N + 1]
             self.binary = bool((self.sparse.values() == 1).all())
+        self.gram: Tensor | None = None
+
+    def use_gram(self, table: Tensor) -> bool:
+        """Precompute, per seed and node, the Gram matrix ``X_v X_v^T`` of the feature rows ``X_v`` of the node's
+        subgraph (the node, then its row of ``table`` ``[R, N, D]``, padding ``N``), when they hold at most
+        :data:`GRAM_ELEMENTS` numbers and a subgraph at most :data:`GRAM_ROWS` rows; whether it did. A root's
+        squared gradient norm at the first layer is then ``Σ (δ δ^T) ⊙ X_v X_v^T`` (:meth:`root_gradients`)."""
+        r, n, d = table.shape
+        j, f = d + 1, self.dense.size(1)
+        if j > GRAM_ROWS or r * n * j * j > GRAM_ELEMENTS:
+            return False
+        rows = torch.cat([torch.arange(n, device=table.device).view(1, n, 1).expand(r, n, 1), table], dim=-1)
+        gram = self.dense.new_empty(r, n, j, j)
+        chunk = max(1, 2**22 // (j * f))  # nodes per product: their feature rows hold about 4M numbers
+        for s in range(r):
+            for lo in range(0, n, chunk):
+                a = self.dense[rows[s, lo : lo + chunk]]
+                torch.bmm(a, a.transpose(1, 2), out=gram[s, lo : lo + chunk])
+        self.gram = gram
+        return True
 
     def product(self, weight: Tensor, bias: Tensor) -> Tensor:
         """``x W_r^T + b_r`` for every seed: node-major ``[N + 1, R, out]`` (``weight`` ``[R, out, F]``)."""
@@ -73,9 +101,20 @@ class _Features:
 
     def root_gradients(self, delta: Tensor, idx: Tensor) -> tuple[Tensor, Callable[[Tensor], Tensor]]:
         """The first layer's per-root weight gradients ``G_i = Σ_j δ_ij x_{idx_ij}^T`` from the rows' output
-        gradients ``delta`` ``[R, B, J, out]`` and node ids ``idx`` ``[R, B, J]``: their squared norms ``[R, B]``
-        and a function of the clipping factors ``c`` ``[R, B]`` giving ``Σ_i c_i G_i`` ``[R, out, F]``."""
+        gradients ``delta`` ``[R, B, J, out]`` and node ids ``idx`` ``[R, B, J]`` (each root, then its row of the
+        table given to :meth:`use_gram`, if used): their squared norms ``[R, B]`` and a function of the clipping
+        factors ``c`` ``[R, B]`` giving ``Σ_i c_i G_i`` ``[R, out, F]``."""
         r, b, j, o = delta.shape
+
+        def weighted_sum(c: Tensor) -> Tensor:  # Σ_i c_i G_i = X^T S, S[v] = Σ of c_i δ_ij over the rows of node v
+            n = self.dense.size(0)
+            rows = (idx * r + torch.arange(r, device=idx.device).view(r, 1, 1)).reshape(-1)
+            node_sums = delta.new_zeros(n * r, o).index_add_(0, rows, (delta * c.view(r, b, 1, 1)).reshape(-1, o))
+            return (self.dense_t @ node_sums.view(n, r * o)).view(-1, r, o).permute(1, 2, 0).contiguous()
+
+        if self.gram is not None:
+            gram = self.gram[torch.arange(r, device=idx.device).view(r, 1), idx[:, :, 0]]  # [R, B, J, J]
+            return (delta @ delta.transpose(-1, -2) * gram).sum((-2, -1)), weighted_sum
         f = self.dense.size(1)
         if self.sparse is None:
             out = delta.new_empty(r, b, o, f)
@@ -98,13 +137,6 @@ class _Features:
             )
             sq[s] = torch.einsum("bk,bk->b", buf.view(b, -1), buf.view(b, -1))
             buf.zero_()
-
-        def weighted_sum(c: Tensor) -> Tensor:  # Σ_i c_i G_i = X^T S, S[v] = Σ of c_i δ_ij over the rows of node v
-            n = self.dense.size(0)
-            rows = (idx * r + torch.arange(r, device=idx.device).view(r, 1, 1)).reshape(-1)
-            node_sums = delta.new_zeros(n * r, o).index_add_(0, rows, (delta * c.view(r, b, 1, 1)).reshape(-1, o))
-            return torch.sparse.mm(self.sparse_t, node_sums.view(n, r * o)).view(f, r, o).permute(1, 2, 0).contiguous()
-
         return sq, weighted_sum
 
 
@@ -279,6 +311,7 @@ def train_dp_gnn_repeats(
     adjs = [g[2] for g in graphs]
     x, y = data.x.to(dev).float(), data.y.to(dev)
     feats = _Features(x)
+    feats.use_gram(tables[0])
     model = StackedDPGNN([init_model(cfg, x.size(1), int(data.y.max()) + 1, s, dev) for s in seeds])
     gens = [noise_generator(s, dev) for s in seeds]
     step = _epoch_step(model, setup, feats, tables, y, cfg, gens)

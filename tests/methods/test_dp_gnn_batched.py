@@ -54,17 +54,44 @@ def _differences(seq, bat) -> list[str]:
     return diffs
 
 
+@pytest.mark.parametrize("gram", [True, False], ids=["gram", "no-gram"])
 @pytest.mark.parametrize("path", ["dense", "sparse", "sparse-binary"])
-def test_dp_gnn_repeats_equal_each_seeds_sequential_run(graph, binary_graph, path, monkeypatch):
+def test_dp_gnn_repeats_equal_each_seeds_sequential_run(graph, binary_graph, path, gram, monkeypatch):
     data = binary_graph if path == "sparse-binary" else graph
     monkeypatch.setattr(DR, "SPARSE_FEATURES", 0.0 if path == "dense" else 1.0)
+    monkeypatch.setattr(DR, "GRAM_ROWS", DR.GRAM_ROWS if gram else 0)
     assert (DR._Features(data.x).sparse is None) == (path == "dense")
+    table = torch.randint(0, data.num_nodes + 1, (len(SEEDS), data.num_nodes, 6))
+    assert DR._Features(data.x).use_gram(table) == gram
     cfg = D.DPGNNConfig(epsilon=16.0, epochs=3, batch_size=64, max_degree=6, hidden=8)
     seq = [D.train_dp_gnn(data, cfg, seed=s, device="cpu") for s in SEEDS]
     bat = DR.train_dp_gnn_repeats(data, cfg, SEEDS, device="cpu")
     assert [_differences(a, b) for a, b in zip(seq, bat)] == [[], [], []]
     # the comparison tells one seed's run from another's
     assert all(_differences(a, bat[(i + 1) % len(SEEDS)]) for i, a in enumerate(seq))
+
+
+@pytest.mark.parametrize("sparse", [True, False], ids=["sparse", "dense"])
+def test_the_gram_norms_and_sums_equal_the_materialised_per_root_gradients(binary_graph, sparse, monkeypatch):
+    """Each root's first-layer gradient ``Σ_j δ_j x_j^T``, built one root at a time: its squared norm and the
+    clipped-factor sum equal what the Gram path returns, padding rows and repeated neighbours included."""
+    monkeypatch.setattr(DR, "SPARSE_FEATURES", 1.0 if sparse else 0.0)
+    x = binary_graph.x
+    n, r, b, d, o = x.size(0), 2, 16, 5, 3
+    gen = torch.Generator().manual_seed(0)
+    table = torch.randint(0, n + 1, (r, n, d), generator=gen)  # padding index n, repeats allowed
+    feats = DR._Features(x)
+    assert feats.use_gram(table)
+    roots = torch.stack([torch.randperm(n, generator=gen)[:b] for _ in range(r)])
+    idx = torch.cat([roots.unsqueeze(-1), table[torch.arange(r).view(r, 1), roots]], dim=-1)
+    delta = torch.randn(r, b, d + 1, o, generator=gen, dtype=torch.float64).float()
+    c = torch.rand(r, b, generator=gen)
+    sq, weighted_sum = feats.root_gradients(delta, idx)
+    rows = torch.cat([x, x.new_zeros(1, x.size(1))])
+    per_root = torch.stack([torch.stack([delta[s, i].t() @ rows[idx[s, i]] for i in range(b)]) for s in range(r)])
+    assert torch.allclose(sq, per_root.pow(2).sum((-2, -1)), rtol=1e-5)
+    assert torch.allclose(weighted_sum(c), (c.view(r, b, 1, 1) * per_root).sum(1), atol=1e-5)
+    assert not DR._Features(x).use_gram(torch.zeros(r, n, DR.GRAM_ROWS, dtype=torch.long))  # too many rows
 
 
 def test_dp_gnn_repeats_draw_each_seeds_own_stream(graph, monkeypatch):
