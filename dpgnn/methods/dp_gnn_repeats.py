@@ -46,13 +46,12 @@ from dpgnn.methods.dp_gnn import (
     seed_graph,
 )
 from dpgnn.methods.progap import ProGAPResult
+from dpgnn.nn.progap import SPARSE_FEATURES
 from dpgnn.train import NoisyStep
 from dpgnn.utils import resolve_device
 
 __all__ = ["StackedDPGNN", "train_dp_gnn_repeats", "SPARSE_FEATURES", "GRAM_ROWS", "GRAM_ELEMENTS"]
 
-#: features with at most this fraction of nonzeros take the sparse path of the first layer (one-hot attributes)
-SPARSE_FEATURES = 0.05
 #: the first layer's per-root gradient norms come from precomputed Gram matrices of each subgraph's feature rows
 #: when a subgraph has at most this many rows (root and ``D`` neighbours) ...
 GRAM_ROWS = 32

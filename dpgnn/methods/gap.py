@@ -46,7 +46,7 @@ from dpgnn.methods.progap import (
     train_stage,
 )
 from dpgnn.metrics import split_accuracy
-from dpgnn.nn.progap import MLP, StageModel
+from dpgnn.nn.progap import MLP, StageModel, sparse_rows
 from dpgnn.privacy.progap import check_level as _level
 from dpgnn.privacy.validation import check_fraction as _delta
 from dpgnn.privacy.validation import check_int as _int
@@ -170,12 +170,13 @@ def train_gap(
     c = int(data.y.max()) + 1
     # 1. encoder
     enc = encoder(cfg, x.size(1), c, norm, dev)
+    x0 = sparse_rows(x) if dp is None else x  # full-batch steps read every row (see train_progap)
     enc, hist = train_stage(
-        enc, [x], y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=0, canary=canary
+        enc, [x0], y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=0, canary=canary
     )
     enc.eval()
     with torch.no_grad():
-        xs = [F.normalize(enc.embed(x), dim=-1)]
+        xs = [F.normalize(enc.embed(x0), dim=-1)]
     # 2. aggregations, computed once
     nap = NAP(edge_index, data.num_nodes, ledger["sigma_nap"], generator=gen, device=dev)
     with torch.no_grad():

@@ -42,7 +42,7 @@ from dpgnn.methods.progap import (
     train_stage,
 )
 from dpgnn.metrics import split_accuracy
-from dpgnn.nn.progap import MLP, SAGEClassifier, StageModel
+from dpgnn.nn.progap import MLP, SAGEClassifier, StageModel, sparse_rows
 from dpgnn.privacy.guarantee import AS_PUBLISHED, statement
 from dpgnn.privacy.validation import check_int as _int
 from dpgnn.privacy.validation import check_positive as _pos
@@ -150,6 +150,7 @@ def train_mlp(
     dp = DPSettings(ledger["noise_multiplier"], batch_size, clip) if level == "node" else None
     x, y = data.x.to(dev).float(), data.y.to(dev)
     model = mlp_model(x.size(1), hidden, layers, int(data.y.max()) + 1, dp is not None, dev)
+    x = sparse_rows(x) if dp is None else x  # full-batch steps read every row (see train_progap)
     model, hist = train_stage(model, [x], y, masks, epochs=epochs, lr=lr, dp=dp, generator=gen, canary=canary)
     acc = split_accuracy(predict(model, x), y, masks)
     return ProGAPResult(
@@ -193,6 +194,7 @@ def train_sage(
     model = SAGEClassifier(
         x.size(1), hidden, int(data.y.max()) + 1, layers=layers, base_layers=_int(base_layers, "base_layers", 1)
     ).to(dev)
+    x = sparse_rows(x)  # the base MLP reads every row at every step
     opt = torch.optim.Adam(model.parameters(), lr=_pos(lr, "lr"))
     tr = masks["train"]
     watched = {"train": tr, "val": masks["val"]}

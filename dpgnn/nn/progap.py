@@ -10,6 +10,8 @@
   opacus fixer): per-sample normalisation, so per-sample gradients stay those of independent samples.
 - :class:`GhostClipper` / :func:`clipped_grad_sum`: the DP-SGD step's ``Σ_i clip_C(∇ℓ_i)`` of a :class:`StageModel`
   by ghost norms, without materialising per-sample gradients (equal to opacus' per-sample clipping, tested).
+- :func:`sparse_rows`: one-hot-like node features as a sparse COO tensor, which :class:`MLP`, :class:`StageModel`
+  and :class:`SAGEClassifier` take as input (a first linear layer then costs a fraction of the dense product).
 
 Every module here takes tensors of independent rows (no message passing): the graph only enters through the
 cached, already privatised aggregates, which is what makes per-sample clipping (opacus, or the exact ghost norms
@@ -33,10 +35,25 @@ __all__ = [
     "batchnorm_to_groupnorm",
     "GhostClipper",
     "clipped_grad_sum",
+    "sparse_rows",
     "ACTIVATIONS",
+    "SPARSE_FEATURES",
 ]
 
 ACTIVATIONS = {"selu": nn.SELU, "relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU}
+
+#: node features with at most this fraction of nonzeros are held sparse (one-hot attributes)
+SPARSE_FEATURES = 0.05
+
+
+def sparse_rows(x: Tensor) -> Tensor:
+    """``x`` ``[N, F]`` as a coalesced sparse COO tensor when at most :data:`SPARSE_FEATURES` of it is nonzero,
+    else ``x`` itself. A ``Linear`` on it (``F.linear``), its weight gradient and ``index_select(0, rows)`` take
+    it as they take the dense rows, equal up to float rounding: the full-batch (non-private) stages of ProGAP, GAP
+    and the MLP baselines train on it; node-level DP steps gather their rows from the dense matrix."""
+    if x.is_sparse or x.dim() != 2 or x.numel() == 0 or bool((x != 0).float().mean() > SPARSE_FEATURES):
+        return x
+    return x.to_sparse_coo().coalesce()
 
 
 class MLP(nn.Module):

@@ -93,7 +93,7 @@ def train_stage(
 
     if dp is None:
         opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
-        x_train, y_train = [x[train_idx] for x in xs], y[train_idx]  # full batch: gathered once per stage
+        x_train, y_train = [x.index_select(0, train_idx) for x in xs], y[train_idx]  # full batch: gathered once
         step = GradientStep(opt, lambda epoch: F.cross_entropy(model(*x_train), y_train))
         fitted = fit(model, step, evaluate, epochs=epochs, monitor="val", mode="max", keep_initial=True)
         return model, _stage_history(fitted, stage)
