@@ -1,9 +1,9 @@
 """What the batched-repeats benchmarks share (``batched_repeats.py``, ``progap_repeats.py``, ``drw_repeats.py``,
 ``lpgcn_repeats.py``, ``privgnn_students.py``): the race of a method's sequential loop against its batched run, on
 both clocks, and the CSV, markdown table and README block their rows go to. Imported by those scripts as a sibling
-module (``python benchmarks/<script>.py`` puts this folder on the import path); ``engine_scaling.py`` and
-``notebook_startup.py`` use its CSV and README helpers (:func:`store`, :func:`read_rows`, :func:`write_table`),
-which is why torch and pandas are imported only by the functions that need them.
+module (``python benchmarks/<script>.py`` puts this folder on the import path); ``engine_scaling.py``,
+``notebook_startup.py`` and ``sparse_features.py`` use its CSV and README helpers (:func:`store`, :func:`read_rows`,
+:func:`write_table`), which is why torch and pandas are imported only by the functions that need them.
 
 A race script's ``marker`` names its CSV ``results/<marker>.csv``, its table ``results/<marker>.md`` and its
 README block. The script is built from these pieces:

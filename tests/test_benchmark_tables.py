@@ -18,6 +18,7 @@ TABLES = (
     "progap_repeats",
     "engine_scaling",
     "notebook_startup",
+    "sparse_features",
 )
 
 
