@@ -36,6 +36,8 @@ class SplitFeatures:
         self.rest_t = to_csr(rest.t())
         self.shape = tuple(x.shape)
         self._memo: tuple | None = None
+        self._base_sq = float(self.base @ self.base)
+        self._rest_base = self.rest @ self.base if self._base_sq else None  # r_v · base per node
 
     def matmul(self, w: Tensor) -> Tensor:
         """``x @ w`` for ``w`` of shape ``(d, k)``. The last product is kept while ``w`` is unchanged (same storage,
@@ -52,6 +54,37 @@ class SplitFeatures:
     def tmatmul(self, v: Tensor) -> Tensor:
         """``xᵀ @ v`` for ``v`` of shape ``(N, k)``."""
         return self.rest_t @ v + torch.outer(self.base, v.sum(0))
+
+    def gram(self, nodes: Tensor) -> Tensor:
+        """``X_i X_iᵀ`` ``[B, S, S]`` for the rows ``X_i`` of each row of ``nodes`` ``[B, S]`` (node ids; ``-1`` is
+        padding, whose row and column are zero), without gathering the dense rows: ``x_a · x_b = ‖base‖² +
+        r_a · base + r_b · base + r_a · r_b``, the last a sum over the features that two rows of one subgraph both
+        hold (each such group of ``k`` entries gives ``k²`` products)."""
+        b, s = nodes.shape
+        dev = nodes.device
+        valid = nodes >= 0
+        v = nodes.clamp(min=0).reshape(-1)
+        crow, col, val = self.rest.crow_indices(), self.rest.col_indices(), self.rest.values()
+        count = (crow[v + 1] - crow[v]) * valid.reshape(-1)
+        row = torch.repeat_interleave(torch.arange(v.numel(), device=dev), count)  # entry → its row b·S + slot
+        pos = crow[v][row] + torch.arange(row.numel(), device=dev) - (torch.cumsum(count, 0) - count)[row]
+        key, order = torch.sort((row // s) * self.shape[1] + col[pos], stable=True)  # (subgraph, feature)
+        row, x = row[order], val[pos][order]
+        size = torch.unique_consecutive(key, return_counts=True)[1]
+        group = torch.repeat_interleave(torch.arange(size.numel(), device=dev), size)  # entry → its group
+        reps = size[group]  # entry → its group's size: one product with every entry of the group
+        left = torch.repeat_interleave(torch.arange(row.numel(), device=dev), reps)
+        right = (torch.cumsum(size, 0) - size)[group[left]] + (
+            torch.arange(left.numel(), device=dev) - (torch.cumsum(reps, 0) - reps)[left]
+        )
+        a, c = row[left], row[right]
+        out = val.new_zeros(b * s * s).index_add_(0, (a // s) * s * s + (a % s) * s + c % s, x[left] * x[right])
+        out = out.view(b, s, s)
+        if self._rest_base is not None:
+            rb = self._rest_base[v].view(b, s) * valid
+            pair = (valid.unsqueeze(-1) & valid.unsqueeze(-2)).to(out.dtype)
+            out = out + (self._base_sq + rb.unsqueeze(-1) + rb.unsqueeze(-2)) * pair
+        return out
 
 
 class _Stack(nn.Module):

@@ -91,9 +91,10 @@ def test_ghost_clipped_sum_equals_clipping_the_per_subgraph_grads(data, kind, la
     assert list(got) == list(want)
     for k in want:
         torch.testing.assert_close(got[k], want[k], rtol=1e-9, atol=1e-12)
-    # first layer over split features (x Wᵀ gathered, Gram matrices of xb, xᵀ V for the weight sum)
+    # first layer over split features (x Wᵀ gathered, Gram matrices from the sparse rest, xᵀ V for the weight sum;
+    # the dense rows are not read)
     sp = D.clipped_grad_sum(
-        model, xb, ab, yb, thr, multilabel, split=SplitFeatures(data.x.double()), nodes=subs.nodes[idx]
+        model, None, ab, yb, thr, multilabel, split=SplitFeatures(data.x.double()), nodes=subs.nodes[idx]
     )
     for k in want:
         torch.testing.assert_close(sp[k], want[k], rtol=1e-9, atol=1e-12)
@@ -102,6 +103,27 @@ def test_ghost_clipped_sum_equals_clipping_the_per_subgraph_grads(data, kind, la
     b = D.clip_and_noise(g, thr, 2.0, torch.Generator().manual_seed(5))
     for k in want:
         torch.testing.assert_close(a[k], b[k], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("features", ["words", "standardised words", "continuous"])
+def test_split_features_gram_equals_the_gram_of_the_gathered_rows(features):
+    """Padding rows and columns are zero, a node twice in a subgraph counts twice, and the column modes (nonzero
+    for standardised words) enter every valid pair."""
+    gen = torch.Generator().manual_seed(0)
+    words = (torch.rand(200, 30, generator=gen) < 0.1).double()
+    x = {
+        "words": words,
+        "standardised words": (words - words.mean(0)) / words.std(0),
+        "continuous": torch.randn(200, 30, generator=gen, dtype=torch.float64),
+    }[features]
+    nodes = torch.randint(-1, 200, (25, 6), generator=gen)
+    nodes[:, 0] = torch.randint(0, 200, (25,), generator=gen)
+    nodes[0, 3] = nodes[0, 1]
+    nodes[1] = -1
+    rows = x[nodes.clamp(min=0)] * (nodes >= 0).unsqueeze(-1)
+    got = SplitFeatures(x).gram(nodes)
+    torch.testing.assert_close(got, torch.bmm(rows, rows.transpose(1, 2)), rtol=1e-12, atol=1e-10)
+    assert not got[1].any() and got[0, 1, 1] == got[0, 3, 3] == got[0, 1, 3] > 0
 
 
 @pytest.mark.parametrize("bag_of_words", [False, True])

@@ -312,8 +312,10 @@ class _Run:
         return self.subs[0], self.batches.pick(self.subs[0])
 
     def draw(self, t: int):
-        """Step ``t``'s batch (:meth:`pick`): dense inputs, root labels, node ids."""
-        return self.batches.inputs(*self.pick(t))
+        """Step ``t``'s batch (:meth:`pick`): dense inputs, root labels, node ids (the features None where the ghost
+        path reads the first layer from :class:`~dpgnn.nn.drw.SplitFeatures`)."""
+        features = self.split is None or self.cfg.per_sample != "ghost"
+        return self.batches.inputs(*self.pick(t), features=features)
 
     def update(self, sums: dict[str, Tensor]) -> None:
         """Noise and Adam from the step's clipped sums (the audit hook, if any, around the noise)."""
@@ -393,10 +395,12 @@ class _SubgraphBatches:
         """``B`` indices into ``s``, uniformly without replacement."""
         return torch.as_tensor(self.rng.choice(s.num_subgraphs, size=self.batch, replace=False))
 
-    def inputs(self, s: Subgraphs, idx: Tensor):
-        """The subgraphs ``idx`` of ``s`` as dense inputs, root labels and node ids."""
+    def inputs(self, s: Subgraphs, idx: Tensor, *, features: bool = True):
+        """The subgraphs ``idx`` of ``s`` as dense inputs (no features without ``features``), root labels and node
+        ids."""
         dev = self.dev
-        xb, ab = dense_subgraph_inputs(self.x, Subgraphs(s.nodes.to(dev), s.adj.to(dev)), idx.to(dev))
+        subs = Subgraphs(s.nodes.to(dev), s.adj.to(dev))
+        xb, ab = dense_subgraph_inputs(self.x, subs, idx.to(dev), features=features)
         return xb, ab, self.y[s.nodes[idx, 0].to(dev)], s.nodes[idx].to(dev)
 
 

@@ -17,12 +17,16 @@ from dpgnn.nn.drw import SplitFeatures
 from dpgnn.privacy.validation import check_positive as _positive
 
 
-def dense_subgraph_inputs(x: Tensor, subs: Subgraphs, index: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    """Padded features [B, S, F] and per-subgraph ``D^{-1/2}(A+I)D^{-1/2}`` [B, S, S] (padding rows/cols zero)."""
+def dense_subgraph_inputs(
+    x: Tensor, subs: Subgraphs, index: Tensor | None = None, *, features: bool = True
+) -> tuple[Tensor | None, Tensor]:
+    """Padded features [B, S, F] (None without ``features``: the first layer over
+    :class:`~dpgnn.nn.drw.SplitFeatures` reads node ids instead) and per-subgraph ``D^{-1/2}(A+I)D^{-1/2}``
+    [B, S, S] (padding rows/cols zero)."""
     nodes = subs.nodes if index is None else subs.nodes[index]
     adj = subs.adj if index is None else subs.adj[index]
     mask = nodes >= 0
-    xb = x[nodes.clamp(min=0)] * mask.unsqueeze(-1).to(x.dtype)
+    xb = x[nodes.clamp(min=0)] * mask.unsqueeze(-1).to(x.dtype) if features else None
     a = adj.to(x.dtype) + torch.diag_embed(mask.to(x.dtype))
     deg = a.sum(-1)
     dinv = torch.where(deg > 0, deg.pow(-0.5), torch.zeros_like(deg))
@@ -113,7 +117,7 @@ def clip_and_noise(
 
 def clipped_grad_sum(
     model: nn.Module,
-    xb: Tensor,
+    xb: Tensor | None,
     ab: Tensor,
     yb: Tensor,
     thresholds: dict[str, float],
@@ -132,17 +136,18 @@ def clipped_grad_sum(
     the clipped sum is one product ``(c ⊙ g)ᵀ a`` over all rows. Per step this costs about one extra forward
     instead of ``B`` stored ``d_out × d_in`` gradients (the first layer's are ``3703 × 512`` on CiteSeer).
 
-    ``split`` (the full feature matrix as :class:`SplitFeatures`) with ``nodes`` (``[B, S]`` node ids of ``xb``'s
-    rows, ``-1`` = padding) makes the first layer sparse too: ``X_i Wᵀ`` is gathered from ``x Wᵀ`` (computed over
-    the sparse rest), ``a_i a_iᵀ = Â_i X_i X_iᵀ Â_iᵀ`` comes from the ``S × S`` Gram matrices of ``xb``, and the
-    weight sum ``Σ_i (Â_iᵀ c_i g_i)ᵀ X_i`` is ``xᵀ V`` with ``V`` the rows of all subgraphs added up per node.
+    ``split`` (the full feature matrix as :class:`SplitFeatures`) with ``nodes`` (``[B, S]`` node ids of the
+    subgraphs' rows, ``-1`` = padding) makes the first layer sparse too, and ``xb`` is not read (it may be None):
+    ``X_i Wᵀ`` is gathered from ``x Wᵀ`` (computed over the sparse rest), ``a_i a_iᵀ = Â_i X_i X_iᵀ Â_iᵀ`` comes from
+    the ``S × S`` Gram matrices of the rows (:meth:`SplitFeatures.gram`, from the sparse rest), and the weight sum
+    ``Σ_i (Â_iᵀ c_i g_i)ᵀ X_i`` is ``xᵀ V`` with ``V`` the rows of all subgraphs added up per node.
     """
     lins = list(model.lins)
     h = xb
     inputs, outputs = [], []
     for i, lin in enumerate(lins):
         if i == 0 and split is not None:
-            mask = (nodes >= 0).unsqueeze(-1).to(xb.dtype)
+            mask = (nodes >= 0).unsqueeze(-1).to(ab.dtype)
             xw = split.matmul(lin.weight.detach().T)[nodes.clamp(min=0)] * mask
             z = ((torch.bmm(ab, xw) if model.propagate else xw) + lin.bias.detach()).requires_grad_()
             inputs.append(None)
@@ -164,7 +169,7 @@ def clipped_grad_sum(
     for i, (a, g) in enumerate(zip(inputs, grads)):
         kw, kb = names[2 * i], names[2 * i + 1]
         if a is None:  # first layer over split features
-            gram = torch.bmm(xb, xb.transpose(1, 2))
+            gram = split.gram(nodes).to(ab.dtype)
             aa = torch.bmm(torch.bmm(ab, gram), ab.transpose(1, 2)) if model.propagate else gram
         else:
             aa = torch.bmm(a, a.transpose(1, 2))
