@@ -47,11 +47,14 @@ SPARSE_FEATURES = 0.05
 
 
 def sparse_rows(x: Tensor) -> Tensor:
-    """``x`` ``[N, F]`` as a coalesced sparse COO tensor when at most :data:`SPARSE_FEATURES` of it is nonzero,
-    else ``x`` itself. A ``Linear`` on it (``F.linear``), its weight gradient and ``index_select(0, rows)`` take
-    it as they take the dense rows, equal up to float rounding: the full-batch (non-private) stages of ProGAP, GAP
-    and the MLP baselines train on it; node-level DP steps gather their rows from the dense matrix."""
-    if x.is_sparse or x.dim() != 2 or x.numel() == 0 or bool((x != 0).float().mean() > SPARSE_FEATURES):
+    """``x`` ``[N, F]`` as a coalesced sparse COO tensor when it is on the CPU and at most :data:`SPARSE_FEATURES`
+    of it is nonzero, else ``x`` itself (a GPU multiplies the dense matrix fast). A ``Linear`` on it
+    (``F.linear``), its weight gradient and ``index_select(0, rows)`` take it as they take the dense rows, equal up
+    to float rounding: the full-batch (non-private) stages of ProGAP, GAP and the MLP baselines train on it;
+    node-level DP steps gather their rows from the dense matrix."""
+    if x.is_sparse or x.device.type != "cpu" or x.dim() != 2 or x.numel() == 0:
+        return x
+    if bool((x != 0).float().mean() > SPARSE_FEATURES):
         return x
     return x.to_sparse_coo().coalesce()
 
