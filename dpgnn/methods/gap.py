@@ -170,7 +170,7 @@ def train_gap(
     c = int(data.y.max()) + 1
     # 1. encoder
     enc = encoder(cfg, x.size(1), c, norm, dev)
-    x0 = sparse_rows(x) if dp is None else x  # full-batch steps read every row (see train_progap)
+    x0 = sparse_rows(x)
     enc, hist = train_stage(
         enc, [x0], y, masks, epochs=cfg.epochs, lr=cfg.lr, dp=dp, generator=gen, stage=0, canary=canary
     )

@@ -150,7 +150,7 @@ def train_mlp(
     dp = DPSettings(ledger["noise_multiplier"], batch_size, clip) if level == "node" else None
     x, y = data.x.to(dev).float(), data.y.to(dev)
     model = mlp_model(x.size(1), hidden, layers, int(data.y.max()) + 1, dp is not None, dev)
-    x = sparse_rows(x) if dp is None else x  # full-batch steps read every row (see train_progap)
+    x = sparse_rows(x)
     model, hist = train_stage(model, [x], y, masks, epochs=epochs, lr=lr, dp=dp, generator=gen, canary=canary)
     acc = split_accuracy(predict(model, x), y, masks)
     return ProGAPResult(
@@ -194,7 +194,7 @@ def train_sage(
     model = SAGEClassifier(
         x.size(1), hidden, int(data.y.max()) + 1, layers=layers, base_layers=_int(base_layers, "base_layers", 1)
     ).to(dev)
-    x = sparse_rows(x)  # the base MLP reads every row at every step
+    x = sparse_rows(x)
     opt = torch.optim.Adam(model.parameters(), lr=_pos(lr, "lr"))
     tr = masks["train"]
     watched = {"train": tr, "val": masks["val"]}

@@ -10,8 +10,8 @@
   opacus fixer): per-sample normalisation, so per-sample gradients stay those of independent samples.
 - :class:`GhostClipper` / :func:`clipped_grad_sum`: the DP-SGD step's ``Σ_i clip_C(∇ℓ_i)`` of a :class:`StageModel`
   by ghost norms, without materialising per-sample gradients (equal to opacus' per-sample clipping, tested).
-- :func:`sparse_rows`: one-hot-like node features as a sparse COO tensor, which :class:`MLP`, :class:`StageModel`
-  and :class:`SAGEClassifier` take as input (a first linear layer then costs a fraction of the dense product).
+- :func:`sparse_rows`: one-hot-like node features as a sparse CSR tensor, which every module here takes as input
+  (a first linear layer then costs a fraction of the dense product), with :func:`rows` and :func:`row_norms`.
 
 Every module here takes tensors of independent rows (no message passing): the graph only enters through the
 cached, already privatised aggregates, which is what makes per-sample clipping (opacus, or the exact ghost norms
@@ -36,6 +36,8 @@ __all__ = [
     "GhostClipper",
     "clipped_grad_sum",
     "sparse_rows",
+    "rows",
+    "row_norms",
     "ACTIVATIONS",
     "SPARSE_FEATURES",
 ]
@@ -47,16 +49,36 @@ SPARSE_FEATURES = 0.05
 
 
 def sparse_rows(x: Tensor) -> Tensor:
-    """``x`` ``[N, F]`` as a coalesced sparse COO tensor when it is on the CPU and at most :data:`SPARSE_FEATURES`
-    of it is nonzero, else ``x`` itself (a GPU multiplies the dense matrix fast). A ``Linear`` on it
-    (``F.linear``), its weight gradient and ``index_select(0, rows)`` take it as they take the dense rows, equal up
-    to float rounding: the full-batch (non-private) stages of ProGAP, GAP and the MLP baselines train on it;
-    node-level DP steps gather their rows from the dense matrix."""
-    if x.is_sparse or x.device.type != "cpu" or x.dim() != 2 or x.numel() == 0:
+    """``x`` ``[N, F]`` as a sparse CSR tensor when it is on the CPU and at most :data:`SPARSE_FEATURES` of it is
+    nonzero, else ``x`` itself (a GPU multiplies the dense matrix fast). A ``Linear`` on it (``F.linear``) and its
+    weight gradient take it as they take the dense rows, :func:`rows` gathers its rows and :func:`row_norms` their
+    norms, equal up to float rounding: ProGAP, GAP and the MLP baselines train and evaluate on it."""
+    if x.layout != torch.strided or x.device.type != "cpu" or x.dim() != 2 or x.numel() == 0:
         return x
     if bool((x != 0).float().mean() > SPARSE_FEATURES):
         return x
-    return x.to_sparse_coo().coalesce()
+    return x.to_sparse_csr()
+
+
+def rows(x: Tensor, index: Tensor) -> Tensor:
+    """The rows ``index`` of ``x`` (dense, or sparse CSR from :func:`sparse_rows`), in the same layout."""
+    if x.layout != torch.sparse_csr:
+        return x.index_select(0, index)
+    crow, col, val = x.crow_indices(), x.col_indices(), x.values()
+    start, count = crow[index], crow[index + 1] - crow[index]
+    out_crow = torch.cat([count.new_zeros(1), torch.cumsum(count, 0)])
+    row = torch.repeat_interleave(torch.arange(index.numel(), device=x.device), count)
+    pos = start[row] + torch.arange(row.numel(), device=x.device) - out_crow[:-1][row]
+    return torch.sparse_csr_tensor(out_crow, col[pos], val[pos], (index.numel(), x.size(1)))
+
+
+def row_norms(a: Tensor) -> Tensor:
+    """The L2 norm of every row of ``a`` ``[B, d]``, dense or sparse CSR: ``[B]``."""
+    if a.layout != torch.sparse_csr:
+        return torch.linalg.vector_norm(a, dim=1)
+    crow = a.crow_indices()
+    row = torch.repeat_interleave(torch.arange(a.size(0), device=a.device), crow[1:] - crow[:-1])
+    return a.values().new_zeros(a.size(0)).index_add_(0, row, a.values().square()).sqrt()
 
 
 class MLP(nn.Module):
@@ -289,9 +311,7 @@ class GhostClipper:
                 block = torch.cat([u for _, u in rows], dim=1)
                 sq += (block * block).sum(1)
             if outer:
-                prod = torch.stack(
-                    [torch.linalg.vector_norm(a, dim=1) * torch.linalg.vector_norm(g, dim=1) for _, a, g in outer]
-                )
+                prod = torch.stack([row_norms(a) * torch.linalg.vector_norm(g, dim=1) for _, a, g in outer])
                 sq += (prod * prod).sum(0)
             norms = sq.sqrt()
             c = (max_norm / (norms + 1e-6)).clamp(max=1.0)

@@ -1,5 +1,5 @@
-"""One-hot-like features held sparse (dpgnn.nn.progap.sparse_rows) in the full-batch stages of ProGAP, GAP and the MLP
-baselines: the same runs as on the dense matrix, up to float rounding."""
+"""One-hot-like features held sparse (dpgnn.nn.progap.sparse_rows) in ProGAP, GAP and the MLP baselines, full-batch and
+node-level DP stages alike: the same runs as on the dense matrix, up to float rounding."""
 
 from __future__ import annotations
 
@@ -26,18 +26,35 @@ def graph():
 def test_sparse_rows_only_converts_sparse_enough_features(monkeypatch):
     x = (torch.rand(50, 40, generator=torch.Generator().manual_seed(0)) < 0.04).float()
     s = P.sparse_rows(x)
-    assert s.is_sparse and s.is_coalesced() and torch.equal(s.to_dense(), x)
+    assert s.layout == torch.sparse_csr and torch.equal(s.to_dense(), x)
     assert P.sparse_rows(s) is s
-    idx = torch.tensor([4, 0, 4])
-    assert torch.equal(s.index_select(0, idx).to_dense(), x[idx])
+    idx = torch.tensor([4, 0, 4, 49])
+    picked = P.rows(s, idx)
+    assert picked.layout == torch.sparse_csr and torch.equal(picked.to_dense(), x[idx])
+    assert torch.equal(P.rows(x, idx), x[idx])
+    torch.testing.assert_close(P.row_norms(picked), x[idx].norm(dim=1))
+    torch.testing.assert_close(P.row_norms(x[idx]), x[idx].norm(dim=1))
     monkeypatch.setattr(P, "SPARSE_FEATURES", 0.01)
     assert P.sparse_rows(x) is x  # too dense
-    assert not P.sparse_rows(torch.rand(50, 40)).is_sparse  # dense features stay dense
+    assert P.sparse_rows(torch.rand(50, 40)).layout == torch.strided  # dense features stay dense
 
 
 RUNS = {
     "progap-edge": lambda d, s: train_progap(d, ProGAPConfig(level="edge", epsilon=4.0, depth=2, epochs=8), seed=s),
     "progap-none": lambda d, s: train_progap(d, ProGAPConfig(level="none", depth=1, epochs=8), seed=s),
+    "progap-node": lambda d, s: train_progap(
+        d, ProGAPConfig(level="node", epsilon=8.0, depth=1, epochs=3, batch_size=32, max_degree=8), seed=s
+    ),
+    "progap-node-opacus": lambda d, s: train_progap(
+        d,
+        ProGAPConfig(level="node", epsilon=8.0, depth=1, epochs=2, batch_size=32, max_degree=8),
+        seed=s,
+        per_sample="opacus",
+    ),
+    "gap-node": lambda d, s: train_gap(
+        d, GAPConfig(level="node", epsilon=8.0, epochs=3, batch_size=32, max_degree=8), seed=s
+    ),
+    "dp-mlp": lambda d, s: train_mlp(d, level="node", epsilon=8.0, epochs=3, batch_size=32, seed=s),
     "gap-edge": lambda d, s: train_gap(d, GAPConfig(level="edge", epsilon=4.0, epochs=8), seed=s),
     "mlp": lambda d, s: train_mlp(d, level="edge", epochs=8, seed=s),
     "sage": lambda d, s: train_sage(d, epochs=8, seed=s),
@@ -45,13 +62,13 @@ RUNS = {
 
 
 @pytest.mark.parametrize("name", list(RUNS))
-def test_a_full_batch_run_on_sparse_features_equals_the_dense_run(graph, name, monkeypatch):
+def test_a_run_on_sparse_features_equals_the_dense_run(graph, name, monkeypatch):
     calls = []
     sparse_rows = P.sparse_rows
 
     def counting(x):
         out = sparse_rows(x)
-        calls.append(out.is_sparse)
+        calls.append(out.layout == torch.sparse_csr)
         return out
 
     for mod in ("dpgnn.methods.progap.train", "dpgnn.methods.gap", "dpgnn.methods.progap_baselines"):

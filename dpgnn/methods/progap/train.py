@@ -121,10 +121,7 @@ def train_progap(
     x, y = data.x.to(dev).float(), data.y.to(dev)
     dp = DPSettings(ledger["noise_multiplier"], cfg.batch_size, cfg.clip) if cfg.level == "node" else None
     stages = _Stages(cfg, nap, y, masks, dp, gen, int(data.y.max()) + 1, dev)
-    # sparse features pay where a stage reads every row (edge level: full-batch steps); a node-level step reads a
-    # few hundred rows, gathered faster from the dense matrix
-    x0 = sparse_rows(x) if dp is None else x
-    xs = stages.train([x0], per_sample=per_sample, canary=canary, on_stage=on_stage)
+    xs = stages.train([sparse_rows(x)], per_sample=per_sample, canary=canary, on_stage=on_stage)
     acc = split_accuracy(predict(stages.model, *xs), y, masks)  # inference: stage-K model on the cached aggregates
     ledger["queries"] = nap.queries
     note_edges(ledger, cleaning)
