@@ -1,16 +1,18 @@
-"""Seconds of one full-batch run on one-hot features held sparse (``dpgnn.nn.progap.sparse_rows``) against the same
-run on the dense feature matrix, both measured in one process, on one CPU thread.
+"""Seconds of one run on one-hot features held sparse (``dpgnn.nn.progap.sparse_rows``) against the same run on the
+dense feature matrix, both measured in one process, on one CPU thread.
 
     DPGNN_DATA_MIRROR=/work/shared/datasets python benchmarks/sparse_features.py
-        [--datasets facebook-pagepage cora] [--methods progap gap mlp graphsage] [--epochs 20] [--threads 1]
+        [--datasets facebook-pagepage cora] [--methods progap gap mlp graphsage progap-node dp-mlp] [--epochs 20]
+        [--threads 1]
     python benchmarks/sparse_features.py --table      # the table from the CSV (results/*.md, README block)
 
 Each run is the bench's graph and split (``dpgnn.bench.shared_split``, seed 0) trained as the bench trains it, with
 ``--epochs`` per stage: ProGAP and GAP at edge level (ε = 4, their default depth), the MLP at edge level (no private
-data) and GraphSAGE. The dense run sets ``SPARSE_FEATURES`` to 0 (no matrix is sparse enough), the sparse run keeps
-the default; the dense one goes first. Wall and CPU (process) seconds are both recorded, with the machine's load
-average before and after (on a shared machine compare CPU ratios), and both runs' test accuracies (the same run up
-to float rounding: a near-tie may flip).
+data) and GraphSAGE, full-batch; ProGAP and the DP-MLP at node level (ε = 4, DP-Adam on batches of 256 rows). The
+dense run sets ``SPARSE_FEATURES`` to 0 (no matrix is sparse enough), the sparse run keeps the default; the dense
+one goes first. Wall and CPU (process) seconds are both recorded, with the machine's load average before and after
+(on a shared machine compare CPU ratios), and both runs' test accuracies (the same run up to float rounding: a
+near-tie may flip).
 
 Rows go to ``benchmarks/results/sparse_features.csv``, replacing an earlier row of the same dataset, method, epochs
 and threads; ``--table`` writes ``benchmarks/results/sparse_features.md`` from it and puts the same table between
@@ -47,7 +49,7 @@ COLUMNS = [
     "sparse_test_acc",
     *repeats_race.MACHINE_COLUMNS,
 ]
-METHODS = ("progap", "gap", "mlp", "graphsage")
+METHODS = ("progap", "gap", "mlp", "graphsage", "progap-node", "dp-mlp")
 EPSILON = 4.0
 
 
@@ -61,8 +63,12 @@ def _run(data, method: str, epochs: int):
         return train_progap(data, ProGAPConfig(level="edge", epsilon=EPSILON, epochs=epochs), seed=0, device="cpu")
     if method == "gap":
         return train_gap(data, GAPConfig(level="edge", epsilon=EPSILON, epochs=epochs), seed=0, device="cpu")
+    if method == "progap-node":
+        return train_progap(data, ProGAPConfig(level="node", epsilon=EPSILON, epochs=epochs), seed=0, device="cpu")
     if method == "mlp":
         return train_mlp(data, level="edge", epochs=epochs, seed=0, device="cpu")
+    if method == "dp-mlp":
+        return train_mlp(data, level="node", epsilon=EPSILON, epochs=epochs, seed=0, device="cpu")
     return train_sage(data, epochs=epochs, seed=0, device="cpu")
 
 
