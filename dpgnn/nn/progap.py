@@ -20,6 +20,7 @@ of :class:`GhostClipper`) valid DP-SGD (docs/papers/progap.md#node-level-privacy
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import torch
@@ -27,6 +28,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from dpgnn.privacy.validation import check_int as _check_int
+from dpgnn.utils import to_csr
 
 __all__ = [
     "MLP",
@@ -57,7 +59,7 @@ def sparse_rows(x: Tensor) -> Tensor:
         return x
     if bool((x != 0).float().mean() > SPARSE_FEATURES):
         return x
-    return x.to_sparse_csr()
+    return to_csr(x)
 
 
 def rows(x: Tensor, index: Tensor) -> Tensor:
@@ -69,7 +71,9 @@ def rows(x: Tensor, index: Tensor) -> Tensor:
     out_crow = torch.cat([count.new_zeros(1), torch.cumsum(count, 0)])
     row = torch.repeat_interleave(torch.arange(index.numel(), device=x.device), count)
     pos = start[row] + torch.arange(row.numel(), device=x.device) - out_crow[:-1][row]
-    return torch.sparse_csr_tensor(out_crow, col[pos], val[pos], (index.numel(), x.size(1)))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support", category=UserWarning)
+        return torch.sparse_csr_tensor(out_crow, col[pos], val[pos], (index.numel(), x.size(1)), check_invariants=False)
 
 
 def row_norms(a: Tensor) -> Tensor:
