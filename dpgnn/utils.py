@@ -183,6 +183,16 @@ def versions() -> str:
     return ";".join(out)
 
 
+def segments(count: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """For consecutive segments of lengths ``count``, each element's segment and its offset in it: the entries of
+    CSR rows (``count`` = the rows' entry counts; an entry's position is its row's start plus its offset), or the
+    pairs within groups."""
+    import torch
+
+    seg = torch.repeat_interleave(torch.arange(count.numel(), device=count.device), count)
+    return seg, torch.arange(seg.numel(), device=count.device) - (torch.cumsum(count, 0) - count)[seg]
+
+
 def to_csr(t: torch.Tensor) -> torch.Tensor:
     """``t`` (dense or sparse COO) as a sparse CSR tensor, without torch's one-time "CSR support is in beta"
     warning (CSR products are the fast sparse path on the CPU; the warning is noise in every notebook)."""

@@ -48,7 +48,7 @@ from dpgnn.methods.dp_gnn import (
 from dpgnn.methods.progap import ProGAPResult
 from dpgnn.nn.progap import SPARSE_FEATURES
 from dpgnn.train import NoisyStep
-from dpgnn.utils import resolve_device, to_csr
+from dpgnn.utils import resolve_device, segments, to_csr
 
 __all__ = ["StackedDPGNN", "train_dp_gnn_repeats", "SPARSE_FEATURES", "GRAM_ROWS", "GRAM_ELEMENTS"]
 
@@ -126,10 +126,8 @@ class _Features:
         sq = delta.new_empty(r, b)
         for s in range(r):  # per seed: (root, feature) rows of G, each the sum of its rows' δ times the feature
             v = idx[s].reshape(-1)
-            start, count = crow[v], crow[v + 1] - crow[v]
-            row = torch.repeat_interleave(torch.arange(v.numel(), device=v.device), count)
-            first = torch.cumsum(count, 0) - count
-            pos = start[row] + torch.arange(row.numel(), device=v.device) - first[row]
+            row, offset = segments(crow[v + 1] - crow[v])
+            pos = crow[v][row] + offset
             src = delta[s].reshape(-1, o)[row]
             buf.index_add_(
                 0, torch.div(row, j, rounding_mode="floor") * f + col[pos], src if self.binary else src * val[pos, None]

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from dpgnn.utils import to_csr
+from dpgnn.utils import segments, to_csr
 
 __all__ = ["DRWGCN", "DRWMLP", "SplitFeatures", "build_model"]
 
@@ -61,22 +61,17 @@ class SplitFeatures:
         r_a · base + r_b · base + r_a · r_b``, the last a sum over the features that two rows of one subgraph both
         hold (each such group of ``k`` entries gives ``k²`` products)."""
         b, s = nodes.shape
-        dev = nodes.device
         valid = nodes >= 0
         v = nodes.clamp(min=0).reshape(-1)
         crow, col, val = self.rest.crow_indices(), self.rest.col_indices(), self.rest.values()
-        count = (crow[v + 1] - crow[v]) * valid.reshape(-1)
-        row = torch.repeat_interleave(torch.arange(v.numel(), device=dev), count)  # entry → its row b·S + slot
-        pos = crow[v][row] + torch.arange(row.numel(), device=dev) - (torch.cumsum(count, 0) - count)[row]
+        row, offset = segments((crow[v + 1] - crow[v]) * valid.reshape(-1))  # entry → its row b·S + slot
+        pos = crow[v][row] + offset
         key, order = torch.sort((row // s) * self.shape[1] + col[pos], stable=True)  # (subgraph, feature)
         row, x = row[order], val[pos][order]
         size = torch.unique_consecutive(key, return_counts=True)[1]
-        group = torch.repeat_interleave(torch.arange(size.numel(), device=dev), size)  # entry → its group
-        reps = size[group]  # entry → its group's size: one product with every entry of the group
-        left = torch.repeat_interleave(torch.arange(row.numel(), device=dev), reps)
-        right = (torch.cumsum(size, 0) - size)[group[left]] + (
-            torch.arange(left.numel(), device=dev) - (torch.cumsum(reps, 0) - reps)[left]
-        )
+        group = segments(size)[0]  # entry → its group
+        left, partner = segments(size[group])  # one product of each entry with every entry of its group
+        right = (torch.cumsum(size, 0) - size)[group[left]] + partner
         a, c = row[left], row[right]
         out = val.new_zeros(b * s * s).index_add_(0, (a // s) * s * s + (a % s) * s + c % s, x[left] * x[right])
         out = out.view(b, s, s)

@@ -11,7 +11,7 @@
 - :class:`GhostClipper` / :func:`clipped_grad_sum`: the DP-SGD step's ``Σ_i clip_C(∇ℓ_i)`` of a :class:`StageModel`
   by ghost norms, without materialising per-sample gradients (equal to opacus' per-sample clipping, tested).
 - :func:`sparse_rows`: one-hot-like node features as a sparse CSR tensor, which every module here takes as input
-  (a first linear layer then costs a fraction of the dense product), with :func:`rows` and :func:`row_norms`.
+  (a first linear layer then costs a fraction of the dense product), with :func:`gather_rows` and :func:`row_norms`.
 
 Every module here takes tensors of independent rows (no message passing): the graph only enters through the
 cached, already privatised aggregates, which is what makes per-sample clipping (opacus, or the exact ghost norms
@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from dpgnn.privacy.validation import check_int as _check_int
-from dpgnn.utils import to_csr
+from dpgnn.utils import segments, to_csr
 
 __all__ = [
     "MLP",
@@ -38,7 +38,7 @@ __all__ = [
     "GhostClipper",
     "clipped_grad_sum",
     "sparse_rows",
-    "rows",
+    "gather_rows",
     "row_norms",
     "ACTIVATIONS",
     "SPARSE_FEATURES",
@@ -53,8 +53,9 @@ SPARSE_FEATURES = 0.05
 def sparse_rows(x: Tensor) -> Tensor:
     """``x`` ``[N, F]`` as a sparse CSR tensor when it is on the CPU and at most :data:`SPARSE_FEATURES` of it is
     nonzero, else ``x`` itself (a GPU multiplies the dense matrix fast). A ``Linear`` on it (``F.linear``) and its
-    weight gradient take it as they take the dense rows, :func:`rows` gathers its rows and :func:`row_norms` their
-    norms, equal up to float rounding: ProGAP, GAP and the MLP baselines train and evaluate on it."""
+    weight gradient take it as they take the dense rows, :func:`gather_rows` gathers its rows and
+    :func:`row_norms` their norms, equal up to float rounding: ProGAP, GAP and the MLP baselines train and evaluate
+    on it."""
     if x.layout != torch.strided or x.device.type != "cpu" or x.dim() != 2 or x.numel() == 0:
         return x
     if bool((x != 0).float().mean() > SPARSE_FEATURES):
@@ -62,15 +63,15 @@ def sparse_rows(x: Tensor) -> Tensor:
     return to_csr(x)
 
 
-def rows(x: Tensor, index: Tensor) -> Tensor:
+def gather_rows(x: Tensor, index: Tensor) -> Tensor:
     """The rows ``index`` of ``x`` (dense, or sparse CSR from :func:`sparse_rows`), in the same layout."""
     if x.layout != torch.sparse_csr:
         return x.index_select(0, index)
     crow, col, val = x.crow_indices(), x.col_indices(), x.values()
-    start, count = crow[index], crow[index + 1] - crow[index]
+    count = crow[index + 1] - crow[index]
+    row, offset = segments(count)
+    pos = crow[index][row] + offset
     out_crow = torch.cat([count.new_zeros(1), torch.cumsum(count, 0)])
-    row = torch.repeat_interleave(torch.arange(index.numel(), device=x.device), count)
-    pos = start[row] + torch.arange(row.numel(), device=x.device) - out_crow[:-1][row]
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sparse CSR tensor support", category=UserWarning)
         return torch.sparse_csr_tensor(out_crow, col[pos], val[pos], (index.numel(), x.size(1)), check_invariants=False)
@@ -81,7 +82,7 @@ def row_norms(a: Tensor) -> Tensor:
     if a.layout != torch.sparse_csr:
         return torch.linalg.vector_norm(a, dim=1)
     crow = a.crow_indices()
-    row = torch.repeat_interleave(torch.arange(a.size(0), device=a.device), crow[1:] - crow[:-1])
+    row = segments(crow[1:] - crow[:-1])[0]
     return a.values().new_zeros(a.size(0)).index_add_(0, row, a.values().square()).sqrt()
 
 

@@ -29,14 +29,22 @@ def test_sparse_rows_only_converts_sparse_enough_features(monkeypatch):
     assert s.layout == torch.sparse_csr and torch.equal(s.to_dense(), x)
     assert P.sparse_rows(s) is s
     idx = torch.tensor([4, 0, 4, 49])
-    picked = P.rows(s, idx)
+    picked = P.gather_rows(s, idx)
     assert picked.layout == torch.sparse_csr and torch.equal(picked.to_dense(), x[idx])
-    assert torch.equal(P.rows(x, idx), x[idx])
+    assert torch.equal(P.gather_rows(x, idx), x[idx])
     torch.testing.assert_close(P.row_norms(picked), x[idx].norm(dim=1))
     torch.testing.assert_close(P.row_norms(x[idx]), x[idx].norm(dim=1))
     monkeypatch.setattr(P, "SPARSE_FEATURES", 0.01)
     assert P.sparse_rows(x) is x  # too dense
     assert P.sparse_rows(torch.rand(50, 40)).layout == torch.strided  # dense features stay dense
+
+
+def test_segments_gives_each_elements_segment_and_offset():
+    from dpgnn.utils import segments
+
+    seg, offset = segments(torch.tensor([2, 0, 3, 1]))
+    assert seg.tolist() == [0, 0, 2, 2, 2, 3] and offset.tolist() == [0, 1, 0, 1, 2, 0]
+    assert [t.numel() for t in segments(torch.zeros(3, dtype=torch.long))] == [0, 0]
 
 
 RUNS = {

@@ -14,7 +14,7 @@ from torch import Tensor, nn
 
 from dpgnn.methods.hooks import DPStepHook, DPStepInfo
 from dpgnn.metrics import split_accuracy
-from dpgnn.nn.progap import GhostClipper, StageModel, rows
+from dpgnn.nn.progap import GhostClipper, StageModel, gather_rows
 from dpgnn.privacy.progap import stage_steps
 from dpgnn.privacy.validation import check_int as _int
 from dpgnn.privacy.validation import check_positive as _pos
@@ -93,7 +93,7 @@ def train_stage(
 
     if dp is None:
         opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
-        x_train, y_train = [rows(x, train_idx) for x in xs], y[train_idx]  # full batch: gathered once per stage
+        x_train, y_train = [gather_rows(x, train_idx) for x in xs], y[train_idx]  # full batch: gathered once per stage
         step = GradientStep(opt, lambda epoch: F.cross_entropy(model(*x_train), y_train))
         fitted = fit(model, step, evaluate, epochs=epochs, monitor="val", mode="max", keep_initial=True)
         return model, _stage_history(fitted, stage)
@@ -184,7 +184,7 @@ def _ghost_update(model, params, xs, y, dp: DPSettings, info: DPStepInfo, lr, we
         if batch.numel() == 0:  # an empty Poisson batch: the step is pure noise
             flat = torch.zeros_like(noise)
         else:
-            sums, _ = clipper([rows(x, batch) for x in xs], y[batch], dp.clip)
+            sums, _ = clipper([gather_rows(x, batch) for x in xs], y[batch], dp.clip)
             flat = torch.cat([g.reshape(-1) for g in sums])
         private({k: v.view_as(p) for k, v, p in zip(names, flat.split(sizes), params)})
 
@@ -212,7 +212,7 @@ def _opacus_update(model, params, xs, y, dp: DPSettings, info: DPStepInfo, lr, w
             for p in params:
                 p.grad_sample = torch.zeros((0, *p.shape), device=p.device)
             return None
-        picked = [rows(x, batch) for x in xs]  # opacus' grad samplers take dense rows
+        picked = [gather_rows(x, batch) for x in xs]  # opacus' grad samplers take dense rows
         return F.cross_entropy(gsm(*[r if r.layout == torch.strided else r.to_dense() for r in picked]), y[batch])
 
     step = GradientStep(opt, loss)
