@@ -22,8 +22,6 @@ the ``sparse_features`` markers of ``benchmarks/README.md``.
 from __future__ import annotations
 
 import argparse
-import os
-import time
 from unittest import mock
 
 import repeats_race
@@ -72,32 +70,26 @@ def _run(data, method: str, epochs: int):
     return train_sage(data, epochs=epochs, seed=0, device="cpu")
 
 
-def _timed(run):
-    t, c = time.perf_counter(), time.process_time()
-    out = run()
-    return out, time.perf_counter() - t, time.process_time() - c
-
-
 def measure(data, method: str, epochs: int) -> dict:
-    """Both clocks of the dense run and of the sparse run, and their test accuracies."""
+    """Both clocks of the dense run and of the sparse run (:func:`repeats_race.race`, the dense run in the place of
+    the sequential one), and their test accuracies."""
     from dpgnn.nn import progap
 
+    def dense_run():
+        with mock.patch.object(progap, "SPARSE_FEATURES", 0.0):
+            return _run(data, method, epochs)
+
     _run(data, method, 1)  # calibration (cached) and first-call costs outside the clocks
-    load_before = os.getloadavg()[0]
-    with mock.patch.object(progap, "SPARSE_FEATURES", 0.0):
-        dense, dense_s, dense_cpu = _timed(lambda: _run(data, method, epochs))
-    sparse, sparse_s, sparse_cpu = _timed(lambda: _run(data, method, epochs))
+    dense, sparse, timing = repeats_race.race(dense_run, lambda: _run(data, method, epochs), 1)
+    clocks = {
+        k.replace("sequential", "dense").replace("batched", "sparse"): v
+        for k, v in timing.items()
+        if not k.endswith("cells_per_s")
+    }
     return {
-        "dense_s": round(dense_s, 2),
-        "sparse_s": round(sparse_s, 2),
-        "dense_cpu_s": round(dense_cpu, 2),
-        "sparse_cpu_s": round(sparse_cpu, 2),
-        "ratio": round(dense_s / sparse_s, 2),
-        "cpu_ratio": round(dense_cpu / sparse_cpu, 2),
+        **clocks,
         "dense_test_acc": round(100 * dense.test_acc, 2),
         "sparse_test_acc": round(100 * sparse.test_acc, 2),
-        "load_before": round(load_before, 2),
-        "load_after": round(os.getloadavg()[0], 2),
     }
 
 
