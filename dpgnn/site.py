@@ -456,6 +456,17 @@ def _paper_title(paper: str, site: Path) -> str:
     return f' — <a href="{_e(_rel(ROOT / known.docs, site))}">{_e(known.title)}</a>'
 
 
+def _grid(table: pd.DataFrame, index: str, column: str, cell) -> pd.DataFrame:
+    """``table`` wide: a row per ``index`` value, a column per ``column`` value (as given, e.g. an LDP grid's ε =
+    0.01, in increasing order), ``cell(row)`` in each, blank where nothing is stored."""
+    long = table.assign(_cell=table.apply(cell, axis=1))
+    wide = long.pivot_table(index=index, columns=column, values="_cell", aggfunc="first").reset_index()
+    values = sorted(long[column].unique())
+    wide = wide[[index, *values]].fillna("")
+    wide.columns = [index, *(f"{v:g}" for v in values)]
+    return wide
+
+
 def _bench_section(profile: str, site: Path, figures_root: Path, results_root: Path) -> str:
     """The benchmark's section of the front page (what its stored rows of this profile conclude: the README's
     sentences, :func:`dpgnn.bench.report.stored_conclusion`), linking its page ``bench/index.html``: the same
@@ -477,18 +488,28 @@ def _bench_section(profile: str, site: Path, figures_root: Path, results_root: P
         if fig.exists():
             body.append(f'<p><img class="figure" src="{_e(_rel(fig, page.parent))}" alt="{_e(name)}"></p>')
     df = report.rows(cfg, root=results_root)
-    tables = {
-        "Which method at which ε (private tuning)": report.which_method(df),
-        "What the private search costs (points)": report.private_cost(df),
-        "What is still missing, and why": report.missing(cfg, results_root),
+    best = report.which_method(df)
+    cost = report.private_cost(df).groupby(["unit", "method", "epsilon"], as_index=False)["cost"].mean()
+    # per unit, a row per dataset (per method for the costs) and a column per budget of the unit's grid: the page
+    # stays a few screens tall however many cells the profile stores (the notebook has the long tables)
+    sections = {
+        "Which method at which ε (private tuning; test accuracy %)": [
+            (unit, _grid(g, "dataset", "budget", lambda r: f"{r['method']} ({r['score']:.1f})"))
+            for unit, g in best.groupby("unit", sort=False)
+        ],
+        "What the private search costs (points; mean over the datasets with both tunings)": [
+            (unit, _grid(g, "method", "epsilon", lambda r: f"{r['cost']:+.1f}"))
+            for unit, g in cost.groupby("unit", sort=False)
+        ],
+        "What is still missing, and why": [(None, report.missing(cfg, results_root))],
     }
-    for title, table in tables.items():
-        # budgets as given (an LDP grid starts at ε = 0.01), scores and costs to one decimal
-        exact = {c: "{:g}".format for c in ("budget", "epsilon") if c in table.columns}
-        shown = (
-            table.to_html(index=False, float_format="%.1f", formatters=exact, border=0) if len(table) else "<p>none</p>"
-        )
-        body.append(f"<h2>{_e(title)}</h2>{shown}")
+    for title, tables in sections.items():
+        body.append(f"<h2>{_e(title)}</h2>")
+        for unit, table in tables:
+            shown = table.to_html(index=False, float_format="%.1f", border=0) if len(table) else "<p>none</p>"
+            body.append((f"<h3>{_e(unit)}</h3>" if unit else "") + shown)
+        if not tables:
+            body.append("<p>none</p>")
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(_page(f"dpgnn bench — profile {profile}", "".join(body), 1), "utf-8")
     return f"<h2>{_e(bench.title)}</h2><p>{text} <a href='bench/index.html'>The benchmark's page</a>.</p>"

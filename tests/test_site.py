@@ -135,8 +135,10 @@ def test_the_bench_page_says_what_its_stored_rows_conclude(site):
     assert html.escape(sentence) in index and html.escape(sentence) in page and "bench/index.html" in index
     assert "What is still missing, and why" in page and "notebooks/bench/01_which_method.ipynb" in page
     grid = which_method(rows(get_profile("bench"), root=out.parent.parent))
-    for budget in grid["budget"].unique():  # as stored: an LDP grid's ε = 0.01 is not rounded to 0.0
-        assert f"<td>{budget:g}</td>" in page
+    for budget in grid["budget"].unique():  # a column each, as stored: an LDP grid's ε = 0.01 is not rounded to 0.0
+        assert f"<th>{budget:g}</th>" in page
+    for _, r in grid.iterrows():  # each (unit, dataset, budget)'s best method, with its score
+        assert f"<td>{r['method']} ({r['score']:.1f})</td>" in page
 
 
 def test_index_says_per_paper_what_is_reproduced(site):
