@@ -456,17 +456,6 @@ def _paper_title(paper: str, site: Path) -> str:
     return f' — <a href="{_e(_rel(ROOT / known.docs, site))}">{_e(known.title)}</a>'
 
 
-def _grid(table: pd.DataFrame, index: str, column: str, cell) -> pd.DataFrame:
-    """``table`` wide: a row per ``index`` value, a column per ``column`` value (as given, e.g. an LDP grid's ε =
-    0.01, in increasing order), ``cell(row)`` in each, blank where nothing is stored."""
-    long = table.assign(_cell=table.apply(cell, axis=1))
-    wide = long.pivot_table(index=index, columns=column, values="_cell", aggfunc="first").reset_index()
-    values = sorted(long[column].unique())
-    wide = wide[[index, *values]].fillna("")
-    wide.columns = [index, *(f"{v:g}" for v in values)]
-    return wide
-
-
 def _bench_section(profile: str, site: Path, figures_root: Path, results_root: Path) -> str:
     """The benchmark's section of the front page (what its stored rows of this profile conclude: the README's
     sentences, :func:`dpgnn.bench.report.stored_conclusion`), linking its page ``bench/index.html``: the same
@@ -494,11 +483,11 @@ def _bench_section(profile: str, site: Path, figures_root: Path, results_root: P
     # stays a few screens tall however many cells the profile stores (the notebook has the long tables)
     sections = {
         "Which method at which ε (private tuning; test accuracy %)": [
-            (unit, _grid(g, "dataset", "budget", lambda r: f"{r['method']} ({r['score']:.1f})"))
+            (unit, report.by_budget(g, "dataset", "budget", lambda r: f"{r['method']} ({r['score']:.1f})"))
             for unit, g in best.groupby("unit", sort=False)
         ],
         "What the private search costs (points; mean over the datasets with both tunings)": [
-            (unit, _grid(g, "method", "epsilon", lambda r: f"{r['cost']:+.1f}"))
+            (unit, report.by_budget(g, "method", "epsilon", lambda r: f"{r['cost']:+.1f}"))
             for unit, g in cost.groupby("unit", sort=False)
         ],
         "What is still missing, and why": [(None, report.missing(cfg, results_root))],

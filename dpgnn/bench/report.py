@@ -34,6 +34,7 @@ __all__ = [
     "which_method",
     "plot_which_method",
     "private_cost",
+    "by_budget",
     "missing",
     "cell_seconds",
     "conclusion",
@@ -210,6 +211,18 @@ def private_cost(df: pd.DataFrame) -> pd.DataFrame:
         mean, half, n = _interval(g["cost"])
         out.append(dict(zip([*KEYS[:3], "epsilon"], key), cost=mean, ci95=half, pairs=n))
     return pd.DataFrame(out, columns=cols)
+
+
+def by_budget(table: pd.DataFrame, index: str, column: str, cell: Callable[[pd.Series], str]) -> pd.DataFrame:
+    """``table`` (e.g. one unit's :func:`which_method` rows) wide: a row per ``index`` value, a column per ``column``
+    value (the budgets as given, e.g. an LDP grid's ε = 0.01, in increasing order), ``cell(row)`` in each, blank
+    where nothing is stored."""
+    long = table.assign(_cell=table.apply(cell, axis=1))
+    wide = long.pivot_table(index=index, columns=column, values="_cell", aggfunc="first").reset_index()
+    values = sorted(long[column].unique())
+    wide = wide[[index, *values]].fillna("")
+    wide.columns = [index, *(f"{v:g}" for v in values)]
+    return wide
 
 
 def missing(profile: BenchProfile, results: Path | None = None) -> pd.DataFrame:
