@@ -340,19 +340,29 @@ def _private(c: _Cell) -> dict[str, Any]:
     return _row(c, model, cfg, search, c.preprocessing, split, res.runs, res.best_score)
 
 
+def run_sound(run: dict[str, Any]) -> bool:
+    """Whether a trial's ledger ``run`` gives a valid bound on its ε: stated sound, or a sound ε beside the
+    paper's with nothing uncovered (EdgeRand, whose fit budget is its sound ε)."""
+    return run.get("guarantee") == "sound" or (
+        not run.get("not_covered") and math.isfinite(float(run.get("epsilon_sound", math.nan)))
+    )
+
+
 def cell_statement(guarantee: str, not_covered: list[str], run: dict[str, Any], search: dict[str, Any]) -> dict:
     """The guarantee fields of a tuned cell's ledger (:func:`dpgnn.privacy.guarantee.statement`), from its row's
     ``guarantee`` and ``not_covered`` columns, the selected trial's ledger ``run`` and the ``search``'s: a search
-    outside ε is model selection on private validation data; a row tuned as the papers do with nothing else
-    uncovered (an LDP search, post-processing of one release) says the selection is not claimed private."""
+    outside ε is model selection on private validation data, and an ``as_published`` row whose selected run's ε is
+    not a valid bound (:func:`run_sound`) carries that run's issues."""
     if guarantee == "non-private":
         return non_private()
     covered = [s for s in not_covered if s in NOT_COVERED]
     if any(s not in NOT_COVERED for s in not_covered):  # the search over validation scores, not in ε
         covered.append(MODEL_SELECTION)
     issues = []
-    if guarantee == AS_PUBLISHED and not covered:
-        issues.append("tuned as the papers do: the search is not claimed private")
+    if guarantee == AS_PUBLISHED and not run_sound(run):  # what the selected trial's own ε does not cover
+        issues = [str(s) for s in run.get("issues") or []]
+    if guarantee == AS_PUBLISHED and not (covered or issues):
+        issues.append("the selected trial's run is not claimed sound")
     tuning = search.get("tuning", "")
     accounted = f"the selected trial's run ({run.get('accounted', 'its ε')}); the search: {tuning}"
     neighbouring = run.get("neighbouring") or "none (non-private)"
@@ -363,12 +373,7 @@ def _row(c: _Cell, model, cfg, search, not_covered, split, runs, score) -> dict[
     """The stored row of a tuned cell."""
     unit, method, led = c.unit, c.method, model.ledger
     trivial, reference = method in unit.trivial, method in unit.references
-    # the run's ε is a valid bound: stated sound, or a sound ε beside the paper's with nothing uncovered (EdgeRand,
-    # whose fit budget is its sound ε); and nothing outside the run (the search, preprocessing) is uncovered
-    run_ok = led.get("guarantee") == "sound" or (
-        not led.get("not_covered") and math.isfinite(float(led.get("epsilon_sound", math.nan)))
-    )
-    method_ok = run_ok and not not_covered
+    method_ok = run_sound(led) and not not_covered  # and nothing outside the run (search, preprocessing) uncovered
     not_covered = list(not_covered) + list(led.get("not_covered") or [])
     if trivial:  # reads nothing the unit protects: every trial and the search are 0-DP
         not_covered = []

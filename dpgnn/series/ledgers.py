@@ -469,16 +469,26 @@ def _edgerand_sound(row: dict[str, str], led: dict[str, Any]) -> dict[str, Any] 
     return None if new == led else new
 
 
+def _bench_statement(row: dict[str, str], led: dict[str, Any]) -> dict[str, Any] | None:
+    """A bench row's ledger with today's cell statement (:func:`bench_guarantees`) in place of its guarantee
+    fields, or None for every other row (bench rows carry the selected ``run`` and the ``search``) and for a row
+    whose statement is unchanged."""
+    if not ({"run", "search"} <= set(led) and "guarantee" in row):
+        return None
+    new = {**{k: v for k, v in led.items() if k not in FIELDS}, **bench_guarantees(row, led)}
+    return None if new == led else new
+
+
 def refresh_sound_file(path: Path | str) -> int:
     """Recompute the sound ε of every PrivGNN/PATE/EdgeRand row of one stored CSV from the row's own ledger
-    parameters (:func:`_privgnn_sound`, :func:`_edgerand_sound`), keeping every other byte; returns the number of
-    rows changed."""
+    parameters (:func:`_privgnn_sound`, :func:`_edgerand_sound`) and the statement of every bench row
+    (:func:`_bench_statement`), keeping every other byte; returns the number of rows changed."""
     path = Path(path)
     changed = 0
 
     def fix(row: dict[str, str], led: dict[str, Any]) -> dict[str, Any] | None:
         nonlocal changed
-        out = (_privgnn_sound(row, led) or _edgerand_sound(row, led)) if led else None
+        out = (_privgnn_sound(row, led) or _edgerand_sound(row, led) or _bench_statement(row, led)) if led else None
         changed += out is not None
         return out
 

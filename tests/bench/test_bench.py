@@ -231,6 +231,25 @@ def test_private_ldp_rows_are_sound_when_nothing_was_scaled(rows):
     assert ldp.loc["as_published", "guarantee"] == "as_published"
 
 
+def test_a_cells_issues_are_its_selected_runs_when_the_search_is_covered():
+    from dpgnn.bench.protocol import cell_statement
+    from dpgnn.privacy.guarantee import MODEL_SELECTION
+
+    flaw = "the removed node's own row is not covered by the sensitivity"
+    unsound = {"guarantee": "as_published", "issues": [flaw], "not_covered": [], "accounted": "1 query"}
+    sound = {"guarantee": "sound", "not_covered": [], "accounted": "1 query", "neighbouring": "one node"}
+    private, grid = {"tuning": "random search, K ~ geometric"}, {"tuning": "grid search on validation accuracy"}
+    searched = ["hyper-parameter search on validation data (4 configurations, not in ε)"]
+
+    led = cell_statement("as_published", [], {**unsound, "neighbouring": "one node"}, private)
+    assert led["issues"] == [flaw] and led["not_covered"] == []  # the search is private: only the run is not sound
+    led = cell_statement("as_published", searched, {**unsound, "neighbouring": "one node"}, grid)
+    assert led["issues"] == [flaw] and led["not_covered"] == [MODEL_SELECTION]
+    led = cell_statement("as_published", searched, sound, grid)
+    assert "issues" not in led and led["not_covered"] == [MODEL_SELECTION]
+    assert "issues" not in cell_statement("sound", [], sound, private)
+
+
 def test_last_epoch_turns_off_every_selection():
     from dpgnn.train import fit, last_epoch
 

@@ -280,3 +280,30 @@ def test_refresh_sound_recomputes_privgnn_and_edgerand_rows_and_nothing_else(tmp
     assert leds[2] == other and list(new["value"]) == [0.5, 0.6, 0.7]
     before = path.read_bytes()
     assert refresh_sound_file(path) == 0 and path.read_bytes() == before
+
+
+def test_refresh_restates_bench_rows_from_their_selected_run_and_search(tmp_path):
+    from dpgnn.series.ledgers import refresh_sound_file
+
+    flaw = "the removed node's own row is not covered by the sensitivity"
+    run = {"guarantee": "as_published", "issues": [flaw], "not_covered": [], "accounted": "1 query"}
+    run["neighbouring"] = "n"
+    search = {"tuning": "random search, K ~ geometric"}
+    stale = {
+        "guarantee": "as_published",
+        "neighbouring": "n",
+        "not_covered": [],
+        "accounted": "old wording",
+        "issues": ["a stale reason"],
+        "run": run,
+        "search": search,
+    }
+    row = {"method": "progap", "guarantee": "as_published", "not_covered": "[]", "value": 0.5}
+    path = tmp_path / "node.csv"
+    pd.DataFrame([{**row, "ledger": json.dumps(stale, sort_keys=True)}]).to_csv(path, index=False)
+    assert refresh_sound_file(path) == 1
+    led = json.loads(pd.read_csv(path)["ledger"][0])
+    assert led["issues"] == [flaw] and led["run"] == run and led["search"] == search
+    assert led["accounted"].startswith("the selected trial's run (1 query)")
+    before = path.read_bytes()
+    assert refresh_sound_file(path) == 0 and path.read_bytes() == before
