@@ -331,8 +331,10 @@ def conclusion(df: pd.DataFrame, profile: BenchProfile, stored: int, total: int,
         )
     best = which_method(df)
     cost = private_cost(df)
-    private = df[df["tuning"] == "private"]
+    private = df[(df["tuning"] == "private") & (df["guarantee"] != "non-private")]  # not the references
     sound = int((private["guarantee"] == "sound").sum())
+    unsound = private[private["guarantee"] != "sound"].drop_duplicates(["unit", "method"])
+    others = ", ".join(f"{u} `{m}`" for u, m in sorted(zip(unsound["unit"], unsound["method"])))
     part = "" if stored == total else f"; {stored} of {total} cells stored, the rest not yet run"
     if stored != total and hours is not None and not math.isnan(hours):
         part += f", about {hours:.0f} CPU hours by the stored cells' times"
@@ -347,7 +349,8 @@ def conclusion(df: pd.DataFrame, profile: BenchProfile, stored: int, total: int,
         second = (
             f"Tuning privately instead of as the papers do changes test accuracy by {cost['cost'].mean():+.1f} "
             f"points on average (from {cost['cost'].min():+.1f} to {cost['cost'].max():+.1f} over "
-            f"{len(cost)} method and ε cells), and {sound} of {len(private)} private rows are `sound`."
+            f"{len(cost)} method and ε cells), and {sound} of the {len(private)} privately tuned rows of private "
+            f"methods are `sound`" + (f" (the others, `as_published`: {others})." if others else ".")
         )
     return f"{first} {second}\n"
 

@@ -372,7 +372,16 @@ def test_the_readme_sentences_come_from_stored_rows(rows, tmp_path):
     best = report.which_method(df)
     assert f"node `dp-mlp` ({(best['unit'] == 'node').sum()} of" in text
     sound = int((df[df["tuning"] == "private"]["guarantee"] == "sound").sum())
-    assert f"{sound} of {int((df['tuning'] == 'private').sum())} private rows are `sound`" in text
+    assert f"{sound} of the {int((df['tuning'] == 'private').sum())} privately tuned rows" in text
+    assert "`sound`." in text  # every private row of the test profile is sound: no other is named
+    private = df.index[df["tuning"] == "private"]
+    mixed = df.copy()
+    mixed.loc[private[0], "guarantee"] = "non-private"  # a reference: not counted
+    mixed.loc[private[1:3], "guarantee"] = "as_published"
+    named = sorted({f"{u} `{m}`" for u, m in mixed.loc[private[1:3], ["unit", "method"]].itertuples(index=False)})
+    text = report.conclusion(mixed, prof, len(df), len(df))
+    assert f"{sound - 3} of the {len(private) - 1} privately tuned rows" in text
+    assert f"(the others, `as_published`: {', '.join(named)})." in text and text.count(". ") == 1
     assert f"{report.private_cost(df)['cost'].mean():+.1f} points on average" in text
     assert "CPU hours" not in text  # every cell stored: nothing left to estimate
     partial = report.conclusion(df, prof, len(df) - 1, len(df), hours=12.34)
