@@ -19,6 +19,7 @@ TABLES = (
     "engine_scaling",
     "notebook_startup",
     "sparse_features",
+    "kprop_once",
 )
 
 

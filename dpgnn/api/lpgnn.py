@@ -119,9 +119,10 @@ def lpgnn_runner(name: str):
         )
         view.num_classes = c
         label_method = "drop" if math.isfinite(eps_y) else "ce"
-        # one repeat of the series' batched trainer: a sparse release is propagated after its projection, and an
-        # epoch's evaluation reuses the next step's first layer; train_reference's run up to float rounding, which
-        # hundreds of epochs can grow into another selected epoch, as any change of summation order can
+        # one repeat of the series' batched trainer: a sparse release is propagated after its projection (or held
+        # dense and propagated once, where that is cheaper), and an epoch's evaluation reuses the next step's first
+        # layer; train_reference's run up to float rounding, which hundreds of epochs can grow into another selected
+        # epoch, as any change of summation order can
         n, d = graph.x.shape
         adj = normalized_adjacency(view.edge_index, n)  # KProp's; fit's graph has no duplicates (check_graph)
         res = train_batched(

@@ -35,6 +35,8 @@ __all__ = [
     "Backbone",
     "BatchedBackbone",
     "BatchedFeatures",
+    "propagate_once",
+    "PROPAGATE_ONCE",
     "BACKBONES",
     "HIDDEN",
     "GAT_HEADS",
@@ -212,10 +214,27 @@ class Backbone(nn.Module):
 # ---------------------------------------------------------------------------------------------------------------
 # batched repeats
 # ---------------------------------------------------------------------------------------------------------------
+#: :func:`propagate_once` holds a sparse release dense when ``N·d ≤ PROPAGATE_ONCE · K · nnz(Â)``: an epoch's dense
+#: ``N × d`` projection (forward and weight gradient) against ``K`` sparse products with ``Â`` and their backward,
+#: a dense multiply-add being several times cheaper than a sparse one. One multi-bit run of the bench, K = 8, one CPU
+#: thread (``benchmarks/kprop_once.py``): Credit (N·d / K·nnz = 0.18) 4.0× faster dense, Amazon Computers (2.7)
+#: 1.4×, Facebook page-page (39) 4× slower.
+PROPAGATE_ONCE = 4.0
+
+
+def propagate_once(num_nodes: int, num_features: int, adj: SparseOp | None, steps: int) -> bool:
+    """Whether :class:`BatchedFeatures` should hold a sparse release dense and propagate it once (``Â^K X``, then
+    one dense projection per epoch) rather than propagate each epoch's projection ``K`` times: KProp steps on a
+    graph with many edges per feature column (:data:`PROPAGATE_ONCE`)."""
+    if steps <= 0 or adj is None:
+        return False
+    return num_nodes * num_features <= PROPAGATE_ONCE * steps * adj.csr.values().numel()
+
+
 class BatchedFeatures:
     """The (fixed) node features of ``R`` repeats, and ``project(W) = Â^{K_x} X_r W_r`` for all repeats at once.
 
-    Two storage modes, chosen by the caller:
+    Two storage modes, chosen by the caller (:func:`propagate_once` says which is cheaper):
 
     * ``sparse``: ``X_r = offset_r + S_r`` with ``S_r`` sparse; ``S`` is kept as one block matrix whose row
       ``n·R + r`` holds node ``n`` of repeat ``r`` in columns ``r·d …``, so ``S @ W`` is a single product; KProp is

@@ -181,6 +181,27 @@ def test_batched_training_equals_straightforward_loop(data, backbone):
     assert b["val_loss"][0] == pytest.approx(r["val_loss"], rel=1e-5)
 
 
+def test_a_release_is_propagated_once_where_that_is_cheaper(data, monkeypatch):
+    from dpgnn.methods.lpgnn.cell import batched_features
+    from dpgnn.nn import lpgnn as nn_lpgnn
+
+    n, d = data.x.shape
+    adj = normalized_adjacency(data.edge_index, n)
+    nnz = adj.csr.values().numel()
+    assert nn_lpgnn.propagate_once(n, d, adj, 2) == (n * d <= nn_lpgnn.PROPAGATE_ONCE * 2 * nnz)
+    assert not nn_lpgnn.propagate_once(n, d, adj, 0) and not nn_lpgnn.propagate_once(n, d, None, 2)
+    assert not nn_lpgnn.propagate_once(n, 10**6, adj, 16)  # wide features: propagate each projection
+    draw = L.draw_features(data, "mbm", 2.0, generator=4)
+    weight = torch.randn(1, d, 8, generator=torch.Generator().manual_seed(0))
+    modes = {}
+    for factor in (1e9, 0.0):  # always once, never
+        monkeypatch.setattr(nn_lpgnn, "PROPAGATE_ONCE", factor)
+        feats = batched_features([draw], "mbm", n, d, adj, 2, torch.device("cpu"))
+        modes[factor] = (feats.dense is not None, feats.project(weight))
+    assert modes[1e9][0] and not modes[0.0][0]
+    torch.testing.assert_close(modes[1e9][1], modes[0.0][1], rtol=1e-5, atol=1e-5)
+
+
 def test_selection_never_reads_clean_labels(data):
     n, d = data.x.shape
     adj = normalized_adjacency(data.edge_index, n)

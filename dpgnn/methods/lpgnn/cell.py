@@ -33,7 +33,7 @@ from dpgnn.methods.lpgnn.common import (
 )
 from dpgnn.methods.lpgnn.features import dense_features, draw_features, perturb_labels
 from dpgnn.methods.lpgnn.training import train_batched
-from dpgnn.nn.lpgnn import BACKBONES, BatchedFeatures, normalized_adjacency
+from dpgnn.nn.lpgnn import BACKBONES, BatchedFeatures, normalized_adjacency, propagate_once
 from dpgnn.privacy.lpgnn import REPLACEMENTS, privacy_ledger  # the privacy statement
 from dpgnn.utils import config_hash, resolve_device, stable_seed, versions
 
@@ -49,9 +49,11 @@ def _label_seed(seed: int, dataset: str, eps_y: float, run: int) -> int:
     return stable_seed(PAPER, "labels", int(seed), dataset, eps_y, int(run))
 
 
-def _chunk_size(draws: list[dict[str, Any]], n: int, d: int, backbone: str, e: int, budget: float = 1.5e8) -> int:
+def _chunk_size(
+    draws: list[dict[str, Any]], n: int, d: int, backbone: str, e: int, dense: bool, budget: float = 1.5e8
+) -> int:
     per = 0.0
-    if any(dr["kind"] == "dense" for dr in draws):
+    if dense or any(dr["kind"] == "dense" for dr in draws):
         per += n * d
     if backbone == "gat":
         per += 2 * e * 4 * 16
@@ -94,7 +96,8 @@ def run_cell(
     t0 = time.perf_counter()
     draws, noisy, seeds = _draw_repeats(data, config, seed, repeats)
     t_perturb = time.perf_counter() - t0
-    chunk = _chunk_size(draws, n, d, config["backbone"], data.edge_index.size(1) + n)
+    once = propagate_once(n, d, adj, config["k_x"])
+    chunk = _chunk_size(draws, n, d, config["backbone"], data.edge_index.size(1) + n, once)
     results: dict[str, list] = {}
     dev = resolve_device(device)
     for start in range(0, len(draws), chunk):
@@ -188,8 +191,10 @@ def _draw_repeats(
 def batched_features(
     part: list[dict[str, Any]], meth: str, n: int, d: int, adj: Tensor, kx: int, dev: torch.device
 ) -> BatchedFeatures:
-    """The :class:`BatchedFeatures` of a chunk of repeats' draws on ``dev`` (one shared draw, dense, or sparse)."""
-    if meth in ("raw", "one", "ohd") and part[0]["kind"] == "sparse":  # identical in every repeat
+    """The :class:`BatchedFeatures` of a chunk of repeats' draws on ``dev``: dense where a draw is or where
+    propagating once is cheaper (:func:`~dpgnn.nn.lpgnn.propagate_once`), else one shared draw or sparse parts."""
+    once = propagate_once(n, d, adj, kx)
+    if not once and meth in ("raw", "one", "ohd") and part[0]["kind"] == "sparse":  # identical in every repeat
         dr = part[0]
         return BatchedFeatures.shared(
             dr["rows"].to(dev),
@@ -202,7 +207,7 @@ def batched_features(
             adj=adj.to(dev),
             steps=kx,
         )
-    if any(dr["kind"] == "dense" for dr in part):
+    if once or any(dr["kind"] == "dense" for dr in part):
         return BatchedFeatures(
             num_nodes=n,
             num_features=d,
