@@ -37,6 +37,7 @@ __all__ = [
     "BatchedFeatures",
     "propagate_once",
     "PROPAGATE_ONCE",
+    "PROPAGATE_ONCE_LIMIT",
     "BACKBONES",
     "HIDDEN",
     "GAT_HEADS",
@@ -220,13 +221,16 @@ class Backbone(nn.Module):
 #: thread (``benchmarks/kprop_once.py``): Credit (N·d / K·nnz = 0.18) 4.0× faster dense, Amazon Computers (2.7)
 #: 1.4×, Facebook page-page (39) 4× slower.
 PROPAGATE_ONCE = 4.0
+#: the most numbers (``N·d``) of a release :func:`propagate_once` holds dense (600 MB of float32)
+PROPAGATE_ONCE_LIMIT = 150_000_000
 
 
 def propagate_once(num_nodes: int, num_features: int, adj: SparseOp | None, steps: int) -> bool:
     """Whether :class:`BatchedFeatures` should hold a sparse release dense and propagate it once (``Â^K X``, then
     one dense projection per epoch) rather than propagate each epoch's projection ``K`` times: KProp steps on a
-    graph with many edges per feature column (:data:`PROPAGATE_ONCE`)."""
-    if steps <= 0 or adj is None:
+    graph with many edges per feature column (:data:`PROPAGATE_ONCE`), and a matrix of at most
+    :data:`PROPAGATE_ONCE_LIMIT` numbers."""
+    if steps <= 0 or adj is None or num_nodes * num_features > PROPAGATE_ONCE_LIMIT:
         return False
     return num_nodes * num_features <= PROPAGATE_ONCE * steps * adj.csr.values().numel()
 

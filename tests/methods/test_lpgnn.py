@@ -191,6 +191,9 @@ def test_a_release_is_propagated_once_where_that_is_cheaper(data, monkeypatch):
     assert nn_lpgnn.propagate_once(n, d, adj, 2) == (n * d <= nn_lpgnn.PROPAGATE_ONCE * 2 * nnz)
     assert not nn_lpgnn.propagate_once(n, d, adj, 0) and not nn_lpgnn.propagate_once(n, d, None, 2)
     assert not nn_lpgnn.propagate_once(n, 10**6, adj, 16)  # wide features: propagate each projection
+    monkeypatch.setattr(nn_lpgnn, "PROPAGATE_ONCE_LIMIT", n * d - 1)
+    assert not nn_lpgnn.propagate_once(n, d, adj, 16)  # too large to hold dense
+    monkeypatch.undo()
     draw = L.draw_features(data, "mbm", 2.0, generator=4)
     weight = torch.randn(1, d, 8, generator=torch.Generator().manual_seed(0))
     modes = {}
