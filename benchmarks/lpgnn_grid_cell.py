@@ -6,8 +6,9 @@ batched trainer vs a straightforward re-implementation of the per-run loop; the 
 
 * batched (:func:`dpgnn.methods.lpgnn.run_cell`): all repeats in one model with a leading repeat dimension; the
   first layer's weights are applied before KProp and the neighbour aggregation (``Â^K X W = Â^K (X W)``), so the
-  sparse multi-bit reports (m non-zeros per node) are never densified; the first layer is shared between the
-  evaluation of epoch e and the training forward of epoch e + 1; model selection stays on the device.
+  sparse multi-bit reports (m non-zeros per node) stay sparse on Cora (``propagate_once``); the first layer is
+  shared between the evaluation of epoch e and the training forward of epoch e + 1; model selection stays on the
+  device.
 * straightforward (:func:`dpgnn.methods.lpgnn.train_reference`): per run, the dense N × d features propagated
   once with a cached KProp module, PyG SAGEConv layers, a validation forward and Python-side selection each epoch.
 

@@ -8,8 +8,9 @@ docs/papers/lpgnn.md#drop-training-and-model-selection): KProp and the three bac
 * :class:`BatchedBackbone` -- the same three models for ``R`` independent repeats at once, in a ``(nodes, R, ·)``
   layout: one sparse product serves all repeats, and the first layer's weight is applied *before* the (linear)
   KProp and neighbour aggregation, ``Â^K X W = Â^K (X W)``, so a sparse feature matrix (multi-bit reports have
-  ``m`` non-zeros per node) is never densified. Its weights can be copied from ``R`` :class:`Backbone` instances
-  (:meth:`BatchedBackbone.from_backbones`), which gives identical outputs (tests).
+  ``m`` non-zeros per node) is not densified, unless the graph has so many edges per feature column that
+  propagating the dense matrix once is cheaper (:func:`propagate_once`). Its weights can be copied from ``R``
+  :class:`Backbone` instances (:meth:`BatchedBackbone.from_backbones`), which gives identical outputs (tests).
 """
 
 from __future__ import annotations
