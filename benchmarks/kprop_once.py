@@ -95,22 +95,8 @@ def table() -> str:
     body = []
     for r in repeats_race.read_rows(OUT):
         dataset = f"{r['dataset']} ({int(r['nodes']):,}, {int(r['edges']):,}, {int(r['features']):,})"
-        body.append(
-            [
-                dataset,
-                r["k_x"],
-                f"{float(r['cost_ratio']):.2f}",
-                r["rule"],
-                r["epochs"],
-                r["each_s"],
-                r["once_s"],
-                f"**{float(r['ratio']):.2f}×**",
-                f"{float(r['cpu_ratio']):.2f}×",
-                f"{r['each_test_acc']} / {r['once_test_acc']}",
-                f"{r['load_before']}–{r['load_after']}",
-                r["date"],
-            ]
-        )
+        setup = [dataset, r["k_x"], f"{float(r['cost_ratio']):.2f}", r["rule"], r["epochs"]]
+        body.append(setup + repeats_race.pair_cells(r, "each", "once"))
     return repeats_race.markdown(head, body)
 
 

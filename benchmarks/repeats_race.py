@@ -14,7 +14,8 @@ README block. The script is built from these pieces:
   :func:`race`'s clocks and the comparison (:func:`compare_test_acc` for runs with a test accuracy);
 - the command line, :func:`parse`: the script's options, then ``--table``, which only writes the table;
 - the rows, :func:`save`: :func:`store` and a closing line;
-- the table, :func:`race_head`, :func:`race_cells` and :func:`markdown`, which :func:`write_table` writes.
+- the table, :func:`race_head`, :func:`race_cells` (or :func:`pair_cells` for two timed runs) and :func:`markdown`,
+  which :func:`write_table` writes.
 """
 
 from __future__ import annotations
@@ -211,6 +212,21 @@ def race_cells(row: dict[str, str], setup: Sequence[str], results: Sequence[str]
         f"{float(row['cpu_ratio']):.2f}×",
     ]
     return [*setup, *clocks, *results, f"{row['load_before']}–{row['load_after']}", row["date"]]
+
+
+def pair_cells(row: dict[str, str], first: str, second: str) -> list[str]:
+    """The table cells of a CSV ``row`` that timed two runs of one thing, named ``first`` and ``second`` (columns
+    ``<name>_s`` and ``<name>_test_acc``): both seconds, the wall ratio in bold, the CPU ratio, both test accuracies,
+    the load average before and after, and the date."""
+    return [
+        row[f"{first}_s"],
+        row[f"{second}_s"],
+        f"**{float(row['ratio']):.2f}×**",
+        f"{float(row['cpu_ratio']):.2f}×",
+        f"{row[f'{first}_test_acc']} / {row[f'{second}_test_acc']}",
+        f"{row['load_before']}–{row['load_after']}",
+        row["date"],
+    ]
 
 
 def markdown(head: Sequence[str], body: Iterable[Sequence[str]]) -> str:

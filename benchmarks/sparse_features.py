@@ -111,20 +111,7 @@ def table() -> str:
     for r in repeats_race.read_rows(OUT):
         nonzero = 100 * float(r["feature_density"])
         dataset = f"{r['dataset']} ({int(r['nodes']):,}, {int(r['features']):,}, {nonzero:.2f} %)"
-        body.append(
-            [
-                dataset,
-                r["method"],
-                r["epochs"],
-                r["dense_s"],
-                r["sparse_s"],
-                f"**{float(r['ratio']):.2f}×**",
-                f"{float(r['cpu_ratio']):.2f}×",
-                f"{r['dense_test_acc']} / {r['sparse_test_acc']}",
-                f"{r['load_before']}–{r['load_after']}",
-                r["date"],
-            ]
-        )
+        body.append([dataset, r["method"], r["epochs"], *repeats_race.pair_cells(r, "dense", "sparse")])
     return repeats_race.markdown(head, body)
 
 
