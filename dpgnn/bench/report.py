@@ -43,6 +43,9 @@ __all__ = [
 ]
 
 KEYS = ["unit", "dataset", "method", "tuning", "epsilon"]
+#: the stored cells a time estimate reads per (unit, method, dataset): the latest, one seed's ε grid under both
+#: tunings (older cells were often timed on older, slower code)
+RECENT = 10
 #: line style per tuning in the figures
 STYLES = {"private": ("-", "o", None), "as_published": (":", "s", "none")}
 
@@ -268,14 +271,18 @@ def cell_seconds(stored: pd.DataFrame) -> Callable[[str, str, str], float]:
     """``seconds(unit, method, dataset)``: the estimated wall time of one more cell, from the ``cell_seconds`` of the
     ``stored`` rows (columns ``unit``, ``method``, ``dataset``).
 
-    The mean of the stored cells of the same unit, method and dataset where there are some; else the method's
+    The mean of the stored cells of the same unit, method and dataset where there are some (the latest
+    :data:`RECENT` of them by ``timestamp`` where the rows have one); else the method's
     time scaled to the dataset by a log-additive fit over every stored (unit, method, dataset) mean,
     ``log t = a(unit, method) + b(dataset)`` (so a method timed on Cora alone is scaled by how much longer the other
     methods took on the dataset than on Cora); else, for a dataset with no stored cell, the method's mean; else the
     unit's mean; NaN with no stored time at all."""
     cols = ["unit", "method", "dataset", "cell_seconds"]
-    t = stored[cols].dropna() if set(cols) <= set(stored.columns) else pd.DataFrame(columns=cols)
+    kept = cols + ["timestamp"] * ("timestamp" in stored.columns)
+    t = stored[kept].dropna(subset=cols) if set(cols) <= set(stored.columns) else pd.DataFrame(columns=cols)
     t = t[t["cell_seconds"] > 0]
+    if "timestamp" in t.columns:
+        t = t.sort_values("timestamp", kind="stable").groupby(["unit", "method", "dataset"]).tail(RECENT)
     if t.empty:
         return lambda unit, method, dataset: math.nan
     pair = t.groupby(["unit", "method", "dataset"])["cell_seconds"].mean()
@@ -337,7 +344,7 @@ def conclusion(df: pd.DataFrame, profile: BenchProfile, stored: int, total: int,
     others = ", ".join(f"{u} `{m}`" for u, m in sorted(zip(unsound["unit"], unsound["method"])))
     part = "" if stored == total else f"; {stored} of {total} cells stored, the rest not yet run"
     if stored != total and hours is not None and not math.isnan(hours):
-        part += f", about {hours:.0f} CPU hours by the stored cells' times"
+        part += f", about {hours:.0f} CPU hours by the latest stored cells' times"
     first = (
         f"Under one protocol per privacy unit ({profile.name} profile: {len(profile.datasets)} dataset(s), "
         f"{len(profile.seeds)} seed(s), private tuning with the search inside ε{part}), the method most often "

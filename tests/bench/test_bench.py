@@ -361,6 +361,23 @@ def test_a_cells_time_is_scaled_to_a_dataset_its_method_has_not_run_on():
     assert math.isnan(cell_seconds(stored.iloc[:0])("edge", "a", "big"))
 
 
+def test_a_cells_time_is_read_from_the_latest_stored_cells():
+    """Older cells (slower code) are outweighed: a pair's estimate is the mean of its latest RECENT cells by
+    timestamp, whatever order the rows are stored in."""
+    from dpgnn.bench.report import RECENT, cell_seconds
+
+    old = [dict(timestamp=f"2026-01-01T00:00:{i:02d}", cell_seconds=500.0) for i in range(RECENT)]
+    new = [dict(timestamp=f"2026-02-01T00:00:{i:02d}", cell_seconds=10.0 + i) for i in range(RECENT)]
+    stored = pd.DataFrame(new[::-1] + old).assign(unit="node", method="progap", dataset="cora")
+    assert cell_seconds(stored)("node", "progap", "cora") == pytest.approx(10.0 + (RECENT - 1) / 2)
+    older = pd.concat([stored.iloc[:3], stored.iloc[RECENT:]])  # 3 new cells and the old ones
+    expected = (sum(c["cell_seconds"] for c in new[-3:]) + 500.0 * (RECENT - 3)) / RECENT
+    assert cell_seconds(older)("node", "progap", "cora") == pytest.approx(expected)
+    assert cell_seconds(stored.drop(columns="timestamp"))("node", "progap", "cora") == pytest.approx(
+        stored["cell_seconds"].mean()
+    )
+
+
 def test_the_readme_sentences_come_from_stored_rows(rows, tmp_path):
     from dpgnn.bench import report
     from dpgnn.readme import bench_block
