@@ -272,11 +272,11 @@ def cell_seconds(stored: pd.DataFrame) -> Callable[[str, str, str], float]:
     ``stored`` rows (columns ``unit``, ``method``, ``dataset``).
 
     The mean of the stored cells of the same unit, method and dataset where there are some (the latest
-    :data:`RECENT` of them by ``timestamp`` where the rows have one); else the method's
-    time scaled to the dataset by a log-additive fit over every stored (unit, method, dataset) mean,
-    ``log t = a(unit, method) + b(dataset)`` (so a method timed on Cora alone is scaled by how much longer the other
-    methods took on the dataset than on Cora); else, for a dataset with no stored cell, the method's mean; else the
-    unit's mean; NaN with no stored time at all."""
+    :data:`RECENT` of them by ``timestamp`` where the rows have one); else the method's time scaled to the dataset
+    by a log-additive fit over every stored (unit, method, dataset) mean, ``log t = a(unit, method) + b(dataset)``
+    (so a method timed on Cora alone is scaled by how much longer the other methods took on the dataset than on
+    Cora); else, for a dataset with no stored cell, the method's mean; else the unit's mean; NaN with no stored
+    time at all."""
     cols = ["unit", "method", "dataset", "cell_seconds"]
     kept = cols + ["timestamp"] * ("timestamp" in stored.columns)
     t = stored[kept].dropna(subset=cols) if set(cols) <= set(stored.columns) else pd.DataFrame(columns=cols)
