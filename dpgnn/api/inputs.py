@@ -15,7 +15,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from dpgnn.data.transforms import clean_edges, increasing, random_node_split
-from dpgnn.utils import stable_seed
+from dpgnn.utils import all_finite, stable_seed
 
 MASKS = ("train_mask", "val_mask", "test_mask")
 #: a private/public node split (PrivGNN), passed through to the method that checks it
@@ -33,8 +33,8 @@ def check_features(x: Any, num_nodes: int | None = None) -> Tensor:
     if not (x.is_floating_point() or x.dtype in (torch.int32, torch.int64, torch.uint8, torch.bool)):
         raise ValueError(f"data.x must be numeric, got {x.dtype}")
     x = x.float()
-    bad = ~torch.isfinite(x).all(1)
-    if bool(bad.any()):
+    if not all_finite(x):
+        bad = ~torch.isfinite(x).all(1)
         raise ValueError(
             f"data.x holds NaN or infinite values in {int(bad.sum())} of {x.size(0)} rows (first: "
             f"row {int(bad.nonzero()[0])}): impute or drop them before training"

@@ -48,7 +48,7 @@ from dpgnn.methods.dp_gnn import (
 from dpgnn.methods.progap import ProGAPResult
 from dpgnn.nn.progap import SPARSE_FEATURES
 from dpgnn.train import NoisyStep
-from dpgnn.utils import resolve_device, segments, to_csr
+from dpgnn.utils import density, resolve_device, segments, to_csr, transpose_csr
 
 __all__ = ["StackedDPGNN", "train_dp_gnn_repeats", "SPARSE_FEATURES", "GRAM_ROWS", "GRAM_ELEMENTS"]
 
@@ -65,8 +65,8 @@ class _Features:
 
     def __init__(self, x: Tensor) -> None:
         self.dense = torch.cat([x, x.new_zeros(1, x.size(1))])
-        self.sparse = to_csr(self.dense) if bool((x != 0).float().mean() <= SPARSE_FEATURES) else None
-        self.dense_t = self.dense.t() if self.sparse is None else to_csr(self.dense.t())  # [F, N + 1]
+        self.sparse = to_csr(self.dense) if density(x) <= SPARSE_FEATURES else None
+        self.dense_t = self.dense.t() if self.sparse is None else transpose_csr(self.sparse)  # [F, N + 1]
         if self.sparse is not None:
             self.binary = bool((self.sparse.values() == 1).all())
         self.gram: Tensor | None = None

@@ -14,9 +14,21 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from dpgnn.utils import segments, to_csr
+from dpgnn.utils import density, segments, to_csr, transpose_csr
 
 __all__ = ["DRWGCN", "DRWMLP", "SplitFeatures", "build_model"]
+
+
+def split_modes(x: Tensor) -> tuple[Tensor, Tensor]:
+    """``(base, rest)`` with ``base`` the most frequent value of each column of ``x`` ``[N, d]`` (``Tensor.mode``)
+    and ``rest = x − base`` as CSR. Where zeros are a strict majority of every column (one-hot attributes), 0 is
+    each column's only mode: ``rest`` is then ``x``'s own CSR, without sorting the columns."""
+    if x.size(0) and density(x) < 0.5:
+        csr = to_csr(x)
+        if bool((2 * torch.bincount(csr.col_indices(), minlength=x.size(1)) < x.size(0)).all()):
+            return x.new_zeros(x.size(1)), csr
+    base = x.mode(dim=0).values
+    return base, to_csr(x - base)
 
 
 class SplitFeatures:
@@ -29,11 +41,9 @@ class SplitFeatures:
     def __init__(self, x: Tensor) -> None:
         if x.dim() != 2:
             raise ValueError(f"features must be a matrix, got shape {tuple(x.shape)}")
-        self.base = x.mode(dim=0).values
-        rest = x - self.base
-        self.density = float((rest != 0).float().mean()) if x.numel() else 0.0
-        self.rest = to_csr(rest)
-        self.rest_t = to_csr(rest.t())
+        self.base, self.rest = split_modes(x)
+        self.density = self.rest.values().numel() / x.numel() if x.numel() else 0.0
+        self.rest_t = transpose_csr(self.rest)
         self.shape = tuple(x.shape)
         self._memo: tuple | None = None
         self._base_sq = float(self.base @ self.base)

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from dpgnn.privacy.validation import check_int as _check_int
-from dpgnn.utils import segments, to_csr
+from dpgnn.utils import density, segments, to_csr
 
 __all__ = [
     "MLP",
@@ -58,7 +58,7 @@ def sparse_rows(x: Tensor) -> Tensor:
     on it."""
     if x.layout != torch.strided or x.device.type != "cpu" or x.dim() != 2 or x.numel() == 0:
         return x
-    if bool((x != 0).float().mean() > SPARSE_FEATURES):
+    if density(x) > SPARSE_FEATURES:
         return x
     return to_csr(x)
 

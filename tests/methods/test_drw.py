@@ -126,6 +126,31 @@ def test_split_features_gram_equals_the_gram_of_the_gathered_rows(features):
     assert not got[1].any() and got[0, 1, 1] == got[0, 3, 3] == got[0, 1, 3] > 0
 
 
+def test_split_features_take_each_columns_mode_with_or_without_sorting():
+    """One-hot columns (zeros a strict majority) skip the sort; a column of half zeros, standardised words and
+    continuous features take ``Tensor.mode``; either way ``base`` and ``rest`` are those of the mode."""
+    gen = torch.Generator().manual_seed(0)
+    words = (torch.rand(40, 12, generator=gen) < 0.2).double()
+    half = words.clone()
+    half[:20, 3] = 1.0
+    half[20:, 3] = 0.0
+    twos = words.clone()
+    twos[:30, 5] = 2.0  # a majority of one nonzero value
+    cases = {
+        "words": words,
+        "a column of half zeros": half,
+        "a majority of twos": twos,
+        "standardised words": (words - words.mean(0)) / words.std(0),
+        "continuous": torch.randn(40, 12, generator=gen, dtype=torch.float64).round(),
+    }
+    for name, x in cases.items():
+        s = SplitFeatures(x)
+        base = x.mode(dim=0).values
+        assert torch.equal(s.base, base), name
+        assert torch.equal(s.rest.to_dense(), x - base) and torch.equal(s.rest_t.to_dense(), (x - base).t()), name
+        assert s.density == int(((x - base) != 0).sum()) / x.numel(), name
+
+
 @pytest.mark.parametrize("bag_of_words", [False, True])
 def test_train_dp_ghost_and_vmap_paths_agree(data, bag_of_words):
     if bag_of_words:  # standardised sparse words: evaluation and the first layer go through SplitFeatures

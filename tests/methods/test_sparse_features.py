@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch_geometric.data import Data
 
 from dpgnn.data import csbm, random_node_split
 from dpgnn.methods.gap import GAPConfig, train_gap
@@ -37,6 +38,42 @@ def test_sparse_rows_only_converts_sparse_enough_features(monkeypatch):
     monkeypatch.setattr(P, "SPARSE_FEATURES", 0.01)
     assert P.sparse_rows(x) is x  # too dense
     assert P.sparse_rows(torch.rand(50, 40)).layout == torch.strided  # dense features stay dense
+
+
+def test_features_are_checked_entry_by_entry_when_their_sum_overflows():
+    """A finite sum clears every entry at once; a sum that overflows on finite entries is not an error, and one
+    NaN or infinity among large values is still found with its row."""
+    from dpgnn.api.inputs import check_graph
+    from dpgnn.utils import all_finite, check_features
+
+    big = torch.full((4, 3), 3e38)
+    assert not torch.isfinite(big.sum()) and all_finite(big)
+    assert check_features(big) is big
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        x = big.clone()
+        x[2, 1] = bad
+        assert not all_finite(x)
+        with pytest.raises(ValueError, match=r"1 of 4 rows \(first: row 2\)"):
+            check_features(x)
+        with pytest.raises(ValueError, match=r"data.x holds NaN or infinite values in 1 of 4 rows \(first: row 2\)"):
+            check_graph(Data(x=x, y=torch.tensor([0, 1, 0, 1]), edge_index=torch.tensor([[0, 1], [1, 0]])), 0)
+    assert all_finite(torch.zeros(0, 3)) and all_finite(torch.ones(5, dtype=torch.complex64))
+
+
+def test_transpose_csr_and_density_equal_the_dense_computations():
+    from dpgnn.utils import density, to_csr, transpose_csr
+
+    gen = torch.Generator().manual_seed(0)
+    for x in ((torch.rand(60, 45, generator=gen) < 0.05).float(), torch.zeros(7, 3), torch.randn(5, 4, generator=gen)):
+        t = transpose_csr(to_csr(x))
+        want = to_csr(x.t())
+        assert t.layout == torch.sparse_csr and t.shape == (x.size(1), x.size(0))
+        for a, b in zip(
+            (t.crow_indices(), t.col_indices(), t.values()), (want.crow_indices(), want.col_indices(), want.values())
+        ):
+            assert torch.equal(a, b)
+        assert density(x) == int((x != 0).sum()) / x.numel()
+    assert density(torch.zeros(0, 4)) == 0.0
 
 
 def test_segments_gives_each_elements_segment_and_offset():
