@@ -38,6 +38,8 @@ __all__ = [
     "split_budget",
     "Split",
     "PURE_METHODS",
+    "InfeasibleSearch",
+    "trial_floor",
 ]
 
 #: methods whose trial is pure ε-DP (δ = 0)
@@ -121,30 +123,58 @@ def _dp_gnn(cfg: Any, n_train: int, epsilon: float, delta: float) -> TrialCost:
     return TrialCost(event, (("noise_multiplier", float(led["noise_multiplier"])), ("steps", steps)))
 
 
-def _drw(method: str, cfg: Any, n_train: int, num_nodes: int, epsilon: float, delta: float) -> TrialCost:
+def _drw_parts(method: str, cfg: Any, n_train: int, num_nodes: int) -> tuple[float, int, float]:
+    """A DRW/FDP trial's fixed noise multiplier, batch (the front door's public rule where the config gives none)
+    and FDP's bound on the subgraphs one node affects, or DRW's sampling rate."""
     from dpgnn.data.random_walks import sampler_bound
-    from dpgnn.methods.drw import epsilon_schedule, fdp_schedule
-    from dpgnn.privacy.drw import drw_epsilon, drw_event, fdp_event, fdp_run_epsilon
     from dpgnn.privacy.fdp import max_affected
 
     z, layers = float(cfg.noise_multiplier), int(cfg.num_layers)
-    batch = cfg.batch or max(8, num_nodes // 40)  # the front door's public rule
+    batch = cfg.batch or max(8, num_nodes // 40)
+    if method == "fdp":
+        return z, batch, max_affected(cfg.fdp_degree, layers)
+    return z, batch, sampler_bound("drw", batch, n_train, layers)
+
+
+def _drw_event(method: str, parts: tuple[float, int, float], n_train: int, steps: int) -> Event:
+    from dpgnn.privacy.drw import drw_event, fdp_event
+
+    z, batch, k_or_q = parts
+    if method == "fdp":
+        return fdp_event(z, n_train, batch, int(k_or_q), max(steps, 1))
+    return drw_event(z, k_or_q, max(steps, 1))
+
+
+def _drw(method: str, cfg: Any, n_train: int, num_nodes: int, epsilon: float, delta: float) -> TrialCost:
+    from dpgnn.methods.drw import epsilon_schedule, fdp_schedule
+    from dpgnn.privacy.drw import drw_epsilon, fdp_run_epsilon
+
+    parts = _drw_parts(method, cfg, n_train, num_nodes)
+    z, batch, k_or_q = parts
     cap, target = cfg.max_steps or None, float(epsilon)
     # the run trains min(most steps within the target, max_steps) steps; when max_steps is within the target (ε is
     # monotone in the steps) that is max_steps, without the schedule's search
     if method == "fdp":
-        k = max_affected(cfg.fdp_degree, layers)
+        k = int(k_or_q)
         if cap and fdp_run_epsilon(cap, z, n_train, batch, k, delta)[0] <= target:
             steps = cap
         else:
             steps = int(min(fdp_schedule(z, n_train, batch, k, delta, target, "paper").steps, cap or math.inf))
-        return TrialCost(fdp_event(z, n_train, batch, k, max(steps, 1)), (("steps", steps),))
-    q = sampler_bound("drw", batch, n_train, layers)
-    if cap and drw_epsilon(z, q, cap, delta, "autodp", "paper") <= target:
+        return TrialCost(_drw_event(method, parts, n_train, steps), (("steps", steps),))
+    if cap and drw_epsilon(z, k_or_q, cap, delta, "autodp", "paper") <= target:
         steps = cap
     else:
-        steps = int(min(epsilon_schedule(z, q, delta, target, "autodp", "paper").steps, cap or math.inf))
-    return TrialCost(drw_event(z, q, max(steps, 1)), (("steps", steps), ("sampling_rate", q)))
+        steps = int(min(epsilon_schedule(z, k_or_q, delta, target, "autodp", "paper").steps, cap or math.inf))
+    return TrialCost(_drw_event(method, parts, n_train, steps), (("steps", steps), ("sampling_rate", k_or_q)))
+
+
+def trial_floor(method: str, cfg: Any, *, n_train: int, num_nodes: int) -> Event | None:
+    """The least training event a trial of ``method`` is accounted whatever its budget: one step at the config's
+    fixed noise for DRW and FDP, which fit a budget by their number of steps (at least one is accounted, see
+    :func:`trial_event`); None for the methods that fit it by their noise (any budget fits)."""
+    if method not in ("drw", "fdp"):
+        return None
+    return _drw_event(method, _drw_parts(method, cfg, n_train, num_nodes), n_train, 1)
 
 
 def trial_event(
@@ -249,6 +279,11 @@ def search_epsilon(
     return eps, order, curve
 
 
+class InfeasibleSearch(ValueError):
+    """No trial budget fits the search in its target ε: the trials' least events (:func:`trial_floor`) already
+    make the search cost more."""
+
+
 def split_budget(
     costs_at: Any,
     target: float,
@@ -257,6 +292,7 @@ def split_budget(
     *,
     score_share: float,
     pure: bool = False,
+    floor: list[Event] | None = None,
     iterations: int = 6,
 ) -> Split:
     """The largest trial budget found whose search is at most ``target`` ε at ``delta``.
@@ -267,6 +303,9 @@ def split_budget(
         trials: the distribution of the number of trials.
         score_share: the score's share ``s`` of the trial budget (0: the score is free).
         pure: pure ε-DP trials (closed form ``(2 + η)·ε_t``; ``costs_at`` is not called).
+        floor: the grid points' least events whatever the budget (:func:`trial_floor`; None: the budget sets the
+            noise, any target fits). A search of these alone (the score free) above the target raises
+            :class:`InfeasibleSearch` at once; below it, shrinking ``ε_t`` ends within it.
         iterations: secant steps from the pure-DP guess ``target / (2 + η)``.
     """
     if pure:
@@ -279,6 +318,13 @@ def split_budget(
         eps, order, curve = search_epsilon(costs, z, trials, delta)
         return eps, order, curve, costs, z
 
+    if floor:
+        least = search_epsilon([TrialCost(e, ()) for e in floor], None, trials, delta)[0]
+        if least > target:
+            raise InfeasibleSearch(
+                f"no trial budget fits the search in ε = {target:g}: one step per trial at the configs' fixed "
+                f"noise already makes it ε = {least:.3g}"
+            )
     eps_t, best = target / (2 + trials.eta), None
     for _ in range(iterations):
         eps, order, curve, costs, z = total(eps_t)
@@ -289,6 +335,8 @@ def split_budget(
         eps_t *= 0.999 * target / eps if eps > 0 else 2.0
     while best is None:  # shrink until the search fits
         eps_t *= 0.8
+        if eps_t < 1e-12 * target:
+            raise InfeasibleSearch(f"no trial budget fits the search in ε = {target:g}")
         eps, order, curve, costs, z = total(eps_t)
         if eps <= target:
             best = (eps_t, eps, order, curve, costs, z)

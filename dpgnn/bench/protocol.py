@@ -10,6 +10,8 @@ seed only), the same ε and the same tuning budget (the grid of its :mod:`dpgnn.
   ``η = 1``); each trial's score is what its unit allows (:mod:`dpgnn.bench.units`); the row's ε is the whole
   search's (:func:`dpgnn.bench.accounting.split_budget`, split stated in the ledger), ``sound`` when the method's
   own run is.
+  A search no trial budget fits (DRW/FDP fit a budget by their steps at a fixed noise, and one step per trial
+  can already cost more) runs no trial: its row is 0-DP, without accuracy, and says why.
 
 torch and PyG are imported where a graph is built (:func:`base_graph`): reading the benchmark's stored rows and
 planning its cells stay light.
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpgnn.bench.accounting import PURE_METHODS, check_trial, split_budget, trial_event
+from dpgnn.bench.accounting import PURE_METHODS, InfeasibleSearch, check_trial, split_budget, trial_event, trial_floor
 from dpgnn.bench.spaces import SearchSpace, space_of
 from dpgnn.bench.units import Unit, get_unit
 from dpgnn.privacy.guarantee import AS_PUBLISHED, MODEL_SELECTION, NOT_COVERED, non_private, statement
@@ -234,6 +236,15 @@ class _Cell:
             self.method, level, cfg, n_train=n_train, num_nodes=self.graph.num_nodes, epsilon=epsilon, delta=self.delta
         )
 
+    def floor(self) -> list | None:
+        """The grid points' least training events whatever the budget (:func:`dpgnn.bench.accounting.trial_floor`),
+        None where the budget sets the noise."""
+        n_train = int(self.graph.train_mask.sum())
+        events = [
+            trial_floor(self.method, self.config(p), n_train=n_train, num_nodes=self.graph.num_nodes) for p in self.grid
+        ]
+        return None if any(e is None for e in events) else events
+
     def base(self) -> dict[str, Any]:
         return {"grid_size": len(self.grid), "space": self.space.source}
 
@@ -291,7 +302,12 @@ def _private(c: _Cell) -> dict[str, Any]:
         def costs_at(e: float) -> list:
             return [c.cost(c.config(p), e) for p in c.grid]
 
-        split = split_budget(costs_at, c.epsilon, c.delta or 0.0, trials, score_share=share, pure=c.pure)
+        try:
+            split = split_budget(
+                costs_at, c.epsilon, c.delta or 0.0, trials, score_share=share, pure=c.pure, floor=c.floor()
+            )
+        except InfeasibleSearch as e:
+            return _no_trial_row(c, str(e), trials)
     n_val, costs = int(c.graph.val_mask.sum()), {}
 
     def run(point: dict[str, Any], run_seed: int):
@@ -338,6 +354,28 @@ def _private(c: _Cell) -> dict[str, Any]:
             assert math.isclose(res.ledger["epsilon"], split.epsilon, rel_tol=1e-9)
     cfg, model = res.best
     return _row(c, model, cfg, search, c.preprocessing, split, res.runs, res.best_score)
+
+
+def _no_trial_row(c: _Cell, why: str, trials: TruncatedNegativeBinomial) -> dict[str, Any]:
+    """The row of a private search that no trial budget fits (``why``): no trial runs, nothing is released (0-DP),
+    no accuracy."""
+    search = {"tuning": "random search, K ~ geometric", "runs": 0, "selection": trials.describe(), "infeasible": why}
+    run = {"guarantee": "sound", "epsilon": 0.0, "neighbouring": c.unit.protects, "accounted": "no trial ran"}
+    return {
+        "level": c.unit.level,
+        "metric": "test_accuracy",
+        "value": math.nan,
+        "val_score": math.nan,
+        "runs": 0,
+        "selected": "",
+        "epsilon_accounted": 0.0,
+        "epsilon_sound": 0.0,
+        "delta": 0.0,
+        "guarantee": "sound",
+        "not_covered": "[]",
+        "ledger": {**cell_statement("sound", [], run, search), "run": run, "search": search},
+        **c.base(),
+    }
 
 
 def run_sound(run: dict[str, Any]) -> bool:

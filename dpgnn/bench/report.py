@@ -46,6 +46,8 @@ KEYS = ["unit", "dataset", "method", "tuning", "epsilon"]
 #: the stored cells a time estimate reads per (unit, method, dataset): the latest, one seed's ε grid under both
 #: tunings (older cells were often timed on older, slower code)
 RECENT = 10
+#: why a stored row has no accuracy: its private search fits no trial (:func:`dpgnn.bench.protocol.run_cell`)
+NO_TRIAL = "stored without accuracy: no trial budget fits the private search (one DP step already costs more)"
 #: line style per tuning in the figures
 STYLES = {"private": ("-", "o", None), "as_published": (":", "s", "none")}
 
@@ -167,7 +169,7 @@ def which_method(df: pd.DataFrame, tuning: str = "private") -> pd.DataFrame:
         trivial = g[g["method"].isin(UNITS[unit].trivial)]
         for eps in sorted(e for e in g["epsilon"].unique() if 0 < e < math.inf):
             cand = pd.concat([g[(g["epsilon"] == eps) & g["method"].isin(UNITS[unit].methods)], trivial])
-            cand = cand.sort_values(["accuracy", "method"], ascending=[False, True])
+            cand = cand.dropna(subset=["accuracy"]).sort_values(["accuracy", "method"], ascending=[False, True])
             if cand.empty:
                 continue
             best = cand.iloc[0]
@@ -230,7 +232,8 @@ def by_budget(table: pd.DataFrame, index: str, column: str, cell: Callable[[pd.S
 
 def missing(profile: BenchProfile, results: Path | None = None) -> pd.DataFrame:
     """What the profile's stored rows do not cover yet, and why: per unit and method, the cells not computed
-    (``not computed yet``, or the dataset's files missing), the unit's methods the profile does not run, the
+    (``not computed yet``, or the dataset's files missing), the stored private searches that no trial budget fits
+    (:data:`NO_TRIAL`), the unit's methods the profile does not run, the
     registered methods the unit excludes, and the units outside the profile (``results``: the folder holding
     ``<profile>/bench/``; default: the output root's ``results/``). ``cpu_hours``: for cells not computed yet, the
     sum of their estimated wall times (:func:`cell_seconds`), the compute they still need on one core like the one
@@ -250,6 +253,8 @@ def missing(profile: BenchProfile, results: Path | None = None) -> pd.DataFrame:
             continue
         done = set(stored[unit]["config_hash"].astype(str))
         ran = profile.methods_of(unit)
+        for method in stored[unit][stored[unit]["value"].isna()]["method"]:
+            out.append(dict(unit=unit, method=method, cells=1, why=NO_TRIAL, cpu_hours=math.nan))
         for c in cells(profile, units=[unit])[unit]:
             if config_hash(c) not in done:
                 why = f"dataset not here: {skipped[c['dataset']]}" if c["dataset"] in skipped else "not computed yet"

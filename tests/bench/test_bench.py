@@ -223,6 +223,45 @@ def test_trials_that_train_no_step_are_never_selected_over_trained_ones(monkeypa
         assert selected == {2} if tuning == "as_published" else 2 in selected
 
 
+@pytest.mark.parametrize("method", ["fdp", "drw"])
+def test_a_private_search_no_trial_budget_fits_is_a_row_without_accuracy(monkeypatch, method):
+    """DRW and FDP fit a budget by their steps at a fixed noise: where one step per trial already makes the search
+    cost more than ε, the search is refused before any calibration, no trial trains, and the row is 0-DP, with no
+    accuracy and the reason in its ledger."""
+    import dpgnn
+    from dpgnn.bench import run_cell
+    from dpgnn.bench.profiles import _SHORT
+    from dpgnn.privacy.guarantee import check_ledger
+
+    monkeypatch.setattr(dpgnn, "fit", lambda *a, **k: pytest.fail("a trial trained"))
+    cell = {"unit": "node-data", "method": method, "dataset": "toy", "epsilon": 0.01, "seed": 0, "tuning": "private"}
+    row = run_cell(cell, fixed=_SHORT[method])
+    assert math.isnan(row["value"]) and math.isnan(row["val_score"]) and row["runs"] == 0
+    assert row["guarantee"] == "sound" and row["epsilon_accounted"] == row["epsilon_sound"] == 0.0
+    led = check_ledger(json.dumps(row["ledger"]))
+    assert "one step per trial" in led["search"]["infeasible"] and led["search"]["runs"] == 0
+
+
+def test_the_budget_split_refuses_a_target_below_the_trials_least_cost():
+    from dpgnn.bench.accounting import InfeasibleSearch, TrialCost, search_epsilon
+    from dpgnn.privacy.events import GaussianEvent
+
+    trials = TruncatedNegativeBinomial(1.0, 0.25)
+    step = GaussianEvent(2.0)
+    least = search_epsilon([TrialCost(step, ())], None, trials, 1e-5)[0]
+    calls = []
+
+    def costs_at(e):
+        calls.append(e)
+        return [TrialCost(step, ())]
+
+    with pytest.raises(InfeasibleSearch, match=f"already makes it ε = {least:.3g}"):
+        split_budget(costs_at, 0.95 * least, 1e-5, trials, score_share=0.1, floor=[step])
+    assert not calls
+    fits = split_budget(costs_at, 1.05 * least, 1e-5, trials, score_share=0.1, floor=[step])
+    assert least < fits.epsilon <= 1.05 * least  # the score's share fits in what the floor leaves
+
+
 def test_private_ldp_rows_are_sound_when_nothing_was_scaled(rows):
     first, _ = rows
     ldp = first[first["unit"] == "ldp-labels"].set_index("tuning")
@@ -316,6 +355,25 @@ def test_the_report_lists_what_is_missing_and_why(rows, tmp_path, monkeypatch):
     assert todo.loc[todo["why"] == "not computed yet", "cells"].sum() == n_cells
     assert todo["cpu_hours"].isna().all()  # no stored cell times to estimate from
     assert report.rows(prof).empty
+
+
+def test_a_row_without_accuracy_is_listed_not_ranked(rows, tmp_path, monkeypatch):
+    from dpgnn.bench import report
+    from dpgnn.results import ResultStore
+
+    df = _synthetic()
+    nan = df.iloc[[0]].assign(method="gap", accuracy=math.nan)
+    best = report.which_method(pd.concat([df, nan])).set_index("budget")
+    assert best.loc[1.0, "method"] == "mlp" and best.loc[1.0, "runner_up"] == pytest.approx(61.0)
+    prof = get_profile("test")
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
+    first = rows[0]
+    row = first[(first["unit"] == "edge") & (first["method"] == "gap")].iloc[0].to_dict()
+    ResultStore("bench", prof.folder).append("edge", [{**row, "value": math.nan}])
+    todo = report.missing(prof).set_index(["unit", "method", "why"])
+    assert todo.loc[("edge", "gap", report.NO_TRIAL), "cells"] == 1
+    gap_cells = sum(c["method"] == "gap" for c in cells(prof)["edge"])
+    assert todo.loc[("edge", "gap", "not computed yet"), "cells"] == gap_cells - 1
 
 
 def test_the_missing_cells_compute_is_estimated_from_the_stored_cells_times(rows):
