@@ -367,7 +367,7 @@ def _no_trial_row(c: _Cell, why: str, trials: TruncatedNegativeBinomial) -> dict
         "value": math.nan,
         "val_score": math.nan,
         "runs": 0,
-        "selected": "",
+        "selected": json.dumps(None),
         "epsilon_accounted": 0.0,
         "epsilon_sound": 0.0,
         "delta": 0.0,

@@ -233,11 +233,10 @@ def by_budget(table: pd.DataFrame, index: str, column: str, cell: Callable[[pd.S
 def missing(profile: BenchProfile, results: Path | None = None) -> pd.DataFrame:
     """What the profile's stored rows do not cover yet, and why: per unit and method, the cells not computed
     (``not computed yet``, or the dataset's files missing), the stored private searches that no trial budget fits
-    (:data:`NO_TRIAL`), the unit's methods the profile does not run, the
-    registered methods the unit excludes, and the units outside the profile (``results``: the folder holding
-    ``<profile>/bench/``; default: the output root's ``results/``). ``cpu_hours``: for cells not computed yet, the
-    sum of their estimated wall times (:func:`cell_seconds`), the compute they still need on one core like the one
-    that stored them."""
+    (:data:`NO_TRIAL`), the unit's methods the profile does not run, the registered methods the unit excludes, and
+    the units outside the profile (``results``: the folder holding ``<profile>/bench/``; default: the output root's
+    ``results/``). ``cpu_hours``: for cells not computed yet, the sum of their estimated wall times
+    (:func:`cell_seconds`), the compute they still need on one core like the one that stored them."""
     from dpgnn.bench.runner import cells
     from dpgnn.results import ResultStore
     from dpgnn.utils import config_hash
