@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from dpgnn.nn.progap import gather_rows
 from dpgnn.utils import density, segments, to_csr, transpose_csr
 
 __all__ = ["DRWGCN", "DRWMLP", "SplitFeatures", "build_model"]
@@ -64,6 +65,15 @@ class SplitFeatures:
     def tmatmul(self, v: Tensor) -> Tensor:
         """``xᵀ @ v`` for ``v`` of shape ``(N, k)``."""
         return self.rest_t @ v + torch.outer(self.base, v.sum(0))
+
+    def rows_matmul(self, rows: Tensor, w: Tensor) -> Tensor:
+        """``x[rows] @ w``: the rows of :meth:`matmul` (each row's sum in the same order), for a batch's nodes."""
+        return gather_rows(self.rest, rows) @ w + self.base @ w
+
+    def rows_tmatmul(self, rows: Tensor, v: Tensor) -> Tensor:
+        """``x[rows]ᵀ @ v`` for distinct increasing ``rows`` and ``v`` of shape ``(len(rows), k)``: :meth:`tmatmul`
+        of ``v`` put at those rows (zero elsewhere), without the other nodes' products."""
+        return transpose_csr(gather_rows(self.rest, rows)) @ v + torch.outer(self.base, v.sum(0))
 
     def gram(self, nodes: Tensor) -> Tensor:
         """``X_i X_iᵀ`` ``[B, S, S]`` for the rows ``X_i`` of each row of ``nodes`` ``[B, S]`` (node ids; ``-1`` is

@@ -128,7 +128,8 @@ def test_split_features_gram_equals_the_gram_of_the_gathered_rows(features):
 
 def test_split_features_take_each_columns_mode_with_or_without_sorting():
     """One-hot columns (zeros a strict majority) skip the sort; a column of half zeros, standardised words and
-    continuous features take ``Tensor.mode``; either way ``base`` and ``rest`` are those of the mode."""
+    continuous features take ``Tensor.mode``; either way ``base`` and ``rest`` are those of the mode, and the
+    products over some rows are those of the matrix."""
     gen = torch.Generator().manual_seed(0)
     words = (torch.rand(40, 12, generator=gen) < 0.2).double()
     half = words.clone()
@@ -149,6 +150,11 @@ def test_split_features_take_each_columns_mode_with_or_without_sorting():
         assert torch.equal(s.base, base), name
         assert torch.equal(s.rest.to_dense(), x - base) and torch.equal(s.rest_t.to_dense(), (x - base).t()), name
         assert s.density == int(((x - base) != 0).sum()) / x.numel(), name
+        rows, w, v = torch.tensor([0, 3, 7, 39]), torch.randn(12, 5, dtype=x.dtype), torch.randn(4, 5, dtype=x.dtype)
+        torch.testing.assert_close(s.rows_matmul(rows, w), (x @ w)[rows])
+        torch.testing.assert_close(
+            s.rows_tmatmul(rows, v), x.T @ torch.zeros(40, 5, dtype=x.dtype).index_add_(0, rows, v)
+        )
 
 
 @pytest.mark.parametrize("bag_of_words", [False, True])

@@ -138,17 +138,20 @@ def clipped_grad_sum(
 
     ``split`` (the full feature matrix as :class:`SplitFeatures`) with ``nodes`` (``[B, S]`` node ids of the
     subgraphs' rows, ``-1`` = padding) makes the first layer sparse too, and ``xb`` is not read (it may be None):
-    ``X_i Wᵀ`` is gathered from ``x Wᵀ`` (computed over the sparse rest), ``a_i a_iᵀ = Â_i X_i X_iᵀ Â_iᵀ`` comes from
-    the ``S × S`` Gram matrices of the rows (:meth:`SplitFeatures.gram`, from the sparse rest), and the weight sum
-    ``Σ_i (Â_iᵀ c_i g_i)ᵀ X_i`` is ``xᵀ V`` with ``V`` the rows of all subgraphs added up per node.
+    ``X_i Wᵀ`` is gathered from ``x Wᵀ`` over the batch's distinct nodes (computed over the sparse rest),
+    ``a_i a_iᵀ = Â_i X_i X_iᵀ Â_iᵀ`` comes from the ``S × S`` Gram matrices of the rows (:meth:`SplitFeatures.gram`,
+    from the sparse rest), and the weight sum ``Σ_i (Â_iᵀ c_i g_i)ᵀ X_i`` is ``xᵀ V`` over those nodes, with ``V``
+    the rows of all subgraphs added up per node.
     """
     lins = list(model.lins)
     h = xb
     inputs, outputs = [], []
+    if split is not None:  # the batch's distinct nodes, and each subgraph row's place among them
+        rows, slot = torch.unique(nodes.clamp(min=0), return_inverse=True)
     for i, lin in enumerate(lins):
         if i == 0 and split is not None:
             mask = (nodes >= 0).unsqueeze(-1).to(ab.dtype)
-            xw = split.matmul(lin.weight.detach().T)[nodes.clamp(min=0)] * mask
+            xw = split.rows_matmul(rows, lin.weight.detach().T)[slot] * mask
             z = ((torch.bmm(ab, xw) if model.propagate else xw) + lin.bias.detach()).requires_grad_()
             inputs.append(None)
         else:
@@ -181,9 +184,9 @@ def clipped_grad_sum(
             u = g * cw[:, None, None]
             u = torch.bmm(ab.transpose(1, 2), u) if model.propagate else u
             valid = (nodes >= 0).flatten()
-            v = torch.zeros(split.shape[0], u.shape[-1], dtype=u.dtype, device=u.device)
-            v.index_add_(0, nodes.flatten()[valid], u.flatten(0, 1)[valid])
-            sums[kw] = split.tmatmul(v).T
+            v = torch.zeros(rows.numel(), u.shape[-1], dtype=u.dtype, device=u.device)
+            v.index_add_(0, slot.flatten()[valid], u.flatten(0, 1)[valid])
+            sums[kw] = split.rows_tmatmul(rows, v).T
         else:
             sums[kw] = (g * cw[:, None, None]).flatten(0, 1).T @ a.flatten(0, 1)
         sums[kb] = cb @ gb
