@@ -2,7 +2,7 @@
 # A paper grid on the lent GPU machine, for the device time left after benchmarks/gpu_check.sh: installs the
 # wheelhouse (.whl/, from scripts/build_wheelhouse.sh --datasets ...) into a --target folder, runs
 # `dpgnn run ARGS --device cuda` for at most DPGNN_GPU_GRID_SECONDS seconds (default 300; cells in flight then are
-# lost, finished ones are stored) and copies every results CSV it wrote to $OUT/results/, from where
+# lost, finished ones are stored) and packs every results CSV it wrote into $OUT/results.tar.gz, from where
 # `python scripts/land_rows.py <files_at>` lands them in this checkout.
 #
 #   bash scripts/gpu_grid.sh progap --profile paper --artifact table2 --workers-per-gpu 12
@@ -50,13 +50,14 @@ if [ "$status" -eq 124 ]; then
   echo "gpu_grid: stopped after ${seconds} s as asked; finished cells are stored"
   status=0
 fi
-copied=0
-if [ -n "${OUT:-}" ]; then
-  while IFS= read -r -d '' f; do
-    rel="${f#"$root"/}"
-    mkdir -p "$OUT/$(dirname "$rel")" && cp "$f" "$OUT/$rel" && copied=$((copied + 1))
-  done < <(find "$root/results" -name '*.csv' -newer "$marker" -print0)
-fi
+# one archive, not a folder tree: the device tool leaves nested folders under $OUT behind
+rels=()
+while IFS= read -r -d '' f; do rels+=("${f#"$root"/}"); done \
+  < <(find "$root/results" -name '*.csv' -newer "$marker" -print0)
 rm -f "$marker"
-echo "gpu_grid: exit status $status after $((SECONDS - start)) s; $copied results file(s) copied to ${OUT:-nowhere (OUT unset)}"
+where="nowhere (OUT unset)"
+if [ -n "${OUT:-}" ] && [ "${#rels[@]}" -gt 0 ]; then
+  mkdir -p "$OUT" && tar -czf "$OUT/results.tar.gz" -C "$root" "${rels[@]}" && where="$OUT/results.tar.gz"
+fi
+echo "gpu_grid: exit status $status after $((SECONDS - start)) s; ${#rels[@]} results file(s) packed into $where"
 exit "$status"

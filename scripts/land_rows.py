@@ -5,7 +5,8 @@ stored there (:meth:`dpgnn.results.ResultStore.merge_from`), so both sides may h
     python scripts/land_rows.py /work/wt/bg --profile paper              # every paper of the profile
     python scripts/land_rows.py /work/.device/4 --profile paper --paper bench
 
-``SOURCE`` is a folder holding ``results/<profile>/<paper>/<artifact>.csv`` (or ``.csv.gz``). Prints the rows
+``SOURCE`` is a folder holding ``results/<profile>/<paper>/<artifact>.csv`` (or ``.csv.gz``), or holding
+``results.tar.gz`` with that tree (what ``scripts/gpu_grid.sh`` sends back), or that archive itself. Prints the rows
 appended per artifact, then the commands that bring the ledgers, the README, the notebooks and the report up to
 date with them (the paper's notebooks: ``dpgnn reproduce --profile paper -n <paper>/... -p train=false``).
 """
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,9 +28,14 @@ def land(source: Path, profile: str, papers: list[str] | None = None, dest: Path
     the stores under ``dest`` (this checkout)."""
     from dpgnn.results import ResultStore
 
+    archive = source if source.is_file() else source / "results.tar.gz"
+    if archive.is_file():
+        with tempfile.TemporaryDirectory() as tmp, tarfile.open(archive) as tar:
+            tar.extractall(tmp, filter="data")
+            return land(Path(tmp), profile, papers, dest)
     base = source / "results" / profile
     if not base.is_dir():
-        raise SystemExit(f"land_rows: no {base} (give the folder that holds results/)")
+        raise SystemExit(f"land_rows: no {base} (give the folder that holds results/ or results.tar.gz)")
     names = papers or sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
     out = {}
     for paper in names:
@@ -42,7 +50,9 @@ def land(source: Path, profile: str, papers: list[str] | None = None, dest: Path
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("source", type=Path, help="a folder holding results/<profile>/<paper>/*.csv")
+    ap.add_argument(
+        "source", type=Path, help="a folder holding results/<profile>/<paper>/*.csv or results.tar.gz, or that archive"
+    )
     ap.add_argument("--profile", default="paper", help="the profile whose rows land (default paper)")
     ap.add_argument("--paper", action="append", help="only this paper (repeatable; default every paper found)")
     args = ap.parse_args(argv)

@@ -523,6 +523,7 @@ def test_land_rows_merges_every_artifact_of_a_profile(tmp_path):
     """``scripts/land_rows.py``: every artifact of every paper under the source's ``results/<profile>/`` lands in
     the destination's stores; a folder without results is one line, nothing written."""
     import importlib.util
+    import tarfile
     from pathlib import Path
 
     spec = importlib.util.spec_from_file_location("land_rows", Path(__file__).parents[1] / "scripts" / "land_rows.py")
@@ -541,6 +542,14 @@ def test_land_rows_merges_every_artifact_of_a_profile(tmp_path):
     assert got == {("bench", "edge"): 1, ("drw", "table1"): 1}
     assert ResultStore("drw", "paper", root=dst / "results").done("table1") == {"c"}
     assert land_rows.land(src, "paper", ["bench"], dest=dst) == {("bench", "edge"): 0}
+    sent = tmp_path / "sent"  # what scripts/gpu_grid.sh sends back: one archive of the results tree
+    sent.mkdir()
+    ResultStore("bench", "paper", root=src / "results").append("edge", rows("d"))
+    with tarfile.open(sent / "results.tar.gz", "w:gz") as tar:
+        tar.add(src / "results", arcname="results")
+    assert land_rows.land(sent, "paper", dest=dst) == {("bench", "edge"): 1, ("drw", "table1"): 0}
+    assert land_rows.land(sent / "results.tar.gz", "paper", dest=dst) == {("bench", "edge"): 0, ("drw", "table1"): 0}
+    assert ResultStore("bench", "paper", root=dst / "results").done("edge") == {"a", "b", "d"}
     with pytest.raises(SystemExit, match="no .*results/paper"):
         land_rows.land(tmp_path / "empty", "paper", dest=dst)
     assert not (tmp_path / "empty").exists()
