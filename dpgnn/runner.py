@@ -24,10 +24,11 @@
   or ``scheduler``), so the notebooks that follow only read the stored rows and draw. With ``--notebook`` or
   ``-p`` parameters (which may change a notebook's grid) or ``cells=False``, the notebooks compute their own missing
   cells, one after another, through the same cell functions.
-- Resuming: a notebook whose last run succeeded with the same notebook file, the same parameters and the same code
-  (a digest of the ``dpgnn`` package's source; the manifest also shows :func:`dpgnn.utils.code_version`) is skipped
-  (status ``cached``). A notebook whose last successful run came from *other* code is said so in the terminal and,
-  by default (``stale="rerun"``), executed again; ``stale="keep"`` keeps its outputs (status ``stale``).
+- Resuming: a notebook whose last run succeeded with the same notebook file, the same parameters, the same code
+  (a digest of the ``dpgnn`` package's source; the manifest also shows :func:`dpgnn.utils.code_version`) and the
+  same stored rows to draw from (:func:`rows_digest`) is skipped (status ``cached``). A notebook whose last
+  successful run came from *other* code is said so in the terminal and, by default (``stale="rerun"``), executed
+  again; ``stale="keep"`` keeps its outputs (status ``stale``).
   Inside notebooks, sweeps skip cells whose results are stored (:mod:`dpgnn.sweep`). ``force`` recomputes.
 """
 
@@ -65,7 +66,8 @@ from dpgnn.notebook_series import (
     parse_parameters as parse_parameters,
 )
 from dpgnn.profiles import PROFILE_NAMES, check_profile
-from dpgnn.utils import ROOT, code_version
+from dpgnn.results import results_dir
+from dpgnn.utils import ROOT, code_version, output_root
 
 MANIFEST_COLUMNS = [
     "paper",
@@ -83,6 +85,7 @@ MANIFEST_COLUMNS = [
     "parameters",
     "code_version",
     "code_sha256",
+    "rows_sha256",
 ]
 PROFILES = PROFILE_NAMES  #: the profile names (one tuple: dpgnn.profiles.PROFILE_NAMES)
 DEVICES = ("auto", "cpu", "cuda")
@@ -101,6 +104,17 @@ def code_digest() -> str:
     for p in sorted(pkg.rglob("*")):
         if p.suffix in (".py", ".csv") and "__pycache__" not in p.parts:
             h.update(str(p.relative_to(pkg)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def rows_digest(profile: str, paper: str) -> str:
+    """sha256 over the stored rows a notebook of ``paper`` draws from: its own store ``results/<profile>/<paper>/``
+    or, for a series without one (the comparison across papers, the course), every profile's stores."""
+    own = results_dir(profile, paper)
+    stores = [own] if own.is_dir() else sorted((output_root() / "results").glob("*/*/"))
+    h = hashlib.sha256()
+    for p in (f for d in stores for f in sorted(d.glob("*.csv*"))):
+        h.update(f"{p.parent.name}/{p.name}".encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -262,8 +276,8 @@ def _base_row(batch: Batch, paper: str, nb: Path, params: dict[str, Any]) -> dic
 
 
 def _kept_row(batch: Batch, base: dict[str, Any], prev: dict | None, out: Path) -> dict | None:
-    """The row of a notebook whose last successful run is kept (``cached``: same notebook, parameters and code;
-    ``stale``: other code, kept by ``stale="keep"``), or None when it must be executed."""
+    """The row of a notebook whose last successful run is kept (``cached``: same notebook, parameters, code and
+    stored rows; ``stale``: other code, kept by ``stale="keep"``), or None when it must be executed."""
     same_run = (
         prev is not None
         and prev.get("status") in ("ok", "cached", "stale")
@@ -272,6 +286,9 @@ def _kept_row(batch: Batch, base: dict[str, Any], prev: dict | None, out: Path) 
         and out.exists()
     )
     if batch.rerun or not same_run:
+        return None
+    if prev.get("rows_sha256") != rows_digest(batch.profile, base["paper"]):
+        tqdm.write(f"[{base['paper']}/{Path(base['notebook']).stem}] its stored rows changed: executing it again")
         return None
     kept = {**prev, **base, "duration_s": "0", "code_version": prev.get("code_version", "")}
     if prev.get("code_sha256") == batch.code_sha256:
@@ -334,6 +351,7 @@ def run_notebook(
         "started": started,
         "ended": _now(),
         "error": error,
+        "rows_sha256": rows_digest(batch.profile, paper),
     }
     manifest.record(row)
     return row

@@ -8,7 +8,16 @@ import time
 import nbformat
 import pytest
 
-from dpgnn.runner import code_digest, declared_parameters, discover, load_manifest, parse_parameters, plan, reproduce
+from dpgnn.runner import (
+    code_digest,
+    declared_parameters,
+    discover,
+    load_manifest,
+    parse_parameters,
+    plan,
+    reproduce,
+    rows_digest,
+)
 from dpgnn.utils import ROOT
 
 
@@ -72,6 +81,14 @@ def test_reproduce_manifest_failure_isolation_resume_and_figures(project, monkey
     # second run: succeeded notebooks are cached (same notebook, parameters, code), the failed one runs again
     manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=project, report=False, parameters={"runs": 3})
     assert _status(manifest, "alpha") == {"alpha/01_ok.ipynb": "cached", "alpha/02_fail.ipynb": "failed"}
+    # other stored rows to draw from: executed again, then cached
+    (project / "results" / "smoke" / "alpha").mkdir(parents=True)
+    (project / "results" / "smoke" / "alpha" / "t.csv").write_text("value\n1\n")
+    for status in ("ok", "cached"):
+        manifest = reproduce(
+            ["alpha"], profile="smoke", device="cpu", root=project, report=False, parameters={"runs": 3}
+        )
+        assert _status(manifest, "alpha")["alpha/01_ok.ipynb"] == status
     # other parameters: not cached
     manifest = reproduce(["alpha"], profile="smoke", device="cpu", root=project, report=False, notebooks=["alpha/01"])
     assert _status(manifest, "alpha")["alpha/01_ok.ipynb"] == "ok"
@@ -92,6 +109,20 @@ def test_reproduce_manifest_failure_isolation_resume_and_figures(project, monkey
     manifest = reproduce(["beta"], profile="smoke", device="cpu", root=project, report=False, force=True)
     assert _status(manifest, "beta") == {"beta/01_plot.ipynb": "ok"}
     assert len(load_manifest("smoke", project)) == 3
+
+
+def test_rows_digest_reads_the_series_store_else_every_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPGNN_OUTPUT_ROOT", str(tmp_path))
+    empty = rows_digest("smoke", "compare")
+    (tmp_path / "results" / "paper" / "bench").mkdir(parents=True)
+    (tmp_path / "results" / "paper" / "bench" / "edge.csv").write_text("value\n1\n")
+    own, every = rows_digest("paper", "bench"), rows_digest("smoke", "compare")
+    assert every != empty  # a series without a store draws from every profile's stores
+    (tmp_path / "results" / "paper" / "drw").mkdir()
+    (tmp_path / "results" / "paper" / "drw" / "table1.csv.gz").write_bytes(b"rows")
+    assert rows_digest("paper", "bench") == own and rows_digest("smoke", "compare") != every
+    (tmp_path / "results" / "paper" / "bench" / "edge.csv").write_text("value\n2\n")
+    assert rows_digest("paper", "bench") != own
 
 
 def test_discover_select_parameters_and_bad_input(project):
