@@ -100,10 +100,15 @@ def code_digest() -> str:
     """sha256 over the ``dpgnn`` package's Python sources and reference data: any change to the code that makes
     results (committed or not) changes it."""
     pkg = Path(__file__).resolve().parent
+    files = (p for p in sorted(pkg.rglob("*")) if p.suffix in (".py", ".csv") and "__pycache__" not in p.parts)
+    return _files_digest((str(p.relative_to(pkg)), p) for p in files)
+
+
+def _files_digest(files) -> str:
+    """sha256 over ``(name, path)`` pairs: each name and its file's bytes, in the order given."""
     h = hashlib.sha256()
-    for p in sorted(pkg.rglob("*")):
-        if p.suffix in (".py", ".csv") and "__pycache__" not in p.parts:
-            h.update(str(p.relative_to(pkg)).encode() + b"\0" + p.read_bytes() + b"\0")
+    for name, p in files:
+        h.update(name.encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -112,10 +117,7 @@ def rows_digest(profile: str, paper: str) -> str:
     or, for a series without one (the comparison across papers, the course), every profile's stores."""
     own = results_dir(profile, paper)
     stores = [own] if own.is_dir() else sorted((output_root() / "results").glob("*/*/"))
-    h = hashlib.sha256()
-    for p in (f for d in stores for f in sorted(d.glob("*.csv*"))):
-        h.update(f"{p.parent.name}/{p.name}".encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
+    return _files_digest((f"{d.name}/{f.name}", f) for d in stores for f in sorted(d.glob("*.csv*")))
 
 
 def manifest_path(profile: str, root: Path | None = None) -> Path:
