@@ -289,6 +289,19 @@ def test_a_cells_issues_are_its_selected_runs_when_the_search_is_covered():
     assert "issues" not in cell_statement("sound", [], sound, private)
 
 
+def test_a_scaled_datasets_row_names_the_scaling_not_a_selection():
+    from dpgnn.bench.protocol import SCALED, cell_statement
+    from dpgnn.privacy.guarantee import MODEL_SELECTION, PREPROCESSING
+
+    run = {"guarantee": "sound", "not_covered": [], "accounted": "1 query", "neighbouring": "one node"}
+    private, grid = {"tuning": "random search, K ~ geometric"}, {"tuning": "grid search on validation accuracy"}
+    searched = "hyper-parameter search on validation data (4 configurations, not in ε)"
+
+    assert cell_statement("as_published", [SCALED], run, private)["not_covered"] == [PREPROCESSING]
+    led = cell_statement("as_published", [searched, SCALED, MODEL_SELECTION], run, grid)
+    assert led["not_covered"] == [MODEL_SELECTION, PREPROCESSING]
+
+
 def test_last_epoch_turns_off_every_selection():
     from dpgnn.train import fit, last_epoch
 
